@@ -1,0 +1,1 @@
+"""Developer tooling around the real Pi agent: its pinned install, a scripted model server, sample generation."""
