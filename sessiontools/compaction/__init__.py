@@ -1,0 +1,54 @@
+"""Pure port of Pi's compaction (0.73.1 and 1.6.0), selected by `pi_version`. No I/O."""
+
+from .cut import CutPoint, find_cut_point_v0, find_projected_cut_point
+from .overflow import is_context_overflow
+from .prepare import CompactionResult, NoCompaction, Preparation, prepare_compaction
+from .serialize import (
+    FileOps,
+    compute_file_lists,
+    convert_to_llm,
+    extract_file_ops,
+    format_file_operations,
+    serialize_conversation,
+)
+from .settings import CompactionSettings, should_compact, threshold
+from .usage import (
+    ContextEstimate,
+    assistant_usage,
+    calculate_context_tokens,
+    current_system_message,
+    estimate_context_tokens,
+    estimate_pi_view,
+    estimate_projected_context_tokens,
+    last_assistant_usage,
+    prompt_tokens,
+)
+
+__all__ = [
+    "CompactionResult",
+    "CompactionSettings",
+    "ContextEstimate",
+    "CutPoint",
+    "FileOps",
+    "NoCompaction",
+    "Preparation",
+    "assistant_usage",
+    "calculate_context_tokens",
+    "compute_file_lists",
+    "convert_to_llm",
+    "current_system_message",
+    "estimate_context_tokens",
+    "estimate_pi_view",
+    "estimate_projected_context_tokens",
+    "extract_file_ops",
+    "find_cut_point_v0",
+    "find_projected_cut_point",
+    "format_file_operations",
+    "is_context_overflow",
+    "last_assistant_usage",
+    "prepare_compaction",
+    "prompt_tokens",
+    "serialize_conversation",
+    "should_compact",
+    "threshold",
+]

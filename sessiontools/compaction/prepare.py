@@ -1,0 +1,236 @@
+"""Pi's `prepareCompaction`: what a compaction at the end of a path would summarise and keep."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..read.entries import Entry
+from ..tokens.jsvalues import js_truthy, utf16_len
+from ..tree.context import Context, ProjectedEntry, branch_summary_message, build_context, custom_message
+from .cut import CutPoint, find_cut_point_v0, find_projected_cut_point
+from .serialize import FileOps, compute_file_lists, convert_to_llm, extract_file_ops, serialize_conversation
+from .settings import CompactionSettings
+from .usage import estimate_context_tokens, estimate_projected_context_tokens
+
+Message = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class NoCompaction:
+    """Pi's `prepareCompaction` returned undefined; `reason` says why."""
+
+    reason: str
+    tokens_before: int | None = None
+
+    compacts = False
+
+
+@dataclass(frozen=True, slots=True)
+class Preparation:
+    """Pi's `CompactionPreparation`, with positions expressed as indices of the path."""
+
+    pi_version: str
+    first_kept_entry_id: str
+    first_kept_index: int
+    turn_start_index: int | None
+    is_split_turn: bool
+    tokens_before: int
+    boundary_start: int
+    messages_to_summarize: tuple[Message, ...]
+    turn_prefix_messages: tuple[Message, ...]
+    previous_summary: Any
+    has_previous_compaction: bool
+    file_ops: FileOps = field(repr=False)
+    settings: CompactionSettings = field(repr=False)
+
+    compacts = True
+
+    @property
+    def read_files(self) -> list[str]:
+        return compute_file_lists(self.file_ops)[0]
+
+    @property
+    def modified_files(self) -> list[str]:
+        return compute_file_lists(self.file_ops)[1]
+
+    @property
+    def has_previous_summary(self) -> bool:
+        return self.previous_summary is not None
+
+    def serialized(self) -> str:
+        """The conversation text Pi sends to the summariser for the summarised history."""
+        return serialize_conversation(convert_to_llm(self.messages_to_summarize, self.pi_version), self.pi_version)
+
+    def serialized_turn_prefix(self) -> str:
+        return serialize_conversation(convert_to_llm(self.turn_prefix_messages, self.pi_version), self.pi_version)
+
+    @property
+    def serialized_chars(self) -> int:
+        """UTF-16 length of `serialized()` (JavaScript string length)."""
+        return utf16_len(self.serialized())
+
+
+CompactionResult = Preparation | NoCompaction
+
+_UNDEF = object()
+
+
+def _prev_compaction_file_ops(prev: Entry | None, ops: FileOps) -> None:
+    if prev is None:
+        return
+    details = prev.data.get("details")
+    if js_truthy(prev.data.get("fromHook")) or not js_truthy(details) or not isinstance(details, Mapping):
+        return
+    if isinstance(details.get("readFiles"), list):
+        for f in details["readFiles"]:
+            ops.read[f] = None
+    if isinstance(details.get("modifiedFiles"), list):
+        for f in details["modifiedFiles"]:
+            ops.edited[f] = None
+
+
+def _message_for_compaction_v0(e: Entry) -> Message | None:
+    if e.type == "message":
+        m = e.data.get("message")
+        return m if js_truthy(m) else None
+    if e.type == "custom_message":
+        return custom_message(e.data, default_content=False)
+    if e.type == "branch_summary":
+        return branch_summary_message(e.data)
+    return None
+
+
+def _prepare_v0(path: Sequence[Entry], settings: CompactionSettings) -> CompactionResult:
+    prev_idx = -1
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].type == "compaction":
+            prev_idx = i
+            break
+    previous_summary = None
+    boundary_start = 0
+    if prev_idx >= 0:
+        prev = path[prev_idx]
+        previous_summary = prev.data.get("summary")
+        target = prev.data.get("firstKeptEntryId", _UNDEF)
+        fk = next((i for i, e in enumerate(path) if e.data.get("id", _UNDEF) == target), -1)
+        boundary_start = fk if fk >= 0 else prev_idx + 1
+    context = build_context(path, "0")
+    tokens_before = estimate_context_tokens(context.messages, "0").tokens
+    cut = find_cut_point_v0(path, boundary_start, len(path), settings.keep_recent_tokens)
+    first_kept = path[cut.first_kept_index] if 0 <= cut.first_kept_index < len(path) else None
+    if first_kept is None or not js_truthy(first_kept.data.get("id")):
+        return NoCompaction("the first kept entry has no id (the session needs migration)", tokens_before)
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = tuple(
+        m for i in range(boundary_start, history_end or 0) if (m := _message_for_compaction_v0(path[i])) is not None
+    )
+    prefix: tuple[Message, ...] = ()
+    if cut.is_split_turn:
+        prefix = tuple(
+            m
+            for i in range(cut.turn_start_index or 0, cut.first_kept_index)
+            if (m := _message_for_compaction_v0(path[i])) is not None
+        )
+    ops = FileOps()
+    _prev_compaction_file_ops(path[prev_idx] if prev_idx >= 0 else None, ops)
+    for m in to_summarize:
+        extract_file_ops(m, ops, "0")
+    if cut.is_split_turn:
+        for m in prefix:
+            extract_file_ops(m, ops, "0")
+    return Preparation(
+        "0",
+        first_kept.data["id"],
+        cut.first_kept_index,
+        cut.turn_start_index,
+        cut.is_split_turn,
+        tokens_before,
+        boundary_start,
+        to_summarize,
+        prefix,
+        previous_summary,
+        prev_idx >= 0,
+        ops,
+        settings,
+    )
+
+
+def _messages_for_compaction_v1(pe: ProjectedEntry) -> list[Message]:
+    if pe.source.type == "compaction":
+        return []
+    return [m for m in pe.messages if m.get("role") != "system"]
+
+
+def _prepare_v1(path: Sequence[Entry], settings: CompactionSettings, context: Context | None) -> CompactionResult:
+    ctx = context if context is not None else build_context(path, "1")
+    pes = ctx.entries
+    prev_idx = next((i for i, pe in enumerate(pes) if pe.source.type == "compaction" and pe.messages), -1)
+    previous_summary = pes[prev_idx].source.data.get("summary") if prev_idx >= 0 else None
+    boundary_start = prev_idx + 1 if prev_idx >= 0 else 0
+    tokens_before = estimate_projected_context_tokens(ctx, path).tokens
+    cut = find_projected_cut_point(pes, boundary_start, len(pes), settings.keep_recent_tokens)
+    first_kept = pes[cut.first_kept_index].source if 0 <= cut.first_kept_index < len(pes) else None
+    if first_kept is None or not js_truthy(first_kept.data.get("id")):
+        return NoCompaction("the first kept entry has no id (the session needs migration)", tokens_before)
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+    to_summarize = tuple(m for pe in pes[boundary_start:history_end] for m in _messages_for_compaction_v1(pe))
+    prefix: tuple[Message, ...] = ()
+    if cut.is_split_turn:
+        prefix = tuple(
+            m for pe in pes[cut.turn_start_index: cut.first_kept_index] for m in _messages_for_compaction_v1(pe)
+        )
+    if not to_summarize and not prefix:
+        return NoCompaction("nothing to summarize: every message before the cut is already summarized", tokens_before)
+    ops = FileOps()
+    _prev_compaction_file_ops(pes[prev_idx].source if prev_idx >= 0 else None, ops)
+    for m in to_summarize:
+        extract_file_ops(m, ops, "1")
+    if cut.is_split_turn:
+        for m in prefix:
+            extract_file_ops(m, ops, "1")
+    # Map projected positions back to positions in the path.
+    where = {id(e): i for i, e in enumerate(path)}
+
+    def to_path(i: int | None) -> int | None:
+        return None if i is None else where[id(pes[i].source)]
+
+    start_path = to_path(boundary_start) if boundary_start < len(pes) else len(path)
+    return Preparation(
+        "1",
+        first_kept.data["id"],
+        to_path(cut.first_kept_index),  # type: ignore[arg-type]
+        to_path(cut.turn_start_index),
+        cut.is_split_turn,
+        tokens_before,
+        start_path,  # type: ignore[arg-type]
+        to_summarize,
+        prefix,
+        previous_summary,
+        prev_idx >= 0,
+        ops,
+        settings,
+    )
+
+
+def prepare_compaction(
+    path: Sequence[Entry], settings: CompactionSettings, pi_version: str, *, context: Context | None = None
+) -> CompactionResult:
+    """What Pi `pi_version` would summarise and keep if it compacted at the end of `path`.
+
+    `path` runs from the root to the point of compaction (header excluded). Returns a
+    `Preparation`, or a `NoCompaction` with the reason where Pi returns undefined.
+    """
+    if not path:
+        return NoCompaction("the path is empty")
+    if path[-1].type == "compaction":
+        return NoCompaction("the path already ends in a compaction")
+    if pi_version == "0":
+        return _prepare_v0(path, settings)
+    if pi_version == "1":
+        return _prepare_v1(path, settings, context)
+    raise ValueError(f"unknown Pi version {pi_version!r}")
+
+
+__all__ = ["CompactionResult", "CutPoint", "NoCompaction", "Preparation", "prepare_compaction"]

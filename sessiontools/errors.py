@@ -1,0 +1,29 @@
+"""Errors that cross layer boundaries. The CLI turns each into a one-line message and an exit code."""
+
+from __future__ import annotations
+
+
+class SessionToolsError(Exception):
+    """Base class of every error sessiontools reports to a user."""
+
+    exit_code = 3
+
+
+class InputError(SessionToolsError):
+    """An input cannot be read or holds no session at all (exit 3)."""
+
+    exit_code = 3
+
+
+class UsageError(SessionToolsError):
+    """The command line asks for something that does not make sense (exit 2)."""
+
+    exit_code = 2
+
+
+class NoSuchEntry(UsageError):
+    """An entry id or `#N` index named on the command line is not in the session."""
+
+
+class StrictModeError(InputError):
+    """`--strict` was given and at least one line was skipped or recovered."""

@@ -1,0 +1,130 @@
+"""Open session files (the only module that does) and turn their lines into a `Session`."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from ..errors import InputError
+from .entries import Diagnostic, Header, Session
+from .migrate import check_structure, header_version, make_entries, make_header, migrate_objects
+from .parse import parse_line
+
+_SNIFF = 4096
+
+
+def _is_header(obj: dict[str, Any]) -> bool:
+    return obj.get("type") == "session" and isinstance(obj.get("id"), str)
+
+
+def read_stream(stream: IO[bytes], path: str) -> Session:
+    """Read a session from a binary stream, line by line."""
+    head = stream.peek(_SNIFF)[:_SNIFF] if hasattr(stream, "peek") else b""
+    if b"\x00" in head:
+        return Session(path, None, (), 1, [Diagnostic(path, 1, "binary file (NUL bytes): not a Pi session", "fatal")])
+    diags: list[Diagnostic] = []
+    header: Header | None = None
+    objects: list[dict[str, Any]] = []
+    lines: list[int] = []
+    seen_any = False
+    line_no = 0
+    for line_no, raw in enumerate(stream, start=1):  # noqa: B007 - line_no used after the loop
+        terminated = raw.endswith(b"\n")
+        parsed = parse_line(raw, line_no, path, terminated=terminated)
+        diags.extend(parsed.diagnostics)
+        for obj in parsed.objects:
+            if not seen_any:
+                seen_any = True
+                if _is_header(obj):
+                    header = make_header(obj, line_no)
+                    continue
+                diags.append(
+                    Diagnostic(
+                        path,
+                        line_no,
+                        f"no session header (first entry is {obj.get('type')!r}); Pi would not load this file",
+                    )
+                )
+            elif obj.get("type") == "session":
+                diags.append(Diagnostic(path, line_no, "second session header ignored", "skipped"))
+                continue
+            objects.append(obj)
+            lines.append(line_no)
+    if line_no == 0:
+        diags.append(Diagnostic(path, 1, "empty file", "fatal"))
+    elif not seen_any:
+        diags.append(Diagnostic(path, 1, "no JSON object in the file: not a Pi session", "fatal"))
+    version = header_version(header.data if header else None, objects)  # type: ignore[arg-type]
+    migrate_objects(objects, version)
+    entries = make_entries(objects, lines)
+    diags.extend(check_structure(entries, path))
+    diags.sort(key=lambda d: d.line)
+    return Session(path, header, entries, version, diags)
+
+
+def read_bytes(data: bytes, path: str = "<memory>") -> Session:
+    """Read a session held in memory (tests, stdin)."""
+    import io
+
+    return read_stream(io.BufferedReader(io.BytesIO(data)), path)  # type: ignore[arg-type]
+
+
+def session_from_records(records: Iterable[dict[str, Any]], path: str = "<memory>") -> Session:
+    """Serialize records as Pi writes them (one compact JSON object a line) and read them back."""
+    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
+    return read_bytes(data, path)
+
+
+def load_session(path: str | os.PathLike[str]) -> Session:
+    """Read one session file. Never writes to it. Raises `InputError` when it cannot be opened."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory (give a session file, or use a command that takes directories)")
+    try:
+        with open(p, "rb") as fh:
+            return read_stream(fh, str(path))
+    except FileNotFoundError as exc:
+        raise InputError(f"{p}: no such file") from exc
+    except PermissionError as exc:
+        raise InputError(f"{p}: permission denied") from exc
+    except IsADirectoryError as exc:  # pragma: no cover - raced
+        raise InputError(f"{p}: is a directory") from exc
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Files named, `*.jsonl` files below directories (sorted), and glob matches, each once, in order."""
+    seen: set[Path] = set()
+
+    def emit(p: Path) -> Iterator[Path]:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            yield p
+
+    for raw in paths:
+        s = os.fspath(raw)
+        p = Path(s)
+        if p.is_dir():
+            for f in sorted(p.rglob("*.jsonl")):
+                if f.is_file():
+                    yield from emit(f)
+        elif not p.exists() and glob.has_magic(s):
+            matches = sorted(glob.glob(s, recursive=True))
+            if not matches:
+                raise InputError(f"{s}: no file matches")
+            for m in matches:
+                mp = Path(m)
+                if mp.is_dir():
+                    for f in sorted(mp.rglob("*.jsonl")):
+                        yield from emit(f)
+                else:
+                    yield from emit(mp)
+        else:
+            yield from emit(p)

@@ -1,0 +1,176 @@
+"""Bring entries of any format version to the current shape, as Pi's `migrateSessionEntries` does.
+
+- v1 -> v2: entries get ids and `parentId` links in file order; a compaction's
+  `firstKeptEntryIndex` (an index into the file's entries, header = 0) becomes `firstKeptEntryId`.
+  Pi draws random ids; we assign deterministic ones, `v1-<index>`, so that results are reproducible
+  and `v1-293` is the entry a v1 `firstKeptEntryIndex: 293` points at.
+- v2 -> v3: message role `hookMessage` becomes `custom`.
+- 1.x additions (system messages, `context_edit`, compaction `systemMessage`/`usage`) need no
+  migration: they are read as written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .entries import KNOWN_ENTRY_TYPES, KNOWN_ROLES, Diagnostic, Entry, Header
+
+CURRENT_VERSION = 3
+
+
+def v1_id(index: int) -> str:
+    """The deterministic id we give the v1 entry at file index `index` (header = 0)."""
+    return f"v1-{index}"
+
+
+def header_version(header: dict[str, Any] | None, objects: Sequence[dict[str, Any]]) -> int:
+    """The format version a file was written in: the header's `version`, absent meaning 1."""
+    if header is not None:
+        version = header.get("version", 1)
+        if isinstance(version, bool) or not isinstance(version, int | float):
+            return 1
+        return int(version)
+    # No header (Pi would refuse the file): infer from the entries themselves.
+    return CURRENT_VERSION if any("id" in o for o in objects) else 1
+
+
+def migrate_objects(objects: list[dict[str, Any]], version: int) -> None:
+    """Migrate the non-header entry objects in place from `version` to the current one.
+
+    `objects[k]` is the file entry with index k + 1 (the header being index 0).
+    """
+    if version < 2:
+        prev: str | None = None
+        for k, obj in enumerate(objects):
+            index = k + 1
+            obj["id"] = v1_id(index)
+            obj["parentId"] = prev
+            prev = obj["id"]
+            if obj.get("type") == "compaction" and "firstKeptEntryIndex" in obj:
+                target = obj.pop("firstKeptEntryIndex")
+                # Pi assigns ids in order, so only already-visited entries (<= this one) have one.
+                if isinstance(target, int) and not isinstance(target, bool) and 1 <= target <= index:
+                    obj["firstKeptEntryId"] = v1_id(target)
+    if version < 3:
+        for obj in objects:
+            if obj.get("type") == "message":
+                msg = obj.get("message")
+                if isinstance(msg, dict) and msg.get("role") == "hookMessage":
+                    msg["role"] = "custom"
+
+
+def make_header(obj: dict[str, Any], line: int) -> Header:
+    version = obj.get("version", 1)
+    return Header(
+        id=obj["id"],
+        version=version if isinstance(version, int) and not isinstance(version, bool) else 1,
+        cwd=obj.get("cwd") if isinstance(obj.get("cwd"), str) else None,
+        timestamp=obj.get("timestamp") if isinstance(obj.get("timestamp"), str) else None,
+        line=line,
+        data=obj,
+    )
+
+
+def make_entries(objects: Sequence[dict[str, Any]], lines: Sequence[int]) -> tuple[Entry, ...]:
+    out = []
+    for k, (obj, line) in enumerate(zip(objects, lines, strict=True)):
+        t = obj.get("type")
+        eid = obj.get("id")
+        pid = obj.get("parentId")
+        out.append(
+            Entry(
+                type=t if isinstance(t, str) else "<missing>",
+                id=eid if isinstance(eid, str) else None,
+                parent_id=pid if isinstance(pid, str) else None,
+                line=line,
+                index=k + 1,
+                data=obj,
+            )
+        )
+    return tuple(out)
+
+
+def check_structure(entries: Sequence[Entry], path: str) -> list[Diagnostic]:
+    """Notices about entries Pi reads without complaint but that a user should know of.
+
+    Unknown entry types and roles (kept, not fatal), entries without ids, duplicate ids (Pi's index
+    keeps the last one), parents that do not exist (Pi treats the entry as a root) and parent cycles
+    (Pi would loop forever; we cut the walk).
+    """
+    diags: list[Diagnostic] = []
+    unknown_types: dict[str, list[int]] = {}
+    unknown_roles: dict[str, list[int]] = {}
+    first_line: dict[str, int] = {}
+    for e in entries:
+        if e.type not in KNOWN_ENTRY_TYPES:
+            unknown_types.setdefault(e.type, []).append(e.line)
+        elif e.type == "message":
+            msg = e.data.get("message")
+            role = msg.get("role") if isinstance(msg, dict) else None
+            if not isinstance(msg, dict):
+                diags.append(Diagnostic(path, e.line, "message entry without a message object"))
+            elif role not in KNOWN_ROLES:
+                unknown_roles.setdefault(str(role), []).append(e.line)
+        if e.id is None:
+            diags.append(Diagnostic(path, e.line, f"{e.type} entry has no id; nothing can link to it"))
+            continue
+        if e.id in first_line:
+            diags.append(
+                Diagnostic(
+                    path, e.line, f"duplicate id {e.id!r} (first at line {first_line[e.id]}); Pi links to the last one"
+                )
+            )
+        else:
+            first_line[e.id] = e.line
+    for kind, found in (("entry type", unknown_types), ("message role", unknown_roles)):
+        for name, lines in found.items():
+            more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+            diags.append(Diagnostic(path, lines[0], f"unknown {kind} {name!r} kept as is{more}"))
+    by_id = {e.id: e for e in entries if e.id is not None}
+    for e in entries:
+        if e.parent_id is not None and e.parent_id not in by_id:
+            diags.append(
+                Diagnostic(path, e.line, f"parent {e.parent_id!r} does not exist; the entry is treated as a root")
+            )
+    diags.extend(_find_cycles(entries, by_id, path))
+    return diags
+
+
+def _find_cycles(entries: Iterable[Entry], by_id: dict[str, Entry], path: str) -> list[Diagnostic]:
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = known acyclic or reported
+    diags = []
+    for start in entries:
+        if start.id is None or state.get(start.id):
+            continue
+        walk: list[Entry] = []
+        cur: Entry | None = start
+        while cur is not None and cur.id is not None and not state.get(cur.id):
+            state[cur.id] = 1
+            walk.append(cur)
+            cur = by_id.get(cur.parent_id) if cur.parent_id is not None else None
+        if cur is not None and cur.id is not None and state.get(cur.id) == 1:
+            ring = walk[[w.id for w in walk].index(cur.id):]
+            ids = " -> ".join(repr(w.id) for w in ring)
+            diags.append(
+                Diagnostic(path, min(w.line for w in ring), f"parent cycle {ids}; paths through it are cut there")
+            )
+        for w in walk:
+            state[w.id] = 2  # type: ignore[index]
+    return diags
+
+
+def detect_pi_version(entries: Iterable[Entry]) -> str:
+    """Which Pi major version's context rules apply: "1" if the file uses any 1.x-only feature.
+
+    1.x-only features: a `context_edit` entry, a `system` role message, or a compaction carrying
+    `systemMessage` or `usage`. Anything else reads identically under both; "0" is returned.
+    """
+    for e in entries:
+        if e.type == "context_edit":
+            return "1"
+        if e.type == "compaction" and ("systemMessage" in e.data or "usage" in e.data):
+            return "1"
+        if e.type == "message" and e.role == "system":
+            return "1"
+    return "0"
