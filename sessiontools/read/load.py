@@ -11,7 +11,7 @@ from typing import IO, Any
 import orjson
 
 from ..errors import InputError
-from .entries import Diagnostic, Header, Session
+from .entries import KNOWN_ENTRY_TYPES, Diagnostic, Header, Session
 from .migrate import check_structure, header_version, make_entries, make_header, migrate_objects
 from .parse import parse_line
 
@@ -59,8 +59,12 @@ def read_stream(stream: IO[bytes], path: str) -> Session:
         diags.append(Diagnostic(path, 1, "empty file", "fatal"))
     elif not seen_any:
         diags.append(Diagnostic(path, 1, "no JSON object in the file: not a Pi session", "fatal"))
+    if header is None and objects and not any(o.get("type") in KNOWN_ENTRY_TYPES for o in objects):
+        diags.append(Diagnostic(path, lines[0], "not a Pi session (no session header and no Pi entry types)", "fatal"))
+        return Session(path, None, (), 1, sorted(diags, key=lambda d: d.line))
     version = header_version(header.data if header else None, objects)  # type: ignore[arg-type]
-    migrate_objects(objects, version)
+    for k, reason in migrate_objects(objects, version):
+        diags.append(Diagnostic(path, lines[k], reason))
     entries = make_entries(objects, lines)
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)

@@ -35,11 +35,13 @@ def header_version(header: dict[str, Any] | None, objects: Sequence[dict[str, An
     return CURRENT_VERSION if any("id" in o for o in objects) else 1
 
 
-def migrate_objects(objects: list[dict[str, Any]], version: int) -> None:
+def migrate_objects(objects: list[dict[str, Any]], version: int) -> list[tuple[int, str]]:
     """Migrate the non-header entry objects in place from `version` to the current one.
 
-    `objects[k]` is the file entry with index k + 1 (the header being index 0).
+    `objects[k]` is the file entry with index k + 1 (the header being index 0). Returns
+    (position in `objects`, reason) for every reference the migration could not resolve.
     """
+    problems: list[tuple[int, str]] = []
     if version < 2:
         prev: str | None = None
         for k, obj in enumerate(objects):
@@ -52,12 +54,15 @@ def migrate_objects(objects: list[dict[str, Any]], version: int) -> None:
                 # Pi assigns ids in order, so only already-visited entries (<= this one) have one.
                 if isinstance(target, int) and not isinstance(target, bool) and 1 <= target <= index:
                     obj["firstKeptEntryId"] = v1_id(target)
+                else:
+                    problems.append((k, f"v1 compaction firstKeptEntryIndex {target!r} names no earlier entry; nothing is kept"))
     if version < 3:
         for obj in objects:
             if obj.get("type") == "message":
                 msg = obj.get("message")
                 if isinstance(msg, dict) and msg.get("role") == "hookMessage":
                     msg["role"] = "custom"
+    return problems
 
 
 def make_header(obj: dict[str, Any], line: int) -> Header:

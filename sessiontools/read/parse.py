@@ -38,8 +38,9 @@ class ParsedLine:
 
 
 def _json_error(exc: Exception) -> str:
-    msg = str(exc)
-    return msg.split(": line 1 column", 1)[0] + (f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "")
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (column {exc.colno})"
+    return str(exc)
 
 
 def _slow_parse(text: str) -> tuple[list[Any], str | None]:
@@ -90,13 +91,13 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True) -> 
         out.diagnostics.append(Diagnostic(path, line, f"not a JSON object ({kinds}); line skipped", "skipped"))
     if len(values) > 1 or (values and error):
         if objects:
+            what = f"{len(values)} JSON values on one line" if len(values) > 1 else "a JSON object followed by more text"
             rest = f"; the rest is malformed ({error})" if error else ""
             out.diagnostics.append(
                 Diagnostic(
                     path,
                     line,
-                    f"glued JSON: {len(values)} values on one line, {len(objects)} object(s) recovered{rest}"
-                    " (Pi's reader drops the whole line)",
+                    f"glued JSON: {what}, {len(objects)} object(s) recovered{rest} (Pi's reader drops the whole line)",
                     "recovered",
                 )
             )

@@ -1,0 +1,5 @@
+"""`python -m sessiontools`."""
+
+from .cli import run
+
+run()

@@ -1,0 +1,1 @@
+"""Analyses over sessions: inspection, estimate error, timing (early/late), summary drift."""

@@ -1,0 +1,138 @@
+"""`inspect`: what is in a session file, as one JSON-ready dict per session (the contract of
+`sessiontools inspect --format json`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..compaction.overflow import is_context_overflow
+from ..compaction.usage import assistant_usage
+from ..read.entries import Entry, Session
+from ..tree.tree import Path, SessionTree
+
+
+def _num(v: Any) -> float:
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
+
+
+def _previous_message(path: Sequence[Entry], index: int) -> Mapping[str, Any] | None:
+    for e in reversed(path[:index]):
+        if e.type == "message":
+            return e.message
+        if e.type in ("compaction", "branch_summary", "custom_message"):
+            return None
+    return None
+
+
+def compaction_kind(path: Sequence[Entry], index: int, pi_version: str) -> str:
+    """Why a recorded compaction ran, judged from the message before it on its path.
+
+    `overflow`: that message is an assistant error Pi recognises as a context overflow.
+    `threshold`: it is an assistant reply or a tool result (the points where Pi checks the
+    threshold by itself). `manual`: anything else (a user message, nothing at all), where only a
+    `/compact` command or an extension could have compacted.
+    """
+    prev = _previous_message(path, index)
+    if prev is None:
+        return "manual"
+    if prev.get("role") == "assistant":
+        if prev.get("stopReason") == "error":
+            return "overflow" if is_context_overflow(prev, None, pi_version) else "manual"
+        return "threshold"
+    if prev.get("role") == "toolResult":
+        return "threshold"
+    return "manual"
+
+
+def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:
+    out = []
+    for i, e in enumerate(path.entries):
+        if e.type == "compaction":
+            out.append(
+                {
+                    "entry_id": e.id,
+                    "index": i,
+                    "line": e.line,
+                    "tokens_before": e.data.get("tokensBefore"),
+                    "first_kept_entry_id": e.data.get("firstKeptEntryId"),
+                    "kind": compaction_kind(path.entries, i, pi_version),
+                }
+            )
+    return out
+
+
+def inspect_session(session: Session, *, leaf: str | None = None, all_leaves: bool = False) -> dict[str, Any]:
+    """Counts, tree shape, compactions, usage, cost and problems of one session."""
+    tree = SessionTree(session)
+    pi_version = session.pi_version
+    by_type = Counter(e.type for e in session.entries)
+    by_role = Counter(e.role or "<none>" for e in session.entries if e.type == "message")
+    usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    cost = 0.0
+    requests = 0
+    overflow_errors = 0
+    errors = 0
+    models: Counter[str] = Counter()
+    for e in session.entries:
+        msg = e.message
+        if msg is None or msg.get("role") != "assistant":
+            continue
+        models[f"{msg.get('provider')}/{msg.get('model')}"] += 1
+        u = msg.get("usage")
+        if isinstance(u, Mapping):
+            usage["input"] += int(_num(u.get("input")))
+            usage["output"] += int(_num(u.get("output")))
+            usage["cache_read"] += int(_num(u.get("cacheRead")))
+            usage["cache_write"] += int(_num(u.get("cacheWrite")))
+            c = u.get("cost")
+            if isinstance(c, Mapping):
+                cost += _num(c.get("total"))
+        if assistant_usage(msg, pi_version) is not None:
+            requests += 1
+        if msg.get("stopReason") == "error":
+            errors += 1
+            if is_context_overflow(msg, None, pi_version):
+                overflow_errors += 1
+    if all_leaves:
+        paths = tree.all_paths()
+    else:
+        paths = [tree.path(leaf)]
+    seen: set[tuple[int, Any]] = set()
+    compactions = []
+    for p in paths:
+        for c in compactions_on(p, pi_version):
+            key = (c["line"], c["entry_id"])
+            if key not in seen:
+                seen.add(key)
+                compactions.append(c)
+    header = session.header
+    return {
+        "path": session.path,
+        "session_id": header.id if header else None,
+        "format_version": session.format_version,
+        "pi_version": pi_version,
+        "session_name": tree.session_name,
+        "entries": len(session.entries),
+        "entries_by_type": dict(sorted(by_type.items())),
+        "messages_by_role": dict(sorted(by_role.items())),
+        "leaves": len(tree.leaves),
+        "branch_points": len(tree.branch_points),
+        "leaf_ids": [e.id for e in tree.leaves],
+        "branch_point_ids": [e.id for e in tree.branch_points],
+        "labels": dict(sorted(tree.labels.items())),
+        "path_leaf_id": paths[0].leaf_id if paths else None,
+        "path_entries": len(paths[0]) if paths else 0,
+        "compactions": compactions,
+        "models": dict(sorted(models.items())),
+        "requests": requests,
+        "usage": usage,
+        "cost": round(cost, 6),
+        "errors": errors,
+        "overflow_errors": overflow_errors,
+        "skipped_lines": [d.to_dict() for d in session.skipped],
+        "recovered_lines": [d.to_dict() for d in session.recovered],
+        "notices": [d.to_dict() for d in session.notices],
+        "fatal": [d.to_dict() for d in session.fatal],
+    }

@@ -1,0 +1,135 @@
+"""Shared CLI plumbing: option types, consoles, loading with diagnostics, output."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ..errors import InputError, UsageError
+from ..read import Session, expand_paths, load_session
+from ..report.text import safe_text
+from ..report.writers import dumps_json
+
+#: Exit codes (documented in README.md).
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
+
+MAX_DIAGNOSTICS_SHOWN = 20
+
+
+class TableJson(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class PiVersion(str, Enum):
+    v0 = "0"
+    v1 = "1"
+
+
+def stderr_console() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def stdout_console(file: Any = None) -> Console:
+    return Console(file=file, highlight=False)
+
+
+LeafOpt = Annotated[str | None, typer.Option("--leaf", help="Analyse the path ending at this entry id (default: the last entry, as Pi resumes).")]
+AllLeavesOpt = Annotated[bool, typer.Option("--all-leaves", help="Analyse every branch (one path per leaf).")]
+PiVersionOpt = Annotated[
+    PiVersion | None,
+    typer.Option("--pi-version", help="Read as Pi 0.x or 1.x (default: 1 if the file uses any 1.x-only feature, else 0)."),
+]
+StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 3 when any line was skipped or recovered.")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
+
+
+class Loaded:
+    """Sessions read from the command line's paths, with the worst problem seen."""
+
+    def __init__(self) -> None:
+        self.sessions: list[Session] = []
+        self.unreadable = 0
+        self.lines_skipped_or_recovered = 0
+
+
+def report_diagnostics(err: Console, session: Session) -> None:
+    """One line per problem on stderr, `file:line: reason`, at most MAX_DIAGNOSTICS_SHOWN per file."""
+    diags = [d for d in session.diagnostics]
+    for d in diags[:MAX_DIAGNOSTICS_SHOWN]:
+        label = {"skipped": "skipped", "recovered": "recovered", "fatal": "error", "notice": "note"}[d.kind]
+        err.print(safe_text(f"{label}: {d}"))
+    if len(diags) > MAX_DIAGNOSTICS_SHOWN:
+        err.print(safe_text(f"... and {len(diags) - MAX_DIAGNOSTICS_SHOWN} more for {session.path} (see --format json)"))
+
+
+def load_all(paths: Iterable[str | os.PathLike[str]], err: Console) -> Loaded:
+    """Read every session named (files, directories, globs); report problems; never stop early."""
+    loaded = Loaded()
+    files = list(expand_paths(paths))
+    if not files:
+        raise InputError("no session files found in the paths given")
+    for f in files:
+        try:
+            s = load_session(f)
+        except InputError as exc:
+            err.print(safe_text(f"error: {exc}"))
+            loaded.unreadable += 1
+            continue
+        report_diagnostics(err, s)
+        if not s.readable:
+            loaded.unreadable += 1
+            continue
+        loaded.lines_skipped_or_recovered += len(s.skipped) + len(s.recovered)
+        loaded.sessions.append(s)
+    return loaded
+
+
+def load_one(path: Path, err: Console) -> Session:
+    loaded = load_all([path], err)
+    if not loaded.sessions:
+        raise InputError(f"{path}: no readable session")
+    return loaded.sessions[0]
+
+
+def exit_code_for(loaded: Loaded, strict: bool) -> int:
+    if not loaded.sessions:
+        return EXIT_INPUT
+    if loaded.unreadable:
+        return EXIT_INPUT
+    if strict and loaded.lines_skipped_or_recovered:
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+def emit_json(obj: Any, output: Path | None) -> None:
+    data = dumps_json(obj)
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        output.write_bytes(data)
+
+
+def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> None:
+    if output is None:
+        con = stdout_console()
+        for it in items:
+            con.print(it)
+    else:
+        with open(output, "w", encoding="utf-8") as fh:
+            con = Console(file=fh, width=160, no_color=True, highlight=False)
+            for it in items:
+                con.print(it)
+
+
+def check_leaf_options(leaf: str | None, all_leaves: bool) -> None:
+    if leaf and all_leaves:
+        raise UsageError("--leaf and --all-leaves cannot be used together")

@@ -1,0 +1,24 @@
+"""Shared fixtures: where the real recorded sessions live (../shared/sessions), and the bundled samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_PI = ROOT.parent / "shared" / "sessions" / "pi"
+SAMPLES = ROOT / "sample_sessions"
+BAD = ROOT / "tests" / "fixtures" / "bad"
+
+
+def shared_sessions() -> list[Path]:
+    """The real Pi sessions beside the checkout; empty when ../shared is absent."""
+    return sorted(SHARED_PI.glob("*.jsonl")) if SHARED_PI.is_dir() else []
+
+
+@pytest.fixture
+def shared_pi() -> Path:
+    if not SHARED_PI.is_dir():
+        pytest.skip("../shared/sessions/pi is absent (real recorded sessions are not in this checkout)")
+    return SHARED_PI
