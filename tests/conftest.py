@@ -22,3 +22,21 @@ def shared_pi() -> Path:
     if not SHARED_PI.is_dir():
         pytest.skip("../shared/sessions/pi is absent (real recorded sessions are not in this checkout)")
     return SHARED_PI
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    """Print how many (session, point, keep, version) cases the parity tests compared."""
+    try:
+        from tests.parity.test_parity import TOTALS
+    except Exception:
+        return
+    if not TOTALS:
+        return
+    total = sum(t.cases for t in TOTALS.values())
+    mism = sum(len(t.mismatches) for t in TOTALS.values())
+    errs = sum(t.pi_errors for t in TOTALS.values())
+    parts = ", ".join(f"{k}: {t.cases}" for k, t in sorted(TOTALS.items()))
+    terminalreporter.write_line(
+        f"parity: {total} cases compared with Pi's own code ({parts}); {mism} mismatches; "
+        f"{errs} cases where Pi itself threw (not compared)"
+    )

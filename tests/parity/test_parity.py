@@ -1,0 +1,106 @@
+"""Parity: our port against Pi's own compiled code (0.73.1 and 1.6.0), field by field.
+
+Cases: every file of ../shared/sessions/pi and sample_sessions/ at every run end and at random
+points, and hypothesis-generated sessions at every point, for keep-recent in {1, 1000, 5000,
+20000, 100000}, under both Pi versions. Compared: prepareCompaction (first kept index, turn
+start, split, tokensBefore, message counts, file lists, the exact serialized summariser input),
+the context Pi builds, estimateTokens per message, the usage-based estimates (0.x and 1.x
+projected), and overflow recognition. Lines Pi drops (glued objects) are removed on both sides
+before comparing, since Pi and we deliberately read them differently.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from lab.pi_env import PiUnavailable
+from sessiontools.read import load_session
+from sessiontools.tree import SessionTree
+from tests.conftest import SAMPLES, shared_sessions
+from tests.parity import compare
+from tests.parity.compare import KEEPS, Tally, build_requests, check_session, choose_points
+
+TOTALS: dict[str, Tally] = {}
+
+
+def _tally(name: str) -> Tally:
+    return TOTALS.setdefault(name, Tally())
+
+
+def _ask(major: str, requests: list[dict]) -> list[dict]:
+    from tests.parity.oracle import run_oracle
+
+    try:
+        return run_oracle(major, requests)
+    except PiUnavailable as exc:
+        pytest.skip(f"Pi cannot be installed here: {exc}")
+
+
+def _lines_as_pi_reads(path: Path) -> list[str]:
+    """The file's lines, without those our reader had to repair (glued objects, BOM)."""
+    session = load_session(path)
+    drop = {d.line for d in session.recovered}
+    text = path.read_bytes().decode("utf-8", "replace")
+    return [ln for i, ln in enumerate(text.split("\n"), start=1) if i not in drop and ln.strip()]
+
+
+def _real_files() -> list[Path]:
+    return shared_sessions() + sorted(SAMPLES.glob("*.jsonl"))
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("major", ["0", "1"])
+@pytest.mark.parametrize("path", _real_files(), ids=lambda p: p.name)
+def test_real_sessions(path: Path, major: str) -> None:
+    """Real Pi-written sessions: run ends (up to 60) plus 15 random points, five keep values."""
+    lines = _lines_as_pi_reads(path)
+    session = compare.session_from_lines(lines, str(path))
+    entries = SessionTree(session).path().entries
+    rng = random.Random(f"{path.name}:{major}")
+    points = choose_points(entries, rng, n_random=15, cap=60)
+    ctx_points = sorted(rng.sample(points, min(3, len(points))))
+    requests = build_requests(path.name, lines, entries, points, KEEPS, ctx_points)
+    answers = _ask(major, requests)
+    tally = Tally()
+    check_session(major, path.name, lines, answers, tally)
+    _tally(f"real v{major}").add(tally)
+    assert tally.cases > 0
+    assert not tally.mismatches, "\n".join(tally.mismatches[:20])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("major", ["0", "1"])
+def test_generated_sessions(major: str) -> None:
+    """Hypothesis-generated session files of every format version: every point, five keep values."""
+    pytest.importorskip("hypothesis")
+    from hypothesis import HealthCheck, given, settings
+
+    from tests.parity.strategies import session_files, to_jsonl_lines
+
+    batch: list[tuple[str, list[str]]] = []
+
+    @settings(max_examples=120, derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(session_files())
+    def collect(records: list[dict]) -> None:
+        batch.append((f"gen-{len(batch)}", to_jsonl_lines(records)))
+
+    collect()
+    requests: list[dict] = []
+    for sid, lines in batch:
+        entries = SessionTree(compare.session_from_lines(lines, sid)).path().entries
+        points = list(range(len(entries)))
+        requests += build_requests(sid, lines, entries, points, KEEPS, points[-1:] + points[:1])
+    answers = _ask(major, requests)
+    by_session: dict[str, list[dict]] = {}
+    for a in answers:
+        by_session.setdefault(a["session_id"].removesuffix("#ctx"), []).append(a)
+    tally = Tally()
+    for sid, lines in batch:
+        check_session(major, sid, lines, by_session.get(sid, []), tally)
+    _tally(f"generated v{major}").add(tally)
+    assert tally.cases > 1000
+    assert not tally.mismatches, f"{len(tally.mismatches)} mismatches:\n" + "\n".join(tally.mismatches[:30])
