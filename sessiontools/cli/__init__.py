@@ -111,6 +111,18 @@ def cut(
     raise typer.Exit(exit_code_for(loaded, strict))
 
 
+def _register_command_modules() -> None:
+    """Each `cli/cmd_<name>.py` module adds its command(s) with `register(app)`."""
+    import importlib
+    import pkgutil
+
+    for mod in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_")):
+        importlib.import_module(f"{__name__}.{mod}").register(app)
+
+
+_register_command_modules()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map library errors to exit codes, no tracebacks."""
     err = stderr_console()
