@@ -133,3 +133,52 @@ def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> N
 def check_leaf_options(leaf: str | None, all_leaves: bool) -> None:
     if leaf and all_leaves:
         raise UsageError("--leaf and --all-leaves cannot be used together")
+
+
+class _Progress:
+    def __init__(self, err: Console, total: int, label: str) -> None:
+        self.err, self.total, self.label = err, total, label
+        self.bar = None
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        if self.total > 1:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                console=self.err, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=self.total)
+        return self.advance
+
+    def advance(self) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def progress(err: Console, total: int, label: str) -> _Progress:
+    """A transient progress bar on stderr when there is more than one item; `with ... as advance`."""
+    return _Progress(err, total, label)
+
+
+def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
+    """CSV (stdout or file) or Parquet (file) from a polars DataFrame."""
+    if fmt == "parquet":
+        if output is None:
+            raise UsageError("--format parquet needs --output PATH")
+        frame.write_parquet(output)
+    elif output is None:
+        sys.stdout.write(frame.write_csv())
+    else:
+        frame.write_csv(output)
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    """Save a matplotlib Figure as PNG or SVG, chosen by the suffix."""
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".svg"):
+        raise UsageError(f"--plot {path}: use a .png or .svg file name")
+    fig.savefig(path, format=suffix[1:])

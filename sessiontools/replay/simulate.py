@@ -1,0 +1,408 @@
+"""Replay one workload under one setting: where Pi would compact, and what it would cost.
+
+The walk follows the base path entry by entry. At each request it knows the simulated context
+(the newest compaction's summary, then the base entries from its first kept entry on) and so the
+truth U (recorded while the context is the recorded one, else the truth model). At each check
+point of the policy it computes Pi's own view (from the usage Pi would have seen, plus Pi's
+chars/4 for trailing messages, or Pi's projected estimate where Pi uses it) and compacts when Pi
+would. Compactions themselves run the exact port of `prepareCompaction` on the simulated path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..compaction.prepare import NoCompaction, Preparation, prepare_compaction
+from ..compaction.serialize import format_file_operations
+from ..compaction.settings import CompactionSettings
+from ..compaction.usage import assistant_usage, calculate_context_tokens, current_system_message
+from ..read.entries import Entry
+from ..tokens.chars4 import estimate_tokens
+from .truth import TruthModel, entry_messages
+from .workload import RecordedCompaction, Workload
+
+POLICIES = ("pi-0", "pi-1")
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySettings:
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+    policy: str
+
+    @property
+    def threshold(self) -> int:
+        return self.context_window - self.reserve_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "context_window": self.context_window,
+            "reserve_tokens": self.reserve_tokens,
+            "keep_recent_tokens": self.keep_recent_tokens,
+            "policy": self.policy,
+        }
+
+
+@dataclass(slots=True)
+class SimCompaction:
+    """A compaction the replay decided on."""
+
+    reason: str  # threshold | overflow
+    parent_entry_id: str | None
+    parent_base_index: int
+    first_kept_entry_id: str | None
+    first_kept_base_index: int
+    tokens_before: int  # Pi's own tokensBefore
+    truth_at_trigger: float
+    pi_view_at_trigger: float
+    is_split_turn: bool
+    messages_summarized: int
+    turn_prefix_messages: int
+    kept_tokens: float
+    summary_tokens: float
+    summary_source: str  # recorded | model
+    summarization_input_tokens: float
+    summarization_output_tokens: float
+    matches_recorded: bool
+    early: bool = False
+    thrash: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "parent_entry_id": self.parent_entry_id,
+            "first_kept_entry_id": self.first_kept_entry_id,
+            "tokens_before": self.tokens_before,
+            "truth_at_trigger": round(self.truth_at_trigger),
+            "pi_view_at_trigger": round(self.pi_view_at_trigger),
+            "early": self.early,
+            "thrash": self.thrash,
+            "is_split_turn": self.is_split_turn,
+            "messages_summarized": self.messages_summarized,
+            "turn_prefix_messages": self.turn_prefix_messages,
+            "kept_tokens": round(self.kept_tokens),
+            "summary_tokens": round(self.summary_tokens),
+            "summary_source": self.summary_source,
+            "matches_recorded": self.matches_recorded,
+        }
+
+
+@dataclass(slots=True)
+class RequestPoint:
+    """One simulated request (for the timeline)."""
+
+    base_index: int
+    entry_id: str | None
+    truth: float
+    truth_source: str  # recorded | model
+    pi_view: float | None  # Pi's view at the check point before/after it, if one
+    overflow: bool
+
+
+@dataclass(slots=True)
+class ReplayRun:
+    settings: ReplaySettings
+    compactions: list[SimCompaction] = field(default_factory=list)
+    requests: list[RequestPoint] = field(default_factory=list)
+    early: int = 0
+    late: int = 0
+    check_points: int = 0
+    check_points_over: int = 0
+    mid_run_crossings: int = 0
+    overflows: int = 0
+    failed_recoveries: int = 0
+    thrash: int = 0
+    peak_truth: float = 0.0
+    billed_input: float = 0.0
+    output_tokens: int = 0
+    summarization_input: float = 0.0
+    summarization_output: float = 0.0
+    no_compaction: list[str] = field(default_factory=list)  # reasons Pi declined to compact
+    recorded_match: dict[str, int] = field(default_factory=dict)
+
+
+def _with_usage(e: Entry, prompt: int, output: int) -> Entry:
+    """A copy of an assistant entry carrying the usage a provider would report for `prompt` tokens."""
+    msg = dict(e.message or {})
+    msg["usage"] = {"input": prompt, "output": output, "cacheRead": 0, "cacheWrite": 0, "totalTokens": prompt + output}
+    return Entry(e.type, e.id, e.parent_id, e.line, e.index, {**e.data, "message": msg})
+
+
+class _Sim:
+    def __init__(self, wl: Workload, truth: TruthModel, s: ReplaySettings) -> None:
+        self.wl, self.truth, self.s = wl, truth, s
+        self.v = "1" if s.policy == "pi-1" else "0"
+        self.cs = CompactionSettings(True, s.reserve_tokens, s.keep_recent_tokens)
+        base = wl.base
+        self.base_pos = {id(e): i for i, e in enumerate(base)}
+        self.id_pos = {e.id: i for i, e in enumerate(base) if e.id is not None}
+        # Prefix sums: truth tokens and Pi's chars/4 estimate per base entry.
+        self.T = [0.0]
+        self.C = [0]
+        for e in base:
+            self.T.append(self.T[-1] + truth.entry_tokens(e))
+            self.C.append(self.C[-1] + sum(estimate_tokens(m, self.v) for m in entry_messages(e, self.v)))
+        self.synthetic: list[Entry] = []
+        self.comp: Entry | None = None  # newest compaction in the simulated path
+        self.fk = 0  # base index of the first kept entry
+        self.summary_truth = 0.0
+        self.summary_est = 0
+        self.last_usage: tuple[int, float] | None = None  # (base index, usage total) after the newest compaction
+        self.run = ReplayRun(s)
+        self.pending_thrash: SimCompaction | None = None
+        # Recorded state, to tell whether the simulated context equals the recorded one.
+        self.rec_by_parent: dict[int, list[RecordedCompaction]] = {}
+        for rc in wl.recorded_compactions:
+            self.rec_by_parent.setdefault(rc.parent_base_index, []).append(rc)
+        self.rec_comp_at = self._recorded_state()
+        self.used_recorded: set[int] = set()
+
+    def _recorded_state(self) -> list[tuple[int | None, int]]:
+        """For each base index i, the (compaction identity, first kept base index) Pi really had."""
+        out = []
+        state: tuple[int | None, int] = (None, 0)
+        by_parent = {}
+        for rc in self.wl.recorded_compactions:
+            by_parent.setdefault(rc.parent_base_index, []).append(rc)
+        for i in range(len(self.wl.base) + 1):
+            for rc in by_parent.get(i - 1, []):
+                fk = self.id_pos.get(rc.first_kept_entry_id, i)  # retain-none / unknown: keeps nothing before
+                state = (id(rc.entry), fk)
+            out.append(state)
+        return out
+
+    # ------------------------------------------------------------------ truth and view
+    def truth_before(self, i: int) -> float:
+        """Truth of the simulated context before base entry i."""
+        return self.truth.overhead + self.summary_truth + self.T[i] - self.T[self.fk]
+
+    def same_as_recorded(self, i: int) -> bool:
+        cur = (id(self.comp) if self.comp is not None else None, self.fk if self.comp is not None else 0)
+        return cur == self.rec_comp_at[i]
+
+    def pi_estimate_before(self, i: int) -> float:
+        """Pi's estimateContextTokens / projected estimate of the context before base entry i."""
+        if self.last_usage is not None:
+            j, total = self.last_usage
+            return total + self.C[i] - self.C[j + 1]
+        est = self.summary_est + self.C[i] - self.C[self.fk]
+        if self.v == "1":
+            system = current_system_message([m for e in self.wl.base[:i] if e.role == "system" for m in entry_messages(e, "1")])
+            if system is not None:
+                est += estimate_tokens(system, "1")
+                est -= sum(estimate_tokens(m, "1") for e in self.wl.base[self.fk:i] if e.role == "system"
+                           for m in entry_messages(e, "1"))
+        return est
+
+    # ------------------------------------------------------------------ compaction
+    def compact(self, reason: str, parent: int, truth_now: float, view: float) -> SimCompaction | None:
+        path = self.synthetic
+        prep = prepare_compaction(path, self.cs, self.v)
+        if isinstance(prep, NoCompaction):
+            self.run.no_compaction.append(f"after {self.wl.base[parent].id}: {prep.reason}")
+            return None
+        assert isinstance(prep, Preparation)
+        fk = self.id_pos.get(prep.first_kept_entry_id)
+        if fk is None:  # cut at an entry outside the base (should not happen)
+            self.run.no_compaction.append(f"after {self.wl.base[parent].id}: first kept entry not in the workload")
+            return None
+        recorded = next(
+            (rc for rc in self.rec_by_parent.get(parent, [])
+             if rc.first_kept_entry_id == prep.first_kept_entry_id and id(rc.entry) not in self.used_recorded),
+            None,
+        )
+        read, modified = prep.read_files, prep.modified_files
+        if recorded is not None:
+            entry = recorded.entry
+            self.used_recorded.add(id(entry))
+            summary_truth = self.truth.entry_tokens(entry)
+            summary_est = estimate_tokens({"role": "compactionSummary", "summary": entry.data.get("summary") or ""}, self.v)
+            source = "recorded"
+            matches = recorded.tokens_before == prep.tokens_before
+        else:
+            chars = int(self.truth.summary_tokens * self.truth.summary_chars_per_token)
+            summary = "s" * chars + format_file_operations(read, modified)
+            entry = Entry("compaction", f"replay-{len(self.run.compactions) + 1}", self.wl.base[parent].id, 0, -1,
+                          {"type": "compaction", "id": f"replay-{len(self.run.compactions) + 1}",
+                           "parentId": self.wl.base[parent].id, "summary": summary,
+                           "firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before,
+                           "details": {"readFiles": read, "modifiedFiles": modified}})
+            summary_truth = self.truth.summary_tokens + self.truth.text_tokens(len(summary) - chars)
+            summary_est = estimate_tokens({"role": "compactionSummary", "summary": summary}, self.v)
+            source = "model"
+            matches = False
+        # The summariser's bill: the serialized conversation (+ previous summary and prompt), then the summary.
+        serialized_chars = len(prep.serialized()) + len(str(prep.previous_summary or "")) + 2500
+        sum_in = self.truth.text_tokens(serialized_chars)
+        sum_out = summary_truth
+        if prep.is_split_turn and prep.turn_prefix_messages:
+            sum_in += self.truth.text_tokens(len(prep.serialized_turn_prefix()) + 1200)
+        self.synthetic.append(entry)
+        self.comp, self.fk = entry, fk
+        self.summary_truth, self.summary_est = summary_truth, summary_est
+        self.last_usage = None
+        kept = self.T[parent + 1] - self.T[fk]
+        sc = SimCompaction(
+            reason=reason,
+            parent_entry_id=self.wl.base[parent].id,
+            parent_base_index=parent,
+            first_kept_entry_id=prep.first_kept_entry_id,
+            first_kept_base_index=fk,
+            tokens_before=prep.tokens_before,
+            truth_at_trigger=truth_now,
+            pi_view_at_trigger=view,
+            is_split_turn=prep.is_split_turn,
+            messages_summarized=len(prep.messages_to_summarize),
+            turn_prefix_messages=len(prep.turn_prefix_messages),
+            kept_tokens=kept,
+            summary_tokens=summary_truth,
+            summary_source=source,
+            summarization_input_tokens=sum_in,
+            summarization_output_tokens=sum_out,
+            matches_recorded=matches,
+            early=reason == "threshold" and truth_now <= self.s.threshold,
+        )
+        self.run.compactions.append(sc)
+        self.run.summarization_input += sum_in
+        self.run.summarization_output += sum_out
+        self.pending_thrash = sc
+        return sc
+
+    def check(self, parent: int, view: float, truth_now: float) -> None:
+        """A check point of the policy: classify, and compact when Pi would."""
+        r = self.run
+        r.check_points += 1
+        over = truth_now > self.s.threshold
+        if self.pending_thrash is not None:
+            if over:
+                self.pending_thrash.thrash = True
+                r.thrash += 1
+            self.pending_thrash = None
+        if over:
+            r.check_points_over += 1
+        decide = view > self.s.threshold
+        if decide:
+            sc = self.compact("threshold", parent, truth_now, view)
+            if sc is not None and sc.early:
+                r.early += 1
+            if sc is None and over:
+                r.late += 1
+        elif over:
+            r.late += 1
+
+    # ------------------------------------------------------------------ the walk
+    def walk(self) -> ReplayRun:
+        wl, s, r = self.wl, self.s, self.run
+        req_at = wl.request_at
+        recovery_tried_run: set[int] = set()
+        for i, e in enumerate(wl.base):
+            req = req_at.get(i)
+            if req is not None:
+                if self.v == "1" and not req.first_in_run and i > 0:
+                    # 1.x: between turns, before the next request, Pi checks its projected estimate.
+                    self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
+                u = self.truth_before(i)
+                same = self.same_as_recorded(i) and req.recorded_prompt is not None
+                if same:
+                    u = float(req.recorded_prompt)  # type: ignore[arg-type]
+                overflow = u > s.context_window
+                if overflow:
+                    r.overflows += 1
+                    if req.run not in recovery_tried_run:
+                        recovery_tried_run.add(req.run)
+                        r.billed_input += u  # the failed attempt was sent and billed
+                        if self.compact("overflow", i - 1, u, self.pi_estimate_before(i)) is not None:
+                            u = self.truth_before(i)
+                            same = False
+                        if u > s.context_window:
+                            r.overflows += 1
+                            r.failed_recoveries += 1
+                    else:
+                        r.failed_recoveries += 1
+                elif u > s.threshold and not req.first_in_run:
+                    r.mid_run_crossings += 1
+                r.peak_truth = max(r.peak_truth, u)
+                r.billed_input += u
+                r.output_tokens += req.output
+                r.requests.append(RequestPoint(i, e.id, u, "recorded" if same else "model", None, overflow))
+                usable = req.stop_reason not in ("aborted", "error")
+                usage_total = u + req.output
+                if same:
+                    self.synthetic.append(e)
+                    rec_usage = assistant_usage(e.message or {}, self.v)
+                    if rec_usage is not None:
+                        usage_total = calculate_context_tokens(rec_usage)
+                else:
+                    # Pi would have seen the provider's usage for the simulated context.
+                    self.synthetic.append(_with_usage(e, round(u), req.output))
+                if usable:
+                    self.last_usage = (i, usage_total)
+                if req.last_in_run:
+                    if usable:
+                        view = usage_total
+                    else:
+                        view = self.pi_estimate_before(i + 1)
+                    self.check(i, view, self.truth_before(i + 1))
+                    r.requests[-1].pi_view = view
+                continue
+            self.synthetic.append(e)
+        matched = sum(1 for c in r.compactions if c.matches_recorded)
+        recorded = len([rc for rc in wl.recorded_compactions if rc.kind in ("threshold", "overflow")])
+        r.recorded_match = {
+            "recorded": recorded,
+            "matched": matched,
+            "missed": max(0, recorded - matched),
+            "extra": len(r.compactions) - matched,
+        }
+        return r
+
+
+def simulate(workload: Workload, truth: TruthModel, settings: ReplaySettings) -> ReplayRun:
+    """Replay `workload` under `settings` with the fitted `truth`."""
+    if settings.policy not in POLICIES:
+        raise ValueError(f"unknown policy {settings.policy!r}")
+    return _Sim(workload, truth, settings).walk()
+
+
+def run_metrics(run: ReplayRun, prices: dict[str, float] | None = None) -> dict[str, Any]:
+    """The per-setting metrics of the replay JSON contract."""
+    n_threshold = sum(1 for c in run.compactions if c.reason == "threshold")
+    cost = None
+    if prices:
+        cost = round(
+            (run.billed_input + run.summarization_input) * prices.get("input", 0.0)
+            + (run.output_tokens + run.summarization_output) * prices.get("output", 0.0),
+            6,
+        )
+    return {
+        "compactions": len(run.compactions),
+        "threshold_compactions": n_threshold,
+        "overflow_compactions": len(run.compactions) - n_threshold,
+        "early": run.early,
+        "late": run.late,
+        "mid_run_crossings": run.mid_run_crossings,
+        "overflows": run.overflows,
+        "failed_recoveries": run.failed_recoveries,
+        "thrash": run.thrash,
+        "check_points": run.check_points,
+        "early_rate": round(run.early / n_threshold, 6) if n_threshold else 0.0,
+        "late_rate": round(run.late / run.check_points_over, 6) if run.check_points_over else 0.0,
+        "peak_truth_tokens": round(run.peak_truth),
+        "billed_input_tokens": round(run.billed_input + run.summarization_input),
+        "summarization_input_tokens": round(run.summarization_input),
+        "summarization_output_tokens": round(run.summarization_output),
+        "cost": cost,
+    }
+
+
+def grid(
+    workload: Workload, truth: TruthModel, windows: Sequence[int], reserves: Sequence[int], keeps: Sequence[int],
+    policy: str,
+) -> list[ReplayRun]:
+    """Every combination of the lists; parsing, token counts and prefix sums are shared."""
+    return [
+        simulate(workload, truth, ReplaySettings(w, r, k, policy)) for w in windows for r in reserves for k in keeps
+    ]

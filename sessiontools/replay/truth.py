@@ -1,0 +1,169 @@
+"""The token truth model: what a provider would have counted for a context Pi never sent.
+
+Fitted per session from its own recorded usage:
+
+- `overhead` O and `ratio` r from least squares over requests: A_j ~ O + r * X_j, where X_j is
+  the counter's size of request j's recorded context (system prompt and tool definitions are
+  not in the session, so they land in O).
+- Per-entry actual tokens t(e) attributed from differences of recorded prompt totals: when the
+  context of request j extends that of the previous request, A_j - A_{j-1} is shared among the
+  new entries in proportion to their counted size; after a recorded compaction, the entries not
+  known yet (the summary and anything new) share A_j - O - (known entries).
+- Everything else is modelled as r * (counted size). A context's truth is O + sum of t.
+
+With attribution exact, the model gives back the recorded A for every context Pi really sent,
+so "recorded while the simulated context equals the recorded one" holds by construction; the
+`source` of each number still says which it was.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..read.entries import Entry
+from ..tokens.chars4 import estimate_tokens
+from ..tree.context import build_context, entry_messages_v1
+from .workload import Workload
+
+MessageCounter = Callable[[Mapping[str, Any]], int]
+
+#: Summary size used when a session has no recorded summary to learn from (tokens).
+DEFAULT_SUMMARY_TOKENS = 1500
+
+
+def chars4_counter(pi_version: str) -> MessageCounter:
+    return lambda m: estimate_tokens(m, pi_version)
+
+
+def entry_messages(e: Entry, pi_version: str) -> tuple[Mapping[str, Any], ...]:
+    """The messages an entry contributes to a context (ignoring edits and compaction selection)."""
+    if e.type == "compaction":
+        return ()
+    return entry_messages_v1(e) if pi_version == "1" else _v0_messages(e)
+
+
+def _v0_messages(e: Entry) -> tuple[Mapping[str, Any], ...]:
+    from ..tree.context import _messages_v0
+
+    return _messages_v0(e)
+
+
+@dataclass(slots=True)
+class TruthModel:
+    """Fitted truth for one workload."""
+
+    overhead: float
+    ratio: float
+    tokens: dict[int, float]  # id(entry) -> attributed actual tokens
+    counted: dict[int, int]  # id(entry) -> counter size
+    summary_tokens: float  # predicted truth tokens of a new summary
+    summary_chars_per_token: float
+    attributed: int = 0
+    modelled: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def entry_tokens(self, e: Entry) -> float:
+        t = self.tokens.get(id(e))
+        return t if t is not None else self.ratio * self.counted.get(id(e), 0)
+
+    def text_tokens(self, chars: int) -> float:
+        """Truth of a text of `chars` characters (Pi-style chars/4 scaled by the fitted ratio)."""
+        return self.ratio * -(-chars // 4)
+
+
+def _least_squares(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    n = len(xs)
+    if n == 0:
+        return 0.0, 1.0
+    if n == 1 or len(set(xs)) == 1:
+        x, y = sum(xs) / n, sum(ys) / n
+        return 0.0, (y / x if x else 1.0)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    b = sxy / sxx
+    a = my - b * mx
+    if a < 0 or b <= 0:  # no negative overhead: fit a ratio through the origin instead
+        b = sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
+        a = 0.0
+    return a, b
+
+
+def fit_truth(
+    workload: Workload, counter: MessageCounter | None = None, *, summary_tokens: int | None = None
+) -> TruthModel:
+    """Fit the truth model of a workload from its recorded usage."""
+    v = workload.pi_version
+    count = counter or chars4_counter(v)
+    path = workload.path
+    counted: dict[int, int] = {}
+    for e in path:
+        msgs = entry_messages(e, v) if e.type != "compaction" else ()
+        if e.type == "compaction":
+            summary = e.data.get("summary")
+            counted[id(e)] = count({"role": "compactionSummary", "summary": summary}) if isinstance(summary, str) else 0
+        else:
+            counted[id(e)] = sum(count(m) for m in msgs)
+    # Recorded context of every request with usable usage, in path order.
+    pos = {id(e): i for i, e in enumerate(path)}
+    samples: list[tuple[tuple[Entry, ...], int]] = []
+    for r in workload.requests:
+        if r.recorded_prompt is None:
+            continue
+        at = pos[id(workload.base[r.base_index])]
+        ctx = build_context(path[:at], v)
+        sources = tuple(pe.source for pe in ctx.entries if pe.messages)
+        samples.append((sources, r.recorded_prompt))
+    xs = [sum(counted.get(id(s), 0) for s in src) for src, _ in samples]
+    ys = [float(a) for _, a in samples]
+    overhead, ratio = _least_squares(xs, ys)
+    if samples:
+        overhead = min(overhead, min(ys))
+    tokens: dict[int, float] = {}
+    prev: tuple[Entry, ...] = ()
+    prev_a = overhead
+    for sources, a in samples:
+        if sources[: len(prev)] == prev:
+            new = [s for s in sources[len(prev):] if id(s) not in tokens]
+            delta = a - prev_a
+            total = sum(counted.get(id(s), 0) for s in new)
+            if new and delta >= 0:
+                for s in new:
+                    tokens[id(s)] = delta * (counted.get(id(s), 0) / total if total else 1 / len(new))
+        else:
+            unknown = [s for s in sources if id(s) not in tokens]
+            known = sum(tokens[id(s)] for s in sources if id(s) in tokens)
+            rest = a - overhead - known
+            total = sum(counted.get(id(s), 0) for s in unknown)
+            if unknown and rest >= 0:
+                for s in unknown:
+                    tokens[id(s)] = rest * (counted.get(id(s), 0) / total if total else 1 / len(unknown))
+        prev, prev_a = sources, a
+    # What a new summary costs: learnt from the recorded summaries.
+    sums = [(tokens.get(id(e)), e.data.get("summary")) for e in path if e.type == "compaction"]
+    learnt = [t for t, s in sums if t and isinstance(s, str)]
+    cpt = [len(s) / t for t, s in sums if t and isinstance(s, str) and s]
+    notes = []
+    if summary_tokens is not None:
+        pred = float(summary_tokens)
+    elif learnt:
+        pred = statistics.median(learnt)
+    else:
+        pred = float(DEFAULT_SUMMARY_TOKENS)
+        notes.append(f"no recorded summary to learn from: a new summary is taken as {DEFAULT_SUMMARY_TOKENS} tokens")
+    if not samples:
+        notes.append("no request with usable usage: truth is modelled as chars/4 with no overhead")
+    return TruthModel(
+        overhead=overhead,
+        ratio=ratio,
+        tokens=tokens,
+        counted=counted,
+        summary_tokens=pred,
+        summary_chars_per_token=statistics.median(cpt) if cpt else 4.0 / max(ratio, 1e-9),
+        attributed=len(tokens),
+        modelled=sum(1 for e in path if id(e) not in tokens and counted.get(id(e))),
+        notes=notes,
+    )

@@ -1,0 +1,145 @@
+"""Replay output: rich tables, the per-compaction DataFrame, and matplotlib figures."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+from rich.console import Group
+from rich.table import Table
+
+from .text import safe_text
+
+
+def replay_table(records: Sequence[dict[str, Any]]) -> Group:
+    """One row per (session, setting): what Pi would have done."""
+    t = Table(title="replay", title_justify="left")
+    for col in ("session", "window", "reserve", "keep", "policy", "compactions", "early", "late", "mid-run",
+                "overflows", "thrash", "peak truth", "billed input", "cost", "recorded m/miss/extra"):
+        t.add_column(col, overflow="fold")
+    for r in records:
+        s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
+        t.add_row(
+            safe_text(r["session"].rsplit("/", 1)[-1]),
+            f"{s['context_window']:,}",
+            f"{s['reserve_tokens']:,}",
+            f"{s['keep_recent_tokens']:,}",
+            s["policy"],
+            str(m["compactions"]),
+            str(m["early"]),
+            str(m["late"]),
+            str(m["mid_run_crossings"]),
+            str(m["overflows"]),
+            str(m["thrash"]),
+            f"{m['peak_truth_tokens']:,}",
+            f"{m['billed_input_tokens']:,}",
+            "-" if m["cost"] is None else f"${m['cost']:.2f}",
+            f"{rm['matched']}/{rm['missed']}/{rm['extra']}",
+        )
+    parts: list[Any] = [t]
+    if len(records) == 1 and records[0]["compactions"]:
+        c = Table(title="compactions", title_justify="left")
+        for col in ("#", "reason", "after entry", "first kept", "tokens before (Pi)", "truth", "early", "thrash",
+                    "split", "summarised", "kept tokens", "summary", "matches recorded"):
+            c.add_column(col, overflow="fold")
+        for k, comp in enumerate(records[0]["compactions"], start=1):
+            c.add_row(
+                str(k), comp["reason"], safe_text(comp["parent_entry_id"]), safe_text(comp["first_kept_entry_id"]),
+                f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", "yes" if comp["early"] else "",
+                "yes" if comp["thrash"] else "", "yes" if comp["is_split_turn"] else "",
+                str(comp["messages_summarized"]), f"{comp['kept_tokens']:,}",
+                f"{comp['summary_tokens']:,} ({comp['summary_source']})", "yes" if comp["matches_recorded"] else "",
+            )
+        parts.append(c)
+    return Group(*parts)
+
+
+def compactions_frame(records: Sequence[dict[str, Any]]) -> pl.DataFrame:
+    """One row per simulated compaction event (CSV/Parquet)."""
+    rows = []
+    for r in records:
+        s = r["settings"]
+        for k, c in enumerate(r["compactions"], start=1):
+            rows.append({
+                "session": r["session"],
+                "leaf_id": r["leaf_id"],
+                "context_window": s["context_window"],
+                "reserve_tokens": s["reserve_tokens"],
+                "keep_recent_tokens": s["keep_recent_tokens"],
+                "policy": s["policy"],
+                "n": k,
+                **c,
+            })
+    schema = {
+        "session": pl.Utf8, "leaf_id": pl.Utf8, "context_window": pl.Int64, "reserve_tokens": pl.Int64,
+        "keep_recent_tokens": pl.Int64, "policy": pl.Utf8, "n": pl.Int64, "reason": pl.Utf8,
+        "parent_entry_id": pl.Utf8, "first_kept_entry_id": pl.Utf8, "tokens_before": pl.Int64,
+        "truth_at_trigger": pl.Int64, "pi_view_at_trigger": pl.Int64, "early": pl.Boolean, "thrash": pl.Boolean,
+        "is_split_turn": pl.Boolean, "messages_summarized": pl.Int64, "turn_prefix_messages": pl.Int64,
+        "kept_tokens": pl.Int64, "summary_tokens": pl.Int64, "summary_source": pl.Utf8,
+        "matches_recorded": pl.Boolean,
+    }
+    return pl.DataFrame(rows, schema=schema)
+
+
+def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
+    """Context size per request: truth and Pi's view, threshold and window, compaction markers."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 5), dpi=110)
+    ax = fig.add_subplot(1, 1, 1)
+    xs = [p.base_index for p in run.requests]
+    ax.plot(xs, [p.truth for p in run.requests], lw=1.4, label="truth (actual prompt tokens)", color="#1f77b4")
+    vx = [p.base_index for p in run.requests if p.pi_view is not None]
+    vy = [p.pi_view for p in run.requests if p.pi_view is not None]
+    ax.scatter(vx, vy, s=10, color="#ff7f0e", label="Pi's view at a check point", zorder=3)
+    s = run.settings
+    ax.axhline(s.threshold, color="#d62728", ls="--", lw=1, label=f"threshold {s.threshold:,}")
+    ax.axhline(s.context_window, color="black", ls=":", lw=1, label=f"window {s.context_window:,}")
+    for c in run.compactions:
+        ax.axvline(c.parent_base_index, color="#2ca02c" if c.reason == "threshold" else "#9467bd", alpha=0.5, lw=1)
+    ax.plot([], [], color="#2ca02c", label="compaction (threshold)")
+    ax.plot([], [], color="#9467bd", label="compaction (overflow)")
+    ax.set_xlabel("entry index on the path (compactions removed)")
+    ax.set_ylabel("tokens")
+    ax.set_title(f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}")
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ignore[no-untyped-def]
+    """A metric over reserve x keep (summed over sessions) for a grid."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    reserves = sorted({r["settings"]["reserve_tokens"] for r in records})
+    keeps = sorted({r["settings"]["keep_recent_tokens"] for r in records})
+    grid = [[0.0 for _ in keeps] for _ in reserves]
+    for r in records:
+        i = reserves.index(r["settings"]["reserve_tokens"])
+        j = keeps.index(r["settings"]["keep_recent_tokens"])
+        v = r["metrics"].get(metric)
+        grid[i][j] += float(v or 0)
+    fig = Figure(figsize=(1.6 + 1.2 * len(keeps), 1.4 + 0.8 * len(reserves)), dpi=110)
+    ax = fig.add_subplot(1, 1, 1)
+    im = ax.imshow(grid, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(keeps)), [f"{k:,}" for k in keeps])
+    ax.set_yticks(range(len(reserves)), [f"{r:,}" for r in reserves])
+    ax.set_xlabel("keepRecentTokens")
+    ax.set_ylabel("reserveTokens")
+    for i in range(len(reserves)):
+        for j in range(len(keeps)):
+            ax.text(j, i, f"{grid[i][j]:,.0f}" if grid[i][j] >= 10 else f"{grid[i][j]:.2g}", ha="center", va="center",
+                    color="white", fontsize=8)
+    fig.colorbar(im, ax=ax, label=metric)
+    ax.set_title(f"{metric} over reserve x keep")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,167 @@
+"""The `calibrated` estimator: actual prompt tokens A ~ a + b * x per provider/model.
+
+x is another estimator's count of the same context (`o200k` by default, or `chars4`, `cl100k`).
+Coefficients come from ordinary least squares over recorded requests (see
+`analysis.estimate_error`) and travel as a small JSON document so that other commands (`replay`)
+can use them:
+
+    {"schema_version": 1, "kind": "calibration",
+     "models": {"anthropic/claude-opus-4-5": {"x": "o200k", "a": 2710.4, "b": 1.21, "n": 480,
+                                              "mape_in_sample": 0.031, "mape_out_of_sample": 0.035},
+                "*": {...}}}
+
+The key is `<provider>/<model>`; `*` is the fit over every model, used for models without a fit
+of their own. Everything here is pure: `save_calibration` returns bytes, `load_calibration` takes
+bytes, text or a parsed dict; the CLI does the file I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ..errors import InputError
+
+SCHEMA_VERSION = 1
+KIND = "calibration"
+#: Key of the fit over all models, used when a model has no fit of its own.
+ANY_MODEL = "*"
+#: Estimators a calibration may be based on.
+X_ESTIMATORS = ("o200k", "cl100k", "chars4")
+
+
+class CalibrationError(InputError):
+    """A calibration document is not valid JSON or does not have the documented shape."""
+
+
+def model_key(provider: Any, model: Any) -> str:
+    """`<provider>/<model>` as used for calibration keys and `--by model` groups."""
+    return f"{provider if isinstance(provider, str) and provider else '?'}/{model if isinstance(model, str) and model else '?'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """A = a + b * x for one provider/model, with how well it did (fractions, None = not judged)."""
+
+    x: str
+    a: float
+    b: float
+    n: int
+    mape_in_sample: float | None = None
+    mape_out_of_sample: float | None = None
+
+    def predict(self, x: float) -> float:
+        """The calibrated estimate for an x count; never negative."""
+        return max(0.0, self.a + self.b * x)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "x": self.x,
+            "a": _round(self.a),
+            "b": _round(self.b),
+            "n": self.n,
+            "mape_in_sample": _round(self.mape_in_sample),
+            "mape_out_of_sample": _round(self.mape_out_of_sample),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Fits by `<provider>/<model>` key (and `*` for any model)."""
+
+    models: Mapping[str, Fit] = field(default_factory=dict)
+
+    def lookup(self, provider: Any, model: Any) -> Fit | None:
+        """The fit for this provider/model, else the any-model fit, else None."""
+        return self.models.get(model_key(provider, model)) or self.models.get(ANY_MODEL)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON shape (models sorted by key, `*` last)."""
+        keys = sorted(k for k in self.models if k != ANY_MODEL) + ([ANY_MODEL] if ANY_MODEL in self.models else [])
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "kind": KIND,
+            "models": {k: self.models[k].to_dict() for k in keys},
+        }
+
+
+def _round(v: float | None, digits: int = 6) -> float | None:
+    return None if v is None else round(float(v), digits)
+
+
+def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """Ordinary least squares (a, b) for y = a + b * x.
+
+    With one distinct x (or a single point) the line goes through the origin and the mean point
+    (b = mean y / mean x, a = 0); with no x at all it is the mean of y. Raises ValueError when empty.
+    """
+    n = len(xs)
+    if n == 0 or n != len(ys):
+        raise ValueError("fit_line needs as many x as y values, at least one")
+    mx = sum(xs) / n
+    my = sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx <= 1e-12 * max(1.0, mx * mx):
+        if mx > 0:
+            return 0.0, my / mx
+        return my, 0.0
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    b = sxy / sxx
+    return my - b * mx, b
+
+
+def save_calibration(calibration: Calibration) -> bytes:
+    """The calibration as deterministic JSON bytes (the file format documented above)."""
+    return orjson.dumps(calibration.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _number(v: Any, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != v or v in (float("inf"), float("-inf")):
+        raise CalibrationError(f"calibration: {what} must be a finite number, not {v!r}")
+    return float(v)
+
+
+def _optional_number(v: Any, what: str) -> float | None:
+    return None if v is None else _number(v, what)
+
+
+def load_calibration(data: bytes | str | Mapping[str, Any]) -> Calibration:
+    """Parse and check a calibration document (bytes, text or an already parsed dict)."""
+    if isinstance(data, bytes | str):
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise CalibrationError(f"calibration: not valid JSON ({exc})") from exc
+    else:
+        doc = data
+    if not isinstance(doc, Mapping):
+        raise CalibrationError("calibration: the document must be a JSON object")
+    if doc.get("kind") != KIND:
+        raise CalibrationError(f"calibration: \"kind\" must be {KIND!r}, not {doc.get('kind')!r}")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise CalibrationError(f"calibration: unsupported schema_version {doc.get('schema_version')!r} (expected 1)")
+    models = doc.get("models")
+    if not isinstance(models, Mapping):
+        raise CalibrationError("calibration: \"models\" must be an object keyed by <provider>/<model>")
+    fits: dict[str, Fit] = {}
+    for key, m in models.items():
+        if not isinstance(m, Mapping):
+            raise CalibrationError(f"calibration: models[{key!r}] must be an object")
+        x = m.get("x", "o200k")
+        if x not in X_ESTIMATORS:
+            raise CalibrationError(f"calibration: models[{key!r}].x must be one of {', '.join(X_ESTIMATORS)}, not {x!r}")
+        n = m.get("n", 0)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise CalibrationError(f"calibration: models[{key!r}].n must be a non-negative integer")
+        fits[str(key)] = Fit(
+            x=x,
+            a=_number(m.get("a"), f"models[{key!r}].a"),
+            b=_number(m.get("b"), f"models[{key!r}].b"),
+            n=n,
+            mape_in_sample=_optional_number(m.get("mape_in_sample"), f"models[{key!r}].mape_in_sample"),
+            mape_out_of_sample=_optional_number(m.get("mape_out_of_sample"), f"models[{key!r}].mape_out_of_sample"),
+        )
+    return Calibration(fits)

@@ -1,0 +1,191 @@
+"""tiktoken counts over exactly the text Pi's chars/4 counts.
+
+`message_units(message, pi_version)` yields the strings behind `chars4.message_chars` (text
+blocks, thinking, tool name + `JSON.stringify(arguments)`, tool-result text, bash command and
+output, summaries, system content/sections/tools JSON) and the number of images, which Pi counts
+as 4800 characters and we count as a fixed `IMAGE_TOKENS`. A message's tiktoken count is the sum
+of its units' token counts plus `IMAGE_TOKENS` per image; no per-message framing is added, so the
+count is comparable with Pi's estimate, not with a provider's wire format.
+
+`TiktokenCounter` counts many messages at once: each message is keyed by a hash of its units, each
+distinct key is tokenized once per encoding (cached), and misses are batched through tiktoken's
+`encode_ordinary_batch`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .chars4 import _blocks, _text_len
+from .jsvalues import js_truthy, json_stringify
+
+#: Tokens counted for one image (Pi's 4800 characters / 4).
+IMAGE_TOKENS = 1200
+
+#: Encodings this counter knows (loaded offline by `tokens.vocab.get_encoding`).
+ENCODINGS = ("cl100k_base", "o200k_base")
+
+#: Short estimator names used in output, by encoding.
+SHORT_NAMES = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
+
+
+@dataclass(frozen=True, slots=True)
+class MessageUnits:
+    """The strings and images of one message that Pi's chars/4 counts, with a content key."""
+
+    texts: tuple[str, ...]
+    images: int
+    key: bytes  # hash of texts and images: equal keys mean equal token counts for any encoding
+
+
+def _content_units(content: Any, *, images: bool) -> Iterator[str | None]:
+    """Text (and None for each image) of a string or of the text/image blocks of a content list."""
+    if isinstance(content, str):
+        yield content
+        return
+    for block in _blocks(content):
+        t = block.get("type")
+        if t == "text" and js_truthy(block.get("text")):
+            if isinstance(block.get("text"), str):
+                yield block["text"]
+        elif images and t == "image":
+            yield None
+
+
+def _assistant_units(content: Any) -> Iterator[str]:
+    for block in _blocks(content):
+        t = block.get("type")
+        if t == "text":
+            if isinstance(block.get("text"), str):
+                yield block["text"]
+        elif t == "thinking":
+            if isinstance(block.get("thinking"), str):
+                yield block["thinking"]
+        elif t == "toolCall":
+            name = block.get("name")
+            if isinstance(name, str):
+                yield name
+            args = json_stringify(block.get("arguments"))
+            if args is not None:
+                yield args
+
+
+def iter_units(message: Mapping[str, Any], pi_version: str = "1") -> Iterator[str | None]:
+    """The text units of a message in the order Pi counts them; None stands for an image.
+
+    Mirrors `chars4.message_chars` branch for branch: sum(utf16_len(text)) + 4800 * images over
+    these units equals `message_chars(message, pi_version)`.
+    """
+    role = message.get("role")
+    if role == "user":
+        yield from _content_units(message.get("content"), images=pi_version != "0")
+    elif role == "assistant":
+        yield from _assistant_units(message.get("content"))
+    elif role in ("custom", "toolResult"):
+        yield from _content_units(message.get("content"), images=True)
+    elif role == "bashExecution":
+        for k in ("command", "output"):
+            if isinstance(message.get(k), str):
+                yield message[k]
+    elif role in ("branchSummary", "compactionSummary"):
+        if isinstance(message.get("summary"), str):
+            yield message["summary"]
+    elif role == "system" and pi_version != "0":
+        yield from _content_units(message.get("content"), images=True)
+        sections = message.get("sections")
+        if isinstance(sections, Mapping):
+            for section in sections.values():
+                if js_truthy(section) and isinstance(section, str):
+                    yield section
+        tools = message.get("toolsAdded")
+        if js_truthy(tools):
+            s = json_stringify(tools)
+            if s is not None:
+                yield s
+
+
+def units_key(texts: Sequence[str], images: int) -> bytes:
+    """A content hash of text units: equal keys mean equal counts under any encoding."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(images.to_bytes(4, "little"))
+    for t in texts:
+        b = t.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.digest()
+
+
+def message_units(message: Mapping[str, Any], pi_version: str = "1") -> MessageUnits:
+    """The text units and images of a message (see `iter_units`), with their content key."""
+    texts: list[str] = []
+    images = 0
+    for u in iter_units(message, pi_version):
+        if u is None:
+            images += 1
+        elif u:
+            texts.append(u)
+    return MessageUnits(tuple(texts), images, units_key(texts, images))
+
+
+def units_chars(units: MessageUnits) -> int:
+    """`chars4.message_chars` recomputed from the units (UTF-16 length + 4800 per image)."""
+    return sum(_text_len(t) for t in units.texts) + 4800 * units.images
+
+
+class TiktokenCounter:
+    """tiktoken counts of messages for one encoding, cached by content key, batched on misses."""
+
+    def __init__(self, encoding_name: str, encoding: Any | None = None, *, num_threads: int = 4) -> None:
+        if encoding_name not in ENCODINGS:
+            raise ValueError(f"unknown encoding {encoding_name!r} (expected one of {', '.join(ENCODINGS)})")
+        if encoding is None:
+            from .vocab import get_encoding
+
+            encoding = get_encoding(encoding_name)
+        self.name = encoding_name
+        self.short_name = SHORT_NAMES[encoding_name]
+        self.encoding = encoding
+        self.num_threads = num_threads
+        self._cache: dict[bytes, int] = {}
+        self.texts_encoded = 0
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        """Token counts of strings (uncached), one batch through `encode_ordinary_batch`."""
+        if not texts:
+            return []
+        self.texts_encoded += len(texts)
+        if len(texts) == 1:
+            return [len(self.encoding.encode_ordinary(texts[0]))]
+        return [len(ids) for ids in self.encoding.encode_ordinary_batch(list(texts), num_threads=self.num_threads)]
+
+    def count_units(self, items: Iterable[MessageUnits]) -> list[int]:
+        """Token counts of many messages' units; each distinct content key is tokenized once."""
+        items = list(items)
+        missing: dict[bytes, MessageUnits] = {}
+        for u in items:
+            if u.key not in self._cache and u.key not in missing:
+                missing[u.key] = u
+        if missing:
+            flat: list[str] = []
+            owners: list[bytes] = []
+            for key, u in missing.items():
+                self._cache[key] = IMAGE_TOKENS * u.images
+                flat.extend(u.texts)
+                owners.extend([key] * len(u.texts))
+            for key, n in zip(owners, self.count_texts(flat), strict=True):
+                self._cache[key] += n
+        return [self._cache[u.key] for u in items]
+
+    def count_messages(self, messages: Iterable[Mapping[str, Any]], pi_version: str = "1") -> list[int]:
+        """Token counts of messages over the text units Pi counts (see `message_units`)."""
+        return self.count_units(message_units(m, pi_version) for m in messages)
+
+    def count_message(self, message: Mapping[str, Any], pi_version: str = "1") -> int:
+        """Token count of one message (see `count_messages`)."""
+        return self.count_messages([message], pi_version)[0]
