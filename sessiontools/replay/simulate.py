@@ -343,7 +343,12 @@ class _Sim:
                 if req.last_in_run:
                     if usable:
                         view = usage_total
+                    elif req.stop_reason == "aborted" and self.v == "0":
+                        # 0.x checks an aborted reply (before the next prompt) by its own, usually empty, usage.
+                        raw = (e.message or {}).get("usage")
+                        view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0
                     else:
+                        # Errors (and 1.x zero usage): Pi estimates from the last valid usage plus trailing.
                         view = self.pi_estimate_before(i + 1)
                     self.check(i, view, self.truth_before(i + 1))
                     r.requests[-1].pi_view = view
