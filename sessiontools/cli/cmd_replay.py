@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -11,21 +12,23 @@ import typer
 from ..analysis.gates import parse_gates, tripped
 from ..compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from ..errors import UsageError
-from ..replay import METRICS, replay_session, run_record
+from ..read import load_session
+from ..replay import METRICS, replay_records, replay_session
 from ..report.replay import compactions_frame, heatmap_figure, replay_table, timeline_figure
 from ..report.writers import envelope
 from .common import (
     EXIT_GATE,
     AllLeavesOpt,
+    JobsOpt,
     LeafOpt,
     OutputOpt,
+    PathsArg,
     StrictOpt,
     check_leaf_options,
     emit_json,
     emit_renderables,
     exit_code_for,
-    load_all,
-    progress,
+    run_files,
     save_figure,
     stderr_console,
     write_frame,
@@ -59,7 +62,7 @@ def _ints(value: str | None, name: str) -> list[int] | None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
-        paths: Annotated[list[Path], typer.Argument(help="Session files, directories or globs.")],
+        paths: PathsArg = None,
         context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
@@ -73,6 +76,7 @@ def register(app: typer.Typer) -> None:
         plot_metric: Annotated[str, typer.Option("--plot-metric", help="Metric of the grid heatmap.")] = "billed_input_tokens",
         fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help="Exit 1 when METRIC OP NUMBER holds for any run, e.g. overflows>0, early_rate>0.2.")] = None,
         strict: StrictOpt = False,
+        jobs: JobsOpt = None,
     ) -> None:
         """Re-run Pi's compaction offline over a grid of window/reserve/keep settings."""
         check_leaf_options(leaf, all_leaves)
@@ -85,16 +89,10 @@ def register(app: typer.Typer) -> None:
         reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
         keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
         err = stderr_console()
-        loaded = load_all(paths, err)
-        replays = []
-        with progress(err, len(loaded.sessions), "replaying") as advance:
-            for s in loaded.sessions:
-                replays.extend(replay_session(
-                    s, windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
-                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens,
-                ))
-                advance()
-        records = [run_record(pr, run) for pr in replays for run in pr.runs]
+        options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
+                       leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)
+        per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying")
+        records = [r for recs in per_file for r in recs]
         if format == Fmt.json:
             emit_json(envelope("replay", runs=records), output)
         elif format in (Fmt.csv, Fmt.parquet):
@@ -103,7 +101,8 @@ def register(app: typer.Typer) -> None:
             emit_renderables([replay_table(records)], output)
         if plot is not None:
             if len(records) == 1:
-                fig = timeline_figure(replays[0], replays[0].runs[0])
+                (pr,) = replay_session(load_session(records[0]["session"]), **options)
+                fig = timeline_figure(pr, pr.runs[0])
             else:
                 fig = heatmap_figure(records, plot_metric)
             save_figure(fig, plot)

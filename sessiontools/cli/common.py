@@ -49,6 +49,8 @@ PiVersionOpt = Annotated[
 ]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 3 when any line was skipped or recovered.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: the number of cores). Results are the same for any value.")]
+PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
 
 
 class Loaded:
@@ -56,6 +58,7 @@ class Loaded:
 
     def __init__(self) -> None:
         self.sessions: list[Session] = []
+        self.processed = 0
         self.unreadable = 0
         self.lines_skipped_or_recovered = 0
 
@@ -70,18 +73,49 @@ def report_diagnostics(err: Console, session: Session) -> None:
         err.print(safe_text(f"... and {len(diags) - MAX_DIAGNOSTICS_SHOWN} more for {session.path} (see --format json)"))
 
 
-def load_all(paths: Iterable[str | os.PathLike[str]], err: Console) -> Loaded:
-    """Read every session named (files, directories, globs); report problems; never stop early."""
-    loaded = Loaded()
-    files = list(expand_paths(paths))
+def default_session_dir() -> Path:
+    """Pi's session directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`."""
+    agent = os.environ.get("PI_CODING_AGENT_DIR")
+    base = Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent"
+    return base / "sessions"
+
+
+def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> tuple[list[Path], set[Path]]:
+    """The session files to read, and which of them were named explicitly (not found in a directory).
+
+    With no path at all, Pi's own session directory is read.
+    """
+    given = list(paths or [])
+    if not given:
+        d = default_session_dir()
+        if not d.is_dir():
+            raise InputError(f"no path given and Pi's session directory {d} does not exist")
+        err.print(safe_text(f"reading Pi's session directory {d}"))
+        given = [d]
+    explicit = {Path(p) for p in given if not Path(p).is_dir()}
+    files = list(expand_paths(given))
     if not files:
         raise InputError("no session files found in the paths given")
+    return files, explicit
+
+
+def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Loaded:
+    """Read every session named (files, directories, globs); report problems; never stop early.
+
+    A file found in a directory that is not a Pi session is skipped with a note; a file named
+    explicitly that cannot be read makes the exit code 3.
+    """
+    loaded = Loaded()
+    files, explicit = resolve_files(paths, err)
     for f in files:
         try:
             s = load_session(f)
         except InputError as exc:
             err.print(safe_text(f"error: {exc}"))
             loaded.unreadable += 1
+            continue
+        if not s.readable and f not in explicit:
+            err.print(safe_text(f"note: {f}: skipped, not a Pi session ({s.fatal[0].reason if s.fatal else 'empty'})"))
             continue
         report_diagnostics(err, s)
         if not s.readable:
@@ -92,6 +126,48 @@ def load_all(paths: Iterable[str | os.PathLike[str]], err: Console) -> Loaded:
     return loaded
 
 
+def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: Any, jobs: int | None,
+              label: str) -> tuple[list[Any], Loaded]:
+    """`fn(session)` over every file (in processes when jobs > 1), diagnostics reported as files finish.
+
+    Returns the values in file order and a `Loaded` summary (its `sessions` stay empty: sessions are
+    not kept in memory).
+    """
+    from ..parallel import default_jobs, map_sessions
+
+    loaded = Loaded()
+    files, explicit = resolve_files(paths, err)
+    values = []
+    with progress(err, len(files), label) as advance:
+        for res in map_sessions(files, fn, jobs=jobs or default_jobs()):
+            advance()
+            p = Path(res.path)
+            if res.error is not None and not res.readable:
+                err.print(safe_text(f"error: {res.error}"))
+                loaded.unreadable += 1
+                continue
+            if not res.readable and p not in explicit:
+                why = next((d.reason for d in res.diagnostics if d.kind == "fatal"), "empty")
+                err.print(safe_text(f"note: {p}: skipped, not a Pi session ({why})"))
+                continue
+            for d in res.diagnostics[:MAX_DIAGNOSTICS_SHOWN]:
+                label_ = {"skipped": "skipped", "recovered": "recovered", "fatal": "error", "notice": "note"}[d.kind]
+                err.print(safe_text(f"{label_}: {d}"))
+            if len(res.diagnostics) > MAX_DIAGNOSTICS_SHOWN:
+                err.print(safe_text(f"... and {len(res.diagnostics) - MAX_DIAGNOSTICS_SHOWN} more for {p}"))
+            if not res.readable:
+                loaded.unreadable += 1
+                continue
+            if res.error is not None:
+                err.print(safe_text(f"error: {res.error}"))
+                loaded.unreadable += 1
+                continue
+            loaded.lines_skipped_or_recovered += res.skipped_or_recovered
+            loaded.processed += 1
+            values.append(res.value)
+    return values, loaded
+
+
 def load_one(path: Path, err: Console) -> Session:
     loaded = load_all([path], err)
     if not loaded.sessions:
@@ -100,7 +176,7 @@ def load_one(path: Path, err: Console) -> Session:
 
 
 def exit_code_for(loaded: Loaded, strict: bool) -> int:
-    if not loaded.sessions:
+    if not loaded.sessions and not loaded.processed:
         return EXIT_INPUT
     if loaded.unreadable:
         return EXIT_INPUT

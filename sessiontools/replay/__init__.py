@@ -93,6 +93,11 @@ def replay_session(
     return out
 
 
+def replay_records(session: Session, **options: Any) -> list[dict[str, Any]]:
+    """`replay_session` for one session, as JSON-ready run records (picklable, for --jobs)."""
+    return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
+
+
 def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
     """One element of the replay JSON `runs` list."""
     return {
@@ -127,6 +132,7 @@ __all__ = [
     "Workload",
     "build_workload",
     "fit_truth",
+    "replay_records",
     "replay_session",
     "run_record",
     "simulate",

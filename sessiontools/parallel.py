@@ -1,0 +1,72 @@
+"""Run a per-session function over many files, in order, optionally in several processes.
+
+Results come back in the order of the files whatever `jobs` is, so output is identical for any
+number of processes. Each worker reads its file itself (one session in memory per process), so
+memory grows with the largest session, not with the corpus.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from .errors import SessionToolsError
+from .read import Diagnostic, Session, load_session
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class FileResult(Generic[T]):
+    """What one file gave: its diagnostics, whether it was a readable session, and the result."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    readable: bool = False
+    error: str | None = None  # the file could not be opened, or the function failed with a user error
+    skipped_or_recovered: int = 0
+    value: T | None = None
+
+
+def _one(path: str, fn: Callable[[Session], T]) -> FileResult[T]:
+    out: FileResult[T] = FileResult(path)
+    try:
+        s = load_session(path)
+    except SessionToolsError as exc:
+        out.error = str(exc)
+        return out
+    out.diagnostics = list(s.diagnostics)
+    out.readable = s.readable
+    if not s.readable:
+        return out
+    out.skipped_or_recovered = len(s.skipped) + len(s.recovered)
+    try:
+        out.value = fn(s)
+    except SessionToolsError as exc:
+        out.error = str(exc)
+    return out
+
+
+def _worker(args: tuple[str, Callable[[Session], Any]]) -> FileResult[Any]:
+    return _one(*args)
+
+
+def default_jobs() -> int:
+    return os.cpu_count() or 1
+
+
+def map_sessions(
+    files: Sequence[str | Path], fn: Callable[[Session], T], *, jobs: int = 1
+) -> Iterator[FileResult[T]]:
+    """`fn(session)` for every file, yielded in file order; `fn` must be picklable when jobs > 1."""
+    paths = [str(f) for f in files]
+    if jobs <= 1 or len(paths) <= 1:
+        for p in paths:
+            yield _one(p, fn)
+        return
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+        yield from pool.map(_worker, [(p, fn) for p in paths], chunksize=1)
