@@ -51,6 +51,27 @@ def _v0_messages(e: Entry) -> tuple[Mapping[str, Any], ...]:
     return _messages_v0(e)
 
 
+def recorded_contexts(
+    path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any]
+) -> list[tuple[int, tuple[Entry, ...]]]:
+    """The source entries of the context Pi built before each path position in `positions`.
+
+    Incremental: a context only grows by the entries after it, except at a compaction or a
+    context edit, where it is rebuilt with the exact `build_context`.
+    """
+    out = []
+    cur: list[Entry] = []
+    for i, e in enumerate(path):
+        if i in positions:
+            out.append((i, tuple(cur)))
+        if e.type in ("compaction", "context_edit"):
+            ctx = build_context(path[: i + 1], pi_version)
+            cur = [pe.source for pe in ctx.entries if pe.messages]
+        elif entry_messages(e, pi_version):
+            cur.append(e)
+    return out
+
+
 @dataclass(slots=True)
 class TruthModel:
     """Fitted truth for one workload."""
@@ -109,14 +130,11 @@ def fit_truth(
             counted[id(e)] = sum(count(m) for m in msgs)
     # Recorded context of every request with usable usage, in path order.
     pos = {id(e): i for i, e in enumerate(path)}
-    samples: list[tuple[tuple[Entry, ...], int]] = []
-    for r in workload.requests:
-        if r.recorded_prompt is None:
-            continue
-        at = pos[id(workload.base[r.base_index])]
-        ctx = build_context(path[:at], v)
-        sources = tuple(pe.source for pe in ctx.entries if pe.messages)
-        samples.append((sources, r.recorded_prompt))
+    wanted = {pos[id(workload.base[r.base_index])]: r.recorded_prompt for r in workload.requests
+              if r.recorded_prompt is not None}
+    samples: list[tuple[tuple[Entry, ...], int]] = [
+        (sources, wanted[at]) for at, sources in recorded_contexts(path, v, wanted)
+    ]
     xs = [sum(counted.get(id(s), 0) for s in src) for src, _ in samples]
     ys = [float(a) for _, a in samples]
     overhead, ratio = _least_squares(xs, ys)
