@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -23,8 +24,10 @@ from ..report.writers import envelope
 from .common import (
     EXIT_INPUT,
     AllLeavesOpt,
+    JobsOpt,
     LeafOpt,
     OutputOpt,
+    PathsArg,
     PiVersionOpt,
     StrictOpt,
     TableJson,
@@ -33,6 +36,7 @@ from .common import (
     emit_renderables,
     exit_code_for,
     load_all,
+    run_files,
     stderr_console,
 )
 
@@ -48,18 +52,18 @@ app = typer.Typer(
 
 @app.command()
 def inspect(
-    paths: Annotated[list[Path], typer.Argument(help="Session files, directories (all *.jsonl below) or globs.")],
+    paths: PathsArg = None,
     format: Annotated[TableJson, typer.Option("--format", "-f", help="table (for people) or json (for machines).")] = TableJson.table,
     leaf: LeafOpt = None,
     all_leaves: AllLeavesOpt = False,
     strict: StrictOpt = False,
     output: OutputOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """What is in each session: format, counts, tree shape, compactions, usage, cost, problems."""
     check_leaf_options(leaf, all_leaves)
     err = stderr_console()
-    loaded = load_all(paths, err)
-    reports = [inspect_session(s, leaf=leaf, all_leaves=all_leaves) for s in loaded.sessions]
+    reports, loaded = run_files(paths, err, partial(inspect_session, leaf=leaf, all_leaves=all_leaves), jobs, "inspecting")
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
     else:
