@@ -298,62 +298,87 @@ class _Sim:
         wl, s, r = self.wl, self.s, self.run
         req_at = wl.request_at
         recovery_tried_run: set[int] = set()
+        skip_until = -1
         for i, e in enumerate(wl.base):
+            if i <= skip_until or i in wl.artefacts:
+                continue  # recovery edits belong to their failed attempt, replayed with it or not at all
             req = req_at.get(i)
-            if req is not None:
-                if self.v == "1" and not req.first_in_run and i > 0:
-                    # 1.x: between turns, before the next request, Pi checks its projected estimate.
-                    self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
-                u = self.truth_before(i)
-                same = self.same_as_recorded(i) and req.recorded_prompt is not None
-                if same:
-                    u = float(req.recorded_prompt)  # type: ignore[arg-type]
-                overflow = u > s.context_window
-                if overflow:
-                    r.overflows += 1
-                    if req.run not in recovery_tried_run:
-                        recovery_tried_run.add(req.run)
-                        r.billed_input += u  # the failed attempt was sent and billed
-                        if self.compact("overflow", i - 1, u, self.pi_estimate_before(i)) is not None:
-                            u = self.truth_before(i)
-                            same = False
-                        if u > s.context_window:
-                            r.overflows += 1
-                            r.failed_recoveries += 1
-                    else:
-                        r.failed_recoveries += 1
-                elif u > s.threshold and not req.first_in_run:
-                    r.mid_run_crossings += 1
-                r.peak_truth = max(r.peak_truth, u)
-                r.billed_input += u
-                r.output_tokens += req.output
-                r.requests.append(RequestPoint(i, e.id, u, "recorded" if same else "model", None, overflow))
-                usable = req.stop_reason not in ("aborted", "error")
-                usage_total = u + req.output
-                if same:
-                    self.synthetic.append(e)
-                    rec_usage = assistant_usage(e.message or {}, self.v)
-                    if rec_usage is not None:
-                        usage_total = calculate_context_tokens(rec_usage)
-                else:
-                    # Pi would have seen the provider's usage for the simulated context.
-                    self.synthetic.append(_with_usage(e, round(u), req.output))
-                if usable:
-                    self.last_usage = (i, usage_total)
-                if req.last_in_run:
-                    if usable:
-                        view = usage_total
-                    elif req.stop_reason == "aborted" and self.v == "0":
-                        # 0.x checks an aborted reply (before the next prompt) by its own, usually empty, usage.
-                        raw = (e.message or {}).get("usage")
-                        view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0
-                    else:
-                        # Errors (and 1.x zero usage): Pi estimates from the last valid usage plus trailing.
-                        view = self.pi_estimate_before(i + 1)
-                    self.check(i, view, self.truth_before(i + 1))
-                    r.requests[-1].pi_view = view
+            if req is None:
+                self.synthetic.append(e)
                 continue
-            self.synthetic.append(e)
+            if self.v == "1" and not req.first_in_run and i > 0:
+                # 1.x: between turns, before the next request, Pi checks its projected estimate.
+                self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
+            same = self.same_as_recorded(i)
+            u = self.truth_before(i)
+            source = "model"
+            if same and req.recorded_prompt is not None:
+                u, source = float(req.recorded_prompt), "recorded"
+            if u > s.context_window or (req.failed_overflow and same):
+                # The provider rejects the request (not billed); Pi compacts once per run and retries.
+                r.overflows += 1
+                r.peak_truth = max(r.peak_truth, u)
+                r.requests.append(RequestPoint(i, e.id, u, source, None, True))
+                if req.failed_overflow:
+                    # Pi's path holds the failed attempt (and 1.x's omission edits) when it compacts.
+                    self.synthetic.extend(wl.base[i: req.group_end + 1])
+                    parent, skip_until = req.group_end, req.group_end
+                else:
+                    parent = i - 1
+                if req.run in recovery_tried_run:
+                    r.failed_recoveries += 1
+                    if req.failed_overflow:
+                        continue
+                else:
+                    recovery_tried_run.add(req.run)
+                    self.compact("overflow", parent, u, self.pi_estimate_before(i))
+                    if req.failed_overflow:
+                        continue  # the retry is the next recorded request (1.x) or was never saved (0.x)
+                u, source = self.truth_before(i), "model"
+                if u > s.context_window:
+                    r.overflows += 1
+                    r.failed_recoveries += 1
+            elif req.failed_overflow:
+                # Here the request fits: it would have succeeded, but its reply was never recorded.
+                r.billed_input += u
+                r.peak_truth = max(r.peak_truth, u)
+                r.requests.append(RequestPoint(i, e.id, u, "model", None, False))
+                self.last_usage = (i, u)
+                skip_until = req.group_end
+                if req.last_in_run:
+                    self.check(i, u, self.truth_before(i))
+                    r.requests[-1].pi_view = u
+                continue
+            elif u > s.threshold and not req.first_in_run:
+                r.mid_run_crossings += 1
+            r.peak_truth = max(r.peak_truth, u)
+            r.billed_input += u
+            r.output_tokens += req.output
+            r.requests.append(RequestPoint(i, e.id, u, source, None, False))
+            usable = req.stop_reason not in ("aborted", "error")
+            usage_total = u + req.output
+            if source == "recorded":
+                self.synthetic.append(e)
+                rec_usage = assistant_usage(e.message or {}, self.v)
+                if rec_usage is not None:
+                    usage_total = calculate_context_tokens(rec_usage)
+            else:
+                # Pi would have seen the provider's usage for the simulated context.
+                self.synthetic.append(_with_usage(e, round(u), req.output) if usable else e)
+            if usable:
+                self.last_usage = (i, usage_total)
+            if req.last_in_run:
+                if usable:
+                    view = usage_total
+                elif req.stop_reason == "aborted" and self.v == "0":
+                    # 0.x checks an aborted reply (before the next prompt) by its own, usually empty, usage.
+                    raw = (e.message or {}).get("usage")
+                    view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0
+                else:
+                    # Errors (and 1.x zero usage): Pi estimates from the last valid usage plus trailing.
+                    view = self.pi_estimate_before(i + 1)
+                self.check(i, view, self.truth_before(i + 1))
+                r.requests[-1].pi_view = view
         matched = sum(1 for c in r.compactions if c.matches_recorded)
         recorded = len([rc for rc in wl.recorded_compactions if rc.kind in ("threshold", "overflow")])
         r.recorded_match = {

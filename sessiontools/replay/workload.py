@@ -10,7 +10,7 @@ context edits) is workload.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..compaction.overflow import is_context_overflow
@@ -30,6 +30,8 @@ class Request:
     recorded_prompt: int | None  # recorded A = input + cacheRead + cacheWrite, if usage is usable
     output: int  # recorded output tokens (0 when unknown)
     stop_reason: str | None
+    failed_overflow: bool = False  # the provider rejected it as a context overflow
+    group_end: int = -1  # failed attempt: base index of the last entry of its recovery artefacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +51,10 @@ class Workload:
 
     pi_version: str
     path: tuple[Entry, ...]  # the recorded path
-    base: tuple[Entry, ...]  # the path without compactions and overflow artefacts
+    base: tuple[Entry, ...]  # the path without compaction entries
     requests: list[Request]
     recorded_compactions: list[RecordedCompaction]
-    dropped: list[Entry] = field(default_factory=list)  # overflow artefacts removed from the base
+    artefacts: frozenset[int] = frozenset()  # base indices of recovery edits (replayed only with their failure)
     provider: str | None = None
     model: str | None = None
 
@@ -72,21 +74,14 @@ def _is_overflow_error(e: Entry, pi_version: str) -> bool:
 
 
 def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
-    """Split a recorded path into base workload, requests, runs and recorded compactions."""
+    """Split a recorded path into base workload, requests, runs and recorded compactions.
+
+    An overflow error stays in the base as a failed request; the 1.x edits that omit it from the
+    context (replacement null, targeting the failed attempt or its tool results) are marked as its
+    recovery artefacts: the replay puts them back only when it reproduces the failure.
+    """
     from ..analysis.inspect import compaction_kind
 
-    dropped_ids: set[str] = set()
-    dropped: list[Entry] = []
-    for e in path:
-        if _is_overflow_error(e, pi_version):
-            dropped.append(e)
-            if e.id:
-                dropped_ids.add(e.id)
-    # 1.x recovery omits the failed attempt (and its tool results) with replacement-null edits.
-    for e in path:
-        if e.type == "context_edit" and e.data.get("replacement") is None and e.data.get("targetId") in dropped_ids:
-            dropped.append(e)
-    dropped_set = {id(e) for e in dropped}
     base: list[Entry] = []
     recorded: list[RecordedCompaction] = []
     for i, e in enumerate(path):
@@ -98,9 +93,23 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 )
             )
             continue
-        if id(e) in dropped_set:
-            continue
         base.append(e)
+    failed = {i for i, e in enumerate(base) if _is_overflow_error(e, pi_version)}
+    failed_ids = {base[i].id for i in failed if base[i].id}
+    artefacts: set[int] = set()
+    group_end: dict[int, int] = {}
+    for i in sorted(failed):
+        end = i
+        for j in range(i + 1, len(base)):
+            b = base[j]
+            if b.type == "context_edit" and b.data.get("replacement") is None:
+                target = b.data.get("targetId")
+                if target in failed_ids or target == base[i].id or _targets_result_of(base, i, target):
+                    artefacts.add(j)
+                    end = j
+                    continue
+            break
+        group_end[i] = end
 
     requests: list[Request] = []
     run = -1
@@ -129,17 +138,27 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 recorded_prompt=prompt_tokens(usage) if usage is not None else None,
                 output=int(out) if isinstance(out, int | float) and not isinstance(out, bool) else 0,
                 stop_reason=msg.get("stopReason"),
+                failed_overflow=i in failed,
+                group_end=group_end.get(i, i),
             )
         )
         first = False
-        provider, model = msg.get("provider") or provider, msg.get("model") or model
+        if i not in failed:
+            provider, model = msg.get("provider") or provider, msg.get("model") or model
     # A run's last request is the final one before the next run starts, whatever its stop reason.
     for k, r in enumerate(requests):
         nxt = requests[k + 1] if k + 1 < len(requests) else None
-        if nxt is None or nxt.run != r.run:
-            if not r.last_in_run:
-                requests[k] = Request(r.base_index, r.run, r.first_in_run, True, r.recorded_prompt, r.output, r.stop_reason)
-    return Workload(pi_version, tuple(path), tuple(base), requests, recorded, dropped, provider, model)
+        if (nxt is None or nxt.run != r.run) and not r.last_in_run:
+            requests[k] = replace(r, last_in_run=True)
+    return Workload(pi_version, tuple(path), tuple(base), requests, recorded, frozenset(artefacts), provider, model)
+
+
+def _targets_result_of(base: Sequence[Entry], failed_index: int, target: Any) -> bool:
+    """Whether `target` is a tool result answering the failed attempt's tool calls."""
+    for e in base[failed_index + 1:]:
+        if e.id == target:
+            return e.role == "toolResult"
+    return False
 
 
 def recorded_context_sources(path: Sequence[Entry], upto: int, pi_version: str) -> tuple[int, ...]:
