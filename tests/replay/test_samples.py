@@ -1,0 +1,70 @@
+"""Replay against what the real Pi CLI did: the bundled samples record their settings
+(sample_sessions/manifest.json), and the pairs record one workload under two settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sessiontools.read import load_session
+from sessiontools.replay import replay_session
+from tests.conftest import SAMPLES
+
+MANIFEST = SAMPLES / "manifest.json"
+pytestmark = pytest.mark.skipif(not MANIFEST.exists(), reason="sample_sessions/manifest.json is absent")
+
+
+def _settings(name: str) -> dict:
+    return json.loads(MANIFEST.read_text())[name]
+
+
+def _names() -> list[str]:
+    return sorted(json.loads(MANIFEST.read_text())) if MANIFEST.exists() else []
+
+
+@pytest.mark.parametrize("name", _names())
+def test_recorded_settings_reproduce_recorded_compactions(name: str) -> None:
+    """With the settings a sample was recorded with, every recorded compaction (threshold and
+    overflow recovery, on every branch) comes back with the same parent, first kept entry and
+    tokensBefore, and no extra compaction appears (the issue asks for >= 95% and <= 5%)."""
+    st = _settings(name)
+    session = load_session(SAMPLES / f"{name}.jsonl")
+    prs = replay_session(session, windows=[st["window"]], reserves=[st["reserve"]], keeps=[st["keep"]],
+                         policy=None, all_leaves=True)
+    recorded = matched = extra = 0
+    for pr in prs:
+        rm = pr.runs[0].recorded_match
+        recorded, matched, extra = recorded + rm["recorded"], matched + rm["matched"], extra + rm["extra"]
+    assert matched >= 0.95 * recorded
+    assert extra <= 0.05 * max(recorded, 1)
+
+
+def _pairs() -> list[tuple[str, str]]:
+    names = set(_names())
+    out = []
+    for v in ("pi0", "pi1"):
+        a, b = f"{v}-pair-a", f"{v}-pair-b"
+        if a in names and b in names:
+            out += [(a, b), (b, a)]
+    return out
+
+
+@pytest.mark.parametrize(("source", "target"), _pairs())
+def test_what_if_matches_the_other_recording(source: str, target: str) -> None:
+    """Replaying recording A with B's settings predicts recording B: the same compaction count at
+    the same workload positions, no overflow, and peak and billed prompt tokens within 5%."""
+    st = _settings(target)
+    kw = dict(windows=[st["window"]], reserves=[st["reserve"]], keeps=[st["keep"]], policy=None)
+    (pa,) = replay_session(load_session(SAMPLES / f"{source}.jsonl"), **kw)
+    (pb,) = replay_session(load_session(SAMPLES / f"{target}.jsonl"), **kw)
+    run = pa.runs[0]
+    rec = pb.workload.recorded_compactions
+    assert [c.parent_base_index for c in run.compactions] == [rc.parent_base_index for rc in rec]
+    base_b = [e.id for e in pb.workload.base]
+    assert [c.first_kept_base_index for c in run.compactions] == [base_b.index(rc.first_kept_entry_id) for rc in rec]
+    assert run.overflows == sum(1 for r in pb.workload.requests if r.failed_overflow) == 0
+    peak_b = max(r.recorded_prompt or 0 for r in pb.workload.requests)
+    billed_b = sum(r.recorded_prompt or 0 for r in pb.workload.requests)
+    assert run.peak_truth == pytest.approx(peak_b, rel=0.05)
+    assert sum(p.truth for p in run.requests) == pytest.approx(billed_b, rel=0.05)
