@@ -67,7 +67,8 @@ class Entry:
 
     `line` is the 1-based physical line of the file the entry came from (two entries share a line
     when a writer glued two objects together); `index` is its position among the file's entries,
-    counting the header as 0 (the numbering of v1 `firstKeptEntryIndex`).
+    counting the header as 0 (the numbering of v1 `firstKeptEntryIndex`). `message` and `role`
+    are resolved once, at construction.
     """
 
     type: str
@@ -76,23 +77,17 @@ class Entry:
     line: int
     index: int
     data: Mapping[str, Any]
+    message: Mapping[str, Any] | None = field(default=None, init=False)
+    role: str | None = field(default=None, init=False)
 
-    @property
-    def message(self) -> Mapping[str, Any] | None:
-        """The message object of a `message` entry, else None."""
+    def __post_init__(self) -> None:
         if self.type == "message":
             msg = self.data.get("message")
-            return msg if isinstance(msg, Mapping) else None
-        return None
-
-    @property
-    def role(self) -> str | None:
-        """The role of a `message` entry's message, else None."""
-        msg = self.message
-        if msg is None:
-            return None
-        role = msg.get("role")
-        return role if isinstance(role, str) else None
+            if isinstance(msg, dict):
+                object.__setattr__(self, "message", msg)
+                role = msg.get("role")
+                if isinstance(role, str):
+                    object.__setattr__(self, "role", role)
 
     @property
     def timestamp(self) -> Any:

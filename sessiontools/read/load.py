@@ -22,10 +22,25 @@ def _is_header(obj: dict[str, Any]) -> bool:
     return obj.get("type") == "session" and isinstance(obj.get("id"), str)
 
 
+def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    """(line number, raw line without its newline, whether a newline ended it)."""
+    parts = data.split(b"\n")
+    last = len(parts) - 1
+    for n, raw in enumerate(parts, start=1):
+        if n - 1 == last:
+            if raw:
+                yield n, raw, False
+        else:
+            yield n, raw, True
+
+
 def read_stream(stream: IO[bytes], path: str) -> Session:
-    """Read a session from a binary stream, line by line."""
-    head = stream.peek(_SNIFF)[:_SNIFF] if hasattr(stream, "peek") else b""
-    if b"\x00" in head:
+    """Read a session from a binary stream (the whole file is one session in memory, as in Pi)."""
+    return _read(stream.read(), path)
+
+
+def _read(data: bytes, path: str) -> Session:
+    if b"\x00" in data[:_SNIFF]:
         return Session(path, None, (), 1, [Diagnostic(path, 1, "binary file (NUL bytes): not a Pi session", "fatal")])
     diags: list[Diagnostic] = []
     header: Header | None = None
@@ -33,11 +48,22 @@ def read_stream(stream: IO[bytes], path: str) -> Session:
     lines: list[int] = []
     seen_any = False
     line_no = 0
-    for line_no, raw in enumerate(stream, start=1):  # noqa: B007 - line_no used after the loop
-        terminated = raw.endswith(b"\n")
-        parsed = parse_line(raw, line_no, path, terminated=terminated)
-        diags.extend(parsed.diagnostics)
-        for obj in parsed.objects:
+    loads = orjson.loads
+    for line_no, raw, terminated in _lines(data):
+        # Fast path: one well-formed object on the line (what Pi writes).
+        parsed_objects: list[dict[str, Any]]
+        try:
+            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raise ValueError
+            obj = loads(raw)
+            if type(obj) is not dict:
+                raise ValueError
+            parsed_objects = [obj]
+        except ValueError:
+            parsed = parse_line(raw, line_no, path, terminated=terminated)
+            diags.extend(parsed.diagnostics)
+            parsed_objects = parsed.objects
+        for obj in parsed_objects:
             if not seen_any:
                 seen_any = True
                 if _is_header(obj):
@@ -73,9 +99,7 @@ def read_stream(stream: IO[bytes], path: str) -> Session:
 
 def read_bytes(data: bytes, path: str = "<memory>") -> Session:
     """Read a session held in memory (tests, stdin)."""
-    import io
-
-    return read_stream(io.BufferedReader(io.BytesIO(data)), path)  # type: ignore[arg-type]
+    return _read(data, path)
 
 
 def session_from_records(records: Iterable[dict[str, Any]], path: str = "<memory>") -> Session:

@@ -138,30 +138,44 @@ def check_structure(entries: Sequence[Entry], path: str) -> list[Diagnostic]:
             diags.append(
                 Diagnostic(path, e.line, f"parent {e.parent_id!r} does not exist; the entry is treated as a root")
             )
-    diags.extend(_find_cycles(entries, by_id, path))
+    # A parent that always precedes its child in the file (what Pi writes) cannot form a cycle.
+    seen: set[str] = set()
+    ordered = True
+    for e in entries:
+        if e.parent_id is not None and e.parent_id not in seen:
+            ordered = False
+            break
+        if e.id is not None:
+            if e.id in seen:  # a duplicate id re-links earlier children: check properly
+                ordered = False
+                break
+            seen.add(e.id)
+    if not ordered:
+        diags.extend(_find_cycles(entries, by_id, path))
     return diags
 
 
 def _find_cycles(entries: Iterable[Entry], by_id: dict[str, Entry], path: str) -> list[Diagnostic]:
-    state: dict[str, int] = {}  # 1 = on the current walk, 2 = known acyclic or reported
+    """Parent links that loop, following links as Pi resolves them (by id, the last duplicate wins)."""
+    state: dict[int, int] = {}  # id(entry) -> 1 on the current walk, 2 known acyclic or reported
     diags = []
     for start in entries:
-        if start.id is None or state.get(start.id):
+        if state.get(id(start)):
             continue
         walk: list[Entry] = []
         cur: Entry | None = start
-        while cur is not None and cur.id is not None and not state.get(cur.id):
-            state[cur.id] = 1
+        while cur is not None and not state.get(id(cur)):
+            state[id(cur)] = 1
             walk.append(cur)
             cur = by_id.get(cur.parent_id) if cur.parent_id is not None else None
-        if cur is not None and cur.id is not None and state.get(cur.id) == 1:
-            ring = walk[[w.id for w in walk].index(cur.id):]
+        if cur is not None and state.get(id(cur)) == 1:
+            ring = walk[[id(w) for w in walk].index(id(cur)):]
             ids = " -> ".join(repr(w.id) for w in ring)
             diags.append(
                 Diagnostic(path, min(w.line for w in ring), f"parent cycle {ids}; paths through it are cut there")
             )
         for w in walk:
-            state[w.id] = 2  # type: ignore[index]
+            state[id(w)] = 2
     return diags
 
 

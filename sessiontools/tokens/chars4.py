@@ -26,7 +26,7 @@ def _text_len(v: Any) -> int:
 
 def _blocks(content: Any) -> list[Mapping[str, Any]]:
     if isinstance(content, list):
-        return [b for b in content if isinstance(b, Mapping)]
+        return [b for b in content if isinstance(b, dict)]
     return []
 
 
@@ -76,7 +76,7 @@ def message_chars(message: Mapping[str, Any], pi_version: str = "1") -> int:
     if role == "system" and pi_version != "0":
         chars = text_and_image_chars(message.get("content"))
         sections = message.get("sections")
-        if isinstance(sections, Mapping):
+        if isinstance(sections, dict):
             for section in sections.values():
                 if js_truthy(section):
                     chars += _text_len(section)

@@ -121,7 +121,7 @@ def json_stringify(value: Any) -> str | None:
         return js_string(value)
     if isinstance(value, int | float):
         return js_number(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         parts = []
         for k, v in js_entries(value):
             sv = json_stringify(v)

@@ -156,3 +156,18 @@ def test_console_script_has_no_traceback() -> None:
     )
     assert proc.returncode == 3
     assert "binary file" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_duplicate_id_cycle_is_found() -> None:
+    """A duplicate id that re-links an earlier child into a loop is still reported as a cycle."""
+    from sessiontools.read import session_from_records
+
+    h = {"type": "session", "version": 3, "id": "d", "timestamp": "2025-01-01T00:00:00Z", "cwd": "/"}
+    m = {"role": "user", "content": "x", "timestamp": 1}
+    s = session_from_records([
+        h,
+        {"type": "message", "id": "x", "parentId": None, "message": m},
+        {"type": "message", "id": "y", "parentId": "x", "message": m},
+        {"type": "message", "id": "x", "parentId": "y", "message": m},
+    ])
+    assert any("parent cycle" in d.reason for d in s.notices)
