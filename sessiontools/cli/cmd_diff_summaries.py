@@ -1,0 +1,116 @@
+"""`sessiontools diff-summaries`: how compaction summaries drift across repeated compactions."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..analysis.drift import METRICS, diff_summaries, evaluate_gates, parse_gate, token_counter
+from ..errors import UsageError
+from ..report.drift import decay_figure, drift_markdown, drift_renderables, figure_kwargs
+from ..report.text import safe_text
+from ..report.writers import envelope
+from .common import (
+    EXIT_GATE,
+    EXIT_OK,
+    AllLeavesOpt,
+    LeafOpt,
+    OutputOpt,
+    StrictOpt,
+    check_leaf_options,
+    emit_json,
+    emit_renderables,
+    exit_code_for,
+    load_all,
+    stderr_console,
+)
+
+
+class DriftFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+class Tokenizer(str, Enum):
+    o200k = "o200k"
+    cl100k = "cl100k"
+    chars4 = "chars4"
+
+
+_FAIL_IF_HELP = (
+    "Exit 1 when METRIC OP NUMBER holds (OP: > >= < <= == !=); repeatable; quote it in a shell. "
+    "Metrics: " + ", ".join(METRICS) + "."
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("diff-summaries")
+    def diff_summaries_cmd(
+        paths: Annotated[list[Path], typer.Argument(help="Session files, directories (all *.jsonl below) or globs.")],
+        leaf: LeafOpt = None,
+        all_leaves: AllLeavesOpt = False,
+        pair: Annotated[
+            int | None, typer.Option("--pair", min=1, help="Show only the K-th pair of each chain (1 = the first compaction pair).")
+        ] = None,
+        format: Annotated[
+            DriftFormat, typer.Option("--format", "-f", help="table (tables and diffs), json, or markdown (a pull-request comment).")
+        ] = DriftFormat.table,
+        output: OutputOpt = None,
+        plot: Annotated[Path | None, typer.Option("--plot", help="Save the decay curves to PATH.png or PATH.svg.")] = None,
+        fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help=_FAIL_IF_HELP)] = None,
+        tokenizer: Annotated[
+            Tokenizer, typer.Option("--tokenizer", help="How summary lengths are counted (chars4 = Pi's ceil(chars/4)).")
+        ] = Tokenizer.o200k,
+        strict: StrictOpt = False,
+    ) -> None:
+        """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
+        check_leaf_options(leaf, all_leaves)
+        gates = [parse_gate(g) for g in fail_if or []]
+        plot_format = plot.suffix.lower().lstrip(".") if plot is not None else None
+        if plot_format not in (None, "png", "svg"):
+            raise UsageError(f"--plot {plot}: the file name must end in .png or .svg")
+        err = stderr_console()
+        loaded = load_all(paths, err)
+        counter = token_counter(tokenizer.value)
+        if counter.fallback_reason:
+            err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
+        report = diff_summaries(loaded.sessions, leaf=leaf, all_leaves=all_leaves, counter=counter)
+        if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
+            most = max(len(c.pairs) for c in report.chains)
+            raise UsageError(f"--pair {pair}: the analysed paths have at most {most} pair(s)")
+        results = evaluate_gates(report.metrics(), gates)
+
+        if format == DriftFormat.json:
+            emit_json(envelope("diff-summaries", **report.to_dict(pair), gates=[r.to_dict() for r in results]), output)
+        elif format == DriftFormat.markdown:
+            text = drift_markdown(report, pair=pair, gates=results)
+            if output is None:
+                typer.echo(text, nl=False)
+            else:
+                output.write_text(text, encoding="utf-8")
+        else:
+            emit_renderables(drift_renderables(report, pair=pair, gates=results), output)
+
+        if plot is not None and plot_format is not None:
+            import matplotlib
+
+            with matplotlib.rc_context({"svg.hashsalt": "sessiontools", "svg.fonttype": "none"}):
+                decay_figure(report).savefig(plot, **figure_kwargs(plot_format))
+
+        m = report.metrics()
+        err.print(
+            f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "
+            f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals",
+            markup=False,
+        )
+        tripped = [r for r in results if r.tripped]
+        for r in tripped:
+            err.print(f"gate tripped: --fail-if {r.gate.expression} (value {r.value:g})", markup=False)
+        code = exit_code_for(loaded, strict)
+        if code == EXIT_OK and tripped:
+            code = EXIT_GATE
+        raise typer.Exit(code)
