@@ -15,6 +15,7 @@ distinct key is tokenized once per encoding (cached), and misses are batched thr
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -138,7 +139,7 @@ def units_chars(units: MessageUnits) -> int:
 class TiktokenCounter:
     """tiktoken counts of messages for one encoding, cached by content key, batched on misses."""
 
-    def __init__(self, encoding_name: str, encoding: Any | None = None, *, num_threads: int = 4) -> None:
+    def __init__(self, encoding_name: str, encoding: Any | None = None, *, num_threads: int | None = None) -> None:
         if encoding_name not in ENCODINGS:
             raise ValueError(f"unknown encoding {encoding_name!r} (expected one of {', '.join(ENCODINGS)})")
         if encoding is None:
@@ -148,7 +149,7 @@ class TiktokenCounter:
         self.name = encoding_name
         self.short_name = SHORT_NAMES[encoding_name]
         self.encoding = encoding
-        self.num_threads = num_threads
+        self.num_threads = num_threads or max(1, min(8, os.cpu_count() or 1))
         self._cache: dict[bytes, int] = {}
         self.texts_encoded = 0
 

@@ -162,6 +162,9 @@ def check_session(
     for ans in answers:
         if ans.get("query_index") is None:
             continue
+        if "keep_recent" not in ans:  # Pi could not even load the session (e.g. a parent cycle)
+            tally.pi_errors += 1
+            continue
         if ans.get("query_index") == 0 and "path_ids" in ans and len(ans["path_ids"]) != len(path):
             tally.mismatches.append(f"{session_id} path length: ours={len(path)} pi={len(ans['path_ids'])}")
             return

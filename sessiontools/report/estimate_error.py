@@ -1,0 +1,209 @@
+"""`estimate-error` output: rich tables, the per-request DataFrame, and a matplotlib figure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+from rich.console import Group
+from rich.table import Table
+
+from ..analysis.estimate_error import CHAR_COLUMNS, requests_columns
+from .text import safe_text
+
+_INT_COLUMNS = {
+    "index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output", "messages", "images",
+    "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS, "est_chars4", "est_pi", "est_cl100k", "est_o200k",
+}
+_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key"}
+
+
+def _pct(v: float | None, signed: bool = False) -> str:
+    if v is None:
+        return "-"
+    return f"{v:+.1%}" if signed else f"{v:.1%}"
+
+
+def _pct0(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0%}"
+
+
+_METHODS = {"leave-one-session-out": "LOSO", "time-split": "time split", "none": "-"}
+
+
+def _tokens(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def _num(v: float | None, digits: int) -> str:
+    return "-" if v is None else f"{v:,.{digits}f}"
+
+
+def _ratio(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def requests_frame(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]) -> pl.DataFrame:
+    """One row per request (the CSV/Parquet table), columns in a fixed order with fixed types."""
+    cols = requests_columns(estimators)
+    schema: dict[str, Any] = {}
+    for c in cols:
+        if c in _STR_COLUMNS:
+            schema[c] = pl.Utf8
+        elif c in _INT_COLUMNS:
+            schema[c] = pl.Int64
+        else:
+            schema[c] = pl.Float64
+    data = {c: [r.get(c) for r in rows] for c in cols}
+    return pl.DataFrame(data, schema=schema)
+
+
+def _session_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
+    """Renderables for people: overall errors, estimators x groups, early/late, calibration, sessions."""
+    skipped = summary["skipped_requests"]
+    skipped_txt = ", ".join(f"{k} {v}" for k, v in skipped.items() if k != "total")
+    title = f"estimate error: {summary['requests']:,} requests" + (
+        f" ({skipped['total']} assistant messages skipped: {skipped_txt})" if skipped["total"] else ""
+    )
+    parts: list[Any] = []
+
+    t = Table(title=title, title_justify="left")
+    for col in ("estimator", "n", "bias", "MAPE", "median A/E", "p50 |e|", "p95 |e|", "max |e|"):
+        t.add_column(col, justify="left" if col == "estimator" else "right")
+    for est in estimators:
+        s = summary["estimators"][est]
+        name = est
+        if est == "calibrated" and summary.get("calibration"):
+            src = summary["calibration"]["source"]
+            name = "calibrated (file)" if src == "file" else "calibrated (OOS)"
+        t.add_row(name, f"{s['n']:,}", _pct(s["bias"], True), _pct(s["mape"]), _ratio(s["median_ratio"]),
+                  _tokens(s["p50_abs"]), _tokens(s["p95_abs"]), _tokens(s["max_abs"]))
+    parts.append(t)
+
+    groups = summary["groups"]
+    if groups:
+        g = Table(title=f"MAPE and bias by {summary['by']}", title_justify="left")
+        g.add_column("estimator")
+        for grp in groups:
+            g.add_column(safe_text(f"{grp['group']} (n={grp['requests']:,})"), justify="right", overflow="fold")
+        for est in estimators:
+            cells = []
+            for grp in groups:
+                s = grp["estimators"][est]
+                cells.append("-" if s["mape"] is None else f"{_pct(s['mape'])} ({_pct(s['bias'], True)})")
+            g.add_row(est, *cells)
+        parts.append(g)
+
+    thresholds = summary["thresholds"]
+    if thresholds and summary["timing"] and summary["requests"]:
+        d = Table(title="compaction decisions E > T against A > T: early/late (early rate/late rate)", title_justify="left")
+        d.add_column("estimator")
+        for th in thresholds:
+            d.add_column(f"T={th['tokens']:,} ({th['spec']})", justify="right")
+        by_key = {(x["estimator"], x["threshold"]): x for x in summary["timing"]}
+        for est in estimators:
+            cells = []
+            for th in thresholds:
+                x = by_key[(est, th["tokens"])]
+                cells.append(f"{x['early']}/{x['late']} ({_pct0(x['early_rate'])}/{_pct0(x['late_rate'])})")
+            d.add_row(est, *cells)
+        parts.append(d)
+
+    cal = summary.get("calibration")
+    if cal and cal["models"]:
+        note = " (the calibrated estimator used the coefficients from the file instead)" if cal["source"] == "file" else ""
+        c = Table(title=f"calibration fitted here: A ~ a + b * {cal['x']} (least squares){note}", title_justify="left")
+        for col in ("model", "a", "b", "n", "sessions", "MAPE in", "MAPE out", "judged by"):
+            c.add_column(col, justify="left" if col in ("model", "judged by") else "right",
+                         overflow="fold", no_wrap=col != "model")
+        for key, m in cal["models"].items():
+            c.add_row(safe_text(key), f"{m['a']:,.1f}", f"{m['b']:.4f}", f"{m['n']:,}", str(m["sessions"]),
+                      _pct(m["mape_in_sample"]), _pct(m["mape_out_of_sample"]), _METHODS.get(m["method"], m["method"]))
+        parts.append(c)
+
+    profiles = {k: v for k, v in (cal or {}).get("tokenizer", {}).items() if v is not None}
+    if profiles:
+        tp = Table(title="tokenizer fit: A ~ overhead + chars/chars_per_token + cjk*tokens_per_cjk + per_message*messages",
+                   title_justify="left")
+        for col in ("model", "n", "chars/token", "tokens/CJK char", "tokens/message", "overhead", "MAPE in"):
+            tp.add_column(col, justify="left" if col == "model" else "right", overflow="fold", no_wrap=col != "model")
+        for key, p in profiles.items():
+            tp.add_row(safe_text(key), f"{p['n']:,}", _num(p["chars_per_token"], 3), _num(p["cjk_tokens_per_char"], 3),
+                       _num(p["tokens_per_message"], 1), _num(p["overhead"], 0), _pct(p["mape_in_sample"]))
+        parts.append(tp)
+
+    sessions = summary["sessions"]
+    if len(sessions) > 1:
+        s_t = Table(title="MAPE by session", title_justify="left")
+        s_t.add_column("session")
+        s_t.add_column("requests", justify="right")
+        for est in estimators:
+            s_t.add_column(est, justify="right")
+        s_t.add_column("chars/token", justify="right")
+        for sess in sessions:
+            prof = sess.get("tokenizer") or {}
+            s_t.add_row(safe_text(_session_name(sess["session"])), f"{sess['requests']:,}",
+                        *[_pct(sess["estimators"][est]["mape"]) for est in estimators],
+                        _num(prof.get("chars_per_token"), 2))
+        parts.append(s_t)
+    return Group(*parts)
+
+
+_COLORS = {"chars4": "#d62728", "pi": "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
+
+
+def estimate_error_figure(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]):  # type: ignore[no-untyped-def]
+    """Three panels: E vs A (log axes), e/A per estimator, and e/A against context size A."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(16, 5), dpi=110, layout="constrained")
+    ax_sc, ax_dist, ax_size = fig.subplots(1, 3)
+    actual_all = [r["actual"] for r in rows if r["actual"] > 0]
+    dist_data, dist_labels = [], []
+    for est in estimators:
+        pairs = [(r["actual"], r[f"est_{est}"]) for r in rows if r.get(f"est_{est}") is not None and r["actual"] > 0]
+        if not pairs:
+            continue
+        a = [p[0] for p in pairs]
+        e = [p[1] for p in pairs]
+        rel = [(ei - ai) / ai for ai, ei in pairs]
+        color = _COLORS.get(est)
+        ax_sc.scatter(a, [max(x, 1) for x in e], s=6, alpha=0.5, label=est, color=color)
+        ax_size.scatter(a, rel, s=6, alpha=0.5, label=est, color=color)
+        dist_data.append(rel)
+        dist_labels.append(est)
+    if actual_all:
+        lo, hi = min(actual_all), max(actual_all)
+        ax_sc.plot([lo, hi], [lo, hi], color="black", linewidth=1, linestyle="--", label="E = A")
+    ax_sc.set_xscale("log")
+    ax_sc.set_yscale("log")
+    ax_sc.set_xlabel("actual prompt tokens A")
+    ax_sc.set_ylabel("estimate E")
+    ax_sc.set_title("estimate vs actual")
+    if ax_sc.get_legend_handles_labels()[0]:
+        ax_sc.legend(loc="upper left", fontsize="small")
+    if dist_data:
+        ax_dist.boxplot(dist_data, showfliers=True, flierprops={"markersize": 2})
+        ax_dist.set_xticks(range(1, len(dist_labels) + 1), dist_labels)
+    all_rel = [v for d in dist_data for v in d]
+    top = min(2.0, max(all_rel, default=1.0)) * 1.05 if all_rel else 1.0
+    clipped = sum(1 for v in all_rel if v > top)
+    for ax in (ax_dist, ax_size):
+        ax.set_ylim(-1.05, max(0.1, top))
+        if clipped:
+            ax.text(0.99, 0.99, f"{clipped} points above {top:.2f} not shown", transform=ax.transAxes,
+                    ha="right", va="top", fontsize="small")
+    ax_dist.axhline(0, color="black", linewidth=1, linestyle="--")
+    ax_dist.set_ylabel("relative error e/A = (E - A) / A")
+    ax_dist.set_title("error distribution")
+    ax_size.axhline(0, color="black", linewidth=1, linestyle="--")
+    ax_size.set_xscale("log")
+    ax_size.set_xlabel("actual prompt tokens A")
+    ax_size.set_ylabel("relative error e/A")
+    ax_size.set_title("error against context size")
+    return fig

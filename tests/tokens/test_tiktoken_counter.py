@@ -1,0 +1,167 @@
+"""tiktoken counts over the text units Pi's chars/4 counts: same units, images, cache, batching."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessiontools.read import load_session
+from sessiontools.testing import SessionBuilder, image_block, text_block
+from sessiontools.tokens.chars4 import message_chars
+from sessiontools.tokens.tiktoken_counter import (
+    IMAGE_TOKENS,
+    TiktokenCounter,
+    iter_units,
+    message_units,
+    units_chars,
+    units_key,
+)
+from sessiontools.tokens.vocab import get_encoding
+from tests.conftest import shared_sessions
+
+
+def all_role_messages() -> list[dict[str, Any]]:
+    """One message of every role Pi counts, with images, thinking, tool calls and odd values."""
+    return [
+        {"role": "user", "content": "plain string 日本語 😀"},
+        {"role": "user", "content": [text_block("see"), image_block(), text_block(""), {"type": "text", "text": 5}]},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "hmm"},
+            text_block("answer"),
+            {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "ls -la", "n": 1.5, "2": [True, None]}},
+            {"type": "toolCall", "id": "c2", "name": "read", "arguments": None},
+        ]},
+        {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "content": [text_block("out\n"), image_block()]},
+        {"role": "bashExecution", "command": "make", "output": "ok 中文"},
+        {"role": "custom", "customType": "note", "content": "custom text"},
+        {"role": "custom", "customType": "note", "content": [text_block("a"), image_block()]},
+        {"role": "compactionSummary", "summary": "## Goal\nfix it", "tokensBefore": 10},
+        {"role": "branchSummary", "summary": "went elsewhere", "fromId": "x"},
+        {"role": "system", "content": "be brief", "sections": {"a": "section A", "b": None, "c": ""},
+         "toolsAdded": [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}]},
+        {"role": "unknown", "content": "not counted"},
+    ]
+
+
+@pytest.mark.parametrize("version", ["0", "1"])
+def test_units_match_pi_chars_for_every_role(version: str) -> None:
+    """Units' UTF-16 length plus 4800 per image equals chars4.message_chars for every role."""
+    for m in all_role_messages():
+        assert units_chars(message_units(m, version)) == message_chars(m, version), m["role"]
+
+
+def test_images_in_user_messages_only_count_in_1x() -> None:
+    """0.x does not count user images; 1.x does; tool results count them in both."""
+    user = {"role": "user", "content": [text_block("x"), image_block()]}
+    assert message_units(user, "0").images == 0
+    assert message_units(user, "1").images == 1
+    tool = {"role": "toolResult", "content": [image_block(), image_block()]}
+    assert message_units(tool, "0").images == 2
+    assert None in list(iter_units(tool, "0"))
+
+
+def test_system_messages_are_not_counted_in_0x() -> None:
+    """A 1.x system message contributes nothing under 0.x rules."""
+    system = all_role_messages()[-2]
+    assert message_units(system, "0").texts == ()
+    assert len(message_units(system, "1").texts) == 3
+
+
+def test_units_match_pi_chars_on_shared_sessions() -> None:
+    """Every message of the real sessions: units give exactly Pi's character count."""
+    files = shared_sessions()
+    if not files:
+        pytest.skip("../shared/sessions/pi is absent")
+    n = 0
+    for f in files:
+        s = load_session(f)
+        for e in s.entries:
+            if e.message is not None:
+                assert units_chars(message_units(e.message, "0")) == message_chars(e.message, "0")
+                n += 1
+    assert n > 1000
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=20), max_size=4), st.lists(st.text(max_size=20), max_size=4), st.integers(0, 3))
+def test_units_key_separates_boundaries(a: list[str], b: list[str], images: int) -> None:
+    """Keys are equal exactly when the non-empty units and image counts are equal."""
+    a2, b2 = [x for x in a if x], [x for x in b if x]
+    assert (units_key(a2, images) == units_key(b2, images)) == (a2 == b2)
+    assert units_key(["ab", "c"], 0) != units_key(["a", "bc"], 0)
+    assert units_key(["a"], 0) != units_key(["a"], 1)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_counts_equal_direct_encoding(name: str) -> None:
+    """A message's count is the sum of tiktoken counts of its units plus 1200 per image."""
+    enc = get_encoding(name)
+    counter = TiktokenCounter(name)
+    for m in all_role_messages():
+        u = message_units(m, "1")
+        expected = sum(len(enc.encode_ordinary(t)) for t in u.texts) + IMAGE_TOKENS * u.images
+        assert counter.count_message(m, "1") == expected
+
+
+def test_lone_surrogates_are_counted_not_raised() -> None:
+    """Text with a lone surrogate (possible in JSON) is counted as tiktoken's encode does."""
+    counter = TiktokenCounter("o200k_base")
+    assert counter.count_message({"role": "user", "content": "a\ud800b"}, "0") >= 2
+
+
+class RecordingEncoding:
+    """A stand-in encoding: one token per 3 characters; records calls."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.singles: list[str] = []
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        self.singles.append(text)
+        return [0] * -(-len(text) // 3)
+
+    def encode_ordinary_batch(self, texts: list[str], *, num_threads: int = 8) -> list[list[int]]:
+        self.batches.append(list(texts))
+        return [[0] * -(-len(t) // 3) for t in texts]
+
+
+def test_cache_by_content_and_one_batch_per_call() -> None:
+    """Misses are encoded in one batch; equal content in other objects is served from the cache."""
+    enc = RecordingEncoding()
+    counter = TiktokenCounter("o200k_base", enc)
+    msgs = [{"role": "user", "content": f"message number {i}"} for i in range(10)]
+    first = counter.count_messages(msgs, "0")
+    assert len(enc.batches) == 1 and len(enc.batches[0]) == 10
+    again = counter.count_messages([dict(m) for m in msgs], "0")
+    assert again == first
+    assert len(enc.batches) == 1 and not enc.singles
+    assert len(counter) == 10
+
+
+def test_image_only_message_needs_no_encoding() -> None:
+    """An image-only message costs IMAGE_TOKENS and no tokenizer call."""
+    enc = RecordingEncoding()
+    counter = TiktokenCounter("cl100k_base", enc)
+    assert counter.count_message({"role": "toolResult", "content": [image_block()]}) == IMAGE_TOKENS
+    assert not enc.batches and not enc.singles
+
+
+def test_unknown_encoding_is_rejected() -> None:
+    """Only cl100k_base and o200k_base are known."""
+    with pytest.raises(ValueError, match="unknown encoding"):
+        TiktokenCounter("p50k_base", RecordingEncoding())
+
+
+def test_builder_session_counts_are_positive() -> None:
+    """Counting a small built session gives a positive count per message with text."""
+    b = SessionBuilder()
+    b.user("hello there")
+    b.assistant("hi", tool_calls=[("read", {"path": "a.py"})], usage=b.usage(100))
+    b.tool_result("read", "print('x')")
+    s = b.session()
+    counter = TiktokenCounter("cl100k_base")
+    counts = counter.count_messages([e.message for e in s.entries if e.message is not None], "0")
+    assert all(c > 0 for c in counts)
