@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compaction.prepare import NoCompaction, Preparation, prepare_compaction
-from ..compaction.serialize import format_file_operations
+from ..compaction.serialize import convert_to_llm, format_file_operations, serialize_conversation
 from ..compaction.settings import CompactionSettings
 from ..compaction.usage import assistant_usage, calculate_context_tokens, current_system_message
 from ..read.entries import Entry
@@ -131,21 +131,41 @@ def _with_usage(e: Entry, prompt: int, output: int) -> Entry:
     return Entry(e.type, e.id, e.parent_id, e.line, e.index, {**e.data, "message": msg})
 
 
+def _shared(wl: Workload, truth: TruthModel, v: str) -> tuple[Any, ...]:
+    """What every setting of a grid needs and can share: id positions, prefix sums of truth and of
+    Pi's chars/4 per base entry, and the compaction state Pi really had before each entry."""
+    base = wl.base
+    id_pos = {e.id: i for i, e in enumerate(base) if e.id is not None}
+    reuse = truth.counter_is_chars4_of == v
+    T = [0.0]
+    C = [0]
+    for e in base:
+        T.append(T[-1] + truth.entry_tokens(e))
+        c = truth.counted.get(id(e), 0) if reuse else sum(estimate_tokens(m, v) for m in entry_messages(e, v))
+        C.append(C[-1] + c)
+    by_parent: dict[int, list[RecordedCompaction]] = {}
+    for rc in wl.recorded_compactions:
+        by_parent.setdefault(rc.parent_base_index, []).append(rc)
+    state: tuple[int | None, int] = (None, 0)
+    rec_at = []
+    for i in range(len(base) + 1):
+        for rc in by_parent.get(i - 1, []):
+            state = (id(rc.entry), id_pos.get(rc.first_kept_entry_id, i))  # retain-none keeps nothing before
+        rec_at.append(state)
+    return id_pos, T, C, rec_at
+
+
 class _Sim:
     def __init__(self, wl: Workload, truth: TruthModel, s: ReplaySettings) -> None:
         self.wl, self.truth, self.s = wl, truth, s
         self.v = "1" if s.policy == "pi-1" else "0"
         self.cs = CompactionSettings(True, s.reserve_tokens, s.keep_recent_tokens)
-        base = wl.base
-        self.base_pos = {id(e): i for i, e in enumerate(base)}
-        self.id_pos = {e.id: i for i, e in enumerate(base) if e.id is not None}
-        # Prefix sums: truth tokens and Pi's chars/4 estimate per base entry.
-        self.T = [0.0]
-        self.C = [0]
-        for e in base:
-            self.T.append(self.T[-1] + truth.entry_tokens(e))
-            self.C.append(self.C[-1] + sum(estimate_tokens(m, self.v) for m in entry_messages(e, self.v)))
+        shared = truth.shared.get(self.v)
+        if shared is None:
+            shared = truth.shared[self.v] = _shared(wl, truth, self.v)
+        self.id_pos, self.T, self.C, self.rec_comp_at = shared
         self.synthetic: list[Entry] = []
+        self.usage_override: tuple[int, int, int] | None = None  # (synthetic index, prompt, output) of the newest reply
         self.comp: Entry | None = None  # newest compaction in the simulated path
         self.fk = 0  # base index of the first kept entry
         self.summary_truth = 0.0
@@ -157,22 +177,7 @@ class _Sim:
         self.rec_by_parent: dict[int, list[RecordedCompaction]] = {}
         for rc in wl.recorded_compactions:
             self.rec_by_parent.setdefault(rc.parent_base_index, []).append(rc)
-        self.rec_comp_at = self._recorded_state()
         self.used_recorded: set[int] = set()
-
-    def _recorded_state(self) -> list[tuple[int | None, int]]:
-        """For each base index i, the (compaction identity, first kept base index) Pi really had."""
-        out = []
-        state: tuple[int | None, int] = (None, 0)
-        by_parent = {}
-        for rc in self.wl.recorded_compactions:
-            by_parent.setdefault(rc.parent_base_index, []).append(rc)
-        for i in range(len(self.wl.base) + 1):
-            for rc in by_parent.get(i - 1, []):
-                fk = self.id_pos.get(rc.first_kept_entry_id, i)  # retain-none / unknown: keeps nothing before
-                state = (id(rc.entry), fk)
-            out.append(state)
-        return out
 
     # ------------------------------------------------------------------ truth and view
     def truth_before(self, i: int) -> float:
@@ -200,6 +205,11 @@ class _Sim:
     # ------------------------------------------------------------------ compaction
     def compact(self, reason: str, parent: int, truth_now: float, view: float) -> SimCompaction | None:
         path = self.synthetic
+        if self.usage_override is not None and self.usage_override[0] < len(path):
+            # Only the newest usage counts in Pi's estimates: give that one entry its simulated usage.
+            k, prompt, output = self.usage_override
+            path = list(path)
+            path[k] = _with_usage(path[k], prompt, output)
         prep = prepare_compaction(path, self.cs, self.v)
         if isinstance(prep, NoCompaction):
             self.run.no_compaction.append(f"after {self.wl.base[parent].id}: {prep.reason}")
@@ -235,11 +245,11 @@ class _Sim:
             source = "model"
             matches = False
         # The summariser's bill: the serialized conversation (+ previous summary and prompt), then the summary.
-        serialized_chars = len(prep.serialized()) + len(str(prep.previous_summary or "")) + 2500
+        serialized_chars = self.serialized_chars(prep.messages_to_summarize) + len(str(prep.previous_summary or "")) + 2500
         sum_in = self.truth.text_tokens(serialized_chars)
         sum_out = summary_truth
         if prep.is_split_turn and prep.turn_prefix_messages:
-            sum_in += self.truth.text_tokens(len(prep.serialized_turn_prefix()) + 1200)
+            sum_in += self.truth.text_tokens(self.serialized_chars(prep.turn_prefix_messages) + 1200)
         self.synthetic.append(entry)
         self.comp, self.fk = entry, fk
         self.summary_truth, self.summary_est = summary_truth, summary_est
@@ -270,6 +280,21 @@ class _Sim:
         self.run.summarization_output += sum_out
         self.pending_thrash = sc
         return sc
+
+    def serialized_chars(self, messages: Sequence[Any]) -> int:
+        """Length of Pi's serializeConversation of `messages`, from per-message parts shared by a grid."""
+        memo = self.truth.shared.setdefault(("serialized", self.v), {})
+        total = parts = 0
+        for m in messages:
+            key = (m.get("role"), id(m.get("content")), id(m.get("summary")), id(m.get("command")))
+            hit = memo.get(key)
+            if hit is None:
+                text = serialize_conversation(convert_to_llm([m], self.v), self.v)
+                hit = memo[key] = (m, len(text))  # the message is kept so that its ids stay unique
+            if hit[1]:
+                total += hit[1]
+                parts += 1
+        return total + 2 * max(0, parts - 1)
 
     def check(self, parent: int, view: float, truth_now: float) -> None:
         """A check point of the policy: classify, and compact when Pi would."""
@@ -359,12 +384,16 @@ class _Sim:
             usage_total = u + req.output
             if source == "recorded":
                 self.synthetic.append(e)
+                if usable:
+                    self.usage_override = None
                 rec_usage = assistant_usage(e.message or {}, self.v)
                 if rec_usage is not None:
                     usage_total = calculate_context_tokens(rec_usage)
             else:
                 # Pi would have seen the provider's usage for the simulated context.
-                self.synthetic.append(_with_usage(e, round(u), req.output) if usable else e)
+                self.synthetic.append(e)
+                if usable:
+                    self.usage_override = (len(self.synthetic) - 1, round(u), req.output)
             if usable:
                 self.last_usage = (i, usage_total)
             if req.last_in_run:

@@ -52,23 +52,28 @@ def _v0_messages(e: Entry) -> tuple[Mapping[str, Any], ...]:
 
 
 def recorded_contexts(
-    path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any]
-) -> list[tuple[int, tuple[Entry, ...]]]:
-    """The source entries of the context Pi built before each path position in `positions`.
+    path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any], size: Mapping[int, int] | None = None
+) -> list[tuple[int, tuple[Entry, ...], int]]:
+    """The source entries of the context Pi built before each path position in `positions`, with
+    the total of `size` (keyed by id of entry) over them.
 
     Incremental: a context only grows by the entries after it, except at a compaction or a
     context edit, where it is rebuilt with the exact `build_context`.
     """
+    sz = size or {}
     out = []
     cur: list[Entry] = []
+    total = 0
     for i, e in enumerate(path):
         if i in positions:
-            out.append((i, tuple(cur)))
+            out.append((i, tuple(cur), total))
         if e.type in ("compaction", "context_edit"):
             ctx = build_context(path[: i + 1], pi_version)
             cur = [pe.source for pe in ctx.entries if pe.messages]
+            total = sum(sz.get(id(c), 0) for c in cur)
         elif entry_messages(e, pi_version):
             cur.append(e)
+            total += sz.get(id(e), 0)
     return out
 
 
@@ -85,6 +90,8 @@ class TruthModel:
     attributed: int = 0
     modelled: int = 0
     notes: list[str] = field(default_factory=list)
+    counter_is_chars4_of: str | None = None  # `counted` is Pi's chars/4 of this version, reusable as Pi's view
+    shared: dict[Any, Any] = field(default_factory=dict, repr=False)  # per-version work shared by a grid
 
     def entry_tokens(self, e: Entry) -> float:
         t = self.tokens.get(id(e))
@@ -119,6 +126,7 @@ def fit_truth(
     """Fit the truth model of a workload from its recorded usage."""
     v = workload.pi_version
     count = counter or chars4_counter(v)
+    chars4_of = v if counter is None else None
     path = workload.path
     counted: dict[int, int] = {}
     for e in path:
@@ -132,10 +140,9 @@ def fit_truth(
     pos = {id(e): i for i, e in enumerate(path)}
     wanted = {pos[id(workload.base[r.base_index])]: r.recorded_prompt for r in workload.requests
               if r.recorded_prompt is not None}
-    samples: list[tuple[tuple[Entry, ...], int]] = [
-        (sources, wanted[at]) for at, sources in recorded_contexts(path, v, wanted)
-    ]
-    xs = [sum(counted.get(id(s), 0) for s in src) for src, _ in samples]
+    contexts = recorded_contexts(path, v, wanted, counted)
+    samples: list[tuple[tuple[Entry, ...], int]] = [(sources, wanted[at]) for at, sources, _ in contexts]
+    xs = [x for _, _, x in contexts]
     ys = [float(a) for _, a in samples]
     overhead, ratio = _least_squares(xs, ys)
     if samples:
@@ -184,4 +191,5 @@ def fit_truth(
         attributed=len(tokens),
         modelled=sum(1 for e in path if id(e) not in tokens and counted.get(id(e))),
         notes=notes,
+        counter_is_chars4_of=chars4_of,
     )
