@@ -93,7 +93,7 @@ class SessionTree:
 
     @property
     def default_leaf(self) -> Entry | None:
-        """The entry Pi resumes at: the last entry of the file."""
+        """The entry Pi resumes at: the last entry of the file (Pi's path is empty if it has no id)."""
         return self.entries[-1] if self.entries else None
 
     def resolve(self, ref: str, path: Sequence[Entry] | None = None) -> Entry:
@@ -116,6 +116,9 @@ class SessionTree:
         """The path from the root to `leaf` (an id, `#N`, an entry, or None for Pi's default leaf)."""
         if leaf is None:
             start = self.default_leaf
+            if start is not None and start.id is None:
+                # Pi resumes at the last entry's id; without one its branch is empty.
+                return Path(None, ())
         elif isinstance(leaf, Entry):
             start = leaf
         else:

@@ -101,11 +101,13 @@ class Tally:
     cases: int = 0
     pi_errors: int = 0
     mismatches: list[str] = field(default_factory=list)
+    failed_sessions: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, other: Tally) -> None:
         self.cases += other.cases
         self.pi_errors += other.pi_errors
         self.mismatches.extend(other.mismatches)
+        self.failed_sessions.update(other.failed_sessions)
 
 
 def _short(v: Any) -> str:
@@ -167,8 +169,12 @@ def check_session(
             continue
         if ans.get("query_index") == 0 and "path_ids" in ans and len(ans["path_ids"]) != len(path):
             tally.mismatches.append(f"{session_id} path length: ours={len(path)} pi={len(ans['path_ids'])}")
+            tally.failed_sessions[session_id] = list(lines)
             return
         fields = CONTEXT_FIELDS if ans["session_id"].endswith("#ctx") else PREPARE_FIELDS
         mine = ours(path, ans["at_index"], ans["keep_recent"], major, fields=[f for f in fields if f != "path_ids"])
         label = f"{session_id} v{major} at={ans['at_index']} keep={ans['keep_recent']}"
+        before = len(tally.mismatches)
         compare_answer(label, mine, ans, tally)
+        if len(tally.mismatches) > before:
+            tally.failed_sessions[session_id] = list(lines)

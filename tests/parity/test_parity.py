@@ -11,6 +11,7 @@ before comparing, since Pi and we deliberately read them differently.
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -47,6 +48,16 @@ def _lines_as_pi_reads(path: Path) -> list[str]:
     return [ln for i, ln in enumerate(text.split("\n"), start=1) if i not in drop and ln.strip()]
 
 
+def _keep_failures(tally: Tally) -> None:
+    """Write sessions with mismatches to .cache/parity-failures/ so they can be replayed by hand."""
+    if not tally.failed_sessions:
+        return
+    out = Path(__file__).resolve().parents[2] / ".cache" / "parity-failures"
+    out.mkdir(parents=True, exist_ok=True)
+    for sid, lines in tally.failed_sessions.items():
+        (out / f"{sid}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+
+
 def _real_files() -> list[Path]:
     return shared_sessions() + sorted(SAMPLES.glob("*.jsonl"))
 
@@ -67,6 +78,7 @@ def test_real_sessions(path: Path, major: str) -> None:
     tally = Tally()
     check_session(major, path.name, lines, answers, tally)
     _tally(f"real v{major}").add(tally)
+    _keep_failures(tally)
     assert tally.cases > 0
     assert not tally.mismatches, "\n".join(tally.mismatches[:20])
 
@@ -82,7 +94,7 @@ def test_generated_sessions(major: str) -> None:
 
     batch: list[tuple[str, list[str]]] = []
 
-    @settings(max_examples=120, derandomize=True, deadline=None, database=None,
+    @settings(max_examples=int(os.environ.get("PARITY_EXAMPLES", "120")), derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(session_files())
     def collect(records: list[dict]) -> None:
@@ -102,5 +114,6 @@ def test_generated_sessions(major: str) -> None:
     for sid, lines in batch:
         check_session(major, sid, lines, by_session.get(sid, []), tally)
     _tally(f"generated v{major}").add(tally)
+    _keep_failures(tally)
     assert tally.cases > 1000
     assert not tally.mismatches, f"{len(tally.mismatches)} mismatches:\n" + "\n".join(tally.mismatches[:30])
