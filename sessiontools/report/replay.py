@@ -12,19 +12,23 @@ from rich.table import Table
 from .text import safe_text
 
 
+def _k(n: float) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,.0f}"
+
+
 def replay_table(records: Sequence[dict[str, Any]]) -> Group:
-    """One row per (session, setting): what Pi would have done."""
-    t = Table(title="replay", title_justify="left")
-    for col in ("session", "window", "reserve", "keep", "policy", "compactions", "early", "late", "mid-run",
-                "overflows", "thrash", "peak truth", "billed input", "cost", "recorded m/miss/extra"):
-        t.add_column(col, overflow="fold")
+    """One row per (session, setting): what Pi would have done (all metrics are in --format json)."""
+    t = Table(title="replay (W window, R reserve, K keep; truth = provider-counted prompt tokens)", title_justify="left")
+    for col, just in (("session", "left"), ("W / R / K", "left"), ("policy", "left"), ("compact", "right"),
+                      ("early", "right"), ("late", "right"), ("mid-run", "right"), ("overflow", "right"),
+                      ("thrash", "right"), ("peak", "right"), ("billed in", "right"), ("cost", "right"),
+                      ("rec. match", "right")):
+        t.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for r in records:
         s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
         t.add_row(
-            safe_text(r["session"].rsplit("/", 1)[-1]),
-            f"{s['context_window']:,}",
-            f"{s['reserve_tokens']:,}",
-            f"{s['keep_recent_tokens']:,}",
+            safe_text(r["session"].rsplit("/", 1)[-1].removesuffix(".jsonl")),
+            f"{_k(s['context_window'])}/{_k(s['reserve_tokens'])}/{_k(s['keep_recent_tokens'])}",
             s["policy"],
             str(m["compactions"]),
             str(m["early"]),
@@ -32,24 +36,26 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
             str(m["mid_run_crossings"]),
             str(m["overflows"]),
             str(m["thrash"]),
-            f"{m['peak_truth_tokens']:,}",
-            f"{m['billed_input_tokens']:,}",
+            _k(m["peak_truth_tokens"]),
+            _k(m["billed_input_tokens"]),
             "-" if m["cost"] is None else f"${m['cost']:.2f}",
-            f"{rm['matched']}/{rm['missed']}/{rm['extra']}",
+            f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else ""),
         )
     parts: list[Any] = [t]
     if len(records) == 1 and records[0]["compactions"]:
         c = Table(title="compactions", title_justify="left")
-        for col in ("#", "reason", "after entry", "first kept", "tokens before (Pi)", "truth", "early", "thrash",
-                    "split", "summarised", "kept tokens", "summary", "matches recorded"):
+        for col in ("#", "reason", "after", "first kept", "Pi's tokensBefore", "truth", "flags", "summarised",
+                    "kept", "summary"):
             c.add_column(col, overflow="fold")
         for k, comp in enumerate(records[0]["compactions"], start=1):
+            flags = " ".join(f for f, on in (("early", comp["early"]), ("thrash", comp["thrash"]),
+                                             ("split", comp["is_split_turn"]), ("=recorded", comp["matches_recorded"]))
+                             if on)
             c.add_row(
                 str(k), comp["reason"], safe_text(comp["parent_entry_id"]), safe_text(comp["first_kept_entry_id"]),
-                f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", "yes" if comp["early"] else "",
-                "yes" if comp["thrash"] else "", "yes" if comp["is_split_turn"] else "",
+                f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", flags,
                 str(comp["messages_summarized"]), f"{comp['kept_tokens']:,}",
-                f"{comp['summary_tokens']:,} ({comp['summary_source']})", "yes" if comp["matches_recorded"] else "",
+                f"{comp['summary_tokens']:,} ({comp['summary_source']})",
             )
         parts.append(c)
     return Group(*parts)
