@@ -792,11 +792,13 @@ def estimate_error(
     *,
     tokenizers: Mapping[str, TiktokenCounter] | None = None,
     progress: ProgressFn | None = None,
+    token_store: Any | None = None,
 ) -> EstimateErrorReport:
     """Estimated vs actual prompt tokens for every request of the sessions (see the module doc).
 
     `tokenizers` maps encoding names to counters (default: loaded on demand for the tokenizer
-    estimators asked for, and for the calibrated estimator's x). `progress(done, total, label)` is
+    estimators asked for, and for the calibrated estimator's x, sharing `token_store`, a
+    persistent `TokenStore`, when given). `progress(done, total, label)` is
     called after each session.
     """
     options = options or EstimateErrorOptions()
@@ -812,7 +814,7 @@ def estimate_error(
     counters = dict(tokenizers or {})
     for enc in sorted(need):
         if enc not in counters:
-            counters[enc] = TiktokenCounter(enc)
+            counters[enc] = TiktokenCounter(enc, store=token_store)
     measurer = MessageMeasurer({k: v for k, v in counters.items() if k in need})
 
     rows: list[dict[str, Any]] = []

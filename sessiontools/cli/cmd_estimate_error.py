@@ -20,11 +20,13 @@ from ..errors import UsageError
 from ..report.estimate_error import estimate_error_figure, estimate_error_table, requests_frame
 from ..report.writers import envelope
 from ..tokens.calibrated import load_calibration, save_calibration
+from ..tokens.store import TokenStore
 from .common import (
     EXIT_GATE,
     AllLeavesOpt,
     LeafOpt,
     OutputOpt,
+    PathsArg,
     PiVersionOpt,
     StrictOpt,
     check_leaf_options,
@@ -35,6 +37,7 @@ from .common import (
     progress,
     save_figure,
     stderr_console,
+    token_cache_path,
     write_frame,
 )
 
@@ -62,7 +65,7 @@ class CalX(str, Enum):
 def register(app: typer.Typer) -> None:
     @app.command("estimate-error")
     def estimate_error_cmd(
-        paths: Annotated[list[Path], typer.Argument(help="Session files, directories (all *.jsonl below) or globs.")],
+        paths: PathsArg = None,
         estimators: Annotated[
             str | None,
             typer.Option("--estimators", help="Comma-separated: chars4,pi,cl100k,o200k,calibrated (default: all)."),
@@ -90,6 +93,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--fail-if-mape", help="Exit 1 when ESTIMATOR's MAPE exceeds PCT percent, e.g. chars4>20; repeatable."),
         ] = None,
         strict: StrictOpt = False,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration."""
         check_leaf_options(leaf, all_leaves)
@@ -121,7 +125,13 @@ def register(app: typer.Typer) -> None:
         err = stderr_console()
         loaded = load_all(paths, err)
         with progress(err, len(loaded.sessions), "estimating") as advance:
-            report = estimate_error(loaded.sessions, options, progress=lambda done, total, label: advance())
+            store = None if no_cache else TokenStore(token_cache_path())
+            report = estimate_error(loaded.sessions, options, progress=lambda done, total, label: advance(),
+                                    token_store=store)
+        if store is not None:
+            for note in store.notes:
+                err.print(f"note: {note}", markup=False)
+            store.close()
 
         if not report.rows:
             err.print("note: no request with usable usage in the input", markup=False)

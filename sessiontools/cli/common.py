@@ -80,6 +80,16 @@ def default_session_dir() -> Path:
     return base / "sessions"
 
 
+def token_cache_path() -> Path:
+    """`$SESSIONTOOLS_CACHE_DIR`, else `$XDG_CACHE_HOME/sessiontools`, else `~/.cache/sessiontools`, + tokens.sqlite."""
+    base = os.environ.get("SESSIONTOOLS_CACHE_DIR")
+    if base:
+        return Path(base).expanduser() / "tokens.sqlite"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return root / "sessiontools" / "tokens.sqlite"
+
+
 def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> tuple[list[Path], set[Path]]:
     """The session files to read, and which of them were named explicitly (not found in a directory).
 

@@ -139,19 +139,25 @@ def units_chars(units: MessageUnits) -> int:
 class TiktokenCounter:
     """tiktoken counts of messages for one encoding, cached by content key, batched on misses."""
 
-    def __init__(self, encoding_name: str, encoding: Any | None = None, *, num_threads: int | None = None) -> None:
+    def __init__(self, encoding_name: str, encoding: Any | None = None, *, num_threads: int | None = None,
+                 store: Any | None = None) -> None:
         if encoding_name not in ENCODINGS:
             raise ValueError(f"unknown encoding {encoding_name!r} (expected one of {', '.join(ENCODINGS)})")
-        if encoding is None:
-            from .vocab import get_encoding
-
-            encoding = get_encoding(encoding_name)
         self.name = encoding_name
         self.short_name = SHORT_NAMES[encoding_name]
-        self.encoding = encoding
+        self._encoding = encoding  # loaded on first use: a warm cache never needs the vocabulary
         self.num_threads = num_threads or max(1, min(8, os.cpu_count() or 1))
         self._cache: dict[bytes, int] = {}
         self.texts_encoded = 0
+        self.store = store  # a TokenStore shared across runs and processes, or None
+
+    @property
+    def encoding(self) -> Any:
+        if self._encoding is None:
+            from .vocab import get_encoding
+
+            self._encoding = get_encoding(self.name)
+        return self._encoding
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -172,6 +178,11 @@ class TiktokenCounter:
         for u in items:
             if u.key not in self._cache and u.key not in missing:
                 missing[u.key] = u
+        if missing and self.store is not None:
+            known = self.store.get_many(self.name, list(missing))
+            for key, n in known.items():
+                self._cache[key] = n
+                del missing[key]
         if missing:
             flat: list[str] = []
             owners: list[bytes] = []
@@ -181,6 +192,8 @@ class TiktokenCounter:
                 owners.extend([key] * len(u.texts))
             for key, n in zip(owners, self.count_texts(flat), strict=True):
                 self._cache[key] += n
+            if self.store is not None:
+                self.store.put_many(self.name, {k: self._cache[k] for k in missing})
         return [self._cache[u.key] for u in items]
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]], pi_version: str = "1") -> list[int]:

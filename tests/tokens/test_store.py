@@ -1,0 +1,76 @@
+"""The persistent token cache: same counts with and without it, shared by processes, rebuilt
+when corrupt, and a warm cache never loads a vocabulary."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from sessiontools.tokens.store import TokenStore
+from sessiontools.tokens.tiktoken_counter import TiktokenCounter
+
+MESSAGES = [
+    {"role": "user", "content": "hello world " * 50},
+    {"role": "user", "content": "会话管理器把每个条目追加到文件中。" * 20},
+    {"role": "assistant", "content": [{"type": "text", "text": "ok"},
+                                      {"type": "toolCall", "name": "read", "arguments": {"path": "a.py"}}]},
+]
+
+
+def test_counts_are_identical_with_cold_and_warm_cache(tmp_path: Path) -> None:
+    """A cold cache fills, a warm one answers without encoding anything, and both equal no cache."""
+    plain = TiktokenCounter("o200k_base").count_messages(MESSAGES)
+    store = TokenStore(tmp_path / "t.sqlite")
+    cold = TiktokenCounter("o200k_base", store=store)
+    assert cold.count_messages(MESSAGES) == plain and cold.texts_encoded > 0
+    store.close()
+    store2 = TokenStore(tmp_path / "t.sqlite")
+    warm = TiktokenCounter("o200k_base", store=store2)
+    assert warm.count_messages(MESSAGES) == plain
+    assert warm.texts_encoded == 0 and warm._encoding is None  # the vocabulary was never loaded
+    assert store2.hits == len(MESSAGES)
+
+
+def test_encodings_do_not_share_counts(tmp_path: Path) -> None:
+    store = TokenStore(tmp_path / "t.sqlite")
+    a = TiktokenCounter("o200k_base", store=store).count_messages(MESSAGES)
+    b = TiktokenCounter("cl100k_base", store=store).count_messages(MESSAGES)
+    assert b == TiktokenCounter("cl100k_base").count_messages(MESSAGES)
+    assert a != b
+
+
+def test_corrupt_cache_is_rebuilt(tmp_path: Path) -> None:
+    """Garbage in the cache file is noted, the file rebuilt, and the counts still right."""
+    path = tmp_path / "t.sqlite"
+    path.write_bytes(b"this is not sqlite" * 100)
+    store = TokenStore(path)
+    counts = TiktokenCounter("o200k_base", store=store).count_messages(MESSAGES)
+    assert counts == TiktokenCounter("o200k_base").count_messages(MESSAGES)
+    assert any("rebuilt" in n for n in store.notes)
+    assert TokenStore(path).get_many("o200k_base", [b"x"]) == {}
+
+
+def test_unwritable_location_turns_the_cache_off(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    store = TokenStore(blocker / "sub" / "t.sqlite")  # parent is a file: cannot be created
+    counts = TiktokenCounter("o200k_base", store=store).count_messages(MESSAGES)
+    assert counts == TiktokenCounter("o200k_base").count_messages(MESSAGES)
+    assert store.notes
+
+
+def test_several_processes_write_at_once(tmp_path: Path) -> None:
+    """Four processes filling the same cache concurrently all succeed and agree."""
+    path = tmp_path / "t.sqlite"
+    code = (
+        "import sys; from sessiontools.tokens.store import TokenStore\n"
+        "s = TokenStore(sys.argv[1])\n"
+        "for i in range(200):\n"
+        "    s.put_many('enc', {f'k{j}'.encode(): j for j in range(i * 5, i * 5 + 50)})\n"
+        "assert not s.notes, s.notes\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path)]) for _ in range(4)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    got = TokenStore(path).get_many("enc", [f"k{j}".encode() for j in range(1045)])
+    assert got == {f"k{j}".encode(): j for j in range(1045)}
