@@ -79,6 +79,21 @@ CJK_RE = re.compile(
     "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
 )
 
+_CJK_RANGES = np.array([(0x2E80, 0x2FDF), (0x3000, 0x303F), (0x3040, 0x30FF), (0x3100, 0x312F), (0x3400, 0x4DBF),
+                        (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x20000, 0x2FA1F)],
+                       dtype=np.uint32)
+
+
+def cjk_count(text: str) -> int:
+    """How many characters of `text` match CJK_RE (vectorised: a code point array against the ranges)."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    edges = _CJK_RANGES.ravel()
+    # A code point is CJK when it falls in an odd bucket of the sorted range edges (inclusive ends).
+    pos = np.searchsorted(edges, cps, side="right")
+    inside = (pos % 2 == 1) | np.isin(cps, _CJK_RANGES[:, 1])
+    return int(inside.sum())
+
+
 #: `--by content` buckets: CJK share and tool-result share of the context's characters.
 CJK_BUCKETS = ((0.05, "cjk<5%"), (0.30, "cjk 5-30%"), (math.inf, "cjk>30%"))
 TOOL_BUCKETS = ((0.30, "tools<30%"), (0.70, "tools 30-70%"), (math.inf, "tools>70%"))
@@ -239,7 +254,7 @@ class MessageMeasurer:
                 chars=chars,
                 chars4=_ceil4(chars),
                 text_chars=sum(len(t) for t in units.texts),
-                cjk_chars=sum(len(CJK_RE.findall(t)) for t in units.texts if not t.isascii()),
+                cjk_chars=sum(cjk_count(t) for t in units.texts if not t.isascii()),
                 images=units.images,
                 units=units,
             )
@@ -334,6 +349,7 @@ class _Pending:
     message: Message
     messages: list[Message]
     pi_tokens: int
+    generation: Any = 0  # (path, rebuild count): contexts of one generation extend each other
 
 
 @dataclass(slots=True)
@@ -349,6 +365,14 @@ class SessionRequests:
 def iter_request_contexts(
     entries: Sequence[Entry], indices: Iterable[int], pi_version: str
 ) -> Iterable[tuple[int, Context]]:
+    """(i, context of `entries[:i]`) for each i in `indices` (see `iter_request_contexts_gen`)."""
+    for j, ctx, _ in iter_request_contexts_gen(entries, indices, pi_version):
+        yield j, ctx
+
+
+def iter_request_contexts_gen(
+    entries: Sequence[Entry], indices: Iterable[int], pi_version: str
+) -> Iterable[tuple[int, Context, int]]:
     """(i, context of `entries[:i]`) for each i in `indices`: the messages, projected entries and
     compaction of `build_context(entries[:i])` (thinking level and model are not tracked).
 
@@ -364,9 +388,10 @@ def iter_request_contexts(
     compaction: Entry | None = None
     edit_targets: set[Any] = set()
     k = 0
+    generation = 0  # bumped whenever the context is rebuilt instead of extended
     for j in range(wanted[-1] + 1):
         if j == wanted[k]:
-            yield j, Context(pi_version, tuple(projected), tuple(messages), compaction)
+            yield j, Context(pi_version, tuple(projected), tuple(messages), compaction), generation
             k += 1
             if k == len(wanted):
                 return
@@ -376,6 +401,7 @@ def iter_request_contexts(
         if e.type == "compaction" or (pi_version == "1" and (e.type == "context_edit" or (e.id is not None and e.id in edit_targets))):
             ctx = build_context(entries[: j + 1], pi_version)
             messages, projected, compaction = list(ctx.messages), list(ctx.entries), ctx.compaction
+            generation += 1
         else:
             one = build_context((e,), pi_version)
             messages.extend(one.messages)
@@ -396,6 +422,23 @@ def _request_points(tree: SessionTree, leaf: str | None, all_leaves: bool) -> li
         if idx:
             out.append((p.entries, idx))
     return out
+
+
+def _increments(pending: Sequence[_Pending]) -> Iterable[tuple[_Pending, Sequence[Message], bool]]:
+    """(request, messages not in the previous request's context, whether to start the sum anew).
+
+    Contexts along a path grow by appending; a context of another generation (after a rebuild at a
+    compaction or edit) or that does not extend the previous one starts over.
+    """
+    prev: _Pending | None = None
+    for p in pending:
+        k = len(prev.messages) if prev is not None else 0
+        extends = (
+            prev is not None and p.generation == prev.generation and len(p.messages) >= k
+            and (k == 0 or (p.messages[k - 1] is prev.messages[k - 1] and p.messages[0] is prev.messages[0]))
+        )
+        yield (p, p.messages[k:], False) if extends else (p, p.messages, True)
+        prev = p
 
 
 def session_requests(
@@ -427,7 +470,7 @@ def session_requests(
                 skipped[reason] += 1
             else:
                 usable.append(i)
-        for i, ctx in iter_request_contexts(entries, usable, version):
+        for i, ctx, gen in iter_request_contexts_gen(entries, usable, version):
             e = entries[i]
             msg = e.message
             assert msg is not None
@@ -435,13 +478,14 @@ def session_requests(
                 pi_tokens = estimate_pi_view(ctx, entries[:i]).tokens
             else:
                 pi_tokens = estimate_context_tokens(ctx.messages, "0").tokens
-            pending.append(_Pending(e, i, msg, sent_messages(ctx.messages, version), pi_tokens))
+            pending.append(_Pending(e, i, msg, sent_messages(ctx.messages, version), pi_tokens, (id(entries), gen)))
 
     # Each distinct message is measured once; a request sums one row per message of a matrix.
     slot: dict[int, int] = {}
     measures: list[MessageMeasure] = []
-    for p in pending:
-        for m in p.messages:
+    steps = list(_increments(pending))
+    for _, new, _ in steps:
+        for m in new:
             if id(m) not in slot:
                 slot[id(m)] = len(measures)
                 measures.append(measurer.measure(m, version))
@@ -459,9 +503,16 @@ def session_requests(
             matrix[r, col_of[enc]] = m.tokens[enc]
 
     rows = []
-    for p in pending:
-        idx = np.fromiter((slot[id(m)] for m in p.messages), dtype=np.int64, count=len(p.messages))
-        tot = dict(zip(fields, matrix[idx].sum(axis=0).tolist(), strict=True))
+    # Contexts along a path grow by appending, so keep a running total and add only the new
+    # messages; a context that does not extend the previous one (a compaction, an edit) is summed anew.
+    acc = np.zeros(len(fields), dtype=np.int64)
+    for p, new, reset in steps:
+        if reset:
+            acc = np.zeros(len(fields), dtype=np.int64)
+        if new:
+            idx = np.fromiter((slot[id(m)] for m in new), dtype=np.int64, count=len(new))
+            acc = acc + matrix[idx].sum(axis=0)
+        tot = dict(zip(fields, acc.tolist(), strict=True))
         usage = p.message["usage"]
         provider, model = p.message.get("provider"), p.message.get("model")
         row: dict[str, Any] = {
