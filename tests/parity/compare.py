@@ -115,6 +115,24 @@ def _short(v: Any) -> str:
     return s if len(s) < 300 else s[:300] + "…"
 
 
+def js_normal(v: Any) -> Any:
+    """A value as JavaScript holds it: every number a double (Pi prints 1.2e20 as 123456789012345680000,
+    which Python reads back as an int that is not exactly the double)."""
+    if isinstance(v, bool) or v is None or isinstance(v, str):
+        return v
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, dict):
+        return {k: js_normal(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [js_normal(x) for x in v]
+    return v
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return a == b or js_normal(a) == js_normal(b)
+
+
 def compare_answer(label: str, mine: dict[str, Any], pi: dict[str, Any], tally: Tally) -> None:
     """Compare every field we computed with Pi's; record mismatches with enough context to debug."""
     if pi.get("errors") or pi.get("error"):
@@ -127,9 +145,9 @@ def compare_answer(label: str, mine: dict[str, Any], pi: dict[str, Any], tally: 
             for k, v in value.items():
                 if k == "turn_start_index" and theirs.get("turn_start_method") not in ("findCutPoint", "projection"):
                     continue
-                if theirs.get(k) != v:
+                if not _equal(theirs.get(k), v):
                     tally.mismatches.append(f"{label} prepare.{k}: ours={_short(v)} pi={_short(theirs.get(k))}")
-        elif theirs != value:
+        elif not _equal(theirs, value):
             tally.mismatches.append(f"{label} {key}: ours={_short(value)} pi={_short(theirs)}")
 
 
