@@ -104,8 +104,15 @@ def read_bytes(data: bytes, path: str = "<memory>") -> Session:
 
 def session_from_records(records: Iterable[dict[str, Any]], path: str = "<memory>") -> Session:
     """Serialize records as Pi writes them (one compact JSON object a line) and read them back."""
-    data = b"".join(orjson.dumps(r) + b"\n" for r in records)
-    return read_bytes(data, path)
+    def line(r: dict[str, Any]) -> bytes:
+        try:
+            return orjson.dumps(r)
+        except TypeError:  # lone surrogates: write them as \u escapes, as JSON.stringify does
+            import json
+
+            return json.dumps(r, ensure_ascii=True, separators=(",", ":")).encode()
+
+    return read_bytes(b"".join(line(r) + b"\n" for r in records), path)
 
 
 def load_session(path: str | os.PathLike[str]) -> Session:
