@@ -63,10 +63,12 @@ def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:
     return out
 
 
-def inspect_session(session: Session, *, leaf: str | None = None, all_leaves: bool = False) -> dict[str, Any]:
+def inspect_session(
+    session: Session, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None
+) -> dict[str, Any]:
     """Counts, tree shape, compactions, usage, cost and problems of one session."""
     tree = SessionTree(session)
-    pi_version = session.pi_version
+    pi_version = pi_version or session.pi_version
     by_type = Counter(e.type for e in session.entries)
     by_role = Counter(e.role or "<none>" for e in session.entries if e.type == "message")
     usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}

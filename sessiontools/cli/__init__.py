@@ -59,11 +59,13 @@ def inspect(
     strict: StrictOpt = False,
     output: OutputOpt = None,
     jobs: JobsOpt = None,
+    pi_version: PiVersionOpt = None,
 ) -> None:
     """What is in each session: format, counts, tree shape, compactions, usage, cost, problems."""
     check_leaf_options(leaf, all_leaves)
     err = stderr_console()
-    reports, loaded = run_files(paths, err, partial(inspect_session, leaf=leaf, all_leaves=all_leaves), jobs, "inspecting")
+    fn = partial(inspect_session, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
+    reports, loaded = run_files(paths, err, fn, jobs, "inspecting")
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
     else:
