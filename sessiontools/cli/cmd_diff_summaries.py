@@ -19,6 +19,7 @@ from .common import (
     AllLeavesOpt,
     LeafOpt,
     OutputOpt,
+    PathsArg,
     StrictOpt,
     check_leaf_options,
     emit_json,
@@ -50,7 +51,7 @@ _FAIL_IF_HELP = (
 def register(app: typer.Typer) -> None:
     @app.command("diff-summaries")
     def diff_summaries_cmd(
-        paths: Annotated[list[Path], typer.Argument(help="Session files, directories (all *.jsonl below) or globs.")],
+        paths: PathsArg = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         pair: Annotated[
