@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import polars as pl
 from rich.console import Group
 from rich.table import Table
 
@@ -44,8 +43,10 @@ def _ratio(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def requests_frame(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]) -> pl.DataFrame:
+def requests_frame(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]) -> Any:
     """One row per request (the CSV/Parquet table), columns in a fixed order with fixed types."""
+    import polars as pl  # imported here: polars is heavy and only CSV/Parquet need it
+
     cols = requests_columns(estimators)
     schema: dict[str, Any] = {}
     for c in cols:

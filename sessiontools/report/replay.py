@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import polars as pl
 from rich.console import Group
 from rich.table import Table
 
@@ -61,8 +60,10 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     return Group(*parts)
 
 
-def compactions_frame(records: Sequence[dict[str, Any]]) -> pl.DataFrame:
+def compactions_frame(records: Sequence[dict[str, Any]]) -> Any:
     """One row per simulated compaction event (CSV/Parquet)."""
+    import polars as pl  # imported here: polars is heavy and only CSV/Parquet need it
+
     rows = []
     for r in records:
         s = r["settings"]
