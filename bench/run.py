@@ -67,11 +67,14 @@ def replay_times(session_file: Path, window: int) -> tuple[float, float, float]:
         replay_session(load_session(session_file), windows=[window], reserves=[4096, 8192, 16384, 24576, 32768],
                        keeps=[5000, 10000, 20000, 30000, 40000], policy="pi-0")
 
-    t_one = best_of(3, one)
-    t_grid = best_of(2, grid)
+    # This machine's timings wobble (a shared VM): interleave and keep the best of several runs.
+    t_one = t_grid = float("inf")
+    for _ in range(4):
+        t_one = min(t_one, best_of(2, one))
+        t_grid = min(t_grid, best_of(1, grid))
     env = ensure_pi("0")
     js = []
-    for _ in range(3):
+    for _ in range(5):
         out = subprocess.run([str(env.node), str(ROOT / "bench" / "pi_replay.mjs"), str(env.package_dir), str(session_file),
                               str(window), "16384", "20000"], capture_output=True, text=True, check=True)
         js.append(json.loads(out.stdout)["ms"] / 1000)
@@ -80,10 +83,11 @@ def replay_times(session_file: Path, window: int) -> tuple[float, float, float]:
 
 def peak_rss(corpus: Path) -> float:
     """Peak RSS (MB) of `sessiontools inspect` over the whole corpus in one process (--jobs 1)."""
+    # VmHWM, not getrusage: ru_maxrss survives exec and would report this (large) parent process.
     code = (
-        "import resource,sys;from sessiontools.cli import main;"
+        "from sessiontools.cli import main;"
         f"rc=main(['inspect',{str(corpus)!r},'--format','json','-o',{os.devnull!r},'--jobs','1']);"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+        "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.strip().splitlines()[-1]) / 1024

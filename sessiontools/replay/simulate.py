@@ -166,6 +166,7 @@ class _Sim:
         self.id_pos, self.T, self.C, self.rec_comp_at = shared
         self.synthetic: list[Entry] = []
         self.usage_override: tuple[int, int, int] | None = None  # (synthetic index, prompt, output) of the newest reply
+        self.fk_syn = 0  # index in `synthetic` of the newest compaction's first kept entry
         self.comp: Entry | None = None  # newest compaction in the simulated path
         self.fk = 0  # base index of the first kept entry
         self.summary_truth = 0.0
@@ -204,12 +205,14 @@ class _Sim:
 
     # ------------------------------------------------------------------ compaction
     def compact(self, reason: str, parent: int, truth_now: float, view: float) -> SimCompaction | None:
-        path = self.synthetic
-        if self.usage_override is not None and self.usage_override[0] < len(path):
+        # Everything before the newest compaction's first kept entry is outside Pi's context and
+        # outside the range prepareCompaction looks at: starting the path there gives the same answer.
+        start = self.fk_syn
+        path = self.synthetic[start:]
+        if self.usage_override is not None and start <= self.usage_override[0] < len(self.synthetic):
             # Only the newest usage counts in Pi's estimates: give that one entry its simulated usage.
             k, prompt, output = self.usage_override
-            path = list(path)
-            path[k] = _with_usage(path[k], prompt, output)
+            path[k - start] = _with_usage(path[k - start], prompt, output)
         prep = prepare_compaction(path, self.cs, self.v)
         if isinstance(prep, NoCompaction):
             self.run.no_compaction.append(f"after {self.wl.base[parent].id}: {prep.reason}")
@@ -251,6 +254,8 @@ class _Sim:
         if prep.is_split_turn and prep.turn_prefix_messages:
             sum_in += self.truth.text_tokens(self.serialized_chars(prep.turn_prefix_messages) + 1200)
         self.synthetic.append(entry)
+        self.fk_syn = next(k for k in range(len(self.synthetic) - 1, -1, -1)
+                           if self.synthetic[k].id == prep.first_kept_entry_id)
         self.comp, self.fk = entry, fk
         self.summary_truth, self.summary_est = summary_truth, summary_est
         self.last_usage = None
@@ -286,11 +291,10 @@ class _Sim:
         memo = self.truth.shared.setdefault(("serialized", self.v), {})
         total = parts = 0
         for m in messages:
-            key = (m.get("role"), id(m.get("content")), id(m.get("summary")), id(m.get("command")))
-            hit = memo.get(key)
-            if hit is None:
+            hit = memo.get(id(m))
+            if hit is None or hit[0] is not m:
                 text = serialize_conversation(convert_to_llm([m], self.v), self.v)
-                hit = memo[key] = (m, len(text))  # the message is kept so that its ids stay unique
+                hit = memo[id(m)] = (m, len(text))  # the message is kept so that its id stays unique
             if hit[1]:
                 total += hit[1]
                 parts += 1

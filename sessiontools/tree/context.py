@@ -141,17 +141,20 @@ def _messages_v0(entry: Entry) -> tuple[Message, ...]:
 
 
 def _settings(path: Sequence[Entry]) -> tuple[str, Mapping[str, Any] | None]:
-    thinking = "off"
-    model: Mapping[str, Any] | None = None
-    for e in path:
-        if e.type == "thinking_level_change":
-            thinking = e.data.get("thinkingLevel")  # type: ignore[assignment]
-        elif e.type == "model_change":
+    """Thinking level and model in force at the end of the path (the last of each), scanning back."""
+    thinking: Any = _MISSING
+    model: Any = _MISSING
+    for e in reversed(path):
+        if thinking is _MISSING and e.type == "thinking_level_change":
+            thinking = e.data.get("thinkingLevel")
+        elif model is _MISSING and e.type == "model_change":
             model = {"provider": e.data.get("provider"), "modelId": e.data.get("modelId")}
-        elif e.role == "assistant":
+        elif model is _MISSING and e.role == "assistant":
             msg = e.message or {}
             model = {"provider": msg.get("provider"), "modelId": msg.get("model")}
-    return thinking, model
+        if thinking is not _MISSING and model is not _MISSING:
+            break
+    return ("off" if thinking is _MISSING else thinking), (None if model is _MISSING else model)
 
 
 def _build_v0(path: Sequence[Entry]) -> Context:
