@@ -40,13 +40,7 @@ from .common import (
     token_cache_path,
     write_frame,
 )
-
-
-class Fmt(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    parquet = "parquet"
+from .common import TableFormat as Fmt
 
 
 class By(str, Enum):

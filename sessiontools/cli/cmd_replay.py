@@ -33,13 +33,7 @@ from .common import (
     stderr_console,
     write_frame,
 )
-
-
-class Fmt(str, Enum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    parquet = "parquet"
+from .common import TableFormat as Fmt
 
 
 class Policy(str, Enum):

@@ -28,6 +28,15 @@ class TableJson(str, Enum):
     json = "json"
 
 
+class TableFormat(str, Enum):
+    """Output formats of commands whose rows also go to CSV/Parquet (from one polars DataFrame)."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+    parquet = "parquet"
+
+
 class PiVersion(str, Enum):
     v0 = "0"
     v1 = "1"
