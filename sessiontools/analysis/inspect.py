@@ -69,27 +69,34 @@ def inspect_session(
     """Counts, tree shape, compactions, usage, cost and problems of one session."""
     tree = SessionTree(session)
     pi_version = pi_version or session.pi_version
-    by_type = Counter(e.type for e in session.entries)
-    by_role = Counter(e.role or "<none>" for e in session.entries if e.type == "message")
-    usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    by_type: Counter[str] = Counter()
+    by_role: Counter[str] = Counter()
+    totals = [0.0, 0.0, 0.0, 0.0]  # input, output, cacheRead, cacheWrite
+    fields = ("input", "output", "cacheRead", "cacheWrite")
     cost = 0.0
     requests = 0
     overflow_errors = 0
     errors = 0
     models: Counter[str] = Counter()
     for e in session.entries:
-        msg = e.message
-        if msg is None or msg.get("role") != "assistant":
+        by_type[e.type] += 1
+        if e.type != "message":
             continue
+        role = e.role
+        by_role[role or "<none>"] += 1
+        if role != "assistant":
+            continue
+        msg = e.message
+        assert msg is not None
         models[f"{msg.get('provider')}/{msg.get('model')}"] += 1
         u = msg.get("usage")
-        if isinstance(u, Mapping):
-            usage["input"] += int(_num(u.get("input")))
-            usage["output"] += int(_num(u.get("output")))
-            usage["cache_read"] += int(_num(u.get("cacheRead")))
-            usage["cache_write"] += int(_num(u.get("cacheWrite")))
+        if type(u) is dict:
+            for k, f in enumerate(fields):
+                v = u.get(f)
+                if type(v) is int or type(v) is float:
+                    totals[k] += v
             c = u.get("cost")
-            if isinstance(c, Mapping):
+            if type(c) is dict:
                 cost += _num(c.get("total"))
         if assistant_usage(msg, pi_version) is not None:
             requests += 1
@@ -97,6 +104,8 @@ def inspect_session(
             errors += 1
             if is_context_overflow(msg, None, pi_version):
                 overflow_errors += 1
+    usage = {"input": int(totals[0]), "output": int(totals[1]), "cache_read": int(totals[2]),
+             "cache_write": int(totals[3])}
     if all_leaves:
         paths = tree.all_paths()
     else:

@@ -61,33 +61,38 @@ class Header:
     data: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True, eq=False)
 class Entry:
-    """One non-header entry, migrated to the current (v3) shape.
+    """One non-header entry, migrated to the current (v3) shape. Treat it as read-only.
 
     `line` is the 1-based physical line of the file the entry came from (two entries share a line
     when a writer glued two objects together); `index` is its position among the file's entries,
     counting the header as 0 (the numbering of v1 `firstKeptEntryIndex`). `message` and `role`
-    are resolved once, at construction.
+    are resolved once, at construction. Entries compare by identity.
+
+    A plain slotted class rather than a frozen dataclass: a file has thousands of entries and a
+    frozen dataclass pays an `object.__setattr__` per field.
     """
 
-    type: str
-    id: str | None
-    parent_id: str | None
-    line: int
-    index: int
-    data: Mapping[str, Any]
-    message: Mapping[str, Any] | None = field(default=None, init=False)
-    role: str | None = field(default=None, init=False)
+    __slots__ = ("type", "id", "parent_id", "line", "index", "data", "message", "role")
 
-    def __post_init__(self) -> None:
-        if self.type == "message":
-            msg = self.data.get("message")
+    def __init__(
+        self, type: str, id: str | None, parent_id: str | None, line: int, index: int, data: Mapping[str, Any]
+    ) -> None:
+        self.type = type
+        self.id = id
+        self.parent_id = parent_id
+        self.line = line
+        self.index = index
+        self.data = data
+        self.message: Mapping[str, Any] | None = None
+        self.role: str | None = None
+        if type == "message":
+            msg = data.get("message")
             if isinstance(msg, dict):
-                object.__setattr__(self, "message", msg)
+                self.message = msg
                 role = msg.get("role")
                 if isinstance(role, str):
-                    object.__setattr__(self, "role", role)
+                    self.role = role
 
     @property
     def timestamp(self) -> Any:

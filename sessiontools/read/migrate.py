@@ -85,12 +85,12 @@ def make_entries(objects: Sequence[dict[str, Any]], lines: Sequence[int]) -> tup
         pid = obj.get("parentId")
         out.append(
             Entry(
-                type=t if isinstance(t, str) else "<missing>",
-                id=eid if isinstance(eid, str) else None,
-                parent_id=pid if isinstance(pid, str) else None,
-                line=line,
-                index=k + 1,
-                data=obj,
+                t if type(t) is str else "<missing>",
+                eid if type(eid) is str else None,
+                pid if type(pid) is str else None,
+                line,
+                k + 1,
+                obj,
             )
         )
     return tuple(out)
