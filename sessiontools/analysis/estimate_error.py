@@ -837,6 +837,35 @@ def group_key(row: Mapping[str, Any], by: str) -> str:
     raise ValueError(by)
 
 
+#: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
+ROWS_VERSION = 1
+
+
+def _cached_session_requests(
+    s: Session, measurer: MessageMeasurer, options: EstimateErrorOptions, store: Any | None
+) -> SessionRequests:
+    """`session_requests`, reusing the rows stored for the same file content and options."""
+    import orjson
+
+    from .. import __version__
+
+    key = None
+    if store is not None and s.content_hash:
+        key = "estimate-error:" + orjson.dumps([
+            ROWS_VERSION, __version__, s.content_hash, s.path, options.leaf, options.all_leaves, options.pi_version,
+            sorted(measurer.tokenizers),
+        ]).decode()
+        hit = store.get_result(key)
+        if hit is not None:
+            data = orjson.loads(hit)
+            return SessionRequests(data["session"], data["pi_version"], data["rows"], Counter(data["skipped"]))
+    sr = session_requests(s, measurer, leaf=options.leaf, all_leaves=options.all_leaves, pi_version=options.pi_version)
+    if key is not None:
+        store.put_result(key, orjson.dumps({"session": sr.session, "pi_version": sr.pi_version, "rows": sr.rows,
+                                            "skipped": dict(sr.skipped)}))
+    return sr
+
+
 def estimate_error(
     sessions: Sequence[Session],
     options: EstimateErrorOptions | None = None,
@@ -872,7 +901,7 @@ def estimate_error(
     per_session: list[SessionRequests] = []
     skipped: Counter[str] = Counter()
     for k, s in enumerate(sessions):
-        sr = session_requests(s, measurer, leaf=options.leaf, all_leaves=options.all_leaves, pi_version=options.pi_version)
+        sr = _cached_session_requests(s, measurer, options, token_store)
         per_session.append(sr)
         rows.extend(sr.rows)
         skipped.update(sr.skipped)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -94,7 +95,7 @@ def _read(data: bytes, path: str) -> Session:
     entries = make_entries(objects, lines)
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
-    return Session(path, header, entries, version, diags)
+    return Session(path, header, entries, version, diags, hashlib.blake2b(data, digest_size=16).hexdigest())
 
 
 def read_bytes(data: bytes, path: str = "<memory>") -> Session:

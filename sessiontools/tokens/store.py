@@ -1,4 +1,5 @@
-"""A persistent token-count cache: counts keyed by tokenizer and content hash, in SQLite.
+"""A persistent token-count cache: counts keyed by tokenizer and content hash, in SQLite, and
+per-session results keyed by the session file's content hash and every option that shapes them.
 
 Several processes may read and write at once (SQLite WAL with a busy timeout; inserts are
 idempotent). A cache file that is corrupt or of another format is removed and rebuilt; if even
@@ -41,6 +42,7 @@ class TokenStore:
                     "CREATE TABLE IF NOT EXISTS counts (enc TEXT NOT NULL, key BLOB NOT NULL, n INTEGER NOT NULL,"
                     " PRIMARY KEY (enc, key)) WITHOUT ROWID"
                 )
+                conn.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
                 (schema,) = conn.execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()
                 if schema != str(SCHEMA):
@@ -96,6 +98,27 @@ class TokenStore:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+            self._fail(exc)
+
+    def get_result(self, key: str) -> bytes | None:
+        """A per-session result stored under `key` (the caller puts every input of it in the key)."""
+        conn = self._open()
+        if conn is None:
+            return None
+        try:
+            row = conn.execute("SELECT value FROM results WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._fail(exc)
+            return None
+        return bytes(row[0]) if row else None
+
+    def put_result(self, key: str, value: bytes) -> None:
+        conn = self._open()
+        if conn is None:
+            return
+        try:
+            conn.execute("INSERT OR REPLACE INTO results VALUES (?, ?)", (key, value))
+        except sqlite3.Error as exc:
             self._fail(exc)
 
     def _fail(self, exc: Exception) -> None:

@@ -60,3 +60,17 @@ def test_default_input_is_pis_session_directory(tmp_path: Path, monkeypatch: pyt
     assert "notes.jsonl: skipped, not a Pi session" in err
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "nowhere"))
     assert _run(capsys, "inspect")[0] == 3
+
+
+def test_cached_rows_follow_the_file_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A warm cache is keyed by the file's bytes: change the file and the report follows it."""
+    monkeypatch.setenv("SESSIONTOOLS_CACHE_DIR", str(tmp_path / "cache"))
+    f = tmp_path / "s.jsonl"
+    shutil.copy(SAMPLES / "pi0-tiny.jsonl", f)
+    first = _run(capsys, "estimate-error", str(f), "--format", "json")[1]
+    lines = f.read_text().splitlines()
+    f.write_text("\n".join(lines[: len(lines) // 2]) + "\n")  # a shorter session at the same path
+    second = _run(capsys, "estimate-error", str(f), "--format", "json")[1]
+    fresh = _run(capsys, "estimate-error", str(f), "--format", "json", "--no-cache")[1]
+    assert second == fresh != first
