@@ -882,31 +882,77 @@ def estimate_error(
     called after each session.
     """
     options = options or EstimateErrorOptions()
-    estimators = options.estimators
-    need: set[str] = {TOKENIZERS[e] for e in estimators if e in TOKENIZERS}
-    cal_x = options.calibration_x
-    calibrate = "calibrated" in estimators or options.fit
-    if calibrate:
-        xs_needed = {cal_x, "chars4"}
+    measurer = make_measurer(options, tokenizers=tokenizers, token_store=token_store)
+    per_session: list[SessionRequests] = []
+    for k, s in enumerate(sessions):
+        per_session.append(_cached_session_requests(s, measurer, options, token_store))
+        if progress is not None:
+            progress(k + 1, len(sessions), s.path)
+    return summarize_requests(per_session, options)
+
+
+def needed_encodings(options: EstimateErrorOptions) -> set[str]:
+    """The tiktoken encodings the estimators (and the calibration's x) of `options` need."""
+    need: set[str] = {TOKENIZERS[e] for e in options.estimators if e in TOKENIZERS}
+    if "calibrated" in options.estimators or options.fit:
+        xs_needed = {options.calibration_x, "chars4"}
         if options.calibration is not None:
             xs_needed |= {f.x for f in options.calibration.models.values()}
         need |= {TOKENIZERS[x] for x in xs_needed if x in TOKENIZERS}
+    return need
+
+
+def make_measurer(
+    options: EstimateErrorOptions, *, tokenizers: Mapping[str, TiktokenCounter] | None = None,
+    token_store: Any | None = None,
+) -> MessageMeasurer:
+    need = needed_encodings(options)
     counters = dict(tokenizers or {})
     for enc in sorted(need):
         if enc not in counters:
             counters[enc] = TiktokenCounter(enc, store=token_store)
-    measurer = MessageMeasurer({k: v for k, v in counters.items() if k in need})
+    return MessageMeasurer({k: v for k, v in counters.items() if k in need})
 
+
+class SessionWorker:
+    """`session_requests` for one session as a picklable callable (for `--jobs`): each process
+    keeps one measurer (loaded vocabularies, in-memory counts) and one cache connection."""
+
+    _per_process: dict[Any, tuple[MessageMeasurer, Any]] = {}
+
+    def __init__(self, options: EstimateErrorOptions, store_path: str | None) -> None:
+        self.options = options
+        self.store_path = store_path
+
+    def __call__(self, session: Session) -> SessionRequests:
+        key = (repr(self.options), self.store_path)
+        state = SessionWorker._per_process.get(key)
+        if state is None:
+            store = None
+            if self.store_path is not None:
+                from ..tokens.store import TokenStore
+
+                store = TokenStore(self.store_path)  # type: ignore[arg-type]
+            state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)
+        measurer, store = state
+        return _cached_session_requests(session, measurer, self.options, store)
+
+    @classmethod
+    def notes(cls) -> list[str]:
+        """Cache notes of this process's workers (e.g. a corrupt cache that was rebuilt)."""
+        return [n for _, store in cls._per_process.values() if store is not None for n in store.notes]
+
+
+def summarize_requests(per_session: Sequence[SessionRequests], options: EstimateErrorOptions) -> EstimateErrorReport:
+    """Aggregates, calibration and early/late over the rows of every session (in order)."""
+    estimators = options.estimators
+    cal_x = options.calibration_x
+    calibrate = "calibrated" in estimators or options.fit
     rows: list[dict[str, Any]] = []
-    per_session: list[SessionRequests] = []
     skipped: Counter[str] = Counter()
-    for k, s in enumerate(sessions):
-        sr = _cached_session_requests(s, measurer, options, token_store)
-        per_session.append(sr)
+    for sr in per_session:
         rows.extend(sr.rows)
         skipped.update(sr.skipped)
-        if progress is not None:
-            progress(k + 1, len(sessions), s.path)
 
     outcome = fit_calibration(rows if calibrate else [], cal_x)
     alternative = fit_calibration(rows, "chars4") if calibrate and cal_x != "chars4" else None

@@ -11,19 +11,20 @@ import typer
 from ..analysis.estimate_error import (
     DEFAULT_THRESHOLD_GRID,
     EstimateErrorOptions,
-    estimate_error,
+    SessionWorker,
     parse_estimators,
     parse_mape_gate,
     parse_threshold_grid,
+    summarize_requests,
 )
 from ..errors import UsageError
 from ..report.estimate_error import estimate_error_figure, estimate_error_table, requests_frame
 from ..report.writers import envelope
 from ..tokens.calibrated import load_calibration, save_calibration
-from ..tokens.store import TokenStore
 from .common import (
     EXIT_GATE,
     AllLeavesOpt,
+    JobsOpt,
     LeafOpt,
     OutputOpt,
     PathsArg,
@@ -33,8 +34,7 @@ from .common import (
     emit_json,
     emit_renderables,
     exit_code_for,
-    load_all,
-    progress,
+    run_files,
     save_figure,
     stderr_console,
     token_cache_path,
@@ -88,6 +88,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         strict: StrictOpt = False,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
+        jobs: JobsOpt = None,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration."""
         check_leaf_options(leaf, all_leaves)
@@ -117,15 +118,11 @@ def register(app: typer.Typer) -> None:
             fit=save_calibration_to is not None,
         )
         err = stderr_console()
-        loaded = load_all(paths, err)
-        with progress(err, len(loaded.sessions), "estimating") as advance:
-            store = None if no_cache else TokenStore(token_cache_path())
-            report = estimate_error(loaded.sessions, options, progress=lambda done, total, label: advance(),
-                                    token_store=store)
-        if store is not None:
-            for note in store.notes:
-                err.print(f"note: {note}", markup=False)
-            store.close()
+        store_path = None if no_cache else str(token_cache_path())
+        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating")
+        report = summarize_requests(per_session, options)
+        for note in SessionWorker.notes():
+            err.print(f"note: {note}", markup=False)
 
         if not report.rows:
             err.print("note: no request with usable usage in the input", markup=False)
