@@ -25,7 +25,7 @@ def token_ratios(files: list[Path]) -> dict[str, float]:
             break
         subset.append(f)
         total += f.stat().st_size
-    sessions = [load_session(f) for f in subset]
+    sessions = [load_session(f, content_hash=True) for f in subset]
     enc = get_encoding("o200k_base")  # loaded before timing either side
 
     # The same texts estimate-error tokenizes: the text units of every message of every context.

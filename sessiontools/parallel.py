@@ -32,10 +32,10 @@ class FileResult(Generic[T]):
     value: T | None = None
 
 
-def _one(path: str, fn: Callable[[Session], T]) -> FileResult[T]:
+def _one(path: str, fn: Callable[[Session], T], content_hash: bool = False) -> FileResult[T]:
     out: FileResult[T] = FileResult(path)
     try:
-        s = load_session(path)
+        s = load_session(path, content_hash=content_hash)
     except SessionToolsError as exc:
         out.error = str(exc)
         return out
@@ -51,7 +51,7 @@ def _one(path: str, fn: Callable[[Session], T]) -> FileResult[T]:
     return out
 
 
-def _worker(args: tuple[str, Callable[[Session], Any]]) -> FileResult[Any]:
+def _worker(args: tuple[str, Callable[[Session], Any], bool]) -> FileResult[Any]:
     return _one(*args)
 
 
@@ -60,13 +60,16 @@ def default_jobs() -> int:
 
 
 def map_sessions(
-    files: Sequence[str | Path], fn: Callable[[Session], T], *, jobs: int = 1
+    files: Sequence[str | Path], fn: Callable[[Session], T], *, jobs: int = 1, content_hash: bool = False
 ) -> Iterator[FileResult[T]]:
-    """`fn(session)` for every file, yielded in file order; `fn` must be picklable when jobs > 1."""
+    """`fn(session)` for every file, yielded in file order; `fn` must be picklable when jobs > 1.
+
+    `content_hash` makes each session carry the hash of its bytes (for result caches).
+    """
     paths = [str(f) for f in files]
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
-            yield _one(p, fn)
+            yield _one(p, fn, content_hash)
         return
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
-        yield from pool.map(_worker, [(p, fn) for p in paths], chunksize=1)
+        yield from pool.map(_worker, [(p, fn, content_hash) for p in paths], chunksize=1)

@@ -119,7 +119,8 @@ def register(app: typer.Typer) -> None:
         )
         err = stderr_console()
         store_path = None if no_cache else str(token_cache_path())
-        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating")
+        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
+                                        content_hash=store_path is not None)
         report = summarize_requests(per_session, options)
         for note in SessionWorker.notes():
             err.print(f"note: {note}", markup=False)

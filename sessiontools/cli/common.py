@@ -146,7 +146,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
 
 
 def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: Any, jobs: int | None,
-              label: str) -> tuple[list[Any], Loaded]:
+              label: str, *, content_hash: bool = False) -> tuple[list[Any], Loaded]:
     """`fn(session)` over every file (in processes when jobs > 1), diagnostics reported as files finish.
 
     Returns the values in file order and a `Loaded` summary (its `sessions` stay empty: sessions are
@@ -158,7 +158,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     files, explicit = resolve_files(paths, err)
     values = []
     with progress(err, len(files), label) as advance:
-        for res in map_sessions(files, fn, jobs=jobs or default_jobs()):
+        for res in map_sessions(files, fn, jobs=jobs or default_jobs(), content_hash=content_hash):
             advance()
             p = Path(res.path)
             if res.error is not None and not res.readable:

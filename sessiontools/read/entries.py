@@ -112,7 +112,7 @@ class Session:
     entries: tuple[Entry, ...]
     format_version: int  # the version the file was written in (before migration)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    content_hash: str = ""  # blake2b-128 of the file's bytes: a cache key for per-session results
+    content_hash: str = ""  # sha256 (128 bits) of the file's bytes when asked for: a key for result caches
 
     @property
     def skipped(self) -> list[Diagnostic]:

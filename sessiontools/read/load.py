@@ -35,12 +35,15 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
             yield n, raw, True
 
 
-def read_stream(stream: IO[bytes], path: str) -> Session:
-    """Read a session from a binary stream (the whole file is one session in memory, as in Pi)."""
-    return _read(stream.read(), path)
+def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False) -> Session:
+    """Read a session from a binary stream (the whole file is one session in memory, as in Pi).
+
+    With `content_hash`, `Session.content_hash` is set (sha256 of the bytes, for result caches).
+    """
+    return _read(stream.read(), path, content_hash=content_hash)
 
 
-def _read(data: bytes, path: str) -> Session:
+def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
     if b"\x00" in data[:_SNIFF]:
         return Session(path, None, (), 1, [Diagnostic(path, 1, "binary file (NUL bytes): not a Pi session", "fatal")])
     diags: list[Diagnostic] = []
@@ -95,7 +98,8 @@ def _read(data: bytes, path: str) -> Session:
     entries = make_entries(objects, lines)
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
-    return Session(path, header, entries, version, diags, hashlib.blake2b(data, digest_size=16).hexdigest())
+    digest = hashlib.sha256(data).hexdigest()[:32] if content_hash else ""
+    return Session(path, header, entries, version, diags, digest)
 
 
 def read_bytes(data: bytes, path: str = "<memory>") -> Session:
@@ -116,14 +120,17 @@ def session_from_records(records: Iterable[dict[str, Any]], path: str = "<memory
     return read_bytes(b"".join(line(r) + b"\n" for r in records), path)
 
 
-def load_session(path: str | os.PathLike[str]) -> Session:
-    """Read one session file. Never writes to it. Raises `InputError` when it cannot be opened."""
+def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) -> Session:
+    """Read one session file. Never writes to it. Raises `InputError` when it cannot be opened.
+
+    `content_hash` also hashes the bytes (`Session.content_hash`), for result caches.
+    """
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory (give a session file, or use a command that takes directories)")
     try:
         with open(p, "rb") as fh:
-            return read_stream(fh, str(path))
+            return read_stream(fh, str(path), content_hash=content_hash)
     except FileNotFoundError as exc:
         raise InputError(f"{p}: no such file") from exc
     except PermissionError as exc:
