@@ -23,16 +23,19 @@ def _is_header(obj: dict[str, Any]) -> bool:
     return obj.get("type") == "session" and isinstance(obj.get("id"), str)
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
-    """(line number, raw line without its newline, whether a newline ended it)."""
-    parts = data.split(b"\n")
-    last = len(parts) - 1
-    for n, raw in enumerate(parts, start=1):
-        if n - 1 == last:
-            if raw:
-                yield n, raw, False
-        else:
-            yield n, raw, True
+def _lines(data: bytes) -> Iterator[tuple[int, memoryview, bool]]:
+    """(line number, raw line without its newline, whether a newline ended it); views, not copies."""
+    view = memoryview(data)
+    find = data.find
+    start, n, end = 0, 0, len(data)
+    while start < end:
+        n += 1
+        nl = find(b"\n", start)
+        if nl < 0:
+            yield n, view[start:end], False
+            return
+        yield n, view[start:nl], True
+        start = nl + 1
 
 
 def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False) -> Session:
@@ -57,14 +60,14 @@ def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
         # Fast path: one well-formed object on the line (what Pi writes).
         parsed_objects: list[dict[str, Any]]
         try:
-            if line_no == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            if line_no == 1 and raw[:3] == b"\xef\xbb\xbf":
                 raise ValueError
             obj = loads(raw)
             if type(obj) is not dict:
                 raise ValueError
             parsed_objects = [obj]
         except ValueError:
-            parsed = parse_line(raw, line_no, path, terminated=terminated)
+            parsed = parse_line(bytes(raw), line_no, path, terminated=terminated)
             diags.extend(parsed.diagnostics)
             parsed_objects = parsed.objects
         for obj in parsed_objects:

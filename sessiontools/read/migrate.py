@@ -107,50 +107,44 @@ def check_structure(entries: Sequence[Entry], path: str) -> list[Diagnostic]:
     unknown_types: dict[str, list[int]] = {}
     unknown_roles: dict[str, list[int]] = {}
     first_line: dict[str, int] = {}
+    # One pass: a parent that always precedes its child in the file (what Pi writes) and no
+    # duplicate id mean no cycle and no missing parent, so the slower checks can be skipped.
+    ordered = True
     for e in entries:
-        if e.type not in KNOWN_ENTRY_TYPES:
-            unknown_types.setdefault(e.type, []).append(e.line)
-        elif e.type == "message":
-            msg = e.data.get("message")
-            role = msg.get("role") if isinstance(msg, dict) else None
-            if not isinstance(msg, dict):
+        t = e.type
+        if t not in KNOWN_ENTRY_TYPES:
+            unknown_types.setdefault(t, []).append(e.line)
+        elif t == "message":
+            if e.message is None:
                 diags.append(Diagnostic(path, e.line, "message entry without a message object"))
-            elif role not in KNOWN_ROLES:
-                unknown_roles.setdefault(str(role), []).append(e.line)
-        if e.id is None:
-            diags.append(Diagnostic(path, e.line, f"{e.type} entry has no id; nothing can link to it"))
+            elif e.role not in KNOWN_ROLES:
+                unknown_roles.setdefault(str(e.message.get("role")), []).append(e.line)
+        if ordered and e.parent_id is not None and e.parent_id not in first_line:
+            ordered = False
+        eid = e.id
+        if eid is None:
+            diags.append(Diagnostic(path, e.line, f"{t} entry has no id; nothing can link to it"))
             continue
-        if e.id in first_line:
+        if eid in first_line:
+            ordered = False  # a duplicate id re-links earlier children: check properly
             diags.append(
                 Diagnostic(
-                    path, e.line, f"duplicate id {e.id!r} (first at line {first_line[e.id]}); Pi links to the last one"
+                    path, e.line, f"duplicate id {eid!r} (first at line {first_line[eid]}); Pi links to the last one"
                 )
             )
         else:
-            first_line[e.id] = e.line
+            first_line[eid] = e.line
     for kind, found in (("entry type", unknown_types), ("message role", unknown_roles)):
         for name, lines in found.items():
             more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
             diags.append(Diagnostic(path, lines[0], f"unknown {kind} {name!r} kept as is{more}"))
-    by_id = {e.id: e for e in entries if e.id is not None}
-    for e in entries:
-        if e.parent_id is not None and e.parent_id not in by_id:
-            diags.append(
-                Diagnostic(path, e.line, f"parent {e.parent_id!r} does not exist; the entry is treated as a root")
-            )
-    # A parent that always precedes its child in the file (what Pi writes) cannot form a cycle.
-    seen: set[str] = set()
-    ordered = True
-    for e in entries:
-        if e.parent_id is not None and e.parent_id not in seen:
-            ordered = False
-            break
-        if e.id is not None:
-            if e.id in seen:  # a duplicate id re-links earlier children: check properly
-                ordered = False
-                break
-            seen.add(e.id)
     if not ordered:
+        by_id = {e.id: e for e in entries if e.id is not None}
+        for e in entries:
+            if e.parent_id is not None and e.parent_id not in by_id:
+                diags.append(
+                    Diagnostic(path, e.line, f"parent {e.parent_id!r} does not exist; the entry is treated as a root")
+                )
         diags.extend(_find_cycles(entries, by_id, path))
     return diags
 
