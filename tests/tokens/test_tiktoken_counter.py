@@ -128,17 +128,26 @@ class RecordingEncoding:
         return [[0] * -(-len(t) // 3) for t in texts]
 
 
-def test_cache_by_content_and_one_batch_per_call() -> None:
-    """Misses are encoded in one batch; equal content in other objects is served from the cache."""
+def test_cache_by_content_and_each_text_encoded_once() -> None:
+    """Each missing text is encoded exactly once; equal content in other objects comes from the cache."""
     enc = RecordingEncoding()
     counter = TiktokenCounter("o200k_base", enc)
     msgs = [{"role": "user", "content": f"message number {i}"} for i in range(10)]
     first = counter.count_messages(msgs, "0")
-    assert len(enc.batches) == 1 and len(enc.batches[0]) == 10
+    assert sorted(enc.singles) == sorted(m["content"] for m in msgs)
     again = counter.count_messages([dict(m) for m in msgs], "0")
     assert again == first
-    assert len(enc.batches) == 1 and not enc.singles
+    assert len(enc.singles) == 10
     assert len(counter) == 10
+
+
+def test_long_batches_are_split_over_threads() -> None:
+    """Large batches go to the thread pool in chunks and come back in order."""
+    enc = RecordingEncoding()
+    counter = TiktokenCounter("o200k_base", enc, num_threads=2)
+    texts = [("x" * (3 * k + 1)) for k in range(400)]
+    assert counter.count_texts(texts) == [k + 1 for k in range(400)]
+    assert sorted(enc.singles) == sorted(texts)
 
 
 def test_image_only_message_needs_no_encoding() -> None:
