@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +93,9 @@ def _prev_compaction_file_ops(prev: Entry | None, ops: FileOps) -> None:
 
 def _message_for_compaction_v0(e: Entry) -> Message | None:
     if e.type == "message":
+        m = e.message  # the message object when it is a dict (the common case)
+        if m is not None:
+            return m
         m = e.data.get("message")
         return m if js_truthy(m) else None
     if e.type == "custom_message":
@@ -102,7 +105,9 @@ def _message_for_compaction_v0(e: Entry) -> Message | None:
     return None
 
 
-def _prepare_v0(path: Sequence[Entry], settings: CompactionSettings) -> CompactionResult:
+def _prepare_v0(
+    path: Sequence[Entry], settings: CompactionSettings, estimate: Callable[[Message], int] | None = None
+) -> CompactionResult:
     prev_idx = -1
     for i in range(len(path) - 1, -1, -1):
         if path[i].type == "compaction":
@@ -117,8 +122,8 @@ def _prepare_v0(path: Sequence[Entry], settings: CompactionSettings) -> Compacti
         fk = next((i for i, e in enumerate(path) if e.data.get("id", _UNDEF) == target), -1)
         boundary_start = fk if fk >= 0 else prev_idx + 1
     context = build_context(path, "0")
-    tokens_before = estimate_context_tokens(context.messages, "0").tokens
-    cut = find_cut_point_v0(path, boundary_start, len(path), settings.keep_recent_tokens)
+    tokens_before = estimate_context_tokens(context.messages, "0", estimate).tokens
+    cut = find_cut_point_v0(path, boundary_start, len(path), settings.keep_recent_tokens, estimate)
     first_kept = path[cut.first_kept_index] if 0 <= cut.first_kept_index < len(path) else None
     if first_kept is None or not js_truthy(first_kept.data.get("id")):
         return NoCompaction("the first kept entry has no id (the session needs migration)", tokens_before)
@@ -163,14 +168,17 @@ def _messages_for_compaction_v1(pe: ProjectedEntry) -> list[Message]:
     return [m for m in pe.messages if m.get("role") != "system"]
 
 
-def _prepare_v1(path: Sequence[Entry], settings: CompactionSettings, context: Context | None) -> CompactionResult:
+def _prepare_v1(
+    path: Sequence[Entry], settings: CompactionSettings, context: Context | None,
+    estimate: Callable[[Message], int] | None = None,
+) -> CompactionResult:
     ctx = context if context is not None else build_context(path, "1")
     pes = ctx.entries
     prev_idx = next((i for i, pe in enumerate(pes) if pe.source.type == "compaction" and pe.messages), -1)
     previous_summary = pes[prev_idx].source.data.get("summary") if prev_idx >= 0 else None
     boundary_start = prev_idx + 1 if prev_idx >= 0 else 0
-    tokens_before = estimate_projected_context_tokens(ctx, path).tokens
-    cut = find_projected_cut_point(pes, boundary_start, len(pes), settings.keep_recent_tokens)
+    tokens_before = estimate_projected_context_tokens(ctx, path, estimate).tokens
+    cut = find_projected_cut_point(pes, boundary_start, len(pes), settings.keep_recent_tokens, estimate)
     first_kept = pes[cut.first_kept_index].source if 0 <= cut.first_kept_index < len(pes) else None
     if first_kept is None or not js_truthy(first_kept.data.get("id")):
         return NoCompaction("the first kept entry has no id (the session needs migration)", tokens_before)
@@ -215,21 +223,24 @@ def _prepare_v1(path: Sequence[Entry], settings: CompactionSettings, context: Co
 
 
 def prepare_compaction(
-    path: Sequence[Entry], settings: CompactionSettings, pi_version: str, *, context: Context | None = None
+    path: Sequence[Entry], settings: CompactionSettings, pi_version: str, *, context: Context | None = None,
+    estimate: Callable[[Message], int] | None = None,
 ) -> CompactionResult:
     """What Pi `pi_version` would summarise and keep if it compacted at the end of `path`.
 
     `path` runs from the root to the point of compaction (header excluded). Returns a
-    `Preparation`, or a `NoCompaction` with the reason where Pi returns undefined.
+    `Preparation`, or a `NoCompaction` with the reason where Pi returns undefined. `estimate`
+    may replace `estimateTokens` of that version with a memoised equivalent (the replay shares one
+    across a settings grid); it must give the same numbers.
     """
     if not path:
         return NoCompaction("the path is empty")
     if path[-1].type == "compaction":
         return NoCompaction("the path already ends in a compaction")
     if pi_version == "0":
-        return _prepare_v0(path, settings)
+        return _prepare_v0(path, settings, estimate)
     if pi_version == "1":
-        return _prepare_v1(path, settings, context)
+        return _prepare_v1(path, settings, context, estimate)
     raise ValueError(f"unknown Pi version {pi_version!r}")
 
 

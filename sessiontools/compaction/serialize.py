@@ -174,27 +174,25 @@ def _add_file_op(name: Any, args: Any, ops: FileOps) -> None:
 def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
     """Pi's `extractFileOpsFromMessage` (1.x also reads codemode `nestedCalls` on tool results)."""
     role = message.get("role")
-    if role == "toolResult" and pi_version != "0":
+    if role == "assistant":
+        content = message.get("content")
+        if type(content) is not list:
+            return
+        for block in content:
+            if type(block) is not dict or block.get("type") != "toolCall":
+                continue
+            if "arguments" not in block or "name" not in block:
+                continue
+            args = block.get("arguments")
+            if pi_version == "0" and not js_truthy(args):
+                continue
+            _add_file_op(block.get("name"), args, ops)
+    elif role == "toolResult" and pi_version != "0":
         nested = message.get("nestedCalls")
         calls = nested.get("calls") if isinstance(nested, Mapping) else None
         for call in calls or ():
             if isinstance(call, Mapping):
                 _add_file_op(call.get("name"), call.get("arguments"), ops)
-        return
-    if role != "assistant":
-        return
-    content = message.get("content")
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
-            continue
-        if "arguments" not in block or "name" not in block:
-            continue
-        args = block.get("arguments")
-        if pi_version == "0" and not js_truthy(args):
-            continue
-        _add_file_op(block.get("name"), args, ops)
 
 
 def _js_sort(items: Iterable[str]) -> list[str]:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,15 +76,20 @@ class ContextEstimate:
         }
 
 
-def estimate_context_tokens(messages: Sequence[Message], pi_version: str) -> ContextEstimate:
-    """Pi's `estimateContextTokens(messages)`."""
+def estimate_context_tokens(
+    messages: Sequence[Message], pi_version: str, estimate: Callable[[Message], int] | None = None
+) -> ContextEstimate:
+    """Pi's `estimateContextTokens(messages)` (`estimate`: a memoised `estimateTokens`, optional)."""
+    if estimate is None:
+        def estimate(m: Message) -> int:
+            return estimate_tokens(m, pi_version)
     for i in range(len(messages) - 1, -1, -1):
         usage = assistant_usage(messages[i], pi_version)
         if usage is not None:
             usage_tokens = calculate_context_tokens(usage)
-            trailing = sum(estimate_tokens(m, pi_version) for m in messages[i + 1:])
+            trailing = sum(estimate(m) for m in messages[i + 1:])
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, i)
-    est = sum(estimate_tokens(m, pi_version) for m in messages)
+    est = sum(estimate(m) for m in messages)
     return ContextEstimate(est, 0, est, None)
 
 
@@ -141,9 +146,11 @@ def current_system_message(messages: Sequence[Message]) -> dict[str, Any] | None
     return out
 
 
-def estimate_projected_context_tokens(context: Context, path: Sequence[Entry]) -> ContextEstimate:
+def estimate_projected_context_tokens(
+    context: Context, path: Sequence[Entry], estimate: Callable[[Message], int] | None = None
+) -> ContextEstimate:
     """Pi 1.x `estimateProjectedContextTokens`: distrust usage recorded before a later edit or compaction."""
-    est = estimate_context_tokens(context.messages, "1")
+    est = estimate_context_tokens(context.messages, "1", estimate)
     if est.last_usage_index is not None:
         usage_entry_id = None
         start = 0
@@ -170,7 +177,7 @@ def estimate_projected_context_tokens(context: Context, path: Sequence[Entry]) -
     tokens = estimate_tokens(system, "1") if system is not None else 0
     for m in context.messages:
         if m.get("role") != "system":
-            tokens += estimate_tokens(m, "1")
+            tokens += estimate(m) if estimate is not None else estimate_tokens(m, "1")
     return ContextEstimate(tokens, 0, tokens, None)
 
 

@@ -213,7 +213,7 @@ class _Sim:
             # Only the newest usage counts in Pi's estimates: give that one entry its simulated usage.
             k, prompt, output = self.usage_override
             path[k - start] = _with_usage(path[k - start], prompt, output)
-        prep = prepare_compaction(path, self.cs, self.v)
+        prep = prepare_compaction(path, self.cs, self.v, estimate=self.estimate)
         if isinstance(prep, NoCompaction):
             self.run.no_compaction.append(f"after {self.wl.base[parent].id}: {prep.reason}")
             return None
@@ -285,6 +285,14 @@ class _Sim:
         self.run.summarization_output += sum_out
         self.pending_thrash = sc
         return sc
+
+    def estimate(self, m: Any) -> int:
+        """Pi's estimateTokens, memoised across the settings of a grid (messages kept alive in the memo)."""
+        memo = self.truth.shared.setdefault(("estimate", self.v), {})
+        hit = memo.get(id(m))
+        if hit is None or hit[0] is not m:
+            hit = memo[id(m)] = (m, estimate_tokens(m, self.v))
+        return hit[1]
 
     def serialized_chars(self, messages: Sequence[Any]) -> int:
         """Length of Pi's serializeConversation of `messages`, from per-message parts shared by a grid."""
