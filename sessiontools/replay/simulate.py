@@ -331,18 +331,29 @@ class _Sim:
             r.late += 1
 
     # ------------------------------------------------------------------ the walk
+    def _append_between(self, lo: int, hi: int) -> None:
+        """Put the non-request base entries [lo, hi) on the simulated path (recovery edits excepted:
+        they belong to their failed attempt, replayed with it or not at all)."""
+        if lo >= hi:
+            return
+        base, artefacts = self.wl.base, self.wl.artefacts
+        if artefacts:
+            self.synthetic.extend(base[j] for j in range(lo, hi) if j not in artefacts)
+        else:
+            self.synthetic.extend(base[lo:hi])
+
     def walk(self) -> ReplayRun:
         wl, s, r = self.wl, self.s, self.run
-        req_at = wl.request_at
         recovery_tried_run: set[int] = set()
         skip_until = -1
-        for i, e in enumerate(wl.base):
-            if i <= skip_until or i in wl.artefacts:
-                continue  # recovery edits belong to their failed attempt, replayed with it or not at all
-            req = req_at.get(i)
-            if req is None:
-                self.synthetic.append(e)
+        pos = 0  # next base entry not yet on the simulated path
+        for req in wl.requests:
+            i = req.base_index
+            if i <= skip_until:
                 continue
+            self._append_between(max(pos, skip_until + 1), i)
+            pos = i + 1
+            e = wl.base[i]
             if self.v == "1" and not req.first_in_run and i > 0:
                 # 1.x: between turns, before the next request, Pi checks its projected estimate.
                 self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
@@ -420,6 +431,7 @@ class _Sim:
                     view = self.pi_estimate_before(i + 1)
                 self.check(i, view, self.truth_before(i + 1))
                 r.requests[-1].pi_view = view
+        self._append_between(max(pos, skip_until + 1), len(wl.base))
         matched = sum(1 for c in r.compactions if c.matches_recorded)
         recorded = len([rc for rc in wl.recorded_compactions if rc.kind in ("threshold", "overflow")])
         r.recorded_match = {
