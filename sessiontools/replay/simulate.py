@@ -152,7 +152,13 @@ def _shared(wl: Workload, truth: TruthModel, v: str) -> tuple[Any, ...]:
         for rc in by_parent.get(i - 1, []):
             state = (id(rc.entry), id_pos.get(rc.first_kept_entry_id, i))  # retain-none keeps nothing before
         rec_at.append(state)
-    return id_pos, T, C, rec_at
+    # calculateContextTokens of each reply's recorded usage, where Pi trusts it.
+    rec_total = {}
+    for r in wl.requests:
+        u = assistant_usage(base[r.base_index].message or {}, v)
+        if u is not None:
+            rec_total[r.base_index] = calculate_context_tokens(u)
+    return id_pos, T, C, rec_at, rec_total
 
 
 class _Sim:
@@ -163,7 +169,7 @@ class _Sim:
         shared = truth.shared.get(self.v)
         if shared is None:
             shared = truth.shared[self.v] = _shared(wl, truth, self.v)
-        self.id_pos, self.T, self.C, self.rec_comp_at = shared
+        self.id_pos, self.T, self.C, self.rec_comp_at, self.rec_total = shared
         self.synthetic: list[Entry] = []
         self.usage_override: tuple[int, int, int] | None = None  # (synthetic index, prompt, output) of the newest reply
         self.fk_syn = 0  # index in `synthetic` of the newest compaction's first kept entry
@@ -409,9 +415,9 @@ class _Sim:
                 self.synthetic.append(e)
                 if usable:
                     self.usage_override = None
-                rec_usage = assistant_usage(e.message or {}, self.v)
-                if rec_usage is not None:
-                    usage_total = calculate_context_tokens(rec_usage)
+                rec_total = self.rec_total.get(i)
+                if rec_total is not None:
+                    usage_total = rec_total
             else:
                 # Pi would have seen the provider's usage for the simulated context.
                 self.synthetic.append(e)
