@@ -7,12 +7,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..read.entries import Entry
+from ..tokens.chars4 import estimate_tokens
 from ..tokens.jsvalues import js_truthy, utf16_len
-from ..tree.context import Context, ProjectedEntry, branch_summary_message, build_context, custom_message
+from ..tree.context import (
+    Context,
+    ProjectedEntry,
+    branch_summary_message,
+    build_context,
+    compaction_summary_message,
+    custom_message,
+    entry_messages_v0,
+)
 from .cut import CutPoint, find_cut_point_v0, find_projected_cut_point
 from .serialize import FileOps, compute_file_lists, convert_to_llm, extract_file_ops, serialize_conversation
 from .settings import CompactionSettings
-from .usage import estimate_context_tokens, estimate_projected_context_tokens
+from .usage import assistant_usage, calculate_context_tokens, estimate_projected_context_tokens
 
 Message = Mapping[str, Any]
 
@@ -105,6 +114,33 @@ def _message_for_compaction_v0(e: Entry) -> Message | None:
     return None
 
 
+def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callable[[Message], int] | None) -> int:
+    """`estimateContextTokens(buildSessionContext(path).messages).tokens` (0.x) without building the
+    context: walk its messages from the newest back to the last usable usage."""
+    est = estimate or (lambda m: estimate_tokens(m, "0"))
+    ranges: list[tuple[int, int]] = []
+    summary = None
+    if comp_idx < 0:
+        ranges.append((0, len(path)))
+    else:
+        comp = path[comp_idx]
+        first_kept = comp.data.get("firstKeptEntryId")
+        start = next((i for i in range(comp_idx) if path[i].id == first_kept), None)
+        if start is not None:
+            ranges.append((start, comp_idx))
+        ranges.append((comp_idx + 1, len(path)))
+        summary = compaction_summary_message(comp.data)
+    trailing = 0
+    for lo, hi in reversed(ranges):
+        for i in range(hi - 1, lo - 1, -1):
+            for m in reversed(entry_messages_v0(path[i])):
+                usage = assistant_usage(m, "0")
+                if usage is not None:
+                    return calculate_context_tokens(usage) + trailing
+                trailing += est(m)
+    return trailing + (est(summary) if summary is not None else 0)
+
+
 def _prepare_v0(
     path: Sequence[Entry], settings: CompactionSettings, estimate: Callable[[Message], int] | None = None
 ) -> CompactionResult:
@@ -121,8 +157,7 @@ def _prepare_v0(
         target = prev.data.get("firstKeptEntryId", _UNDEF)
         fk = next((i for i, e in enumerate(path) if e.data.get("id", _UNDEF) == target), -1)
         boundary_start = fk if fk >= 0 else prev_idx + 1
-    context = build_context(path, "0")
-    tokens_before = estimate_context_tokens(context.messages, "0", estimate).tokens
+    tokens_before = _context_estimate_v0(path, prev_idx, estimate)
     cut = find_cut_point_v0(path, boundary_start, len(path), settings.keep_recent_tokens, estimate)
     first_kept = path[cut.first_kept_index] if 0 <= cut.first_kept_index < len(path) else None
     if first_kept is None or not js_truthy(first_kept.data.get("id")):

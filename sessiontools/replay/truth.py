@@ -46,9 +46,9 @@ def entry_messages(e: Entry, pi_version: str) -> tuple[Mapping[str, Any], ...]:
 
 
 def _v0_messages(e: Entry) -> tuple[Mapping[str, Any], ...]:
-    from ..tree.context import _messages_v0
+    from ..tree.context import entry_messages_v0
 
-    return _messages_v0(e)
+    return entry_messages_v0(e)
 
 
 def recorded_contexts(

@@ -128,7 +128,8 @@ def custom_message(entry: Mapping[str, Any], *, default_content: bool) -> dict[s
 # --------------------------------------------------------------------------------------------
 
 
-def _messages_v0(entry: Entry) -> tuple[Message, ...]:
+def entry_messages_v0(entry: Entry) -> tuple[Message, ...]:
+    """Pi 0.x: the messages one entry contributes to a context (before compaction selection)."""
     data = entry.data
     if entry.type == "message":
         msg = data.get("message")
@@ -173,11 +174,11 @@ def _build_v0(path: Sequence[Entry]) -> Context:
             if e.id == first_kept:
                 found = True
             if found:
-                projected.append(ProjectedEntry(e, _messages_v0(e)))
+                projected.append(ProjectedEntry(e, entry_messages_v0(e)))
         for e in path[compaction_idx + 1:]:
-            projected.append(ProjectedEntry(e, _messages_v0(e)))
+            projected.append(ProjectedEntry(e, entry_messages_v0(e)))
     else:
-        projected = [ProjectedEntry(e, _messages_v0(e)) for e in path]
+        projected = [ProjectedEntry(e, entry_messages_v0(e)) for e in path]
     messages = tuple(m for p in projected for m in p.messages)
     return Context(
         "0", tuple(projected), messages, path[compaction_idx] if compaction_idx >= 0 else None, thinking, model
