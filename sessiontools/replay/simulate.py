@@ -350,6 +350,8 @@ class _Sim:
 
     def walk(self) -> ReplayRun:
         wl, s, r = self.wl, self.s, self.run
+        window, threshold = s.context_window, s.threshold
+        truth_before, add_request, synthetic = self.truth_before, r.requests.append, self.synthetic
         recovery_tried_run: set[int] = set()
         skip_until = -1
         pos = 0  # next base entry not yet on the simulated path
@@ -362,20 +364,20 @@ class _Sim:
             e = wl.base[i]
             if self.v == "1" and not req.first_in_run and i > 0:
                 # 1.x: between turns, before the next request, Pi checks its projected estimate.
-                self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
+                self.check(i - 1, self.pi_estimate_before(i), truth_before(i))
             same = self.same_as_recorded(i)
-            u = self.truth_before(i)
+            u = truth_before(i)
             source = "model"
             if same and req.recorded_prompt is not None:
                 u, source = float(req.recorded_prompt), "recorded"
-            if u > s.context_window or (req.failed_overflow and same):
+            if u > window or (req.failed_overflow and same):
                 # The provider rejects the request (not billed); Pi compacts once per run and retries.
                 r.overflows += 1
                 r.peak_truth = max(r.peak_truth, u)
-                r.requests.append(RequestPoint(i, e.id, u, source, None, True))
+                add_request(RequestPoint(i, e.id, u, source, None, True))
                 if req.failed_overflow:
                     # Pi's path holds the failed attempt (and 1.x's omission edits) when it compacts.
-                    self.synthetic.extend(wl.base[i: req.group_end + 1])
+                    synthetic.extend(wl.base[i: req.group_end + 1])
                     parent, skip_until = req.group_end, req.group_end
                 else:
                     parent = i - 1
@@ -388,31 +390,31 @@ class _Sim:
                     self.compact("overflow", parent, u, self.pi_estimate_before(i))
                     if req.failed_overflow:
                         continue  # the retry is the next recorded request (1.x) or was never saved (0.x)
-                u, source = self.truth_before(i), "model"
-                if u > s.context_window:
+                u, source = truth_before(i), "model"
+                if u > window:
                     r.overflows += 1
                     r.failed_recoveries += 1
             elif req.failed_overflow:
                 # Here the request fits: it would have succeeded, but its reply was never recorded.
                 r.billed_input += u
                 r.peak_truth = max(r.peak_truth, u)
-                r.requests.append(RequestPoint(i, e.id, u, "model", None, False))
+                add_request(RequestPoint(i, e.id, u, "model", None, False))
                 self.last_usage = (i, u)
                 skip_until = req.group_end
                 if req.last_in_run:
-                    self.check(i, u, self.truth_before(i))
+                    self.check(i, u, truth_before(i))
                     r.requests[-1].pi_view = u
                 continue
-            elif u > s.threshold and not req.first_in_run:
+            elif u > threshold and not req.first_in_run:
                 r.mid_run_crossings += 1
             r.peak_truth = max(r.peak_truth, u)
             r.billed_input += u
             r.output_tokens += req.output
-            r.requests.append(RequestPoint(i, e.id, u, source, None, False))
+            add_request(RequestPoint(i, e.id, u, source, None, False))
             usable = req.stop_reason not in ("aborted", "error")
             usage_total = u + req.output
             if source == "recorded":
-                self.synthetic.append(e)
+                synthetic.append(e)
                 if usable:
                     self.usage_override = None
                 rec_total = self.rec_total.get(i)
@@ -420,9 +422,9 @@ class _Sim:
                     usage_total = rec_total
             else:
                 # Pi would have seen the provider's usage for the simulated context.
-                self.synthetic.append(e)
+                synthetic.append(e)
                 if usable:
-                    self.usage_override = (len(self.synthetic) - 1, round(u), req.output)
+                    self.usage_override = (len(synthetic) - 1, round(u), req.output)
             if usable:
                 self.last_usage = (i, usage_total)
             if req.last_in_run:
@@ -435,7 +437,7 @@ class _Sim:
                 else:
                     # Errors (and 1.x zero usage): Pi estimates from the last valid usage plus trailing.
                     view = self.pi_estimate_before(i + 1)
-                self.check(i, view, self.truth_before(i + 1))
+                self.check(i, view, truth_before(i + 1))
                 r.requests[-1].pi_view = view
         self._append_between(max(pos, skip_until + 1), len(wl.base))
         matched = sum(1 for c in r.compactions if c.matches_recorded)
