@@ -142,7 +142,8 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
 
 
 def _prepare_v0(
-    path: Sequence[Entry], settings: CompactionSettings, estimate: Callable[[Message], int] | None = None
+    path: Sequence[Entry], settings: CompactionSettings, estimate: Callable[[Message], int] | None = None,
+    add_ops: Callable[[Message, FileOps, str], None] = extract_file_ops,
 ) -> CompactionResult:
     prev_idx = -1
     for i in range(len(path) - 1, -1, -1):
@@ -176,10 +177,10 @@ def _prepare_v0(
     ops = FileOps()
     _prev_compaction_file_ops(path[prev_idx] if prev_idx >= 0 else None, ops)
     for m in to_summarize:
-        extract_file_ops(m, ops, "0")
+        add_ops(m, ops, "0")
     if cut.is_split_turn:
         for m in prefix:
-            extract_file_ops(m, ops, "0")
+            add_ops(m, ops, "0")
     return Preparation(
         "0",
         first_kept.data["id"],
@@ -206,6 +207,7 @@ def _messages_for_compaction_v1(pe: ProjectedEntry) -> list[Message]:
 def _prepare_v1(
     path: Sequence[Entry], settings: CompactionSettings, context: Context | None,
     estimate: Callable[[Message], int] | None = None,
+    add_ops: Callable[[Message, FileOps, str], None] = extract_file_ops,
 ) -> CompactionResult:
     ctx = context if context is not None else build_context(path, "1")
     pes = ctx.entries
@@ -229,10 +231,10 @@ def _prepare_v1(
     ops = FileOps()
     _prev_compaction_file_ops(pes[prev_idx].source if prev_idx >= 0 else None, ops)
     for m in to_summarize:
-        extract_file_ops(m, ops, "1")
+        add_ops(m, ops, "1")
     if cut.is_split_turn:
         for m in prefix:
-            extract_file_ops(m, ops, "1")
+            add_ops(m, ops, "1")
     # Map projected positions back to positions in the path.
     where = {id(e): i for i, e in enumerate(path)}
 
@@ -260,22 +262,24 @@ def _prepare_v1(
 def prepare_compaction(
     path: Sequence[Entry], settings: CompactionSettings, pi_version: str, *, context: Context | None = None,
     estimate: Callable[[Message], int] | None = None,
+    file_ops: Callable[[Message, FileOps, str], None] | None = None,
 ) -> CompactionResult:
     """What Pi `pi_version` would summarise and keep if it compacted at the end of `path`.
 
     `path` runs from the root to the point of compaction (header excluded). Returns a
     `Preparation`, or a `NoCompaction` with the reason where Pi returns undefined. `estimate`
-    may replace `estimateTokens` of that version with a memoised equivalent (the replay shares one
-    across a settings grid); it must give the same numbers.
+    may replace `estimateTokens` of that version with a memoised equivalent, and `file_ops`
+    `extract_file_ops` (the replay shares both across a settings grid); they must give the same
+    answers.
     """
     if not path:
         return NoCompaction("the path is empty")
     if path[-1].type == "compaction":
         return NoCompaction("the path already ends in a compaction")
     if pi_version == "0":
-        return _prepare_v0(path, settings, estimate)
+        return _prepare_v0(path, settings, estimate, file_ops or extract_file_ops)
     if pi_version == "1":
-        return _prepare_v1(path, settings, context, estimate)
+        return _prepare_v1(path, settings, context, estimate, file_ops or extract_file_ops)
     raise ValueError(f"unknown Pi version {pi_version!r}")
 
 

@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compaction.prepare import NoCompaction, Preparation, prepare_compaction
-from ..compaction.serialize import convert_to_llm, format_file_operations, serialize_conversation
+from ..compaction.serialize import (
+    FileOps,
+    convert_to_llm,
+    extract_file_ops,
+    format_file_operations,
+    serialize_conversation,
+)
 from ..compaction.settings import CompactionSettings
 from ..compaction.usage import assistant_usage, calculate_context_tokens, current_system_message
 from ..read.entries import Entry
@@ -219,7 +225,7 @@ class _Sim:
             # Only the newest usage counts in Pi's estimates: give that one entry its simulated usage.
             k, prompt, output = self.usage_override
             path[k - start] = _with_usage(path[k - start], prompt, output)
-        prep = prepare_compaction(path, self.cs, self.v, estimate=self.estimate)
+        prep = prepare_compaction(path, self.cs, self.v, estimate=self.estimate, file_ops=self.file_ops)
         if isinstance(prep, NoCompaction):
             self.run.no_compaction.append(f"after {self.wl.base[parent].id}: {prep.reason}")
             return None
@@ -299,6 +305,22 @@ class _Sim:
         if hit is None or hit[0] is not m:
             hit = memo[id(m)] = (m, estimate_tokens(m, self.v))
         return hit[1]
+
+    def file_ops(self, m: Any, ops: FileOps, version: str) -> None:
+        """`extract_file_ops`, with each message's operations found once per grid."""
+        memo = self.truth.shared.setdefault(("file_ops", version), {})
+        hit = memo.get(id(m))
+        if hit is None or hit[0] is not m:
+            one = FileOps()
+            extract_file_ops(m, one, version)
+            hit = memo[id(m)] = (m, tuple(one.read), tuple(one.written), tuple(one.edited))
+        _, read, written, edited = hit
+        for f in read:
+            ops.read[f] = None
+        for f in written:
+            ops.written[f] = None
+        for f in edited:
+            ops.edited[f] = None
 
     def serialized_chars(self, messages: Sequence[Any]) -> int:
         """Length of Pi's serializeConversation of `messages`, from per-message parts shared by a grid."""
