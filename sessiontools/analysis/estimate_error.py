@@ -599,16 +599,19 @@ def decision_stats(estimator: str, estimates: Sequence[float | None], actuals: S
     early = the estimator compacts while A <= T (rate over requests with A <= T);
     late = it does not while A > T (rate over requests with A > T).
     """
-    pairs = [(e, a) for e, a in zip(estimates, actuals, strict=True) if e is not None]
-    above = sum(1 for _, a in pairs if a > threshold)
-    below = len(pairs) - above
-    both = sum(1 for e, a in pairs if e > threshold and a > threshold)
-    early = sum(1 for e, a in pairs if e > threshold >= a)
-    late = sum(1 for e, a in pairs if e <= threshold < a)
+    keep = [e is not None for e in estimates]
+    e_arr = np.fromiter((e for e in estimates if e is not None), dtype=np.float64)
+    a_arr = np.fromiter((a for a, k in zip(actuals, keep, strict=True) if k), dtype=np.float64)
+    e_over, a_over = e_arr > threshold, a_arr > threshold
+    above = int(a_over.sum())
+    below = len(a_arr) - above
+    both = int((e_over & a_over).sum())
+    early = int((e_over & ~a_over).sum())
+    late = int((~e_over & a_over).sum())
     return {
         "estimator": estimator,
         "threshold": threshold,
-        "n": len(pairs),
+        "n": len(a_arr),
         "actual_over": above,
         "compact_correct": both,
         "keep_correct": below - early,
@@ -817,11 +820,11 @@ def _estimator_block(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str
 
 def _timing_block(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str], thresholds: Sequence[int]) -> list[dict[str, Any]]:
     actuals = [r["actual"] for r in rows]
-    return [
-        decision_stats(est, [r[f"est_{est}"] for r in rows], actuals, t)
-        for est in estimators
-        for t in thresholds
-    ]
+    out = []
+    for est in estimators:
+        estimates = [r[f"est_{est}"] for r in rows]
+        out.extend(decision_stats(est, estimates, actuals, t) for t in thresholds)
+    return out
 
 
 def group_key(row: Mapping[str, Any], by: str) -> str:
