@@ -17,6 +17,7 @@ from typing import Any
 from ..compaction.prepare import NoCompaction, Preparation, prepare_compaction
 from ..compaction.serialize import (
     FileOps,
+    compute_file_lists,
     convert_to_llm,
     extract_file_ops,
     format_file_operations,
@@ -239,7 +240,7 @@ class _Sim:
              if rc.first_kept_entry_id == prep.first_kept_entry_id and id(rc.entry) not in self.used_recorded),
             None,
         )
-        read, modified = prep.read_files, prep.modified_files
+        read, modified = compute_file_lists(prep.file_ops)
         if recorded is not None:
             entry = recorded.entry
             self.used_recorded.add(id(entry))
@@ -313,8 +314,11 @@ class _Sim:
         if hit is None or hit[0] is not m:
             one = FileOps()
             extract_file_ops(m, one, version)
-            hit = memo[id(m)] = (m, tuple(one.read), tuple(one.written), tuple(one.edited))
-        _, read, written, edited = hit
+            found = (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
+            hit = memo[id(m)] = (m, found)
+        if hit[1] is None:
+            return
+        read, written, edited = hit[1]
         for f in read:
             ops.read[f] = None
         for f in written:
