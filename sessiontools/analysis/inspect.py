@@ -4,46 +4,17 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..compaction.kinds import compaction_kind
 from ..compaction.overflow import is_context_overflow
 from ..compaction.usage import assistant_usage
-from ..read.entries import Entry, Session
+from ..read.entries import Session
 from ..tree.tree import Path, SessionTree
 
 
 def _num(v: Any) -> float:
     return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
-
-
-def _previous_message(path: Sequence[Entry], index: int) -> Mapping[str, Any] | None:
-    for e in reversed(path[:index]):
-        if e.type == "message":
-            return e.message
-        if e.type in ("compaction", "branch_summary", "custom_message"):
-            return None
-    return None
-
-
-def compaction_kind(path: Sequence[Entry], index: int, pi_version: str) -> str:
-    """Why a recorded compaction ran, judged from the message before it on its path.
-
-    `overflow`: that message is an assistant error Pi recognises as a context overflow.
-    `threshold`: it is an assistant reply or a tool result (the points where Pi checks the
-    threshold by itself). `manual`: anything else (a user message, nothing at all), where only a
-    `/compact` command or an extension could have compacted.
-    """
-    prev = _previous_message(path, index)
-    if prev is None:
-        return "manual"
-    if prev.get("role") == "assistant":
-        if prev.get("stopReason") == "error":
-            return "overflow" if is_context_overflow(prev, None, pi_version) else "manual"
-        return "threshold"
-    if prev.get("role") == "toolResult":
-        return "threshold"
-    return "manual"
 
 
 def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..compaction.kinds import compaction_kind
 from ..compaction.overflow import is_context_overflow
 from ..compaction.usage import assistant_usage, prompt_tokens
 from ..read.entries import Entry
@@ -80,8 +81,6 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
     context (replacement null, targeting the failed attempt or its tool results) are marked as its
     recovery artefacts: the replay puts them back only when it reproduces the failure.
     """
-    from ..analysis.inspect import compaction_kind
-
     base: list[Entry] = []
     recorded: list[RecordedCompaction] = []
     for i, e in enumerate(path):
