@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from .errors import SessionToolsError
+from .errors import SessionToolsError, UsageError
 from .read import Diagnostic, Session, load_session
 
 T = TypeVar("T")
@@ -46,6 +46,8 @@ def _one(path: str, fn: Callable[[Session], T], content_hash: bool = False) -> F
     out.skipped_or_recovered = len(s.skipped) + len(s.recovered)
     try:
         out.value = fn(s)
+    except UsageError:
+        raise  # the command line asks for something impossible (e.g. an unknown --leaf): exit 2
     except SessionToolsError as exc:
         out.error = str(exc)
     return out

@@ -1078,6 +1078,25 @@ def diff_summaries(
     return DriftReport(tuple(chains), counter.name, threshold)
 
 
+class DriftWorker:
+    """The chains of one session, as a picklable callable (for `--jobs`): each process builds its
+    token counter once."""
+
+    _counters: dict[str, TokenCounter] = {}
+
+    def __init__(self, *, leaf: str | None, all_leaves: bool, tokenizer: str,
+                 threshold: float = FUZZY_THRESHOLD) -> None:
+        self.leaf, self.all_leaves, self.tokenizer, self.threshold = leaf, all_leaves, tokenizer, threshold
+
+    def __call__(self, session: Session) -> tuple[ChainDrift, ...]:
+        counter = DriftWorker._counters.get(self.tokenizer)
+        if counter is None:
+            counter = DriftWorker._counters[self.tokenizer] = token_counter(self.tokenizer)
+        report = diff_summaries([session], leaf=self.leaf, all_leaves=self.all_leaves, counter=counter,
+                                threshold=self.threshold)
+        return report.chains
+
+
 # --------------------------------------------------------------------------- JSON
 
 

@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from ..analysis.drift import METRICS, diff_summaries, evaluate_gates, parse_gate, token_counter
+from ..analysis.drift import (
+    FUZZY_THRESHOLD,
+    METRICS,
+    DriftReport,
+    DriftWorker,
+    evaluate_gates,
+    parse_gate,
+    token_counter,
+)
 from ..errors import UsageError
 from ..report.drift import decay_figure, drift_markdown, drift_renderables, figure_kwargs
 from ..report.text import safe_text
@@ -17,6 +25,7 @@ from .common import (
     EXIT_GATE,
     EXIT_OK,
     AllLeavesOpt,
+    JobsOpt,
     LeafOpt,
     OutputOpt,
     PathsArg,
@@ -25,7 +34,7 @@ from .common import (
     emit_json,
     emit_renderables,
     exit_code_for,
-    load_all,
+    run_files,
     stderr_console,
 )
 
@@ -67,6 +76,7 @@ def register(app: typer.Typer) -> None:
             Tokenizer, typer.Option("--tokenizer", help="How summary lengths are counted (chars4 = Pi's ceil(chars/4)).")
         ] = Tokenizer.o200k,
         strict: StrictOpt = False,
+        jobs: JobsOpt = None,
     ) -> None:
         """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
         check_leaf_options(leaf, all_leaves)
@@ -75,11 +85,12 @@ def register(app: typer.Typer) -> None:
         if plot_format not in (None, "png", "svg"):
             raise UsageError(f"--plot {plot}: the file name must end in .png or .svg")
         err = stderr_console()
-        loaded = load_all(paths, err)
         counter = token_counter(tokenizer.value)
         if counter.fallback_reason:
             err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
-        report = diff_summaries(loaded.sessions, leaf=leaf, all_leaves=all_leaves, counter=counter)
+        worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
+        per_file, loaded = run_files(paths, err, worker, jobs, "analysing")
+        report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
         if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
             most = max(len(c.pairs) for c in report.chains)
             raise UsageError(f"--pair {pair}: the analysed paths have at most {most} pair(s)")

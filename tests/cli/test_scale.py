@@ -25,6 +25,7 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
     ["inspect", "--format", "json"],
     ["replay", "--context-window", "16000", "--reserve", "3000,4000", "--keep-recent", "4000", "--format", "json"],
     ["estimate-error", "--format", "json", "--no-cache"],
+    ["diff-summaries", "--format", "json", "--all-leaves"],
 ])
 def test_jobs_do_not_change_output(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     """The same JSON, byte for byte, with one process and with three."""
