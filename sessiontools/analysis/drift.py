@@ -50,6 +50,7 @@ from ..errors import UsageError
 from ..read.entries import Entry, Session
 from ..tokens.jsvalues import utf16_len
 from ..tree.tree import SessionTree
+from .gates import OPS, parse_gates
 
 # --------------------------------------------------------------------------- section names
 
@@ -1212,17 +1213,6 @@ def chain_to_dict(c: ChainDrift, pair: int | None = None) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- gates
 
-_GATE = re.compile(r"^\s*([A-Za-z_]+)\s*(>=|<=|==|!=|>|<)\s*(-?\d+(?:\.\d+)?)\s*$")
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-}
-
-
 @dataclass(frozen=True, slots=True)
 class Gate:
     """A `--fail-if METRIC OP NUMBER` condition."""
@@ -1247,18 +1237,11 @@ class GateResult:
 
 def parse_gate(expression: str) -> Gate:
     """`METRIC OP NUMBER` with OP in > >= < <= == != (raises UsageError for anything else)."""
-    m = _GATE.match(expression)
-    if not m:
-        raise UsageError(
-            f"--fail-if {expression!r}: expected METRIC OP NUMBER, e.g. 'dropped_literals>0' (OP: > >= < <= == !=)"
-        )
-    metric, op, num = m.group(1), m.group(2), m.group(3)
-    if metric not in METRICS:
-        raise UsageError(f"--fail-if {expression!r}: unknown metric {metric!r}; known: {', '.join(METRICS)}")
-    value = float(num)
-    return Gate(f"{metric}{op}{num}", metric, op, int(value) if value.is_integer() else value)
+    (g,) = parse_gates([expression], METRICS)
+    number = int(g.value) if g.value.is_integer() else g.value
+    return Gate(f"{g.metric}{g.op}{number}", g.metric, g.op, number)
 
 
 def evaluate_gates(metrics: Mapping[str, Any], gates: Iterable[Gate]) -> list[GateResult]:
     """Each gate with the metric's value and whether it tripped."""
-    return [GateResult(g, metrics[g.metric], _OPS[g.op](metrics[g.metric], g.threshold)) for g in gates]
+    return [GateResult(g, metrics[g.metric], OPS[g.op](metrics[g.metric], g.threshold)) for g in gates]

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import UsageError
 
-_OPS = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt}
+OPS = {">=": operator.ge, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt, "<": operator.lt}
 _GATE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=|==|!=|>|<)\s*(-?[0-9]+(?:\.[0-9]+)?)\s*$")
 
 
@@ -24,7 +24,7 @@ class Gate:
         return f"{self.metric}{self.op}{self.value:g}"
 
     def trips(self, observed: float) -> bool:
-        return bool(_OPS[self.op](observed, self.value))
+        return bool(OPS[self.op](observed, self.value))
 
 
 def parse_gates(exprs: Iterable[str], known: Iterable[str]) -> list[Gate]:
@@ -34,7 +34,8 @@ def parse_gates(exprs: Iterable[str], known: Iterable[str]) -> list[Gate]:
     for expr in exprs:
         m = _GATE.match(expr)
         if not m:
-            raise UsageError(f"--fail-if {expr!r}: expected METRIC OP NUMBER, e.g. overflows>0 (OP: > >= < <= == !=)")
+            example = f"{sorted(names)[0]}>0" if names else "metric>0"
+            raise UsageError(f"--fail-if {expr!r}: expected METRIC OP NUMBER, e.g. {example} (OP: > >= < <= == !=)")
         metric, op, value = m.group(1), m.group(2), float(m.group(3))
         if metric not in names:
             raise UsageError(f"--fail-if {expr!r}: unknown metric {metric!r}; known: {', '.join(sorted(names))}")
