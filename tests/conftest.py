@@ -17,6 +17,14 @@ def shared_sessions() -> list[Path]:
     return sorted(SHARED_PI.glob("*.jsonl")) if SHARED_PI.is_dir() else []
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never touch the user's token cache: every run gets its own cache directory."""
+    import os
+
+    os.environ["SESSIONTOOLS_CACHE_DIR"] = str(tmp_path_factory.mktemp("sessiontools-cache"))
+
+
 @pytest.fixture
 def shared_pi() -> Path:
     if not SHARED_PI.is_dir():

@@ -844,6 +844,23 @@ def group_key(row: Mapping[str, Any], by: str) -> str:
 ROWS_VERSION = 1
 
 
+_CODE_HASH: list[str] = []
+
+
+def _code_hash() -> str:
+    """A hash of the code that computes the rows, so that cached rows never outlive a code change."""
+    if not _CODE_HASH:
+        import hashlib
+        from pathlib import Path
+
+        here = Path(__file__).resolve()
+        h = hashlib.sha256()
+        for f in (here, here.parent.parent / "tokens" / "tiktoken_counter.py", here.parent.parent / "tokens" / "chars4.py"):
+            h.update(f.read_bytes() if f.exists() else b"")
+        _CODE_HASH.append(h.hexdigest()[:16])
+    return _CODE_HASH[0]
+
+
 def _cached_session_requests(
     s: Session, measurer: MessageMeasurer, options: EstimateErrorOptions, store: Any | None
 ) -> SessionRequests:
@@ -855,8 +872,8 @@ def _cached_session_requests(
     key = None
     if store is not None and s.content_hash:
         key = "estimate-error:" + orjson.dumps([
-            ROWS_VERSION, __version__, s.content_hash, s.path, options.leaf, options.all_leaves, options.pi_version,
-            sorted(measurer.tokenizers),
+            ROWS_VERSION, __version__, _code_hash(), s.content_hash, s.path, options.leaf, options.all_leaves,
+            options.pi_version, sorted(measurer.tokenizers),
         ]).decode()
         hit = store.get_result(key)
         if hit is not None:
