@@ -7,6 +7,7 @@ memory grows with the largest session, not with the corpus.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -73,5 +74,8 @@ def map_sessions(
         for p in paths:
             yield _one(p, fn, content_hash)
         return
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths))) as pool:
+    # forkserver: workers start from a clean process, not a fork of this one (which may hold
+    # threads: tokenizer pools, progress bars), where an inherited lock could deadlock them.
+    ctx = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
         yield from pool.map(_worker, [(p, fn, content_hash) for p in paths], chunksize=1)

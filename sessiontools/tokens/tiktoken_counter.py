@@ -137,6 +137,8 @@ def units_chars(units: MessageUnits) -> int:
 
 
 _POOLS: dict[int, Any] = {}
+# A forked child inherits the pool objects but not their threads: give it fresh ones.
+os.register_at_fork(after_in_child=_POOLS.clear)
 
 
 def _pool(threads: int) -> Any:
