@@ -100,6 +100,19 @@ def _prev_compaction_file_ops(prev: Entry | None, ops: FileOps) -> None:
             ops.edited[f] = None
 
 
+def _file_ops(
+    prev: Entry | None, to_summarize: Sequence[Message], prefix: Sequence[Message],
+    add_ops: Callable[[Message, FileOps, str], None], pi_version: str,
+) -> FileOps:
+    """Pi's `extractFileOperations`: the previous compaction's lists, then the summarised messages'
+    tool calls, then the turn prefix's (empty unless the turn is split)."""
+    ops = FileOps()
+    _prev_compaction_file_ops(prev, ops)
+    for m in (*to_summarize, *prefix):
+        add_ops(m, ops, pi_version)
+    return ops
+
+
 def _message_for_compaction_v0(e: Entry) -> Message | None:
     if e.type == "message":
         m = e.message  # the message object when it is a dict (the common case)
@@ -174,13 +187,7 @@ def _prepare_v0(
             for i in range(cut.turn_start_index or 0, cut.first_kept_index)
             if (m := _message_for_compaction_v0(path[i])) is not None
         )
-    ops = FileOps()
-    _prev_compaction_file_ops(path[prev_idx] if prev_idx >= 0 else None, ops)
-    for m in to_summarize:
-        add_ops(m, ops, "0")
-    if cut.is_split_turn:
-        for m in prefix:
-            add_ops(m, ops, "0")
+    ops = _file_ops(path[prev_idx] if prev_idx >= 0 else None, to_summarize, prefix, add_ops, "0")
     return Preparation(
         "0",
         first_kept.data["id"],
@@ -228,13 +235,7 @@ def _prepare_v1(
         )
     if not to_summarize and not prefix:
         return NoCompaction("nothing to summarize: every message before the cut is already summarized", tokens_before)
-    ops = FileOps()
-    _prev_compaction_file_ops(pes[prev_idx].source if prev_idx >= 0 else None, ops)
-    for m in to_summarize:
-        add_ops(m, ops, "1")
-    if cut.is_split_turn:
-        for m in prefix:
-            add_ops(m, ops, "1")
+    ops = _file_ops(pes[prev_idx].source if prev_idx >= 0 else None, to_summarize, prefix, add_ops, "1")
     # Map projected positions back to positions in the path.
     where = {id(e): i for i, e in enumerate(path)}
 
