@@ -30,20 +30,20 @@ from typing import Any
 
 import numpy as np
 
-from ..compaction.usage import (
+from sessiontools.errors import UsageError
+from sessiontools.policies.pi.usage import (
     assistant_usage,
     current_system_message,
     estimate_context_tokens,
     estimate_pi_view,
     prompt_tokens,
 )
-from ..errors import UsageError
-from ..read.entries import Entry, Session
-from ..tokens.calibrated import ANY_MODEL, Calibration, Fit, fit_line, model_key
-from ..tokens.chars4 import _ceil4
-from ..tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_chars
-from ..tree.context import Context, ProjectedEntry, build_context
-from ..tree.tree import SessionTree
+from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit, fit_line, model_key
+from sessiontools.tokens.chars4 import _ceil4
+from sessiontools.tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_chars
+from sessiontools.transcript.pi.context import Context, ProjectedEntry, build_context
+from sessiontools.transcript.pi.tree import SessionTree
 
 Message = Mapping[str, Any]
 
@@ -867,7 +867,7 @@ def _cached_session_requests(
     """`session_requests`, reusing the rows stored for the same file content and options."""
     import orjson
 
-    from .. import __version__
+    from sessiontools import __version__
 
     key = None
     if store is not None and s.content_hash:
@@ -950,7 +950,7 @@ class SessionWorker:
         if state is None:
             store = None
             if self.store_path is not None:
-                from ..tokens.store import TokenStore
+                from sessiontools.tokens.store import TokenStore
 
                 store = TokenStore(self.store_path)  # type: ignore[arg-type]
             state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)

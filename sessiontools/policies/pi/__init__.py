@@ -1,9 +1,9 @@
 """Pure port of Pi's compaction (0.73.1 and 1.6.0), selected by `pi_version`. No I/O."""
 
-from .cut import CutPoint, find_cut_point_v0, find_projected_cut_point
-from .overflow import is_context_overflow
-from .prepare import CompactionResult, NoCompaction, Preparation, prepare_compaction
-from .serialize import (
+from sessiontools.policies.pi.cut import CutPoint, find_cut_point_v0, find_projected_cut_point
+from sessiontools.policies.pi.overflow import is_context_overflow
+from sessiontools.policies.pi.prepare import CompactionResult, NoCompaction, Preparation, prepare_compaction
+from sessiontools.policies.pi.serialize import (
     FileOps,
     compute_file_lists,
     convert_to_llm,
@@ -11,8 +11,8 @@ from .serialize import (
     format_file_operations,
     serialize_conversation,
 )
-from .settings import CompactionSettings, should_compact, threshold
-from .usage import (
+from sessiontools.policies.pi.settings import CompactionSettings, should_compact, threshold
+from sessiontools.policies.pi.usage import (
     ContextEstimate,
     assistant_usage,
     calculate_context_tokens,

@@ -6,10 +6,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..read.entries import Entry
-from ..tokens.chars4 import estimate_tokens
-from ..tokens.jsvalues import js_truthy, utf16_len
-from ..tree.context import (
+from sessiontools.policies.pi.cut import CutPoint, find_cut_point_v0, find_projected_cut_point
+from sessiontools.policies.pi.serialize import (
+    FileOps,
+    compute_file_lists,
+    convert_to_llm,
+    extract_file_ops,
+    serialize_conversation,
+)
+from sessiontools.policies.pi.settings import CompactionSettings
+from sessiontools.policies.pi.usage import (
+    assistant_usage,
+    calculate_context_tokens,
+    estimate_projected_context_tokens,
+)
+from sessiontools.read.pi.entries import Entry
+from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.tokens.jsvalues import js_truthy, utf16_len
+from sessiontools.transcript.pi.context import (
     Context,
     ProjectedEntry,
     branch_summary_message,
@@ -18,10 +32,6 @@ from ..tree.context import (
     custom_message,
     entry_messages_v0,
 )
-from .cut import CutPoint, find_cut_point_v0, find_projected_cut_point
-from .serialize import FileOps, compute_file_lists, convert_to_llm, extract_file_ops, serialize_conversation
-from .settings import CompactionSettings
-from .usage import assistant_usage, calculate_context_tokens, estimate_projected_context_tokens
 
 Message = Mapping[str, Any]
 

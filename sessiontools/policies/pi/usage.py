@@ -8,10 +8,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..read.entries import Entry
-from ..tokens.chars4 import estimate_tokens
-from ..tokens.jsvalues import js_truthy
-from ..tree.context import Context
+from sessiontools.read.pi.entries import Entry
+from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.tokens.jsvalues import js_truthy
+from sessiontools.transcript.pi.context import Context
 
 Message = Mapping[str, Any]
 

@@ -7,9 +7,11 @@ The dataclasses add the file position and typed accessors; nothing here copies m
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from sessiontools.read.diagnostics import Diagnostic
 
 #: Entry types any Pi release has written (0.x and 1.x). Others are kept and reported.
 KNOWN_ENTRY_TYPES = frozenset(
@@ -31,22 +33,6 @@ KNOWN_ENTRY_TYPES = frozenset(
 KNOWN_ROLES = frozenset(
     {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "system"}
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    """Something about one place in an input file: a skipped line, a recovered line, or a notice."""
-
-    path: str
-    line: int
-    reason: str
-    kind: str = "notice"  # "skipped" | "recovered" | "notice" | "fatal"
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.reason}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "reason": self.reason}
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,11 +128,25 @@ class Session:
     @property
     def pi_version(self) -> str:
         """The Pi major version ("0" or "1") whose reading rules apply (see `detect_pi_version`)."""
-        from .migrate import detect_pi_version
-
         return detect_pi_version(self.entries)
 
     @property
     def has_lines_pi_drops(self) -> bool:
         """True when we recovered lines that Pi's own reader would have dropped."""
         return any(d.kind == "recovered" and d.reason.startswith(("glued", "byte order")) for d in self.diagnostics)
+
+
+def detect_pi_version(entries: Iterable[Entry]) -> str:
+    """Which Pi major version's context rules apply: "1" if the file uses any 1.x-only feature.
+
+    1.x-only features: a `context_edit` entry, a `system` role message, or a compaction carrying
+    `systemMessage` or `usage`. Anything else reads identically under both; "0" is returned.
+    """
+    for e in entries:
+        if e.type == "context_edit":
+            return "1"
+        if e.type == "compaction" and ("systemMessage" in e.data or "usage" in e.data):
+            return "1"
+        if e.type == "message" and e.role == "system":
+            return "1"
+    return "0"

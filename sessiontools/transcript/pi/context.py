@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..read.entries import Entry
+from sessiontools.read.pi.entries import Entry
 
 Message = Mapping[str, Any]
 

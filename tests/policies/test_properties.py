@@ -7,10 +7,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessiontools.compaction import CompactionSettings, Preparation, prepare_compaction
+from sessiontools.policies.pi import CompactionSettings, Preparation, prepare_compaction
 from sessiontools.read import Entry, session_from_records
 from sessiontools.testing import SessionBuilder
-from sessiontools.tree import SessionTree, build_context
+from sessiontools.transcript.pi import SessionTree, build_context
 from tests.parity.strategies import session_files
 
 KEEPS = st.sampled_from([1, 50, 500, 2000, 20000])

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .entries import Diagnostic
+from sessiontools.read.diagnostics import Diagnostic
 
 _WS = b" \t\r\n\x0b\x0c"
 _BOM = b"\xef\xbb\xbf"

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..errors import NoSuchEntry
-from ..read.entries import Entry, Session
+from sessiontools.errors import NoSuchEntry
+from sessiontools.read.pi.entries import Entry, Session
 
 
 @dataclass(frozen=True, slots=True)

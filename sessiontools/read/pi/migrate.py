@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .entries import KNOWN_ENTRY_TYPES, KNOWN_ROLES, Diagnostic, Entry, Header
+from sessiontools.read.diagnostics import Diagnostic
+from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, KNOWN_ROLES, Entry, Header
 
 CURRENT_VERSION = 3
 
@@ -171,19 +172,3 @@ def _find_cycles(entries: Iterable[Entry], by_id: dict[str, Entry], path: str) -
         for w in walk:
             state[id(w)] = 2
     return diags
-
-
-def detect_pi_version(entries: Iterable[Entry]) -> str:
-    """Which Pi major version's context rules apply: "1" if the file uses any 1.x-only feature.
-
-    1.x-only features: a `context_edit` entry, a `system` role message, or a compaction carrying
-    `systemMessage` or `usage`. Anything else reads identically under both; "0" is returned.
-    """
-    for e in entries:
-        if e.type == "context_edit":
-            return "1"
-        if e.type == "compaction" and ("systemMessage" in e.data or "usage" in e.data):
-            return "1"
-        if e.type == "message" and e.role == "system":
-            return "1"
-    return "0"

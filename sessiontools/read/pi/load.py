@@ -11,10 +11,17 @@ from typing import IO, Any
 
 import orjson
 
-from ..errors import InputError
-from .entries import KNOWN_ENTRY_TYPES, Diagnostic, Header, Session
-from .migrate import check_structure, header_version, make_entries, make_header, migrate_objects
-from .parse import parse_line
+from sessiontools.errors import InputError
+from sessiontools.read.diagnostics import Diagnostic
+from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
+from sessiontools.read.pi.migrate import (
+    check_structure,
+    header_version,
+    make_entries,
+    make_header,
+    migrate_objects,
+)
+from sessiontools.read.pi.parse import parse_line
 
 _SNIFF = 4096
 

@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..read.entries import Entry
-from ..tokens.chars4 import estimate_tokens
-from ..tree.context import ProjectedEntry, entry_messages_v1
+from sessiontools.read.pi.entries import Entry
+from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.pi.context import ProjectedEntry, entry_messages_v1
 
 _CUT_ROLES_V0 = frozenset({"bashExecution", "custom", "branchSummary", "compactionSummary", "user", "assistant"})
 _CUT_ROLES_V1 = _CUT_ROLES_V0
