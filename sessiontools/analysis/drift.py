@@ -48,8 +48,8 @@ from typing import Any
 
 from sessiontools.analysis.gates import OPS, parse_gates
 from sessiontools.errors import UsageError
+from sessiontools.jsvalues import utf16_len
 from sessiontools.read.pi.entries import Entry, Session
-from sessiontools.tokens.jsvalues import utf16_len
 from sessiontools.transcript.pi.tree import SessionTree
 
 # --------------------------------------------------------------------------- section names

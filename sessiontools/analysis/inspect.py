@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from sessiontools.policies.pi.kinds import compaction_kind
-from sessiontools.policies.pi.overflow import is_context_overflow
-from sessiontools.policies.pi.usage import assistant_usage
 from sessiontools.read.pi.entries import Session
+from sessiontools.transcript.pi.kinds import compaction_kind
+from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.tree import Path, SessionTree
+from sessiontools.transcript.pi.usage import assistant_usage
 
 
 def _num(v: Any) -> float:

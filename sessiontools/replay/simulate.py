@@ -24,11 +24,12 @@ from sessiontools.policies.pi.serialize import (
     serialize_conversation,
 )
 from sessiontools.policies.pi.settings import CompactionSettings
-from sessiontools.policies.pi.usage import assistant_usage, calculate_context_tokens, current_system_message
+from sessiontools.policies.pi.usage import current_system_message
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.pi.usage import assistant_usage, calculate_context_tokens
 
 POLICIES = ("pi-0", "pi-1")
 

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sessiontools.policies.pi.kinds import compaction_kind
-from sessiontools.policies.pi.overflow import is_context_overflow
-from sessiontools.policies.pi.usage import assistant_usage, prompt_tokens
 from sessiontools.read.pi.entries import Entry
 from sessiontools.transcript.pi.context import build_context
+from sessiontools.transcript.pi.kinds import compaction_kind
+from sessiontools.transcript.pi.overflow import is_context_overflow
+from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
 
 
 @dataclass(frozen=True, slots=True)

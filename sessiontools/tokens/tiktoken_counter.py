@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessiontools.jsvalues import js_truthy, json_stringify
 from sessiontools.tokens.chars4 import _blocks, _text_len
-from sessiontools.tokens.jsvalues import js_truthy, json_stringify
 
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200

@@ -19,7 +19,6 @@ from sessiontools.analysis.estimate_error import (
     estimate_error,
     fit_calibration,
     fit_tokenizer_profile,
-    iter_request_contexts,
     parse_estimators,
     parse_mape_gate,
     parse_threshold_grid,
@@ -34,6 +33,7 @@ from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit
 from sessiontools.tokens.chars4 import estimate_tokens, message_chars
 from sessiontools.transcript.pi import SessionTree, build_context
+from sessiontools.transcript.pi.incremental import iter_request_contexts
 from tests.conftest import SAMPLES, shared_sessions
 from tests.parity.strategies import session_files, to_jsonl_lines
 

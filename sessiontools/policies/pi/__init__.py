@@ -1,7 +1,6 @@
 """Pure port of Pi's compaction (0.73.1 and 1.6.0), selected by `pi_version`. No I/O."""
 
 from sessiontools.policies.pi.cut import CutPoint, find_cut_point_v0, find_projected_cut_point
-from sessiontools.policies.pi.overflow import is_context_overflow
 from sessiontools.policies.pi.prepare import CompactionResult, NoCompaction, Preparation, prepare_compaction
 from sessiontools.policies.pi.serialize import (
     FileOps,
@@ -14,15 +13,13 @@ from sessiontools.policies.pi.serialize import (
 from sessiontools.policies.pi.settings import CompactionSettings, should_compact, threshold
 from sessiontools.policies.pi.usage import (
     ContextEstimate,
-    assistant_usage,
-    calculate_context_tokens,
     current_system_message,
     estimate_context_tokens,
     estimate_pi_view,
     estimate_projected_context_tokens,
-    last_assistant_usage,
-    prompt_tokens,
 )
+from sessiontools.transcript.pi.overflow import is_context_overflow
+from sessiontools.transcript.pi.usage import assistant_usage, calculate_context_tokens, prompt_tokens
 
 __all__ = [
     "CompactionResult",
@@ -45,7 +42,6 @@ __all__ = [
     "find_projected_cut_point",
     "format_file_operations",
     "is_context_overflow",
-    "last_assistant_usage",
     "prepare_compaction",
     "prompt_tokens",
     "serialize_conversation",

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessiontools.jsvalues import UNDEFINED
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import ProjectedEntry, entry_messages_v1
@@ -110,7 +111,6 @@ def find_projected_turn_start(entries: Sequence[ProjectedEntry], index: int, sta
     return None
 
 
-_UNDEF = object()
 
 
 def find_projected_cut_point(
@@ -146,11 +146,11 @@ def find_projected_cut_point(
         def omitted(pe: ProjectedEntry) -> bool:
             return visible(pe) and not pe.messages
 
-        omitted_ids = {pe.source.data.get("id", _UNDEF) for pe in suffix if omitted(pe)}
+        omitted_ids = {pe.source.data.get("id", UNDEFINED) for pe in suffix if omitted(pe)}
         external = any(
             pe.source.type == "context_edit"
-            and pe.source.data.get("replacement", _UNDEF) is not None
-            and pe.source.data.get("targetId", _UNDEF) not in omitted_ids
+            and pe.source.data.get("replacement", UNDEFINED) is not None
+            and pe.source.data.get("targetId", UNDEFINED) not in omitted_ids
             for pe in suffix
         )
         if (

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessiontools.jsvalues import UNDEFINED, js_truthy, utf16_len
 from sessiontools.policies.pi.cut import CutPoint, find_cut_point_v0, find_projected_cut_point
 from sessiontools.policies.pi.serialize import (
     FileOps,
@@ -15,14 +16,9 @@ from sessiontools.policies.pi.serialize import (
     serialize_conversation,
 )
 from sessiontools.policies.pi.settings import CompactionSettings
-from sessiontools.policies.pi.usage import (
-    assistant_usage,
-    calculate_context_tokens,
-    estimate_projected_context_tokens,
-)
+from sessiontools.policies.pi.usage import estimate_projected_context_tokens
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.tokens.jsvalues import js_truthy, utf16_len
 from sessiontools.transcript.pi.context import (
     Context,
     ProjectedEntry,
@@ -32,6 +28,7 @@ from sessiontools.transcript.pi.context import (
     custom_message,
     entry_messages_v0,
 )
+from sessiontools.transcript.pi.usage import assistant_usage, calculate_context_tokens
 
 Message = Mapping[str, Any]
 
@@ -93,7 +90,6 @@ class Preparation:
 
 CompactionResult = Preparation | NoCompaction
 
-_UNDEF = object()
 
 
 def _prev_compaction_file_ops(prev: Entry | None, ops: FileOps) -> None:
@@ -178,8 +174,8 @@ def _prepare_v0(
     if prev_idx >= 0:
         prev = path[prev_idx]
         previous_summary = prev.data.get("summary")
-        target = prev.data.get("firstKeptEntryId", _UNDEF)
-        fk = next((i for i, e in enumerate(path) if e.data.get("id", _UNDEF) == target), -1)
+        target = prev.data.get("firstKeptEntryId", UNDEFINED)
+        fk = next((i for i, e in enumerate(path) if e.data.get("id", UNDEFINED) == target), -1)
         boundary_start = fk if fk >= 0 else prev_idx + 1
     tokens_before = _context_estimate_v0(path, prev_idx, estimate)
     cut = find_cut_point_v0(path, boundary_start, len(path), settings.keep_recent_tokens, estimate)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.tokens.jsvalues import js_entries, js_truthy, json_stringify, utf16_len
+from sessiontools.jsvalues import js_entries, js_truthy, json_stringify, utf16_len
 
 Message = Mapping[str, Any]
 

@@ -8,54 +8,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessiontools.jsvalues import UNDEFINED
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.tokens.jsvalues import js_truthy
 from sessiontools.transcript.pi.context import Context
+from sessiontools.transcript.pi.usage import assistant_usage, calculate_context_tokens
 
 Message = Mapping[str, Any]
-
-
-def _num(v: Any) -> float:
-    return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
-
-
-def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
-    """`usage.totalTokens || input + output + cacheRead + cacheWrite`."""
-    total = usage.get("totalTokens")
-    if js_truthy(total) and isinstance(total, int | float):
-        return int(total)
-    return int(_num(usage.get("input")) + _num(usage.get("output")) + _num(usage.get("cacheRead")) + _num(usage.get("cacheWrite")))
-
-
-def prompt_tokens(usage: Mapping[str, Any]) -> int:
-    """Actual prompt tokens A = input + cacheRead + cacheWrite, as the provider counted them."""
-    return int(_num(usage.get("input")) + _num(usage.get("cacheRead")) + _num(usage.get("cacheWrite")))
-
-
-def assistant_usage(message: Message, pi_version: str) -> Mapping[str, Any] | None:
-    """The usage of an assistant message if Pi trusts it (not aborted/error; 1.x: non-zero)."""
-    if message.get("role") != "assistant" or "usage" not in message:
-        return None
-    if message.get("stopReason") in ("aborted", "error"):
-        return None
-    usage = message.get("usage")
-    if not js_truthy(usage) or not isinstance(usage, Mapping):
-        return None
-    if pi_version != "0" and calculate_context_tokens(usage) <= 0:
-        return None
-    return usage
-
-
-def last_assistant_usage(entries: Sequence[Entry], pi_version: str) -> Mapping[str, Any] | None:
-    """Pi's `getLastAssistantUsage(entries)`: the newest trusted usage among message entries."""
-    for e in reversed(entries):
-        msg = e.message
-        if msg is not None:
-            u = assistant_usage(msg, pi_version)
-            if u is not None:
-                return u
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +64,6 @@ def _content_text(content: Any, sep: str = "\n") -> str:
     )
 
 
-_UNDEF = object()
 
 
 def current_system_message(messages: Sequence[Message]) -> dict[str, Any] | None:
@@ -113,12 +71,12 @@ def current_system_message(messages: Sequence[Message]) -> dict[str, Any] | None
     content: list[str] = []
     sections: dict[str, Any] = {}
     tools: dict[Any, Any] = {}
-    timestamp: Any = _UNDEF
+    timestamp: Any = UNDEFINED
     for m in messages:
         if m.get("role") != "system":
             continue
-        if timestamp is _UNDEF or timestamp is None:  # timestamp ??= message.timestamp
-            timestamp = m.get("timestamp", _UNDEF)
+        if timestamp is UNDEFINED or timestamp is None:  # timestamp ??= message.timestamp
+            timestamp = m.get("timestamp", UNDEFINED)
         text = _content_text(m.get("content"))
         if text:
             content.append(text)
@@ -135,14 +93,14 @@ def current_system_message(messages: Sequence[Message]) -> dict[str, Any] | None
         for tool in m.get("toolsAdded") or ():
             if isinstance(tool, Mapping):
                 tools[tool.get("name")] = tool
-    if timestamp is _UNDEF and not tools:
+    if timestamp is UNDEFINED and not tools:
         return None
     out: dict[str, Any] = {"role": "system", "content": "\n\n".join(content)}
     if sections:
         out["sections"] = sections
     if tools:
         out["toolsAdded"] = list(tools.values())
-    out["timestamp"] = 0 if timestamp is _UNDEF or timestamp is None else timestamp
+    out["timestamp"] = 0 if timestamp is UNDEFINED or timestamp is None else timestamp
     return out
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from sessiontools.jsvalues import UNDEFINED
 from sessiontools.read.pi.entries import Entry
 
 Message = Mapping[str, Any]
@@ -74,20 +75,19 @@ def js_date_ms(value: Any) -> int | None:
 
 def _drop_undefined(d: dict[str, Any], undefined_keys: Sequence[str]) -> dict[str, Any]:
     for k in undefined_keys:
-        if d.get(k, _MISSING) is _MISSING:
+        if d.get(k, UNDEFINED) is UNDEFINED:
             d.pop(k, None)
     return d
 
 
-_MISSING = object()
 
 
 def compaction_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     """Pi's `createCompactionSummaryMessage(summary, tokensBefore, timestamp)`."""
     msg = {
         "role": "compactionSummary",
-        "summary": entry.get("summary", _MISSING),
-        "tokensBefore": entry.get("tokensBefore", _MISSING),
+        "summary": entry.get("summary", UNDEFINED),
+        "tokensBefore": entry.get("tokensBefore", UNDEFINED),
         "timestamp": js_date_ms(entry.get("timestamp")) if "timestamp" in entry else None,
     }
     return _drop_undefined(msg, ("summary", "tokensBefore"))
@@ -98,7 +98,7 @@ def branch_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     msg = {
         "role": "branchSummary",
         "summary": entry.get("summary"),
-        "fromId": entry.get("fromId", _MISSING),
+        "fromId": entry.get("fromId", UNDEFINED),
         "timestamp": js_date_ms(entry.get("timestamp")) if "timestamp" in entry else None,
     }
     return _drop_undefined(msg, ("fromId",))
@@ -109,15 +109,15 @@ def custom_message(entry: Mapping[str, Any], *, default_content: bool) -> dict[s
 
     1.x passes `content ?? []`; 0.x passes content as is.
     """
-    content = entry.get("content", _MISSING)
-    if default_content and (content is _MISSING or content is None):
+    content = entry.get("content", UNDEFINED)
+    if default_content and (content is UNDEFINED or content is None):
         content = []
     msg = {
         "role": "custom",
-        "customType": entry.get("customType", _MISSING),
+        "customType": entry.get("customType", UNDEFINED),
         "content": content,
-        "display": entry.get("display", _MISSING),
-        "details": entry.get("details", _MISSING),
+        "display": entry.get("display", UNDEFINED),
+        "details": entry.get("details", UNDEFINED),
         "timestamp": js_date_ms(entry.get("timestamp")) if "timestamp" in entry else None,
     }
     return _drop_undefined(msg, ("customType", "content", "display", "details"))
@@ -143,19 +143,19 @@ def entry_messages_v0(entry: Entry) -> tuple[Message, ...]:
 
 def _settings(path: Sequence[Entry]) -> tuple[str, Mapping[str, Any] | None]:
     """Thinking level and model in force at the end of the path (the last of each), scanning back."""
-    thinking: Any = _MISSING
-    model: Any = _MISSING
+    thinking: Any = UNDEFINED
+    model: Any = UNDEFINED
     for e in reversed(path):
-        if thinking is _MISSING and e.type == "thinking_level_change":
+        if thinking is UNDEFINED and e.type == "thinking_level_change":
             thinking = e.data.get("thinkingLevel")
-        elif model is _MISSING and e.type == "model_change":
+        elif model is UNDEFINED and e.type == "model_change":
             model = {"provider": e.data.get("provider"), "modelId": e.data.get("modelId")}
-        elif model is _MISSING and e.role == "assistant":
+        elif model is UNDEFINED and e.role == "assistant":
             msg = e.message or {}
             model = {"provider": msg.get("provider"), "modelId": msg.get("model")}
-        if thinking is not _MISSING and model is not _MISSING:
+        if thinking is not UNDEFINED and model is not UNDEFINED:
             break
-    return ("off" if thinking is _MISSING else thinking), (None if model is _MISSING else model)
+    return ("off" if thinking is UNDEFINED else thinking), (None if model is UNDEFINED else model)
 
 
 def _build_v0(path: Sequence[Entry]) -> Context:
@@ -222,12 +222,12 @@ def project_entry_v1(entry: Entry, edit: Entry | None) -> tuple[Message, ...]:
     messages = entry_messages_v1(entry)
     if edit is None:
         return messages
-    replacement = edit.data.get("replacement", _MISSING)
+    replacement = edit.data.get("replacement", UNDEFINED)
     if replacement is None:
         return ()
     if not isinstance(replacement, Mapping):
         return messages  # Pi would throw on this malformed edit; the reader reports it
-    new_content = replacement.get("content", _MISSING)
+    new_content = replacement.get("content", UNDEFINED)
     out = []
     for m in messages:
         if m.get("role") not in _EDITABLE_ROLES:
@@ -238,7 +238,7 @@ def project_entry_v1(entry: Entry, edit: Entry | None) -> tuple[Message, ...]:
         else:
             content = new_content
         nm = dict(m)
-        if content is _MISSING:
+        if content is UNDEFINED:
             nm.pop("content", None)
         else:
             nm["content"] = content

@@ -12,6 +12,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+#: JavaScript's `undefined` where a missing key and a key holding null must be told apart
+#: (`obj.key ?? fallback`, `JSON.stringify` dropping undefined members). One sentinel for the package.
+UNDEFINED: Any = object()
+
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessiontools.policies.pi.overflow import is_context_overflow
 from sessiontools.read.pi.entries import Entry
+from sessiontools.transcript.pi.overflow import is_context_overflow
 
 
 def _previous_message(path: Sequence[Entry], index: int) -> Mapping[str, Any] | None:
