@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessiontools.analysis.gates import OPS, parse_gates
+from sessiontools.gates import OPS, parse_gates
 from sessiontools.errors import UsageError
 from sessiontools.jsvalues import utf16_len
 from sessiontools.read.pi.entries import Entry, Session

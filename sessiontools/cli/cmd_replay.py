@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from sessiontools.analysis.gates import parse_gates, tripped
+from sessiontools.gates import parse_gates, tripped
 from sessiontools.cli.common import (
     EXIT_GATE,
     AllLeavesOpt,
