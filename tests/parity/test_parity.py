@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.pi_env import PiUnavailable
 from sessiontools.read import load_session
 from sessiontools.tree import SessionTree
-from tests.conftest import SAMPLES, shared_sessions
+from tests.conftest import SAMPLES, require_pi, shared_sessions
 from tests.parity import compare
 from tests.parity.compare import KEEPS, Tally, build_requests, check_session, choose_points
 
@@ -34,10 +33,8 @@ def _tally(name: str) -> Tally:
 def _ask(major: str, requests: list[dict]) -> list[dict]:
     from tests.parity.oracle import run_oracle
 
-    try:
-        return run_oracle(major, requests)
-    except PiUnavailable as exc:
-        pytest.skip(f"Pi cannot be installed here: {exc}")
+    require_pi(major)  # fails (never skips) when Pi cannot be installed, unless opted out
+    return run_oracle(major, requests)
 
 
 def _lines_as_pi_reads(path: Path) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from lab.pi_env import PiUnavailable, ensure_pi
+from tests.conftest import require_pi
 from tests.parity.oracle import pi_eval_many, run_oracle
 from tests.parity.strategies import (
     KINDS,
@@ -39,10 +39,7 @@ def collect(strategy: st.SearchStrategy, n: int, *, seed_fixed: bool = True) -> 
 
 
 def _pi(major: str) -> None:
-    try:
-        ensure_pi(major)
-    except PiUnavailable as exc:
-        pytest.skip(str(exc))
+    require_pi(major)
 
 
 # ---------------------------------------------------------------------------------------------
