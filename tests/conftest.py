@@ -79,16 +79,31 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
             red=True, bold=True)
         terminalreporter.write_line(bar, red=True, bold=True)
     try:
+        from tests.parity.oracle import STDERR_LINES
         from tests.parity.test_parity import TOTALS
+        from tests.parity.test_strategies import PI_THROWS_ON_GENERATED
     except Exception:
         return
+    if PI_THROWS_ON_GENERATED:
+        per = ", ".join(f"{k}: {n}" for k, n in sorted(PI_THROWS_ON_GENERATED.items()) if n)
+        terminalreporter.write_line(f"oracle on generated bad sessions: {sum(PI_THROWS_ON_GENERATED.values())} "
+                                    f"queries where Pi's own code threw, as expected ({per})")
     if not TOTALS:
         return
     total = sum(t.cases for t in TOTALS.values())
     mism = sum(len(t.mismatches) for t in TOTALS.values())
-    errs = sum(t.pi_errors for t in TOTALS.values())
+    helper = sum(len(t.helper_failures) for t in TOTALS.values())
+    throws = [x for t in TOTALS.values() for x in t.pi_throws]
     parts = ", ".join(f"{k}: {t.cases}" for k, t in sorted(TOTALS.items()))
     terminalreporter.write_line(
         f"parity: {total} cases compared with Pi's own code ({parts}); {mism} mismatches; "
-        f"{errs} cases where Pi itself threw (not compared)"
+        f"{helper} oracle harness failures; {len(throws)} fields where Pi itself threw (listed below, not compared); "
+        f"{len(STDERR_LINES)} lines of oracle stderr captured"
     )
+    by_error: dict[str, list[str]] = {}
+    for line in throws:
+        case, _, message = line.partition(": ")
+        by_error.setdefault(message, []).append(case)
+    for message, cases in sorted(by_error.items(), key=lambda kv: -len(kv[1])):
+        more = f" (+{len(cases) - 3} more)" if len(cases) > 3 else ""
+        terminalreporter.write_line(f"  Pi threw x{len(cases)}: {message[:160]} -- e.g. {'; '.join(cases[:3])}{more}")
