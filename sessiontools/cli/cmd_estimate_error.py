@@ -122,8 +122,6 @@ def register(app: typer.Typer) -> None:
         per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
                                         content_hash=store_path is not None)
         report = summarize_requests(per_session, options)
-        for note in SessionWorker.notes():
-            err.print(f"note: {note}", markup=False)
 
         if not report.rows:
             err.print("note: no request with usable usage in the input", markup=False)
