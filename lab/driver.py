@@ -59,7 +59,7 @@ class Pseudo:
 
     after: int
     model: str  # e.g. "delivery-mirror", "gateway-injected"
-    text: str
+    text: str  # "{final}" is replaced by that prompt's final answer (a mirrored delivery repeats it)
     provider: str = "openclaw"
     api: str = "openai-responses"
 
@@ -274,7 +274,8 @@ def _run_sdk(rec: Recording, workload, env: PiEnv, session_file: Path | None, se
     def pseudo(after: int) -> None:
         for p in rec.pseudo:
             if p.after == after:
-                actions.append({"pseudo": {"provider": p.provider, "model": p.model, "api": p.api, "text": p.text}})
+                text = p.text.replace("{final}", workload.prompts[p.after].final)
+                actions.append({"pseudo": {"provider": p.provider, "model": p.model, "api": p.api, "text": text}})
 
     if pseudo_after is not None:
         pseudo(pseudo_after)

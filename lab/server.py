@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from lab.summarizer import classify, summarize
 from lab.rough import HiddenOverhead, RoughTokenizer
+from lab.summarizer import classify, summarize
 from lab.tokenizer import PrefixCache, PseudoTokenizer
 from lab.workload import Workload, build_workload, call_id, parse_call_id
 
