@@ -61,6 +61,15 @@ SAMPLES: tuple[Recording, ...] = (
 # The rough lab (lab/rough.py): content-dependent tokenizer, hidden provider overhead, harness
 # pseudo-replies, several overflows in one run, very few requests. Names say what each one shows.
 MIRROR = Pseudo(0, "delivery-mirror", "{final}")
+GATEWAY = "Gateway notice: the session was resumed on another device."
+
+
+def _pseudo(*afters: int) -> tuple[Pseudo, ...]:
+    """A mirrored delivery of the answer after each given prompt; a gateway notice instead when p % 5 == 3."""
+    return tuple(Pseudo(a, "gateway-injected", GATEWAY) if a % 5 == 3 else Pseudo(a, "delivery-mirror", "{final}")
+                 for a in afters)
+
+
 ROUGH: tuple[Recording, ...] = (
     Recording("pi0-two-overflows", "0", seed=71, prompts=1, profile="marathon", window=24000, reserve=3000,
               keep=4000, tokenizer="rough", overhead=(300, 1500), sdk=True,
@@ -70,18 +79,12 @@ ROUGH: tuple[Recording, ...] = (
               keep=3000, tokenizer="rough", overhead=(300, 3000), overhead_bucket=2, sdk=True,
               shows="1.6.0 run with two overflow recoveries (its chars/4 pre-request estimate misses Chinese "
               "tool results and the hidden overhead), a successful reply between them"),
-    Recording("pi0-pseudo-mirror", "0", seed=91, prompts=10, window=16000, reserve=3000, keep=4000,
-              tokenizer="rough", overhead=(200, 1200),
-              pseudo=(Pseudo(1, "delivery-mirror", "{final}"), Pseudo(3, "gateway-injected",
-                      "Gateway notice: the session was resumed on another device."),
-                      Pseudo(4, "delivery-mirror", "{final}"), Pseudo(6, "delivery-mirror", "{final}")),
+    Recording("pi0-pseudo-mirror", "0", seed=91, prompts=12, window=12000, reserve=2500, keep=3000,
+              tokenizer="rough", overhead=(200, 1200), pseudo=_pseudo(1, 3, 4, 6, 8, 10),
               shows="print mode with harness pseudo-replies between prompts (zero usage, provider openclaw, "
               "models delivery-mirror / gateway-injected, appended with SessionManager.appendMessage)"),
-    Recording("pi1-rough-pseudo", "1", seed=92, prompts=10, window=16000, reserve=3000, keep=4000,
-              tokenizer="rough", overhead=(200, 1200),
-              pseudo=(Pseudo(0, "delivery-mirror", "{final}"), Pseudo(2, "delivery-mirror", "{final}"),
-                      Pseudo(5, "gateway-injected", "Gateway notice: the session was resumed on another device."),
-                      Pseudo(7, "delivery-mirror", "{final}")),
+    Recording("pi1-rough-pseudo", "1", seed=92, prompts=12, window=12000, reserve=2500, keep=3000,
+              tokenizer="rough", overhead=(200, 1200), pseudo=_pseudo(0, 2, 3, 5, 7, 9),
               shows="1.x print mode, rough tokenizer and hidden overhead, pseudo-replies between prompts"),
     Recording("pi0-rough-chinese", "0", seed=93, prompts=12, profile="chinese", window=24000, reserve=4000, keep=2000,
               tokenizer="rough", overhead=(300, 1500),
@@ -90,7 +93,7 @@ ROUGH: tuple[Recording, ...] = (
               "pseudo-replies"),
     Recording("pi1-few-pseudo", "1", seed=94, prompts=2, profile="chat", window=128000, reserve=16384, keep=20000,
               tokenizer="rough", overhead=(300, 1500), sdk=True,
-              pseudo=(MIRROR, Pseudo(0, "gateway-injected", "Gateway notice: the session was resumed on another device."),
+              pseudo=(MIRROR, Pseudo(0, "gateway-injected", GATEWAY),
                       Pseudo(1, "delivery-mirror", "{final}")),
               shows="only two model requests (no tools) and three pseudo-replies, Pi's default settings"),
     Recording("pi0-few-pseudo", "0", seed=95, prompts=1, profile="chat", window=128000, reserve=16384, keep=20000,
