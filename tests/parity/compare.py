@@ -8,12 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-<<<<<<< HEAD
-from sessiontools.policies.pi import (
-=======
 from lab.pi_env import PI_PACKAGES
+from sessiontools.jsvalues import json_stringify
 from sessiontools.policies.pi import (
->>>>>>> proofs
     CompactionSettings,
     Preparation,
     estimate_context_tokens,
@@ -23,12 +20,7 @@ from sessiontools.policies.pi import (
 )
 from sessiontools.read import Entry, Session, read_bytes
 from sessiontools.tokens.chars4 import estimate_tokens
-<<<<<<< HEAD
 from sessiontools.transcript.pi import SessionTree, build_context
-=======
-from sessiontools.jsvalues import json_stringify
-from sessiontools.transcript.pi import SessionTree, build_context
->>>>>>> proofs
 
 KEEPS = (1, 1000, 5000, 20000, 100000)
 PREPARE_FIELDS = ("context_estimate", "prepare", "serialized", "sources", "overflow")
