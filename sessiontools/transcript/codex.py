@@ -192,6 +192,7 @@ class _Builder:
     window: int | None = None
     turn_trigger: str | None = None
     metas: int = 0
+    turn_overflowed: bool = False
 
     def add(self, msg_item: Mapping[str, Any], line: int, ts: str | None) -> Message:
         m = item_message(msg_item, len(self.messages), line, ts)
@@ -308,12 +309,18 @@ class _Builder:
             self.window = r.context_window or self.window
             if r.kind == "started":
                 self.turn_trigger = r.trigger
-            elif r.error_info == OVERFLOW_INFO:
+            elif r.error_info == OVERFLOW_INFO and not self.turn_overflowed:
                 self.on_overflow(r.line, r.timestamp, r.error_message or OVERFLOW_INFO)
-        elif isinstance(r, ErrorEvent):
-            low = r.message.lower()
-            if r.info == OVERFLOW_INFO or "context window" in low or "context_length_exceeded" in low:
-                self.on_overflow(r.line, r.timestamp, r.message)
+            self.turn_overflowed = False
+        elif isinstance(r, ErrorEvent) and _is_overflow_text(r.message, r.info):
+            self.on_overflow(r.line, r.timestamp, r.message)
+            self.turn_overflowed = True  # one overflow per failed turn: its task_complete repeats it
+
+
+def _is_overflow_text(message: str, info: str | None) -> bool:
+    low = message.lower()
+    return info == OVERFLOW_INFO or any(k in low for k in (
+        "context window", "context_length_exceeded", "maximum context length", "context length"))
 
 
 def _replace(c: Compaction, **kw: Any) -> Compaction:
@@ -362,3 +369,10 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     }
     return Transcript(Agent.CODEX, rollout.path, rollout.session_id, _format(rollout), [path],
                       list(rollout.diagnostics), settings)
+
+
+def load_codex_transcript(path: Any) -> Transcript:
+    """Read one rollout file (`read.codex.load_rollout`) and build its transcript."""
+    from sessiontools.read.codex.load import load_rollout
+
+    return codex_transcript(load_rollout(path))
