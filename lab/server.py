@@ -248,6 +248,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:  # noqa: N802
+        if self.path.rstrip("/").endswith("/responses"):  # OpenAI Responses API (Codex): lab/responses_api.py
+            from lab.responses_api import handle as handle_responses
+
+            handle_responses(self)
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
             return
