@@ -18,6 +18,7 @@ from sessiontools.analysis.cut import cut_session, kept_span
 from sessiontools.analysis.inspect import inspect_session
 from sessiontools.cli.common import (
     EXIT_INPUT,
+    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -49,7 +50,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-
 @app.command()
 def inspect(
     paths: PathsArg = None,
@@ -65,7 +65,7 @@ def inspect(
     check_leaf_options(leaf, all_leaves)
     err = stderr_console()
     fn = partial(inspect_session, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
-    reports, loaded = run_files(paths, err, fn, jobs, "inspecting")
+    reports, loaded = run_files(paths, err, fn, jobs, "inspecting", agents=PI_ONLY)
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
     else:

@@ -20,6 +20,7 @@ from sessiontools.analysis.drift import (
 from sessiontools.cli.common import (
     EXIT_GATE,
     EXIT_OK,
+    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -89,7 +90,7 @@ def register(app: typer.Typer) -> None:
         if counter.fallback_reason:
             err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
         worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
-        per_file, loaded = run_files(paths, err, worker, jobs, "analysing")
+        per_file, loaded = run_files(paths, err, worker, jobs, "analysing", agents=PI_ONLY)
         report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
         if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
             most = max(len(c.pairs) for c in report.chains)

@@ -19,6 +19,7 @@ from sessiontools.analysis.estimate_error import (
 )
 from sessiontools.cli.common import (
     EXIT_GATE,
+    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -119,7 +120,7 @@ def register(app: typer.Typer) -> None:
         )
         err = stderr_console()
         store_path = None if no_cache else str(token_cache_path())
-        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
+        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating", agents=PI_ONLY,
                                         content_hash=store_path is not None)
         report = summarize_requests(per_session, options)
 

@@ -11,6 +11,7 @@ import typer
 
 from sessiontools.cli.common import (
     EXIT_GATE,
+    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -85,7 +86,7 @@ def register(app: typer.Typer) -> None:
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)
-        per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying")
+        per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying", agents=PI_ONLY)
         records = [r for recs in per_file for r in recs]
         if format == Fmt.json:
             emit_json(envelope("replay", runs=records), output)

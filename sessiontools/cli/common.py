@@ -14,6 +14,7 @@ from rich.console import Console
 
 from sessiontools.errors import InputError, UsageError
 from sessiontools.read import Session, expand_paths, load_session
+from sessiontools.read.agents import Agent
 from sessiontools.report.text import safe_text
 from sessiontools.report.writers import dumps_json
 
@@ -60,6 +61,10 @@ StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 3 when any line 
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: one per 32 MB of input, at most the number of cores). Results are the same for any value.")]
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
+
+
+#: Commands that do not read other agents' transcripts yet pass this to `run_files`.
+PI_ONLY = frozenset({Agent.PI})
 
 
 class Loaded:
@@ -146,20 +151,23 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
 
 
 def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: Any, jobs: int | None,
-              label: str, *, content_hash: bool = False) -> tuple[list[Any], Loaded]:
+              label: str, *, content_hash: bool = False, agents: Any = None) -> tuple[list[Any], Loaded]:
     """`fn(session)` over every file (in processes when jobs > 1), diagnostics reported as files finish.
 
     Returns the values in file order and a `Loaded` summary (its `sessions` stay empty: sessions are
     not kept in memory).
     """
-    from sessiontools.parallel import default_jobs, map_sessions
+    from sessiontools.parallel import ALL_AGENTS, default_jobs, map_sessions
+
+    agents = ALL_AGENTS if agents is None else frozenset(agents)
 
     loaded = Loaded()
     files, explicit = resolve_files(paths, err)
     values = []
     notes_seen: set[str] = set()
     with progress(err, len(files), label) as advance:
-        for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash):
+        for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash,
+                                agents=agents):
             advance()
             for note in res.notes:  # from this process or a --jobs worker; each shown once
                 if note not in notes_seen:
@@ -181,6 +189,10 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
                 err.print(safe_text(f"... and {len(res.diagnostics) - MAX_DIAGNOSTICS_SHOWN} more for {p}"))
             if not res.readable:
                 loaded.unreadable += 1
+                continue
+            if res.unsupported:
+                err.print(safe_text(f"note: {p}: skipped, a {res.agent} session (this command reads "
+                                    f"{', '.join(sorted(agents))} sessions)"))
                 continue
             if res.error is not None:
                 err.print(safe_text(f"error: {res.error}"))
