@@ -31,7 +31,7 @@ claude-env: $(STAMP)
 	$(PY) -m lab.claude_env
 
 ## test: create the environment if missing, install everything, run the whole suite
-test: $(STAMP) pi-env
+test: $(STAMP) pi-env claude-env
 	$(PY) -m pytest -q
 
 ## bench: build a deterministic ~300 MB corpus and measure the ratios of bench/results.json
