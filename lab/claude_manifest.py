@@ -12,12 +12,17 @@ calls (``tool_use`` blocks), and every compaction: the ``system``/``compact_boun
 * ``bytes_after`` – UTF-8 bytes of ``json.dumps(message.content, ensure_ascii=False)`` of the user
   and assistant lines after the *first* line of that response (its sibling lines count: Claude
   Code estimates them) or after the previous boundary, up to this boundary; and ``bytes_after // 4``;
+* ``text_chars_after`` – characters of the same lines counted as Claude Code's rough estimator sees
+  them (text blocks, tool_use name + ``json.dumps(input)``, tool_result text), and
+  ``count = last_usage + ceil(text_chars_after / 4 * 4 / 3)``: Claude Code 2.1.332 compacts when this
+  reaches the threshold (checked on every request of the threshold samples, see lab/README.md);
 * ``summary_chars`` – length of the text of the ``isCompactSummary`` user line that follows.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -47,6 +52,25 @@ def _usage_total(u: dict) -> int:
                                              "cache_read_input_tokens", "output_tokens"))
 
 
+def text_chars(content) -> int:
+    """Characters of a message content as a chars/4 estimator counts them."""
+    if isinstance(content, str):
+        return len(content)
+    n = 0
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            n += len(b.get("text") or "")
+        elif t == "tool_use":
+            n += len(b.get("name") or "") + len(json.dumps(b.get("input"), ensure_ascii=False))
+        elif t == "tool_result":
+            c = b.get("content")
+            n += len(c) if isinstance(c, str) else sum(len(x.get("text") or "") for x in c or [] if isinstance(x, dict))
+    return n
+
+
 def analyze_claude(path: Path) -> ClaudeFacts:
     raw = path.read_bytes()
     facts = ClaudeFacts(file=path.name, bytes=len(raw), lines=0)
@@ -65,7 +89,7 @@ def analyze_claude(path: Path) -> ClaudeFacts:
     types: Counter[str] = Counter()
     ids: set[str] = set()
     last_asst: tuple[int, dict] | None = None
-    after = 0
+    after = chars = 0
     for i, (n, d) in enumerate(entries):
         t = str(d.get("type"))
         types[t] += 1
@@ -82,25 +106,28 @@ def analyze_claude(path: Path) -> ClaudeFacts:
             blocks = msg.get("content") if isinstance(msg.get("content"), list) else []
             facts.tool_calls += sum(1 for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use")
             if msg.get("model") != "<synthetic>" and mid and (last_asst is None or last_asst[1].get("id") != mid):
-                after = 0  # first line of a new response: estimate what follows it (its siblings too)
+                after = chars = 0  # first line of a new response: estimate what follows it (its siblings too)
                 ids.add(mid)
                 last_asst = (n, msg)
                 continue
         if t in ("user", "assistant"):
             after += len(json.dumps(msg.get("content"), ensure_ascii=False).encode())
+            chars += text_chars(msg.get("content"))
         if t == "system" and d.get("subtype") == "compact_boundary":
             meta = d.get("compactMetadata") or {}
+            last_total = _usage_total(last_asst[1].get("usage") or {}) if last_asst else 0
             seg = (meta.get("preservedMessages") or {}).get("uuids") or []
             summary = next((e for _, e in entries[i + 1:] if e.get("isCompactSummary")), None)
             text = (summary or {}).get("message", {}).get("content", "")
             facts.compactions.append({
                 "line": n, "trigger": meta.get("trigger"), "preTokens": meta.get("preTokens"),
                 "postTokens": meta.get("postTokens"), "preserved": len(seg),
-                "last_usage": _usage_total(last_asst[1].get("usage") or {}) if last_asst else None,
-                "bytes_after": after, "bytes_after_div4": after // 4,
+                "last_usage": last_total if last_asst else None,
+                "bytes_after": after, "bytes_after_div4": after // 4, "text_chars_after": chars,
+                "count": last_total + math.ceil(chars / 3),
                 "summary_chars": len(text) if isinstance(text, str) else None,
             })
-            last_asst, after = None, 0
+            last_asst, after, chars = None, 0, 0
     facts.types = dict(sorted(types.items()))
     facts.responses = len(ids)
     return facts
