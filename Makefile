@@ -32,6 +32,7 @@ claude-env: $(STAMP)
 
 ## test: create the environment if missing, install everything, run the whole suite
 test: $(STAMP) pi-env claude-env
+	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
 ## bench: build a deterministic ~300 MB corpus and measure the ratios of bench/results.json

@@ -17,7 +17,7 @@ def token_ratios(files: list[Path]) -> dict[str, float]:
     from sessiontools.tokens.store import TokenStore
     from sessiontools.tokens.tiktoken_counter import message_units
     from sessiontools.tokens.vocab import get_encoding
-    from sessiontools.tree import SessionTree, build_context
+    from sessiontools.transcript.pi import SessionTree, build_context
 
     subset, total = [], 0
     for f in files:

@@ -11,10 +11,10 @@ The library behind the `sessiontools` command; the main entry points:
 
 __version__ = "0.1.0"
 
-from .compaction import CompactionSettings, NoCompaction, Preparation, prepare_compaction  # noqa: E402
-from .errors import InputError, SessionToolsError, UsageError  # noqa: E402
-from .read import Entry, Session, load_session, read_bytes  # noqa: E402
-from .tree import SessionTree, build_context  # noqa: E402
+from sessiontools.errors import InputError, SessionToolsError, UsageError  # noqa: E402
+from sessiontools.policies.pi import CompactionSettings, NoCompaction, Preparation, prepare_compaction  # noqa: E402
+from sessiontools.read import Entry, Session, load_session, read_bytes  # noqa: E402
+from sessiontools.transcript.pi import SessionTree, build_context  # noqa: E402
 
 __all__ = [
     "CompactionSettings",

@@ -1,5 +1,5 @@
 """`python -m sessiontools`."""
 
-from .cli import run
+from sessiontools.cli import run
 
 run()

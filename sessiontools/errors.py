@@ -24,6 +24,3 @@ class UsageError(SessionToolsError):
 class NoSuchEntry(UsageError):
     """An entry id or `#N` index named on the command line is not in the session."""
 
-
-class StrictModeError(InputError):
-    """`--strict` was given and at least one line was skipped or recovered."""

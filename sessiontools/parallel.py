@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from .errors import SessionToolsError, UsageError
-from .read import Diagnostic, Session, load_session
+from sessiontools.errors import SessionToolsError, UsageError
+from sessiontools.read import Diagnostic, Session, load_session
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from .read import Session, read_bytes
+from sessiontools.read import Session, read_bytes
 
 _T0 = datetime(2025, 1, 1, tzinfo=UTC)
 _ZERO_USAGE = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,

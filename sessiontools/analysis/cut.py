@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..compaction.prepare import NoCompaction, Preparation, prepare_compaction
-from ..compaction.settings import CompactionSettings
-from ..read.entries import Entry, Session
-from ..tree.tree import SessionTree
+from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
+from sessiontools.policies.pi.settings import CompactionSettings
+from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.transcript.pi.tree import SessionTree
 
 
 def _first_last(messages: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:

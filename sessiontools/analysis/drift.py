@@ -46,11 +46,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import UsageError
-from ..read.entries import Entry, Session
-from ..tokens.jsvalues import utf16_len
-from ..tree.tree import SessionTree
-from .gates import OPS, parse_gates
+from sessiontools.gates import OPS, parse_gates
+from sessiontools.errors import UsageError
+from sessiontools.jsvalues import utf16_len
+from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.transcript.pi.tree import SessionTree
 
 # --------------------------------------------------------------------------- section names
 
@@ -719,7 +719,7 @@ def token_counter(name: str = "o200k") -> TokenCounter:
         raise UsageError(f"unknown tokenizer {name!r} (choose from {', '.join(TOKENIZERS)})")
     enc_name = encodings[name]
     try:
-        from ..tokens.vocab import get_encoding
+        from sessiontools.tokens.vocab import get_encoding
 
         enc = get_encoding(enc_name)
         encode = getattr(enc, "encode_ordinary", None) or (lambda t: enc.encode(t, disallowed_special=()))

@@ -30,20 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from ..compaction.usage import (
-    assistant_usage,
-    current_system_message,
-    estimate_context_tokens,
-    estimate_pi_view,
-    prompt_tokens,
-)
-from ..errors import UsageError
-from ..read.entries import Entry, Session
-from ..tokens.calibrated import ANY_MODEL, Calibration, Fit, fit_line, model_key
-from ..tokens.chars4 import _ceil4
-from ..tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_chars
-from ..tree.context import Context, ProjectedEntry, build_context
-from ..tree.tree import SessionTree
+from sessiontools.errors import UsageError
+from sessiontools.policies.pi.usage import current_system_message, estimate_context_tokens, estimate_pi_view
+from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit, fit_line, model_key
+from sessiontools.tokens.chars4 import _ceil4
+from sessiontools.tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_chars
+from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
+from sessiontools.transcript.pi.requests import skip_reason
+from sessiontools.transcript.pi.tree import SessionTree
+from sessiontools.transcript.pi.usage import prompt_tokens
 
 Message = Mapping[str, Any]
 
@@ -276,20 +272,6 @@ class MessageMeasurer:
 # --------------------------------------------------------------------------------------------
 
 
-def skip_reason(message: Message, pi_version: str) -> str | None:
-    """Why an assistant message is not a request with a truth, or None when it is one."""
-    if assistant_usage(message, pi_version) is None:
-        stop = message.get("stopReason")
-        if stop in ("aborted", "error"):
-            return str(stop)
-        if not message.get("usage"):
-            return "no_usage"
-        return "zero_usage"
-    if prompt_tokens(message["usage"]) <= 0:
-        return "zero_prompt"
-    return None
-
-
 def _num(v: Any) -> int:
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
@@ -360,52 +342,6 @@ class SessionRequests:
     pi_version: str
     rows: list[dict[str, Any]]
     skipped: Counter[str]
-
-
-def iter_request_contexts(
-    entries: Sequence[Entry], indices: Iterable[int], pi_version: str
-) -> Iterable[tuple[int, Context]]:
-    """(i, context of `entries[:i]`) for each i in `indices` (see `iter_request_contexts_gen`)."""
-    for j, ctx, _ in iter_request_contexts_gen(entries, indices, pi_version):
-        yield j, ctx
-
-
-def iter_request_contexts_gen(
-    entries: Sequence[Entry], indices: Iterable[int], pi_version: str
-) -> Iterable[tuple[int, Context, int]]:
-    """(i, context of `entries[:i]`) for each i in `indices`: the messages, projected entries and
-    compaction of `build_context(entries[:i])` (thinking level and model are not tracked).
-
-    Built incrementally: each entry's messages are appended as it comes; at a compaction, a 1.x
-    context edit, or an entry an earlier 1.x edit targets, the context is rebuilt from the path
-    (`build_context`), since it then changes wholesale. Linear in the path, not quadratic.
-    """
-    wanted = sorted(set(indices))
-    if not wanted:
-        return
-    messages: list[Message] = []
-    projected: list[ProjectedEntry] = []
-    compaction: Entry | None = None
-    edit_targets: set[Any] = set()
-    k = 0
-    generation = 0  # bumped whenever the context is rebuilt instead of extended
-    for j in range(wanted[-1] + 1):
-        if j == wanted[k]:
-            yield j, Context(pi_version, tuple(projected), tuple(messages), compaction), generation
-            k += 1
-            if k == len(wanted):
-                return
-        e = entries[j]
-        if pi_version == "1" and e.type == "context_edit":
-            edit_targets.add(e.data.get("targetId"))
-        if e.type == "compaction" or (pi_version == "1" and (e.type == "context_edit" or (e.id is not None and e.id in edit_targets))):
-            ctx = build_context(entries[: j + 1], pi_version)
-            messages, projected, compaction = list(ctx.messages), list(ctx.entries), ctx.compaction
-            generation += 1
-        else:
-            one = build_context((e,), pi_version)
-            messages.extend(one.messages)
-            projected.extend(one.entries)
 
 
 def _request_points(tree: SessionTree, leaf: str | None, all_leaves: bool) -> list[tuple[tuple[Entry, ...], list[int]]]:
@@ -867,7 +803,7 @@ def _cached_session_requests(
     """`session_requests`, reusing the rows stored for the same file content and options."""
     import orjson
 
-    from .. import __version__
+    from sessiontools import __version__
 
     key = None
     if store is not None and s.content_hash:
@@ -950,7 +886,7 @@ class SessionWorker:
         if state is None:
             store = None
             if self.store_path is not None:
-                from ..tokens.store import TokenStore
+                from sessiontools.tokens.store import TokenStore
 
                 store = TokenStore(self.store_path)  # type: ignore[arg-type]
             state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from ..compaction.kinds import compaction_kind
-from ..compaction.overflow import is_context_overflow
-from ..compaction.usage import assistant_usage
-from ..read.entries import Session
-from ..tree.tree import Path, SessionTree
+from sessiontools.read.pi.entries import Session
+from sessiontools.transcript.pi.kinds import compaction_kind
+from sessiontools.transcript.pi.overflow import is_context_overflow
+from sessiontools.transcript.pi.tree import Path, SessionTree
+from sessiontools.transcript.pi.usage import assistant_usage
 
 
 def _num(v: Any) -> float:

@@ -14,14 +14,9 @@ from typing import Annotated
 
 import typer
 
-from ..analysis.cut import cut_session, kept_span
-from ..analysis.inspect import inspect_session
-from ..compaction.settings import DEFAULT_RESERVE_TOKENS, CompactionSettings
-from ..errors import SessionToolsError, UsageError
-from ..report.cut import cut_table
-from ..report.inspect import inspect_table
-from ..report.writers import envelope
-from .common import (
+from sessiontools.analysis.cut import cut_session, kept_span
+from sessiontools.analysis.inspect import inspect_session
+from sessiontools.cli.common import (
     EXIT_INPUT,
     AllLeavesOpt,
     JobsOpt,
@@ -39,6 +34,11 @@ from .common import (
     run_files,
     stderr_console,
 )
+from sessiontools.errors import SessionToolsError, UsageError
+from sessiontools.policies.pi.settings import DEFAULT_RESERVE_TOKENS, CompactionSettings
+from sessiontools.report.cut import cut_table
+from sessiontools.report.inspect import inspect_table
+from sessiontools.report.writers import envelope
 
 app = typer.Typer(
     name="sessiontools",

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..analysis.drift import (
+from sessiontools.analysis.drift import (
     FUZZY_THRESHOLD,
     METRICS,
     DriftReport,
@@ -17,11 +17,7 @@ from ..analysis.drift import (
     parse_gate,
     token_counter,
 )
-from ..errors import UsageError
-from ..report.drift import decay_figure, drift_markdown, drift_renderables, figure_kwargs
-from ..report.text import safe_text
-from ..report.writers import envelope
-from .common import (
+from sessiontools.cli.common import (
     EXIT_GATE,
     EXIT_OK,
     AllLeavesOpt,
@@ -37,6 +33,10 @@ from .common import (
     run_files,
     stderr_console,
 )
+from sessiontools.errors import UsageError
+from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables, figure_kwargs
+from sessiontools.report.text import safe_text
+from sessiontools.report.writers import envelope
 
 
 class DriftFormat(str, Enum):

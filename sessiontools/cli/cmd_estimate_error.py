@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..analysis.estimate_error import (
+from sessiontools.analysis.estimate_error import (
     DEFAULT_THRESHOLD_GRID,
     EstimateErrorOptions,
     SessionWorker,
@@ -17,11 +17,7 @@ from ..analysis.estimate_error import (
     parse_threshold_grid,
     summarize_requests,
 )
-from ..errors import UsageError
-from ..report.estimate_error import estimate_error_figure, estimate_error_table, requests_frame
-from ..report.writers import envelope
-from ..tokens.calibrated import load_calibration, save_calibration
-from .common import (
+from sessiontools.cli.common import (
     EXIT_GATE,
     AllLeavesOpt,
     JobsOpt,
@@ -40,7 +36,11 @@ from .common import (
     token_cache_path,
     write_frame,
 )
-from .common import TableFormat as Fmt
+from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.errors import UsageError
+from sessiontools.report.estimate_error import estimate_error_figure, estimate_error_table, requests_frame
+from sessiontools.report.writers import envelope
+from sessiontools.tokens.calibrated import load_calibration, save_calibration
 
 
 class By(str, Enum):

@@ -9,14 +9,8 @@ from typing import Annotated
 
 import typer
 
-from ..analysis.gates import parse_gates, tripped
-from ..compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
-from ..errors import UsageError
-from ..read import load_session
-from ..replay import METRICS, replay_records, replay_session
-from ..report.replay import compactions_frame, heatmap_figure, replay_table, timeline_figure
-from ..report.writers import envelope
-from .common import (
+from sessiontools.gates import parse_gates, tripped
+from sessiontools.cli.common import (
     EXIT_GATE,
     AllLeavesOpt,
     JobsOpt,
@@ -33,7 +27,13 @@ from .common import (
     stderr_console,
     write_frame,
 )
-from .common import TableFormat as Fmt
+from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.errors import UsageError
+from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+from sessiontools.read import load_session
+from sessiontools.replay import METRICS, replay_records, replay_session
+from sessiontools.report.replay import compactions_frame, heatmap_figure, replay_table, timeline_figure
+from sessiontools.report.writers import envelope
 
 
 class Policy(str, Enum):

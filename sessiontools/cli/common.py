@@ -12,10 +12,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from ..errors import InputError, UsageError
-from ..read import Session, expand_paths, load_session
-from ..report.text import safe_text
-from ..report.writers import dumps_json
+from sessiontools.errors import InputError, UsageError
+from sessiontools.read import Session, expand_paths, load_session
+from sessiontools.report.text import safe_text
+from sessiontools.report.writers import dumps_json
 
 #: Exit codes (documented in README.md).
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
@@ -152,7 +152,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     Returns the values in file order and a `Loaded` summary (its `sessions` stay empty: sessions are
     not kept in memory).
     """
-    from ..parallel import default_jobs, map_sessions
+    from sessiontools.parallel import default_jobs, map_sessions
 
     loaded = Loaded()
     files, explicit = resolve_files(paths, err)

@@ -1,14 +1,31 @@
-"""JSONL -> typed entries. The only layer that opens session files."""
+"""Readers: the only layer that opens session files. One sub-package per agent's format.
 
-from .entries import KNOWN_ENTRY_TYPES, KNOWN_ROLES, Diagnostic, Entry, Header, Session
-from .load import expand_paths, load_session, read_bytes, read_stream, session_from_records
-from .migrate import detect_pi_version, v1_id
-from .parse import parse_line
+`Diagnostic` is shared by every reader. The Pi reader's names are re-exported here because most
+callers (and users' scripts) know Pi sessions first.
+"""
+
+from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.read.pi import (
+    KNOWN_ENTRY_TYPES,
+    KNOWN_ROLES,
+    Entry,
+    Header,
+    Session,
+    detect_pi_version,
+    expand_paths,
+    load_session,
+    parse_line,
+    read_bytes,
+    read_stream,
+    session_from_records,
+    v1_id,
+)
 
 __all__ = [
     "KNOWN_ENTRY_TYPES",
     "KNOWN_ROLES",
     "Diagnostic",
+    "DiagnosticKind",
     "Entry",
     "Header",
     "Session",

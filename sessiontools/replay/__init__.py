@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputError
-from ..read.entries import Session
-from ..tree.tree import Path, SessionTree
-from .catalog import ModelInfo, lookup
-from .simulate import POLICIES, ReplayRun, ReplaySettings, run_metrics, simulate
-from .truth import TruthModel, fit_truth
-from .workload import Workload, build_workload
+from sessiontools.errors import InputError
+from sessiontools.read.pi.entries import Session
+from sessiontools.replay.catalog import ModelInfo, lookup
+from sessiontools.replay.simulate import POLICIES, ReplayRun, ReplaySettings, run_metrics, simulate
+from sessiontools.replay.truth import TruthModel, fit_truth
+from sessiontools.replay.workload import Workload, build_workload
+from sessiontools.transcript.pi.tree import Path, SessionTree
 
 METRICS = (
     "compactions", "threshold_compactions", "overflow_compactions", "early", "late", "mid_run_crossings",

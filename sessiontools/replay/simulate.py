@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compaction.prepare import NoCompaction, Preparation, prepare_compaction
-from ..compaction.serialize import (
+from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
+from sessiontools.policies.pi.serialize import (
     FileOps,
     compute_file_lists,
     convert_to_llm,
@@ -23,12 +23,13 @@ from ..compaction.serialize import (
     format_file_operations,
     serialize_conversation,
 )
-from ..compaction.settings import CompactionSettings
-from ..compaction.usage import assistant_usage, calculate_context_tokens, current_system_message
-from ..read.entries import Entry
-from ..tokens.chars4 import estimate_tokens
-from .truth import TruthModel, entry_messages
-from .workload import RecordedCompaction, Workload
+from sessiontools.policies.pi.settings import CompactionSettings
+from sessiontools.policies.pi.usage import current_system_message
+from sessiontools.read.pi.entries import Entry
+from sessiontools.replay.truth import TruthModel, entry_messages
+from sessiontools.replay.workload import RecordedCompaction, Workload
+from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.pi.usage import assistant_usage, calculate_context_tokens
 
 POLICIES = ("pi-0", "pi-1")
 

@@ -23,10 +23,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..read.entries import Entry
-from ..tokens.chars4 import estimate_tokens
-from ..tree.context import build_context, entry_messages_v1
-from .workload import Workload
+from sessiontools.read.pi.entries import Entry
+from sessiontools.replay.workload import Workload
+from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.pi.context import build_context, entry_messages_v1
 
 MessageCounter = Callable[[Mapping[str, Any]], int]
 
@@ -46,7 +46,7 @@ def entry_messages(e: Entry, pi_version: str) -> tuple[Mapping[str, Any], ...]:
 
 
 def _v0_messages(e: Entry) -> tuple[Mapping[str, Any], ...]:
-    from ..tree.context import entry_messages_v0
+    from sessiontools.transcript.pi.context import entry_messages_v0
 
     return entry_messages_v0(e)
 

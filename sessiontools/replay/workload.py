@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..compaction.kinds import compaction_kind
-from ..compaction.overflow import is_context_overflow
-from ..compaction.usage import assistant_usage, prompt_tokens
-from ..read.entries import Entry
-from ..tree.context import build_context
+from sessiontools.read.pi.entries import Entry
+from sessiontools.transcript.pi.context import build_context
+from sessiontools.transcript.pi.kinds import compaction_kind
+from sessiontools.transcript.pi.overflow import is_context_overflow
+from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Renderables and exports: rich tables (never printed here), JSON, CSV/Parquet, figures."""
 
-from .text import safe_text
-from .writers import dumps_json
+from sessiontools.report.text import safe_text
+from sessiontools.report.writers import dumps_json
 
 __all__ = ["dumps_json", "safe_text"]

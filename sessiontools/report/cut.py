@@ -8,8 +8,8 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from ..read.entries import Entry
-from .text import one_line, safe_text
+from sessiontools.read.pi.entries import Entry
+from sessiontools.report.text import one_line, safe_text
 
 
 def _preview(e: Entry | None) -> Any:

@@ -17,8 +17,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..analysis.drift import ChainDrift, DriftReport, GateResult, PairDrift
-from .text import one_line, safe_text, strip_control
+from sessiontools.analysis.drift import ChainDrift, DriftReport, GateResult, PairDrift
+from sessiontools.report.text import one_line, safe_text, strip_control
 
 ITEM_LIMIT = 160  # characters of an item shown in a terminal (JSON has the full text)
 

@@ -8,8 +8,8 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from ..analysis.estimate_error import CHAR_COLUMNS, requests_columns
-from .text import safe_text
+from sessiontools.analysis.estimate_error import CHAR_COLUMNS, requests_columns
+from sessiontools.report.text import safe_text
 
 _INT_COLUMNS = {
     "index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output", "messages", "images",

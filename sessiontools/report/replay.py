@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from .text import safe_text
+from sessiontools.report.text import safe_text
 
 
 def _k(n: float) -> str:

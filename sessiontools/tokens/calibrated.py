@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import InputError
+from sessiontools.errors import InputError
 
 SCHEMA_VERSION = 1
 KIND = "calibration"

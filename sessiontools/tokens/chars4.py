@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .jsvalues import js_truthy, json_stringify, utf16_len
+from sessiontools.jsvalues import js_truthy, json_stringify, utf16_len
 
 #: Pi counts an image as 4800 characters (1200 tokens).
 IMAGE_CHARS = 4800

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .chars4 import _blocks, _text_len
-from .jsvalues import js_truthy, json_stringify
+from sessiontools.jsvalues import js_truthy, json_stringify
+from sessiontools.tokens.chars4 import _blocks, _text_len
 
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200
@@ -169,7 +169,7 @@ class TiktokenCounter:
     @property
     def encoding(self) -> Any:
         if self._encoding is None:
-            from .vocab import get_encoding
+            from sessiontools.tokens.vocab import get_encoding
 
             self._encoding = get_encoding(self.name)
         return self._encoding

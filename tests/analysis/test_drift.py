@@ -31,7 +31,7 @@ from sessiontools.errors import UsageError
 from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
 from sessiontools.report.writers import dumps_json
 from sessiontools.testing import SessionBuilder
-from sessiontools.tree import SessionTree
+from sessiontools.transcript.pi import SessionTree
 
 
 def pi_summary(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from sessiontools.analysis.drift import CRITICAL, DECISIONS, DONE, GOAL, diff_summaries
-from sessiontools.compaction.serialize import format_file_operations
+from sessiontools.policies.pi.serialize import format_file_operations
 from sessiontools.read import load_session
 from sessiontools.testing import SessionBuilder
 

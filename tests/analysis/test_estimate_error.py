@@ -19,7 +19,6 @@ from sessiontools.analysis.estimate_error import (
     estimate_error,
     fit_calibration,
     fit_tokenizer_profile,
-    iter_request_contexts,
     parse_estimators,
     parse_mape_gate,
     parse_threshold_grid,
@@ -27,13 +26,14 @@ from sessiontools.analysis.estimate_error import (
     sent_messages,
     size_group,
 )
-from sessiontools.compaction import assistant_usage, estimate_context_tokens, estimate_pi_view, prompt_tokens
 from sessiontools.errors import UsageError
+from sessiontools.policies.pi import assistant_usage, estimate_context_tokens, estimate_pi_view, prompt_tokens
 from sessiontools.read import Session, load_session, read_bytes
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit
 from sessiontools.tokens.chars4 import estimate_tokens, message_chars
-from sessiontools.tree import SessionTree, build_context
+from sessiontools.transcript.pi import SessionTree, build_context
+from sessiontools.transcript.pi.incremental import iter_request_contexts
 from tests.conftest import SAMPLES, shared_sessions
 from tests.parity.strategies import session_files, to_jsonl_lines
 

@@ -12,7 +12,7 @@ import pytest
 from sessiontools.cli import main
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.chars4 import message_chars
-from sessiontools.tree import SessionTree, build_context
+from sessiontools.transcript.pi import SessionTree, build_context
 from tests.conftest import shared_sessions
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.compaction import (
+from sessiontools.policies.pi import (
     CompactionSettings,
     Preparation,
     estimate_context_tokens,
@@ -17,7 +17,7 @@ from sessiontools.compaction import (
 )
 from sessiontools.read import Entry, Session, read_bytes
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.tree import SessionTree, build_context
+from sessiontools.transcript.pi import SessionTree, build_context
 
 KEEPS = (1, 1000, 5000, 20000, 100000)
 PREPARE_FIELDS = ("path_ids", "context_estimate", "projected_context_estimate", "prepare", "serialized", "overflow")

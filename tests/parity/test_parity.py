@@ -19,7 +19,7 @@ import pytest
 
 from lab.pi_env import PiUnavailable
 from sessiontools.read import load_session
-from sessiontools.tree import SessionTree
+from sessiontools.transcript.pi import SessionTree
 from tests.conftest import SAMPLES, shared_sessions
 from tests.parity import compare
 from tests.parity.compare import KEEPS, Tally, build_requests, check_session, choose_points

@@ -101,7 +101,7 @@ def test_invalid_utf8_is_replaced_like_node() -> None:
 
 
 def test_cycle_does_not_hang() -> None:
-    from sessiontools.tree import SessionTree
+    from sessiontools.transcript.pi import SessionTree
 
     s = load_session(BAD / "cycle.jsonl")
     path = SessionTree(s).path()

@@ -7,7 +7,7 @@ import pytest
 
 from sessiontools.read import detect_pi_version, session_from_records
 from sessiontools.testing import SessionBuilder, image_block, text_block
-from sessiontools.tree import SessionTree, build_context
+from sessiontools.transcript.pi import SessionTree, build_context
 
 
 def _linear() -> SessionBuilder:

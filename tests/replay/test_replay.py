@@ -9,12 +9,12 @@ import orjson
 import pytest
 
 from sessiontools.cli import main
-from sessiontools.compaction import CompactionSettings, estimate_context_tokens, prepare_compaction
+from sessiontools.policies.pi import CompactionSettings, estimate_context_tokens, prepare_compaction
 from sessiontools.replay import ReplaySettings, build_workload, fit_truth, replay_session, simulate
 from sessiontools.replay.simulate import run_metrics
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.tree import SessionTree, build_context
+from sessiontools.transcript.pi import SessionTree, build_context
 
 OVERHEAD, RATIO = 3000, 1.5
 

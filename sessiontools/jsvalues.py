@@ -1,0 +1,137 @@
+"""JavaScript value semantics that Pi's estimates depend on.
+
+Pi measures text with `String.prototype.length` (UTF-16 code units, so an emoji counts 2) and
+tool-call arguments with `JSON.stringify` (no spaces, JavaScript number formatting, integer-like
+keys first). Python's `len` and `json.dumps` differ on all three; these helpers do what V8 does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+#: JavaScript's `undefined` where a missing key and a key holding null must be told apart
+#: (`obj.key ?? fallback`, `JSON.stringify` dropping undefined members). One sentinel for the package.
+UNDEFINED: Any = object()
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def utf16_len(s: str) -> int:
+    """`s.length` in JavaScript: the number of UTF-16 code units."""
+    if s.isascii():
+        return len(s)
+    return len(s) + len(_ASTRAL.findall(s))
+
+
+def js_truthy(v: Any) -> bool:
+    """JavaScript truthiness of a JSON value ([] and {} are truthy, "" and 0 are not)."""
+    if v is None or v is False:
+        return False
+    if isinstance(v, str):
+        return v != ""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return v != 0 and v == v
+    return True
+
+
+def js_number(x: int | float) -> str:
+    """`Number.prototype.toString()` for a finite number (what JSON.stringify writes)."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        if abs(x) < 2**53:
+            return str(x)
+        x = float(x)  # JSON.parse would have rounded it to a double
+    if x != x or math.isinf(x):
+        return "null"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    r = repr(abs(x))  # shortest round-trip digits, like V8
+    if "e" in r:
+        mant, exp_s = r.split("e")
+        exp = int(exp_s)
+    else:
+        mant, exp = r, 0
+    if "." in mant:
+        ip, fp = mant.split(".")
+    else:
+        ip, fp = mant, ""
+    digits = (ip + fp).lstrip("0")
+    # position of the decimal point relative to the start of `digits`
+    lead_zeros = len(ip + fp) - len((ip + fp).lstrip("0"))
+    n = len(ip) + exp - lead_zeros
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    es = f"e+{e}" if e >= 0 else f"e-{-e}"
+    if k == 1:
+        return sign + digits + es
+    return sign + digits[0] + "." + digits[1:] + es
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NEEDS_ESCAPE = re.compile('["\\\\\x00-\x1f\ud800-\udfff]')
+
+
+def _escape_char(m: re.Match[str]) -> str:
+    c = m.group(0)
+    if c in _ESCAPES:
+        return _ESCAPES[c]
+    return f"\\u{ord(c):04x}"
+
+
+def js_string(s: str) -> str:
+    """JSON.stringify of a string (well-formed: lone surrogates escaped, U+2028 kept)."""
+    return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
+
+
+_ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
+
+
+def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """Own property order of a JavaScript object: array-index keys ascending, then insertion order."""
+    index_keys = []
+    other = []
+    for k, v in obj.items():
+        if _ARRAY_INDEX.match(k) and int(k) < 2**32 - 1:
+            index_keys.append((int(k), k, v))
+        else:
+            other.append((k, v))
+    if not index_keys:
+        return other
+    index_keys.sort()
+    return [(k, v) for _, k, v in index_keys] + other
+
+
+def json_stringify(value: Any) -> str | None:
+    """`JSON.stringify(value)` for JSON-shaped Python values; None where JavaScript gives undefined."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return js_string(value)
+    if isinstance(value, int | float):
+        return js_number(value)
+    if isinstance(value, dict):
+        parts = []
+        for k, v in js_entries(value):
+            sv = json_stringify(v)
+            if sv is not None:
+                parts.append(js_string(str(k)) + ":" + sv)
+        return "{" + ",".join(parts) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(json_stringify(v) or "null" for v in value) + "]"
+    return None

@@ -1,0 +1,217 @@
+"""What Pi sends to the summariser: `convertToLlm`, `serializeConversation` (tool results cut at
+2,000 UTF-16 units), and the file operations appended to every summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessiontools.jsvalues import js_entries, js_truthy, json_stringify, utf16_len
+
+Message = Mapping[str, Any]
+
+TOOL_RESULT_MAX_CHARS = 2000
+
+COMPACTION_SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+BRANCH_SUMMARY_SUFFIX = "</summary>"
+
+
+def _js_str(v: Any) -> str:
+    """String(v) inside a template literal, for the values that occur here."""
+    if v is None:
+        return "null"
+    if isinstance(v, str):
+        return v
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    s = json_stringify(v)
+    return s if s is not None else "undefined"
+
+
+def _join(parts: Iterable[Any], sep: str) -> str:
+    """Array.prototype.join: null and undefined become empty strings."""
+    return sep.join("" if p is None else _js_str(p) for p in parts)
+
+
+def bash_execution_to_text(msg: Message) -> str:
+    """Pi's `bashExecutionToText`."""
+    text = f"Ran `{_js_str(msg.get('command'))}`\n"
+    output = msg.get("output")
+    if js_truthy(output):
+        text += f"```\n{_js_str(output)}\n```"
+    else:
+        text += "(no output)"
+    if js_truthy(msg.get("cancelled")):
+        text += "\n\n(command cancelled)"
+    elif msg.get("exitCode") is not None and msg.get("exitCode") != 0:
+        text += f"\n\nCommand exited with code {_js_str(msg.get('exitCode'))}"
+    if js_truthy(msg.get("truncated")) and js_truthy(msg.get("fullOutputPath")):
+        text += f"\n\n[Output truncated. Full output: {_js_str(msg.get('fullOutputPath'))}]"
+    return text
+
+
+def convert_to_llm(messages: Sequence[Message], pi_version: str) -> list[Message]:
+    """Pi's `convertToLlm`: custom roles become user messages; 1.x passes system messages through."""
+    out: list[Message] = []
+    for m in messages:
+        role = m.get("role")
+        ts = m.get("timestamp")
+        if role == "bashExecution":
+            if js_truthy(m.get("excludeFromContext")):
+                continue
+            out.append({"role": "user", "content": [{"type": "text", "text": bash_execution_to_text(m)}], "timestamp": ts})
+        elif role == "custom":
+            content = m.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            out.append({"role": "user", "content": content, "timestamp": ts})
+        elif role == "branchSummary":
+            text = BRANCH_SUMMARY_PREFIX + _js_str(m.get("summary")) + BRANCH_SUMMARY_SUFFIX
+            out.append({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts})
+        elif role == "compactionSummary":
+            text = COMPACTION_SUMMARY_PREFIX + _js_str(m.get("summary")) + COMPACTION_SUMMARY_SUFFIX
+            out.append({"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts})
+        elif role in ("user", "assistant", "toolResult") or (role == "system" and pi_version != "0"):
+            out.append(m)
+    return out
+
+
+def utf16_head(text: str, units: int, *, keep_pairs: bool) -> str:
+    """`text.slice(0, units)` (0.x), or 1.x `sliceHead`, which never splits a surrogate pair."""
+    if text.isascii():
+        return text[:units]
+    raw = text.encode("utf-16-le", "surrogatepass")
+    cut = raw[: 2 * units]
+    if keep_pairs and len(cut) >= 2 and len(raw) > len(cut):
+        last = int.from_bytes(cut[-2:], "little")
+        nxt = int.from_bytes(raw[len(cut): len(cut) + 2], "little")
+        if 0xD800 <= last <= 0xDBFF and 0xDC00 <= nxt <= 0xDFFF:
+            cut = cut[:-2]
+    return cut.decode("utf-16-le", "surrogatepass")
+
+
+def truncate_for_summary(text: str, max_chars: int, pi_version: str) -> str:
+    n = utf16_len(text)
+    if n <= max_chars:
+        return text
+    head = utf16_head(text, max_chars, keep_pairs=pi_version != "0")
+    return f"{head}\n\n[... {n - max_chars} more characters truncated]"
+
+
+def _text_blocks(content: Any, sep: str) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return _join((b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"), sep)
+
+
+def _tool_call_text(block: Mapping[str, Any]) -> str:
+    args = block.get("arguments")
+    items = js_entries(args) if isinstance(args, Mapping) else []
+    args_str = ", ".join(f"{k}={json_stringify(v)}" for k, v in items)
+    return f"{_js_str(block.get('name'))}({args_str})"
+
+
+def serialize_conversation(messages: Sequence[Message], pi_version: str) -> str:
+    """Pi's `serializeConversation` over already-converted LLM messages."""
+    parts: list[str] = []
+    for msg in messages:
+        role = msg.get("role")
+        content = msg.get("content")
+        if role == "user":
+            text = _text_blocks(content, "")
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            blocks = [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+            calls = [_tool_call_text(b) for b in blocks if b.get("type") == "toolCall"]
+            if pi_version == "0":
+                texts = [b.get("text") for b in blocks if b.get("type") == "text"]
+                thinking = [b.get("thinking") for b in blocks if b.get("type") == "thinking"]
+                if thinking:
+                    parts.append(f"[Assistant thinking]: {_join(thinking, chr(10))}")
+                if texts:
+                    parts.append(f"[Assistant]: {_join(texts, chr(10))}")
+            elif any(b.get("type") == "text" for b in blocks):
+                parts.append(f"[Assistant]: {_text_blocks(blocks, chr(10))}")
+            if calls:
+                parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
+        elif role == "toolResult":
+            text = _text_blocks(content, "")
+            if text:
+                parts.append(f"[Tool result]: {truncate_for_summary(text, TOOL_RESULT_MAX_CHARS, pi_version)}")
+    return "\n\n".join(parts)
+
+
+@dataclass(slots=True)
+class FileOps:
+    """Files touched by tool calls, in first-seen order (JavaScript Sets)."""
+
+    read: dict[str, None] = field(default_factory=dict)
+    written: dict[str, None] = field(default_factory=dict)
+    edited: dict[str, None] = field(default_factory=dict)
+
+
+def _add_file_op(name: Any, args: Any, ops: FileOps) -> None:
+    path = args.get("path") if isinstance(args, Mapping) else None
+    if not isinstance(path, str) or not path:
+        return
+    if name == "read":
+        ops.read[path] = None
+    elif name == "write":
+        ops.written[path] = None
+    elif name == "edit":
+        ops.edited[path] = None
+
+
+def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
+    """Pi's `extractFileOpsFromMessage` (1.x also reads codemode `nestedCalls` on tool results)."""
+    role = message.get("role")
+    if role == "assistant":
+        content = message.get("content")
+        if type(content) is not list:
+            return
+        for block in content:
+            if type(block) is not dict or block.get("type") != "toolCall":
+                continue
+            if "arguments" not in block or "name" not in block:
+                continue
+            args = block.get("arguments")
+            if pi_version == "0" and not js_truthy(args):
+                continue
+            _add_file_op(block.get("name"), args, ops)
+    elif role == "toolResult" and pi_version != "0":
+        nested = message.get("nestedCalls")
+        calls = nested.get("calls") if isinstance(nested, Mapping) else None
+        for call in calls or ():
+            if isinstance(call, Mapping):
+                _add_file_op(call.get("name"), call.get("arguments"), ops)
+
+
+def _js_sort(items: Iterable[str]) -> list[str]:
+    """Array.prototype.sort() on strings: UTF-16 code unit order."""
+    return sorted(items, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
+
+
+def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
+    """Pi's `computeFileLists`: (files only read, files modified), each sorted."""
+    modified = dict.fromkeys([*ops.edited, *ops.written])
+    read_only = _js_sort(f for f in ops.read if f not in modified)
+    return read_only, _js_sort(modified)
+
+
+def format_file_operations(read_files: Sequence[str], modified_files: Sequence[str]) -> str:
+    """Pi's `formatFileOperations`: the `<read-files>`/`<modified-files>` tail of a summary."""
+    sections = []
+    if read_files:
+        sections.append("<read-files>\n" + "\n".join(read_files) + "\n</read-files>")
+    if modified_files:
+        sections.append("<modified-files>\n" + "\n".join(modified_files) + "\n</modified-files>")
+    return "\n\n" + "\n\n".join(sections) if sections else ""

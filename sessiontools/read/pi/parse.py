@@ -1,0 +1,111 @@
+"""JSONL line parsing that never drops a line silently.
+
+Pi reads a session with `JSON.parse` per line and silently skips what fails. We parse the same
+way (orjson first, the standard library as the careful fallback) but give every line that carries
+no entry a reason, and recover what can be recovered safely: two objects glued on one line (a real
+writer defect, see PROVENANCE of the shared sessions), a UTF-8 byte order mark, invalid UTF-8
+(replaced by U+FFFD exactly as Node's decoder does, so Pi sees the same text).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from sessiontools.read.diagnostics import Diagnostic
+
+_WS = b" \t\r\n\x0b\x0c"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+@dataclass(slots=True)
+class ParsedLine:
+    """The objects found on one physical line and what was noticed about it."""
+
+    line: int
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+def _json_error(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (column {exc.colno})"
+    return str(exc)
+
+
+def _slow_parse(text: str) -> tuple[list[Any], str | None]:
+    """Decode every JSON value on the line; return them and the error that stopped decoding, if any."""
+    values: list[Any] = []
+    idx, n = 0, len(text)
+    while True:
+        while idx < n and text[idx] in " \t\r\n\x0b\x0c":
+            idx += 1
+        if idx >= n:
+            return values, None
+        try:
+            value, idx = _DECODER.raw_decode(text, idx)
+        except (json.JSONDecodeError, ValueError, RecursionError) as exc:
+            return values, _json_error(exc)
+        values.append(value)
+
+
+def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True) -> ParsedLine:
+    """Parse one physical line (without its newline) into zero or more entry objects.
+
+    `terminated` is False for a last line that has no newline: a parse failure there is reported as
+    a truncated write rather than as corruption.
+    """
+    out = ParsedLine(line)
+    body = raw.strip(_WS)
+    if line == 1 and body.startswith(_BOM):
+        body = body[len(_BOM):].lstrip(_WS)
+        out.diagnostics.append(
+            Diagnostic(path, line, "byte order mark removed (Pi's reader would skip this line)", "recovered")
+        )
+    if not body:
+        return out
+    try:
+        value = orjson.loads(body)
+        values, error = [value], None
+    except orjson.JSONDecodeError:
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError:
+            text = body.decode("utf-8", errors="replace")
+            out.diagnostics.append(Diagnostic(path, line, "invalid UTF-8 replaced by U+FFFD (as Pi's reader does)"))
+        values, error = _slow_parse(text)
+    objects = [v for v in values if isinstance(v, dict)]
+    non_objects = [v for v in values if not isinstance(v, dict)]
+    if non_objects:
+        kinds = ", ".join(sorted({type(v).__name__ for v in non_objects}))
+        out.diagnostics.append(Diagnostic(path, line, f"not a JSON object ({kinds}); line skipped", "skipped"))
+    if len(values) > 1 or (values and error):
+        if objects:
+            what = f"{len(values)} JSON values on one line" if len(values) > 1 else "a JSON object followed by more text"
+            rest = f"; the rest is malformed ({error})" if error else ""
+            out.diagnostics.append(
+                Diagnostic(
+                    path,
+                    line,
+                    f"glued JSON: {what}, {len(objects)} object(s) recovered{rest} (Pi's reader drops the whole line)",
+                    "recovered",
+                )
+            )
+    elif error:
+        if not terminated:
+            reason = f"truncated last line (no newline; the file may still be being written): {error}"
+        else:
+            reason = f"malformed JSON: {error}"
+        out.diagnostics.append(Diagnostic(path, line, reason, "skipped"))
+    out.objects = objects
+    return out

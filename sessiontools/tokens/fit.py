@@ -1,0 +1,102 @@
+"""The one least-squares helper: weighted, optionally shrunk toward a prior, optionally non-negative.
+
+Every fit in the package (the calibrated estimator, the replay truth model's overhead and ratio,
+tokenizer profiles) goes through `least_squares`, so that shrinkage and physical bounds are applied
+the same way everywhere.
+
+    minimise  sum_i w_i (x_i . b - y_i)^2  +  sum_j ridge_j (b_j - prior_j)^2     [b >= 0 if nonneg]
+
+The penalty is folded into the design matrix (extra rows sqrt(ridge_j) e_j with target
+sqrt(ridge_j) prior_j); the non-negative case is Lawson and Hanson's active-set NNLS on the
+augmented problem, which is exact for the handful of columns these fits have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class LeastSquares:
+    """Coefficients and how the fit went."""
+
+    coef: tuple[float, ...]
+    n: int  # observations (rows with positive weight)
+    rss: float  # weighted residual sum of squares of the data rows (penalty excluded)
+
+
+def _nnls(a: Any, b: Any, max_iter: int = 200) -> Any:
+    """Lawson-Hanson: argmin ||a x - b|| subject to x >= 0 (small column counts)."""
+    import numpy as np
+
+    m, n = a.shape
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    w = a.T @ (b - a @ x)
+    tol = 1e-10 * max(1.0, float(np.abs(a).max(initial=0.0))) * max(m, n)
+    for _ in range(max_iter):
+        if passive.all() or (w[~passive] <= tol).all():
+            break
+        j = int(np.argmax(np.where(passive, -np.inf, w)))
+        passive[j] = True
+        while True:
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if (z[passive] > 0).all():
+                x = z
+                break
+            neg = passive & (z <= 0)
+            alpha = float(np.min(x[neg] / (x[neg] - z[neg])))
+            x = x + alpha * (z - x)
+            passive &= x > tol
+            x[~passive] = 0.0
+        w = a.T @ (b - a @ x)
+    return x
+
+
+def least_squares(
+    x: Any,
+    y: Any,
+    *,
+    weights: Any | None = None,
+    ridge: float | Sequence[float] = 0.0,
+    prior: Sequence[float] | None = None,
+    nonneg: bool = False,
+) -> LeastSquares:
+    """Fit y ~ x @ coef (x: n rows x k columns; put a column of ones in x for an intercept).
+
+    `ridge` (one value or one per column) shrinks each coefficient toward `prior` (default 0);
+    `nonneg` keeps every coefficient >= 0. With no rows, the prior (or zeros) is returned.
+    """
+    import numpy as np
+
+    xm = np.asarray(x, dtype=float)
+    if xm.ndim == 1:
+        xm = xm[:, None]
+    yv = np.asarray(y, dtype=float)
+    k = xm.shape[1]
+    w = np.ones(len(yv)) if weights is None else np.asarray(weights, dtype=float)
+    keep = w > 0
+    xm, yv, w = xm[keep], yv[keep], w[keep]
+    p = np.zeros(k) if prior is None else np.asarray(prior, dtype=float)
+    lam = np.broadcast_to(np.asarray(ridge, dtype=float), (k,))
+    sw = np.sqrt(w)
+    a = xm * sw[:, None]
+    b = yv * sw
+    pen = lam > 0
+    if pen.any():
+        sl = np.sqrt(lam[pen])
+        extra = np.zeros((int(pen.sum()), k))
+        extra[np.arange(len(sl)), np.flatnonzero(pen)] = sl
+        a = np.vstack([a, extra])
+        b = np.concatenate([b, sl * p[pen]])
+    if a.shape[0] == 0:
+        coef = np.maximum(p, 0.0) if nonneg else p
+    elif nonneg:
+        coef = _nnls(a, b)
+    else:
+        coef = np.linalg.lstsq(a, b, rcond=None)[0]
+    resid = xm @ coef - yv
+    return LeastSquares(tuple(float(c) for c in coef), int(len(yv)), float((w * resid * resid).sum()))

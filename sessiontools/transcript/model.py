@@ -1,0 +1,208 @@
+"""The agent-neutral transcript model every analysis reads.
+
+A reader (`read/<agent>/`) parses an agent's files into its own records; `transcript/<agent>.py`
+turns them into these values. Everything above this layer (estimators, policies, replay, analysis)
+reads only these types, so adding an agent is adding a reader, an adapter and a policy.
+
+Shapes:
+- `Transcript`: one file (one session), its paths (main chain first), diagnostics, recorded settings.
+- `TranscriptPath`: one conversation line in order: `messages`, the `requests` made along it (each
+  with its recorded `Usage` and the messages it sent, as index ranges), `compactions`, `overflows`.
+- `Message`: text units with their kinds, so that any tokenizer counts the same text the agent sent.
+
+A non-request is never a `Request`: a harness's pseudo-reply (zero usage, a model id that is no
+model), an aborted or failed call. What was left out is counted in `TranscriptPath.skipped` with a
+reason, so reports can say so.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Agent(StrEnum):
+    """Which coding agent wrote a transcript."""
+
+    PI = "pi"
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+
+
+class Role(StrEnum):
+    """Who a message is from, in terms every agent shares."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SUMMARY = "summary"
+    OTHER = "other"
+
+
+class UnitKind(StrEnum):
+    """What a piece of text is: tokenizers and content-mix statistics care."""
+
+    SYSTEM = "system"
+    USER = "user"
+    TEXT = "text"
+    THINKING = "thinking"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    SUMMARY = "summary"
+    IMAGE = "image"
+    OTHER = "other"
+
+
+class Trigger(StrEnum):
+    """Why a compaction ran, as far as the file tells."""
+
+    THRESHOLD = "threshold"
+    MANUAL = "manual"
+    OVERFLOW = "overflow"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One piece of text the model was sent or produced. A tool call is `name + arguments JSON`;
+    an image has empty text (its size is the estimator's business)."""
+
+    kind: UnitKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """The recorded itemised cost of one request in USD, when the file has one."""
+
+    input: float
+    cache_read: float
+    cache_write: float
+    output: float
+    total: float
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Recorded usage by class, as the provider counted it."""
+
+    input: int  # uncached input
+    cache_read: int
+    cache_write: int
+    output: int
+    cost: Cost | None = None
+
+    @property
+    def prompt(self) -> int:
+        """A: the actual prompt tokens (input + cache read + cache write)."""
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.output
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One conversation item on a path."""
+
+    index: int  # position in TranscriptPath.messages
+    id: str | None  # the file's id for it (Pi entry id, Claude Code uuid, ...)
+    line: int  # 1-based physical line in the file
+    role: Role
+    units: tuple[Unit, ...]
+    timestamp: str | None = None
+    #: the agent's own object for it, for estimators that must count exactly as that agent does
+    raw: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(u.text for u in self.units if u.text)
+
+
+Ranges = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One real model call with usable usage."""
+
+    index: int  # position in messages of the (first) assistant message this call produced
+    line: int
+    usage: Usage
+    context: Ranges  # the messages sent: the concatenation of messages[a:b] over these ranges
+    provider: str | None = None
+    model: str | None = None
+    timestamp: str | None = None
+    id: str | None = None  # the file's id of the reply (entry id, message id, response id)
+    stop_reason: str | None = None
+    context_window: int | None = None  # as the agent recorded it for this request, when it does
+
+    def context_indices(self) -> Iterator[int]:
+        for a, b in self.context:
+            yield from range(a, b)
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A recorded compaction: the history before it was replaced by a summary."""
+
+    index: int  # position in messages of the summary message that replaced the history
+    line: int
+    trigger: Trigger
+    tokens_before: int | None  # as recorded
+    tokens_after: int | None = None
+    summary: str | None = None  # readable summary text (None when encrypted or absent)
+    writer: str = "agent"  # "agent", "hook" (an extension or hook wrote it), "provider" (remote)
+    kept: Ranges = ()  # messages kept verbatim after it
+    id: str | None = None
+    timestamp: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """A request the provider rejected as too long."""
+
+    index: int
+    line: int
+    text: str
+    provider_tokens: int | None = None  # "prompt is too long: 205334 tokens > 200000 maximum" -> 205334
+    provider_limit: int | None = None  # -> 200000
+
+
+@dataclass(slots=True)
+class TranscriptPath:
+    """One conversation line: the main chain, one branch, or one sidechain (a subagent)."""
+
+    leaf_id: str | None
+    messages: tuple[Message, ...]
+    requests: tuple[Request, ...]
+    compactions: tuple[Compaction, ...]
+    overflows: tuple[Overflow, ...]
+    sidechain: bool = False
+    skipped: Counter[str] = field(default_factory=Counter)  # replies that are not requests, by reason
+
+    def context(self, request: Request) -> list[Message]:
+        """The messages `request` sent, in order."""
+        return [self.messages[i] for i in request.context_indices()]
+
+
+@dataclass(slots=True)
+class Transcript:
+    """One session file of one agent, read into the neutral model."""
+
+    agent: Agent
+    source: str  # the file it came from
+    session_id: str | None
+    format: str  # e.g. "pi-v3", "codex-0.171", "claude-code-2.1"
+    paths: list[TranscriptPath]  # main path first
+    diagnostics: list[Any] = field(default_factory=list)  # read.Diagnostic
+    settings: dict[str, Any] = field(default_factory=dict)  # what the agent recorded about its config
+
+    @property
+    def main(self) -> TranscriptPath | None:
+        return self.paths[0] if self.paths else None

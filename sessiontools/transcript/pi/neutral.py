@@ -1,0 +1,273 @@
+"""A Pi session as the agent-neutral transcript (`transcript.model`).
+
+Messages: one per message an entry contributes to a context, in path order (`entry_messages`:
+messages, custom messages, branch summaries; a compaction contributes its summary, and in 1.x the
+system message it carries). Each keeps Pi's own message dict in `raw`, so that Pi-exact estimators
+still count exactly what Pi counts.
+
+Requests: the assistant messages whose usage Pi trusts (`requests.skip_reason`); the context of
+each is what `build_context` gives for the path before it, mapped back to message indices. A
+message that a 1.x `context_edit` rewrote is mapped to the original (its text is the unedited one;
+an omitted message is left out, as Pi leaves it out).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sessiontools.jsvalues import json_stringify
+from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.transcript.limits import provider_counts
+from sessiontools.transcript.model import (
+    Agent,
+    Compaction,
+    Cost,
+    Message,
+    Overflow,
+    Ranges,
+    Request,
+    Role,
+    Transcript,
+    TranscriptPath,
+    Trigger,
+    Unit,
+    UnitKind,
+    Usage,
+)
+from sessiontools.transcript.pi.context import (
+    compaction_summary_message,
+    entry_messages_v0,
+    entry_messages_v1,
+)
+from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
+from sessiontools.transcript.pi.kinds import compaction_kind
+from sessiontools.transcript.pi.overflow import is_context_overflow
+from sessiontools.transcript.pi.requests import skip_reason
+from sessiontools.transcript.pi.tree import Path, SessionTree
+
+RawMessage = Mapping[str, Any]
+
+ROLES = {
+    "user": Role.USER,
+    "assistant": Role.ASSISTANT,
+    "toolResult": Role.TOOL,
+    "bashExecution": Role.TOOL,
+    "custom": Role.USER,  # an extension's message, sent to the model as a user message
+    "branchSummary": Role.SUMMARY,
+    "compactionSummary": Role.SUMMARY,
+    "system": Role.SYSTEM,
+}
+TRIGGERS = {"threshold": Trigger.THRESHOLD, "manual": Trigger.MANUAL, "overflow": Trigger.OVERFLOW}
+
+
+def _num(v: Any) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+
+
+def _fnum(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+
+
+def _content_units(content: Any, kind: UnitKind) -> list[Unit]:
+    if isinstance(content, str):
+        return [Unit(kind, content)]
+    out = []
+    for b in content if isinstance(content, list) else ():
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "text" and isinstance(b.get("text"), str):
+            out.append(Unit(kind, b["text"]))
+        elif b.get("type") == "image":
+            out.append(Unit(UnitKind.IMAGE, ""))
+    return out
+
+
+def _assistant_units(content: Any) -> list[Unit]:
+    out = []
+    for b in content if isinstance(content, list) else ():
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text" and isinstance(b.get("text"), str):
+            out.append(Unit(UnitKind.TEXT, b["text"]))
+        elif t == "thinking" and isinstance(b.get("thinking"), str):
+            out.append(Unit(UnitKind.THINKING, b["thinking"]))
+        elif t == "toolCall":
+            name = b.get("name") if isinstance(b.get("name"), str) else ""
+            out.append(Unit(UnitKind.TOOL_CALL, name + (json_stringify(b.get("arguments")) or "")))
+    return out
+
+
+def message_units(msg: RawMessage) -> tuple[Unit, ...]:
+    """The text units of one Pi message, as Pi's `estimateTokens` sees them (by kind)."""
+    role = msg.get("role")
+    if role == "assistant":
+        return tuple(_assistant_units(msg.get("content")))
+    if role == "toolResult":
+        return tuple(_content_units(msg.get("content"), UnitKind.TOOL_RESULT))
+    if role == "bashExecution":
+        text = "\n".join(v for v in (msg.get("command"), msg.get("output")) if isinstance(v, str))
+        return (Unit(UnitKind.TOOL_RESULT, text),)
+    if role in ("branchSummary", "compactionSummary"):
+        summary = msg.get("summary")
+        return (Unit(UnitKind.SUMMARY, summary),) if isinstance(summary, str) else ()
+    if role == "system":
+        units = _content_units(msg.get("content"), UnitKind.SYSTEM)
+        sections = msg.get("sections")
+        if isinstance(sections, dict):
+            units += [Unit(UnitKind.SYSTEM, v) for v in sections.values() if isinstance(v, str) and v]
+        return tuple(units)
+    kind = UnitKind.USER if role in ("user", "custom") else UnitKind.OTHER
+    return tuple(_content_units(msg.get("content"), kind))
+
+
+def own_messages(entry: Entry, pi_version: str) -> tuple[RawMessage, ...]:
+    """The messages an entry contributes to some context (a 0.x compaction: its summary)."""
+    if pi_version == "1":
+        return entry_messages_v1(entry)
+    if entry.type == "compaction":
+        return (compaction_summary_message(entry.data),)
+    return entry_messages_v0(entry)
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    cost = raw.get("cost")
+    c = None
+    if isinstance(cost, dict):
+        c = Cost(_fnum(cost.get("input")), _fnum(cost.get("cacheRead")), _fnum(cost.get("cacheWrite")),
+                 _fnum(cost.get("output")), _fnum(cost.get("total")))
+    return Usage(_num(raw.get("input")), _num(raw.get("cacheRead")), _num(raw.get("cacheWrite")),
+                 _num(raw.get("output")), c)
+
+
+def _ranges(indices: Sequence[int]) -> Ranges:
+    out: list[tuple[int, int]] = []
+    for i in indices:
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return tuple(out)
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _timestamp(entry: Entry) -> str | None:
+    return _str(entry.timestamp)
+
+
+class _PathBuilder:
+    """Builds one TranscriptPath from one Pi path."""
+
+    def __init__(self, path: Path, pi_version: str) -> None:
+        self.path = path
+        self.version = pi_version
+        self.messages: list[Message] = []
+        self.slot: dict[tuple[int, int], int] = {}
+        self.first_slot: dict[int, int] = {}  # entry position -> its first message index
+        for pos, e in enumerate(path.entries):
+            self.first_slot[pos] = len(self.messages)
+            for k, m in enumerate(own_messages(e, pi_version)):
+                self.slot[(id(e), k)] = len(self.messages)
+                role = ROLES.get(m.get("role"), Role.OTHER) if isinstance(m, Mapping) else Role.OTHER
+                units = message_units(m) if isinstance(m, Mapping) else ()
+                self.messages.append(Message(len(self.messages), e.id, e.line, role, units, _timestamp(e), m))
+
+    def requests(self) -> tuple[tuple[Request, ...], Counter[str]]:
+        entries = self.path.entries
+        skipped: Counter[str] = Counter()
+        usable = []
+        for i, e in enumerate(entries):
+            if e.role != "assistant" or e.message is None:
+                continue
+            reason = skip_reason(e.message, self.version)
+            if reason is None:
+                usable.append(i)
+            else:
+                skipped[reason] += 1
+        out = []
+        indices: list[int] = []
+        seen_projected = 0
+        last_gen = None
+        for i, ctx, gen in iter_request_contexts_gen(entries, usable, self.version):
+            if gen != last_gen:
+                indices, seen_projected, last_gen = [], 0, gen
+            for pe in ctx.entries[seen_projected:]:
+                indices.extend(self.slot[(id(pe.source), k)] for k in range(len(pe.messages))
+                               if (id(pe.source), k) in self.slot)
+            seen_projected = len(ctx.entries)
+            e = entries[i]
+            msg = e.message
+            assert msg is not None
+            out.append(Request(
+                index=self.slot[(id(e), 0)], line=e.line, usage=_usage(msg["usage"]), context=_ranges(indices),
+                provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
+                id=e.id, stop_reason=_str(msg.get("stopReason")),
+            ))
+        return tuple(out), skipped
+
+    def compactions(self) -> tuple[Compaction, ...]:
+        out = []
+        entries = self.path.entries
+        for pos, e in enumerate(entries):
+            if e.type != "compaction":
+                continue
+            n = len(own_messages(e, self.version))
+            index = self.slot[(id(e), n - 1)]
+            first_kept = e.data.get("firstKeptEntryId")
+            kept_from = next((self.first_slot[p] for p in range(pos) if entries[p].id == first_kept), None)
+            kept = ((kept_from, self.first_slot[pos]),) if kept_from is not None and kept_from < self.first_slot[pos] else ()
+            tokens = e.data.get("tokensBefore")
+            out.append(Compaction(
+                index=index, line=e.line, trigger=TRIGGERS.get(compaction_kind(entries, pos, self.version), Trigger.UNKNOWN),
+                tokens_before=int(tokens) if isinstance(tokens, int | float) and not isinstance(tokens, bool) else None,
+                summary=_str(e.data.get("summary")), writer="hook" if e.data.get("fromHook") else "agent",
+                kept=kept, id=e.id, timestamp=_timestamp(e),
+            ))
+        return tuple(out)
+
+    def overflows(self) -> tuple[Overflow, ...]:
+        out = []
+        for e in self.path.entries:
+            msg = e.message
+            if e.role != "assistant" or msg is None or msg.get("stopReason") != "error":
+                continue
+            if not is_context_overflow(msg, None, self.version):
+                continue
+            text = _str(msg.get("errorMessage")) or ""
+            n, limit = provider_counts(text)
+            out.append(Overflow(self.slot[(id(e), 0)], e.line, text, n, limit))
+        return tuple(out)
+
+    def build(self) -> TranscriptPath:
+        requests, skipped = self.requests()
+        return TranscriptPath(self.path.leaf_id, tuple(self.messages), requests, self.compactions(),
+                              self.overflows(), skipped=skipped)
+
+
+def path_transcript(path: Path, pi_version: str) -> TranscriptPath:
+    """One Pi path as a neutral TranscriptPath."""
+    return _PathBuilder(path, pi_version).build()
+
+
+def pi_transcript(
+    session: Session, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None,
+    paths: Callable[[SessionTree], list[Path]] | None = None,
+) -> Transcript:
+    """A Pi session as a Transcript: the default path (or `leaf`'s, or every leaf's)."""
+    version = pi_version or session.pi_version
+    tree = SessionTree(session)
+    chosen = paths(tree) if paths else (tree.all_paths() if all_leaves else [tree.path(leaf)])
+    header = session.header
+    settings: dict[str, Any] = {"pi_version": version}
+    if header is not None and header.cwd is not None:
+        settings["cwd"] = header.cwd
+    return Transcript(
+        agent=Agent.PI, source=session.path, session_id=header.id if header else None,
+        format=f"pi-v{session.format_version}", paths=[path_transcript(p, version) for p in chosen],
+        diagnostics=list(session.diagnostics), settings=settings,
+    )

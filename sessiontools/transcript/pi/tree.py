@@ -1,0 +1,144 @@
+"""The entry tree of one session: ids, children, leaves, branch points, labels, paths."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from sessiontools.errors import NoSuchEntry
+from sessiontools.read.pi.entries import Entry, Session
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """Entries from the root to a leaf, header excluded. `index` in the docs is a position in it."""
+
+    leaf_id: str | None
+    entries: tuple[Entry, ...]
+    cut_by_cycle: bool = False
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        return self.entries[i]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.entries)
+
+    def index_of(self, entry_id: str) -> int:
+        """Position of the entry with this id in the path; raises NoSuchEntry."""
+        for i, e in enumerate(self.entries):
+            if e.id == entry_id:
+                return i
+        raise NoSuchEntry(f"entry {entry_id!r} is not on this path")
+
+
+class SessionTree:
+    """Index over a session's entries, resolving links the way Pi does (the last duplicate id wins)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.entries: tuple[Entry, ...] = session.entries
+        self.by_id: dict[str, Entry] = {}
+        for e in self.entries:
+            if e.id is not None:
+                self.by_id[e.id] = e
+
+    @cached_property
+    def children(self) -> dict[str | None, list[Entry]]:
+        """Children of each entry id in file order; key None holds the roots (and orphans)."""
+        out: dict[str | None, list[Entry]] = {}
+        for e in self.entries:
+            parent = e.parent_id if e.parent_id in self.by_id else None
+            out.setdefault(parent, []).append(e)
+        return out
+
+    @cached_property
+    def leaves(self) -> list[Entry]:
+        """Entries that no other entry names as parent, in file order."""
+        has_child = {pid for pid in self.children if pid is not None}
+        return [e for e in self.entries if e.id is None or e.id not in has_child]
+
+    @cached_property
+    def branch_points(self) -> list[Entry]:
+        """Entries with more than one child, in file order."""
+        return [e for e in self.entries if e.id is not None and len(self.children.get(e.id, ())) > 1]
+
+    @cached_property
+    def labels(self) -> dict[str, str]:
+        """Current label of each labelled entry id (an empty label clears it), as Pi's index keeps them."""
+        out: dict[str, str] = {}
+        for e in self.entries:
+            if e.type == "label":
+                target = e.data.get("targetId")
+                if not isinstance(target, str):
+                    continue
+                label = e.data.get("label")
+                if label:
+                    out[target] = str(label)
+                else:
+                    out.pop(target, None)
+        return out
+
+    @cached_property
+    def session_name(self) -> str | None:
+        """The latest `session_info` name (trimmed; empty clears it)."""
+        for e in reversed(self.entries):
+            if e.type == "session_info":
+                name = e.data.get("name")
+                return name.strip() or None if isinstance(name, str) else None
+        return None
+
+    @property
+    def default_leaf(self) -> Entry | None:
+        """The entry Pi resumes at: the last entry of the file (Pi's path is empty if it has no id)."""
+        return self.entries[-1] if self.entries else None
+
+    def resolve(self, ref: str, path: Sequence[Entry] | None = None) -> Entry:
+        """An entry by id, or `#N` for the entry at index N of `path` (default: the default path)."""
+        if ref.startswith("#"):
+            seq = path if path is not None else self.path().entries
+            try:
+                n = int(ref[1:])
+            except ValueError as exc:
+                raise NoSuchEntry(f"{ref!r}: '#' must be followed by a path index") from exc
+            if not 0 <= n < len(seq):
+                raise NoSuchEntry(f"{ref}: the path has {len(seq)} entries (indices 0..{len(seq) - 1})")
+            return seq[n]
+        entry = self.by_id.get(ref)
+        if entry is None:
+            raise NoSuchEntry(f"no entry with id {ref!r} in {self.session.path}")
+        return entry
+
+    def path(self, leaf: str | Entry | None = None) -> Path:
+        """The path from the root to `leaf` (an id, `#N`, an entry, or None for Pi's default leaf)."""
+        if leaf is None:
+            start = self.default_leaf
+            if start is not None and start.id is None:
+                # Pi resumes at the last entry's id; without one its branch is empty.
+                return Path(None, ())
+        elif isinstance(leaf, Entry):
+            start = leaf
+        else:
+            start = self.resolve(leaf)
+        if start is None:
+            return Path(None, ())
+        out: list[Entry] = []
+        seen: set[int] = set()
+        cur: Entry | None = start
+        cut = False
+        while cur is not None:
+            if id(cur) in seen:
+                cut = True
+                break
+            seen.add(id(cur))
+            out.append(cur)
+            cur = self.by_id.get(cur.parent_id) if cur.parent_id else None
+        out.reverse()
+        return Path(start.id, tuple(out), cut)
+
+    def all_paths(self) -> list[Path]:
+        """One path per leaf, in the file order of the leaves."""
+        return [self.path(leaf) for leaf in self.leaves]

@@ -1,0 +1,42 @@
+"""How Pi reads an assistant message's usage: `calculateContextTokens`, which usage Pi trusts
+(`getLastAssistantUsage`'s filter), and the actual prompt tokens A of a request."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sessiontools.jsvalues import js_truthy
+
+Message = Mapping[str, Any]
+
+
+def _num(v: Any) -> float:
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
+
+
+def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
+    """`usage.totalTokens || input + output + cacheRead + cacheWrite`."""
+    total = usage.get("totalTokens")
+    if js_truthy(total) and isinstance(total, int | float):
+        return int(total)
+    return int(_num(usage.get("input")) + _num(usage.get("output")) + _num(usage.get("cacheRead")) + _num(usage.get("cacheWrite")))
+
+
+def prompt_tokens(usage: Mapping[str, Any]) -> int:
+    """Actual prompt tokens A = input + cacheRead + cacheWrite, as the provider counted them."""
+    return int(_num(usage.get("input")) + _num(usage.get("cacheRead")) + _num(usage.get("cacheWrite")))
+
+
+def assistant_usage(message: Message, pi_version: str) -> Mapping[str, Any] | None:
+    """The usage of an assistant message if Pi trusts it (not aborted/error; 1.x: non-zero)."""
+    if message.get("role") != "assistant" or "usage" not in message:
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message.get("usage")
+    if not js_truthy(usage) or not isinstance(usage, Mapping):
+        return None
+    if pi_version != "0" and calculate_context_tokens(usage) <= 0:
+        return None
+    return usage
