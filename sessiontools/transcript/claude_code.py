@@ -5,13 +5,16 @@ walks ``parentUuid`` back to the root, continuing through a ``compact_boundary``
 ``logicalParentUuid``, so the whole history is one path with its compactions on it. Claude Code
 parents the result of each parallel tool call on *its* ``tool_use`` line, so the results of the
 earlier calls are side leaves: a ``tool_result`` line hanging off the path with no children of its
-own is put back on it. Lines are then in file order. Every sidechain leaf (``isSidechain``, a
+own is put back on it, and so is a later ``tool_use`` line of the same response (same
+``message.id``) that hangs off it with its result (Claude Code parents the next request on the last
+result it wrote). Lines are then in file order. Every sidechain leaf (``isSidechain``, a
 subagent) is its own path with ``sidechain=True``, after the main path.
 
 Messages. ``user`` lines: the compact summary (``isCompactSummary``, or text starting with "This
 session is being continued from a previous conversation") -> SUMMARY; tool results -> TOOL; text
 -> USER; ``isMeta`` and local-command lines (``<command-name>``, ``<local-command-stdout>``, ...)
--> OTHER. ``assistant`` lines -> ASSISTANT (text, thinking, tool calls ``name + " " + input JSON``).
+-> OTHER (they are sent to the model all the same: the lab's token counts after a ``/compact``
+only match with them). ``assistant`` lines -> ASSISTANT (text, thinking, tool calls ``name + " " + input JSON``).
 ``system`` and ``attachment`` lines are not messages (with ``--bare`` Claude Code 2.1.332 sends no
 attachment; see lab/README.md).
 
@@ -21,8 +24,7 @@ the line's uuid) are one request, at the first of them, with the usage of that l
 cache_write=cache_creation_input_tokens, output=output_tokens)``. ``<synthetic>`` replies and
 replies without usage are not requests (``TranscriptPath.skipped``). The context of a request is
 what Claude Code sends: before any compaction every earlier message; after one, the summary, the
-preserved messages, then every message after the summary; OTHER and synthetic messages are never
-sent.
+preserved messages, then every message after the summary; synthetic replies are never sent.
 
 Compactions. A ``compact_boundary`` gives trigger (``manual`` -> MANUAL; ``auto`` -> THRESHOLD,
 or OVERFLOW when it is reactive: a synthetic "Prompt is too long" reply since the previous
@@ -100,11 +102,26 @@ def _has_tool_result(r: Record) -> bool:
     return isinstance(c, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
 
 
+def _response_id(r: Record) -> str | None:
+    return r.message.get("id") if r.type == "assistant" else None
+
+
 def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> list[Record]:
+    """The chain plus the lines of a parallel tool call that hang off it (see module docstring)."""
     on = {r.uuid for r in chain}
-    extra = [k for r in chain for k in kids.get(r.uuid or "", [])
-             if k.uuid not in on and k.type == "user" and _has_tool_result(k) and not kids.get(k.uuid or "")
-             and k.sidechain == r.sidechain]
+    extra: list[Record] = []
+    todo = list(chain)
+    while todo:
+        r = todo.pop()
+        for k in kids.get(r.uuid or "", []):
+            if k.uuid in on or k.sidechain != r.sidechain:
+                continue
+            side_result = k.type == "user" and _has_tool_result(k) and not kids.get(k.uuid or "")
+            sibling = k.type == "assistant" and _response_id(k) is not None and _response_id(k) == _response_id(r)
+            if side_result or sibling:
+                on.add(k.uuid)
+                extra.append(k)
+                todo.append(k)
     return sorted(chain + extra, key=lambda r: r.line) if extra else chain
 
 
@@ -191,6 +208,17 @@ def _ranges(indices: list[int]) -> Ranges:
     return tuple(out)
 
 
+def _merge(ranges: Ranges) -> Ranges:
+    """Join ranges that touch, in the order given (a concatenation stays the same)."""
+    out: list[tuple[int, int]] = []
+    for a, b in ranges:
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        elif a < b:
+            out.append((a, b))
+    return tuple(out)
+
+
 def _usage(u: Any) -> Usage | None:
     if not isinstance(u, dict):
         return None
@@ -239,9 +267,7 @@ class _Builder:
             elif not self.compactions and m.index == 0:
                 self._legacy(m)
             return
-        if m.role is Role.OTHER:
-            self.unsent.add(m.index)
-        elif r.type == "assistant":
+        if r.type == "assistant":
             self._assistant(r, m)
 
     def _assistant(self, r: Record, m: Message) -> None:
@@ -273,7 +299,7 @@ class _Builder:
             return _ranges([j for j in range(i) if j not in self.unsent])
         s, kept = self.window
         after = [j for j in range(s + 1, i) if j not in self.unsent]
-        return ((s, s + 1), *kept, *_ranges(after))
+        return _merge(((s, s + 1), *kept, *_ranges(after)))
 
     def _kept(self, meta: dict[str, Any]) -> Ranges:
         pm = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
