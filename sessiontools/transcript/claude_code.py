@@ -8,7 +8,10 @@ earlier calls are side leaves: a ``tool_result`` line hanging off the path with 
 own is put back on it, and so is a later ``tool_use`` line of the same response (same
 ``message.id``) that hangs off it with its result (Claude Code parents the next request on the last
 result it wrote). Lines are then in file order. Every sidechain leaf (``isSidechain``, a
-subagent) is its own path with ``sidechain=True``, after the main path.
+subagent) is its own path with ``sidechain=True``, after the main path; it stops where the lines
+stop being sidechain lines (a subagent does not see the main conversation). Newer Claude Code
+writes subagents to ``<session>/subagents/agent-*.jsonl``: ``load_claude_transcript`` adds those
+files' paths as sidechains too.
 
 Messages. ``user`` lines: the compact summary (``isCompactSummary``, or text starting with "This
 session is being continued from a previous conversation") -> SUMMARY; tool results -> TOOL; text
@@ -44,7 +47,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from sessiontools.read.claude_code import ClaudeFile, Record, content_text, load_claude_file
+from sessiontools.read.claude_code import ClaudeFile, Record, content_text, load_claude_file, subagent_files
+from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -69,9 +73,20 @@ _SUMMARY_TAILS = ("\n\nIf you need specific details from before compaction", "\n
 _TOO_LONG = re.compile(r"prompt is too long", re.I)
 
 
-def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int | None = None) -> Transcript:
-    """Read a transcript file and build its neutral Transcript."""
-    return claude_transcript(load_claude_file(path), provider_limit=provider_limit)
+def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int | None = None,
+                           subagents: bool = True) -> Transcript:
+    """Read a transcript file and build its neutral Transcript; with ``subagents`` the files in
+    ``<session>/subagents/`` are added as sidechain paths (their diagnostics too)."""
+    t = claude_transcript(load_claude_file(path), provider_limit=provider_limit)
+    if subagents:
+        for sub in subagent_files(path):
+            st = claude_transcript(load_claude_file(sub), provider_limit=provider_limit)
+            for p in st.paths:
+                p.sidechain = True
+            t.paths.extend(st.paths)
+            t.diagnostics.extend(st.diagnostics)
+            t.settings.setdefault("subagent_files", []).append(str(sub))
+    return t
 
 
 # -- paths ------------------------------------------------------------------------------------------
@@ -88,7 +103,7 @@ def _walk(leaf: Record, nodes: dict[str, Record]) -> list[Record]:
     chain: list[Record] = []
     seen: set[str] = set()
     cur: Record | None = leaf
-    while cur is not None and cur.uuid not in seen:
+    while cur is not None and cur.uuid not in seen and cur.sidechain == leaf.sidechain:
         seen.add(cur.uuid or "")
         chain.append(cur)
         nxt = cur.parent or (cur.logical_parent if cur.is_boundary else None)
@@ -363,6 +378,12 @@ def _settings(f: ClaudeFile) -> dict[str, Any]:
     }
 
 
+def _orphans(f: ClaudeFile) -> list[Diagnostic]:
+    nodes = f.nodes()
+    return [Diagnostic(f.path, r.line, f"parentUuid {r.parent} is not in the file: the line starts a chain",
+                       DiagnosticKind.NOTICE) for r in nodes.values() if r.parent and r.parent not in nodes]
+
+
 def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Transcript:
     """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains)."""
     paths: list[TranscriptPath] = []
@@ -380,4 +401,5 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     else:
         fmt = "claude-code"
     return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
-                      diagnostics=list(f.diagnostics), settings=_settings(f))
+                      diagnostics=sorted([*f.diagnostics, *_orphans(f)], key=lambda d: d.line),
+                      settings=_settings(f))

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sessiontools.read.claude_code import default_projects_dir, looks_like_claude_code, parse_bytes
+from sessiontools.read.claude_code import (
+    default_projects_dir,
+    looks_like_claude_code,
+    parse_bytes,
+    transcript_files,
+)
 from sessiontools.transcript.claude_code import claude_transcript, load_claude_transcript, summary_text
 from sessiontools.transcript.model import Role, Trigger, UnitKind
 
@@ -143,9 +148,28 @@ def test_sidechains_are_separate_paths() -> None:
     assert [p.sidechain for p in t.paths] == [False, True]
     main, sub = t.paths
     assert not any(m.id and m.id.startswith("x") for m in main.messages)
-    assert [m.id for m in sub.messages][-4:] == ["x1", "x2", "x3", "x4"]
-    assert [r.id for r in sub.requests][-2:] == ["msg_s1", "msg_s2"]
+    assert [m.id for m in sub.messages] == ["x1", "x2", "x3", "x4"]  # the subagent starts at its prompt
+    assert [r.id for r in sub.requests] == ["msg_s1", "msg_s2"] and sub.requests[1].context == ((0, 3),)
     assert [r.id for r in main.requests] == ["msg_1", "msg_2", "msg_3"]
+
+
+def test_subagent_files_are_sidechains_of_their_session(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-w"
+    (project / SID / "subagents").mkdir(parents=True)
+    (project / f"{SID}.jsonl").write_bytes(_bytes(_basic()))
+    sub = [_user("y1", None, "Explore c.py", isSidechain=True),
+           _asst("y2", "y1", "msg_y", [{"type": "text", "text": "c"}], isSidechain=True),
+           _user("y3", "gone", "orphan", isSidechain=True)]
+    (project / SID / "subagents" / "agent-a1.jsonl").write_bytes(_bytes(sub))
+    files = list(transcript_files([tmp_path / "projects"]))
+    assert files == [project / f"{SID}.jsonl"]  # the subagent file is read with its session
+    t = load_claude_transcript(files[0])
+    assert [p.sidechain for p in t.paths] == [False, True, True]
+    assert [r.id for r in t.paths[1].requests] == ["msg_y"]
+    assert any("parentUuid gone is not in the file" in d.reason and d.kind == "notice" for d in t.diagnostics)
+    explicit = project / SID / "subagents" / "agent-a1.jsonl"
+    assert list(transcript_files([explicit])) == [explicit]
+    assert len(load_claude_transcript(files[0], subagents=False).paths) == 1
 
 
 def test_legacy_file_that_begins_with_the_summary_and_synthetic_overflow() -> None:

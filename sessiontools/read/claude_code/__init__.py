@@ -5,6 +5,7 @@ from sessiontools.read.claude_code.load import (
     load_claude_file,
     looks_like_claude_code,
     parse_bytes,
+    subagent_files,
     transcript_files,
 )
 from sessiontools.read.claude_code.records import CONTINUATION_PREFIX, ClaudeFile, Record, content_text
@@ -18,5 +19,6 @@ __all__ = [
     "load_claude_file",
     "looks_like_claude_code",
     "parse_bytes",
+    "subagent_files",
     "transcript_files",
 ]

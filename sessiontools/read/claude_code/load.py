@@ -28,9 +28,33 @@ def default_projects_dir(env: Mapping[str, str], home: Path) -> Path:
     return Path(cfg) / "projects" if cfg else home / ".claude" / "projects"
 
 
+def subagent_files(session: str | os.PathLike[str]) -> list[Path]:
+    """The subagent transcripts newer Claude Code writes beside a session file:
+    ``<project>/<session id>/subagents/agent-*.jsonl`` (sorted)."""
+    p = Path(session)
+    folder = p.with_suffix("") / "subagents"
+    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+
+
+def _is_stitched_subagent(f: Path) -> bool:
+    return f.parent.name == "subagents" and f.parent.parent.with_suffix(".jsonl").is_file()
+
+
 def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Files named, ``*.jsonl`` below directories (sorted), glob matches; each once, in order."""
-    return expand_paths(paths)
+    """Files named, ``*.jsonl`` below directories (sorted), glob matches; each once, in order.
+
+    A subagent file found in a directory or glob is left out when its session file exists: it is
+    read as part of that session (``subagent_files``). A subagent file named explicitly is kept.
+    """
+    seen: set[Path] = set()
+    for raw in paths:
+        explicit = Path(os.fspath(raw)).is_file()
+        for f in expand_paths([raw]):
+            key = f.resolve()
+            if key in seen or (not explicit and _is_stitched_subagent(f)):
+                continue
+            seen.add(key)
+            yield f
 
 
 def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
