@@ -63,7 +63,17 @@ def _expectations(rec: ClaudeRecording, f) -> list[str]:
     return problems
 
 
-def write_manifest(out: Path) -> tuple[str, list[str]]:
+def server_facts(res) -> dict:
+    """What only the server saw: rejected requests (the 400s are not in the transcript), compact requests."""
+    return {"requests": len(res.requests),
+            "too_long": [q.prompt_tokens for q in res.requests if q.kind == "too_long"],
+            "summarise_prompt_tokens": [q.prompt_tokens for q in res.requests if q.kind == "summarise"],
+            "counter_mismatches": len(res.mismatches)}
+
+
+def write_manifest(out: Path, server: dict[str, dict] | None = None) -> tuple[str, list[str]]:
+    old = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
+    server = {**{k: v["server"] for k, v in old.items() if "server" in v}, **(server or {})}
     rows, facts_all, problems = [], {}, []
     for rec in SAMPLES:
         path = out / f"{rec.name}.jsonl"
@@ -74,6 +84,8 @@ def write_manifest(out: Path) -> tuple[str, list[str]]:
         meta = {k: v for k, v in asdict(rec).items() if k != "name"}
         facts_all[rec.name] = {**meta, "claude_package": PACKAGE, "claude_version": VERSION,
                                "threshold": threshold(rec), "facts": f.as_dict()}
+        if rec.name in server:
+            facts_all[rec.name]["server"] = server[rec.name]
         comp = "; ".join(f"{c['trigger']} pre {c['preTokens']} post {c['postTokens']}" for c in f.compactions)
         rows.append(f"| `{rec.name}.jsonl` | {rec.auto_window or '-'} | {rec.pct or '-'} | {threshold(rec) or '-'} "
                     f"| {rec.server_window} | {rec.seed} | {rec.profile} | {f.bytes / 1024:.0f} KiB "
@@ -104,8 +116,12 @@ server answers `prompt is too long` above it, seed/profile = lab workload.
 MANIFEST_TAIL = """
 What varies between runs: the session id, every `uuid`/`parentUuid`/`logicalParentUuid`/
 `promptId`/preserved-segment uuid, timestamps and durations, the `device_id` and billing suffix
-in `api-request` lines, `cost-state` durations. Usage, tool calls, tool results and summaries do
-not vary (the server normalises the workspace path and the date before counting).
+in `api-request` lines, `cost-state` durations, and how many `last-prompt` / `mode` / `atis-latch`
+metadata lines are written (they depend on timing), so the line numbers of later lines shift by a
+few. Usage, tool calls, tool results, summaries and compaction metadata do not vary (the server
+normalises the workspace path and the date before counting). `server` in manifest.json holds what
+only the lab server saw: the rejected requests' sizes (the 400s are not in the transcript) and the
+compact requests' sizes.
 """
 
 
@@ -141,8 +157,10 @@ def main(argv: list[str] | None = None) -> int:
             return res
 
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            list(pool.map(run, todo))
-    text, problems = write_manifest(out)
+            server = {res.recording.name: server_facts(res) for res in pool.map(run, todo)}
+    else:
+        server = {}
+    text, problems = write_manifest(out, server)
     print(text)
     print(f"done in {time.monotonic() - t0:.0f}s")
     if problems:
