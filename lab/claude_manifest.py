@@ -13,7 +13,7 @@ calls (``tool_use`` blocks), and every compaction: the ``system``/``compact_boun
   and assistant lines after the *first* line of that response (its sibling lines count: Claude
   Code estimates them) or after the previous boundary, up to this boundary; and ``bytes_after // 4``;
 * ``text_chars_after`` – characters of the same lines counted as Claude Code's rough estimator sees
-  them (text blocks, tool_use name + ``json.dumps(input)``, tool_result text), and
+  them (text blocks, tool_use name + compact ``JSON.stringify(input)``, tool_result text), and
   ``count = last_usage + ceil(text_chars_after / 4 * 4 / 3)``: Claude Code 2.1.332 compacts when this
   reaches the threshold (checked on every request of the threshold samples, see lab/README.md);
 * ``summary_chars`` – length of the text of the ``isCompactSummary`` user line that follows.
@@ -64,7 +64,7 @@ def text_chars(content) -> int:
         if t == "text":
             n += len(b.get("text") or "")
         elif t == "tool_use":
-            n += len(b.get("name") or "") + len(json.dumps(b.get("input"), ensure_ascii=False))
+            n += len(b.get("name") or "") + len(json.dumps(b.get("input"), ensure_ascii=False, separators=(",", ":")))
         elif t == "tool_result":
             c = b.get("content")
             n += len(c) if isinstance(c, str) else sum(len(x.get("text") or "") for x in c or [] if isinstance(x, dict))
