@@ -128,3 +128,16 @@ def test_summaries_follow_the_lab_lossy_rule(name: str) -> None:
             if len(done) < 40:
                 assert done[:len(kept)] == kept
         prev = done
+
+
+def test_the_threshold_pair_records_one_workload() -> None:
+    pair = [n for n in MANIFEST if n.startswith("claude-threshold-")]
+    assert len(pair) == 2 and len({MANIFEST[n]["seed"] for n in pair}) == 1
+    assert len({MANIFEST[n]["pct"] for n in pair}) == 2
+    calls = []
+    for n in pair:
+        m = load_claude_transcript(DIR / f"{n}.jsonl").main
+        calls.append([u.text for x in m.messages if x.role is Role.ASSISTANT for u in x.units
+                      if u.kind.value == "tool_call"])
+        assert len(m.compactions) >= 3
+    assert calls[0] == calls[1] and len(calls[0]) > 10
