@@ -137,7 +137,8 @@ def test_the_threshold_pair_records_one_workload() -> None:
     calls = []
     for n in pair:
         m = load_claude_transcript(DIR / f"{n}.jsonl").main
-        calls.append([u.text for x in m.messages if x.role is Role.ASSISTANT for u in x.units
-                      if u.kind.value == "tool_call"])
+        ws = f"/tmp/sessiontools-lab-claude/{n}/workspace"
+        calls.append([u.text.replace(ws, "/workspace") for x in m.messages if x.role is Role.ASSISTANT
+                      for u in x.units if u.kind.value == "tool_call"])
         assert len(m.compactions) >= 3
     assert calls[0] == calls[1] and len(calls[0]) > 10
