@@ -199,3 +199,17 @@ def test_summary_text_and_locations(tmp_path: Path) -> None:
     assert default_projects_dir({}, Path("/h")) == Path("/h/.claude/projects")
     assert looks_like_claude_code(_bytes(_basic()))
     assert not looks_like_claude_code(b'{"type":"session","version":3,"id":"x"}\n')
+
+
+def test_parallel_results_written_in_reverse_order() -> None:
+    lines = [
+        _user("u1", None, "Task 1"),
+        _asst("a1", "u1", "msg_1", [_tool_use("t1", file_path="/w/a")]),
+        _asst("a2", "a1", "msg_1", [_tool_use("t2", file_path="/w/b")]),
+        _user("r2", "a2", _result("t2", "b")),  # the second call's result first ...
+        _user("r1", "a1", _result("t1", "a")),  # ... and the next request hangs off the first's
+        _asst("a3", "r1", "msg_2", [{"type": "text", "text": "done"}]),
+    ]
+    m = claude_transcript(parse_bytes(_bytes(lines))).main
+    assert [x.id for x in m.messages] == ["u1", "a1", "a2", "r2", "r1", "a3"]
+    assert m.requests[-1].context == ((0, 5),)
