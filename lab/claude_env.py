@@ -68,6 +68,14 @@ def _find_binary(prefix: Path, native: str) -> Path | None:
     return None
 
 
+def _npm_reason(stderr: str) -> str:
+    """npm's error code and first message line (its stderr is a long stack trace)."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    code = [ln for ln in lines if ln.startswith(("npm error code", "npm ERR! code"))]
+    first = [ln for ln in lines if ln.startswith(("npm error", "npm ERR!")) and ln not in code][:1]
+    return "; ".join(code[:1] + first) or (lines[-1] if lines else "")
+
+
 def ensure_claude(*, quiet: bool = True) -> ClaudeEnv:
     """Install (once) and return the pinned Claude Code CLI."""
     native = platform_package()
@@ -93,7 +101,7 @@ def ensure_claude(*, quiet: bool = True) -> ClaudeEnv:
     binary = _find_binary(prefix, native)
     if proc.returncode != 0 or binary is None:
         shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        why = proc.stderr.strip()[-800:] or f"no native binary in {native}"
+        why = _npm_reason(proc.stderr) or f"no native binary in {native}"
         raise ClaudeUnavailable(f"npm could not install {PACKAGE}@{VERSION} + {native}: {why}")
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     stamp.write_text(VERSION + "\n")
