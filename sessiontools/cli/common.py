@@ -13,8 +13,9 @@ import typer
 from rich.console import Console
 
 from sessiontools.errors import InputError, UsageError
-from sessiontools.read import Session, expand_paths, load_session
+from sessiontools.read import Session, load_session
 from sessiontools.read.agents import Agent
+from sessiontools.read.sources import expand_sources
 from sessiontools.report.text import safe_text
 from sessiontools.report.writers import dumps_json
 
@@ -117,7 +118,7 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
         err.print(safe_text(f"reading Pi's session directory {d}"))
         given = [d]
     explicit = {Path(p) for p in given if not Path(p).is_dir()}
-    files = list(expand_paths(given))
+    files = list(expand_sources(given))
     if not files:
         raise InputError("no session files found in the paths given")
     return files, explicit

@@ -9,7 +9,7 @@ says itself when a file is no Pi session. Adding an agent is adding a `Reader` t
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,18 @@ def _codex_load(path: str, *, content_hash: bool = False) -> Any:
     return load_rollout(path)
 
 
+def _claude_recognises(head: bytes) -> bool:
+    from sessiontools.read.claude_code.load import looks_like_claude_code
+
+    return looks_like_claude_code(head)
+
+
+def _claude_load(path: str, *, content_hash: bool = False) -> Any:
+    from sessiontools.read.claude_code.load import load_claude_session
+
+    return load_claude_session(path)
+
+
 def _pi_load(path: str, *, content_hash: bool = False) -> Any:
     from sessiontools.read.pi.load import load_session
 
@@ -49,9 +61,21 @@ def _pi_load(path: str, *, content_hash: bool = False) -> Any:
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load),
+    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
 FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load)
+
+
+def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Session files named, `*.jsonl` below directories (sorted), glob matches; each once, in order.
+
+    A Claude Code subagent file found in a directory is left out when its session file exists (it
+    is read as part of that session); one named explicitly is kept.
+    """
+    from sessiontools.read.claude_code.load import transcript_files
+
+    return transcript_files(paths)
 
 
 def head_of(path: str | os.PathLike[str]) -> bytes:

@@ -26,9 +26,24 @@ def _codex(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str |
     return codex_transcript(source)
 
 
+def _claude_code(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
+    from sessiontools.transcript.claude_code import claude_transcript
+
+    t = claude_transcript(source)
+    for sub in source.subagents:
+        st = claude_transcript(sub)
+        for p in st.paths:
+            p.sidechain = True
+        t.paths.extend(st.paths)
+        t.diagnostics.extend(st.diagnostics)
+        t.settings.setdefault("subagent_files", []).append(sub.path)
+    return t
+
+
 ADAPTERS: dict[Agent, Callable[..., Transcript]] = {
     Agent.PI: _pi,
     Agent.CODEX: _codex,
+    Agent.CLAUDE_CODE: _claude_code,
 }
 
 
