@@ -44,9 +44,9 @@ def summaries_table(c: ChainDrift) -> Table:
         files = "-" if p.read_files is None and p.modified_files is None else (
             f"{len(p.read_files or ())}/{len(p.modified_files or ())}")
         kind = s.kind.replace("_", " ") + (" +turn" if p.split_turn else "")
-        missing = f"{len(p.sections_missing)}/{len(p.expected_sections)}"
+        missing = f"{len(p.sections_missing)}/{len(p.expected_sections)}" if p.promises_sections else "-"
         t.add_row(str(s.position), safe_text(s.entry_id or "-"), kind, str(s.line), f"{s.tokens:,}",
-                  f"{p.format} ({p.compliance:.0%})", missing, str(len(p.items)),
+                  f"{p.summary_format}: {p.format} ({p.compliance:.0%})", missing, str(len(p.items)),
                   str(len(p.literals)), files)
     return t
 
@@ -228,7 +228,7 @@ def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Seque
             out.append("No summaries on this path.")
             continue
         out.append(f"{len(c.chain)} summaries: " + ", ".join(
-            f"{s.label} {s.parsed.format} ({s.tokens:,} tokens)" for s in c.chain) + ".")
+            f"{s.label} {s.parsed.summary_format}, {s.parsed.format} ({s.tokens:,} tokens)" for s in c.chain) + ".")
         if not c.pairs:
             continue
         out += ["", "| pair | from → to | relation | kept | dropped | added | changed | moved | literals dropped "

@@ -29,6 +29,8 @@ def summary_to_dict(s: ChainSummary) -> dict[str, Any]:
         "tokens": s.tokens,
         "chars": utf16_len(p.text),
         "format": p.format,
+        "summary_format": p.summary_format,
+        "writer": s.writer,
         "title": p.title,
         "sections_present": list(p.sections),
         "sections_missing": p.sections_missing,

@@ -48,7 +48,7 @@ def _summary_text(units: Sequence[object]) -> str:
     return "\n".join(u.text for u in units if getattr(u, "kind", None) == UnitKind.SUMMARY)  # type: ignore[attr-defined]
 
 
-def summary_chain(path: TranscriptPath, counter: TokenCounter | None = None) -> list[ChainSummary]:
+def summary_chain(path: TranscriptPath, counter: TokenCounter | None = None, agent: str = "pi") -> list[ChainSummary]:
     """The compaction and branch summaries on a path, in path order, parsed and counted."""
     counter = counter or TokenCounter("chars4", chars4_tokens)
     compactions = {c.index: c for c in path.compactions}
@@ -59,13 +59,13 @@ def summary_chain(path: TranscriptPath, counter: TokenCounter | None = None) -> 
         if c is not None:
             text = c.summary or ""
             kept = c.kept[0][0] if c.kept else None
-            parsed = parse_summary(text, "compaction")
+            parsed = parse_summary(text, "compaction", writer=c.writer, agent=agent)
             out.append(ChainSummary(len(out) + 1, c.id, c.line, c.index, "compaction", prev, kept, parsed,
                                     counter.count(text), c.writer, c))
             prev = c.id
         elif m.role == Role.SUMMARY:
             text = _summary_text(m.units)
-            parsed = parse_summary(text, "branch_summary")
+            parsed = parse_summary(text, "branch_summary", agent=agent)
             out.append(ChainSummary(len(out) + 1, m.id, m.line, m.index, "branch_summary", None, None, parsed,
                                     counter.count(text)))
     return out

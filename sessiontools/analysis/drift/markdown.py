@@ -1,5 +1,8 @@
 """A summary's markdown as a flat list of blocks: headings and items.
 
+Which lines are headings comes from a CommonMark parser (markdown-it-py): only ATX headings at the
+top of the document are section headings, so a `# ` line inside fenced code, an indented block, a
+list item or a block quote (pasted tool output, a shell comment) never re-levels the sections.
 Items are list items (with their checkbox state), table rows (the header row and separator are
 not items), paragraphs and fenced code blocks. Horizontal rules and blank lines only close blocks.
 """
@@ -25,10 +28,22 @@ class Block:
     checked: bool | None = None  # list item: `[x]` True, `[ ]` False, else None
 
 
+def heading_lines(text: str) -> frozenset[int]:
+    """0-based numbers of the lines that are top-level ATX headings, by markdown-it-py (CommonMark)."""
+    from markdown_it import MarkdownIt
+
+    out = set()
+    for tok in MarkdownIt("commonmark").parse(text):
+        if tok.type == "heading_open" and tok.level == 0 and tok.markup.startswith("#") and tok.map:
+            out.add(tok.map[0])
+    return frozenset(out)
+
+
 class _Scanner:
     """Line-by-line block scanner (state: the open paragraph or list item, and whether a table is open)."""
 
     def __init__(self, text: str) -> None:
+        self.headings = heading_lines(text)
         self.lines = text.split("\n")
         self.out: list[Block] = []
         self.para: list[str] | None = None
@@ -78,7 +93,7 @@ class _Scanner:
         fence = _FENCE.match(line)
         if fence:
             return self.fence(i, fence.group(1))
-        h = HEADING.match(line)
+        h = HEADING.match(line) if i in self.headings else None
         if not line.strip() or h or _RULE.match(line):
             self.close()
             self.table_open = False

@@ -42,7 +42,7 @@ def analyse_path(
     agent: str = "pi",
 ) -> ChainDrift:
     """Everything `diff-summaries` reports for one transcript path."""
-    chain = summary_chain(path, counter)
+    chain = summary_chain(path, counter, agent)
     drifts = [pair_drift(p, threshold) for p in summary_pairs(chain)]
     return ChainDrift(
         session=session,

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sessiontools.analysis.drift.literals import extract_literals, scan_literals
-from sessiontools.analysis.drift.markdown import HEADING, blocks
+from sessiontools.analysis.drift.markdown import HEADING, Block, blocks
 from sessiontools.analysis.drift.sections import (
     BRANCH_PREAMBLE,
     BRANCH_SECTIONS,
@@ -35,6 +35,16 @@ from sessiontools.analysis.drift.sections import (
     UNTITLED,
 )
 from sessiontools.analysis.drift.text import PLACEHOLDER, normalise, tokens
+
+PI_STRUCTURED = "pi-structured"
+PI_SPLIT_TURN = "pi-split-turn"
+PI_BRANCH = "pi-branch"
+HOOK = "hook"
+FREE_FORM = "free-form"
+#: Summary formats, decided by `summary_format` (docs/diff-summaries.md, "Summary formats").
+SUMMARY_FORMATS = (PI_STRUCTURED, PI_SPLIT_TURN, PI_BRANCH, HOOK, FREE_FORM)
+#: Formats whose prompt asks for Pi's sections: only these report missing sections.
+PROMISING_FORMATS = frozenset({PI_STRUCTURED, PI_SPLIT_TURN, PI_BRANCH})
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -65,6 +75,8 @@ class ParsedSummary:
     read_files: tuple[str, ...] | None  # None: no <read-files> block
     modified_files: tuple[str, ...] | None
     literals: dict[str, str]  # value -> kind
+    summary_format: str = PI_STRUCTURED  # see SUMMARY_FORMATS
+    no_history: bool = False  # a split turn whose history part is Pi's own "No prior history."
 
     @property
     def items(self) -> list[Item]:
@@ -73,21 +85,33 @@ class ParsedSummary:
     @property
     def expected_sections(self) -> tuple[str, ...]:
         base = BRANCH_SECTIONS if self.kind == "branch_summary" else PI_SECTIONS
-        return base + TURN_SECTIONS if self.split_turn else base
+        if self.split_turn:
+            return TURN_SECTIONS if self.no_history else base + TURN_SECTIONS
+        return base
+
+    @property
+    def sections_absent(self) -> list[str]:
+        """Pi's sections that have no heading of exactly Pi's name, whatever the format."""
+        return [s for s in self.expected_sections if s not in self.strict_sections]
+
+    @property
+    def promises_sections(self) -> bool:
+        return self.summary_format in PROMISING_FORMATS
 
     @property
     def sections_missing(self) -> list[str]:
-        return [s for s in self.expected_sections if s not in self.strict_sections]
+        """Pi's sections absent from a summary whose format promises them (else none are missing)."""
+        return self.sections_absent if self.promises_sections else []
 
     @property
     def compliance(self) -> float:
         exp = self.expected_sections
-        return (len(exp) - len(self.sections_missing)) / len(exp)
+        return (len(exp) - len(self.sections_absent)) / len(exp)
 
     @property
     def format(self) -> str:
         """`pi` (every expected section under Pi's heading), `partial`, or `free-form` (none)."""
-        missing = len(self.sections_missing)
+        missing = len(self.sections_absent)
         if missing == 0:
             return "pi"
         return "free-form" if missing == len(self.expected_sections) else "partial"
@@ -95,6 +119,30 @@ class ParsedSummary:
     def section_text(self, section: str) -> str:
         return "\n".join(it.text for it in self.sections.get(section, ()))
 
+
+
+
+def summary_format(*, agent: str, writer: str, kind: str, split_turn: bool, pi_headings: int) -> str:
+    """Which format a summary is written in.
+
+    `hook`: an extension or hook wrote it (Pi's `fromHook`), with its own prompt. `free-form`: any
+    other agent's summary (Claude Code and Codex prompts ask for other structures), a remote
+    (provider) summary, or a Pi summary without a single one of Pi's section headings (the writer
+    did not follow Pi's prompt: a harness, or a model that ignored it). Otherwise Pi's prompt
+    promised its sections: `pi-branch` (branch summary), `pi-split-turn` (a compaction with the
+    `**Turn Context (split turn):**` part), `pi-structured`.
+    """
+    if writer == "hook":
+        return HOOK
+    if agent != "pi" or writer != "agent" or pi_headings == 0:
+        return FREE_FORM
+    if kind == "branch_summary":
+        return PI_BRANCH
+    return PI_SPLIT_TURN if split_turn else PI_STRUCTURED
+
+
+#: What Pi itself writes as the history part of a split turn when there was no history to summarise.
+NO_HISTORY = frozenset({"No prior history.", "No prior history"})
 
 _FILE_BLOCK = {
     "read": re.compile(r"<read-files>\n?(.*?)\n?</read-files>", re.S),
@@ -124,6 +172,24 @@ def _own_name(h: str, prefix: str = "") -> str:
 
 
 
+def _relevel(events: list[Block], title: Block | None, strict_names: dict[str, str]) -> tuple[list[Block], int]:
+    """The blocks and the level of the section headings.
+
+    When the part uses Pi's own section names, their level is the section level and any other
+    heading above it (a pasted `# Building project`, a shell comment) is text of the current
+    section: it can neither demote `## Goal` to a sub-heading nor split Pi's sections. Otherwise
+    the highest heading level (the title aside) is the section level.
+    """
+    heads = [e for e in events if e.kind == "heading" and e is not title]
+    strict = [e.level for e in heads if _clean_heading(e.text).casefold() in strict_names]
+    if not strict:
+        return events, min([e.level for e in heads] or [1])
+    top = min(strict)
+    out = [Block("item", e.text) if e.kind == "heading" and e is not title and e.level < top
+           and _clean_heading(e.text).casefold() not in strict_names else e for e in events]
+    return out, top
+
+
 def _parse_part(text: str, *, turn: bool, order_start: int) -> tuple[str | None, dict[str, list[Item]], set[str], int]:
     """Sections, strictly-named sections and the next item order of one part (history or turn prefix)."""
     events = blocks(text)
@@ -138,8 +204,8 @@ def _parse_part(text: str, *, turn: bool, order_start: int) -> tuple[str | None,
             title = headings[0].text
     sections: dict[str, list[Item]] = {}
     strict: set[str] = set()
-    rest = [e for e in headings if not (title is not None and e is headings[0])]
-    top_level = min((e.level for e in rest), default=1)
+    events, top_level = _relevel(events, headings[0] if title is not None else None,
+                                 STRICT_TURN if turn else STRICT_TOP)
     default = TURN if turn else UNTITLED
     current: str | None = None
     parent: str | None = None  # the section of the current top heading
@@ -194,8 +260,9 @@ def _parse_part(text: str, *, turn: bool, order_start: int) -> tuple[str | None,
     return title, sections, strict, order
 
 
-def parse_summary(text: str, kind: str = "compaction") -> ParsedSummary:
-    """Split a summary into sections, items, file lists and literals (see the module docstring)."""
+def parse_summary(text: str, kind: str = "compaction", *, writer: str = "agent", agent: str = "pi") -> ParsedSummary:
+    """Split a summary into sections, items, file lists and literals (see the module docstring);
+    `writer` and `agent` decide its format (`summary_format`)."""
     text = text.replace("\r\n", "\n")
     body = text
     if kind == "branch_summary" and body.startswith(BRANCH_PREAMBLE):
@@ -208,6 +275,7 @@ def parse_summary(text: str, kind: str = "compaction") -> ParsedSummary:
     parts = _TURN_SPLIT.split(body)
     history, turns = parts[0], parts[1:]
     title, sections, strict, order = _parse_part(history, turn=False, order_start=0)
+    no_history = bool(turns) and history.strip() in NO_HISTORY
     fmt: str | None = None
     if turns:
         turn_strict_names: set[str] = set()
@@ -223,6 +291,7 @@ def parse_summary(text: str, kind: str = "compaction") -> ParsedSummary:
             fmt = "1.x"
         else:
             fmt = "other"
+    fmt_name = summary_format(agent=agent, writer=writer, kind=kind, split_turn=bool(turns), pi_headings=len(strict))
     return ParsedSummary(
         text=text,
         kind=kind,
@@ -234,5 +303,7 @@ def parse_summary(text: str, kind: str = "compaction") -> ParsedSummary:
         read_files=files["read"],
         modified_files=files["modified"],
         literals=extract_literals(FILE_TAG.sub(" ", text)),
+        summary_format=fmt_name,
+        no_history=no_history,
     )
 
