@@ -29,6 +29,8 @@ def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:
                     "tokens_before": e.data.get("tokensBefore"),
                     "first_kept_entry_id": e.data.get("firstKeptEntryId"),
                     "kind": compaction_kind(path.entries, i, pi_version),
+                    # who wrote the summary: Pi's summariser ("agent") or an extension / hook ("hook")
+                    "writer": "hook" if e.data.get("fromHook") is True else "agent",
                 }
             )
     return out

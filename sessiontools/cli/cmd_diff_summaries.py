@@ -8,15 +8,7 @@ from typing import Annotated
 
 import typer
 
-from sessiontools.analysis.drift import (
-    FUZZY_THRESHOLD,
-    METRICS,
-    DriftReport,
-    DriftWorker,
-    evaluate_gates,
-    parse_gate,
-    token_counter,
-)
+from sessiontools.analysis.drift import FUZZY_THRESHOLD, METRICS, DriftReport, DriftWorker, token_counter
 from sessiontools.cli.common import (
     EXIT_GATE,
     EXIT_OK,
@@ -35,7 +27,10 @@ from sessiontools.cli.common import (
     stderr_console,
 )
 from sessiontools.errors import UsageError
-from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables, figure_kwargs
+from sessiontools.gates import parse_gates, tripped
+from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
+from sessiontools.report.drift_json import gate_results, report_to_dict
+from sessiontools.report.figures import figure_format, save_figure
 from sessiontools.report.text import safe_text
 from sessiontools.report.writers import envelope
 
@@ -81,10 +76,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
         check_leaf_options(leaf, all_leaves)
-        gates = [parse_gate(g) for g in fail_if or []]
-        plot_format = plot.suffix.lower().lstrip(".") if plot is not None else None
-        if plot_format not in (None, "png", "svg"):
-            raise UsageError(f"--plot {plot}: the file name must end in .png or .svg")
+        gates = parse_gates(fail_if or [], METRICS)
+        if plot is not None:
+            try:
+                figure_format(plot)
+            except UsageError as exc:
+                raise UsageError(f"--plot {exc}") from None
         err = stderr_console()
         counter = token_counter(tokenizer.value)
         if counter.fallback_reason:
@@ -95,10 +92,11 @@ def register(app: typer.Typer) -> None:
         if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
             most = max(len(c.pairs) for c in report.chains)
             raise UsageError(f"--pair {pair}: the analysed paths have at most {most} pair(s)")
-        results = evaluate_gates(report.metrics(), gates)
+        m = report.metrics()
+        results = gate_results(m, gates)
 
         if format == DriftFormat.json:
-            emit_json(envelope("diff-summaries", **report.to_dict(pair), gates=[r.to_dict() for r in results]), output)
+            emit_json(envelope("diff-summaries", **report_to_dict(report, pair), gates=results), output)
         elif format == DriftFormat.markdown:
             text = drift_markdown(report, pair=pair, gates=results)
             if output is None:
@@ -108,22 +106,19 @@ def register(app: typer.Typer) -> None:
         else:
             emit_renderables(drift_renderables(report, pair=pair, gates=results), output)
 
-        if plot is not None and plot_format is not None:
-            import matplotlib
+        if plot is not None:
+            save_figure(decay_figure(report), plot)
 
-            with matplotlib.rc_context({"svg.hashsalt": "sessiontools", "svg.fonttype": "none"}):
-                decay_figure(report).savefig(plot, **figure_kwargs(plot_format))
-
-        m = report.metrics()
         err.print(
             f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "
             f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals",
             markup=False,
         )
-        tripped = [r for r in results if r.tripped]
-        for r in tripped:
-            err.print(f"gate tripped: --fail-if {r.gate.expression} (value {r.value:g})", markup=False)
+        label = f"{len(report.chains)} path(s) in {len({c.session for c in report.chains})} session(s)"
+        messages = tripped(gates, [(label, m)])
+        for msg in messages:
+            err.print(msg, markup=False)
         code = exit_code_for(loaded, strict)
-        if code == EXIT_OK and tripped:
+        if code == EXIT_OK and messages:
             code = EXIT_GATE
         raise typer.Exit(code)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -17,7 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from sessiontools.analysis.drift import ChainDrift, DriftReport, GateResult, PairDrift
+from sessiontools.analysis.drift import ChainDrift, DriftReport, PairDrift
 from sessiontools.report.text import one_line, safe_text, strip_control
 
 ITEM_LIMIT = 160  # characters of an item shown in a terminal (JSON has the full text)
@@ -44,9 +44,9 @@ def summaries_table(c: ChainDrift) -> Table:
         files = "-" if p.read_files is None and p.modified_files is None else (
             f"{len(p.read_files or ())}/{len(p.modified_files or ())}")
         kind = s.kind.replace("_", " ") + (" +turn" if p.split_turn else "")
-        missing = f"{len(p.sections_missing)}/{len(p.expected_sections)}"
-        t.add_row(str(s.position), safe_text(s.entry_id or "-"), kind, str(s.entry.line), f"{s.tokens:,}",
-                  f"{p.format} ({p.compliance:.0%})", missing, str(len(p.items)),
+        missing = f"{len(p.sections_missing)}/{len(p.expected_sections)}" if p.promises_sections else "-"
+        t.add_row(str(s.position), safe_text(s.entry_id or "-"), kind, str(s.line), f"{s.tokens:,}",
+                  f"{p.summary_format}: {p.format} ({p.compliance:.0%})", missing, str(len(p.items)),
                   str(len(p.literals)), files)
     return t
 
@@ -152,15 +152,15 @@ def pair_diff(d: PairDrift, k: int) -> Panel:
     return Panel(Group(*lines), title=title, title_align="left")
 
 
-def gates_text(gates: Sequence[GateResult]) -> Text:
+def gates_text(gates: Sequence[Mapping[str, Any]]) -> Text:
     out = Text()
     for g in gates:
-        out.append(f"{'TRIPPED' if g.tripped else 'ok'} ", style="bold red" if g.tripped else "green")
-        out.append_text(safe_text(f"{g.gate.expression} (value {g.value:g})\n"))
+        out.append(f"{'TRIPPED' if g['tripped'] else 'ok'} ", style="bold red" if g["tripped"] else "green")
+        out.append_text(safe_text(f"{g['expression']} (value {g['value']:g})\n"))
     return out
 
 
-def drift_renderables(report: DriftReport, *, pair: int | None = None, gates: Sequence[GateResult] = ()) -> list[RenderableType]:
+def drift_renderables(report: DriftReport, *, pair: int | None = None, gates: Sequence[Mapping[str, Any]] = ()) -> list[RenderableType]:
     """Tables (summaries, pairs, decay, resurrections) and diff views for every chain."""
     out: list[RenderableType] = []
     for c in report.chains:
@@ -209,13 +209,13 @@ def _md_code(s: str) -> str:
     return f"{fence}{pad}{s}{pad}{fence}"
 
 
-def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Sequence[GateResult] = ()) -> str:
+def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Sequence[Mapping[str, Any]] = ()) -> str:
     """A pull-request comment: metrics, gates, one table of pairs per chain, details per pair."""
     m = report.metrics()
     out = ["## Summary drift (`sessiontools diff-summaries`)", ""]
     if gates:
         for g in gates:
-            out.append(f"- {'❌ tripped' if g.tripped else '✅ ok'}: `{g.gate.expression}` (value {g.value:g})")
+            out.append(f"- {'❌ tripped' if g['tripped'] else '✅ ok'}: `{g['expression']}` (value {g['value']:g})")
         out.append("")
     out += ["| metric | value |", "|---|---|"]
     for k, v in m.items():
@@ -228,7 +228,7 @@ def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Seque
             out.append("No summaries on this path.")
             continue
         out.append(f"{len(c.chain)} summaries: " + ", ".join(
-            f"{s.label} {s.parsed.format} ({s.tokens:,} tokens)" for s in c.chain) + ".")
+            f"{s.label} {s.parsed.summary_format}, {s.parsed.format} ({s.tokens:,} tokens)" for s in c.chain) + ".")
         if not c.pairs:
             continue
         out += ["", "| pair | from → to | relation | kept | dropped | added | changed | moved | literals dropped "
@@ -310,9 +310,3 @@ def decay_figure(report: DriftReport, max_curves: int = 12) -> Any:
         fig.suptitle(f"first {max_curves} of {len(curves)} curves")
     return fig
 
-
-def figure_kwargs(fmt: str) -> dict[str, Any]:
-    """savefig options that make the file depend only on the data (no dates or versions)."""
-    if fmt == "svg":
-        return {"format": "svg", "metadata": {"Date": None, "Creator": None}}
-    return {"format": "png", "metadata": {"Software": None}, "dpi": 110}

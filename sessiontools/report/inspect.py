@@ -44,13 +44,14 @@ def inspect_table(report: dict[str, Any]) -> Group:
     parts: list[Any] = [t]
     if report["compactions"]:
         c = Table(title="compactions", title_justify="left")
-        for col in ("entry", "line", "kind", "tokens before", "first kept"):
+        for col in ("entry", "line", "kind", "written by", "tokens before", "first kept"):
             c.add_column(col)
         for comp in report["compactions"]:
             c.add_row(
                 safe_text(comp["entry_id"]),
                 str(comp["line"]),
                 comp["kind"],
+                comp["writer"],
                 _fmt(comp["tokens_before"]),
                 safe_text(comp["first_kept_entry_id"]),
             )

@@ -74,7 +74,7 @@ def test_json_is_byte_identical_across_runs(session_file: Path, capsys) -> None:
 def test_gate_trips_with_exit_1_and_says_why(session_file: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     """A tripped gate exits 1 and names the gate and value on stderr; gates that hold exit 0."""
     code, _, err = run([str(session_file), "-f", "json", "--fail-if", "dropped_literals>0"], capsys)
-    assert code == 1 and "gate tripped: --fail-if dropped_literals>0 (value 1)" in err
+    assert code == 1 and "gate dropped_literals>0 tripped: dropped_literals=1 (1 path(s) in 1 session(s))" in err
     code, out, _ = run([str(session_file), "-f", "json", "--fail-if", "missing_sections>0",
                         "--fail-if", "dropped_items>=2"], capsys)
     assert code == 0
