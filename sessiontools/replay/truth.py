@@ -103,19 +103,19 @@ class TruthModel:
 
 
 def _least_squares(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """(overhead O, ratio r) of A ~ O + r * X, by `tokens.fit.least_squares`; with one distinct X,
+    the ratio of the means; a negative overhead or a non-positive ratio gives a fit through the origin."""
+    from sessiontools.tokens.fit import least_squares
+
     n = len(xs)
     if n == 0:
         return 0.0, 1.0
     if n == 1 or len(set(xs)) == 1:
         x, y = sum(xs) / n, sum(ys) / n
         return 0.0, (y / x if x else 1.0)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    b = sxy / sxx
-    a = my - b * mx
+    a, b = least_squares([[1.0, x] for x in xs], ys).coef
     if a < 0 or b <= 0:  # no negative overhead: fit a ratio through the origin instead
-        b = sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
+        (b,) = least_squares([[x] for x in xs], ys).coef
         a = 0.0
     return a, b
 
