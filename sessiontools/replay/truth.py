@@ -26,7 +26,8 @@ from typing import Any
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.workload import Workload
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.transcript.pi.context import build_context, entry_messages_v1
+from sessiontools.transcript.pi.context import entry_messages_v1
+from sessiontools.transcript.pi.incremental import iter_request_contexts
 
 MessageCounter = Callable[[Mapping[str, Any]], int]
 
@@ -55,25 +56,13 @@ def recorded_contexts(
     path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any], size: Mapping[int, int] | None = None
 ) -> list[tuple[int, tuple[Entry, ...], int]]:
     """The source entries of the context Pi built before each path position in `positions`, with
-    the total of `size` (keyed by id of entry) over them.
-
-    Incremental: a context only grows by the entries after it, except at a compaction or a
-    context edit, where it is rebuilt with the exact `build_context`.
-    """
+    the total of `size` (keyed by id of entry) over them; contexts from the one incremental builder
+    (`transcript.pi.incremental`)."""
     sz = size or {}
     out = []
-    cur: list[Entry] = []
-    total = 0
-    for i, e in enumerate(path):
-        if i in positions:
-            out.append((i, tuple(cur), total))
-        if e.type in ("compaction", "context_edit"):
-            ctx = build_context(path[: i + 1], pi_version)
-            cur = [pe.source for pe in ctx.entries if pe.messages]
-            total = sum(sz.get(id(c), 0) for c in cur)
-        elif entry_messages(e, pi_version):
-            cur.append(e)
-            total += sz.get(id(e), 0)
+    for i, ctx in iter_request_contexts(path, positions, pi_version):
+        cur = tuple(pe.source for pe in ctx.entries if pe.messages)
+        out.append((i, cur, sum(sz.get(id(c), 0) for c in cur)))
     return out
 
 

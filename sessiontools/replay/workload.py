@@ -14,7 +14,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sessiontools.read.pi.entries import Entry
-from sessiontools.transcript.pi.context import build_context
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
@@ -158,9 +157,3 @@ def _targets_result_of(base: Sequence[Entry], failed_index: int, target: Any) ->
         if e.id == target:
             return e.role == "toolResult"
     return False
-
-
-def recorded_context_sources(path: Sequence[Entry], upto: int, pi_version: str) -> tuple[int, ...]:
-    """Identity of the recorded context before path[upto]: the ids of its source entries."""
-    ctx = build_context(path[:upto], pi_version)
-    return tuple(id(pe.source) for pe in ctx.entries if pe.messages)
