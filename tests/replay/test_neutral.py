@@ -7,7 +7,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from sessiontools.policies.base import Candidate, CheckPoint, CountView, Kept, Policy, PolicyName, PolicySettings
+from sessiontools.policies.base import (
+    Candidate,
+    CheckPoint,
+    CountView,
+    Kept,
+    Policy,
+    PolicyName,
+    PolicySettings,
+)
 from sessiontools.policies.pi.policy import pi_policy
 from sessiontools.read import load_session
 from sessiontools.replay.neutral import simulate_path
