@@ -93,7 +93,7 @@ class SimState:
 class _Sim(SimState):
     def __init__(self, wl: Workload, truth: TruthModel, s: ReplaySettings) -> None:
         super().__init__(wl, truth, s)
-        self.recovered_runs: set[int] = set()  # runs in which Pi has tried an overflow recovery
+        self.recovery_tried = False  # Pi's _overflowRecoveryAttempted
         self.skip_until = -1
         self.pos = 0  # next base entry not yet on the simulated path
 
@@ -142,6 +142,8 @@ class _Sim(SimState):
 
     def _request(self, req: Request) -> None:
         i = req.base_index
+        if req.first_in_run:
+            self.recovery_tried = False  # cleared when a user message starts
         self._append_between(max(self.pos, self.skip_until + 1), i)
         self.pos = i + 1
         if CheckPoint.BETWEEN_TURNS in self.policy.check_points and not req.first_in_run and i > 0:
@@ -172,8 +174,8 @@ class _Sim(SimState):
                                               len(self.run.compactions)))
 
     def _overflow(self, req: Request, u: float, source: TruthSource) -> bool:
-        """The provider rejects the request; Pi compacts and retries unless it already tried in this
-        run. True when the walk is done with this request."""
+        """The provider rejects the request; Pi compacts and retries unless it already tried with no
+        successful reply since (`PiPolicy.clears_recovery`). True when the walk is done with it."""
         r, i, wl = self.run, req.base_index, self.wl
         r.overflows += 1
         r.peak_truth = max(r.peak_truth, u)
@@ -184,10 +186,10 @@ class _Sim(SimState):
             parent = self.skip_until = req.group_end
         else:
             parent = i - 1
-        if req.run in self.recovered_runs:
+        if self.recovery_tried:
             r.failed_recoveries += 1
             return req.failed_overflow
-        self.recovered_runs.add(req.run)
+        self.recovery_tried = True
         compact(self, CompactionReason.OVERFLOW, parent, u, self.pi_estimate_before(i))
         # A recorded failure: the retry is the next recorded request (1.x) or was never saved (0.x).
         return req.failed_overflow
@@ -212,6 +214,8 @@ class _Sim(SimState):
         r.output_tokens += req.output
         self._point(req, u, source, False, req.output)
         usable = req.stop_reason not in ("aborted", "error")
+        if self.policy.clears_recovery(req.stop_reason):
+            self.recovery_tried = False
         usage_total = u + req.output
         self.synthetic.append(e)
         if source == TruthSource.RECORDED:

@@ -76,3 +76,49 @@ def test_pseudo_replies_invent_nothing_at_recorded_settings() -> None:
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
     (pr,) = replay_session(s, windows=None, reserves=[reserve], keeps=[20000], policy=None)
     assert pr.workload.model == "claude-sonnet-4-5"
+
+
+def test_second_overflow_in_a_run_is_recovered_after_a_success() -> None:
+    """Pi clears its overflow-recovery flag after any successful reply: one long run that outgrows a
+    small window twice is recovered twice, not called a failed recovery."""
+    from tests.replay.test_replay import scripted
+
+    s = scripted(runs=1, calls=40).session()
+    wl = build_workload(SessionTree(s).path().entries, "0")
+    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 0, 2000, "pi-0"))
+    m = run_metrics(run)
+    assert m["overflow_compactions"] >= 2
+    assert m["failed_recoveries"] == 0
+
+
+def test_recorded_overflows_twice_in_one_run_1x() -> None:
+    """A 1.x file with two recorded overflows in one run (the provider counts far more than Pi's
+    chars/4, as with CJK text), each recovered by the compaction Pi's own port makes there, with a
+    successful retry between: replay at the recorded settings reproduces both recoveries."""
+    from sessiontools.policies.pi import CompactionSettings, prepare_compaction
+
+    b = SessionBuilder()
+    b.system("you are pi")
+    for n in range(2):
+        b.user(f"earlier work {n} " * 1000)
+        b.assistant("noted", usage=b.usage(4000 * (n + 1)))
+    b.user("go")
+    b.assistant("a", tool_calls=[("read", {"path": "a.py"})], usage=b.usage(9000))
+    b.tool_result("read", "x" * 4000)
+    for k in range(2):
+        failed = b.assistant(None, error="prompt is too long: 21000 tokens > 20000 maximum")
+        b.context_edit(failed, None)
+        prep = prepare_compaction(SessionTree(b.session()).path().entries, CompactionSettings(True, 500, 2000), "1")
+        b.compaction(f"summary {k}", prep.first_kept_entry_id, prep.tokens_before)
+        b.assistant("b", tool_calls=[("read", {"path": f"b{k}.py"})], usage=b.usage(12000 + 1000 * k))
+        b.tool_result("read", "y" * 4000)
+    b.assistant("done", usage=b.usage(15000))
+    s = b.session()
+    assert s.pi_version == "1"
+    wl = build_workload(SessionTree(s).path().entries, "1")
+    assert sum(r.failed_overflow for r in wl.requests) == 2
+    assert len({r.run for r in wl.requests if r.failed_overflow}) == 1
+    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 500, 2000, "pi-1"))
+    assert run.overflows == 2
+    assert run.failed_recoveries == 0
+    assert run.recorded_match.to_dict() == {"recorded": 2, "matched": 2, "missed": 0, "extra": 0}

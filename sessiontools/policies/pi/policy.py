@@ -4,9 +4,10 @@ Check points: both check after a run's final reply (`RUN_END`); 1.x also checks 
 estimate before each request of a run but the first (`BETWEEN_TURNS`). T = W - reserveTokens; the
 count is the newest trusted usage total plus chars/4 of the messages after it; Pi compacts when the
 count is strictly above T (`shouldCompact`). Both are reactive: after a context-overflow error Pi
-compacts and retries once, and the "recovery attempted" flag is cleared by any successful assistant
-reply (0.73.1 `agent-session.js` and 1.6.0 alike), so a second overflow in the same run after a
-success is recovered again.
+compacts and retries once; its "recovery attempted" flag is cleared when a user message starts and
+by any assistant reply that is not an error (1.6.0: nor `length`), in 0.73.1 and 1.6.0 alike
+(`agent-session.js` `_processAgentEvent`), so a second overflow in the same run after a successful
+reply is recovered again.
 
 On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
 tokens before; `keep` here is the agent-neutral approximation of `findCutPoint` for other agents'
@@ -61,6 +62,14 @@ class PiPolicy(Policy):
         while start < len(candidates) and not candidates[start].turn_start:
             start += 1
         return Kept(tuple(c.index for c in candidates[start:]))
+
+    def clears_recovery(self, stop_reason: str | None) -> bool:
+        """Whether an assistant reply clears Pi's `_overflowRecoveryAttempted`: any reply but an error
+        (0.73.1 `agent-session.js` `_processAgentEvent`); 1.6.0 also keeps it after `length`. A user
+        message clears it too."""
+        if stop_reason == "error":
+            return False
+        return not (self.version == "1" and stop_reason == "length")
 
     def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
         """Pi retries unless it already recovered in this run with no successful reply since."""
