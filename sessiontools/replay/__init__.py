@@ -110,6 +110,8 @@ def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
             "entries_attributed": pr.truth.attributed,
             "entries_modelled": pr.truth.modelled,
             "summary_tokens": round(pr.truth.summary_tokens),
+            "requests_fitted": pr.truth.fit.n if pr.truth.fit else 0,
+            "prior_dominated": pr.truth.fit.prior_dominated if pr.truth.fit else True,
             "notes": pr.truth.notes,
         },
         "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == TruthSource.RECORDED),

@@ -122,3 +122,29 @@ def test_recorded_overflows_twice_in_one_run_1x() -> None:
     assert run.overflows == 2
     assert run.failed_recoveries == 0
     assert run.recorded_match.to_dict() == {"recorded": 2, "matched": 2, "missed": 0, "extra": 0}
+
+
+def one_request(prompt: int = 8000, reply_chars: int = 2000) -> Session:
+    """One request whose prompt is mostly a hidden system prompt (its context is a few words)."""
+    b = SessionBuilder()
+    b.user("hi there")
+    b.assistant("r" * reply_chars, usage=b.usage(prompt))
+    return b.session()
+
+
+def test_few_requests_fit_is_shrunk_and_bounded() -> None:
+    """One request: the ratio stays physical, the overhead takes the hidden prompt, and the fit says
+    the prior dominated."""
+    s = one_request()
+    tm = fit_truth(build_workload(SessionTree(s).path().entries, "0"))
+    assert tm.fit is not None and tm.fit.n == 1 and tm.fit.prior_dominated
+    assert 0.25 <= tm.ratio <= 4.0
+    assert 0 <= tm.overhead <= 8000 and tm.overhead > 7000
+
+
+def test_single_request_invents_nothing_at_recorded_settings() -> None:
+    s = one_request()
+    wl = build_workload(SessionTree(s).path().entries, "0")
+    run = simulate(wl, fit_truth(wl), ReplaySettings(32000, 16384, 20000, "pi-0"))
+    m = run_metrics(run)
+    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
