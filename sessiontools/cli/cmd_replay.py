@@ -30,16 +30,16 @@ from sessiontools.cli.common import (
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.errors import UsageError
 from sessiontools.gates import parse_gates, tripped
+from sessiontools.policies.base import PolicyName
 from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from sessiontools.read import load_session
 from sessiontools.replay import METRICS, replay_records, replay_session
-from sessiontools.report.replay import compactions_frame, heatmap_figure, replay_table, timeline_figure
+from sessiontools.replay.frames import compactions_frame, runs_frame
+from sessiontools.report.replay import heatmap_figure, replay_table, timeline_figure
 from sessiontools.report.writers import envelope
 
-
-class Policy(str, Enum):
-    pi0 = "pi-0"
-    pi1 = "pi-1"
+#: The policies replay implements today (the others of `PolicyName` are reserved for Codex and Claude Code).
+Policy = Enum("Policy", {n.name: n.value for n in (PolicyName.PI_0, PolicyName.PI_1)}, type=str)  # type: ignore[misc]
 
 
 def _ints(value: str | None, name: str) -> list[int] | None:
@@ -52,6 +52,14 @@ def _ints(value: str | None, name: str) -> list[int] | None:
     if not out or any(v < 0 for v in out):
         raise UsageError(f"{name} takes comma-separated non-negative whole numbers, got {value!r}")
     return out
+
+
+def run_label(record: dict) -> str:  # type: ignore[type-arg]
+    """A run in words, for gate messages."""
+    s = record["settings"]
+    leaf = f", leaf {record['leaf_id']}" if record.get("leaf_id") else ""
+    return (f"session {record['session']}{leaf}, window {s['context_window']}, reserve {s['reserve_tokens']}, "
+            f"keep {s['keep_recent_tokens']}, policy {s['policy']}")
 
 
 def register(app: typer.Typer) -> None:
@@ -70,6 +78,7 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: the timeline of one setting, or a heatmap for a grid.")] = None,
         plot_metric: Annotated[str, typer.Option("--plot-metric", help="Metric of the grid heatmap.")] = "billed_input_tokens",
         fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help="Exit 1 when METRIC OP NUMBER holds for any run, e.g. overflows>0, early_rate>0.2.")] = None,
+        compactions_out: Annotated[Path | None, typer.Option("--compactions-output", help="Also write one row per compaction to this CSV (or .parquet) file.")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
     ) -> None:
@@ -91,7 +100,7 @@ def register(app: typer.Typer) -> None:
         if format == Fmt.json:
             emit_json(envelope("replay", runs=records), output)
         elif format in (Fmt.csv, Fmt.parquet):
-            write_frame(compactions_frame(records), format.value, output)
+            write_frame(runs_frame(records), format.value, output)
         else:
             emit_renderables([replay_table(records)], output)
         if plot is not None:
@@ -101,7 +110,10 @@ def register(app: typer.Typer) -> None:
             else:
                 fig = heatmap_figure(records, plot_metric)
             save_figure(fig, plot)
-        problems = tripped(gates, [(f"{r['session']} {r['settings']}", r["metrics"]) for r in records])
+        if compactions_out is not None:
+            write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
+                        compactions_out)
+        problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
         for msg in problems:
             err.print(msg, markup=False)
         code = exit_code_for(loaded, strict)

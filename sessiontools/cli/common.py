@@ -205,13 +205,6 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     return values, loaded
 
 
-def load_one(path: Path, err: Console) -> Session:
-    loaded = load_all([path], err)
-    if not loaded.sessions:
-        raise InputError(f"{path}: no readable session")
-    return loaded.sessions[0]
-
-
 def exit_code_for(loaded: Loaded, strict: bool) -> int:
     if not loaded.sessions and not loaded.processed:
         return EXIT_INPUT

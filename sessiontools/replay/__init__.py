@@ -9,16 +9,12 @@ from typing import Any
 from sessiontools.errors import InputError
 from sessiontools.read.pi.entries import Session
 from sessiontools.replay.catalog import ModelInfo, lookup
-from sessiontools.replay.simulate import POLICIES, ReplayRun, ReplaySettings, run_metrics, simulate
+from sessiontools.replay.metrics import METRICS, run_metrics
+from sessiontools.replay.records import ReplayRun, ReplaySettings, TruthSource
+from sessiontools.replay.simulate import POLICIES, simulate
 from sessiontools.replay.truth import TruthModel, fit_truth
 from sessiontools.replay.workload import Workload, build_workload
 from sessiontools.transcript.pi.tree import Path, SessionTree
-
-METRICS = (
-    "compactions", "threshold_compactions", "overflow_compactions", "early", "late", "mid_run_crossings",
-    "overflows", "failed_recoveries", "thrash", "check_points", "early_rate", "late_rate", "peak_truth_tokens",
-    "billed_input_tokens", "summarization_input_tokens", "summarization_output_tokens", "cost",
-)
 
 
 @dataclass(slots=True)
@@ -107,17 +103,19 @@ def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
         "settings": run.settings.to_dict(),
         "compactions": [c.to_dict() for c in run.compactions],
         "metrics": run_metrics(run, pr.prices()),
-        "recorded_match": run.recorded_match,
+        "recorded_match": run.recorded_match.to_dict(),
         "truth_model": {
             "overhead_tokens": round(pr.truth.overhead),
             "ratio_to_chars4": round(pr.truth.ratio, 4),
             "entries_attributed": pr.truth.attributed,
             "entries_modelled": pr.truth.modelled,
             "summary_tokens": round(pr.truth.summary_tokens),
+            "requests_fitted": pr.truth.fit.n if pr.truth.fit else 0,
+            "prior_dominated": pr.truth.fit.prior_dominated if pr.truth.fit else True,
             "notes": pr.truth.notes,
         },
-        "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == "recorded"),
-        "requests_from_model": sum(1 for r in run.requests if r.truth_source == "model"),
+        "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == TruthSource.RECORDED),
+        "requests_from_model": sum(1 for r in run.requests if r.truth_source != TruthSource.RECORDED),
         "no_compaction": run.no_compaction,
     }
 

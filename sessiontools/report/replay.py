@@ -1,4 +1,4 @@
-"""Replay output: rich tables, the per-compaction DataFrame, and matplotlib figures."""
+"""Replay output: rich tables and matplotlib figures (the DataFrames are `replay.frames`)."""
 
 from __future__ import annotations
 
@@ -58,36 +58,6 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
             )
         parts.append(c)
     return Group(*parts)
-
-
-def compactions_frame(records: Sequence[dict[str, Any]]) -> Any:
-    """One row per simulated compaction event (CSV/Parquet)."""
-    import polars as pl  # imported here: polars is heavy and only CSV/Parquet need it
-
-    rows = []
-    for r in records:
-        s = r["settings"]
-        for k, c in enumerate(r["compactions"], start=1):
-            rows.append({
-                "session": r["session"],
-                "leaf_id": r["leaf_id"],
-                "context_window": s["context_window"],
-                "reserve_tokens": s["reserve_tokens"],
-                "keep_recent_tokens": s["keep_recent_tokens"],
-                "policy": s["policy"],
-                "n": k,
-                **c,
-            })
-    schema = {
-        "session": pl.Utf8, "leaf_id": pl.Utf8, "context_window": pl.Int64, "reserve_tokens": pl.Int64,
-        "keep_recent_tokens": pl.Int64, "policy": pl.Utf8, "n": pl.Int64, "reason": pl.Utf8,
-        "parent_entry_id": pl.Utf8, "first_kept_entry_id": pl.Utf8, "tokens_before": pl.Int64,
-        "truth_at_trigger": pl.Int64, "pi_view_at_trigger": pl.Int64, "early": pl.Boolean, "thrash": pl.Boolean,
-        "is_split_turn": pl.Boolean, "messages_summarized": pl.Int64, "turn_prefix_messages": pl.Int64,
-        "kept_tokens": pl.Int64, "summary_tokens": pl.Int64, "summary_source": pl.Utf8,
-        "matches_recorded": pl.Boolean,
-    }
-    return pl.DataFrame(rows, schema=schema)
 
 
 def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]

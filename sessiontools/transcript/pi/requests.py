@@ -1,4 +1,10 @@
-"""Which Pi assistant messages are requests: model calls whose recorded usage is a truth."""
+"""Which Pi assistant messages are requests: model calls whose recorded usage is a truth.
+
+Harness pseudo-replies are not requests: harnesses that embed Pi's session manager (OpenClaw, for
+one) write assistant messages that no model produced, such as a reply mirrored to a chat channel or
+a message a gateway injected. They carry all-zero usage or a model id that is no model
+(`HARNESS_MODEL_IDS`). Such a message, unless it is an aborted or failed call, is `pseudo_reply`.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,28 @@ from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
 
 Message = Mapping[str, Any]
 
+#: Model ids harnesses write on messages no model produced.
+HARNESS_MODEL_IDS = frozenset({"delivery-mirror", "gateway-injected"})
+
+_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
+def is_pseudo_reply(message: Message) -> bool:
+    """An assistant message a harness wrote: all-zero usage or a harness model id (not aborted/error)."""
+    if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
+        return False
+    if message.get("model") in HARNESS_MODEL_IDS:
+        return True
+    usage = message.get("usage")
+    if not isinstance(usage, Mapping):
+        return False
+    return all(not usage.get(k) for k in _USAGE_KEYS)
+
 
 def skip_reason(message: Message, pi_version: str) -> str | None:
     """Why an assistant message is not a request with a truth, or None when it is one."""
+    if is_pseudo_reply(message):
+        return "pseudo_reply"
     if assistant_usage(message, pi_version) is None:
         stop = message.get("stopReason")
         if stop in ("aborted", "error"):

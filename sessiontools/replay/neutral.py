@@ -1,0 +1,241 @@
+"""Replay any compaction `Policy` over any agent's `TranscriptPath` (the generic, agent-neutral simulator).
+
+The workload is the path's messages without the recorded compactions' summary messages, in order;
+the requests are the path's real requests (`TranscriptPath.requests`: pseudo-replies, aborted and
+failed calls are not among them). A run starts at a user message. Walking the requests:
+
+- before a request: `BEFORE_SAMPLING` (a run's first request) and `BETWEEN_TURNS` (the others) are
+  check points; after a run's final reply: `RUN_END`;
+- the truth U of a request is its recorded usage while the simulated context is the recorded one
+  (no compaction differs so far), else `NeutralTruth`: overhead + ratio * chars/4 of each message
+  (+ the simulated summaries), fitted on the path's own requests with `tokens.fit.least_squares`;
+- at a check point the policy's `count` sees the newest usage total the agent would have (U + output
+  of its newest reply since the last compaction) and the (chars, bytes) of the messages after it;
+  it compacts when `fires(count, threshold)`: the policy's `keep` chooses which messages stay, and a
+  summary of `summary_tokens` replaces the rest;
+- U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
+  request fails (counted, not billed).
+
+Pi's exact replay (`replay.simulate`) uses Pi's own cut and estimates on Pi sessions; this one is the
+common ground for Codex and Claude Code policies and for cross-agent what-ifs.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
+from sessiontools.replay.records import CompactionReason
+from sessiontools.transcript.model import Message, Overflow, Request, Role, TranscriptPath
+
+DEFAULT_SUMMARY_TOKENS = 1500
+TURN_START_ROLES = (Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.OTHER)
+
+
+@dataclass(frozen=True, slots=True)
+class NeutralTruth:
+    """Truth of a context: overhead + ratio * chars/4 per message (+ summaries)."""
+
+    overhead: float
+    ratio: float
+    summary_tokens: float
+    n: int  # requests fitted
+
+    def message_tokens(self, m: Message) -> float:
+        return self.ratio * chars4(len(m.text))
+
+
+def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None) -> NeutralTruth:
+    """Fit overhead and ratio on the path's requests (A ~ O + r * chars/4 of the context), shrunk
+    toward (0, 1) and kept non-negative by `tokens.fit.least_squares`."""
+    from sessiontools.tokens.fit import least_squares
+
+    xs = [[1.0, float(sum(chars4(len(m.text)) for m in path.context(r)))] for r in path.requests]
+    ys = [float(r.usage.prompt) for r in path.requests]
+    fit = least_squares(xs, ys, ridge=[1e-6, 1e3], prior=[0.0, 1.0], nonneg=True)
+    overhead, ratio = fit.coef
+    recorded = [float(c.tokens_after) for c in path.compactions if c.tokens_after]
+    if summary_tokens is None:
+        sums = [len(c.summary) for c in path.compactions if c.summary]
+        summary_tokens = (statistics.median(recorded) if recorded
+                          else ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS)
+    return NeutralTruth(overhead, ratio if ratio > 0 else 1.0, float(summary_tokens), fit.n)
+
+
+@dataclass(slots=True)
+class NeutralCompaction:
+    reason: CompactionReason
+    after_index: int  # the last message (path index) before it
+    tokens_before: int  # the policy's own record
+    truth_at_trigger: float
+    count_at_trigger: float
+    kept: tuple[int, ...]
+    early: bool = False
+    matches_recorded: bool = False
+
+
+@dataclass(slots=True)
+class NeutralRun:
+    policy: str
+    settings: PolicySettings
+    compactions: list[NeutralCompaction] = field(default_factory=list)
+    check_points: int = 0
+    late: int = 0
+    overflows: int = 0
+    failed_recoveries: int = 0
+    peak_truth: float = 0.0
+    agent_prompt_tokens: float = 0.0  # sum of U over the requests that were sent and answered
+    recorded: int = 0
+    matched: int = 0
+
+
+class _Walk:
+    def __init__(self, path: TranscriptPath, policy: Policy, settings: PolicySettings, truth: NeutralTruth) -> None:
+        self.path, self.policy, self.s, self.truth = path, policy, settings, truth
+        self.T = policy.threshold(settings)
+        # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
+        ids = {c.id for c in path.compactions if c.id is not None}
+        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids}
+        self.work = [m.index for m in path.messages if m.index not in summaries]
+        self.pos_of = {ix: k for k, ix in enumerate(self.work)}
+        self.prefix: tuple[int, ...] = ()  # kept messages of the newest simulated compaction
+        self.resume = 0  # work position from which messages follow the prefix
+        self.summary = 0.0  # truth of the simulated summary (0 before any)
+        self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
+        self.matched: set[int] = set()  # positions in `recorded` reproduced so far
+        self.unmatched = 0  # simulated compactions at no recorded place
+        self.last_usage: tuple[int, float] | None = None  # (message index, usage total)
+        self.run = NeutralRun(policy.name.value, settings)
+
+    def context(self, upto: int) -> list[int]:
+        """Message indices of the simulated context before work position `upto`."""
+        return [*self.prefix, *self.work[self.resume:upto]]
+
+    def truth_at(self, upto: int) -> float:
+        t = self.truth
+        return t.overhead + self.summary + sum(t.message_tokens(self.path.messages[i]) for i in self.context(upto))
+
+    def view(self, upto: int) -> CountView:
+        ctx = self.context(upto)
+        size = [(len(self.path.messages[i].text), len(self.path.messages[i].text.encode())) for i in ctx]
+        if self.last_usage is None:
+            return CountView(None, (), size)
+        after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
+        return CountView(self.last_usage[1], [size[k] for k in after], size)
+
+    def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> None:
+        ctx = self.context(upto)
+        cands = [Candidate(i, self.path.messages[i].role.value, self.path.messages[i].role in TURN_START_ROLES,
+                           self.truth.message_tokens(self.path.messages[i])) for i in ctx]
+        kept = self.policy.keep(cands, self.s)
+        after = ctx[-1] if ctx else -1
+        hit = next((k for k, r in enumerate(self.recorded) if r == after and k not in self.matched), None)
+        if hit is None:
+            self.unmatched += 1
+        else:
+            self.matched.add(hit)
+        self.run.compactions.append(NeutralCompaction(
+            reason, after, self.policy.tokens_before(view), truth_now, self.policy.count(view), kept.indices,
+            early=reason == CompactionReason.THRESHOLD and truth_now <= self.T, matches_recorded=hit is not None))
+        self.prefix, self.resume, self.summary = kept.indices, upto, self.truth.summary_tokens
+        self.last_usage = None
+
+    def diverged(self, index: int) -> bool:
+        """Whether the simulated context before message `index` differs from the recorded one."""
+        missed = any(r < index and k not in self.matched for k, r in enumerate(self.recorded))
+        return self.unmatched > 0 or missed
+
+    def check(self, upto: int) -> None:
+        self.run.check_points += 1
+        truth_now = self.truth_at(upto)
+        view = self.view(upto)
+        if self.policy.fires(self.policy.count(view), self.T):
+            self.compact(CompactionReason.THRESHOLD, upto, truth_now, view)
+        elif truth_now > self.T:
+            self.run.late += 1
+
+    def request(self, req: Request, first: bool, last: bool, state: dict[str, bool]) -> None:
+        k = self.pos_of.get(req.index, 0)
+        if CheckPoint.BEFORE_SAMPLING in self.policy.check_points and first:
+            self.check(k)
+        elif CheckPoint.BETWEEN_TURNS in self.policy.check_points and not first:
+            self.check(k)
+        u = float(req.usage.prompt) if not self.diverged(req.index) else self.truth_at(k)
+        if u > self.s.context_window:
+            self.run.overflows += 1
+            self.run.peak_truth = max(self.run.peak_truth, u)
+            if not self.policy.retries_after_overflow(state["recovered"], state["success"]):
+                self.run.failed_recoveries += 1
+                return
+            state["recovered"], state["success"] = True, False
+            self.compact(CompactionReason.OVERFLOW, k, u, self.view(k))
+            u = self.truth_at(k)
+            if u > self.s.context_window:
+                self.run.overflows += 1
+                self.run.failed_recoveries += 1
+                return
+        state["success"] = True
+        self.answered(k, req.index, u, req.usage.output, last)
+
+    def answered(self, k: int, index: int, u: float, output: int, last: bool) -> None:
+        """A request the provider answered (prompt U, `output` tokens out)."""
+        self.run.peak_truth = max(self.run.peak_truth, u)
+        self.run.agent_prompt_tokens += u
+        self.last_usage = (index, u + output)
+        if last and CheckPoint.RUN_END in self.policy.check_points:
+            self.check(k + 1)
+
+    def overflow(self, ovf: Overflow, first: bool, last: bool, state: dict[str, bool]) -> None:
+        """A request the provider rejected in the recording: its own count (when it gave one) is the
+        truth while the context is the recorded one; in a changed context it may fit."""
+        k = self.pos_of.get(ovf.index, 0)
+        if self.diverged(ovf.index):
+            u = self.truth_at(k)
+        else:
+            u = float(ovf.provider_tokens) if ovf.provider_tokens else max(self.truth_at(k), self.s.context_window + 1.0)
+        if u <= self.s.context_window:
+            self.answered(k, ovf.index, u, 0, last)
+            state["success"] = True
+            return
+        self.run.overflows += 1
+        self.run.peak_truth = max(self.run.peak_truth, u)
+        if not self.policy.retries_after_overflow(state["recovered"], state["success"]):
+            self.run.failed_recoveries += 1
+            return
+        state["recovered"], state["success"] = True, False
+        # The failed attempt is on the agent's path when it compacts (it is summarised or dropped).
+        self.compact(CompactionReason.OVERFLOW, k + 1, u, self.view(k + 1))
+
+    def walk(self) -> NeutralRun:
+        events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
+        starts = _run_starts(self.path, events)
+        state = {"recovered": False, "success": False}
+        for n, ev in enumerate(events):
+            if starts[n]:
+                state = {"recovered": False, "success": False}
+            last = n + 1 == len(events) or starts[n + 1]
+            if isinstance(ev, Overflow):
+                self.overflow(ev, starts[n], last, state)
+            else:
+                self.request(ev, starts[n], last, state)
+        self.run.recorded, self.run.matched = len(self.recorded), len(self.matched)
+        return self.run
+
+
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow]) -> list[bool]:
+    """Whether each request starts a run (a user message since the previous request)."""
+    out = []
+    prev = -1
+    for r in reqs:
+        out.append(prev < 0 or any(path.messages[i].role == Role.USER for i in range(prev + 1, r.index)))
+        prev = r.index
+    return out
+
+
+def simulate_path(
+    path: TranscriptPath, policy: Policy, settings: PolicySettings, truth: NeutralTruth | None = None
+) -> NeutralRun:
+    """Replay `policy` over `path` under `settings` (see the module docstring)."""
+    return _Walk(path, policy, settings, truth or fit_neutral_truth(path)).walk()
