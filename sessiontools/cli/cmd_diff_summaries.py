@@ -27,11 +27,15 @@ from sessiontools.cli.common import (
     PathsArg,
     StrictOpt,
     check_leaf_options,
+    check_output_path,
+    check_plot_path,
     emit_json,
     emit_renderables,
     exit_code_for,
     run_files,
+    resolve_format,
     stderr_console,
+    wrote,
 )
 from sessiontools.errors import UsageError
 from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables, figure_kwargs
@@ -67,8 +71,8 @@ def register(app: typer.Typer) -> None:
             int | None, typer.Option("--pair", min=1, help="Show only the K-th pair of each chain (1 = the first compaction pair).")
         ] = None,
         format: Annotated[
-            DriftFormat, typer.Option("--format", "-f", help="table (tables and diffs), json, or markdown (a pull-request comment).")
-        ] = DriftFormat.table,
+            DriftFormat | None, typer.Option("--format", "-f", help="table (tables and diffs), json, or markdown (a pull-request comment); default: from the -o suffix, else table.")
+        ] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="Save the decay curves to PATH.png or PATH.svg.")] = None,
         fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help=_FAIL_IF_HELP)] = None,
@@ -81,9 +85,9 @@ def register(app: typer.Typer) -> None:
         """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
         check_leaf_options(leaf, all_leaves)
         gates = [parse_gate(g) for g in fail_if or []]
-        plot_format = plot.suffix.lower().lstrip(".") if plot is not None else None
-        if plot_format not in (None, "png", "svg"):
-            raise UsageError(f"--plot {plot}: the file name must end in .png or .svg")
+        format = resolve_format(format, output, DriftFormat)
+        check_output_path(output)
+        plot_format = check_plot_path(plot).lstrip(".") or None
         err = stderr_console()
         counter = token_counter(tokenizer.value)
         if counter.fallback_reason:
@@ -104,6 +108,7 @@ def register(app: typer.Typer) -> None:
                 typer.echo(text, nl=False)
             else:
                 output.write_text(text, encoding="utf-8")
+                wrote(output)
         else:
             emit_renderables(drift_renderables(report, pair=pair, gates=results), output)
 
@@ -112,6 +117,7 @@ def register(app: typer.Typer) -> None:
 
             with matplotlib.rc_context({"svg.hashsalt": "sessiontools", "svg.fonttype": "none"}):
                 decay_figure(report).savefig(plot, **figure_kwargs(plot_format))
+            wrote(plot)
 
         m = report.metrics()
         err.print(

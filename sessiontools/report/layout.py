@@ -130,6 +130,7 @@ class FittedTable:
         legend = self.legend()
         if legend.plain:
             yield legend
+        yield Text("")
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(1, options.max_width)

@@ -176,10 +176,11 @@ def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(11, 5), dpi=110)
+    fig = Figure(figsize=(11, 5), dpi=110, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     xs = [p.base_index for p in run.requests]
-    ax.plot(xs, [p.truth for p in run.requests], lw=1.4, label="truth (actual prompt tokens)", color="#1f77b4")
+    truth = [p.truth for p in run.requests]
+    ax.plot(xs, truth, lw=1.4, label="truth (actual prompt tokens)", color="#1f77b4")
     vx = [p.base_index for p in run.requests if p.pi_view is not None]
     vy = [p.pi_view for p in run.requests if p.pi_view is not None]
     ax.scatter(vx, vy, s=10, color="#ff7f0e", label="Pi's view at a check point", zorder=3)
@@ -188,15 +189,29 @@ def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
     ax.axhline(s.context_window, color="black", ls=":", lw=1, label=f"window {s.context_window:,}")
     for c in run.compactions:
         ax.axvline(c.parent_base_index, color="#2ca02c" if c.reason == "threshold" else "#9467bd", alpha=0.5, lw=1)
-    ax.plot([], [], color="#2ca02c", label="compaction (threshold)")
-    ax.plot([], [], color="#9467bd", label="compaction (overflow)")
+    ax.plot([], [], color="#2ca02c", label="simulated compaction (threshold)")
+    ax.plot([], [], color="#9467bd", label="simulated compaction (overflow)")
+    rec = _recorded_points(pr, run)
+    if rec:
+        ax.scatter([x for x, _ in rec], [y for _, y in rec], s=46, marker="o", facecolors="none",
+                   edgecolors="black", linewidths=1.4, zorder=4, label="Pi compacted here (recorded)")
     ax.set_xlabel("entry index on the path (compactions removed)")
     ax.set_ylabel("tokens")
     ax.set_title(f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}")
-    ax.legend(loc="upper left", fontsize=8)
+    fig.legend(loc="outside right upper", fontsize=8)  # beside the axes: the legend never covers data
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     return fig
+
+
+def _recorded_points(pr: Any, run: Any) -> list[tuple[float, float]]:
+    """(x, truth) of the last request before each compaction Pi recorded, on the replay's x axis."""
+    reqs = list(run.requests)
+    points = []
+    for rc in pr.workload.recorded_compactions:
+        before = [p for p in reqs if p.base_index <= rc.parent_base_index]
+        if before:
+            points.append((rc.parent_base_index, before[-1].truth))
+    return points
 
 
 def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ignore[no-untyped-def]
