@@ -32,8 +32,8 @@ from sessiontools.cli.common import (
     emit_json,
     emit_renderables,
     exit_code_for,
-    run_files,
     resolve_format,
+    run_files,
     stderr_console,
     wrote,
 )

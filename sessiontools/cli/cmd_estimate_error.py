@@ -32,11 +32,11 @@ from sessiontools.cli.common import (
     emit_json,
     emit_renderables,
     exit_code_for,
+    resolve_format,
     run_files,
     save_figure,
     stderr_console,
     token_cache_path,
-    resolve_format,
     write_frame,
     wrote,
 )

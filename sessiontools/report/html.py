@@ -13,7 +13,15 @@ from html import escape
 from typing import Any
 
 from sessiontools.report.layout import dollars, short_names, tokens
-from sessiontools.report.svg import TIMELINE_LEGEND, PALETTE, bars_svg, heat_color, legend_html, lines_svg, timeline_svg
+from sessiontools.report.svg import (
+    PALETTE,
+    TIMELINE_LEGEND,
+    bars_svg,
+    heat_color,
+    legend_html,
+    lines_svg,
+    timeline_svg,
+)
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1f24;margin:0;background:#f6f7f9}
