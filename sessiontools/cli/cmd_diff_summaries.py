@@ -94,6 +94,8 @@ def register(app: typer.Typer) -> None:
             err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
         worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
         per_file, loaded = run_files(paths, err, worker, jobs, "analysing")
+        if not per_file and loaded.unreadable:  # each file's reason is already on stderr
+            raise typer.Exit(exit_code_for(loaded, strict))
         report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
         if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
             most = max(len(c.pairs) for c in report.chains)

@@ -145,6 +145,8 @@ def register(app: typer.Typer) -> None:
             err.print(f"note: {note}", markup=False)
 
         if not report.rows:
+            if loaded.unreadable:  # each file's reason is already on stderr
+                raise typer.Exit(exit_code_for(loaded, strict))
             raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
         if format == Fmt.json:
             emit_json(envelope("estimate-error", **report.summary), output)

@@ -110,7 +110,9 @@ def register(app: typer.Typer) -> None:
         per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying")
         records = [r for recs in per_file for r in recs]
         if not records:
-            raise InputError("replay: no session could be replayed (see the messages above)")
+            if loaded.unreadable:  # each file's reason is already on stderr, one line each
+                raise typer.Exit(exit_code_for(loaded, strict))
+            raise InputError("replay: no session could be replayed")
         if format == Fmt.json:
             emit_json(envelope("replay", runs=records), output)
         elif format in (Fmt.csv, Fmt.parquet):

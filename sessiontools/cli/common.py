@@ -156,6 +156,10 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
     return files, explicit
 
 
+def _not_a_session(why: str) -> str:
+    return why if "Pi session" in why else f"not a Pi session ({why})"
+
+
 def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Loaded:
     """Read every session named (files, directories, globs); report problems; never stop early.
 
@@ -176,7 +180,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
             if f not in explicit:
                 err.print(safe_text(f"note: {f}: skipped, not a Pi session ({why})"))
             else:
-                err.print(safe_text(f"error: {f}: not a readable Pi session: {why}"))
+                err.print(safe_text(f"error: {f}: {_not_a_session(why)}"))
                 loaded.unreadable += 1
             continue
         report_diagnostics(err, s)
@@ -210,7 +214,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
                 if p not in explicit:
                     err.print(safe_text(f"note: {p}: skipped, not a Pi session ({why})"))
                 else:
-                    err.print(safe_text(f"error: {p}: not a readable Pi session: {why}"))
+                    err.print(safe_text(f"error: {p}: {_not_a_session(why)}"))
                     loaded.unreadable += 1
                 continue
             for d in res.diagnostics[:MAX_DIAGNOSTICS_SHOWN]:

@@ -113,7 +113,29 @@ class FittedTable:
                 blocks.append(Text(f"left out at this width: {', '.join(dropped)} (--format json has them)",
                                    style="dim"))
             return blocks
-        return [title, self._table(every, rows, with_group=grouped, title=None, wrap=True)]
+        return [title, *self._column_chunks(console, options, needed, rows, grouped, width)]
+
+    def _column_chunks(self, console: Console, options: ConsoleOptions, cols: list[int], rows: list[int],
+                       grouped: bool, width: int) -> list[Any]:
+        """Very narrow consoles: the columns split over several tables (the group column repeated in each)."""
+        chunks: list[list[int]] = []
+        for i in cols:
+            trial = [*chunks[-1], i] if chunks else [i]
+            if chunks and self._fits(console, options, self._table(trial, rows, with_group=grouped, title=None), width):
+                chunks[-1] = trial
+            else:
+                chunks.append([i])
+        out: list[Any] = []
+        for chunk in chunks:
+            t = self._table(chunk, rows, with_group=grouped, title=None)
+            if not self._fits(console, options, t, width):  # one column alone is too wide: wrap at spaces
+                t = self._table(chunk, rows, with_group=grouped, title=None, wrap=True)
+            out.append(t)
+        dropped = [self.columns[i].header for i in range(len(self.columns)) if i not in cols]
+        self._dropped = set(dropped)
+        if dropped:
+            out.append(Text(f"left out at this width: {', '.join(dropped)} (--format json has them)", style="dim"))
+        return out
 
     def legend(self) -> Text:
         gone = getattr(self, "_dropped", set())
