@@ -17,6 +17,13 @@ def _num(v: Any) -> float:
     return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
 
+def _model_key(msg: dict[str, Any]) -> str:
+    p, m = msg.get("provider"), msg.get("model")
+    if not p and not m:
+        return "(no model recorded)"
+    return f"{p or '?'}/{m or '?'}"
+
+
 def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:
     out = []
     for i, e in enumerate(path.entries):
@@ -61,7 +68,7 @@ def inspect_session(
             continue
         msg = e.message
         assert msg is not None
-        models[f"{msg.get('provider')}/{msg.get('model')}"] += 1
+        models[_model_key(msg)] += 1
         u = msg.get("usage")
         if type(u) is dict:
             for k, f in enumerate(fields):
@@ -91,6 +98,13 @@ def inspect_session(
             if key not in seen:
                 seen.add(key)
                 compactions.append(c)
+    on_path = {(c["line"], c["entry_id"]) for c in compactions}
+    elsewhere: dict[tuple[int, Any], dict[str, Any]] = {}
+    for p in ([] if all_leaves else tree.all_paths()):
+        for c in compactions_on(p, pi_version):
+            key = (c["line"], c["entry_id"])
+            if key not in on_path and key not in elsewhere:
+                elsewhere[key] = {**c, "leaf_id": p.leaf_id}
     header = session.header
     return {
         "path": session.path,
@@ -109,6 +123,7 @@ def inspect_session(
         "path_leaf_id": paths[0].leaf_id if paths else None,
         "path_entries": len(paths[0]) if paths else 0,
         "compactions": compactions,
+        "other_branch_compactions": sorted(elsewhere.values(), key=lambda c: c["line"]),
         "models": dict(sorted(models.items())),
         "requests": requests,
         "usage": usage,

@@ -20,17 +20,21 @@ from sessiontools.cli.common import (
     PathsArg,
     StrictOpt,
     check_leaf_options,
+    check_output_path,
+    check_plot_path,
     emit_json,
     emit_renderables,
     exit_code_for,
+    resolve_format,
     run_files,
     stderr_console,
+    wrote,
 )
 from sessiontools.errors import UsageError
 from sessiontools.gates import parse_gates, tripped
 from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
 from sessiontools.report.drift_json import gate_results, report_to_dict
-from sessiontools.report.figures import figure_format, save_figure
+from sessiontools.report.figures import save_figure
 from sessiontools.report.text import safe_text
 from sessiontools.report.writers import envelope
 
@@ -63,8 +67,8 @@ def register(app: typer.Typer) -> None:
             int | None, typer.Option("--pair", min=1, help="Show only the K-th pair of each chain (1 = the first compaction pair).")
         ] = None,
         format: Annotated[
-            DriftFormat, typer.Option("--format", "-f", help="table (tables and diffs), json, or markdown (a pull-request comment).")
-        ] = DriftFormat.table,
+            DriftFormat | None, typer.Option("--format", "-f", help="table (tables and diffs), json, or markdown (a pull-request comment); default: from the -o suffix, else table.")
+        ] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="Save the decay curves to PATH.png or PATH.svg.")] = None,
         fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help=_FAIL_IF_HELP)] = None,
@@ -77,17 +81,17 @@ def register(app: typer.Typer) -> None:
         """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
         check_leaf_options(leaf, all_leaves)
         gates = parse_gates(fail_if or [], METRICS)
-        if plot is not None:
-            try:
-                figure_format(plot)
-            except UsageError as exc:
-                raise UsageError(f"--plot {exc}") from None
+        format = resolve_format(format, output, DriftFormat)
+        check_output_path(output)
+        check_plot_path(plot)
         err = stderr_console()
         counter = token_counter(tokenizer.value)
         if counter.fallback_reason:
             err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
         worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
         per_file, loaded = run_files(paths, err, worker, jobs, "analysing", agents=PI_ONLY)
+        if not per_file and loaded.unreadable:  # each file's reason is already on stderr
+            raise typer.Exit(exit_code_for(loaded, strict))
         report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
         if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
             most = max(len(c.pairs) for c in report.chains)
@@ -103,11 +107,13 @@ def register(app: typer.Typer) -> None:
                 typer.echo(text, nl=False)
             else:
                 output.write_text(text, encoding="utf-8")
+                wrote(output)
         else:
             emit_renderables(drift_renderables(report, pair=pair, gates=results), output)
 
         if plot is not None:
             save_figure(decay_figure(report), plot)
+            wrote(plot)
 
         err.print(
             f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "

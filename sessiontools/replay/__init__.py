@@ -54,6 +54,9 @@ def recorded_prices(workload: Workload) -> dict[str, float] | None:
 
 def default_window(workload: Workload, session: Session) -> tuple[int, ModelInfo | None]:
     info = lookup(workload.provider, workload.model)
+    if info is None and not workload.model:
+        raise InputError(f"{session.path}: no assistant message records a model; "
+                         "give the context window with --context-window N")
     if info is None:
         raise InputError(
             f"{session.path}: model {workload.provider}/{workload.model} is not in the bundled catalogue; "

@@ -279,6 +279,7 @@ def decay_figure(report: DriftReport, max_curves: int = 12) -> Any:
     """Items and literals retained by each summary across later compactions (one chain: every origin;
     several chains: the first summary of each)."""
     from matplotlib.figure import Figure  # imported here: matplotlib takes a second to import
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(11, 4.5), layout="constrained")
     ax_items, ax_lits = fig.subplots(1, 2, sharey=True)
@@ -301,6 +302,7 @@ def decay_figure(report: DriftReport, max_curves: int = 12) -> Any:
         ax.set_xlabel("summary position in the chain")
         ax.set_ylim(0, 1.05)
         ax.grid(True, alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # positions are whole summaries
     ax_items.set_ylabel("share retained")
     if curves:
         ax_lits.legend(fontsize="small", loc="lower left")
