@@ -15,10 +15,9 @@ from typing import Annotated, Any
 import typer
 
 from sessiontools.analysis.cut import cut_session, kept_span
-from sessiontools.analysis.inspect import inspect_session
+from sessiontools.analysis.inspect import inspect_source
 from sessiontools.cli.common import (
     EXIT_INPUT,
-    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -96,8 +95,8 @@ def inspect(
     format = resolve_format(format, output, TableJson)
     check_output_path(output)
     err = stderr_console()
-    fn = partial(inspect_session, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
-    reports, loaded = run_files(paths, err, fn, jobs, "inspecting", agents=PI_ONLY)
+    fn = partial(inspect_source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
+    reports, loaded = run_files(paths, err, fn, jobs, "inspecting")
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
     elif reports:
