@@ -31,7 +31,7 @@ _COMPACTION_COLUMNS = (
     Column("entry", "compaction entry id", "left"),
     Column("line", "line in the file"),
     Column("kind", "threshold, overflow recovery, manual, ... (why Pi compacted)", "left"),
-    Column("by", "who wrote the summary: agent, or hook (an extension, fromHook)", "left"),
+    Column("written by", "who wrote the summary: agent, or hook (an extension, fromHook)", "left"),
     Column("tok before", "tokensBefore Pi recorded (tokens)"),
     Column("first kept", "first entry id kept verbatim", "left"),
 )
