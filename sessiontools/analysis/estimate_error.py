@@ -21,14 +21,13 @@ For 1.x contexts, the system messages are replayed into one (as pi-ai sends them
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from ..compaction.usage import (
     assistant_usage,
@@ -79,13 +78,22 @@ CJK_RE = re.compile(
     "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]"
 )
 
-_CJK_RANGES = np.array([(0x2E80, 0x2FDF), (0x3000, 0x303F), (0x3040, 0x30FF), (0x3100, 0x312F), (0x3400, 0x4DBF),
-                        (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x20000, 0x2FA1F)],
-                       dtype=np.uint32)
+_CJK_RANGE_LIST = ((0x2E80, 0x2FDF), (0x3000, 0x303F), (0x3040, 0x30FF), (0x3100, 0x312F), (0x3400, 0x4DBF),
+                   (0x4E00, 0x9FFF), (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x20000, 0x2FA1F))
+
+
+@functools.cache
+def _cjk_ranges() -> Any:
+    import numpy as np  # lazily: the CLI's start-up must not pay for numpy
+
+    return np.array(_CJK_RANGE_LIST, dtype=np.uint32)
 
 
 def cjk_count(text: str) -> int:
     """How many characters of `text` match CJK_RE (vectorised: a code point array against the ranges)."""
+    import numpy as np
+
+    _CJK_RANGES = _cjk_ranges()
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     edges = _CJK_RANGES.ravel()
     # A code point is CJK when it falls in an odd bucket of the sorted range edges (inclusive ends).
@@ -492,6 +500,8 @@ def session_requests(
     measurer.count_tokens(measures)
     encodings = [enc for enc in TOKENIZERS.values() if enc in measurer.tokenizers]
     fields = ["chars", "chars4", "text_chars", "cjk_chars", "images", "tool_chars", *CHAR_COLUMNS, *encodings]
+    import numpy as np  # lazily (CLI start-up)
+
     matrix = np.zeros((max(1, len(measures)), len(fields)), dtype=np.int64)
     col_of = {f: k for k, f in enumerate(fields)}
     for r, m in enumerate(measures):
@@ -599,6 +609,8 @@ def decision_stats(estimator: str, estimates: Sequence[float | None], actuals: S
     early = the estimator compacts while A <= T (rate over requests with A <= T);
     late = it does not while A > T (rate over requests with A > T).
     """
+    import numpy as np  # lazily (CLI start-up)
+
     keep = [e is not None for e in estimates]
     e_arr = np.fromiter((e for e in estimates if e is not None), dtype=np.float64)
     a_arr = np.fromiter((a for a, k in zip(actuals, keep, strict=True) if k), dtype=np.float64)
@@ -744,6 +756,8 @@ def fit_tokenizer_profile(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] |
     keep = [k for k, c in enumerate(cols) if k == 0 or any(v != c[0] for v in c)]
     if 1 not in keep or len(rows) < len(keep) + 2:
         return None
+    import numpy as np  # lazily (CLI start-up)
+
     x = np.array([cols[k] for k in keep], dtype=np.float64).T
     y = np.array([float(r["actual"]) for r in rows])
     scale = np.maximum(np.abs(x).max(axis=0), 1.0)

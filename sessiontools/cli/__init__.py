@@ -14,12 +14,8 @@ from typing import Annotated
 
 import typer
 
-from ..analysis.cut import cut_session, kept_span
-from ..analysis.inspect import inspect_session
 from ..compaction.settings import DEFAULT_RESERVE_TOKENS, CompactionSettings
 from ..errors import SessionToolsError, UsageError
-from ..report.cut import cut_table
-from ..report.inspect import inspect_table
 from ..report.writers import envelope
 from .common import (
     EXIT_INPUT,
@@ -62,6 +58,9 @@ def inspect(
     pi_version: PiVersionOpt = None,
 ) -> None:
     """What is in each session: format, counts, tree shape, compactions, usage, cost, problems."""
+    from ..analysis.inspect import inspect_session  # imported here, not at start-up
+    from ..report.inspect import inspect_table
+
     check_leaf_options(leaf, all_leaves)
     err = stderr_console()
     fn = partial(inspect_session, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
@@ -89,6 +88,9 @@ def cut(
     output: OutputOpt = None,
 ) -> None:
     """What Pi's prepareCompaction would keep and summarise if it compacted at each --at point."""
+    from ..analysis.cut import cut_session, kept_span  # imported here, not at start-up
+    from ..report.cut import cut_table
+
     err = stderr_console()
     loaded = load_all([file], err)
     if not loaded.sessions:

@@ -18,7 +18,6 @@ from ..analysis.drift import (
     token_counter,
 )
 from ..errors import UsageError
-from ..report.drift import decay_figure, drift_markdown, drift_renderables, figure_kwargs
 from ..report.text import safe_text
 from ..report.writers import envelope
 from .common import (
@@ -79,6 +78,13 @@ def register(app: typer.Typer) -> None:
         jobs: JobsOpt = None,
     ) -> None:
         """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
+        from ..report.drift import (  # not at start-up
+            decay_figure,
+            drift_markdown,
+            drift_renderables,
+            figure_kwargs,
+        )
+
         check_leaf_options(leaf, all_leaves)
         gates = [parse_gate(g) for g in fail_if or []]
         plot_format = plot.suffix.lower().lstrip(".") if plot is not None else None

@@ -18,9 +18,7 @@ from ..analysis.estimate_error import (
     summarize_requests,
 )
 from ..errors import UsageError
-from ..report.estimate_error import estimate_error_figure, estimate_error_table, requests_frame
 from ..report.writers import envelope
-from ..tokens.calibrated import load_calibration, save_calibration
 from .common import (
     EXIT_GATE,
     AllLeavesOpt,
@@ -91,6 +89,10 @@ def register(app: typer.Typer) -> None:
         jobs: JobsOpt = None,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration."""
+        # Imported here, not at start-up: `sessiontools --help` stays fast.
+        from ..report.estimate_error import estimate_error_figure, estimate_error_table, requests_frame
+        from ..tokens.calibrated import load_calibration, save_calibration
+
         check_leaf_options(leaf, all_leaves)
         names = parse_estimators(estimators)
         gates = [parse_mape_gate(g) for g in fail_if_mape or []]

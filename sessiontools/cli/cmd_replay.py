@@ -9,12 +9,8 @@ from typing import Annotated
 
 import typer
 
-from ..analysis.gates import parse_gates, tripped
 from ..compaction.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from ..errors import UsageError
-from ..read import load_session
-from ..replay import METRICS, replay_records, replay_session
-from ..report.replay import compactions_frame, heatmap_figure, replay_table, timeline_figure
 from ..report.writers import envelope
 from .common import (
     EXIT_GATE,
@@ -73,6 +69,12 @@ def register(app: typer.Typer) -> None:
         jobs: JobsOpt = None,
     ) -> None:
         """Re-run Pi's compaction offline over a grid of window/reserve/keep settings."""
+        # Imported here, not at start-up: `sessiontools --help` stays fast.
+        from ..analysis.gates import parse_gates, tripped
+        from ..read import load_session
+        from ..replay import METRICS, replay_records, replay_session
+        from ..report.replay import compactions_frame, heatmap_figure, replay_table, timeline_figure
+
         check_leaf_options(leaf, all_leaves)
         gates = parse_gates(fail_if or [], METRICS)
         if plot_metric not in METRICS:
