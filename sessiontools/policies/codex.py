@@ -11,8 +11,13 @@ One rule, four parts, each with the codex-rs function it follows:
 - **Count** (`count`): `ContextManager::get_total_token_usage` (`context_manager/history.rs`): the last
   response's `total_tokens` (input + output) plus `estimate_item_token_count` of every item after the
   newest model-generated item (`items_after_last_model_generated_item`); an item's estimate is
-  ceil(bytes / 4) of its `serde_json` serialisation (`approx_tokens_from_byte_count`), an encrypted
-  reasoning item 3/4 of its payload minus 650 (`estimate_reasoning_length`).
+  ceil(bytes / 4) (`approx_tokens_from_byte_count`), an encrypted reasoning item 3/4 of its payload
+  minus 650 (`estimate_reasoning_length`). **Measured on 0.171.0** (`RUST_LOG=codex_core=trace`, its
+  `post sampling token usage` line, at all 42 checks of a recording of `codex-pair-b`): a tool
+  output counts `len(call_id)` + the UTF-8 bytes of its output text, not the `serde_json` length
+  of the item the source of that time suggests (no JSON wrapper, no escapes: 15 + bytes with 15-char
+  call ids, 38 + bytes with 38-char ones). Other items are counted as their `serde_json` length
+  (`id` and the internal metadata are `skip_serializing`), unmeasured.
 - **When** (`check_points`, `fires`): `token_limit_reached = count >= limit`. Checked before sampling a
   turn, *before* the turn's context updates and new user message are recorded (`run_turn` ->
   `run_pre_sampling_compact`), and after each sampling request when a follow-up is needed (a tool
@@ -62,6 +67,9 @@ CONTEXTUAL_USER_PREFIXES = (
     "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<user_shell_command>",
     "<turn_aborted>", "<subagent_notification>", "<skill>", "<permissions instructions>",
 )
+TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+#: A tool call id when another agent's transcript has none (OpenAI's are `call_` + 24 characters).
+DEFAULT_CALL_ID_BYTES = 29
 MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
                          "image_generation_call", "tool_search_call", "compaction", "context_compaction"})
 
@@ -85,16 +93,27 @@ def _serialized(obj: Any) -> int:
     return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
+def _output_text(out: Any) -> str:
+    if isinstance(out, str):
+        return out
+    if isinstance(out, Mapping):
+        return str(out.get("content", ""))
+    if isinstance(out, list):
+        return "".join(p.get("text", "") for p in out if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+    return ""
+
+
 def item_bytes(item: Mapping[str, Any]) -> int:
-    """`estimate_response_item_model_visible_bytes` of one Codex response item (as the rollout has it)."""
+    """`estimate_response_item_model_visible_bytes` of one Codex response item (as the rollout has it;
+    tool outputs as measured, see the module docstring)."""
     kind = item.get("type")
     encrypted = item.get("encrypted_content")
     if kind in ("reasoning", "compaction", "context_compaction", "compaction_summary") and isinstance(encrypted, str):
         return max(len(encrypted) * 3 // 4 - ENCRYPTED_REASONING_OVERHEAD, 0)
     if kind == "message":
         return _serialized({"type": kind, "role": item.get("role"), "content": item.get("content")})
-    if kind == "function_call_output":
-        return _serialized({"type": kind, "call_id": item.get("call_id"), "output": item.get("output")})
+    if kind in TOOL_OUTPUTS:
+        return len(str(item.get("call_id") or "").encode("utf-8")) + len(_output_text(item.get("output")).encode("utf-8"))
     return _serialized({k: v for k, v in item.items() if k not in NOT_SERIALIZED})
 
 
@@ -109,15 +128,15 @@ def is_model_generated(role: str, raw: Any) -> bool:
     return role == "assistant"
 
 
-def message_bytes(role: str, text: str, raw: Any) -> int:
+def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None) -> int:
     """Bytes Codex would count for a message: its own item's, or the item another agent's message
     would be in a Codex history."""
     if is_codex_item(raw):
         return item_bytes(raw)
     if role == "tool":
-        return _serialized({"type": "function_call_output", "call_id": "", "output": text})
+        return (len(call_id.encode("utf-8")) if call_id else DEFAULT_CALL_ID_BYTES) + len(text.encode("utf-8"))
     part = "output_text" if role == "assistant" else "input_text"
-    return _serialized({"type": "message", "role": "user" if role == "tool" else role,
+    return _serialized({"type": "message", "role": "developer" if role == "system" else role,
                         "content": [{"type": part, "text": text}]})
 
 
@@ -140,7 +159,7 @@ class CodexPolicy(Policy):
 
     def size(self, message: Any) -> tuple[int, int]:
         role = message.role.value
-        return len(message.text), message_bytes(role, message.text, message.raw)
+        return len(message.text), message_bytes(role, message.text, message.raw, message.id)
 
     def count(self, view: CountView) -> float:
         items = view.trailing if view.last_usage_total is not None else view.context

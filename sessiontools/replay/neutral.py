@@ -92,6 +92,8 @@ class NeutralRun:
     agent_prompt_tokens: float = 0.0  # sum of U over the requests that were sent and answered
     recorded: int = 0
     matched: int = 0
+    requests_recorded: int = 0  # requests whose truth is their recorded usage
+    requests_modelled: int = 0  # requests whose truth is the fitted model (the context changed)
 
 
 class _Walk:
@@ -171,7 +173,10 @@ class _Walk:
             self.check(self.run_start if self.policy.pre_turn_excludes_input else k)
         elif CheckPoint.BETWEEN_TURNS in self.policy.check_points and not first:
             self.check(k)
-        u = float(req.usage.prompt) if not self.diverged(req.index) else self.truth_at(k)
+        modelled = self.diverged(req.index)
+        u = self.truth_at(k) if modelled else float(req.usage.prompt)
+        self.run.requests_modelled += modelled
+        self.run.requests_recorded += not modelled
         if u > self.s.context_window:
             self.run.overflows += 1
             self.run.peak_truth = max(self.run.peak_truth, u)
