@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import statistics
 from bisect import bisect_right
-from collections.abc import Container, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
@@ -37,15 +37,38 @@ TURN_START_ROLES = (Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.OTHER)
 
 @dataclass(frozen=True, slots=True)
 class NeutralTruth:
-    """Truth of a context: overhead + ratio * chars/4 per message (+ summaries)."""
+    """Truth of a context: overhead + each message's tokens (+ summaries). A message's tokens are
+    what the recorded usage attributes to it (`attribute_messages`), else ratio * chars/4."""
 
     overhead: float
     ratio: float
     summary_tokens: float
     n: int  # requests fitted
+    attributed: Mapping[int, float] = field(default_factory=dict)
 
     def message_tokens(self, m: Message) -> float:
-        return self.ratio * chars4(len(m.text))
+        got = self.attributed.get(m.index)
+        return got if got is not None else self.ratio * chars4(len(m.text))
+
+
+def attribute_messages(path: TranscriptPath) -> dict[int, float]:
+    """Each message's tokens as the recorded usage tells them: between two requests of one context
+    window (the later context holds the earlier one), the prompt grows by exactly the messages
+    appended (the reply, tool outputs, a new prompt); that growth is split over them in proportion to
+    chars/4. Messages never appended between two such requests are not in the result."""
+    out: dict[int, float] = {}
+    prev: set[int] | None = None
+    prev_u = 0
+    for r in path.requests:
+        ctx = list(r.context_indices())
+        if prev is not None and prev.issubset(ctx) and r.usage.prompt >= prev_u:
+            new = [i for i in ctx if i not in prev]
+            weights = [max(chars4(len(path.messages[i].text)), 1) for i in new]
+            total = sum(weights)
+            for i, w in zip(new, weights, strict=True):
+                out.setdefault(i, (r.usage.prompt - prev_u) * w / total)
+        prev, prev_u = set(ctx), r.usage.prompt
+    return out
 
 
 def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None) -> NeutralTruth:
@@ -64,7 +87,13 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None)
         sums = [len(path.messages[c.index].text) if c.index < len(path.messages) else len(c.summary or "")
                 for c in path.compactions if c.summary]
         summary_tokens = ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS
-    return NeutralTruth(overhead, ratio if ratio > 0 else 1.0, float(summary_tokens), fit.n)
+    ratio = ratio if ratio > 0 else 1.0
+    attributed = attribute_messages(path)
+    if attributed:  # the overhead that, with the attributed messages, best explains every request
+        plain = NeutralTruth(0.0, ratio, 0.0, fit.n, attributed)
+        overhead = max(statistics.median(
+            r.usage.prompt - sum(plain.message_tokens(m) for m in path.context(r)) for r in path.requests), 0.0)
+    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed)
 
 
 @dataclass(slots=True)
