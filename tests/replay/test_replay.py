@@ -162,7 +162,7 @@ def test_pi_view_matches_pi_estimate_on_recorded_contexts() -> None:
 
 
 def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """The CLI writes the JSON contract, one CSV/Parquet row per compaction, plots, and trips gates."""
+    """The CLI writes the JSON contract, one CSV/Parquet row per setting (issue 17), plots, and trips gates."""
     f = tmp_path / "s.jsonl"
     f.write_bytes(scripted().jsonl())
     assert main(["replay", str(f), "--context-window", "60000", "--format", "json"]) == 0
@@ -178,12 +178,13 @@ def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type:
     n = run["metrics"]["compactions"]
     csv = tmp_path / "c.csv"
     assert main(["replay", str(f), "--context-window", "60000", "--format", "csv", "-o", str(csv)]) == 0
-    assert len(csv.read_text().strip().splitlines()) == n + 1
+    lines = csv.read_text().strip().splitlines()
+    assert len(lines) == 1 + 1 and f",{n}," in lines[1]  # one run, its compaction count among the metrics
     pq = tmp_path / "c.parquet"
     assert main(["replay", str(f), "--context-window", "60000", "--format", "parquet", "-o", str(pq)]) == 0
     import polars as pl
 
-    assert pl.read_parquet(pq).height == n
+    assert pl.read_parquet(pq).height == 1 and pl.read_parquet(pq)["compactions"][0] == n
     png, svg = tmp_path / "t.png", tmp_path / "h.svg"
     assert main(["replay", str(f), "--context-window", "60000", "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
