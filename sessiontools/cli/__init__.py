@@ -46,7 +46,9 @@ from sessiontools.report.writers import envelope
 
 app = typer.Typer(
     name="sessiontools",
-    help="Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.",
+    help=("Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.\n\n"
+          "Exit codes: 0 ok; 1 a --fail-if gate tripped; 2 bad usage; 3 no readable input; 70 a bug "
+          "(report it). Each command's --help defines its terms; README.md has them all (Terms)."),
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
@@ -67,11 +69,7 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", callback=_version,
                                           is_eager=True)] = False,
 ) -> None:
-    """Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.
-
-    Exit codes: 0 ok; 1 a --fail-if gate tripped; 2 bad usage; 3 no readable input. Terms are defined
-    in each command's --help and in README.md (Terms).
-    """
+    """Global options (see the app's help)."""
 
 
 @app.command()

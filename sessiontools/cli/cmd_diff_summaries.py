@@ -78,7 +78,13 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
     ) -> None:
-        """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
+        """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates.
+
+        Terms: S(k) = the k-th summary on a path; item = one bullet or line of a summary section;
+        literal = a path, identifier, number or quoted error in it; pair = S(k) -> S(k+1); decay = the
+        share of S(k)'s items still present in later summaries; came back (resurrection) = an item
+        dropped by one summary and restored by a later one.
+        """
         check_leaf_options(leaf, all_leaves)
         gates = parse_gates(fail_if or [], METRICS)
         format = resolve_format(format, output, DriftFormat)
