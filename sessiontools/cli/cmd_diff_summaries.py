@@ -110,7 +110,7 @@ def register(app: typer.Typer) -> None:
 
         err.print(
             f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "
-            f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals",
+            f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals; lost {m['lost_facts']} facts",
             markup=False,
         )
         label = f"{len(report.chains)} path(s) in {len({c.session for c in report.chains})} session(s)"

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sessiontools.analysis.drift import ChainDrift, ChainSummary, DriftReport, Item, PairDrift
+from sessiontools.analysis.drift.retention import SummaryFacts
 from sessiontools.gates import Gate
 from sessiontools.jsvalues import utf16_len
 
@@ -17,7 +18,15 @@ def _item_dict(it: Item) -> dict[str, Any]:
     return {"section": it.section, "text": it.text}
 
 
-def summary_to_dict(s: ChainSummary) -> dict[str, Any]:
+def facts_to_dict(f: SummaryFacts | None) -> dict[str, Any] | None:
+    """`{category: {in_span, retained, retention, lost: [...]}}` of one compaction (None: a branch summary)."""
+    if f is None:
+        return None
+    return {c: {"in_span": r.in_span, "retained": r.retained, "retention": r.rate, "lost": [x.value for x in r.lost]}
+            for c, r in f.categories.items()}
+
+
+def summary_to_dict(s: ChainSummary, facts: SummaryFacts | None = None) -> dict[str, Any]:
     p = s.parsed
     return {
         "position": s.position,
@@ -41,6 +50,7 @@ def summary_to_dict(s: ChainSummary) -> dict[str, Any]:
         "literals": len(p.literals),
         "read_files": None if p.read_files is None else len(p.read_files),
         "modified_files": None if p.modified_files is None else len(p.modified_files),
+        "facts": facts_to_dict(facts),
     }
 
 
@@ -92,7 +102,7 @@ def chain_to_dict(c: ChainDrift, pair: int | None = None) -> dict[str, Any]:
     return {
         "session": c.session,
         "leaf_id": c.leaf_id,
-        "summaries": [summary_to_dict(s) for s in c.chain],
+        "summaries": [summary_to_dict(s, c.facts.of(s)) for s in c.chain],
         "pairs": pairs,
         "decay": [
             {
@@ -121,6 +131,12 @@ def chain_to_dict(c: ChainDrift, pair: int | None = None) -> dict[str, Any]:
             }
             for r in c.resurrections
         ],
+        "fact_survival": {k: list(v) for k, v in c.facts.survival.items()},
+        "fact_returns": [
+            {"category": r.fact.category, "fact": r.fact.value, "last_seen": r.last_seen.entry_id,
+             "lost_in": r.lost_in.entry_id, "back_in": r.back_in.entry_id}
+            for r in c.facts.returns
+        ],
         "metrics": c.metrics(),
     }
 
@@ -148,5 +164,5 @@ def gate_results(metrics: Mapping[str, Any], gates: Iterable[Gate]) -> list[dict
         value = metrics[g.metric]
         number = int(g.value) if g.value.is_integer() else g.value
         out.append({"expression": gate_expression(g), "metric": g.metric, "op": g.op, "threshold": number,
-                    "value": value, "tripped": g.trips(value)})
+                    "value": value, "tripped": value is not None and g.trips(value)})
     return out

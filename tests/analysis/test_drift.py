@@ -401,8 +401,9 @@ def test_decay_figure_has_curves() -> None:
     """The decay figure plots one items curve and one literals curve per origin with later compactions."""
     s = chain_session(pi_summary(["g"], ["a `x.py`"]), pi_summary(["g"], ["a `x.py`"]), pi_summary(["g"], ["b"]))
     fig = decay_figure(diff_summaries([s]))
-    ax_items, ax_lits = fig.axes
+    ax_items, ax_lits, ax_facts = fig.axes
     assert len(ax_items.lines) == 2 and len(ax_lits.lines) == 2
+    assert len(ax_facts.lines) == 0  # no facts in these spans (prompts only)
 
 
 def test_token_counter_names() -> None:

@@ -78,5 +78,5 @@ def chains_frame(chains: Sequence[ChainDrift]) -> Any:
 
     rows = [{"session": c.session, "leaf_id": c.leaf_id, "agent": c.agent, **c.metrics()} for c in chains]
     schema: dict[str, Any] = {"session": pl.String, "leaf_id": pl.String, "agent": pl.String}
-    schema |= {m: (pl.Float64 if m.startswith("min_") else pl.Int64) for m in METRICS}
+    schema |= {m: (pl.Float64 if m.startswith(("min_", "retention.")) else pl.Int64) for m in METRICS}
     return _frame(rows, schema)
