@@ -19,7 +19,8 @@ Works on the neutral model's units, so it is the same for every agent.
   message's own flag: `isError` / `is_error`, or a shell execution with a non-zero exit code) and of
   each error reply (`errorMessage`) other than a context overflow (`TranscriptPath.overflows`: it is
   about the context, not the work, and the compaction it caused is its answer).
-- `constraints`: the user's sentences (split at . ! ? and line ends, and after 。！？) with must,
+- `constraints`: the user's sentences (split after . ! ? followed by a space, at line ends, and after
+  。！？) with must,
   never, always, only, don't / do not (whole words, any case) or 必须, 不要, 只; 4..300 characters.
 
 A fact's `key` is its normalised form (NFKC, case-folded, whitespace collapsed, backticks and `**`
@@ -53,7 +54,7 @@ _ISSUE = re.compile(r"(?<![\w&#])#\d+\b")
 _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![\w.])")
 _LONG = re.compile(r"(?<![\w./-])[A-Za-z0-9][\w.-]{10,}[A-Za-z0-9](?![\w/-])")
 
-_SENTENCE = re.compile(r"[^\n.!?。！？]+(?:[.!?]+(?=\s|$)|[。！？]+|(?=\n)|$)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _CONSTRAINT = re.compile(r"(?i)\b(?:must|never|always|only|don['’]t|do not)\b|必须|不要|只")
 _ERROR_LINE_MAX = 160
 
@@ -143,8 +144,8 @@ def identifiers(text: str) -> list[str]:
 def constraints(text: str) -> list[str]:
     """The user's constraining sentences of a text."""
     out = []
-    for m in _SENTENCE.finditer(text):
-        s = m.group(0).strip().lstrip("-*• ").strip()
+    for part in _SENTENCE_END.split(text):
+        s = part.strip().lstrip("-*• ").strip()
         if 4 <= len(s) <= 300 and _CONSTRAINT.search(s):
             out.append(s)
     return out
