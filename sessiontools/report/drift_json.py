@@ -5,7 +5,7 @@ Keys and order are part of the output contract (docs/diff-summaries.md); tests/g
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sessiontools.analysis.drift import ChainDrift, ChainSummary, DriftReport, Item, PairDrift
@@ -166,3 +166,12 @@ def gate_results(metrics: Mapping[str, Any], gates: Iterable[Gate]) -> list[dict
         out.append({"expression": gate_expression(g), "metric": g.metric, "op": g.op, "threshold": number,
                     "value": value, "tripped": value is not None and g.trips(value)})
     return out
+
+
+def drift_frame(chains: Sequence[ChainDrift], table: str) -> Any:
+    """The polars frame behind `--format csv`: `summaries`, `pairs`, `facts` or `chains` rows."""
+    from sessiontools.analysis.drift import frames
+
+    make = {"summaries": frames.summaries_frame, "pairs": frames.pairs_frame, "facts": frames.facts_frame,
+            "chains": frames.chains_frame}
+    return make[table](chains)

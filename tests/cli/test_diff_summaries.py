@@ -212,3 +212,14 @@ def test_retention_gates_and_fact_json(tmp_path: Path, capsys) -> None:  # type:
     assert doc["chains"][0]["fact_survival"]["files"] == [0.5]
     assert doc["metrics"]["retention.errors"] is None
     assert [g["tripped"] for g in doc["gates"]] == [True, False]
+
+
+@pytest.mark.parametrize("table,first", [("summaries", "session,leaf_id,agent,position"), ("pairs", "session,leaf_id,pair"),
+                                         ("facts", "session,leaf_id,position,entry_id,category"),
+                                         ("chains", "session,leaf_id,agent,summaries")])
+def test_csv_tables(session_file: Path, capsys, table: str, first: str) -> None:  # type: ignore[no-untyped-def]
+    """`--format csv` writes the rows of the chosen frame: one per summary, pair, compaction x category, chain."""
+    code, out, _ = run([str(session_file), "-f", "csv", "--csv-table", table], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(first)
+    assert len(lines) - 1 == {"summaries": 3, "pairs": 2, "facts": 12, "chains": 1}[table]
