@@ -145,7 +145,7 @@ def pair_diff(d: PairDrift, k: int) -> Panel:
         lit.append_text(safe_text(", ".join(v for v, _ in d.literals_dropped), limit=600))
         lines.append(lit)
     for v in d.file_list_violations:
-        lines.append(safe_text(f"file list: {v['file']} left <{v['list']}> (now in: {v['now_in']})", style="magenta"))
+        lines.append(safe_text(f"file list: {v.file} left <{v.list}> (now in: {v.now_in})", style="magenta"))
     if not lines:
         lines.append(Text("no differences"))
     title = safe_text(f"pair {k}: {a.label} {a.entry_id} → {b.label} {b.entry_id} [{d.pair.relation}], "
@@ -265,7 +265,7 @@ def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Seque
             if d.literals_dropped:
                 lines.append("- literals dropped: " + ", ".join(_md_code(v) for v, _ in d.literals_dropped))
             for v in d.file_list_violations:
-                lines.append(f"- file list: {_md_code(v['file'])} left `<{v['list']}>`")
+                lines.append(f"- file list: {_md_code(v.file)} left `<{v.list}>`")
             if not lines:
                 continue
             out += ["", f"<details><summary>pair {k}: {d.pair.old.label} → {d.pair.new.label}: "

@@ -88,7 +88,7 @@ def pair_to_dict(d: PairDrift, position: int) -> dict[str, Any]:
             "added": [{"kind": k, "value": v} for v, k in d.literals_added],
         },
         "goal_similarity": d.goal_similarity,
-        "file_list_violations": [dict(v) for v in d.file_list_violations],
+        "file_list_violations": [{"list": v.list, "file": v.file, "now_in": v.now_in} for v in d.file_list_violations],
         "tokens_from": a.tokens,
         "tokens_to": b.tokens,
         "growth_tokens": d.growth_tokens,
