@@ -306,11 +306,14 @@ def decay_figure(report: DriftReport, max_curves: int = 12) -> Any:
         xs = [p[0] for p in pts]
         ax_items.plot(xs, [p[1] if p[1] is not None else float("nan") for p in pts], marker="o", label=label)
         ax_lits.plot(xs, [p[2] if p[2] is not None else float("nan") for p in pts], marker="o", label=label)
+    from matplotlib.ticker import MaxNLocator
+
     for ax, what in ((ax_items, "items"), (ax_lits, "literals")):
         ax.set_title(f"{what} of S(k) still present")
         ax.set_xlabel("summary position in the chain")
         ax.set_ylim(0, 1.05)
         ax.grid(True, alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # positions are whole numbers
     ax_items.set_ylabel("share retained")
     if curves:
         ax_lits.legend(fontsize="small", loc="lower left")
