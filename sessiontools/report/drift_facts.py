@@ -13,7 +13,7 @@ from rich.text import Text
 
 from sessiontools.analysis.drift import ChainDrift, DriftReport
 from sessiontools.analysis.drift.facts import CATEGORIES
-from sessiontools.analysis.drift.retention import pooled_survival
+from sessiontools.analysis.drift.retention import pooled_survival_counts
 from sessiontools.report.text import one_line, safe_text
 
 LOST_SHOWN = 8  # lost facts listed per category and summary in a terminal or markdown (JSON has all)
@@ -90,10 +90,14 @@ def survival_axes(ax: Any, report: DriftReport) -> bool:
     """Plot survival by age per category, pooled over the report's chains; False when nothing to plot."""
     plotted = False
     for cat in CATEGORIES:
-        ys = pooled_survival([c.facts for c in report.chains], cat)
-        if not ys:
+        counts = pooled_survival_counts([c.facts for c in report.chains], cat)
+        if not counts:
             continue
-        ax.plot(range(len(ys)), ys, marker="o", label=cat)
+        ys = [a / b for a, b in counts]
+        (line,) = ax.plot(range(len(ys)), ys, marker="o", label=cat)
+        for age, (y, (_, n)) in enumerate(zip(ys, counts, strict=True)):  # how many facts reach this age
+            ax.annotate(f"n={n}", (age, y), textcoords="offset points", xytext=(0, 5), ha="center",
+                        fontsize="x-small", color=line.get_color())
         plotted = True
     ax.set_title("facts of a span still stated, by age")
     ax.set_xlabel("age (compactions after the span's own)")
@@ -103,7 +107,7 @@ def survival_axes(ax: Any, report: DriftReport) -> bool:
 
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     if plotted:
-        ax.legend(fontsize="small", loc="lower left")
+        ax.legend(fontsize="small", loc="best")
     else:
         ax.text(0.5, 0.5, "no facts in any span", ha="center", transform=ax.transAxes)
     return plotted

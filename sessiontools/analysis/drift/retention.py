@@ -172,8 +172,8 @@ def pooled_retention(chains: Sequence[ChainFacts], category: str) -> float | Non
     return round(r / n, 4) if n else None
 
 
-def pooled_survival(chains: Sequence[ChainFacts], category: str) -> tuple[float, ...]:
-    """Survival by age of one category over several chains: stated over eligible, summed per age."""
+def pooled_survival_counts(chains: Sequence[ChainFacts], category: str) -> tuple[tuple[int, int], ...]:
+    """(stated, eligible) by age of one category, summed over several chains."""
     stated: list[int] = []
     eligible: list[int] = []
     for c in chains:
@@ -183,4 +183,9 @@ def pooled_survival(chains: Sequence[ChainFacts], category: str) -> tuple[float,
                 eligible.append(0)
             stated[age] += a
             eligible[age] += b
-    return tuple(round(a / b, 4) for a, b in zip(stated, eligible, strict=True))
+    return tuple(zip(stated, eligible, strict=True))
+
+
+def pooled_survival(chains: Sequence[ChainFacts], category: str) -> tuple[float, ...]:
+    """Survival by age of one category over several chains: stated over eligible, summed per age."""
+    return tuple(round(a / b, 4) for a, b in pooled_survival_counts(chains, category))
