@@ -115,7 +115,8 @@ def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
             "notes": pr.truth.notes,
         },
         "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == TruthSource.RECORDED),
-        "requests_from_model": sum(1 for r in run.requests if r.truth_source != TruthSource.RECORDED),
+        "requests_from_model": sum(1 for r in run.requests if r.truth_source == TruthSource.MODEL),
+        "requests_from_provider_error": sum(1 for r in run.requests if r.truth_source == TruthSource.PROVIDER),
         "no_compaction": run.no_compaction,
     }
 

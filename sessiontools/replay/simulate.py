@@ -153,6 +153,9 @@ class _Sim(SimState):
         u, source = self.truth_before(i), TruthSource.MODEL
         if same and req.recorded_prompt is not None:
             u, source = float(req.recorded_prompt), TruthSource.RECORDED
+        elif same and req.provider_tokens is not None:
+            # The provider's own count in its overflow error is the truth for the rejected request.
+            u, source = float(req.provider_tokens), TruthSource.PROVIDER
         if u > self.s.context_window or (req.failed_overflow and same):
             if self._overflow(req, u, source):
                 return

@@ -91,10 +91,9 @@ def test_second_overflow_in_a_run_is_recovered_after_a_success() -> None:
     assert m["failed_recoveries"] == 0
 
 
-def test_recorded_overflows_twice_in_one_run_1x() -> None:
-    """A 1.x file with two recorded overflows in one run (the provider counts far more than Pi's
-    chars/4, as with CJK text), each recovered by the compaction Pi's own port makes there, with a
-    successful retry between: replay at the recorded settings reproduces both recoveries."""
+def two_overflows_1x() -> Session:
+    """A 1.x run with two recorded overflows (the provider counts far more than Pi's chars/4, as with
+    CJK text), each recovered by the compaction Pi's own port makes there, a successful retry between."""
     from sessiontools.policies.pi import CompactionSettings, prepare_compaction
 
     b = SessionBuilder()
@@ -106,14 +105,19 @@ def test_recorded_overflows_twice_in_one_run_1x() -> None:
     b.assistant("a", tool_calls=[("read", {"path": "a.py"})], usage=b.usage(9000))
     b.tool_result("read", "x" * 4000)
     for k in range(2):
-        failed = b.assistant(None, error="prompt is too long: 21000 tokens > 20000 maximum")
+        failed = b.assistant(None, error=f"prompt is too long: {21000 + 500 * k} tokens > 20000 maximum")
         b.context_edit(failed, None)
         prep = prepare_compaction(SessionTree(b.session()).path().entries, CompactionSettings(True, 500, 2000), "1")
         b.compaction(f"summary {k}", prep.first_kept_entry_id, prep.tokens_before)
         b.assistant("b", tool_calls=[("read", {"path": f"b{k}.py"})], usage=b.usage(12000 + 1000 * k))
         b.tool_result("read", "y" * 4000)
     b.assistant("done", usage=b.usage(15000))
-    s = b.session()
+    return b.session()
+
+
+def test_recorded_overflows_twice_in_one_run_1x() -> None:
+    """Replay at the recorded settings reproduces both recoveries of one run."""
+    s = two_overflows_1x()
     assert s.pi_version == "1"
     wl = build_workload(SessionTree(s).path().entries, "1")
     assert sum(r.failed_overflow for r in wl.requests) == 2
@@ -122,6 +126,16 @@ def test_recorded_overflows_twice_in_one_run_1x() -> None:
     assert run.overflows == 2
     assert run.failed_recoveries == 0
     assert run.recorded_match.to_dict() == {"recorded": 2, "matched": 2, "missed": 0, "extra": 0}
+
+
+def test_provider_counts_in_overflow_errors_are_the_truth() -> None:
+    """'prompt is too long: N tokens > M maximum': N is the truth of the rejected request."""
+    s = two_overflows_1x()
+    wl = build_workload(SessionTree(s).path().entries, "1")
+    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 500, 2000, "pi-1"))
+    rejected = [p for p in run.requests if p.overflow]
+    assert [(p.truth, p.truth_source) for p in rejected] == [(21000.0, "provider"), (21500.0, "provider")]
+    assert run_metrics(run)["peak_truth_tokens"] == 21500
 
 
 def one_request(prompt: int = 8000, reply_chars: int = 2000) -> Session:
