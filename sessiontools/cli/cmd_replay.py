@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -61,16 +62,30 @@ def run_label(record: dict) -> str:  # type: ignore[type-arg]
             f"keep {s['keep_recent_tokens']}, policy {s['policy']}")
 
 
+def model_files(given: list[Path] | None) -> list[str]:
+    """Pi's own models.json (`$PI_CODING_AGENT_DIR/models.json`, else `~/.pi/agent/models.json`) when it
+    exists, then every `--models PATH` (later files win)."""
+    agent = os.environ.get("PI_CODING_AGENT_DIR")
+    own = (Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent") / "models.json"
+    out = [str(own)] if own.is_file() else []
+    for p in given or []:
+        if not p.is_file():
+            raise UsageError(f"--models {p}: no such file")
+        out.append(str(p))
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         paths: PathsArg = None,
-        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue).")] = None,
+        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the catalogue or models.json).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
         policy: Annotated[Policy | None, typer.Option("--policy", help="Check points of Pi 0.x or 1.x (default: the version that wrote the file).")] = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
+        models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
         summary_tokens: Annotated[int | None, typer.Option("--summary-tokens", min=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
         format: Annotated[Fmt, typer.Option("--format", "-f")] = Fmt.table,
         output: OutputOpt = None,
@@ -81,7 +96,7 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
     ) -> None:
-        """Re-run Pi's compaction offline over a grid of window/reserve/keep settings."""
+        """Re-run Pi's compaction offline over a grid of window/reserve/keep settings, priced with prompt caching."""
         check_leaf_options(leaf, all_leaves)
         gates = parse_gates(fail_if or [], METRICS)
         if plot_metric not in METRICS:
@@ -93,7 +108,7 @@ def register(app: typer.Typer) -> None:
         keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
-                       leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)
+                       leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
         per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying")
         records = [r for recs in per_file for r in recs]
         if format == Fmt.json:
@@ -105,7 +120,7 @@ def register(app: typer.Typer) -> None:
         if plot is not None:
             if len(records) == 1:
                 (pr,) = replay_session(load_session(records[0]["session"]), **options)
-                fig = timeline_figure(pr, pr.runs[0])
+                fig = timeline_figure(pr, pr.runs[0], records[0])
             else:
                 fig = heatmap_figure(records, plot_metric)
             save_figure(fig, plot)

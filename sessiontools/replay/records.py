@@ -120,6 +120,7 @@ class RequestPoint:
     output: int = 0
     timestamp: str | None = None
     epoch: int = 0  # bumped by every compaction: requests of one epoch can share a cached prefix
+    recorded_context: bool = False  # its context is the recorded one (its recorded usage and cost apply)
 
 
 @dataclass(frozen=True, slots=True)

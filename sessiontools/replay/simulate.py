@@ -94,6 +94,7 @@ class _Sim(SimState):
     def __init__(self, wl: Workload, truth: TruthModel, s: ReplaySettings) -> None:
         super().__init__(wl, truth, s)
         self.recovery_tried = False  # Pi's _overflowRecoveryAttempted
+        self._same = False  # the current request's context is the recorded one
         self.skip_until = -1
         self.pos = 0  # next base entry not yet on the simulated path
 
@@ -149,7 +150,7 @@ class _Sim(SimState):
         if CheckPoint.BETWEEN_TURNS in self.policy.check_points and not req.first_in_run and i > 0:
             # 1.x: between turns, before the next request, Pi checks its projected estimate.
             self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
-        same = self.same_as_recorded(i)
+        same = self._same = self.same_as_recorded(i)
         u, source = self.truth_before(i), TruthSource.MODEL
         if same and req.recorded_prompt is not None:
             u, source = float(req.recorded_prompt), TruthSource.RECORDED
@@ -174,7 +175,7 @@ class _Sim(SimState):
         e = self.wl.base[req.base_index]
         self.run.requests.append(RequestPoint(req.base_index, e.id, u, source, None, overflow, output,
                                               e.timestamp if isinstance(e.timestamp, str) else None,
-                                              len(self.run.compactions)))
+                                              len(self.run.compactions), self._same and not overflow))
 
     def _overflow(self, req: Request, u: float, source: TruthSource) -> bool:
         """The provider rejects the request; Pi compacts and retries unless it already tried with no

@@ -15,12 +15,23 @@ def _k(n: float) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,.0f}"
 
 
+def _money(v: float) -> str:
+    return f"${v:.2f}" if v >= 0.995 else f"${v:.4f}"
+
+
+def _cost_split(m: dict[str, Any]) -> str:
+    if m.get("cost") is None:
+        return "-"
+    return f"{_money(m['cost'])} = {_money(m['cost_agent'])}+{_money(m['cost_summarization'])}"
+
+
 def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     """One row per (session, setting): what Pi would have done (all metrics are in --format json)."""
     t = Table(title="replay (W window, R reserve, K keep; truth = provider-counted prompt tokens)", title_justify="left")
     for col, just in (("session", "left"), ("W / R / K", "left"), ("policy", "left"), ("compact", "right"),
                       ("early", "right"), ("late", "right"), ("mid-run", "right"), ("overflow", "right"),
-                      ("thrash", "right"), ("peak", "right"), ("billed in", "right"), ("cost", "right"),
+                      ("thrash", "right"), ("peak", "right"), ("billed in", "right"), ("cache read", "right"),
+                      ("cost agent+summ.", "right"),
                       ("rec. match", "right")):
         t.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
     for r in records:
@@ -37,14 +48,15 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
             str(m["thrash"]),
             _k(m["peak_truth_tokens"]),
             _k(m["billed_input_tokens"]),
-            "-" if m["cost"] is None else f"${m['cost']:.2f}",
+            _k(m.get("cache_read_tokens") or 0),
+            _cost_split(m),
             f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else ""),
         )
     parts: list[Any] = [t]
     if len(records) == 1 and records[0]["compactions"]:
         c = Table(title="compactions", title_justify="left")
         for col in ("#", "reason", "after", "first kept", "Pi's tokensBefore", "truth", "flags", "summarised",
-                    "kept", "summary"):
+                    "kept", "summary", "cache bust"):
             c.add_column(col, overflow="fold")
         for k, comp in enumerate(records[0]["compactions"], start=1):
             flags = " ".join(f for f, on in (("early", comp["early"]), ("thrash", comp["thrash"]),
@@ -55,13 +67,15 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
                 f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", flags,
                 str(comp["messages_summarized"]), f"{comp['kept_tokens']:,}",
                 f"{comp['summary_tokens']:,} ({comp['summary_source']})",
+                "-" if comp.get("cache_bust_cost") is None else _money(comp["cache_bust_cost"]),
             )
         parts.append(c)
     return Group(*parts)
 
 
-def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
-    """Context size per request: truth and Pi's view, threshold and window, compaction markers."""
+def timeline_figure(pr: Any, run: Any, record: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
+    """Context size per request: truth and Pi's view, threshold and window, compaction markers (each
+    labelled with its cache-bust cost when priced), and the cost split in the title."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -77,13 +91,20 @@ def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
     s = run.settings
     ax.axhline(s.threshold, color="#d62728", ls="--", lw=1, label=f"threshold {s.threshold:,}")
     ax.axhline(s.context_window, color="black", ls=":", lw=1, label=f"window {s.context_window:,}")
-    for c in run.compactions:
+    busts = [c.get("cache_bust_cost") for c in record["compactions"]] if record else [None] * len(run.compactions)
+    for c, bust in zip(run.compactions, busts, strict=False):
         ax.axvline(c.parent_base_index, color="#2ca02c" if c.reason == "threshold" else "#9467bd", alpha=0.5, lw=1)
+        if bust is not None:
+            ax.annotate(f"bust {_money(bust)}", (c.parent_base_index, s.threshold), rotation=90, fontsize=7,
+                        xytext=(2, 4), textcoords="offset points", va="bottom", color="#555555")
     ax.plot([], [], color="#2ca02c", label="compaction (threshold)")
     ax.plot([], [], color="#9467bd", label="compaction (overflow)")
     ax.set_xlabel("entry index on the path (compactions removed)")
     ax.set_ylabel("tokens")
-    ax.set_title(f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}")
+    title = f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}"
+    if record is not None and record["metrics"].get("cost") is not None:
+        title += f"\ncost {_cost_split(record['metrics'])} (agent + summaries)"
+    ax.set_title(title)
     ax.legend(loc="upper left", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
