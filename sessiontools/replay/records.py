@@ -18,6 +18,7 @@ class CompactionReason(StrEnum):
 
     THRESHOLD = "threshold"
     OVERFLOW = "overflow"
+    USER = "user"  # a recorded manual or extension-written compaction, applied where it was recorded
 
 
 class TruthSource(StrEnum):

@@ -48,6 +48,7 @@ class RecordedCompaction:
     first_kept_entry_id: str | None
     tokens_before: Any
     kind: str  # threshold | overflow | manual
+    by_user: bool = False  # manual, or written by an extension/hook (fromHook): replayed as recorded
 
 
 @dataclass(slots=True)
@@ -93,6 +94,7 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 RecordedCompaction(
                     e, len(base) - 1, e.data.get("firstKeptEntryId"), e.data.get("tokensBefore"),
                     compaction_kind(path, i, pi_version),
+                    compaction_kind(path, i, pi_version) == "manual" or bool(e.data.get("fromHook")),
                 )
             )
             continue

@@ -162,3 +162,44 @@ def test_single_request_invents_nothing_at_recorded_settings() -> None:
     run = simulate(wl, fit_truth(wl), ReplaySettings(32000, 16384, 20000, "pi-0"))
     m = run_metrics(run)
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+
+
+def grow(b: SessionBuilder, runs: int, start: int, step: int, text: str = "please continue the work ") -> None:
+    for r in range(runs):
+        b.user(text * 30)
+        b.assistant("ok " * 200, usage=b.usage(start + step * r, 200))
+
+
+def test_hook_summaries_are_replayed_as_recorded() -> None:
+    """A compaction an extension wrote (fromHook) far below the threshold is the user's action: replay
+    applies it where it was recorded, and invents nothing after it at recorded settings."""
+    b = SessionBuilder()
+    grow(b, 10, 5000, 3000)  # up to 32k
+    keep_from = b.entries[-4]["id"]
+    b.compaction("## Goal\nhook summary of the work so far", keep_from, 32000)
+    b.entries[-1]["fromHook"] = True
+    grow(b, 10, 6000, 3000)  # up to 33k again
+    s = b.session()
+    wl = build_workload(SessionTree(s).path().entries, s.pi_version)
+    run = simulate(wl, fit_truth(wl), ReplaySettings(64000, 16384, 20000, "pi-0"))
+    m = run_metrics(run)
+    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+    assert m["user_compactions"] == 1
+    assert all(p.truth_source == "recorded" for p in run.requests)
+
+
+def test_cjk_session_invents_nothing_at_recorded_settings() -> None:
+    """Chinese text: the provider counts about one token per character, four times chars/4. Prompts
+    below the threshold: nothing is invented."""
+    b = SessionBuilder()
+    ctx = 0
+    for r in range(12):
+        b.user("请继续完成这个任务，不要修改测试文件。" * 20)
+        ctx += estimate_tokens(b.entries[-1]["message"], "0")
+        b.assistant("好的，已经完成。" * 30, usage=b.usage(2000 + 4 * ctx, 240))
+        ctx += estimate_tokens(b.entries[-1]["message"], "0")
+    s = b.session()
+    window, reserve = _below_threshold(s)
+    wl = build_workload(SessionTree(s).path().entries, "0")
+    m = run_metrics(simulate(wl, fit_truth(wl), ReplaySettings(window, reserve, 20000, "pi-0")))
+    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
