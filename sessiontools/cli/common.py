@@ -378,7 +378,7 @@ def check_plot_path(path: Path | None) -> str:
     return suffix
 
 
-_SUFFIX_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".md": "markdown", ".txt": "table"}
+_SUFFIX_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".md": "markdown"}
 
 
 def resolve_format(fmt: Any, output: Path | None, allowed: type[Enum]) -> Any:
