@@ -186,7 +186,8 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
             if f not in explicit:
                 err.print(safe_text(f"note: {f}: skipped, not a Pi session ({why})"))
             else:
-                err.print(safe_text(f"error: {f}: {_not_a_session(why)}"))
+                where = f"{s.fatal[0].path}:{s.fatal[0].line}" if s.fatal else str(f)
+                err.print(safe_text(f"error: {where}: {_not_a_session(why)}"))
                 loaded.unreadable += 1
             continue
         report_diagnostics(err, s)

@@ -118,7 +118,7 @@ def test_output_format_from_suffix(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 0 and not out
     assert f"wrote {csv}" in err
     head, row = csv.read_text().splitlines()[:2]
-    assert head.startswith("session,leaf_id,model,context_window,reserve_tokens,keep_recent_tokens,policy,compactions")
+    assert head.startswith("session,leaf_id,model,policy,context_window,reserve_tokens,keep_recent_tokens,threshold,")
     assert len(csv.read_text().splitlines()) == 2  # one row per setting, even without compactions
     js = tmp_path / "i.json"
     assert run(capsys, "inspect", TINY, "-o", str(js))[0] == 0 and js.read_text().startswith("{")
@@ -165,7 +165,7 @@ def test_non_session_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
         code, out, err = run(capsys, cmd[0], str(f), *cmd[1:])
         assert code == 3, cmd
         line = one_line_error(err)
-        assert line.startswith(f"error: {f}: ") and "not a Pi session" in line, line
+        assert line.startswith(f"error: {f}:1: ") and "not a Pi session" in line, line  # file:line: reason
 
 
 @pytest.mark.parametrize("target", ["dir", "glob"])
