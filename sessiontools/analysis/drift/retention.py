@@ -41,6 +41,7 @@ class CategoryRetention:
 class SummaryFacts:
     summary: ChainSummary
     categories: dict[str, CategoryRetention]
+    stated: frozenset[Fact] = frozenset()  # every fact of this or an earlier span that the summary states
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +158,7 @@ def chain_facts(path: TranscriptPath, chain: Sequence[ChainSummary], cwd: str | 
         for c in CATEGORIES:
             lost = tuple(f for f in sp[c] if (c, f.key) not in stated)
             cats[c] = CategoryRetention(len(sp[c]), len(sp[c]) - len(lost), lost)
-        out.append(SummaryFacts(s, cats))
+        out.append(SummaryFacts(s, cats, frozenset(first[key][0] for key in stated)))
     cohorts: dict[int, list[Fact]] = {}
     for f, k in first.values():
         cohorts.setdefault(k, []).append(f)
