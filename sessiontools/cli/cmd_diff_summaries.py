@@ -12,7 +12,6 @@ from sessiontools.analysis.drift import FUZZY_THRESHOLD, METRICS, DriftReport, D
 from sessiontools.cli.common import (
     EXIT_GATE,
     EXIT_OK,
-    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -127,7 +126,7 @@ def register(app: typer.Typer) -> None:
         if counter.fallback_reason:
             err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
         worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
-        per_file, loaded = run_files(paths, err, worker, jobs, "analysing", agents=PI_ONLY)
+        per_file, loaded = run_files(paths, err, worker, jobs, "analysing")
         if not per_file and loaded.unreadable:  # each file's reason is already on stderr
             raise typer.Exit(exit_code_for(loaded, strict))
         report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
