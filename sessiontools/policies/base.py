@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from sessiontools.transcript.model import Message
+
 
 class PolicyName(StrEnum):
     """A compaction policy, by the agent (and version) whose rule it is."""
@@ -123,9 +125,17 @@ class Policy(ABC):
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """The candidates kept verbatim after the summary."""
 
+    def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
+        """What a compaction for `reason` ("threshold", "overflow", "manual") keeps (default: `keep`)."""
+        return self.keep(candidates, settings)
+
     def tokens_before(self, view: CountView) -> int:
         """What the agent records as the compaction's tokens before."""
         return round(self.count(view))
+
+    def message_size(self, m: Message) -> tuple[int, int]:
+        """(chars, bytes) of a message as the agent's estimator measures it (default: its units' text)."""
+        return len(m.text), len(m.text.encode())
 
     def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
         """Whether a reactive policy compacts and retries after this overflow (default: always)."""

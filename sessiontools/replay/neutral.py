@@ -14,7 +14,10 @@ failed calls are not among them). A run starts at a user message. Walking the re
   it compacts when `fires(count, threshold)`: the policy's `keep` chooses which messages stay, and a
   summary of `summary_tokens` replaces the rest;
 - U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
-  request fails (counted, not billed).
+  request fails (counted, not billed);
+- a recorded manual compaction (the user's `/compact`) is replayed where it was recorded, under
+  every policy, keeping what the policy's `keep` keeps; message sizes are the policy's
+  `message_size` (the agent's own estimator's view of a message).
 
 Pi's exact replay (`replay.simulate`) uses Pi's own cut and estimates on Pi sessions; this one is the
 common ground for Codex and Claude Code policies and for cross-agent what-ifs.
@@ -22,13 +25,14 @@ common ground for Codex and Claude Code policies and for cross-agent what-ifs.
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
 from sessiontools.replay.records import CompactionReason
-from sessiontools.transcript.model import Message, Overflow, Request, Role, TranscriptPath
+from sessiontools.transcript.model import Message, Overflow, Request, Role, TranscriptPath, Trigger
 
 DEFAULT_SUMMARY_TOKENS = 1500
 TURN_START_ROLES = (Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.OTHER)
@@ -119,7 +123,7 @@ class _Walk:
 
     def view(self, upto: int) -> CountView:
         ctx = self.context(upto)
-        size = [(len(self.path.messages[i].text), len(self.path.messages[i].text.encode())) for i in ctx]
+        size = [self.policy.message_size(self.path.messages[i]) for i in ctx]
         if self.last_usage is None:
             return CountView(None, (), size)
         after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
@@ -129,7 +133,7 @@ class _Walk:
         ctx = self.context(upto)
         cands = [Candidate(i, self.path.messages[i].role.value, self.path.messages[i].role in TURN_START_ROLES,
                            self.truth.message_tokens(self.path.messages[i])) for i in ctx]
-        kept = self.policy.keep(cands, self.s)
+        kept = self.policy.keep_for(reason.value, cands, self.s)
         after = ctx[-1] if ctx else -1
         hit = next((k for k, r in enumerate(self.recorded) if r == after and k not in self.matched), None)
         if hit is None:
@@ -212,7 +216,12 @@ class _Walk:
         events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
         starts = _run_starts(self.path, events)
         state = {"recovered": False, "success": False}
+        manual = [c.index for c in self.path.compactions if c.trigger == Trigger.MANUAL]
         for n, ev in enumerate(events):
+            while manual and manual[0] < ev.index:  # the user's /compact: replayed where it was recorded
+                k = bisect.bisect_left(self.work, manual[0])
+                self.compact(CompactionReason.MANUAL, k, self.truth_at(k), self.view(k))
+                manual.pop(0)
             if starts[n]:
                 state = {"recovered": False, "success": False}
             last = n + 1 == len(events) or starts[n + 1]

@@ -18,6 +18,7 @@ class CompactionReason(StrEnum):
 
     THRESHOLD = "threshold"
     OVERFLOW = "overflow"
+    MANUAL = "manual"  # the user's own compaction, replayed where it was recorded (neutral replay)
 
 
 class TruthSource(StrEnum):
