@@ -11,7 +11,6 @@ import typer
 
 from sessiontools.cli.common import (
     EXIT_GATE,
-    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -35,20 +34,36 @@ from sessiontools.cli.common import (
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import parse_gates, tripped
-from sessiontools.policies.base import PolicyName
+from sessiontools.policies.claude_code import DEFAULT_MAX_OUTPUT_TOKENS
 from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from sessiontools.read import load_session
-from sessiontools.replay import METRICS, replay_records, replay_session
+from sessiontools.read.agents import Agent
+from sessiontools.replay import METRICS, replay_session, replay_source_records
+from sessiontools.replay.agents import POLICY_REGISTRY
 from sessiontools.replay.frames import compactions_frame, runs_frame
 from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
 from sessiontools.report.writers import envelope
 
-#: The policies replay implements today (the others of `PolicyName` are reserved for Codex and Claude Code).
-Policy = Enum("Policy", {n.name: n.value for n in (PolicyName.PI_0, PolicyName.PI_1)}, type=str)  # type: ignore[misc]
+#: The policies replay implements (`replay.agents.POLICY_REGISTRY`).
+Policy = Enum("Policy", {n.name: n.value for n in POLICY_REGISTRY}, type=str)  # type: ignore[misc]
+#: The agents whose files replay reads.
+REPLAY_AGENTS = frozenset({Agent.PI, Agent.CLAUDE_CODE})
 
 
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
     return parse_token_list(value, name, minimum=minimum)
+
+
+def _pcts(value: str | None) -> list[float | None]:
+    if value is None:
+        return [None]
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"--autocompact-pct takes comma-separated percentages, got {value!r}") from None
+    if not out or any(not 0 < p <= 100 for p in out):
+        raise UsageError(f"--autocompact-pct: each value must be in (0, 100], got {value!r}")
+    return [int(p) if p == int(p) else p for p in out]
 
 
 def _check_grid(windows: list[int] | None, reserves: list[int]) -> None:
@@ -74,7 +89,9 @@ def register(app: typer.Typer) -> None:
         context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
-        policy: Annotated[Policy | None, typer.Option("--policy", help="Check points of Pi 0.x or 1.x (default: the version that wrote the file).")] = None,
+        policy: Annotated[Policy | None, typer.Option("--policy", help="Pi 0.x/1.x or Claude Code (threshold or reactive) compaction (default: the agent and version that wrote the file).")] = None,
+        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) P, comma-separated (T = min(floor(E x P / 100), E - 13000)).")] = None,
+        max_output_tokens: Annotated[int, tokens_option("--max-output-tokens", minimum=1, help="claude-code: the model's max output tokens (E = W - min(this, 20000)).")] = DEFAULT_MAX_OUTPUT_TOKENS,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
@@ -111,7 +128,9 @@ def register(app: typer.Typer) -> None:
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)
-        per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying", agents=PI_ONLY)
+        claude = dict(autocompact_pcts=_pcts(autocompact_pct), max_output_tokens=max_output_tokens)
+        per_file, loaded = run_files(paths, err, partial(replay_source_records, **options, **claude), jobs, "replaying",
+                                     agents=REPLAY_AGENTS)
         records = [r for recs in per_file for r in recs]
         if not records:
             if loaded.unreadable:  # each file's reason is already on stderr, one line each
@@ -124,6 +143,9 @@ def register(app: typer.Typer) -> None:
         else:
             emit_renderables([replay_table(records)], output)
         if plot is not None:
+            if len(records) == 1 and records[0].get("agent", "pi") != "pi":
+                raise UsageError("--plot: the timeline of one setting is drawn for Pi's exact replay only; "
+                                 "replay a grid for a heatmap")
             if len(records) == 1:
                 (pr,) = replay_session(load_session(records[0]["session"]), **options)
                 fig = timeline_figure(pr, pr.runs[0])

@@ -1,4 +1,5 @@
-"""Replay Pi's compaction offline over recorded sessions under other settings."""
+"""Replay an agent's compaction offline over recorded sessions under other settings (Pi exactly; any
+registered policy over any agent's transcript through `replay.agents`)."""
 
 from __future__ import annotations
 
@@ -97,6 +98,22 @@ def replay_records(session: Session, **options: Any) -> list[dict[str, Any]]:
     return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
 
 
+def replay_source_records(source: Any, *, policy: str | None, leaf: str | None = None, all_leaves: bool = False,
+                          autocompact_pcts: Sequence[float | None] = (None,), max_output_tokens: int | None = None,
+                          **options: Any) -> list[dict[str, Any]]:
+    """Replay records of any agent's loaded file: Pi sessions under Pi's policies by Pi's exact replay,
+    everything else by the neutral simulator (`replay.agents`, where the policy registry is)."""
+    from sessiontools.read.agents import Agent
+    from sessiontools.replay.agents import records_for_transcript
+    from sessiontools.transcript.load import transcript_of
+
+    if source.agent == Agent.PI and policy in (None, "pi-0", "pi-1"):
+        return replay_records(source, policy=policy, leaf=leaf, all_leaves=all_leaves, **options)
+    extra = {"max_output_tokens": max_output_tokens} if max_output_tokens else {}
+    t = transcript_of(source, leaf=leaf, all_leaves=all_leaves)
+    return records_for_transcript(t, policy=policy, autocompact_pcts=autocompact_pcts, **extra, **options)
+
+
 def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
     """One element of the replay JSON `runs` list."""
     return {
@@ -134,6 +151,7 @@ __all__ = [
     "build_workload",
     "fit_truth",
     "replay_records",
+    "replay_source_records",
     "replay_session",
     "run_record",
     "simulate",

@@ -93,6 +93,8 @@ class NeutralRun:
     agent_prompt_tokens: float = 0.0  # sum of U over the requests that were sent and answered
     recorded: int = 0
     matched: int = 0
+    requests_recorded: int = 0  # answered requests whose truth is the recorded usage
+    requests_modelled: int = 0  # answered requests whose truth is the model's (the context changed)
 
 
 class _Walk:
@@ -166,7 +168,8 @@ class _Walk:
             self.check(k)
         elif CheckPoint.BETWEEN_TURNS in self.policy.check_points and not first:
             self.check(k)
-        u = float(req.usage.prompt) if not self.diverged(req.index) else self.truth_at(k)
+        recorded = not self.diverged(req.index)
+        u = float(req.usage.prompt) if recorded else self.truth_at(k)
         if u > self.s.context_window:
             self.run.overflows += 1
             self.run.peak_truth = max(self.run.peak_truth, u)
@@ -175,12 +178,16 @@ class _Walk:
                 return
             state["recovered"], state["success"] = True, False
             self.compact(CompactionReason.OVERFLOW, k, u, self.view(k))
-            u = self.truth_at(k)
+            u, recorded = self.truth_at(k), False
             if u > self.s.context_window:
                 self.run.overflows += 1
                 self.run.failed_recoveries += 1
                 return
         state["success"] = True
+        if recorded:
+            self.run.requests_recorded += 1
+        else:
+            self.run.requests_modelled += 1
         self.answered(k, req.index, u, req.usage.output, last)
 
     def answered(self, k: int, index: int, u: float, output: int, last: bool) -> None:
