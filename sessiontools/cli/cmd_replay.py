@@ -124,7 +124,8 @@ def register(app: typer.Typer) -> None:
         windows = _ints(context_window, "--context-window", minimum=1)
         reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
         keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
-        _check_grid(windows, reserves)
+        if policy is not None and policy.value in ("pi-0", "pi-1") or reserve != str(DEFAULT_RESERVE_TOKENS):
+            _check_grid(windows, reserves)  # else Claude Code files ignore --reserve; Pi files are checked each
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)

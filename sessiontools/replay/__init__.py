@@ -108,6 +108,10 @@ def replay_source_records(source: Any, *, policy: str | None, leaf: str | None =
     from sessiontools.transcript.load import transcript_of
 
     if source.agent == Agent.PI and policy in (None, "pi-0", "pi-1"):
+        bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
+        if bad:
+            raise InputError(f"{source.path}: reserveTokens {bad[0][1]:,} is not below the window {bad[0][0]:,}: "
+                             "Pi's threshold W - reserve would be zero or negative; give --reserve")
         return replay_records(source, policy=policy, leaf=leaf, all_leaves=all_leaves, **options)
     extra = {"max_output_tokens": max_output_tokens} if max_output_tokens else {}
     t = transcript_of(source, leaf=leaf, all_leaves=all_leaves)
