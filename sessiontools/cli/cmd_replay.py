@@ -34,36 +34,20 @@ from sessiontools.cli.common import (
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import parse_gates, tripped
-from sessiontools.policies.claude_code import DEFAULT_MAX_OUTPUT_TOKENS
 from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from sessiontools.read import load_session
-from sessiontools.read.agents import Agent
-from sessiontools.replay import METRICS, replay_session, replay_source_records
-from sessiontools.replay.agents import POLICY_REGISTRY
+from sessiontools.replay import METRICS, replay_records, replay_session
 from sessiontools.replay.frames import compactions_frame, runs_frame
+from sessiontools.replay.registry import PI_POLICIES, POLICIES, replay_agents
 from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
 from sessiontools.report.writers import envelope
 
-#: The policies replay implements (`replay.agents.POLICY_REGISTRY`).
-Policy = Enum("Policy", {n.name: n.value for n in POLICY_REGISTRY}, type=str)  # type: ignore[misc]
-#: The agents whose files replay reads.
-REPLAY_AGENTS = frozenset({Agent.PI, Agent.CLAUDE_CODE})
+#: The policies replay implements (`replay.registry.POLICIES`).
+Policy = Enum("Policy", {n.name: n.value for n in POLICIES}, type=str)  # type: ignore[misc]
 
 
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
     return parse_token_list(value, name, minimum=minimum)
-
-
-def _pcts(value: str | None) -> list[float | None]:
-    if value is None:
-        return [None]
-    try:
-        out = [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"--autocompact-pct takes comma-separated percentages, got {value!r}") from None
-    if not out or any(not 0 < p <= 100 for p in out):
-        raise UsageError(f"--autocompact-pct: each value must be in (0, 100], got {value!r}")
-    return [int(p) if p == int(p) else p for p in out]
 
 
 def _check_grid(windows: list[int] | None, reserves: list[int]) -> None:
@@ -86,12 +70,11 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         paths: PathsArg = None,
-        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue).")] = None,
+        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue; Codex: the configured window, the rollout's model_context_window / 0.95).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
-        policy: Annotated[Policy | None, typer.Option("--policy", help="Pi 0.x/1.x or Claude Code (threshold or reactive) compaction (default: the agent and version that wrote the file).")] = None,
-        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) P, comma-separated (T = min(floor(E x P / 100), E - 13000)).")] = None,
-        max_output_tokens: Annotated[int, tokens_option("--max-output-tokens", minimum=1, help="claude-code: the model's max output tokens (E = W - min(this, 20000)).")] = DEFAULT_MAX_OUTPUT_TOKENS,
+        policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1 or codex (default: the agent's own; for Pi the version that wrote the file).")] = None,
+        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex's model_auto_compact_token_limit value(s), comma-separated (default: 90% of the window).")] = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
@@ -124,14 +107,14 @@ def register(app: typer.Typer) -> None:
         windows = _ints(context_window, "--context-window", minimum=1)
         reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
         keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
-        if policy is not None and policy.value in ("pi-0", "pi-1") or reserve != str(DEFAULT_RESERVE_TOKENS):
-            _check_grid(windows, reserves)  # else Claude Code files ignore --reserve; Pi files are checked each
+        limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
+        if policy is None or policy.value in PI_POLICIES:
+            _check_grid(windows, reserves)
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)
-        claude = dict(autocompact_pcts=_pcts(autocompact_pct), max_output_tokens=max_output_tokens)
-        per_file, loaded = run_files(paths, err, partial(replay_source_records, **options, **claude), jobs, "replaying",
-                                     agents=REPLAY_AGENTS)
+        per_file, loaded = run_files(paths, err, partial(replay_records, limits=limits, **options), jobs, "replaying",
+                                     agents=replay_agents(policy.value if policy else None))
         records = [r for recs in per_file for r in recs]
         if not records:
             if loaded.unreadable:  # each file's reason is already on stderr, one line each
@@ -145,8 +128,7 @@ def register(app: typer.Typer) -> None:
             emit_renderables([replay_table(records)], output)
         if plot is not None:
             if len(records) == 1 and records[0].get("agent", "pi") != "pi":
-                raise UsageError("--plot: the timeline of one setting is drawn for Pi's exact replay only; "
-                                 "replay a grid for a heatmap")
+                raise UsageError("--plot: the timeline of one setting is drawn for Pi sessions only; give a grid")
             if len(records) == 1:
                 (pr,) = replay_session(load_session(records[0]["session"]), **options)
                 fig = timeline_figure(pr, pr.runs[0])

@@ -39,8 +39,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from sessiontools.transcript.model import Message
-
 
 class PolicyName(StrEnum):
     """A compaction policy, by the agent (and version) whose rule it is."""
@@ -92,6 +90,7 @@ class Candidate:
     role: str
     turn_start: bool
     tokens: float
+    message: Any = field(default=None, compare=False, repr=False)  # the transcript's Message, for rules that read it
 
 
 @dataclass(slots=True)
@@ -108,6 +107,17 @@ class Policy(ABC):
     name: PolicyName
     check_points: frozenset[CheckPoint]
     reactive: bool = False
+    #: `BEFORE_SAMPLING` is checked before the run's new input (user prompt, context updates) is
+    #: recorded (Codex's pre-turn check), not after it.
+    pre_turn_excludes_input: bool = False
+    #: The count's trailing messages start after the *first* message of the newest reply (Claude Code
+    #: counts the reply's own later lines), not after its last one.
+    counts_own_reply: bool = False
+
+    def size(self, message: Any) -> tuple[int, int]:
+        """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
+        text = message.text
+        return len(text), len(text.encode("utf-8"))
 
     @abstractmethod
     def threshold(self, settings: PolicySettings) -> int:
@@ -132,10 +142,6 @@ class Policy(ABC):
     def tokens_before(self, view: CountView) -> int:
         """What the agent records as the compaction's tokens before."""
         return round(self.count(view))
-
-    def message_size(self, m: Message) -> tuple[int, int]:
-        """(chars, bytes) of a message as the agent's estimator measures it (default: its units' text)."""
-        return len(m.text), len(m.text.encode())
 
     def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
         """Whether a reactive policy compacts and retries after this overflow (default: always)."""

@@ -145,6 +145,7 @@ class ClaudeCodePolicy(Policy):
     """`claude-code` (threshold, and reactive on a rejected request) or `claude-code-reactive`."""
 
     reactive = True
+    counts_own_reply = True  # the messages after the *first* line of the last response
 
     def __init__(self, reactive_only: bool = False) -> None:
         self.reactive_only = reactive_only
@@ -172,9 +173,8 @@ class ClaudeCodePolicy(Policy):
             return recorded_chars(sum(c for c, _ in view.context))
         return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
 
-    def message_size(self, m: Message) -> tuple[int, int]:
-        chars = claude_chars(m)
-        return chars, len(m.text.encode())
+    def size(self, message: Any) -> tuple[int, int]:
+        return claude_chars(message), len(message.text.encode())
 
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """The preserved segment of a threshold (or manual) compaction: the last round(s) of the turn."""

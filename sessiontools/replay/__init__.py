@@ -1,5 +1,4 @@
-"""Replay an agent's compaction offline over recorded sessions under other settings (Pi exactly; any
-registered policy over any agent's transcript through `replay.agents`)."""
+"""Replay Pi's compaction offline over recorded sessions under other settings."""
 
 from __future__ import annotations
 
@@ -93,29 +92,26 @@ def replay_session(
     return out
 
 
-def replay_records(session: Session, **options: Any) -> list[dict[str, Any]]:
-    """`replay_session` for one session, as JSON-ready run records (picklable, for --jobs)."""
-    return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
+def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
+    """One session file of any agent replayed, as JSON-ready run records (picklable, for --jobs).
 
+    A Pi session under a Pi policy: `replay_session` (the exact port). Anything else (a Codex rollout,
+    another agent's rule over a Pi session, ...): the generic simulator (`replay.transcripts`).
+    `limits` (Codex's --auto-compact-limit values) only applies to the latter.
+    """
+    from sessiontools.replay.registry import PI_POLICIES
 
-def replay_source_records(source: Any, *, policy: str | None, leaf: str | None = None, all_leaves: bool = False,
-                          autocompact_pcts: Sequence[float | None] = (None,), max_output_tokens: int | None = None,
-                          **options: Any) -> list[dict[str, Any]]:
-    """Replay records of any agent's loaded file: Pi sessions under Pi's policies by Pi's exact replay,
-    everything else by the neutral simulator (`replay.agents`, where the policy registry is)."""
-    from sessiontools.read.agents import Agent
-    from sessiontools.replay.agents import records_for_transcript
+    limits = options.pop("limits", None) or [None]
+    policy = options.get("policy")
+    if getattr(session, "agent", "pi") == "pi" and (policy is None or policy in PI_POLICIES):
+        return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
+    from sessiontools.replay.transcripts import replay_transcript
     from sessiontools.transcript.load import transcript_of
 
-    if source.agent == Agent.PI and policy in (None, "pi-0", "pi-1"):
-        bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
-        if bad:
-            raise InputError(f"{source.path}: reserveTokens {bad[0][1]:,} is not below the window {bad[0][0]:,}: "
-                             "Pi's threshold W - reserve would be zero or negative; give --reserve")
-        return replay_records(source, policy=policy, leaf=leaf, all_leaves=all_leaves, **options)
-    extra = {"max_output_tokens": max_output_tokens} if max_output_tokens else {}
-    t = transcript_of(source, leaf=leaf, all_leaves=all_leaves)
-    return records_for_transcript(t, policy=policy, autocompact_pcts=autocompact_pcts, **extra, **options)
+    t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False))
+    return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
+                             policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
+                             all_leaves=options.get("all_leaves", False))
 
 
 def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
@@ -155,7 +151,6 @@ __all__ = [
     "build_workload",
     "fit_truth",
     "replay_records",
-    "replay_source_records",
     "replay_session",
     "run_record",
     "simulate",

@@ -15,9 +15,8 @@ failed calls are not among them). A run starts at a user message. Walking the re
   summary of `summary_tokens` replaces the rest;
 - U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
   request fails (counted, not billed);
-- a recorded manual compaction (the user's `/compact`) is replayed where it was recorded, under
-  every policy, keeping what the policy's `keep` keeps; message sizes are the policy's
-  `message_size` (the agent's own estimator's view of a message).
+- a recorded manual compaction (the user's own, e.g. Claude Code's `/compact`) is replayed where it
+  was recorded under every policy, keeping what the policy's `keep_for("manual", ...)` keeps.
 
 Pi's exact replay (`replay.simulate`) uses Pi's own cut and estimates on Pi sessions; this one is the
 common ground for Codex and Claude Code policies and for cross-agent what-ifs.
@@ -25,9 +24,9 @@ common ground for Codex and Claude Code policies and for cross-agent what-ifs.
 
 from __future__ import annotations
 
-import bisect
 import statistics
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
@@ -40,15 +39,38 @@ TURN_START_ROLES = (Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.OTHER)
 
 @dataclass(frozen=True, slots=True)
 class NeutralTruth:
-    """Truth of a context: overhead + ratio * chars/4 per message (+ summaries)."""
+    """Truth of a context: overhead + each message's tokens (+ summaries). A message's tokens are
+    what the recorded usage attributes to it (`attribute_messages`), else ratio * chars/4."""
 
     overhead: float
     ratio: float
     summary_tokens: float
     n: int  # requests fitted
+    attributed: Mapping[int, float] = field(default_factory=dict)
 
     def message_tokens(self, m: Message) -> float:
-        return self.ratio * chars4(len(m.text))
+        got = self.attributed.get(m.index)
+        return got if got is not None else self.ratio * chars4(len(m.text))
+
+
+def attribute_messages(path: TranscriptPath) -> dict[int, float]:
+    """Each message's tokens as the recorded usage tells them: between two requests of one context
+    window (the later context holds the earlier one), the prompt grows by exactly the messages
+    appended (the reply, tool outputs, a new prompt); that growth is split over them in proportion to
+    chars/4. Messages never appended between two such requests are not in the result."""
+    out: dict[int, float] = {}
+    prev: set[int] | None = None
+    prev_u = 0
+    for r in path.requests:
+        ctx = list(r.context_indices())
+        if prev is not None and prev.issubset(ctx) and r.usage.prompt >= prev_u:
+            new = [i for i in ctx if i not in prev]
+            weights = [max(chars4(len(path.messages[i].text)), 1) for i in new]
+            total = sum(weights)
+            for i, w in zip(new, weights, strict=True):
+                out.setdefault(i, (r.usage.prompt - prev_u) * w / total)
+        prev, prev_u = set(ctx), r.usage.prompt
+    return out
 
 
 def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None) -> NeutralTruth:
@@ -60,12 +82,20 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None)
     ys = [float(r.usage.prompt) for r in path.requests]
     fit = least_squares(xs, ys, ridge=[1e-6, 1e3], prior=[0.0, 1.0], nonneg=True)
     overhead, ratio = fit.coef
-    recorded = [float(c.tokens_after) for c in path.compactions if c.tokens_after]
     if summary_tokens is None:
-        sums = [len(c.summary) for c in path.compactions if c.summary]
-        summary_tokens = (statistics.median(recorded) if recorded
-                          else ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS)
-    return NeutralTruth(overhead, ratio if ratio > 0 else 1.0, float(summary_tokens), fit.n)
+        # The summary message as the agent sent it (Codex: its fixed prefix + the summary). Not the
+        # recorded tokens after: Codex and Claude Code record the whole new context there, whose kept
+        # messages the simulator counts itself.
+        sums = [len(path.messages[c.index].text) if c.index < len(path.messages) else len(c.summary or "")
+                for c in path.compactions if c.summary]
+        summary_tokens = ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS
+    ratio = ratio if ratio > 0 else 1.0
+    attributed = attribute_messages(path)
+    if attributed:  # the overhead that, with the attributed messages, best explains every request
+        plain = NeutralTruth(0.0, ratio, 0.0, fit.n, attributed)
+        overhead = max(statistics.median(
+            r.usage.prompt - sum(plain.message_tokens(m) for m in path.context(r)) for r in path.requests), 0.0)
+    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed)
 
 
 @dataclass(slots=True)
@@ -93,8 +123,8 @@ class NeutralRun:
     agent_prompt_tokens: float = 0.0  # sum of U over the requests that were sent and answered
     recorded: int = 0
     matched: int = 0
-    requests_recorded: int = 0  # answered requests whose truth is the recorded usage
-    requests_modelled: int = 0  # answered requests whose truth is the model's (the context changed)
+    requests_recorded: int = 0  # requests whose truth is their recorded usage
+    requests_modelled: int = 0  # requests whose truth is the fitted model (the context changed)
 
 
 class _Walk:
@@ -102,8 +132,11 @@ class _Walk:
         self.path, self.policy, self.s, self.truth = path, policy, settings, truth
         self.T = policy.threshold(settings)
         # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
+        # Codex: also the replacement history written on the compaction's own line (copies of kept items).
         ids = {c.id for c in path.compactions if c.id is not None}
-        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids}
+        lines = {c.line for c in path.compactions}
+        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages
+                                                           if m.id in ids or m.line in lines}
         self.work = [m.index for m in path.messages if m.index not in summaries]
         self.pos_of = {ix: k for k, ix in enumerate(self.work)}
         self.prefix: tuple[int, ...] = ()  # kept messages of the newest simulated compaction
@@ -112,7 +145,9 @@ class _Walk:
         self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
         self.matched: set[int] = set()  # positions in `recorded` reproduced so far
         self.unmatched = 0  # simulated compactions at no recorded place
-        self.last_usage: tuple[int, float] | None = None  # (message index, usage total)
+        self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
+        self.starts = {e.index for e in (*path.requests, *path.overflows)}
+        self.run_start = 0  # work position where the current run's input begins
         self.run = NeutralRun(policy.name.value, settings)
 
     def context(self, upto: int) -> list[int]:
@@ -125,7 +160,7 @@ class _Walk:
 
     def view(self, upto: int) -> CountView:
         ctx = self.context(upto)
-        size = [self.policy.message_size(self.path.messages[i]) for i in ctx]
+        size = [self.policy.size(self.path.messages[i]) for i in ctx]
         if self.last_usage is None:
             return CountView(None, (), size)
         after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
@@ -133,8 +168,9 @@ class _Walk:
 
     def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> None:
         ctx = self.context(upto)
-        cands = [Candidate(i, self.path.messages[i].role.value, self.path.messages[i].role in TURN_START_ROLES,
-                           self.truth.message_tokens(self.path.messages[i])) for i in ctx]
+        msgs = self.path.messages
+        cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.truth.message_tokens(msgs[i]),
+                           msgs[i]) for i in ctx]
         kept = self.policy.keep_for(reason.value, cands, self.s)
         after = ctx[-1] if ctx else -1
         hit = next((k for k, r in enumerate(self.recorded) if r == after and k not in self.matched), None)
@@ -165,11 +201,13 @@ class _Walk:
     def request(self, req: Request, first: bool, last: bool, state: dict[str, bool]) -> None:
         k = self.pos_of.get(req.index, 0)
         if CheckPoint.BEFORE_SAMPLING in self.policy.check_points and first:
-            self.check(k)
+            self.check(self.run_start if self.policy.pre_turn_excludes_input else k)
         elif CheckPoint.BETWEEN_TURNS in self.policy.check_points and not first:
             self.check(k)
-        recorded = not self.diverged(req.index)
-        u = float(req.usage.prompt) if recorded else self.truth_at(k)
+        modelled = self.diverged(req.index)
+        u = self.truth_at(k) if modelled else float(req.usage.prompt)
+        self.run.requests_modelled += modelled
+        self.run.requests_recorded += not modelled
         if u > self.s.context_window:
             self.run.overflows += 1
             self.run.peak_truth = max(self.run.peak_truth, u)
@@ -178,30 +216,36 @@ class _Walk:
                 return
             state["recovered"], state["success"] = True, False
             self.compact(CompactionReason.OVERFLOW, k, u, self.view(k))
-            u, recorded = self.truth_at(k), False
+            u = self.truth_at(k)
             if u > self.s.context_window:
                 self.run.overflows += 1
                 self.run.failed_recoveries += 1
                 return
         state["success"] = True
-        if recorded:
-            self.run.requests_recorded += 1
-        else:
-            self.run.requests_modelled += 1
         self.answered(k, req.index, u, req.usage.output, last)
 
     def answered(self, k: int, index: int, u: float, output: int, last: bool) -> None:
         """A request the provider answered (prompt U, `output` tokens out)."""
         self.run.peak_truth = max(self.run.peak_truth, u)
         self.run.agent_prompt_tokens += u
-        self.last_usage = (index, u + output)
+        self.last_usage = (index if self.policy.counts_own_reply else self.reply_end(index), u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
             self.check(k + 1)
+
+    def reply_end(self, index: int) -> int:
+        """The last message of the reply that starts at `index` (Codex writes one response as several
+        items: reasoning, text, tool calls; the count's trailing items are those after all of them)."""
+        msgs = self.path.messages
+        while index + 1 < len(msgs) and msgs[index + 1].role == Role.ASSISTANT and index + 1 not in self.starts:
+            index += 1
+        return index
 
     def overflow(self, ovf: Overflow, first: bool, last: bool, state: dict[str, bool]) -> None:
         """A request the provider rejected in the recording: its own count (when it gave one) is the
         truth while the context is the recorded one; in a changed context it may fit."""
         k = self.pos_of.get(ovf.index, 0)
+        if CheckPoint.BEFORE_SAMPLING in self.policy.check_points and first:
+            self.check(self.run_start if self.policy.pre_turn_excludes_input else k)
         if self.diverged(ovf.index):
             u = self.truth_at(k)
         else:
@@ -221,16 +265,18 @@ class _Walk:
 
     def walk(self) -> NeutralRun:
         events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
-        starts = _run_starts(self.path, events)
+        starts = _run_starts(self.path, events, self.pos_of)
         state = {"recovered": False, "success": False}
+        prev = -1
         manual = [c.index for c in self.path.compactions if c.trigger == Trigger.MANUAL]
         for n, ev in enumerate(events):
             while manual and manual[0] < ev.index:  # the user's /compact: replayed where it was recorded
-                k = bisect.bisect_left(self.work, manual[0])
+                k = bisect_left(self.work, manual.pop(0))
                 self.compact(CompactionReason.MANUAL, k, self.truth_at(k), self.view(k))
-                manual.pop(0)
             if starts[n]:
                 state = {"recovered": False, "success": False}
+                self.run_start = bisect_right(self.work, prev)
+            prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1]
             if isinstance(ev, Overflow):
                 self.overflow(ev, starts[n], last, state)
@@ -240,12 +286,13 @@ class _Walk:
         return self.run
 
 
-def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow]) -> list[bool]:
-    """Whether each request starts a run (a user message since the previous request)."""
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow], work: Container[int]) -> list[bool]:
+    """Whether each request starts a run (a user message of the workload since the previous request;
+    a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
     out = []
     prev = -1
     for r in reqs:
-        out.append(prev < 0 or any(path.messages[i].role == Role.USER for i in range(prev + 1, r.index)))
+        out.append(prev < 0 or any(path.messages[i].role == Role.USER and i in work for i in range(prev + 1, r.index)))
         prev = r.index
     return out
 
