@@ -136,7 +136,7 @@ class Policy(ABC):
         """The candidates kept verbatim after the summary."""
 
     def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
-        """What a compaction for `reason` ("threshold", "overflow", "manual") keeps (default: `keep`)."""
+        """What a compaction for `reason` ("threshold", "overflow", "user": a recorded manual one) keeps (default: `keep`)."""
         return self.keep(candidates, settings)
 
     def tokens_before(self, view: CountView) -> int:

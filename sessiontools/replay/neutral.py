@@ -16,7 +16,7 @@ failed calls are not among them). A run starts at a user message. Walking the re
 - U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
   request fails (counted, not billed);
 - a recorded manual compaction (the user's own, e.g. Claude Code's `/compact`) is replayed where it
-  was recorded under every policy, keeping what the policy's `keep_for("manual", ...)` keeps.
+  was recorded under every policy, keeping what the policy's `keep_for("user", ...)` keeps.
 
 Pi's exact replay (`replay.simulate`) uses Pi's own cut and estimates on Pi sessions; this one is the
 common ground for Codex and Claude Code policies and for cross-agent what-ifs.
@@ -272,7 +272,7 @@ class _Walk:
         for n, ev in enumerate(events):
             while manual and manual[0] < ev.index:  # the user's /compact: replayed where it was recorded
                 k = bisect_left(self.work, manual.pop(0))
-                self.compact(CompactionReason.MANUAL, k, self.truth_at(k), self.view(k))
+                self.compact(CompactionReason.USER, k, self.truth_at(k), self.view(k))
             if starts[n]:
                 state = {"recovered": False, "success": False}
                 self.run_start = bisect_right(self.work, prev)
