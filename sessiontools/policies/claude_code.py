@@ -51,7 +51,7 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
-from sessiontools.transcript.model import Message, UnitKind
+from sessiontools.transcript.model import Message, Transcript, Trigger, UnitKind
 
 #: The Claude Code version these rules were measured on.
 MEASURED_VERSION = "2.1.332"
@@ -79,8 +79,9 @@ def effective_window(window: int, max_output_tokens: int = DEFAULT_MAX_OUTPUT_TO
 
 
 def claude_threshold(window: int, pct: float | None = None, max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
-    """T = E - 13000, or min(floor(E * P / 100), E - 13000) with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P."""
-    e = effective_window(window, max_output_tokens)
+    """T = E - 13000, or min(floor(E * P / 100), E - 13000) with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P; the
+    auto-compact window is at least `MIN_AUTO_COMPACT_WINDOW` (a smaller W still overflows at W)."""
+    e = effective_window(max(window, MIN_AUTO_COMPACT_WINDOW), max_output_tokens)
     if pct is None:
         return e - AUTOCOMPACT_BUFFER
     return min(math.floor(e * pct / 100), e - AUTOCOMPACT_BUFFER)
@@ -192,6 +193,14 @@ class ClaudeCodePolicy(Policy):
         while len(kept) > 1 and sum(c.tokens for r in kept for c in r) > budget:
             kept = kept[1:]
         return Kept(tuple(c.index for r in kept for c in r))
+
+
+def default_policy(t: Transcript) -> PolicyName:
+    """The rule that wrote a Claude Code file: `claude-code` when it compacted at a threshold (an
+    auto-compact window was set), else `claude-code-reactive` (2.1.332 without a window compacts only
+    when the provider rejects a request; the file records no window)."""
+    triggers = {c.trigger for p in t.paths if not p.sidechain for c in p.compactions}
+    return PolicyName.CLAUDE_CODE if Trigger.THRESHOLD in triggers else PolicyName.CLAUDE_CODE_REACTIVE
 
 
 def claude_code_policy(name: str | PolicyName) -> ClaudeCodePolicy:
