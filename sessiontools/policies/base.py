@@ -17,13 +17,16 @@ A `Policy` answers five questions, over the agent-neutral transcript (`transcrip
    messages, fires when count > T. Codex: T = min(auto_compact_limit, 0.9 W), count = last
    total_tokens + bytes/4 of later items, fires when count >= T. Claude Code: E = W - min(maxOutput,
    20000), T = E - 13000 (or min(floor(E * P / 100), E - 13000)), count = last usage incl. output +
-   bytes/4 of the messages after it.
+   ceil(chars/4 * 4/3) of the messages after the reply's first line, fires when count >= T, checked
+   before every request (`policies.claude_code`).
 4. **what it keeps**: `keep(candidates, budget)` picks the message indices kept verbatim after the
    summary from the candidates of a compaction (Pi: recent messages up to keepRecentTokens, cut at
    a turn boundary; Codex: the initial context and recent user messages up to 20,000 tokens;
-   Claude Code: the preserved segment).
+   Claude Code: whole rounds from the end of the current turn); `keep_for(reason, ...)` lets a
+   policy keep differently by reason (Claude Code's reactive compaction keeps more rounds).
 5. **tokens before**: `tokens_before(view)`, the number the agent records on the compaction
-   (Pi: its `estimateContextTokens` of the path; Codex/Claude Code: the count at the trigger).
+   (Pi: its `estimateContextTokens` of the path; Codex: the count at the trigger; Claude Code: the
+   count without the 4/3 factor).
 
 `PolicySettings` holds the settings a grid varies (window, reserve, keep, and per-agent extras such
 as `auto_compact_limit`, `autocompact_pct`, `max_output_tokens`). `replay.neutral.simulate_path`
