@@ -28,11 +28,17 @@ from the end of the current turn, never the user's prompt. 2.1.332 chooses how m
 ladder" whose rule was not decoded; it is modelled on the nine recorded automatic compactions: a
 threshold compaction keeps the last `THRESHOLD_KEPT_ROUNDS` round (the median; exact for 6 of 7
 recorded), a reactive one the last rounds up to `REACTIVE_MAX_KEPT_ROUNDS` while they fit in
-`REACTIVE_KEEP_FRACTION` of the window (fitted on the two recorded reactive compactions: 3 and 2
-rounds kept, both reproduced). The 7th threshold one (claude-threshold-14, 4th) kept nothing: it was
-the only compaction whose turn had already been compacted, so that the turn's prompt was no longer in
-the context; the model keeps nothing then (one recorded case: a hypothesis, not a decoded rule). A manual `/compact` is the user's action: the replay performs it where it was recorded
-and keeps what `keep` keeps (the recorded one kept the final answer, the last round).
+`REACTIVE_KEEP_FRACTION` of the window (fitted on the two recorded reactive compactions, 3 and 2
+rounds kept: any fraction in [0.54, 0.655] reproduces both; 0.6 is the middle). The 7th threshold
+one (claude-threshold-14, 4th) kept nothing: it was the only compaction whose turn had already been
+compacted, so that the turn's prompt was no longer in the context; the model keeps nothing then
+(one recorded case: a hypothesis, not a decoded rule). A manual `/compact` is the user's action: the
+replay performs it where it was recorded and keeps what `keep` keeps (the recorded one kept the
+final answer, the last round).
+
+The threshold's window is at least `MIN_AUTO_COMPACT_WINDOW` (Claude Code's minimum for
+`CLAUDE_CODE_AUTO_COMPACT_WINDOW`); a smaller `--context-window` still overflows at W, so the
+replay then compacts reactively.
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ THRESHOLD_KEPT_ROUNDS = 1
 #: At most this many rounds kept by a reactive compaction (the most recorded).
 REACTIVE_MAX_KEPT_ROUNDS = 3
 #: A reactive compaction gives up its oldest kept rounds while they exceed this share of the window.
-REACTIVE_KEEP_FRACTION = 0.55
+REACTIVE_KEEP_FRACTION = 0.6
 
 
 def effective_window(window: int, max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
@@ -78,7 +84,8 @@ def effective_window(window: int, max_output_tokens: int = DEFAULT_MAX_OUTPUT_TO
     return window - min(max_output_tokens, OUTPUT_RESERVE_CAP)
 
 
-def claude_threshold(window: int, pct: float | None = None, max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
+def claude_threshold(window: int, pct: float | None = None,
+                     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
     """T = E - 13000, or min(floor(E * P / 100), E - 13000) with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P; the
     auto-compact window is at least `MIN_AUTO_COMPACT_WINDOW` (a smaller W still overflows at W)."""
     e = effective_window(max(window, MIN_AUTO_COMPACT_WINDOW), max_output_tokens)
@@ -110,7 +117,8 @@ def _block_chars(b: Any) -> int:
         c = b.get("content")
         if isinstance(c, str):
             return len(c)
-        return sum(len(x.get("text") or "") for x in c or [] if isinstance(x, dict) and x.get("type") == "text")
+        return sum(len(x.get("text") or "") for x in c or []
+                   if isinstance(x, dict) and x.get("type") == "text")
     return 0
 
 

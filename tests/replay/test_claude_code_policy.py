@@ -108,10 +108,11 @@ def test_keep_whole_rounds_of_the_current_turn() -> None:
     assert pol.keep_for("threshold", _cands("uatatu"), s).indices == ()
     # the turn's prompt was summarised by an earlier compaction of the same turn: nothing kept
     assert pol.keep_for("threshold", _cands("atat"), s).indices == ()
-    # reactive: up to 3 rounds while they fit in 0.55 W (here 0.55 x 1000 = 550 tokens, 100 per message)
+    # reactive: up to 3 rounds while they fit in 0.6 W (here 0.6 x 900 = 540 tokens, 100 per message)
     r = claude_code_policy("claude-code-reactive")
     assert r.keep_for("overflow", _cands("uatatatat"), PolicySettings(10000)).indices == (3, 4, 5, 6, 7, 8)
-    assert r.keep_for("overflow", _cands("uatatatat"), PolicySettings(1000)).indices == (5, 6, 7, 8)
+    assert r.keep_for("overflow", _cands("uatatatat"), PolicySettings(1000)).indices == (3, 4, 5, 6, 7, 8)  # 600
+    assert r.keep_for("overflow", _cands("uatatatat"), PolicySettings(900)).indices == (5, 6, 7, 8)
     assert r.keep_for("overflow", _cands("uatatatat"), PolicySettings(100)).indices == (7, 8)  # at least one round
     assert r.keep_for("threshold", _cands("uatatatat"), PolicySettings(10000)).indices == (7, 8)
 
