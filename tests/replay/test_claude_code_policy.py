@@ -234,3 +234,28 @@ def test_cli_cross_agent(capsys: pytest.CaptureFixture[str], tmp_path: Path, mon
                         "--context-window", "16000", "--reserve", "4000", "--keep-recent", "4000")
     assert code == 0 and doc["runs"][0]["settings"]["policy"] == "pi-1" and doc["runs"][0]["agent"] == "claude-code"
     assert doc["runs"][0]["metrics"]["compactions"] >= 1
+
+
+def test_reader_rejected_request_before_a_boundary_is_reactive() -> None:
+    """A boundary right after an `api-request` line with no response: reactive; with a response (or a
+    tool result) in between: threshold."""
+    from sessiontools.read.claude_code import parse_bytes
+    from sessiontools.transcript.claude_code import claude_transcript
+    from tests.read.test_claude_code import _basic, _bytes, _line, _summary_text, _user
+
+    def lines(api_request_before: bool) -> list:
+        out = _basic()
+        if api_request_before:
+            out.append({"type": "api-request", "sessionId": out[0]["sessionId"], "id": "req-1", "params": {}})
+        return out + [
+            _line("b1", None, "system", subtype="compact_boundary", logicalParentUuid="a5",
+                  compactMetadata={"trigger": "auto", "preTokens": 12345, "postTokens": 4000}),
+            _user("s1", "b1", _summary_text("## Goal\n- read a.py"), isCompactSummary=True),
+        ]
+
+    rejected = claude_transcript(parse_bytes(_bytes(lines(True)), "x.jsonl"))
+    assert [c.trigger for c in rejected.main.compactions] == [Trigger.OVERFLOW]
+    assert default_policy(rejected) == PolicyName.CLAUDE_CODE_REACTIVE
+    threshold = claude_transcript(parse_bytes(_bytes(lines(False)), "x.jsonl"))
+    assert [c.trigger for c in threshold.main.compactions] == [Trigger.THRESHOLD]
+    assert default_policy(threshold) == PolicyName.CLAUDE_CODE
