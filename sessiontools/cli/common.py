@@ -228,7 +228,9 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
                 if p not in explicit:
                     err.print(safe_text(f"note: {p}: skipped, not a Pi session ({why})"))
                 else:
-                    err.print(safe_text(f"error: {p}: {_not_a_session(why)}"))
+                    fatal = next((d for d in res.diagnostics if d.kind == "fatal"), None)
+                    where = f"{fatal.path}:{fatal.line}" if fatal is not None else str(p)
+                    err.print(safe_text(f"error: {where}: {_not_a_session(why)}"))
                     loaded.unreadable += 1
                 continue
             for d in res.diagnostics[:MAX_DIAGNOSTICS_SHOWN]:
@@ -376,7 +378,7 @@ def check_plot_path(path: Path | None) -> str:
     return suffix
 
 
-_SUFFIX_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".md": "markdown", ".txt": "table"}
+_SUFFIX_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".md": "markdown"}
 
 
 def resolve_format(fmt: Any, output: Path | None, allowed: type[Enum]) -> Any:

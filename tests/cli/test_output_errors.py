@@ -209,3 +209,22 @@ def test_os_errors_are_not_internal(tmp_path: Path, capsys: pytest.CaptureFixtur
     out_dir.mkdir()
     code, _, err = run(capsys, "inspect", TINY, "-o", str(out_dir))
     assert code == 2 and "is a directory" in one_line_error(err)
+
+
+def test_terms_and_exit_codes_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    """Defect 4: every term is defined once in the README and in --help; defect 2: exit 70 is documented."""
+    readme = (SAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    terms = readme.split("### Terms", 1)[1].split("\n## ", 1)[0]
+    for term in ("rec. match", "mid-run", "thrash", "OOS", "LOSO", "A/E", "`*` row", "bias", "MAPE", "W / R / K",
+                 "early", "late", "overflow", "truth", "leaf", "split turn"):
+        assert term in terms, term
+    assert "| 70 |" in readme and "| 2 |" in readme and "| 3 |" in readme
+    helps = {}
+    for cmd in ("replay", "estimate-error", "inspect", "diff-summaries", "cut"):
+        assert main([cmd, "--help"]) == 0
+        helps[cmd] = " ".join(capsys.readouterr().out.split())
+    for term in ("rec. match", "mid-run", "thrash", "early", "late", "overflow", "truth"):
+        assert term in helps["replay"], term
+    for term in ("OOS", "LOSO", "A/E", "`*` row", "bias", "MAPE"):
+        assert term in helps["estimate-error"], term
+    assert "leaf" in helps["inspect"] and "split turn" in helps["cut"].lower()
