@@ -14,7 +14,9 @@ failed calls are not among them). A run starts at a user message. Walking the re
   it compacts when `fires(count, threshold)`: the policy's `keep` chooses which messages stay, and a
   summary of `summary_tokens` replaces the rest;
 - U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
-  request fails (counted, not billed).
+  request fails (counted, not billed);
+- a recorded manual compaction (the user's own, e.g. Claude Code's `/compact`) is replayed where it
+  was recorded under every policy, keeping what the policy's `keep_for("user", ...)` keeps.
 
 Pi's exact replay (`replay.simulate`) uses Pi's own cut and estimates on Pi sessions; this one is the
 common ground for Codex and Claude Code policies and for cross-agent what-ifs.
@@ -23,13 +25,13 @@ common ground for Codex and Claude Code policies and for cross-agent what-ifs.
 from __future__ import annotations
 
 import statistics
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
 from sessiontools.replay.records import CompactionReason
-from sessiontools.transcript.model import Message, Overflow, Request, Role, TranscriptPath
+from sessiontools.transcript.model import Message, Overflow, Request, Role, TranscriptPath, Trigger
 
 DEFAULT_SUMMARY_TOKENS = 1500
 TURN_START_ROLES = (Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.OTHER)
@@ -169,7 +171,7 @@ class _Walk:
         msgs = self.path.messages
         cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.truth.message_tokens(msgs[i]),
                            msgs[i]) for i in ctx]
-        kept = self.policy.keep(cands, self.s)
+        kept = self.policy.keep_for(reason.value, cands, self.s)
         after = ctx[-1] if ctx else -1
         hit = next((k for k, r in enumerate(self.recorded) if r == after and k not in self.matched), None)
         if hit is None:
@@ -226,7 +228,7 @@ class _Walk:
         """A request the provider answered (prompt U, `output` tokens out)."""
         self.run.peak_truth = max(self.run.peak_truth, u)
         self.run.agent_prompt_tokens += u
-        self.last_usage = (self.reply_end(index), u + output)
+        self.last_usage = (index if self.policy.counts_own_reply else self.reply_end(index), u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
             self.check(k + 1)
 
@@ -266,7 +268,11 @@ class _Walk:
         starts = _run_starts(self.path, events, self.pos_of)
         state = {"recovered": False, "success": False}
         prev = -1
+        manual = [c.index for c in self.path.compactions if c.trigger == Trigger.MANUAL]
         for n, ev in enumerate(events):
+            while manual and manual[0] < ev.index:  # the user's /compact: replayed where it was recorded
+                k = bisect_left(self.work, manual.pop(0))
+                self.compact(CompactionReason.USER, k, self.truth_at(k), self.view(k))
             if starts[n]:
                 state = {"recovered": False, "success": False}
                 self.run_start = bisect_right(self.work, prev)

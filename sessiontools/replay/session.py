@@ -187,8 +187,13 @@ def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
     from sessiontools.replay.registry import PI_POLICIES
 
     limits = options.pop("limits", None) or [None]
+    claude = options.pop("claude", None)
     policy = options.get("policy")
     if getattr(session, "agent", "pi") == "pi" and (policy is None or policy in PI_POLICIES):
+        bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
+        if bad:
+            raise InputError(f"{session.path}: reserveTokens {bad[0][1]:,} is not below the window {bad[0][0]:,}: "
+                             "Pi's threshold W - reserve would be zero or negative; give --reserve")
         return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
     from sessiontools.replay.transcripts import replay_transcript
     from sessiontools.transcript.load import transcript_of
@@ -196,7 +201,7 @@ def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
     t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False))
     return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
                              policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
-                             all_leaves=options.get("all_leaves", False))
+                             all_leaves=options.get("all_leaves", False), claude=claude)
 
 
 def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:

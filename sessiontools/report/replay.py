@@ -63,7 +63,8 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     for r in records:
         s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
         t.add_row(
-            "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens")),
+            "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
+            + (f" @{s['autocompact_pct']}%" if s.get("autocompact_pct") else ""),  # Claude Code's percentage
             s["policy"],
             str(m["compactions"]),
             str(m["early"]),
