@@ -213,3 +213,33 @@ def test_parallel_results_written_in_reverse_order() -> None:
     m = claude_transcript(parse_bytes(_bytes(lines))).main
     assert [x.id for x in m.messages] == ["u1", "a1", "a2", "r2", "r1", "a3"]
     assert m.requests[-1].context == ((0, 5),)
+
+
+def test_lines_parented_on_progress_lines_stay_on_the_conversation() -> None:
+    """Claude Code 2.0.x writes `progress` lines in the uuid chain and parents the next conversation
+    line on them; the conversation must not be cut there (real files lost every request after the
+    first progress line, with one 'not in the file' notice each)."""
+    def progress(uuid, parent):
+        return _line(uuid, parent, "progress", data={"type": "hook_progress"}, toolUseID="t1")
+
+    lines = [
+        _user("u1", None, "Task: read a.py"),
+        _asst("a1", "u1", "msg_1", [_tool_use("t1", file_path="/w/a.py")]),
+        progress("p1", "a1"),
+        progress("p2", "p1"),
+        _user("r1", "p2", _result("t1", "x")),
+        _asst("a2", "r1", "msg_2", [{"type": "text", "text": "Done."}], usage=(0, 200, 30, 7)),
+        progress("p3", "a2"),
+        _user("u2", "p3", "Next"),
+        _asst("a3", "u2", "msg_3", [{"type": "text", "text": "OK."}], usage=(0, 300, 30, 7)),
+    ]
+    t = claude_transcript(parse_bytes(_bytes(lines), "x.jsonl"))
+    assert t.diagnostics == []
+    m = t.main
+    assert m is not None and len(t.paths) == 1
+    assert [x.id for x in m.messages] == ["u1", "a1", "r1", "a2", "u2", "a3"]
+    assert [r.id for r in m.requests] == ["msg_1", "msg_2", "msg_3"]
+    # a progress line whose own parent is missing still starts a chain, as before
+    lone = [progress("p0", "gone"), _user("u1", "p0", "hi"), _asst("a1", "u1", "msg_1", [])]
+    t2 = claude_transcript(parse_bytes(_bytes(lone), "x.jsonl"))
+    assert [r.id for r in t2.main.requests] == ["msg_1"]

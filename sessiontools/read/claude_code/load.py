@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 
 from sessiontools.errors import InputError
-from sessiontools.read.claude_code.records import KNOWN_TYPES, ClaudeFile, Record, parse_record
+from sessiontools.read.claude_code.records import (
+    CONVERSATION_TYPES,
+    KNOWN_TYPES,
+    ClaudeFile,
+    Record,
+    parse_record,
+)
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.pi.load import expand_paths
 
@@ -90,7 +97,35 @@ def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
         records.append(rec)
     for t, n in unknown.items():
         diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
-    return ClaudeFile(path, records, sorted(diags, key=lambda d: d.line))
+    return ClaudeFile(path, _relink(records), sorted(diags, key=lambda d: d.line))
+
+
+def _relink(records: list[Record]) -> list[Record]:
+    """Parent conversation lines across the other lines that sit in the uuid chain.
+
+    Claude Code (2.0.x) writes ``progress`` lines (hook and tool progress) with a ``uuid`` and a
+    ``parentUuid``, and the next conversation line is parented on them: read literally, every such
+    line would cut the conversation there. A conversation line whose ``parentUuid`` (or a boundary's
+    ``logicalParentUuid``) names such a line is parented on that line's nearest conversation
+    ancestor instead (``None`` when there is none: it starts a chain, as it would have).
+    """
+    through = {r.uuid: r.parent for r in records if r.uuid and r.type not in CONVERSATION_TYPES}
+    if not through:
+        return records
+
+    def resolve(uuid: str | None) -> str | None:
+        seen: set[str] = set()
+        while uuid is not None and uuid in through and uuid not in seen:
+            seen.add(uuid)
+            uuid = through[uuid]
+        return uuid
+
+    out: list[Record] = []
+    for r in records:
+        if r.type in CONVERSATION_TYPES and (r.parent in through or r.logical_parent in through):
+            r = replace(r, parent=resolve(r.parent), logical_parent=resolve(r.logical_parent))
+        out.append(r)
+    return out
 
 
 def load_claude_file(path: str | os.PathLike[str]) -> ClaudeFile:
