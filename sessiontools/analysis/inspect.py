@@ -9,6 +9,7 @@ from typing import Any
 from sessiontools.read.pi.entries import Session
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
+from sessiontools.transcript.pi.requests import is_pseudo_reply
 from sessiontools.transcript.pi.tree import Path, SessionTree
 from sessiontools.transcript.pi.usage import assistant_usage
 
@@ -70,6 +71,7 @@ def inspect_session(
     overflow_errors = 0
     errors = 0
     models: Counter[str] = Counter()
+    pseudo = 0
     for e in session.entries:
         by_type[e.type] += 1
         if e.type != "message":
@@ -80,7 +82,10 @@ def inspect_session(
             continue
         msg = e.message
         assert msg is not None
-        models[_model_key(msg)] += 1
+        if is_pseudo_reply(msg):  # a harness's message, not a model call: not a request, not a model
+            pseudo += 1
+        else:
+            models[_model_key(msg)] += 1
         u = msg.get("usage")
         if type(u) is dict:
             for k, f in enumerate(fields):
@@ -90,7 +95,7 @@ def inspect_session(
             c = u.get("cost")
             if type(c) is dict:
                 cost += _num(c.get("total"))
-        if assistant_usage(msg, pi_version) is not None:
+        if assistant_usage(msg, pi_version) is not None and not is_pseudo_reply(msg):
             requests += 1
         if msg.get("stopReason") == "error":
             errors += 1
@@ -132,6 +137,7 @@ def inspect_session(
         "other_branch_compactions": [] if all_leaves else other_branch_compactions(tree, compactions, pi_version),
         "models": dict(sorted(models.items())),
         "requests": requests,
+        "skipped_replies": {"pseudo_reply": pseudo} if pseudo else {},
         "usage": usage,
         "cost": round(cost, 6),
         "errors": errors,

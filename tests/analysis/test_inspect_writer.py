@@ -26,3 +26,20 @@ def test_inspect_shows_writer_and_kind() -> None:
     con.print(inspect_table(report))
     out = con.export_text()
     assert "written by" in out and "hook" in out and "agent" in out
+
+
+def test_harness_pseudo_replies_are_not_requests_nor_models() -> None:
+    """A harness's assistant messages (a mirrored reply, all-zero usage) are neither requests nor the
+    session's models (issue 12, causes 1 and 6); inspect counts them apart, as for other agents."""
+    b = SessionBuilder()
+    b.user("one")
+    b.assistant("a", usage={"input": 900, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 910})
+    b.message({"role": "assistant", "content": [{"type": "text", "text": "a"}], "api": "openai-responses",
+               "provider": "harness", "model": "delivery-mirror", "usage": {"input": 0, "output": 0},
+               "stopReason": "stop"})
+    b.assistant("zero")  # all-zero usage: nobody was billed for it
+    report = inspect_session(b.session())
+    assert report["requests"] == 1
+    assert sum(report["models"].values()) == 1 and not any("delivery-mirror" in m for m in report["models"])
+    assert report["skipped_replies"] == {"pseudo_reply": 2}
+    assert report["messages_by_role"]["assistant"] == 3
