@@ -54,6 +54,11 @@ def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
+#: The window Pi's model registry gives a models.json model without `contextWindow` (0.73.1
+#: `model-registry.js`, 1.6.0 `provider-composer.js`: `contextWindow ?? 128000`): it ran with that window.
+PI_DEFAULT_CONTEXT_WINDOW = 128000
+
+
 def read_pi_models(data: bytes, source: str) -> list[ModelInfo]:
     """The models of a file in Pi's `models.json` format (custom providers)."""
     try:
@@ -66,14 +71,17 @@ def read_pi_models(data: bytes, source: str) -> list[ModelInfo]:
     out = []
     for name, prov in providers.items():
         for m in (prov.get("models") or []) if isinstance(prov, dict) else []:
-            if not isinstance(m, dict) or not isinstance(m.get("id"), str) or _num(m.get("contextWindow")) is None:
+            if not isinstance(m, dict) or not isinstance(m.get("id"), str):
+                continue
+            window = _num(m.get("contextWindow")) if "contextWindow" in m else PI_DEFAULT_CONTEXT_WINDOW
+            if window is None or window <= 0:
                 continue
             cost = m.get("cost") if isinstance(m.get("cost"), dict) else None
             prices = None
             if cost is not None:
                 keys = (("input", "input"), ("output", "output"), ("cache_read", "cacheRead"), ("cache_write", "cacheWrite"))
                 prices = {ours: (_num(cost.get(theirs)) or 0.0) / 1e6 for ours, theirs in keys}
-            out.append(ModelInfo(str(name), m["id"], int(m["contextWindow"]), m.get("maxTokens"), prices, source))
+            out.append(ModelInfo(str(name), m["id"], int(window), m.get("maxTokens"), prices, source))
     return out
 
 

@@ -102,3 +102,15 @@ def test_header_only_and_reply_less_files_say_so(tmp_path, capsys) -> None:  # t
     assert main(["replay", str(prompts)]) == 3
     err = capsys.readouterr().err
     assert "None/None" not in err and "no model reply" in err
+
+
+def test_a_custom_model_without_context_window_has_pis_default() -> None:
+    """Pi gives a models.json model that omits `contextWindow` 128000 and runs with it; such models are
+    common in real custom-provider files (an id and a name only) and must not read as 'not in the
+    catalogue'. A window that is not a positive number is still no entry."""
+    doc = {"providers": {"gw": {"models": [{"id": "bare", "name": "Bare"}, {"id": "bad", "contextWindow": 0},
+                                           {"id": "text", "contextWindow": "big"}]}}}
+    extra = read_pi_models(orjson.dumps(doc), "models.json")
+    info = lookup("gw", "bare", extra)
+    assert info is not None and info.context_window == 128000
+    assert lookup("gw", "bad", extra) is None and lookup("gw", "text", extra) is None
