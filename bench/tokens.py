@@ -54,7 +54,7 @@ def token_ratios(files: list[Path]) -> dict[str, float]:
         warm = estimate_error(sessions, options, token_store=store)
         t_warm = time.perf_counter() - t
         store.close()
-    assert cold.summary == warm.summary
+    assert cold.frame.equals(warm.frame)
     print(f"o200k: raw tiktoken {sum(map(len, texts)) / 1e6 / t_raw:.1f} MB/s of text; estimate-error cold "
           f"{t_cold:.2f}s, warm {t_warm:.2f}s, raw {t_raw:.2f}s over {len(subset)} sessions ({total / 1e6:.0f} MB)")
     return {"o200k_vs_tiktoken": round(t_raw / t_cold, 3), "warm_vs_cold": round(t_cold / t_warm, 3)}

@@ -46,8 +46,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessiontools.gates import OPS, parse_gates
 from sessiontools.errors import UsageError
+from sessiontools.gates import OPS, parse_gates
 from sessiontools.jsvalues import utf16_len
 from sessiontools.read.pi.entries import Entry, Session
 from sessiontools.transcript.pi.tree import SessionTree

@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 
-from sessiontools.gates import parse_gates, tripped
 from sessiontools.cli.common import (
     EXIT_GATE,
     AllLeavesOpt,
@@ -29,6 +28,7 @@ from sessiontools.cli.common import (
 )
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.errors import UsageError
+from sessiontools.gates import parse_gates, tripped
 from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from sessiontools.read import load_session
 from sessiontools.replay import METRICS, replay_records, replay_session

@@ -8,14 +8,14 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from sessiontools.analysis.estimate_error import CHAR_COLUMNS, requests_columns
+from sessiontools.analysis.estimate import CHAR_COLUMNS, EstimateErrorReport, requests_columns
 from sessiontools.report.text import safe_text
 
 _INT_COLUMNS = {
     "index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output", "messages", "images",
     "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS, "est_chars4", "est_pi", "est_cl100k", "est_o200k",
 }
-_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key"}
+_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key", "kind"}
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
@@ -43,21 +43,17 @@ def _ratio(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def requests_frame(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]) -> Any:
+def requests_frame(report: EstimateErrorReport) -> Any:
     """One row per request (the CSV/Parquet table), columns in a fixed order with fixed types."""
-    import polars as pl  # imported here: polars is heavy and only CSV/Parquet need it
+    import polars as pl
 
-    cols = requests_columns(estimators)
-    schema: dict[str, Any] = {}
+    cols = requests_columns(report.estimators)
+    frame = report.output_frame()
+    exprs = []
     for c in cols:
-        if c in _STR_COLUMNS:
-            schema[c] = pl.Utf8
-        elif c in _INT_COLUMNS:
-            schema[c] = pl.Int64
-        else:
-            schema[c] = pl.Float64
-    data = {c: [r.get(c) for r in rows] for c in cols}
-    return pl.DataFrame(data, schema=schema)
+        dtype = pl.Utf8 if c in _STR_COLUMNS else pl.Int64 if c in _INT_COLUMNS else pl.Float64
+        exprs.append((pl.col(c) if c in frame.columns else pl.lit(None)).cast(dtype).alias(c))
+    return frame.select(exprs)
 
 
 def _session_name(path: str) -> str:
@@ -115,6 +111,13 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
             d.add_row(est, *cells)
         parts.append(d)
 
+    parts.extend(_calibration_tables(summary))
+    parts.extend(_sessions_table(summary, estimators))
+    return Group(*parts)
+
+
+def _calibration_tables(summary: Mapping[str, Any]) -> list[Any]:
+    parts: list[Any] = []
     cal = summary.get("calibration")
     if cal and cal["models"]:
         note = " (the calibrated estimator used the coefficients from the file instead)" if cal["source"] == "file" else ""
@@ -138,6 +141,11 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
                        _num(p["tokens_per_message"], 1), _num(p["overhead"], 0), _pct(p["mape_in_sample"]))
         parts.append(tp)
 
+    return parts
+
+
+def _sessions_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> list[Any]:
+    parts: list[Any] = []
     sessions = summary["sessions"]
     if len(sessions) > 1:
         s_t = Table(title="MAPE by session", title_justify="left")
@@ -152,7 +160,7 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
                         *[_pct(sess["estimators"][est]["mape"]) for est in estimators],
                         _num(prof.get("chars_per_token"), 2))
         parts.append(s_t)
-    return Group(*parts)
+    return parts
 
 
 _COLORS = {"chars4": "#d62728", "pi": "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
@@ -208,3 +216,90 @@ def estimate_error_figure(rows: Sequence[Mapping[str, Any]], estimators: Sequenc
     ax_size.set_ylabel("relative error e/A")
     ax_size.set_title("error against context size")
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# JSON: the same frames as a document
+# --------------------------------------------------------------------------------------------
+
+
+def _r(v: float | None, digits: int = 6) -> float | None:
+    return None if v is None else round(float(v), digits)
+
+
+def _stats_json(stats: Any, estimators: Sequence[str], *, calibrated_in_sample: bool) -> dict[str, Any]:
+    from sessiontools.analysis.estimate import stats_dict
+
+    out = {}
+    for est in estimators:
+        d = stats_dict(stats, est)
+        block: dict[str, Any] = {
+            "n": int(d["n"]), "bias": _r(d["bias"]), "mape": _r(d["mape"]), "p50_abs": _r(d["p50_abs"], 1),
+            "p95_abs": _r(d["p95_abs"], 1), "max_abs": _r(d["max_abs"], 1), "median_ratio": _r(d["median_ratio"]),
+        }
+        if est == "calibrated":
+            block["mape_in_sample"] = _r(d["mape_in_sample"]) if calibrated_in_sample else None
+        out[est] = block
+    return out
+
+
+def _timing_json(timing: Any) -> list[dict[str, Any]]:
+    return [{**t, "early_rate": _r(t["early_rate"]), "late_rate": _r(t["late_rate"])} for t in timing.iter_rows(named=True)]
+
+
+def _profile_json(p: Any) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"n": p.n, "chars_per_token": _r(p.chars_per_token), "cjk_tokens_per_char": _r(p.cjk_tokens_per_char),
+            "tokens_per_message": _r(p.tokens_per_message), "overhead": _r(p.overhead, 1),
+            "mape_in_sample": _r(p.mape_in_sample)}
+
+
+def _calibration_json(report: EstimateErrorReport) -> dict[str, Any] | None:
+    cal = report.calibration
+    if cal is None:
+        return None
+    outcome = cal.outcome
+    models = {}
+    for key, fit in outcome.fitted.to_dict()["models"].items():
+        models[key] = {**fit, "method": outcome.methods[key].value, "sessions": outcome.sessions[key]}
+    out: dict[str, Any] = {
+        "source": "file" if cal.loaded is not None else "fit",
+        "x": outcome.x,
+        "models": models,
+        "applied": cal.loaded.to_dict()["models"] if cal.loaded is not None else None,
+        "tokenizer": {k: _profile_json(v) for k, v in cal.tokenizer.items()},
+    }
+    if cal.alternative is not None:
+        out["chars4"] = {
+            key: {**fit, "chars_per_token": _r(4 / fit["b"]) if fit["b"] else None}
+            for key, fit in cal.alternative.fitted.to_dict()["models"].items()
+        }
+    return out
+
+
+def estimate_error_json(report: EstimateErrorReport) -> dict[str, Any]:
+    """The JSON body of `estimate-error --format json` (keys documented in docs/estimate-error.md)."""
+    ests = report.estimators
+    ins = report.options.calibration is None and report.calibration is not None
+    by = report.options.by
+    return {
+        "requests": len(report.frame),
+        "skipped_requests": {"total": sum(report.skipped.values()), **dict(sorted(report.skipped.items()))},
+        "by": by,
+        "thresholds": [{"spec": spec, "tokens": t} for spec, t in report.thresholds],
+        "estimators": _stats_json(report.stats, ests, calibrated_in_sample=ins),
+        "groups": [
+            {"by": by, "group": g.label, "requests": g.requests,
+             "estimators": _stats_json(g.stats, ests, calibrated_in_sample=ins), "timing": _timing_json(g.timing)}
+            for g in report.groups
+        ],
+        "calibration": _calibration_json(report),
+        "timing": _timing_json(report.timing),
+        "sessions": [
+            {"session": s.session, "pi_version": s.pi_version, "requests": s.requests,
+             "skipped_requests": dict(sorted(s.skipped.items())),
+             "estimators": _stats_json(s.stats, ests, calibrated_in_sample=ins), "tokenizer": _profile_json(s.tokenizer)}
+            for s in report.sessions
+        ],
+    }

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -29,8 +30,18 @@ SCHEMA_VERSION = 1
 KIND = "calibration"
 #: Key of the fit over all models, used when a model has no fit of its own.
 ANY_MODEL = "*"
+
+
+class Tokenizer(StrEnum):
+    """The counts a calibration (or a drift comparison) may be based on."""
+
+    O200K = "o200k"
+    CL100K = "cl100k"
+    CHARS4 = "chars4"
+
+
 #: Estimators a calibration may be based on.
-X_ESTIMATORS = ("o200k", "cl100k", "chars4")
+X_ESTIMATORS = tuple(t.value for t in Tokenizer)
 
 
 class CalibrationError(InputError):
@@ -93,11 +104,13 @@ def _round(v: float | None, digits: int = 6) -> float | None:
 
 
 def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """Ordinary least squares (a, b) for y = a + b * x.
+    """Least squares (a, b) for y = a + b * x (through `tokens.fit.least_squares`).
 
     With one distinct x (or a single point) the line goes through the origin and the mean point
     (b = mean y / mean x, a = 0); with no x at all it is the mean of y. Raises ValueError when empty.
     """
+    from sessiontools.tokens.fit import least_squares
+
     n = len(xs)
     if n == 0 or n != len(ys):
         raise ValueError("fit_line needs as many x as y values, at least one")
@@ -108,8 +121,8 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
         if mx > 0:
             return 0.0, my / mx
         return my, 0.0
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    b = sxy / sxx
+    # centred, so that the intercept column does not make the problem ill-conditioned
+    (b,) = least_squares([[x - mx] for x in xs], [y - my for y in ys]).coef
     return my - b * mx, b
 
 

@@ -11,8 +11,9 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sessiontools.analysis.estimate_error import (
+from sessiontools.analysis.estimate import (
     EstimateErrorOptions,
+    EstimateErrorReport,
     content_group,
     decision_stats,
     error_stats,
@@ -20,15 +21,19 @@ from sessiontools.analysis.estimate_error import (
     fit_calibration,
     fit_tokenizer_profile,
     parse_estimators,
-    parse_mape_gate,
     parse_threshold_grid,
-    quantile,
-    sent_messages,
     size_group,
 )
 from sessiontools.errors import UsageError
-from sessiontools.policies.pi import assistant_usage, estimate_context_tokens, estimate_pi_view, prompt_tokens
+from sessiontools.policies.pi import (
+    assistant_usage,
+    current_system_message,
+    estimate_context_tokens,
+    estimate_pi_view,
+    prompt_tokens,
+)
 from sessiontools.read import Session, load_session, read_bytes
+from sessiontools.report.estimate_error import estimate_error_json
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit
 from sessiontools.tokens.chars4 import estimate_tokens, message_chars
@@ -38,6 +43,19 @@ from tests.conftest import SAMPLES, shared_sessions
 from tests.parity.strategies import session_files, to_jsonl_lines
 
 CHEAP = ("chars4", "pi")
+
+
+def summary(rep: EstimateErrorReport) -> dict:
+    """The JSON document of a report (as `--format json` prints it, without the envelope)."""
+    return orjson.loads(orjson.dumps(estimate_error_json(rep)))
+
+
+def sent_messages(messages: list, version: str) -> list:
+    """The messages as pi-ai sends them: 1.x system messages replayed into one (first)."""
+    if version == "0" or not any(m.get("role") == "system" for m in messages):
+        return list(messages)
+    system = current_system_message(messages)
+    return ([system] if system is not None else []) + [m for m in messages if m.get("role") != "system"]
 
 
 def context_chars(b: SessionBuilder, version: str = "0") -> int:
@@ -109,15 +127,6 @@ def test_parse_threshold_grid_fractions_and_tokens() -> None:
     for bad in ("abc", "-1", "0", ""):
         with pytest.raises(UsageError):
             parse_threshold_grid(bad)
-
-
-def test_parse_mape_gate() -> None:
-    """ESTIMATOR>PCT gives a fraction; other shapes and unknown estimators are usage errors."""
-    assert parse_mape_gate("chars4>20") == ("chars4", 0.2)
-    assert parse_mape_gate(" calibrated > 7.5% ") == ("calibrated", 0.075)
-    for bad in ("chars4<20", "chars4>", "bpe>3"):
-        with pytest.raises(UsageError):
-            parse_mape_gate(bad)
 
 
 def test_options_validate() -> None:
@@ -246,8 +255,8 @@ def test_skipped_requests_are_counted_by_reason() -> None:
     b.assistant(None, error="overloaded", usage=b.usage(0))
     b.assistant("zero", usage=b.usage(0))
     rep = estimate_error([b.session()], EstimateErrorOptions(estimators=CHEAP))
-    assert rep.summary["requests"] == 1
-    assert rep.summary["skipped_requests"] == {"total": 3, "aborted": 1, "error": 1, "zero_prompt": 1}
+    assert summary(rep)["requests"] == 1
+    assert summary(rep)["skipped_requests"] == {"total": 3, "aborted": 1, "error": 1, "zero_prompt": 1}
 
 
 def test_all_leaves_counts_shared_requests_once() -> None:
@@ -293,12 +302,13 @@ def test_error_stats_definitions() -> None:
     assert error_stats([None], [10])["mape"] is None
 
 
-def test_quantile_matches_statistics_inclusive() -> None:
-    """Linear interpolation equals the inclusive method of the statistics module."""
-    data = sorted([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
-    assert quantile(data, 0.5) == pytest.approx(statistics.median(data))
-    assert quantile(data, 0.25) == pytest.approx(statistics.quantiles(data, n=4, method="inclusive")[0])
-    assert quantile([], 0.5) is None
+def test_quantiles_match_statistics_inclusive() -> None:
+    """p50/p95 of |e| are linear-interpolation quantiles (the inclusive method of `statistics`)."""
+    errors = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]
+    s = error_stats([100 + e for e in errors], [100] * len(errors))
+    assert s["p50_abs"] == pytest.approx(statistics.median(errors))
+    assert s["p95_abs"] == pytest.approx(statistics.quantiles(errors, n=20, method="inclusive")[-1])
+    assert error_stats([], [])["p50_abs"] is None
 
 
 def test_decision_stats_early_and_late() -> None:
@@ -330,17 +340,17 @@ def test_calibration_recovers_a_known_ratio_out_of_sample() -> None:
     sessions = [ratio_session(f"s{k}", chars_per_token=3.0, overhead=2000, seed=k).session(path=f"s{k}.jsonl")
                 for k in range(3)]
     rep = estimate_error(sessions, EstimateErrorOptions(calibration_x="chars4"))
-    cal = rep.summary["calibration"]
+    cal = summary(rep)["calibration"]
     fit = cal["models"]["anthropic/claude-sonnet-4-5"]
     assert fit["method"] == "leave-one-session-out" and fit["sessions"] == 3
     assert 4 / fit["b"] == pytest.approx(3.0, rel=0.03)
     assert fit["a"] == pytest.approx(2000, rel=0.1)
     assert fit["mape_out_of_sample"] < 0.01
-    assert rep.summary["estimators"]["calibrated"]["mape"] < 0.01
-    assert rep.summary["estimators"]["calibrated"]["mape_in_sample"] <= fit["mape_out_of_sample"] + 1e-9
-    chars4 = rep.summary["estimators"]["chars4"]
+    assert summary(rep)["estimators"]["calibrated"]["mape"] < 0.01
+    assert summary(rep)["estimators"]["calibrated"]["mape_in_sample"] <= fit["mape_out_of_sample"] + 1e-9
+    chars4 = summary(rep)["estimators"]["chars4"]
     assert chars4["bias"] < -0.2  # chars/4 underestimates a 3-chars-per-token tokenizer
-    for s in rep.summary["sessions"]:
+    for s in summary(rep)["sessions"]:
         assert s["estimators"]["calibrated"]["mape"] < 0.01
         assert s["tokenizer"]["chars_per_token"] == pytest.approx(3.0, rel=0.01)
     assert cal["tokenizer"]["anthropic/claude-sonnet-4-5"]["overhead"] == pytest.approx(2000, abs=5)
@@ -350,7 +360,7 @@ def test_o200k_calibration_and_single_session_time_split() -> None:
     """With one session the fit is judged by a two-fold time split; the o200k fit is also accurate here."""
     s = ratio_session("one", chars_per_token=3.5, overhead=1000, runs=8).session(path="one.jsonl")
     rep = estimate_error([s])
-    cal = rep.summary["calibration"]
+    cal = summary(rep)["calibration"]
     assert cal["x"] == "o200k" and cal["source"] == "fit"
     m = cal["models"]["anthropic/claude-sonnet-4-5"]
     assert m["method"] == "time-split"
@@ -374,9 +384,9 @@ def test_loaded_calibration_is_applied() -> None:
     s = ratio_session("c", chars_per_token=3.0, overhead=500, runs=2).session()
     cal = Calibration({ANY_MODEL: Fit("chars4", 100.0, 2.0, 1)})
     rep = estimate_error([s], EstimateErrorOptions(estimators=("chars4", "calibrated"), calibration=cal))
-    assert rep.summary["calibration"]["source"] == "file"
-    assert rep.summary["calibration"]["applied"] == {"*": Fit("chars4", 100.0, 2.0, 1).to_dict()}
-    assert rep.summary["estimators"]["calibrated"]["mape_in_sample"] is None
+    assert summary(rep)["calibration"]["source"] == "file"
+    assert summary(rep)["calibration"]["applied"] == {"*": Fit("chars4", 100.0, 2.0, 1).to_dict()}
+    assert summary(rep)["estimators"]["calibrated"]["mape_in_sample"] is None
     for r in rep.rows:
         assert r["est_calibrated"] == pytest.approx(100 + 2 * r["est_chars4"])
         assert r["err_calibrated"] == pytest.approx(r["est_calibrated"] - r["actual"])
@@ -387,8 +397,8 @@ def test_report_is_deterministic_and_json_ready() -> None:
     sessions = [ratio_session(f"d{k}", chars_per_token=3.2, overhead=800, runs=3, seed=k).session(path=f"d{k}")
                 for k in range(2)]
     opts = EstimateErrorOptions(estimators=("chars4", "o200k"), by="size")
-    a = orjson.dumps(estimate_error(sessions, opts).summary)
-    b = orjson.dumps(estimate_error(sessions, opts).summary)
+    a = orjson.dumps(estimate_error_json(estimate_error(sessions, opts)))
+    b = orjson.dumps(estimate_error_json(estimate_error(sessions, opts)))
     assert a == b
     summary = orjson.loads(a)
     assert list(summary["estimators"]) == ["chars4", "o200k"]
@@ -444,12 +454,12 @@ def test_shared_sessions_chars4_underestimates_by_1_3_to_1_4() -> None:
     theirs = [x for s in sessions for x in independent_ratios(s)]
     assert len(ours) == len(theirs) > 1500
     assert sorted(ours) == pytest.approx(sorted(theirs), rel=1e-12)
-    median = rep.summary["estimators"]["chars4"]["median_ratio"]
+    median = summary(rep)["estimators"]["chars4"]["median_ratio"]
     assert median == pytest.approx(statistics.median(theirs), rel=1e-6)
     assert 1.3 <= median <= 1.4
-    assert rep.summary["estimators"]["chars4"]["bias"] < -0.2
-    assert rep.summary["estimators"]["calibrated"]["mape"] < 0.1
-    for s in rep.summary["sessions"]:
+    assert summary(rep)["estimators"]["chars4"]["bias"] < -0.2
+    assert summary(rep)["estimators"]["calibrated"]["mape"] < 0.1
+    for s in summary(rep)["sessions"]:
         assert s["estimators"]["calibrated"]["mape"] < s["estimators"]["chars4"]["mape"]
 
 
@@ -481,7 +491,7 @@ def test_samples_fitted_ratio_recovers_the_pseudo_tokenizer() -> None:
     sessions = [load_session(f) for f in files if f.stem in known]
     rep = estimate_error(sessions, EstimateErrorOptions(estimators=("chars4",)))
     checked = 0
-    for s in rep.summary["sessions"]:
+    for s in summary(rep)["sessions"]:
         ratio, cjk = known[Path(s["session"]).stem]
         profile = s["tokenizer"]
         if s["requests"] < 12 or profile is None:
@@ -507,10 +517,10 @@ def test_tokenizer_profile_recovers_a_known_tokenizer() -> None:
                      "actual": round(700 + other / 2.5 + 2 * cjk + 9 * msgs)})
     p = fit_tokenizer_profile(rows)
     assert p is not None
-    assert p["chars_per_token"] == pytest.approx(2.5, rel=1e-3)
-    assert p["cjk_tokens_per_char"] == pytest.approx(2.0, rel=1e-2)
-    assert p["tokens_per_message"] == pytest.approx(9.0, rel=1e-2)
-    assert p["overhead"] == pytest.approx(700, rel=1e-2)
+    assert p.chars_per_token == pytest.approx(2.5, rel=1e-3)
+    assert p.cjk_tokens_per_char == pytest.approx(2.0, rel=1e-2)
+    assert p.tokens_per_message == pytest.approx(9.0, rel=1e-2)
+    assert p.overhead == pytest.approx(700, rel=1e-2)
     no_cjk = [{**r, "text_chars": r["text_chars"] - r["cjk_chars"], "cjk_chars": 0} for r in rows]
-    assert fit_tokenizer_profile(no_cjk)["cjk_tokens_per_char"] is None  # type: ignore[index]
+    assert fit_tokenizer_profile(no_cjk).cjk_tokens_per_char is None  # type: ignore[union-attr]
     assert fit_tokenizer_profile(rows[:3]) is None

@@ -92,14 +92,21 @@ def test_table_output_names_estimators_and_groups(sessions_dir: Path, capsys) ->
     assert "<8k" in out or "8k-16k" in out
 
 
-def test_fail_if_mape_gate(sessions_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """--fail-if-mape exits 1 when tripped, 0 otherwise, 2 when malformed or not computed."""
+def test_fail_if_gate(sessions_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--fail-if 'METRIC OP NUMBER' (fractions) exits 1 when tripped, naming the rows in words; 0 otherwise;
+    2 when malformed, unknown, or about an estimator that was not computed; --fail-if-mape is gone."""
     base = ["estimate-error", str(sessions_dir), "--estimators", "chars4,pi", "--format", "json"]
-    assert main([*base, "--fail-if-mape", "chars4>5"]) == 1
-    assert "gate chars4>5% tripped" in capsys.readouterr().err
-    assert main([*base, "--fail-if-mape", "chars4>90"]) == 0
-    assert main([*base, "--fail-if-mape", "chars4=5"]) == 2
-    assert main([*base, "--fail-if-mape", "o200k>5"]) == 2
+    assert main([*base, "--fail-if", "mape.chars4>0.05"]) == 1
+    err = capsys.readouterr().err
+    assert "gate mape.chars4>0.05 tripped: mape.chars4=" in err
+    assert "(all sessions)" in err and "(session s0.jsonl)" in err
+    assert main([*base, "--fail-if", "mape.chars4>0.9", "--fail-if", "bias.chars4>0"]) == 0
+    assert main([*base, "--fail-if", "bias.chars4<0"]) == 1
+    assert main([*base, "--fail-if", "p95.chars4>=0"]) == 1
+    assert main([*base, "--fail-if", "chars4>5"]) == 2
+    assert main([*base, "--fail-if", "mape.chars4=5"]) == 2
+    assert main([*base, "--fail-if", "mape.o200k>0.05"]) == 2
+    assert main([*base, "--fail-if-mape", "chars4>5"]) == 2
 
 
 def test_save_then_load_calibration(sessions_dir: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
