@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: demo test lint bench samples pi-env clean
+.PHONY: demo test lint bench samples samples-codex pi-env codex-env clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ demo: $(STAMP)
 pi-env: $(STAMP)
 	$(PY) -m lab.pi_env
 
+## codex-env: install the pinned Codex CLI (@openai/codex@0.171.0 + its linux-x64 binary) into .cache/codex
+codex-env: $(STAMP)
+	$(PY) -m lab.codex_env
+
 ## test: create the environment if missing, install everything, run the whole suite
 test: $(STAMP) pi-env
 	$(VENV)/bin/lint-imports --no-cache
@@ -41,6 +45,10 @@ lint: $(STAMP)
 ## samples: regenerate sample_sessions/ with the real pi CLI against the lab model server
 samples: $(STAMP) pi-env
 	$(PY) -m lab.generate --out sample_sessions
+
+## samples-codex: regenerate sample_sessions/codex/ with the real Codex CLI against the lab server
+samples-codex: $(STAMP) codex-env
+	$(PY) -m lab.generate_codex --out sample_sessions/codex
 
 clean:
 	rm -rf $(VENV) .cache

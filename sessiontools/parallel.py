@@ -31,6 +31,7 @@ class FileResult(Generic[T]):
     error: str | None = None  # the file could not be opened, or the function failed with a user error
     skipped_or_recovered: int = 0
     value: T | None = None
+    notes: list[str] = field(default_factory=list)  # e.g. cache warnings raised while computing `value`
 
 
 def _one(path: str, fn: Callable[[Session], T], content_hash: bool = False) -> FileResult[T]:
@@ -51,6 +52,10 @@ def _one(path: str, fn: Callable[[Session], T], content_hash: bool = False) -> F
         raise  # the command line asks for something impossible (e.g. an unknown --leaf): exit 2
     except SessionToolsError as exc:
         out.error = str(exc)
+    finally:
+        drain = getattr(fn, "drain_notes", None)
+        if callable(drain):  # notes raised in a worker process travel back with the result
+            out.notes = list(drain())
     return out
 
 
@@ -58,8 +63,23 @@ def _worker(args: tuple[str, Callable[[Session], Any], bool]) -> FileResult[Any]
     return _one(*args)
 
 
-def default_jobs() -> int:
-    return os.cpu_count() or 1
+#: Input bytes per worker process: below this, starting a worker (a forkserver child that imports
+#: the package, about half a second) costs more than it saves. Small inputs run in this process.
+BYTES_PER_WORKER = 32 * 1024 * 1024
+
+
+def default_jobs(files: Sequence[str | Path] | None = None) -> int:
+    """Worker processes for `files`: one per BYTES_PER_WORKER of input, at most one per core."""
+    cores = os.cpu_count() or 1
+    if files is None:
+        return cores
+    total = 0
+    for f in files:
+        try:
+            total += os.stat(f).st_size
+        except OSError:
+            pass
+    return max(1, min(cores, len(files), total // BYTES_PER_WORKER))
 
 
 def map_sessions(

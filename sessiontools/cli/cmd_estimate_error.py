@@ -165,8 +165,6 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
                                     content_hash=store_path is not None)
     report = summarize_requests(per_session, options)
-    for note in SessionWorker.notes():
-        err.print(f"note: {note}", markup=False)
 
     if not len(report.frame):
         err.print("note: no request with usable usage in the input", markup=False)

@@ -58,7 +58,7 @@ PiVersionOpt = Annotated[
 ]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 3 when any line was skipped or recovered.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
-JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: the number of cores). Results are the same for any value.")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: one per 32 MB of input, at most the number of cores). Results are the same for any value.")]
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
 
 
@@ -157,9 +157,14 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     loaded = Loaded()
     files, explicit = resolve_files(paths, err)
     values = []
+    notes_seen: set[str] = set()
     with progress(err, len(files), label) as advance:
-        for res in map_sessions(files, fn, jobs=jobs or default_jobs(), content_hash=content_hash):
+        for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash):
             advance()
+            for note in res.notes:  # from this process or a --jobs worker; each shown once
+                if note not in notes_seen:
+                    notes_seen.add(note)
+                    err.print(safe_text(f"note: {note}"))
             p = Path(res.path)
             if res.error is not None and not res.readable:
                 err.print(safe_text(f"error: {res.error}"))

@@ -6,10 +6,8 @@ the CLI runs `SessionWorker` over the files (in processes with `--jobs`) and the
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from sessiontools.analysis.estimate.measure import MessageMeasurer
@@ -24,22 +22,12 @@ ProgressFn = Callable[[int, int, str], None]
 #: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
 ROWS_VERSION = 2
 
-_CODE_HASH: list[str] = []
-
-
 def package_hash() -> str:
-    """`sessiontools.__version__` + sha256 of every `sessiontools/**/*.py` (sorted by path): cached
-    rows never outlive a change anywhere in the package."""
-    if not _CODE_HASH:
-        from sessiontools import __version__
+    """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
+    never outlive a change anywhere in the package."""
+    from sessiontools import fingerprint
 
-        root = Path(__file__).resolve().parents[2]
-        h = hashlib.sha256()
-        for f in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
-            h.update(f.relative_to(root).as_posix().encode())
-            h.update(f.read_bytes())
-        _CODE_HASH.append(f"{__version__}:{h.hexdigest()}")
-    return _CODE_HASH[0]
+    return fingerprint.code_fingerprint()
 
 
 def session_requests(session: Any, measurer: MessageMeasurer, *, leaf: str | None = None, all_leaves: bool = False,
@@ -133,6 +121,16 @@ class SessionWorker:
             state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)
         measurer, store = state
         return _cached_session_requests(session, measurer, self.options, store)
+
+    def drain_notes(self) -> list[str]:
+        """Cache notes raised in this process since the last call (sent back to the parent by
+        `parallel.map_sessions`, so that notes from `--jobs` workers are not lost)."""
+        out = []
+        for _, store in SessionWorker._per_process.values():
+            if store is not None and store.notes:
+                out.extend(store.notes)
+                store.notes.clear()
+        return out
 
     @classmethod
     def notes(cls) -> list[str]:
