@@ -524,3 +524,36 @@ def test_tokenizer_profile_recovers_a_known_tokenizer() -> None:
     no_cjk = [{**r, "text_chars": r["text_chars"] - r["cjk_chars"], "cjk_chars": 0} for r in rows]
     assert fit_tokenizer_profile(no_cjk).cjk_tokens_per_char is None  # type: ignore[union-attr]
     assert fit_tokenizer_profile(rows[:3]) is None
+
+
+# --------------------------------------------------------------------------------------------
+# issue 12
+# --------------------------------------------------------------------------------------------
+
+
+def pseudo_reply(b: SessionBuilder, model: str = "delivery-mirror", provider: str = "openclaw",
+                 usage: dict | None = None) -> str:
+    """A harness's message written as an assistant reply that was never a model call."""
+    return b.message({"role": "assistant", "content": [{"type": "text", "text": "mirrored answer"}], "api": "none",
+                      "provider": provider, "model": model, "stopReason": "stop",
+                      "usage": usage if usage is not None else b.usage(0, 0)})
+
+
+@pytest.mark.parametrize("version", ["0", "1"])
+def test_pseudo_replies_are_not_requests(version: str) -> None:
+    """Issue 12 cause 1: zero-usage replies and harness model ids are skipped as `pseudo_reply`
+    (not zero_prompt/zero_usage) and never a request, a group or a model of the session."""
+    b = SessionBuilder()
+    b.user("go")
+    b.assistant("ok", usage=b.usage(900))
+    pseudo_reply(b)
+    pseudo_reply(b, model="gateway-injected")
+    pseudo_reply(b, model="claude-sonnet-4-5", provider="anthropic")  # all-zero usage under a real model id
+    pseudo_reply(b, model="delivery-mirror", usage=b.usage(500, 10))  # a harness id even with numbers
+    b.user("more")
+    b.assistant("ok", usage=b.usage(1000))
+    rep = estimate_error([b.session()], EstimateErrorOptions(estimators=CHEAP, pi_version=version))
+    doc = summary(rep)
+    assert doc["requests"] == 2
+    assert doc["skipped_requests"] == {"total": 4, "pseudo_reply": 4}
+    assert {g["group"] for g in doc["groups"]} == {"anthropic/claude-sonnet-4-5"}
