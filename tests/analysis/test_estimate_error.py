@@ -557,3 +557,23 @@ def test_pseudo_replies_are_not_requests(version: str) -> None:
     assert doc["requests"] == 2
     assert doc["skipped_requests"] == {"total": 4, "pseudo_reply": 4}
     assert {g["group"] for g in doc["groups"]} == {"anthropic/claude-sonnet-4-5"}
+
+
+def test_overflow_with_provider_count_is_a_request() -> None:
+    """Issue 12 cause 5: a rejected request whose error states the provider's count is a row of kind
+    `overflow` with A = that count, over the context it tried to send; other errors stay skipped."""
+    b = SessionBuilder()
+    b.user("x" * 4000)
+    b.assistant("ok", usage=b.usage(1200))
+    b.user("y" * 20000)
+    b.assistant(None, error="400 prompt is too long: 7105 tokens > 6000 maximum", usage=b.usage(0, 0))
+    b.assistant(None, error="overloaded", usage=b.usage(0, 0))
+    b.user("z")
+    b.assistant("ok", usage=b.usage(1300))
+    rep = estimate_error([b.session()], EstimateErrorOptions(estimators=CHEAP))
+    rows = rep.rows
+    assert [r["kind"] for r in rows] == ["request", "overflow", "request"]
+    over = rows[1]
+    assert over["actual"] == 7105 and over["input"] == 7105
+    assert over["est_chars4"] == -(-4000 // 4) + 1 + -(-20000 // 4)  # the two users and the first reply
+    assert summary(rep)["skipped_requests"] == {"total": 1, "error": 1}

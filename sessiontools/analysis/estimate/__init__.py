@@ -63,7 +63,7 @@ from sessiontools.analysis.estimate.summary import EstimateErrorReport
 def requests_columns(estimators: tuple[str, ...] | list[str]) -> list[str]:
     """Column order of the per-request table (CSV/Parquet)."""
     base = [
-        "session", "pi_version", "entry_id", "index", "line", "timestamp", "provider", "model", "model_key",
+        "session", "pi_version", "entry_id", "kind", "index", "line", "timestamp", "provider", "model", "model_key",
         "actual", "input", "cache_read", "cache_write", "output", "messages", "images", "chars_total",
         "text_chars", "cjk_chars", *CHAR_COLUMNS, "cjk_share", "tool_share",
     ]

@@ -115,7 +115,8 @@ def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
     seen: set[int] = set()
     for k, path in enumerate(t.paths):
         resets = source.resets[k] if k < len(source.resets) else ()
-        todo = [r for r in path.requests if r.line not in seen]
+        extra = source.overflows[k] if k < len(source.overflows) else ()
+        todo = sorted((r for r in (*path.requests, *extra) if r.line not in seen), key=lambda r: r.line)
         seen.update(r.line for r in todo)
         if todo:
             _path_rows(source, path, todo, resets, measurer, encodings, cols, pi, version)
@@ -176,7 +177,7 @@ def _add_row(cols: _Columns, source: Source, r: Request, tot: dict[str, int], n_
     u = r.usage
     cols.add(
         session=source.transcript.source, pi_version=source.version or "", entry_id=r.id, provider=r.provider,
-        model=r.model, model_key=model_key(r.provider, r.model), kind="request",
+        model=r.model, model_key=model_key(r.provider, r.model), kind="overflow" if r.stop_reason == "error" else "request",
         index=r.index, line=r.line, timestamp=_timestamp(raw, r), actual=u.prompt, input=u.input,
         cache_read=u.cache_read, cache_write=u.cache_write, output=u.output, messages=n_messages,
         images=tot["images"], chars_total=tot["chars"], text_chars=tot["text_chars"], cjk_chars=tot["cjk_chars"],

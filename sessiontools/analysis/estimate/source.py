@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sessiontools.transcript.model import Agent, Message, Role, Transcript, TranscriptPath
+from sessiontools.transcript.model import Agent, Message, Ranges, Request, Role, Transcript, TranscriptPath, Usage
 from sessiontools.transcript.pi.neutral import message_units
 
 
@@ -26,6 +26,8 @@ class Source:
     #: skipped replies by reason, each counted once over every path
     skipped: Counter[str] = field(default_factory=Counter)
     version: str | None = None  # the agent's rule version (Pi: "0" or "1")
+    #: per path: rejected requests whose error states the provider's count (A known), kind `overflow`
+    overflows: list[tuple[Request, ...]] = field(default_factory=list)
 
     @property
     def agent(self) -> Agent:
@@ -47,6 +49,11 @@ def _pi_source(session: Any, leaf: str | None, all_leaves: bool, pi_version: str
     transcript = pi_transcript(session, pi_version=version, paths=choose)
     if version == "1":
         transcript.paths = [_with_edits(p, tp) for p, tp in zip(paths, transcript.paths, strict=True)]
+    overflows = []
+    for k, (p, tp) in enumerate(zip(paths, transcript.paths, strict=True)):
+        transcript.paths[k], extra = _overflow_requests(p, tp, version)
+        overflows.append(extra)
+    counted = {r.line for extra in overflows for r in extra}
     resets = []
     for p in paths:
         kinds = ("compaction", "context_edit") if version == "1" else ("compaction",)
@@ -55,45 +62,86 @@ def _pi_source(session: Any, leaf: str | None, all_leaves: bool, pi_version: str
     seen: set[int] = set()
     for tp in transcript.paths:
         for m in tp.messages:
-            if m.role != Role.ASSISTANT or m.line in seen or not isinstance(m.raw, dict):
+            if m.role != Role.ASSISTANT or m.line in seen or m.line in counted or not isinstance(m.raw, dict):
                 continue
             seen.add(m.line)
             reason = skip_reason(m.raw, version)
             if reason is not None:
                 skipped[reason] += 1
-    return Source(transcript, resets, skipped, version)
+    return Source(transcript, resets, skipped, version, overflows)
+
+
+def _pi_contexts(path: Any, tp: TranscriptPath, messages: list[Message], lines: list[int],
+                 version: str) -> list[Ranges | None]:
+    """The context Pi builds before each entry line in `lines`, as index ranges into `messages`.
+
+    A 1.x context edit that replaces a message's content changes what later requests sent, while
+    the neutral path keeps the original message: the edited messages are appended to `messages`
+    (same line and id) so that every count stays Pi-exact. None where a message cannot be mapped.
+    """
+    from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
+
+    slot: dict[tuple[int, int], int] = {}
+    for m in tp.messages:
+        k = 0
+        while (m.line, k) in slot:
+            k += 1
+        slot[(m.line, k)] = m.index
+    by_line = {e.line: k for k, e in enumerate(path.entries)}
+    out: list[Ranges | None] = []
+    for _, ctx, _ in iter_request_contexts_gen(path.entries, [by_line[ln] for ln in lines], version):
+        idx: list[int] | None = []
+        raws = iter(ctx.messages)
+        for pe in ctx.entries:
+            for k in range(len(pe.messages)):
+                raw = next(raws)
+                i = slot.get((pe.source.line, k))
+                if i is None or idx is None:
+                    idx = None
+                    continue
+                if messages[i].raw is not raw:
+                    old = messages[i]
+                    i = len(messages)
+                    messages.append(Message(i, old.id, old.line, old.role, message_units(raw), old.timestamp, raw))
+                idx.append(i)
+        out.append(_ranges(idx) if idx is not None else None)
+    return out
 
 
 def _with_edits(path: Any, tp: TranscriptPath) -> TranscriptPath:
-    """Pi 1.x: a context edit that replaces a message's content changes what later requests sent,
-    while the neutral path keeps the original message. Give those requests the edited messages
-    (appended to the path's messages, same line and id) so that every count stays Pi-exact."""
-    from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
-
+    """Pi 1.x with context edits that replace content: requests get the edited messages."""
     if not any(e.type == "context_edit" and isinstance(e.data.get("replacement"), dict) for e in path.entries):
         return tp
-    by_line = {e.line: k for k, e in enumerate(path.entries)}
     messages = list(tp.messages)
-    requests = []
-    contexts = iter_request_contexts_gen(path.entries, [by_line[r.line] for r in tp.requests], "1")
-    for r, (_, ctx, _) in zip(tp.requests, contexts, strict=True):
-        idx = list(r.context_indices())
-        if len(idx) != len(ctx.messages):  # not the shape we expect: keep the neutral context
-            requests.append(r)
+    contexts = _pi_contexts(path, tp, messages, [r.line for r in tp.requests], "1")
+    requests = tuple(replace(r, context=c) if c is not None else r for r, c in zip(tp.requests, contexts, strict=True))
+    return replace(tp, messages=tuple(messages), requests=requests)
+
+
+def _overflow_requests(path: Any, tp: TranscriptPath, version: str) -> tuple[TranscriptPath, tuple[Request, ...]]:
+    """Rejected requests whose error states the provider's count: requests with a known A."""
+    known = [o for o in tp.overflows if o.provider_tokens is not None]
+    if not known:
+        return tp, ()
+    messages = list(tp.messages)
+    contexts = _pi_contexts(path, tp, messages, [o.line for o in known], version)
+    out = []
+    for o, c in zip(known, contexts, strict=True):
+        raw = messages[o.index].raw if o.index < len(messages) else None
+        raw = raw if isinstance(raw, dict) else {}
+        if c is None:
             continue
-        new = []
-        for i, raw in zip(idx, ctx.messages, strict=True):
-            old = messages[i]
-            if old.raw is raw:
-                new.append(i)
-                continue
-            new.append(len(messages))
-            messages.append(Message(len(messages), old.id, old.line, old.role, message_units(raw), old.timestamp, raw))
-        requests.append(replace(r, context=_ranges(new)))
-    return replace(tp, messages=tuple(messages), requests=tuple(requests))
+        out.append(Request(o.index, o.line, Usage(int(o.provider_tokens or 0), 0, 0, 0), c,
+                           provider=_str(raw.get("provider")), model=_str(raw.get("model")),
+                           timestamp=messages[o.index].timestamp, id=messages[o.index].id, stop_reason="error"))
+    return replace(tp, messages=tuple(messages)), tuple(out)
 
 
-def _ranges(indices: list[int]) -> tuple[tuple[int, int], ...]:
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _ranges(indices: list[int]) -> Ranges:
     out: list[tuple[int, int]] = []
     for i in indices:
         if out and out[-1][1] == i:
