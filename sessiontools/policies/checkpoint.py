@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sessiontools.transcript.model import Agent, Message, Request, Role, TranscriptPath, UnitKind
 
@@ -107,3 +108,22 @@ def own_estimate(agent: Agent, path: TranscriptPath, request: Request, context: 
                  resets: Sequence[int] = (), version: str | None = None) -> Checkpoint:
     """The check-point estimate `agent` itself computes for `request` (see the module doc)."""
     return OWN_ESTIMATES[agent](path, request, context, resets, version)
+
+
+def pi_calibrated_hybrid(messages: Sequence[Any], pi_version: str, model: Any) -> float:
+    """The calibrated hybrid for a Pi context (for replay): Pi's own check point (last trusted usage,
+    `estimateContextTokens`) with the trailing messages counted by `model` (a
+    `tokens.features.FeatureModel`, e.g. `load_calibration(...).lookup(provider, model_id)`) instead
+    of chars/4; with no trusted usage, `model` over the whole context.
+
+    `messages`: Pi's message dicts of the context (as `build_context` gives them).
+    """
+    from sessiontools.policies.pi.usage import estimate_context_tokens
+    from sessiontools.tokens.features import calibrated_hybrid, pi_features
+
+    est = estimate_context_tokens(messages, pi_version)
+    full = pi_features(messages, pi_version)
+    if est.last_usage_index is None:
+        return calibrated_hybrid(None, full, full, model)
+    trailing = pi_features(messages[est.last_usage_index + 1:], pi_version)
+    return calibrated_hybrid(est.usage_tokens, trailing, full, model)

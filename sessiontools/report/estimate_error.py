@@ -119,16 +119,30 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
 def _calibration_tables(summary: Mapping[str, Any]) -> list[Any]:
     parts: list[Any] = []
     cal = summary.get("calibration")
-    if cal and cal["models"]:
-        note = " (the calibrated estimator used the coefficients from the file instead)" if cal["source"] == "file" else ""
-        c = Table(title=f"calibration fitted here: A ~ a + b * {cal['x']} (least squares){note}", title_justify="left")
-        for col in ("model", "a", "b", "n", "sessions", "MAPE in", "MAPE out", "judged by"):
-            c.add_column(col, justify="left" if col in ("model", "judged by") else "right",
-                         overflow="fold", no_wrap=col != "model")
-        for key, m in cal["models"].items():
-            c.add_row(safe_text(key), f"{m['a']:,.1f}", f"{m['b']:.4f}", f"{m['n']:,}", str(m["sessions"]),
-                      _pct(m["mape_in_sample"]), _pct(m["mape_out_of_sample"]), _METHODS.get(m["method"], m["method"]))
+    levels = [lv for lv in (cal or {}).get("levels", []) if lv["level"] != "session"]
+    if levels:
+        feats = cal["features"]
+        c = Table(title="calibrated: hierarchical fit A ~ coef . features (tokens per unit; corpus -> provider -> "
+                        f"model, each shrunk toward the level above; judged {cal['judged_by']})", title_justify="left")
+        for col in ("level", "key", "n", "status", *feats, "MAPE in", "MAPE out"):
+            c.add_column(col, justify="left" if col in ("level", "key", "status") else "right", overflow="fold")
+        for lv in levels:
+            c.add_row(lv["level"], safe_text(lv["key"]), f"{lv['n']:,}", lv["status"],
+                      *[_num(lv["coef"][f], 3 if f not in ("overhead", "images") else 0) for f in feats],
+                      _pct(lv["mape_in_sample"]), _pct(lv["mape_out_of_sample"]) if lv["mape_out_of_sample"] is not None
+                      else "too few")
         parts.append(c)
+    oos = (cal or {}).get("out_of_sample")
+    if oos:
+        from rich.text import Text
+
+        mapes = ", ".join(f"{k} {_pct(v)}" for k, v in oos["mape"].items())
+        line = f"out of sample ({oos['requests']:,} requests): {mapes}; best raw estimator: {oos['best_raw'] or '-'}"
+        if oos["note"]:
+            line += f"  WARNING: {oos['note']}"
+        if oos["hybrid_worse_than_agent_estimate"]:
+            line += "  WARNING: calibrated_hybrid is worse than the agent's own estimate (pi)"
+        parts.append(Text(line))
 
     profiles = {k: v for k, v in (cal or {}).get("tokenizer", {}).items() if v is not None}
     if profiles:
@@ -237,7 +251,7 @@ def _stats_json(stats: Any, estimators: Sequence[str], *, calibrated_in_sample: 
             "n": int(d["n"]), "bias": _r(d["bias"]), "mape": _r(d["mape"]), "p50_abs": _r(d["p50_abs"], 1),
             "p95_abs": _r(d["p95_abs"], 1), "max_abs": _r(d["max_abs"], 1), "median_ratio": _r(d["median_ratio"]),
         }
-        if est == "calibrated":
+        if est.startswith("calibrated"):
             block["mape_in_sample"] = _r(d["mape_in_sample"]) if calibrated_in_sample else None
         out[est] = block
     return out
@@ -252,26 +266,66 @@ def _profile_json(p: Any) -> dict[str, Any] | None:
         return None
     return {"n": p.n, "chars_per_token": _r(p.chars_per_token), "cjk_tokens_per_char": _r(p.cjk_tokens_per_char),
             "tokens_per_message": _r(p.tokens_per_message), "overhead": _r(p.overhead, 1),
-            "mape_in_sample": _r(p.mape_in_sample)}
+            "mape_in_sample": _r(p.mape_in_sample), "warnings": list(p.warnings)}
+
+
+def _level_json(lv: Any) -> dict[str, Any]:
+    from sessiontools.tokens.features import FEATURES
+
+    return {"level": lv.level, "key": lv.key, "n": lv.fit.n, "sessions": lv.sessions, "status": lv.fit.status.value,
+            "coef": {n: _r(c) for n, c in zip(FEATURES, lv.fit.coef, strict=True)}, "clipped": list(lv.fit.clipped),
+            "mape_in_sample": _r(lv.mape_in_sample), "mape_out_of_sample": _r(lv.mape_out_of_sample),
+            "out_of_sample_requests": lv.oos_requests}
+
+
+def _verdict_json(v: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from sessiontools.analysis.estimate.hierarchy import MIN_OOS
+
+    note = None
+    if v.requests < MIN_OOS:
+        note = f"too few: {v.requests} out-of-sample predictions (at least {MIN_OOS} are needed)"
+    elif v.calibrated_worse:
+        note = f"calibrated is worse out of sample than the best raw estimator, {v.best_raw}"
+    summary = {"requests": v.requests, "mape": {k: _r(x) for k, x in v.mape.items()}, "best_raw": v.best_raw,
+               "calibrated_worse_than_best_raw": v.calibrated_worse,
+               "hybrid_worse_than_agent_estimate": v.hybrid_worse, "note": note}
+    sessions = []
+    for row in v.per_session.iter_rows(named=True):
+        enough = row["requests"] >= MIN_OOS
+        sessions.append({"session": row["session"], "requests": row["requests"],
+                         "mape": {k[5:]: (_r(x) if enough else None) for k, x in row.items() if k.startswith("mape_")},
+                         "note": None if enough else "too few"})
+    return summary, sessions
 
 
 def _calibration_json(report: EstimateErrorReport) -> dict[str, Any] | None:
+    from sessiontools.analysis.estimate.hierarchy import MIN_OOS, MIN_REQUESTS
+    from sessiontools.tokens.features import FEATURES
+
     cal = report.calibration
     if cal is None:
         return None
     outcome = cal.outcome
-    models = {}
+    linear = {}
     for key, fit in outcome.fitted.to_dict()["models"].items():
-        models[key] = {**fit, "method": outcome.methods[key].value, "sessions": outcome.sessions[key]}
+        linear[key] = {**fit, "method": outcome.methods[key].value, "sessions": outcome.sessions[key]}
+    oos, held_out = _verdict_json(cal.verdict) if cal.verdict is not None else (None, [])
     out: dict[str, Any] = {
         "source": "file" if cal.loaded is not None else "fit",
-        "x": outcome.x,
-        "models": models,
-        "applied": cal.loaded.to_dict()["models"] if cal.loaded is not None else None,
+        "model": "hierarchical",
+        "features": list(FEATURES),
+        "judged_by": cal.hierarchy.judged.value if cal.hierarchy is not None else None,
+        "min_requests": MIN_REQUESTS,
+        "min_out_of_sample": MIN_OOS,
+        "levels": [_level_json(lv) for lv in cal.levels],
+        "out_of_sample": oos,
+        "held_out_sessions": held_out,
+        "applied": cal.loaded.to_dict() if cal.loaded is not None else None,
         "tokenizer": {k: _profile_json(v) for k, v in cal.tokenizer.items()},
+        "linear": {"x": outcome.x, "models": linear},
     }
     if cal.alternative is not None:
-        out["chars4"] = {
+        out["linear"]["chars4"] = {
             key: {**fit, "chars_per_token": _r(4 / fit["b"]) if fit["b"] else None}
             for key, fit in cal.alternative.fitted.to_dict()["models"].items()
         }

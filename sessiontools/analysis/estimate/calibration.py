@@ -127,6 +127,13 @@ class TokenizerProfile:
     tokens_per_message: float | None
     overhead: float | None
     mape_in_sample: float | None
+    warnings: tuple[str, ...] = ()
+
+
+#: Physical bounds of a tokenizer profile: a value outside is not reported, and a warning says so.
+CHARS_PER_TOKEN = (0.5, 12.0)
+MAX_CJK_TOKENS_PER_CHAR = 4.0
+MAX_TOKENS_PER_MESSAGE = 500.0
 
 
 def fit_tokenizer_profile(frame: Any) -> TokenizerProfile | None:
@@ -155,11 +162,23 @@ def fit_tokenizer_profile(frame: Any) -> TokenizerProfile | None:
     scale = np.maximum(np.abs(x).max(axis=0), 1.0)
     if np.linalg.matrix_rank(x / scale) < len(keep):
         return None
-    coef = np.asarray(least_squares(x / scale, y).coef) / scale
+    coef = np.asarray(least_squares(x / scale, y, nonneg=True).coef) / scale
     c: list[float | None] = [None] * 4
     for k, v in zip(keep, coef.tolist(), strict=True):
         c[k] = v
     pred = (x @ coef).tolist()
     other = c[1]
-    return TokenizerProfile(n, 1 / other if other else None, c[2], c[3], c[0],
-                            mape(pred, frame["actual"].to_list()))
+    cpt = 1 / other if other else None
+    warnings = []
+    if cpt is None or not CHARS_PER_TOKEN[0] <= cpt <= CHARS_PER_TOKEN[1]:
+        shown = "no tokens per character" if cpt is None else f"{cpt:.3g} characters per token"
+        warnings.append(f"{shown} is outside {CHARS_PER_TOKEN[0]}-{CHARS_PER_TOKEN[1]:g}: not reported (too few or "
+                        "too similar requests to separate the terms)")
+        cpt = None
+    if c[2] is not None and c[2] > MAX_CJK_TOKENS_PER_CHAR:
+        warnings.append(f"{c[2]:.3g} tokens per CJK character is above {MAX_CJK_TOKENS_PER_CHAR:g}: not reported")
+        c[2] = None
+    if c[3] is not None and c[3] > MAX_TOKENS_PER_MESSAGE:
+        warnings.append(f"{c[3]:.3g} tokens per message is above {MAX_TOKENS_PER_MESSAGE:g}: not reported")
+        c[3] = None
+    return TokenizerProfile(n, cpt, c[2], c[3], c[0], mape(pred, frame["actual"].to_list()), tuple(warnings))

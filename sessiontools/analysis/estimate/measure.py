@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.tokens.chars4 import IMAGE_CHARS
+from sessiontools.tokens.features import assistant_code_flags
 from sessiontools.tokens.text import text_mix
 from sessiontools.tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_key
 from sessiontools.transcript.model import Message, Role, UnitKind
@@ -91,25 +92,8 @@ def pi_measure(raw: Mapping[str, Any], pi_version: str) -> MessageMeasure:
     code = role in TOOL_ROLES
     kinds = tuple(code for _ in units.texts)
     if role == "assistant":  # tool name and JSON arguments are code; text and thinking are prose
-        kinds = _assistant_kinds(raw, units)
+        kinds = tuple(assistant_code_flags(raw, len(units.texts)))
     return _measure(units, kinds, ROLE_COLUMNS.get(role), code)
-
-
-def _assistant_kinds(raw: Mapping[str, Any], units: MessageUnits) -> tuple[bool, ...]:
-    out: list[bool] = []
-    for block in raw.get("content") or ():
-        if not isinstance(block, dict):
-            continue
-        t = block.get("type")
-        if t in ("text", "thinking"):
-            v = block.get(t if t == "text" else "thinking")
-            if isinstance(v, str) and v:
-                out.append(False)
-        elif t == "toolCall":
-            out.extend([True] * (int(isinstance(block.get("name"), str) and bool(block.get("name"))) + 1))
-    if len(out) != len(units.texts):  # an odd block: count everything as prose rather than guess
-        return tuple(False for _ in units.texts)
-    return tuple(out)
 
 
 def neutral_measure(message: Message) -> MessageMeasure:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sessiontools.errors import UsageError
-from sessiontools.tokens.calibrated import Calibration, Tokenizer
+from sessiontools.tokens.calibrated import Calibration, FeatureCalibration, Tokenizer
 
 
 class OptionError(UsageError):
@@ -34,9 +34,8 @@ class Estimator(StrEnum):
     CALIBRATED_HYBRID = "calibrated_hybrid"
 
 
-#: Estimators reported when none are named (the hybrid is asked for by name until issue 12's
-#: golden files are regenerated).
-DEFAULT_ESTIMATORS: tuple[str, ...] = ("chars4", "pi", "cl100k", "o200k", "calibrated")
+#: Estimators reported when none are named.
+DEFAULT_ESTIMATORS: tuple[str, ...] = ("chars4", "pi", "cl100k", "o200k", "calibrated", "calibrated_hybrid")
 ESTIMATORS: tuple[str, ...] = tuple(e.value for e in Estimator)
 #: tiktoken encodings behind the tokenizer estimators.
 TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
@@ -126,7 +125,7 @@ class EstimateErrorOptions:
     leaf: str | None = None
     all_leaves: bool = False
     pi_version: str | None = None
-    calibration: Calibration | None = None
+    calibration: Calibration | FeatureCalibration | None = None
     calibration_x: str = DEFAULT_CALIBRATION_X
     fit: bool = False  # fit the calibration even when no calibrated estimator is reported
 
@@ -148,7 +147,7 @@ def needed_encodings(options: EstimateErrorOptions) -> set[str]:
     need: set[str] = {TOKENIZERS[e] for e in options.estimators if e in TOKENIZERS}
     if options.calibrate:
         xs_needed = {options.calibration_x, "chars4"}
-        if options.calibration is not None:
+        if isinstance(options.calibration, Calibration):
             xs_needed |= {f.x for f in options.calibration.models.values()}
         need |= {TOKENIZERS[x] for x in xs_needed if x in TOKENIZERS}
     return need

@@ -12,7 +12,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sessiontools.transcript.model import Agent, Message, Ranges, Request, Role, Transcript, TranscriptPath, Usage
+from sessiontools.transcript.model import (
+    Agent,
+    Message,
+    Ranges,
+    Request,
+    Role,
+    Transcript,
+    TranscriptPath,
+    Usage,
+)
 from sessiontools.transcript.pi.neutral import message_units
 
 

@@ -81,7 +81,7 @@ def _long(frame: Any, estimators: Sequence[str], keys: Sequence[str]) -> Any:
 
     parts = []
     for est in estimators:
-        ins = pl.col("ins_calibrated") if est == "calibrated" and "ins_calibrated" in frame.columns else pl.lit(None)
+        ins = pl.col(f"ins_{est}") if f"ins_{est}" in frame.columns else pl.lit(None)
         parts.append(frame.select(*[pl.col(k) for k in keys], pl.lit(est).alias("estimator"),
                                   pl.col(f"est_{est}").cast(pl.Float64).alias("e"),
                                   pl.col("actual").cast(pl.Float64).alias("a"), ins.cast(pl.Float64).alias("ins")))

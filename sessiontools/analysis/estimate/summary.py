@@ -22,7 +22,7 @@ from sessiontools.analysis.estimate.calibration import (
 from sessiontools.analysis.estimate.options import ESTIMATORS, EstimateErrorOptions
 from sessiontools.analysis.estimate.rows import SessionRows
 from sessiontools.analysis.estimate.stats import decision_stats_frame, estimator_stats, group_expr, group_rank
-from sessiontools.tokens.calibrated import Calibration
+from sessiontools.tokens.calibrated import Calibration, FeatureCalibration
 
 #: Columns of the request frame that are working state, not output.
 INTERNAL_PREFIXES = ("t_", "hyb_", "ins_", "f_")
@@ -50,8 +50,11 @@ class SessionStats:
 class CalibrationSummary:
     outcome: CalibrationOutcome
     alternative: CalibrationOutcome | None  # the chars4 fit, when x is not chars4
-    loaded: Calibration | None
+    loaded: Calibration | FeatureCalibration | None
     tokenizer: dict[str, TokenizerProfile | None] = field(default_factory=dict)
+    hierarchy: Any = None  # calibrate.Calibrated
+    levels: list[Any] = field(default_factory=list)  # judge.LevelReport
+    verdict: Any = None  # judge.Verdict
 
 
 @dataclass(slots=True)
@@ -68,7 +71,7 @@ class EstimateErrorReport:
     groups: list[GroupStats]
     sessions: list[SessionStats]
     calibration: CalibrationSummary | None
-    fitted: Calibration
+    fitted: Calibration | FeatureCalibration  # what --save-calibration writes
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -84,20 +87,67 @@ def _r(v: float | None, digits: int) -> float | None:
     return None if v is None else round(float(v), digits)
 
 
-def _with_calibrated(frame: Any, options: EstimateErrorOptions, outcome: CalibrationOutcome) -> Any:
+def _feature_calibration(fitted: Any) -> FeatureCalibration:
+    """The fitted levels as a calibration document (levels with too few requests are left out:
+    they use the level above, as the loader does)."""
+    from sessiontools.analysis.estimate.hierarchy import Status
+
+    tree = fitted.tree
+    return FeatureCalibration(
+        tree.corpus.coef,
+        {k: v.coef for k, v in tree.provider.items() if v.status == Status.FIT},
+        {k: v.coef for k, v in tree.model.items() if v.status == Status.FIT},
+    )
+
+
+def _round1(values: Any) -> list[float | None]:
+    return [None if v is None or v != v else round(float(v), 1) for v in values]
+
+
+def _with_loaded(frame: Any, cal: Calibration | FeatureCalibration) -> Any:
+    """The calibrated estimators from a loaded calibration (schema 1 linear or schema 2 features)."""
     import polars as pl
 
+    from sessiontools.analysis.estimate.hierarchy import design
+    from sessiontools.tokens.features import calibrated_hybrid
+
+    x, _, _ = design(frame)
+    full: list[float | None] = []
+    hybrid: list[float | None] = []
+    trail_cols = ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits", "t_f_space", "t_images")
+    for i, r in enumerate(frame.iter_rows(named=True)):
+        if isinstance(cal, FeatureCalibration):
+            model = cal.lookup(r["provider"], r["model"])
+            trail = [0.0, *(float(r[c]) for c in trail_cols)]
+            full.append(max(0.0, model.predict(x[i])))
+            hybrid.append(calibrated_hybrid(r["hyb_usage"], trail, x[i], model))
+            continue
+        fit = cal.lookup(r["provider"], r["model"])
+        xv = r.get(f"est_{fit.x}") if fit is not None else None
+        if fit is None or xv is None:
+            full.append(None)
+            hybrid.append(None)
+            continue
+        full.append(fit.predict(xv))
+        t = r.get(f"t_{fit.x}")
+        hybrid.append(r["hyb_usage"] + max(0.0, fit.b * t) if r["hyb_usage"] is not None and t is not None else full[-1])
+    return frame.with_columns(pl.Series("est_calibrated", _round1(full), dtype=pl.Float64),
+                              pl.Series("est_calibrated_hybrid", _round1(hybrid), dtype=pl.Float64))
+
+
+def _with_calibrated(frame: Any, options: EstimateErrorOptions, fitted: Any) -> Any:
+    import polars as pl
+
+    from sessiontools.analysis.estimate.calibrate import predictions
+
     if options.calibration is not None:
-        cal = options.calibration
-        values: list[float | None] = []
-        for prov, model, *xs in frame.select("provider", "model", "est_chars4", "est_cl100k", "est_o200k").iter_rows():
-            fit = cal.lookup(prov, model)
-            x = dict(zip(("chars4", "cl100k", "o200k"), xs, strict=True)).get(fit.x) if fit is not None else None
-            values.append(_r(fit.predict(x), 1) if fit is not None and x is not None else None)
-        return frame.with_columns(pl.Series("est_calibrated", values, dtype=pl.Float64))
+        return _with_loaded(frame, options.calibration)
+    p = predictions(fitted, frame)
     return frame.with_columns(
-        pl.Series("est_calibrated", [_r(v, 1) for v in outcome.out_of_sample], dtype=pl.Float64),
-        pl.Series("ins_calibrated", outcome.in_sample, dtype=pl.Float64),
+        pl.Series("est_calibrated", _round1(p["oos_calibrated"].tolist()), dtype=pl.Float64),
+        pl.Series("ins_calibrated", p["ins_calibrated"], dtype=pl.Float64),
+        pl.Series("est_calibrated_hybrid", _round1(p["oos_hybrid"].tolist()), dtype=pl.Float64),
+        pl.Series("ins_calibrated_hybrid", p["ins_hybrid"], dtype=pl.Float64),
     )
 
 
@@ -139,14 +189,22 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
     calibrate = options.calibrate
     outcome = fit_calibration(frame if calibrate else frame.head(0), options.calibration_x)
     cal = None
+    fitted = None
     if calibrate:
+        from sessiontools.analysis.estimate.calibrate import calibrate as fit_hierarchy
+
+        fitted = fit_hierarchy(frame)
         alternative = fit_calibration(frame, "chars4") if options.calibration_x != "chars4" else None
         profiles = {}
         for key in sorted(frame["model_key"].unique().to_list()):
             profiles[key] = fit_tokenizer_profile(frame.filter(pl.col("model_key") == key))
-        cal = CalibrationSummary(outcome, alternative, options.calibration, profiles)
-    if "calibrated" in estimators:
-        frame = _with_calibrated(frame, options, outcome)
+        cal = CalibrationSummary(outcome, alternative, options.calibration, profiles, fitted)
+        frame = _with_calibrated(frame, options, fitted)
+        from sessiontools.analysis.estimate.judge import level_reports, verdict
+
+        if options.calibration is None:
+            cal.levels = level_reports(frame, fitted)
+        cal.verdict = verdict(frame, [e for e in ESTIMATORS if e in estimators or e.startswith("calibrated")])
     frame = _error_columns(frame, estimators)
     max_actual = int(frame["actual"].max() or 0) if len(frame) else 0
     thresholds = [(spec.text, spec.resolve(max_actual)) for spec in options.thresholds]
@@ -168,5 +226,6 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
                                      fit_tokenizer_profile(sub)))
     return EstimateErrorReport(
         frame, options, estimators, skipped, thresholds, estimator_stats(frame, estimators),
-        decision_stats_frame(frame, estimators, ts), groups, sessions, cal, outcome.fitted,
+        decision_stats_frame(frame, estimators, ts), groups, sessions, cal,
+        _feature_calibration(fitted) if fitted is not None else outcome.fitted,
     )
