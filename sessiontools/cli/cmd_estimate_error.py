@@ -62,11 +62,12 @@ class By(str, Enum):
 FLAGS = {"estimators": "--estimators", "thresholds": "--threshold-grid", "by": "--by",
          "calibration_x": "--calibration-x", "leaf": "--leaf"}
 #: gate metrics: `STAT.ESTIMATOR` (fractions for bias and MAPE, tokens for p50/p95/max)
-GATE_STATS = ("mape", "bias", "p50", "p95", "max", "mape_in_sample")
+GATE_STATS = ("mape", "bias", "p50", "p95", "max", "mape_in_sample", "mape_oos")
 GATE_METRICS = [f"{s}.{e}" for s in GATE_STATS for e in ESTIMATORS] + ["requests"]
 _FAIL_IF_HELP = ("Exit 1 when METRIC OP NUMBER holds for all sessions or any session (OP: > >= < <= == !=); "
                  "repeatable. Metrics: mape.ESTIMATOR, bias.ESTIMATOR (fractions), p50/p95/max.ESTIMATOR "
-                 "(tokens), mape_in_sample.calibrated, requests; e.g. 'mape.chars4>0.2'.")
+                 "(tokens), mape_in_sample.calibrated, mape_oos.ESTIMATOR (every estimator on the requests the "
+                 "calibrated model predicted out of sample), requests; e.g. 'mape.chars4>0.2'.")
 
 
 def _gate_metrics(stats: Any, estimators: Any, requests: int) -> dict[str, float | None]:
@@ -80,12 +81,30 @@ def _gate_metrics(stats: Any, estimators: Any, requests: int) -> dict[str, float
     return out
 
 
+def _oos_metrics(report: Any) -> tuple[dict[str, float | None], dict[str, dict[str, float | None]]]:
+    """mape_oos.* overall and per held-out session (None below the minimum number of predictions)."""
+    from sessiontools.analysis.estimate.hierarchy import MIN_OOS
+
+    v = report.calibration.verdict if report.calibration is not None else None
+    if v is None:
+        return {}, {}
+    overall = {f"mape_oos.{e}": m for e, m in v.mape.items()}
+    per = {}
+    for row in v.per_session.iter_rows(named=True):
+        enough = row["requests"] >= MIN_OOS
+        per[row["session"]] = {f"mape_oos.{k[5:]}": (x if enough else None) for k, x in row.items()
+                               if k.startswith("mape_")}
+    return overall, per
+
+
 def _gate_problems(gates: list[Gate], report: Any) -> list[str]:
     from pathlib import PurePath
 
-    rows = [("all sessions", _gate_metrics(report.stats, report.estimators, len(report.frame)))]
+    overall, per = _oos_metrics(report)
+    rows = [("all sessions", {**_gate_metrics(report.stats, report.estimators, len(report.frame)), **overall})]
     if len(report.sessions) > 1:
-        rows += [(f"session {PurePath(s.session).name}", _gate_metrics(s.stats, report.estimators, s.requests))
+        rows += [(f"session {PurePath(s.session).name}",
+                  {**_gate_metrics(s.stats, report.estimators, s.requests), **per.get(s.session, {})})
                  for s in report.sessions]
     return tripped(gates, rows)
 

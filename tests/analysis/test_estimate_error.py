@@ -353,7 +353,7 @@ def test_calibration_recovers_a_known_ratio_out_of_sample() -> None:
     chars4 = summary(rep)["estimators"]["chars4"]
     assert chars4["bias"] < -0.2  # chars/4 underestimates a 3-chars-per-token tokenizer
     for s in summary(rep)["sessions"]:
-        assert s["estimators"]["calibrated"]["mape"] < 0.01
+        assert s["estimators"]["calibrated"]["mape"] < 0.02
         assert s["tokenizer"]["chars_per_token"] == pytest.approx(3.0, rel=0.01)
     assert cal["tokenizer"]["anthropic/claude-sonnet-4-5"]["overhead"] == pytest.approx(2000, abs=5)
 
@@ -581,3 +581,84 @@ def test_overflow_with_provider_count_is_a_request() -> None:
     assert over["actual"] == 7105 and over["input"] == 7105
     assert over["est_chars4"] == -(-4000 // 4) + 1 + -(-20000 // 4)  # the two users and the first reply
     assert summary(rep)["skipped_requests"] == {"total": 1, "error": 1}
+
+
+def test_two_requests_say_too_few_instead_of_a_figure() -> None:
+    """Issue 12 cause 3: with two requests the calibration reports no out-of-sample figure (it said
+    4,410% beside an in-sample 0.0): every level says "too few requests" and the verdict "too few"."""
+    b = SessionBuilder()
+    b.user("你好，请帮我看一下这个文件" * 3)
+    b.assistant("好的", usage=b.usage(3000))
+    b.user("谢谢")
+    b.assistant("不客气", usage=b.usage(61000))
+    doc = summary(estimate_error([b.session()]))
+    cal = doc["calibration"]
+    assert {lv["status"] for lv in cal["levels"]} == {"too few requests"}
+    assert cal["out_of_sample"]["mape"]["calibrated"] is None
+    assert cal["out_of_sample"]["note"].startswith("too few")
+    assert all(lv["mape_out_of_sample"] is None for lv in cal["levels"])
+    assert all(s["note"] == "too few" for s in cal["held_out_sessions"])
+
+
+def test_fits_never_report_impossible_values() -> None:
+    """Issue 12 cause 4: no negative coefficient anywhere and no absurd characters per token, even when
+    the prompt sizes run against the text (a hidden overhead that falls as the context grows)."""
+    b = SessionBuilder()
+    for k in range(14):
+        b.user("word " * (50 + 40 * k) + "中文" * (k % 3))
+        b.assistant("ok", usage=b.usage(max(100, 9000 - 500 * k)))
+    doc = summary(estimate_error([b.session()]))
+    for lv in doc["calibration"]["levels"]:
+        assert all(v >= 0 for v in lv["coef"].values()), lv
+    profile = doc["sessions"][0]["tokenizer"]
+    assert profile is not None
+    for key in ("cjk_tokens_per_char", "tokens_per_message", "overhead"):
+        assert profile[key] is None or profile[key] >= 0
+    assert profile["chars_per_token"] is None or 0.5 <= profile["chars_per_token"] <= 12
+    assert profile["chars_per_token"] is not None or profile["warnings"]
+
+
+def test_calibrated_worse_than_the_best_raw_estimator_is_flagged() -> None:
+    """Issue 12 cause 4: when the agent's own estimate is exact, the report names it as the best raw
+    estimator and says so if the calibrated estimator is worse out of sample."""
+    sessions = []
+    for k in range(3):
+        b = ratio_session(f"x{k}", chars_per_token=3.0, overhead=500 + 3000 * k, runs=3, seed=k)
+        sessions.append(b.session(path=f"x{k}.jsonl"))
+    doc = summary(estimate_error(sessions))
+    oos = doc["calibration"]["out_of_sample"]
+    assert oos["best_raw"] in ("chars4", "pi", "cl100k", "o200k")
+    raw = {e: oos["mape"][e] for e in ("chars4", "pi", "cl100k", "o200k")}
+    assert oos["mape"][oos["best_raw"]] == min(raw.values())
+    assert oos["calibrated_worse_than_best_raw"] == (oos["mape"]["calibrated"] > raw[oos["best_raw"]])
+    if oos["calibrated_worse_than_best_raw"]:
+        assert oos["best_raw"] in oos["note"]
+
+
+def test_calibrated_hybrid_is_usage_plus_calibrated_trailing_part() -> None:
+    """The calibrated hybrid: the agent's last usage plus the calibrated count of the messages after it;
+    `policies.checkpoint.pi_calibrated_hybrid` (for replay) gives the same number from Pi's messages."""
+    from sessiontools.policies.checkpoint import pi_calibrated_hybrid
+    from sessiontools.tokens.calibrated import FeatureCalibration
+
+    coef = (100.0, 5.0, 1.5, 0.3, 0.4, 0.5, 0.05, 1000.0)
+    cal = FeatureCalibration(coef)
+    b = SessionBuilder()
+    b.user("read the file 12345")
+    b.assistant("ok", tool_calls=[("read", {"path": "a.py"})], usage=b.usage(700))
+    b.tool_result("read", "def f():\n    return 42\n" * 20)
+    b.user("中文说明")
+    b.assistant("done", usage=b.usage(1500))
+    s = b.session()
+    rep = estimate_error([s], EstimateErrorOptions(estimators=("pi", "calibrated", "calibrated_hybrid"),
+                                                   calibration=cal))
+    rows = rep.rows
+    path = SessionTree(s).path()
+    second = [i for i, e in enumerate(path.entries) if e.role == "assistant"][1]
+    ctx = build_context(path.entries[:second], "0").messages
+    model = cal.lookup("anthropic", "claude-sonnet-4-5")
+    expected = pi_calibrated_hybrid(list(ctx), "0", model)
+    assert rows[1]["est_calibrated_hybrid"] == pytest.approx(expected, abs=0.05)
+    usage_part = 700 + 100  # Pi: last usage (prompt + output) of the first reply
+    assert expected > usage_part and rows[1]["est_pi"] > usage_part
+    assert rows[0]["est_calibrated_hybrid"] == pytest.approx(rows[0]["est_calibrated"], abs=0.05)  # no usage yet

@@ -108,6 +108,10 @@ def test_fail_if_gate(sessions_dir: Path, capsys) -> None:  # type: ignore[no-un
     assert main([*base, "--fail-if", "mape.chars4=5"]) == 2
     assert main([*base, "--fail-if", "mape.o200k>0.05"]) == 2
     assert main([*base, "--fail-if-mape", "chars4>5"]) == 2
+    full = ["estimate-error", str(sessions_dir), "--format", "json"]
+    assert main([*full, "--fail-if", "mape_oos.calibrated>0.9", "--fail-if", "mape_oos.chars4>0.9"]) == 0
+    assert main([*full, "--fail-if", "mape_oos.chars4>0.01"]) == 1
+    assert "gate mape_oos.chars4>0.01 tripped" in capsys.readouterr().err
 
 
 def test_save_then_load_calibration(sessions_dir: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
