@@ -294,6 +294,8 @@ def _verdict_json(v: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         enough = row["requests"] >= MIN_OOS
         sessions.append({"session": row["session"], "requests": row["requests"],
                          "mape": {k[5:]: (_r(x) if enough else None) for k, x in row.items() if k.startswith("mape_")},
+                         "best_raw": row.get("best_raw") if enough else None,
+                         "calibrated_worse_than_best_raw": bool(row.get("calibrated_worse")) if enough else None,
                          "note": None if enough else "too few"})
     return summary, sessions
 

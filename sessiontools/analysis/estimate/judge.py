@@ -92,5 +92,14 @@ def verdict(frame: Any, estimators: Sequence[str]) -> Verdict:
     hyb, own = mape.get("calibrated_hybrid"), mape.get("pi")
     per = rows.group_by("session", maintain_order=True).agg(
         pl.len().alias("requests"), *[_mape(f"est_{e}").alias(f"mape_{e}") for e in ests])
+    raw_cols = [f"mape_{e}" for e in ests if e in RAW]
+    if raw_cols and len(per):
+        best_value = pl.min_horizontal(*raw_cols)
+        best_name = pl.lit(None, dtype=pl.Utf8)
+        for c in reversed(raw_cols):
+            best_name = pl.when(pl.col(c) == best_value).then(pl.lit(c[5:])).otherwise(best_name)
+        per = per.with_columns(best_name.alias("best_raw"),
+                               (pl.col("mape_calibrated") > best_value).alias("calibrated_worse")
+                               if "mape_calibrated" in per.columns else pl.lit(False).alias("calibrated_worse"))
     return Verdict(n, mape, best, bool(best and cal is not None and cal > raw[best]),
                    bool(hyb is not None and own is not None and hyb > own), per)
