@@ -104,6 +104,8 @@ def solve(s: Sums, prior: tuple[float, ...], pseudo: float) -> LevelFit:
     p = np.asarray(prior) * scale
     fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg=True)
     coef = np.asarray(fit.coef) / scale
+    absent = np.diag(s.g) <= 0  # no data on a feature (no CJK text, no images): keep the parent's value
+    coef[absent] = np.asarray(prior)[absent]
     upper = np.asarray(UPPER)
     clipped = tuple(FEATURES[j] for j in range(k) if coef[j] > upper[j])
     coef = np.minimum(coef, upper)
