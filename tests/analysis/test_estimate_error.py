@@ -662,3 +662,30 @@ def test_calibrated_hybrid_is_usage_plus_calibrated_trailing_part() -> None:
     usage_part = 700 + 100  # Pi: last usage (prompt + output) of the first reply
     assert expected > usage_part and rows[1]["est_pi"] > usage_part
     assert rows[0]["est_calibrated_hybrid"] == pytest.approx(rows[0]["est_calibrated"], abs=0.05)  # no usage yet
+
+
+def test_codex_transcripts_need_no_estimate_error_change() -> None:
+    """A neutral transcript of another agent (Codex rollouts from the real CLI) goes through the same
+    pipeline: requests, chars/4 over its units, Codex's own check-point estimate, the calibration."""
+    from sessiontools.transcript.codex import load_codex_transcript
+
+    files = sorted((SAMPLES / "codex").glob("*.jsonl")) if (SAMPLES / "codex").is_dir() else []
+    if not files:
+        pytest.skip("sample_sessions/codex is absent")
+    transcripts = [load_codex_transcript(f) for f in files]
+    rep = estimate_error(transcripts)
+    doc = summary(rep)
+    n = sum(len(p.requests) for t in transcripts for p in t.paths)
+    assert doc["requests"] == n > 0
+    rows = rep.rows
+    assert all(r["est_chars4"] > 0 and r["est_pi"] > 0 for r in rows)
+    # Codex's own estimate: the previous response's total tokens plus bytes/4 after it, so after the
+    # first request it is at least the previous response's total
+    by_session: dict[str, list] = {}
+    for r in rows:
+        by_session.setdefault(r["session"], []).append(r)
+    for rs in by_session.values():
+        for prev, cur in zip(rs, rs[1:], strict=False):
+            if cur["actual"] >= prev["actual"]:  # no compaction in between
+                assert cur["est_pi"] >= prev["actual"] + prev["output"]
+    assert doc["estimators"]["pi"]["mape"] < doc["estimators"]["chars4"]["mape"]
