@@ -85,9 +85,9 @@ def _measure(units: MessageUnits, kinds: tuple[bool, ...], role_column: str | No
                           (cjk, digits, prose, code, space))
 
 
-def pi_measure(raw: Mapping[str, Any], pi_version: str) -> MessageMeasure:
+def pi_measure(raw: Mapping[str, Any], pi_version: str, units: MessageUnits | None = None) -> MessageMeasure:
     """A Pi message measured over Pi's own units (chars = Pi's `estimateTokens` characters)."""
-    units = message_units(raw, pi_version)
+    units = units if units is not None else message_units(raw, pi_version)
     role = str(raw.get("role"))
     code = role in TOOL_ROLES
     kinds = tuple(code for _ in units.texts)
@@ -120,7 +120,7 @@ class MessageMeasurer:
         m = self._by_content.get(key)
         if m is None:
             self.messages_measured += 1
-            m = self._by_content[key] = pi_measure(raw, pi_version)
+            m = self._by_content[key] = pi_measure(raw, pi_version, units)
         return m
 
     def neutral(self, message: Message) -> MessageMeasure:
