@@ -598,6 +598,9 @@ def test_two_requests_say_too_few_instead_of_a_figure() -> None:
     assert cal["out_of_sample"]["note"].startswith("too few")
     assert all(lv["mape_out_of_sample"] is None for lv in cal["levels"])
     assert all(s["note"] == "too few" for s in cal["held_out_sessions"])
+    for block in (doc["estimators"], doc["sessions"][0]["estimators"]):
+        assert block["calibrated"]["mape"] is None and block["calibrated_hybrid"]["mape"] is None
+        assert block["chars4"]["mape"] is not None
 
 
 def test_fits_never_report_impossible_values() -> None:

@@ -12,11 +12,13 @@ from typing import Any
 
 from sessiontools.analysis.estimate.hierarchy import (
     MIN_REQUESTS,
+    PSEUDO,
     Judged,
     LevelFit,
     Status,
     Sums,
     Tree,
+    Unit,
     design,
     empty_sums,
     fit_tree,
@@ -30,7 +32,7 @@ class Calibrated:
     """The calibrated model over a request frame."""
 
     tree: Tree  # fitted on every row
-    sessions: dict[tuple[str, str], LevelFit]  # (session, model_key) -> session level
+    sessions: dict[tuple[str, str], LevelFit]  # (session, rules key) -> session level
     judged: Judged
     in_coef: Any  # rows x features (numpy), in sample
     oos_coef: Any  # rows x features, NaN where no out-of-sample prediction exists
@@ -38,10 +40,16 @@ class Calibrated:
     y: Any
 
 
-def _units(frame: Any) -> tuple[list[tuple[str, str, str]], dict[tuple[str, str, str], list[int]]]:
-    keys = list(zip(frame["session"].to_list(), frame["provider"].fill_null("?").to_list(),
-                    frame["model_key"].to_list(), strict=True))
-    rows: dict[tuple[str, str, str], list[int]] = {}
+def rules_key(model_key: str, version: str | None) -> str:
+    """The key of the rules level: a model under one agent rule version."""
+    return f"{model_key} · rules {version or '?'}"
+
+
+def _units(frame: Any) -> tuple[list[Unit], dict[Unit, list[int]]]:
+    mks = frame["model_key"].to_list()
+    rules = [rules_key(m, v) for m, v in zip(mks, frame["pi_version"].to_list(), strict=True)]
+    keys = list(zip(frame["session"].to_list(), frame["provider"].fill_null("?").to_list(), mks, rules, strict=True))
+    rows: dict[Unit, list[int]] = {}
     for i, k in enumerate(keys):
         rows.setdefault(k, []).append(i)
     return keys, rows
@@ -57,11 +65,11 @@ def calibrate(frame: Any) -> Calibrated:
     tree = fit_tree(unit)
     in_coef = np.zeros_like(x)
     sessions: dict[tuple[str, str], LevelFit] = {}
-    for (sess, prov, mk), idx in rows.items():
-        parent = tree.model[mk]
-        s = unit[(sess, prov, mk)]
-        fit = solve(s, parent.coef, 20.0) if s.n >= MIN_REQUESTS else LevelFit(parent.coef, s.n, Status.TOO_FEW)
-        sessions[(sess, mk)] = fit
+    for (sess, prov, mk, rules), idx in rows.items():
+        parent = tree.rules[rules]
+        s = unit[(sess, prov, mk, rules)]
+        fit = solve(s, parent.coef, PSEUDO) if s.n >= MIN_REQUESTS else LevelFit(parent.coef, s.n, Status.TOO_FEW)
+        sessions[(sess, rules)] = fit
         in_coef[idx] = fit.coef
     names = list(dict.fromkeys(k[0] for k in keys))
     oos = np.full_like(x, np.nan)
@@ -71,18 +79,18 @@ def calibrate(frame: Any) -> Calibrated:
             held = {u: s for u, s in unit.items() if u[0] == name}
             train = {u: s for u, s in unit.items() if u[0] != name}
             t = fit_tree(train)
-            for (_, prov, mk) in held:
-                oos[rows[(name, prov, mk)]] = t.coef_for(prov, mk)
+            for u in held:
+                oos[rows[u]] = t.coef_for(u[1], u[2], u[3])
     elif len(keys) >= 2:
         judged = Judged.TIME_SPLIT
         half = (len(keys) + 1) // 2
         train_idx = list(range(half))
-        t_units: dict[tuple[str, str, str], Sums] = {}
+        t_units: dict[Unit, Sums] = {}
         for i in train_idx:
             t_units[keys[i]] = t_units.get(keys[i], empty_sums()) + sums(x[i:i + 1], y[i:i + 1], w[i:i + 1])
         t = fit_tree(t_units)
         for i in range(half, len(keys)):
-            oos[i] = t.coef_for(keys[i][1], keys[i][2])
+            oos[i] = t.coef_for(keys[i][1], keys[i][2], keys[i][3])
     else:
         judged = Judged.NONE
     return Calibrated(tree, sessions, judged, in_coef, oos, x, y)

@@ -1,4 +1,6 @@
-"""The calibrated estimator: a hierarchical fit corpus -> provider -> model -> session with shrinkage.
+"""The calibrated estimator: a hierarchical fit corpus -> provider -> model -> rules -> session with
+shrinkage ("rules": the model under one version of the agent's rules, e.g. Pi 0.x or 1.x, which send
+different context for the same model).
 
 Each level fits A ~ coef . features (`tokens.features.FEATURES`) by weighted least squares
 (weights 1/A^2, so that the fit minimises relative error, as MAPE measures it), non-negative,
@@ -10,7 +12,7 @@ level's normal equations (sums of per-unit Gram matrices, so that leaving a sess
 subtraction).
 
 Out of sample: leave-one-session-out (each session predicted by the tree fitted on the others, at
-the model level) when there are several sessions, else a time split (the later half of the requests
+its most specific fitted level) when there are several sessions, else a time split (the later half of the requests
 predicted by a fit on the earlier half). A figure from fewer than `MIN_OOS` predictions is not
 reported ("too few").
 """
@@ -118,35 +120,45 @@ def _level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO) -> LevelFit:
     return solve(s, parent.coef, pseudo)
 
 
+#: A unit of data: (session, provider, model key, rules) where rules is the model key and the
+#: agent's rule version (Pi 0.x and 1.x send different context for the same model).
+Unit = tuple[str, str, str, str]
+
+
 @dataclass(slots=True)
 class Tree:
-    """Fitted levels: corpus, provider, model (keys: provider, model_key)."""
+    """Fitted levels: corpus, provider, model, rules (model under one agent rule version)."""
 
     corpus: LevelFit
     provider: dict[str, LevelFit] = field(default_factory=dict)
     model: dict[str, LevelFit] = field(default_factory=dict)
+    rules: dict[str, LevelFit] = field(default_factory=dict)
 
-    def coef_for(self, provider: str, model_key: str) -> tuple[float, ...]:
-        if model_key in self.model:
-            return self.model[model_key].coef
-        if provider in self.provider:
-            return self.provider[provider].coef
+    def coef_for(self, provider: str, model_key: str, rules: str) -> tuple[float, ...]:
+        """The most specific fitted level's coefficients (rules, else model, provider, corpus)."""
+        for level, key in ((self.rules, rules), (self.model, model_key), (self.provider, provider)):
+            if key in level:
+                return level[key].coef
         return self.corpus.coef
 
 
-def fit_tree(unit_sums: dict[tuple[str, str, str], Sums]) -> Tree:
-    """The tree over units keyed (session, provider, model_key)."""
+def fit_tree(unit_sums: dict[Unit, Sums]) -> Tree:
+    """The tree over units (see `Unit`)."""
     root_prior = LevelFit(PRIOR, 0, Status.TOO_FEW)
     total = empty_sums()
     by_provider: dict[str, Sums] = {}
     by_model: dict[str, tuple[str, Sums]] = {}
-    for (_, prov, mk), s in unit_sums.items():
+    by_rules: dict[str, tuple[str, Sums]] = {}
+    for (_, prov, mk, rules), s in unit_sums.items():
         total = total + s
         by_provider[prov] = by_provider.get(prov, empty_sums()) + s
         by_model[mk] = (prov, by_model.get(mk, (prov, empty_sums()))[1] + s)
+        by_rules[rules] = (mk, by_rules.get(rules, (mk, empty_sums()))[1] + s)
     tree = Tree(_level(total, root_prior, ROOT_PSEUDO))
     for prov, s in by_provider.items():
         tree.provider[prov] = _level(s, tree.corpus)
     for mk, (prov, s) in by_model.items():
         tree.model[mk] = _level(s, tree.provider[prov])
+    for rules, (mk, s) in by_rules.items():
+        tree.rules[rules] = _level(s, tree.model[mk])
     return tree

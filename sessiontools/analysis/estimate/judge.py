@@ -53,7 +53,7 @@ def _level_mape(sub: Any) -> tuple[float | None, float | None, int]:
 
 
 def level_reports(frame: Any, fitted: Any) -> list[LevelReport]:
-    """Corpus, provider, model and session levels with their fits and MAPEs."""
+    """Corpus, provider, model, rules and session levels with their fits and MAPEs."""
     import polars as pl
 
     f = frame.with_columns(pl.col("provider").fill_null("?").alias("_prov"))
@@ -64,9 +64,16 @@ def level_reports(frame: Any, fitted: Any) -> list[LevelReport]:
     for key in sorted(fitted.tree.model):
         sub = f.filter(pl.col("model_key") == key)
         out.append(LevelReport("model", key, fitted.tree.model[key], sub["session"].n_unique(), *_level_mape(sub)))
-    for (sess, mk), fit in fitted.sessions.items():
-        sub = f.filter((pl.col("session") == sess) & (pl.col("model_key") == mk))
-        out.append(LevelReport("session", f"{sess} · {mk}", fit, 1, *_level_mape(sub)))
+    from sessiontools.analysis.estimate.calibrate import rules_key
+
+    f = f.with_columns(pl.Series("_rules", [rules_key(m, v) for m, v in
+                                            zip(f["model_key"].to_list(), f["pi_version"].to_list(), strict=True)]))
+    for key in sorted(fitted.tree.rules):
+        sub = f.filter(pl.col("_rules") == key)
+        out.append(LevelReport("rules", key, fitted.tree.rules[key], sub["session"].n_unique(), *_level_mape(sub)))
+    for (sess, rules), fit in fitted.sessions.items():
+        sub = f.filter((pl.col("session") == sess) & (pl.col("_rules") == rules))
+        out.append(LevelReport("session", f"{sess} · {rules}", fit, 1, *_level_mape(sub)))
     return out
 
 

@@ -177,6 +177,19 @@ def _concat(per_session: Sequence[SessionRows]) -> Any:
     return pl.concat(frames, how="vertical_relaxed")
 
 
+def _mask_few(stats: Any, fitted: bool) -> Any:
+    """Out-of-sample figures from fewer than MIN_OOS predictions are not reported (null)."""
+    import polars as pl
+
+    from sessiontools.analysis.estimate.hierarchy import MIN_OOS
+    from sessiontools.analysis.estimate.stats import STAT_COLUMNS
+
+    if not fitted or not len(stats):
+        return stats
+    few = pl.col("estimator").str.starts_with("calibrated") & (pl.col("n") < MIN_OOS)
+    return stats.with_columns([pl.when(few).then(None).otherwise(pl.col(c)).alias(c) for c in STAT_COLUMNS[1:]])
+
+
 def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions) -> EstimateErrorReport:
     """See the module doc. Rows stay in file order and, within a file, in path order."""
     import polars as pl
@@ -210,11 +223,12 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
     thresholds = [(spec.text, spec.resolve(max_actual)) for spec in options.thresholds]
     ts = [t for _, t in thresholds]
 
+    few = calibrate and options.calibration is None
     labelled = frame.with_columns(group_expr(options.by).alias("_group"))
     groups = []
     for label in sorted(labelled["_group"].unique().to_list(), key=lambda g: group_rank(options.by, g)):
         sub = labelled.filter(pl.col("_group") == label)
-        groups.append(GroupStats(label, len(sub), estimator_stats(sub, estimators),
+        groups.append(GroupStats(label, len(sub), _mask_few(estimator_stats(sub, estimators), few),
                                  decision_stats_frame(sub, estimators, ts)))
     sessions = []
     start = 0
@@ -222,10 +236,11 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
         n = len(sr.frame)
         sub = frame.slice(start, n)
         start += n
-        sessions.append(SessionStats(sr.session, sr.pi_version, n, sr.skipped, estimator_stats(sub, estimators),
+        sessions.append(SessionStats(sr.session, sr.pi_version, n, sr.skipped,
+                                     _mask_few(estimator_stats(sub, estimators), few),
                                      fit_tokenizer_profile(sub)))
     return EstimateErrorReport(
-        frame, options, estimators, skipped, thresholds, estimator_stats(frame, estimators),
+        frame, options, estimators, skipped, thresholds, _mask_few(estimator_stats(frame, estimators), few),
         decision_stats_frame(frame, estimators, ts), groups, sessions, cal,
         _feature_calibration(fitted) if fitted is not None else outcome.fitted,
     )
