@@ -692,3 +692,17 @@ def test_codex_transcripts_need_no_estimate_error_change() -> None:
             if cur["actual"] >= prev["actual"]:  # no compaction in between
                 assert cur["est_pi"] >= prev["actual"] + prev["output"]
     assert doc["estimators"]["pi"]["mape"] < doc["estimators"]["chars4"]["mape"]
+
+
+def test_session_frame_matches_the_per_session_blocks() -> None:
+    """The per-session frame holds the same statistics as `sessions[].estimators`."""
+    sessions = [ratio_session(f"f{k}", chars_per_token=3.0, overhead=900, runs=2, seed=k).session(path=f"f{k}")
+                for k in range(2)]
+    rep = estimate_error(sessions, EstimateErrorOptions(estimators=CHEAP))
+    frame = rep.session_frame()
+    assert frame.height == 2 * len(CHEAP)
+    doc = summary(rep)
+    for s in doc["sessions"]:
+        row = frame.filter((frame["session"] == s["session"]) & (frame["estimator"] == "chars4")).row(0, named=True)
+        assert row["n"] == s["estimators"]["chars4"]["n"]
+        assert row["mape"] == pytest.approx(s["estimators"]["chars4"]["mape"], abs=1e-6)

@@ -78,6 +78,12 @@ class EstimateErrorReport:
         """The request frame as dicts (output columns only)."""
         return self.output_frame().to_dicts()
 
+    def session_frame(self) -> Any:
+        """One row per (session, estimator): n, bias, mape, p50_abs, p95_abs, max_abs, median_ratio,
+        mape_in_sample (the per-file statistics as one frame)."""
+        return _mask_few(estimator_stats(self.frame, self.estimators, ("session",)),
+                         self.calibration is not None and self.options.calibration is None)
+
     def output_frame(self) -> Any:
         keep = [c for c in self.frame.columns if not c.startswith(INTERNAL_PREFIXES)]
         return self.frame.select(keep)
