@@ -61,7 +61,7 @@ def calibrate(frame: Any) -> Calibrated:
 
     x, y, w = design(frame)
     keys, rows = _units(frame)
-    unit = {u: sums(x[idx], y[idx], w[idx]) for u, idx in rows.items()}
+    unit = {u: sums(x[idx], y[idx], w[idx], u[0]) for u, idx in rows.items()}
     tree = fit_tree(unit)
     in_coef = np.zeros_like(x)
     sessions: dict[tuple[str, str], LevelFit] = {}
@@ -87,7 +87,8 @@ def calibrate(frame: Any) -> Calibrated:
         train_idx = list(range(half))
         t_units: dict[Unit, Sums] = {}
         for i in train_idx:
-            t_units[keys[i]] = t_units.get(keys[i], empty_sums()) + sums(x[i:i + 1], y[i:i + 1], w[i:i + 1])
+            t_units[keys[i]] = t_units.get(keys[i], empty_sums()) + sums(x[i:i + 1], y[i:i + 1], w[i:i + 1],
+                                                                          keys[i][0])
         t = fit_tree(t_units)
         for i in range(half, len(keys)):
             oos[i] = t.coef_for(keys[i][1], keys[i][2], keys[i][3])

@@ -34,6 +34,7 @@ ROOT_PSEUDO = 2.0  # toward the physical prior
 class Status(StrEnum):
     FIT = "fit"
     TOO_FEW = "too few requests"
+    ONE_SESSION = "too few sessions"
 
 
 class Judged(StrEnum):
@@ -49,12 +50,10 @@ class Sums:
     g: Any
     h: Any
     n: int = 0
+    sessions: frozenset[str] = frozenset()
 
     def __add__(self, o: Sums) -> Sums:
-        return Sums(self.g + o.g, self.h + o.h, self.n + o.n)
-
-    def __sub__(self, o: Sums) -> Sums:
-        return Sums(self.g - o.g, self.h - o.h, self.n - o.n)
+        return Sums(self.g + o.g, self.h + o.h, self.n + o.n, self.sessions | o.sessions)
 
 
 @dataclass(slots=True)
@@ -63,6 +62,7 @@ class LevelFit:
     n: int
     status: Status
     clipped: tuple[str, ...] = ()
+    sessions: int = 0  # sessions behind the coefficients (a level not fitted: its fitted ancestor's)
 
 
 def design(frame: Any) -> tuple[Any, Any, Any]:
@@ -77,9 +77,9 @@ def design(frame: Any) -> tuple[Any, Any, Any]:
     return x, y, w
 
 
-def sums(x: Any, y: Any, w: Any) -> Sums:
+def sums(x: Any, y: Any, w: Any, session: str = "") -> Sums:
     xw = x * w[:, None]
-    return Sums(xw.T @ x, xw.T @ y, int((w > 0).sum()))
+    return Sums(xw.T @ x, xw.T @ y, int((w > 0).sum()), frozenset({session}))
 
 
 def empty_sums() -> Sums:
@@ -111,12 +111,17 @@ def solve(s: Sums, prior: tuple[float, ...], pseudo: float) -> LevelFit:
     upper = np.asarray(UPPER)
     clipped = tuple(FEATURES[j] for j in range(k) if coef[j] > upper[j])
     coef = np.minimum(coef, upper)
-    return LevelFit(tuple(float(c) for c in coef), s.n, Status.FIT, clipped)
+    return LevelFit(tuple(float(c) for c in coef), s.n, Status.FIT, clipped, len(s.sessions))
 
 
 def _level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO) -> LevelFit:
+    """A level's fit, or its parent's coefficients when it has too few requests, or when its data
+    come from one session while the parent's come from several (a one-session level would carry
+    that session's quirks to every other session of the level)."""
     if s.n < MIN_REQUESTS:
-        return LevelFit(parent.coef, s.n, Status.TOO_FEW)
+        return LevelFit(parent.coef, s.n, Status.TOO_FEW, sessions=parent.sessions)
+    if len(s.sessions) < 2 and parent.sessions >= 2:
+        return LevelFit(parent.coef, s.n, Status.ONE_SESSION, sessions=parent.sessions)
     return solve(s, parent.coef, pseudo)
 
 
@@ -144,7 +149,7 @@ class Tree:
 
 def fit_tree(unit_sums: dict[Unit, Sums]) -> Tree:
     """The tree over units (see `Unit`)."""
-    root_prior = LevelFit(PRIOR, 0, Status.TOO_FEW)
+    root_prior = LevelFit(PRIOR, 0, Status.TOO_FEW, sessions=0)
     total = empty_sums()
     by_provider: dict[str, Sums] = {}
     by_model: dict[str, tuple[str, Sums]] = {}
