@@ -253,6 +253,10 @@ class _Handler(BaseHTTPRequestHandler):
 
             handle_responses(self)
             return
+        anthropic = getattr(self, "anthropic", None)  # lab.anthropic_api.AnthropicModel (Claude Code)
+        if anthropic is not None and anthropic.handles(self.path):
+            anthropic.handle(self)
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
             return
@@ -293,9 +297,10 @@ def _non_streaming(reply: dict, model: str) -> dict:
 class LabServer:
     """``with LabServer(config) as srv: srv.base_url`` – threaded server on 127.0.0.1, port 0."""
 
-    def __init__(self, config: ServerConfig, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, config: ServerConfig, host: str = "127.0.0.1", port: int = 0, anthropic: Any = None):
         self.model = LabModel(config)
-        handler = type("LabHandler", (_Handler,), {"model": self.model})
+        self.anthropic = anthropic  # optional lab.anthropic_api.AnthropicModel: serves POST /v1/messages
+        handler = type("LabHandler", (_Handler,), {"model": self.model, "anthropic": anthropic})
         self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None

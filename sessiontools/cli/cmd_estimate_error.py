@@ -29,20 +29,25 @@ from sessiontools.cli.common import (
     PiVersionOpt,
     StrictOpt,
     check_leaf_options,
+    check_output_path,
+    check_plot_path,
     emit_json,
     emit_renderables,
     exit_code_for,
+    resolve_format,
     run_files,
     save_figure,
     stderr_console,
     token_cache_path,
     write_frame,
+    wrote,
 )
 from sessiontools.cli.common import TableFormat as Fmt
-from sessiontools.errors import UsageError
+from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import Gate, parse_gates, tripped
 from sessiontools.report.estimate_error import (
     estimate_error_figure,
+    estimate_error_headline,
     estimate_error_json,
     estimate_error_table,
     requests_frame,
@@ -109,6 +114,26 @@ def _gate_problems(gates: list[Gate], report: Any) -> list[str]:
     return tripped(gates, rows)
 
 
+def _check_outputs(format: Fmt | None, output: Path | None, calibration: Path | None, plot: Path | None) -> Fmt:
+    """The format (from the -o suffix when not given); every output path checked before the run (exit 2)."""
+    fmt = resolve_format(format, output, Fmt)
+    if fmt == Fmt.parquet and output is None:
+        raise UsageError("--format parquet needs --output PATH")
+    check_output_path(output)
+    check_output_path(calibration, "--save-calibration")
+    check_plot_path(plot)
+    return fmt
+
+
+def _require_rows(report: Any, loaded: Any, strict: bool) -> None:
+    """Nothing usable: one line and exit 3, never an empty table."""
+    if len(report.frame):
+        return
+    if getattr(loaded, "unreadable", 0):  # each file's reason is already on stderr
+        raise typer.Exit(exit_code_for(loaded, strict))
+    raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("estimate-error")
     def estimate_error_cmd(
@@ -132,7 +157,7 @@ def register(app: typer.Typer) -> None:
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         pi_version: PiVersionOpt = None,
-        format: Annotated[Fmt, typer.Option("--format", "-f", help="table, json (summary), csv or parquet (one row per request).")] = Fmt.table,
+        format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json (summary), csv or parquet (one row per request); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: E vs A, error distribution, error vs context size.")] = None,
         fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help=_FAIL_IF_HELP)] = None,
@@ -140,7 +165,14 @@ def register(app: typer.Typer) -> None:
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
         jobs: JobsOpt = None,
     ) -> None:
-        """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration."""
+        """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration.
+
+        Terms: A = actual prompt tokens (input + cache read + cache write); E = an estimate;
+        bias = mean (E - A)/A (negative = under-counts); MAPE = mean |E - A|/A; A/E = median ratio;
+        early/late = E over/under a threshold T while A is not; OOS = out of sample; LOSO = leave
+        one session out; calibrated = a hierarchical fit (corpus, provider, model, rules, session);
+        calibrated_hybrid = the agent's last usage + the calibrated count of later messages.
+        """
         check_leaf_options(leaf, all_leaves)
         try:
             _run(paths, estimators, by, threshold_grid, save_calibration_to, calibration, calibration_x, leaf,
@@ -159,8 +191,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         est = g.metric.partition(".")[2]
         if est and est not in names:
             raise UsageError(f"--fail-if {g}: {est} is not in --estimators")
-    if format == Fmt.parquet and output is None:
-        raise UsageError("--format parquet needs --output PATH")
+    format = _check_outputs(format, output, save_calibration_to, plot)
     loaded_cal = None
     if calibration is not None:
         try:
@@ -185,8 +216,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
                                     content_hash=store_path is not None)
     report = summarize_requests(per_session, options)
 
-    if not len(report.frame):
-        err.print("note: no request with usable usage in the input", markup=False)
+    _require_rows(report, loaded, strict)
     summary = estimate_error_json(report)
     if format == Fmt.json:
         emit_json(envelope("estimate-error", **summary), output)
@@ -198,6 +228,8 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         save_figure(estimate_error_figure(report.rows, report.estimators), plot)
     if save_calibration_to is not None:
         save_calibration_to.write_bytes(save_calibration(report.fitted))
+        wrote(save_calibration_to, "calibration")
+    err.print(estimate_error_headline(summary), markup=False)
 
     problems = _gate_problems(gates, report)
     for msg in problems:

@@ -26,7 +26,8 @@ from typing import Any
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.workload import Workload
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.transcript.pi.context import build_context, entry_messages_v1
+from sessiontools.transcript.pi.context import entry_messages_v1
+from sessiontools.transcript.pi.incremental import iter_request_contexts
 
 MessageCounter = Callable[[Mapping[str, Any]], int]
 
@@ -55,25 +56,13 @@ def recorded_contexts(
     path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any], size: Mapping[int, int] | None = None
 ) -> list[tuple[int, tuple[Entry, ...], int]]:
     """The source entries of the context Pi built before each path position in `positions`, with
-    the total of `size` (keyed by id of entry) over them.
-
-    Incremental: a context only grows by the entries after it, except at a compaction or a
-    context edit, where it is rebuilt with the exact `build_context`.
-    """
+    the total of `size` (keyed by id of entry) over them; contexts from the one incremental builder
+    (`transcript.pi.incremental`)."""
     sz = size or {}
     out = []
-    cur: list[Entry] = []
-    total = 0
-    for i, e in enumerate(path):
-        if i in positions:
-            out.append((i, tuple(cur), total))
-        if e.type in ("compaction", "context_edit"):
-            ctx = build_context(path[: i + 1], pi_version)
-            cur = [pe.source for pe in ctx.entries if pe.messages]
-            total = sum(sz.get(id(c), 0) for c in cur)
-        elif entry_messages(e, pi_version):
-            cur.append(e)
-            total += sz.get(id(e), 0)
+    for i, ctx in iter_request_contexts(path, positions, pi_version):
+        cur = tuple(pe.source for pe in ctx.entries if pe.messages)
+        out.append((i, cur, sum(sz.get(id(c), 0) for c in cur)))
     return out
 
 
@@ -87,6 +76,7 @@ class TruthModel:
     counted: dict[int, int]  # id(entry) -> counter size
     summary_tokens: float  # predicted truth tokens of a new summary
     summary_chars_per_token: float
+    fit: TruthFit | None = None
     attributed: int = 0
     modelled: int = 0
     notes: list[str] = field(default_factory=list)
@@ -102,22 +92,59 @@ class TruthModel:
         return self.ratio * -(-chars // 4)
 
 
-def _least_squares(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+#: With at least this many requests (and two distinct context sizes) the data alone decide the fit.
+MIN_REQUESTS = 8
+#: Prior tokens-per-chars/4 ratio (chars/4 is right on average for English prose and code).
+PRIOR_RATIO = 1.0
+#: Physical bounds of the ratio: 4 characters per token down to 1 character per token (CJK) is
+#: 1x-4x; below 0.25 no tokenizer counts (16+ characters per token).
+RATIO_BOUNDS = (0.25, 4.0)
+
+
+@dataclass(frozen=True, slots=True)
+class TruthFit:
+    """Overhead O and ratio r of A ~ O + r * X, and how much the data decided them."""
+
+    overhead: float
+    ratio: float
+    n: int  # requests fitted
+    prior_dominated: bool  # fewer than MIN_REQUESTS (or one context size): shrunk toward the prior
+    bounded: bool = False  # the ratio hit RATIO_BOUNDS
+
+
+def fit_overhead_ratio(xs: Sequence[float], ys: Sequence[float]) -> TruthFit:
+    """Fit O and r by `tokens.fit.least_squares`.
+
+    Enough data (>= MIN_REQUESTS, two distinct X): ordinary least squares, refitted through the origin
+    when the overhead comes out negative or the ratio non-positive. Fewer requests: shrinkage toward
+    the prior (r = PRIOR_RATIO, O = what the smallest request leaves at that ratio, >= 0) with the
+    weight of MIN_REQUESTS - n pseudo-requests, non-negative. Then the ratio is kept within
+    RATIO_BOUNDS and the overhead within [0, smallest recorded prompt].
+    """
+    from sessiontools.tokens.fit import least_squares
+
     n = len(xs)
     if n == 0:
-        return 0.0, 1.0
-    if n == 1 or len(set(xs)) == 1:
-        x, y = sum(xs) / n, sum(ys) / n
-        return 0.0, (y / x if x else 1.0)
-    mx, my = sum(xs) / n, sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    b = sxy / sxx
-    a = my - b * mx
-    if a < 0 or b <= 0:  # no negative overhead: fit a ratio through the origin instead
-        b = sum(x * y for x, y in zip(xs, ys, strict=True)) / sum(x * x for x in xs)
-        a = 0.0
-    return a, b
+        return TruthFit(0.0, PRIOR_RATIO, 0, True)
+    if n >= MIN_REQUESTS and len(set(xs)) > 1:
+        a, b = least_squares([[1.0, x] for x in xs], ys).coef
+        if a < 0 or b <= 0:  # no negative overhead: fit a ratio through the origin instead
+            (b,) = least_squares([[x] for x in xs], ys).coef
+            a = 0.0
+        prior = False
+    else:
+        k = min(range(n), key=lambda j: xs[j])
+        o0 = max(0.0, ys[k] - PRIOR_RATIO * xs[k])
+        pseudo = MIN_REQUESTS - min(n, MIN_REQUESTS - 1)
+        mean_x2 = sum(x * x for x in xs) / n
+        a, b = least_squares([[1.0, x] for x in xs], ys, ridge=[float(pseudo), pseudo * max(mean_x2, 1.0)],
+                             prior=[o0, PRIOR_RATIO], nonneg=True).coef
+        prior = True
+    lo, hi = RATIO_BOUNDS
+    bounded = not lo <= b <= hi
+    b = min(max(b, lo), hi)
+    a = min(max(a, 0.0), min(ys))
+    return TruthFit(a, b, n, prior, bounded)
 
 
 def fit_truth(
@@ -144,9 +171,8 @@ def fit_truth(
     samples: list[tuple[tuple[Entry, ...], int]] = [(sources, wanted[at]) for at, sources, _ in contexts]
     xs = [x for _, _, x in contexts]
     ys = [float(a) for _, a in samples]
-    overhead, ratio = _least_squares(xs, ys)
-    if samples:
-        overhead = min(overhead, min(ys))
+    fit = fit_overhead_ratio(xs, ys)
+    overhead, ratio = fit.overhead, fit.ratio
     tokens: dict[int, float] = {}
     prev: tuple[Entry, ...] = ()
     prev_a = overhead
@@ -181,6 +207,11 @@ def fit_truth(
         notes.append(f"no recorded summary to learn from: a new summary is taken as {DEFAULT_SUMMARY_TOKENS} tokens")
     if not samples:
         notes.append("no request with usable usage: truth is modelled as chars/4 with no overhead")
+    elif fit.prior_dominated:
+        notes.append(f"{fit.n} request(s) with usable usage: overhead and ratio shrunk toward the prior "
+                     f"(ratio {PRIOR_RATIO} to chars/4)")
+    if fit.bounded:
+        notes.append(f"fitted ratio outside {RATIO_BOUNDS[0]}-{RATIO_BOUNDS[1]} tokens per chars/4 token: clamped")
     return TruthModel(
         overhead=overhead,
         ratio=ratio,
@@ -188,6 +219,7 @@ def fit_truth(
         counted=counted,
         summary_tokens=pred,
         summary_chars_per_token=statistics.median(cpt) if cpt else 4.0 / max(ratio, 1e-9),
+        fit=fit,
         attributed=len(tokens),
         modelled=sum(1 for e in path if id(e) not in tokens and counted.get(id(e))),
         notes=notes,

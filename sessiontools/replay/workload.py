@@ -4,7 +4,9 @@ Replay walks the same messages Pi saw in the same order, but decides compactions
 base path is the recorded path without compaction entries and without the artefacts of overflow
 recovery (the failed attempt Pi removed from its context, and 1.x omission edits). Everything
 else (user prompts, assistant replies, tool results, branch summaries, custom messages, other
-context edits) is workload.
+context edits) is workload. Harness pseudo-replies (`transcript.pi.requests.is_pseudo_reply`) stay
+in the workload as content but are not requests: not in the truth fit, not check points, not the
+source of the session's model.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sessiontools.read.pi.entries import Entry
-from sessiontools.transcript.pi.context import build_context
+from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
+from sessiontools.transcript.pi.requests import is_pseudo_reply
 from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
 
 
@@ -33,6 +36,7 @@ class Request:
     stop_reason: str | None
     failed_overflow: bool = False  # the provider rejected it as a context overflow
     group_end: int = -1  # failed attempt: base index of the last entry of its recovery artefacts
+    provider_tokens: int | None = None  # failed attempt: the prompt tokens the provider's error states
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,7 @@ class RecordedCompaction:
     first_kept_entry_id: str | None
     tokens_before: Any
     kind: str  # threshold | overflow | manual
+    by_user: bool = False  # manual, or written by an extension/hook (fromHook): replayed as recorded
 
 
 @dataclass(slots=True)
@@ -89,6 +94,7 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 RecordedCompaction(
                     e, len(base) - 1, e.data.get("firstKeptEntryId"), e.data.get("tokensBefore"),
                     compaction_kind(path, i, pi_version),
+                    compaction_kind(path, i, pi_version) == "manual" or bool(e.data.get("fromHook")),
                 )
             )
             continue
@@ -114,7 +120,9 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
     run = -1
     first = True
     provider = model = None
-    assistant_positions = [i for i, e in enumerate(base) if e.role == "assistant"]
+    # Harness pseudo-replies are not requests: they stay on the path as content, never check points.
+    assistant_positions = [i for i, e in enumerate(base)
+                           if e.role == "assistant" and not is_pseudo_reply(e.message or {})]
     for k, i in enumerate(assistant_positions):
         msg = base[i].message or {}
         # A run starts at a user-side message (prompt, bash, custom, branch summary) before this reply.
@@ -139,6 +147,7 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 stop_reason=msg.get("stopReason"),
                 failed_overflow=i in failed,
                 group_end=group_end.get(i, i),
+                provider_tokens=provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
             )
         )
         first = False
@@ -158,9 +167,3 @@ def _targets_result_of(base: Sequence[Entry], failed_index: int, target: Any) ->
         if e.id == target:
             return e.role == "toolResult"
     return False
-
-
-def recorded_context_sources(path: Sequence[Entry], upto: int, pi_version: str) -> tuple[int, ...]:
-    """Identity of the recorded context before path[upto]: the ids of its source entries."""
-    ctx = build_context(path[:upto], pi_version)
-    return tuple(id(pe.source) for pe in ctx.entries if pe.messages)

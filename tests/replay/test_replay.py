@@ -11,7 +11,7 @@ import pytest
 from sessiontools.cli import main
 from sessiontools.policies.pi import CompactionSettings, estimate_context_tokens, prepare_compaction
 from sessiontools.replay import ReplaySettings, build_workload, fit_truth, replay_session, simulate
-from sessiontools.replay.simulate import run_metrics
+from sessiontools.replay.metrics import run_metrics
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi import SessionTree, build_context
@@ -131,7 +131,7 @@ def test_recorded_compaction_is_matched_and_reused() -> None:
     s2 = b2.session()
     wl2 = build_workload(SessionTree(s2).path().entries, "0")
     run2 = simulate(wl2, fit_truth(wl2), ReplaySettings(window, reserve, keep, "pi-0"))
-    assert run2.recorded_match == {"recorded": 1, "matched": 1, "missed": 0, "extra": len(run2.compactions) - 1}
+    assert run2.recorded_match.to_dict() == {"recorded": 1, "matched": 1, "missed": 0, "extra": len(run2.compactions) - 1}
     assert run2.compactions[0].summary_source == "recorded"
 
 
@@ -162,7 +162,8 @@ def test_pi_view_matches_pi_estimate_on_recorded_contexts() -> None:
 
 
 def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """The CLI writes the JSON contract, one CSV/Parquet row per compaction, plots, and trips gates."""
+    """The CLI writes the JSON contract, one CSV/Parquet row per setting (and per compaction with
+    --compactions-output), plots, and trips gates naming the run in words."""
     f = tmp_path / "s.jsonl"
     f.write_bytes(scripted().jsonl())
     assert main(["replay", str(f), "--context-window", "60000", "--format", "json"]) == 0
@@ -177,13 +178,18 @@ def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type:
     assert run["metrics"]["cost"] is not None  # claude-sonnet-4-5 prices from the catalogue
     n = run["metrics"]["compactions"]
     csv = tmp_path / "c.csv"
-    assert main(["replay", str(f), "--context-window", "60000", "--format", "csv", "-o", str(csv)]) == 0
-    assert len(csv.read_text().strip().splitlines()) == n + 1
-    pq = tmp_path / "c.parquet"
-    assert main(["replay", str(f), "--context-window", "60000", "--format", "parquet", "-o", str(pq)]) == 0
+    per = tmp_path / "per.csv"
+    assert main(["replay", str(f), "--context-window", "60000", "--reserve", "8000,16384", "--format", "csv",
+                 "-o", str(csv), "--compactions-output", str(per)]) == 0
     import polars as pl
 
-    assert pl.read_parquet(pq).height == n
+    runs = pl.read_csv(csv)
+    assert runs.height == 2 and runs["reserve_tokens"].to_list() == [8000, 16384]
+    assert "compactions" in runs.columns and "cost" in runs.columns
+    assert pl.read_csv(per).height == sum(runs["compactions"].to_list())
+    pq = tmp_path / "c.parquet"
+    assert main(["replay", str(f), "--context-window", "60000", "--format", "parquet", "-o", str(pq)]) == 0
+    assert pl.read_parquet(pq).height == 1 and pl.read_parquet(pq)["compactions"][0] == n
     png, svg = tmp_path / "t.png", tmp_path / "h.svg"
     assert main(["replay", str(f), "--context-window", "60000", "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -191,7 +197,9 @@ def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type:
     assert b"<svg" in svg.read_bytes()[:400]
     capsys.readouterr()
     assert main(["replay", str(f), "--context-window", "60000", "--fail-if", "compactions>0"]) == 1
-    assert "gate compactions>0 tripped" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "gate compactions>0 tripped" in err
+    assert "window 60000, reserve 16384, keep 20000" in err and "{" not in err
     assert main(["replay", str(f), "--context-window", "60000", "--fail-if", "compactions>99"]) == 0
     assert main(["replay", str(f), "--fail-if", "nonsense>1"]) == 2
 

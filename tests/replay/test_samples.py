@@ -49,7 +49,7 @@ def test_recorded_settings_reproduce_recorded_compactions(name: str) -> None:
                          policy=None, all_leaves=True)
     recorded = matched = extra = 0
     for pr in prs:
-        rm = pr.runs[0].recorded_match
+        rm = pr.runs[0].recorded_match.to_dict()
         recorded, matched, extra = recorded + rm["recorded"], matched + rm["matched"], extra + rm["extra"]
     assert matched >= 0.95 * recorded
     assert extra <= 0.05 * max(recorded, 1)

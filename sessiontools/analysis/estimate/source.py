@@ -166,9 +166,22 @@ def _is_pi_session(loaded: Any) -> bool:
     return isinstance(loaded, Session)
 
 
+def _is_codex_rollout(loaded: Any) -> bool:
+    from sessiontools.read.codex import Rollout
+
+    return isinstance(loaded, Rollout)
+
+
+def _codex_source(rollout: Any, leaf: str | None, all_leaves: bool, version: str | None) -> Source:
+    from sessiontools.transcript.codex import codex_transcript
+
+    return transcript_source(codex_transcript(rollout), version=version)
+
+
 #: (recognise a loaded file, make its Source). A new agent's reader adds one entry.
 SOURCES: list[tuple[Callable[[Any], bool], Callable[[Any, str | None, bool, str | None], Source]]] = [
     (_is_pi_session, _pi_source),
+    (_is_codex_rollout, _codex_source),
 ]
 
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from sessiontools.read.agents import Agent
 
 SUMMARY_PREFIX = (
     "Another language model started to solve this problem and produced a summary of its thinking "
@@ -162,6 +164,8 @@ class Other(Record):
 @dataclass(slots=True)
 class Rollout:
     """One rollout file read into records, with what was noticed about its lines."""
+
+    agent: ClassVar[Agent] = Agent.CODEX
 
     path: str
     records: tuple[Record, ...]

@@ -1,4 +1,10 @@
-"""Which Pi assistant messages are requests: model calls whose recorded usage is a truth."""
+"""Which Pi assistant messages are requests: model calls whose recorded usage is a truth.
+
+Harness pseudo-replies are not requests: harnesses that embed Pi's session manager (OpenClaw, for
+one) write assistant messages that no model produced, such as a reply mirrored to a chat channel or
+a message a gateway injected. They carry all-zero usage or a model id that is no model
+(`HARNESS_MODEL_IDS`). Such a message, unless it is an aborted or failed call, is `pseudo_reply`.
+"""
 
 from __future__ import annotations
 
@@ -9,26 +15,22 @@ from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
 
 Message = Mapping[str, Any]
 
-#: Model ids and providers that harnesses (OpenClaw, which embeds Pi's session manager) write on
-#: assistant messages that were never model calls: a reply mirrored to a chat channel, a message
-#: injected by a gateway.
-PSEUDO_MODELS = frozenset({"delivery-mirror", "gateway-injected"})
-PSEUDO_PROVIDERS = frozenset({"openclaw"})
-_USAGE_CLASSES = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+#: Model ids harnesses write on messages no model produced.
+HARNESS_MODEL_IDS = frozenset({"delivery-mirror", "gateway-injected"})
+
+_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
 
 
 def is_pseudo_reply(message: Message) -> bool:
-    """A harness's pseudo-reply: a model id or provider that is no model, or a reply that was not
-    aborted or failed and whose usage is zero in every class."""
-    if message.get("model") in PSEUDO_MODELS or message.get("provider") in PSEUDO_PROVIDERS:
+    """An assistant message a harness wrote: all-zero usage or a harness model id (not aborted/error)."""
+    if message.get("role") != "assistant" or message.get("stopReason") in ("aborted", "error"):
+        return False
+    if message.get("model") in HARNESS_MODEL_IDS:
         return True
-    if message.get("stopReason") in ("aborted", "error"):
-        return False
     usage = message.get("usage")
-    if not isinstance(usage, Mapping) or not usage:
+    if not isinstance(usage, Mapping):
         return False
-    return all(not isinstance(v, int | float) or isinstance(v, bool) or v == 0
-               for v in (usage.get(k, 0) for k in _USAGE_CLASSES))
+    return all(not usage.get(k) for k in _USAGE_KEYS)
 
 
 def skip_reason(message: Message, pi_version: str) -> str | None:

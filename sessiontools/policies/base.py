@@ -1,0 +1,146 @@
+"""Compaction policies behind one interface: what any agent's auto-compaction rule must say.
+
+A `Policy` answers five questions, over the agent-neutral transcript (`transcript.model`):
+
+1. **name** (`PolicyName`): `pi-0`, `pi-1`; reserved: `claude-code`, `claude-code-reactive`, `codex`.
+2. **check points** (`CheckPoint`): where the agent tests its rule.
+   - `RUN_END`: after a run's final reply, before the next user prompt (Pi 0.x and 1.x);
+   - `BETWEEN_TURNS`: before each request of a run but its first (Pi 1.x's projected estimate;
+     Codex's mid-turn check when a follow-up is needed);
+   - `BEFORE_SAMPLING`: before a run's first request (Codex, Claude Code).
+   A policy with `reactive = True` also compacts after the provider rejects a request as too
+   long (Pi: once per run, re-armed by any successful reply; Claude Code reactive: on
+   `prompt is too long`). Codex is never reactive.
+3. **trigger**: `threshold(settings)` (T) and `count(view)`, the agent's own count at a check point
+   from a `CountView` (the last usage it trusts and the messages after it); it compacts when
+   `fires(count, T)`. Pi: T = W - reserve, count = last usage total + chars/4 of the trailing
+   messages, fires when count > T. Codex: T = min(auto_compact_limit, 0.9 W), count = last
+   total_tokens + bytes/4 of later items, fires when count >= T. Claude Code: E = W - min(maxOutput,
+   20000), T = E - 13000 (or min(floor(E * P / 100), E - 13000)), count = last usage incl. output +
+   bytes/4 of the messages after it.
+4. **what it keeps**: `keep(candidates, budget)` picks the message indices kept verbatim after the
+   summary from the candidates of a compaction (Pi: recent messages up to keepRecentTokens, cut at
+   a turn boundary; Codex: the initial context and recent user messages up to 20,000 tokens;
+   Claude Code: the preserved segment).
+5. **tokens before**: `tokens_before(view)`, the number the agent records on the compaction
+   (Pi: its `estimateContextTokens` of the path; Codex/Claude Code: the count at the trigger).
+
+`PolicySettings` holds the settings a grid varies (window, reserve, keep, and per-agent extras such
+as `auto_compact_limit`, `autocompact_pct`, `max_output_tokens`). `replay.neutral.simulate_path`
+replays any `Policy` over any `TranscriptPath`; Pi's own policies (`policies.pi.policy`) add the
+exact port of `prepareCompaction` on top, used by `replay.simulate` on Pi sessions.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class PolicyName(StrEnum):
+    """A compaction policy, by the agent (and version) whose rule it is."""
+
+    PI_0 = "pi-0"
+    PI_1 = "pi-1"
+    CLAUDE_CODE = "claude-code"
+    CLAUDE_CODE_REACTIVE = "claude-code-reactive"
+    CODEX = "codex"
+
+
+class CheckPoint(StrEnum):
+    """Where an agent tests its compaction rule."""
+
+    RUN_END = "run_end"
+    BETWEEN_TURNS = "between_turns"
+    BEFORE_SAMPLING = "before_sampling"
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySettings:
+    """One setting of a replay grid."""
+
+    context_window: int
+    reserve_tokens: int = 0
+    keep_recent_tokens: int = 0
+    extra: tuple[tuple[str, Any], ...] = ()  # per-agent options, e.g. (("auto_compact_limit", 200000),)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return dict(self.extra).get(name, default)
+
+
+@dataclass(frozen=True, slots=True)
+class CountView:
+    """What the agent knows at a check point: the usage total it trusts from its newest reply since
+    the last compaction (None when there is none), and the sizes of the messages after that reply
+    (or of the whole context when there is no such reply), each as `(chars, bytes)`."""
+
+    last_usage_total: float | None
+    trailing: Sequence[tuple[int, int]] = ()
+    context: Sequence[tuple[int, int]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A message a compaction may keep: its index, role, whether a turn may start there, its size."""
+
+    index: int
+    role: str
+    turn_start: bool
+    tokens: float
+    message: Any = field(default=None, compare=False, repr=False)  # the transcript's Message, for rules that read it
+
+
+@dataclass(slots=True)
+class Kept:
+    """What a policy keeps after its summary: message indices (ascending) and notes."""
+
+    indices: tuple[int, ...]
+    notes: list[str] = field(default_factory=list)
+
+
+class Policy(ABC):
+    """An agent's auto-compaction rule (see the module docstring)."""
+
+    name: PolicyName
+    check_points: frozenset[CheckPoint]
+    reactive: bool = False
+    #: `BEFORE_SAMPLING` is checked before the run's new input (user prompt, context updates) is
+    #: recorded (Codex's pre-turn check), not after it.
+    pre_turn_excludes_input: bool = False
+
+    def size(self, message: Any) -> tuple[int, int]:
+        """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
+        text = message.text
+        return len(text), len(text.encode("utf-8"))
+
+    @abstractmethod
+    def threshold(self, settings: PolicySettings) -> int:
+        """T: the count above (or at) which the agent compacts."""
+
+    @abstractmethod
+    def count(self, view: CountView) -> float:
+        """The agent's own count of its context at a check point."""
+
+    def fires(self, count: float, threshold: int) -> bool:
+        """Whether the agent compacts at `count` (Pi: strictly above T)."""
+        return count > threshold
+
+    @abstractmethod
+    def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
+        """The candidates kept verbatim after the summary."""
+
+    def tokens_before(self, view: CountView) -> int:
+        """What the agent records as the compaction's tokens before."""
+        return round(self.count(view))
+
+    def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
+        """Whether a reactive policy compacts and retries after this overflow (default: always)."""
+        return self.reactive
+
+
+def chars4(chars: int) -> int:
+    """ceil(chars / 4): the chars/4 estimate of a text."""
+    return -(-chars // 4)

@@ -1,0 +1,84 @@
+"""Pi's compaction rule as `Policy` objects: `pi-0` (0.73.1) and `pi-1` (1.6.0).
+
+Check points: both check after a run's final reply (`RUN_END`); 1.x also checks its projected
+estimate before each request of a run but the first (`BETWEEN_TURNS`). T = W - reserveTokens; the
+count is the newest trusted usage total plus chars/4 of the messages after it; Pi compacts when the
+count is strictly above T (`shouldCompact`). Both are reactive: after a context-overflow error Pi
+compacts and retries once; its "recovery attempted" flag is cleared when a user message starts and
+by any assistant reply that is not an error (1.6.0: nor `length`), in 0.73.1 and 1.6.0 alike
+(`agent-session.js` `_processAgentEvent`), so a second overflow in the same run after a successful
+reply is recovered again.
+
+On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
+tokens before; `keep` here is the agent-neutral approximation of `findCutPoint` for other agents'
+transcripts (walk back summing message sizes to keepRecentTokens, then forward to a turn start).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sessiontools.policies.base import (
+    Candidate,
+    CheckPoint,
+    CountView,
+    Kept,
+    Policy,
+    PolicyName,
+    PolicySettings,
+    chars4,
+)
+
+
+class PiPolicy(Policy):
+    """Pi 0.x (`pi-0`) or 1.x (`pi-1`)."""
+
+    reactive = True
+
+    def __init__(self, version: str) -> None:
+        if version not in ("0", "1"):
+            raise ValueError(f"unknown Pi version {version!r}")
+        self.version = version
+        self.name = PolicyName.PI_1 if version == "1" else PolicyName.PI_0
+        points = {CheckPoint.RUN_END} | ({CheckPoint.BETWEEN_TURNS} if version == "1" else set())
+        self.check_points = frozenset(points)
+
+    def threshold(self, settings: PolicySettings) -> int:
+        return settings.context_window - settings.reserve_tokens
+
+    def count(self, view: CountView) -> float:
+        if view.last_usage_total is not None:
+            return view.last_usage_total + sum(chars4(c) for c, _ in view.trailing)
+        return float(sum(chars4(c) for c, _ in view.context))
+
+    def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
+        acc = 0.0
+        start = len(candidates)
+        for k in range(len(candidates) - 1, -1, -1):
+            acc += candidates[k].tokens
+            start = k
+            if acc >= settings.keep_recent_tokens:
+                break
+        while start < len(candidates) and not candidates[start].turn_start:
+            start += 1
+        return Kept(tuple(c.index for c in candidates[start:]))
+
+    def clears_recovery(self, stop_reason: str | None) -> bool:
+        """Whether an assistant reply clears Pi's `_overflowRecoveryAttempted`: any reply but an error
+        (0.73.1 `agent-session.js` `_processAgentEvent`); 1.6.0 also keeps it after `length`. A user
+        message clears it too."""
+        if stop_reason == "error":
+            return False
+        return not (self.version == "1" and stop_reason == "length")
+
+    def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
+        """Pi retries unless it already recovered in this run with no successful reply since."""
+        return not recovered_in_run or success_since
+
+
+def pi_policy(name: str | PolicyName) -> PiPolicy:
+    """The Policy object for `pi-0` or `pi-1`."""
+    n = PolicyName(name)
+    if n not in (PolicyName.PI_0, PolicyName.PI_1):
+        raise ValueError(f"{n} is not a Pi policy")
+    return PiPolicy("1" if n == PolicyName.PI_1 else "0")

@@ -1,0 +1,67 @@
+"""Per-message work of Pi's compaction port, memoised across the settings of a grid.
+
+Each memo is keyed by `id(message)` and keeps the message alive beside its value, so that an id
+is never reused for another message while the memo lives (the memos live in `TruthModel.shared`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sessiontools.policies.pi.serialize import (
+    FileOps,
+    convert_to_llm,
+    extract_file_ops,
+    serialize_conversation,
+)
+from sessiontools.tokens.chars4 import estimate_tokens
+
+
+class PiMemo:
+    """Pi's estimateTokens, extractFileOps and serializeConversation sizes, per message, per version."""
+
+    def __init__(self, shared: dict[Any, Any], version: str) -> None:
+        self.v = version
+        self.estimates: dict[int, Any] = shared.setdefault(("estimate", version), {})
+        self.serialized: dict[int, Any] = shared.setdefault(("serialized", version), {})
+        self.shared = shared
+
+    def estimate(self, m: Any) -> int:
+        """Pi's estimateTokens of one message."""
+        hit = self.estimates.get(id(m))
+        if hit is None or hit[0] is not m:
+            hit = self.estimates[id(m)] = (m, estimate_tokens(m, self.v))
+        return int(hit[1])
+
+    def file_ops(self, m: Any, ops: FileOps, version: str) -> None:
+        """`extract_file_ops`, with each message's operations found once per grid."""
+        memo = self.shared.setdefault(("file_ops", version), {})
+        hit = memo.get(id(m))
+        if hit is None or hit[0] is not m:
+            one = FileOps()
+            extract_file_ops(m, one, version)
+            found = (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
+            hit = memo[id(m)] = (m, found)
+        if hit[1] is None:
+            return
+        read, written, edited = hit[1]
+        for f in read:
+            ops.read[f] = None
+        for f in written:
+            ops.written[f] = None
+        for f in edited:
+            ops.edited[f] = None
+
+    def serialized_chars(self, messages: Sequence[Any]) -> int:
+        """Length of Pi's serializeConversation of `messages`, from per-message parts."""
+        total = parts = 0
+        for m in messages:
+            hit = self.serialized.get(id(m))
+            if hit is None or hit[0] is not m:
+                text = serialize_conversation(convert_to_llm([m], self.v), self.v)
+                hit = self.serialized[id(m)] = (m, len(text))
+            if hit[1]:
+                total += hit[1]
+                parts += 1
+        return total + 2 * max(0, parts - 1)

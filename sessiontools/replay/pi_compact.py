@@ -1,0 +1,167 @@
+"""A compaction decided by the replay of a Pi workload, with the exact port of `prepareCompaction`.
+
+The cut (first kept entry, split turn, Pi's tokensBefore) is Pi's own; the summary is the recorded
+one when Pi recorded a compaction at the same place with the same cut, else a placeholder of the
+size the truth model predicts (`TruthModel.summary_tokens`), with Pi's file lists appended.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
+from sessiontools.policies.pi.serialize import compute_file_lists, format_file_operations
+from sessiontools.read.pi.entries import Entry
+from sessiontools.replay.records import CompactionReason, SimCompaction, TruthSource
+from sessiontools.replay.workload import RecordedCompaction
+from sessiontools.tokens.chars4 import estimate_tokens
+
+if TYPE_CHECKING:
+    from sessiontools.replay.simulate import SimState
+
+#: Characters of Pi's summarisation prompt around the serialized conversation (and of the split-turn one).
+SUMMARY_PROMPT_CHARS = 2500
+TURN_PREFIX_PROMPT_CHARS = 1200
+
+
+@dataclass(frozen=True, slots=True)
+class NewSummary:
+    """The summary entry a compaction puts on the simulated path, and its sizes."""
+
+    entry: Entry
+    truth: float
+    estimate: int
+    source: TruthSource
+    matches_recorded: bool
+
+
+def _with_usage(e: Entry, prompt: int, output: int) -> Entry:
+    """A copy of an assistant entry carrying the usage a provider would report for `prompt` tokens."""
+    msg = dict(e.message or {})
+    msg["usage"] = {"input": prompt, "output": output, "cacheRead": 0, "cacheWrite": 0, "totalTokens": prompt + output}
+    return Entry(e.type, e.id, e.parent_id, e.line, e.index, {**e.data, "message": msg})
+
+
+def _prepare(st: SimState, parent: int) -> Preparation | None:
+    # Everything before the newest compaction's first kept entry is outside Pi's context and
+    # outside the range prepareCompaction looks at: starting the path there gives the same answer.
+    start = st.fk_syn
+    path = st.synthetic[start:]
+    if st.usage_override is not None and start <= st.usage_override[0] < len(st.synthetic):
+        # Only the newest usage counts in Pi's estimates: give that one entry its simulated usage.
+        k, prompt, output = st.usage_override
+        path[k - start] = _with_usage(path[k - start], prompt, output)
+    prep = prepare_compaction(path, st.cs, st.v, estimate=st.memo.estimate, file_ops=st.memo.file_ops)
+    if isinstance(prep, NoCompaction):
+        st.run.no_compaction.append(f"after {st.wl.base[parent].id}: {prep.reason}")
+        return None
+    assert isinstance(prep, Preparation)
+    if st.grid.id_pos.get(prep.first_kept_entry_id) is None:  # cut outside the base (should not happen)
+        st.run.no_compaction.append(f"after {st.wl.base[parent].id}: first kept entry not in the workload")
+        return None
+    return prep
+
+
+def _summary(st: SimState, prep: Preparation, parent: int) -> NewSummary:
+    recorded = next(
+        (rc for rc in st.rec_by_parent.get(parent, [])
+         if rc.first_kept_entry_id == prep.first_kept_entry_id and id(rc.entry) not in st.used_recorded),
+        None,
+    )
+    if recorded is not None:
+        entry = recorded.entry
+        st.used_recorded.add(id(entry))
+        est = estimate_tokens({"role": "compactionSummary", "summary": entry.data.get("summary") or ""}, st.v)
+        return NewSummary(entry, st.truth.entry_tokens(entry), est, TruthSource.RECORDED,
+                          recorded.tokens_before == prep.tokens_before)
+    read, modified = compute_file_lists(prep.file_ops)
+    chars = int(st.truth.summary_tokens * st.truth.summary_chars_per_token)
+    summary = "s" * chars + format_file_operations(read, modified)
+    n = len(st.run.compactions) + 1
+    parent_id = st.wl.base[parent].id
+    entry = Entry("compaction", f"replay-{n}", parent_id, 0, -1,
+                  {"type": "compaction", "id": f"replay-{n}", "parentId": parent_id, "summary": summary,
+                   "firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before,
+                   "details": {"readFiles": read, "modifiedFiles": modified}})
+    truth = st.truth.summary_tokens + st.truth.text_tokens(len(summary) - chars)
+    est = estimate_tokens({"role": "compactionSummary", "summary": summary}, st.v)
+    return NewSummary(entry, truth, est, TruthSource.MODEL, False)
+
+
+def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: float, view: float) -> SimCompaction | None:
+    """Compact the simulated path after base entry `parent`, as Pi would; None when Pi declines."""
+    prep = _prepare(st, parent)
+    if prep is None:
+        return None
+    fk = st.grid.id_pos[prep.first_kept_entry_id]  # type: ignore[index]
+    new = _summary(st, prep, parent)
+    # The summariser's bill: the serialized conversation (+ previous summary and prompt), then the summary.
+    serialized = st.memo.serialized_chars(prep.messages_to_summarize) + len(str(prep.previous_summary or ""))
+    sum_in = st.truth.text_tokens(serialized + SUMMARY_PROMPT_CHARS)
+    if prep.is_split_turn and prep.turn_prefix_messages:
+        sum_in += st.truth.text_tokens(st.memo.serialized_chars(prep.turn_prefix_messages) + TURN_PREFIX_PROMPT_CHARS)
+    st.synthetic.append(new.entry)
+    st.fk_syn = next(k for k in range(len(st.synthetic) - 1, -1, -1)
+                     if st.synthetic[k].id == prep.first_kept_entry_id)
+    st.comp, st.fk = new.entry, fk
+    st.summary_truth, st.summary_est = new.truth, new.estimate
+    st.last_usage = None
+    T = st.grid.truth_prefix
+    sc = SimCompaction(
+        reason=reason,
+        parent_entry_id=st.wl.base[parent].id,
+        parent_base_index=parent,
+        first_kept_entry_id=prep.first_kept_entry_id,
+        first_kept_base_index=fk,
+        tokens_before=prep.tokens_before,
+        truth_at_trigger=truth_now,
+        pi_view_at_trigger=view,
+        is_split_turn=prep.is_split_turn,
+        messages_summarized=len(prep.messages_to_summarize),
+        turn_prefix_messages=len(prep.turn_prefix_messages),
+        kept_tokens=T[parent + 1] - T[fk],
+        summary_tokens=new.truth,
+        summary_source=new.source,
+        summarization_input_tokens=sum_in,
+        summarization_output_tokens=new.truth,
+        matches_recorded=new.matches_recorded,
+        early=reason == CompactionReason.THRESHOLD and truth_now <= st.s.threshold,
+    )
+    st.run.compactions.append(sc)
+    st.run.summarization_input += sum_in
+    st.run.summarization_output += new.truth
+    st.pending_thrash = sc
+    return sc
+
+
+def apply_recorded(st: SimState, rc: RecordedCompaction) -> SimCompaction | None:
+    """Apply a compaction the user or an extension made (`RecordedCompaction.by_user`) where it was
+    recorded, with its recorded summary and first kept entry, whatever the policy would do."""
+    fk = st.grid.id_pos.get(rc.first_kept_entry_id) if rc.first_kept_entry_id is not None else None
+    parent = rc.parent_base_index
+    if fk is None:
+        st.run.no_compaction.append(f"recorded compaction {rc.entry.id}: first kept entry not in the workload")
+        return None
+    entry = rc.entry
+    truth_now, view = st.truth_before(parent + 1), st.pi_estimate_before(parent + 1)
+    st.used_recorded.add(id(entry))
+    st.synthetic.append(entry)
+    st.fk_syn = next((k for k in range(len(st.synthetic) - 1, -1, -1) if st.synthetic[k].id == rc.first_kept_entry_id),
+                     len(st.synthetic) - 1)
+    st.comp, st.fk = entry, fk
+    st.summary_truth = st.truth.entry_tokens(entry)
+    st.summary_est = estimate_tokens({"role": "compactionSummary", "summary": entry.data.get("summary") or ""}, st.v)
+    st.last_usage = None
+    T = st.grid.truth_prefix
+    tokens = rc.tokens_before if isinstance(rc.tokens_before, int) and not isinstance(rc.tokens_before, bool) else 0
+    sc = SimCompaction(
+        reason=CompactionReason.USER, parent_entry_id=st.wl.base[parent].id if parent >= 0 else None,
+        parent_base_index=parent, first_kept_entry_id=rc.first_kept_entry_id, first_kept_base_index=fk,
+        tokens_before=tokens, truth_at_trigger=truth_now, pi_view_at_trigger=view, is_split_turn=False,
+        messages_summarized=0, turn_prefix_messages=0, kept_tokens=T[parent + 1] - T[fk],
+        summary_tokens=st.summary_truth, summary_source=TruthSource.RECORDED, summarization_input_tokens=0.0,
+        summarization_output_tokens=0.0, matches_recorded=True,
+    )
+    st.run.compactions.append(sc)
+    return sc

@@ -1,0 +1,165 @@
+"""Typed records of a replay: one setting, the compactions it decided, its requests, its run.
+
+`ReplayRun` is what `simulate` returns for one setting; `replay.frames` turns runs into polars rows
+(schemas there) and `replay.metrics` into the metrics of the JSON contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from sessiontools.policies.base import PolicyName
+
+
+class CompactionReason(StrEnum):
+    """Why the replay compacted."""
+
+    THRESHOLD = "threshold"
+    OVERFLOW = "overflow"
+    USER = "user"  # a recorded manual or extension-written compaction, applied where it was recorded
+
+
+class TruthSource(StrEnum):
+    """Where a request's truth came from: the recorded usage (the context is the recorded one) or
+    the truth model (the replay changed the context)."""
+
+    RECORDED = "recorded"
+    MODEL = "model"
+    PROVIDER = "provider"  # the provider's own count in an overflow error
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySettings:
+    """One setting of a grid: window W, reserveTokens, keepRecentTokens and the policy."""
+
+    context_window: int
+    reserve_tokens: int
+    keep_recent_tokens: int
+    policy: PolicyName
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "policy", PolicyName(self.policy))
+
+    @property
+    def threshold(self) -> int:
+        return self.context_window - self.reserve_tokens
+
+    @property
+    def pi_version(self) -> str:
+        return "1" if self.policy == PolicyName.PI_1 else "0"
+
+    def label(self) -> str:
+        """The setting in words, for messages."""
+        return (f"window {self.context_window}, reserve {self.reserve_tokens}, keep {self.keep_recent_tokens}, "
+                f"policy {self.policy.value}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "context_window": self.context_window,
+            "reserve_tokens": self.reserve_tokens,
+            "keep_recent_tokens": self.keep_recent_tokens,
+            "policy": self.policy.value,
+        }
+
+
+@dataclass(slots=True)
+class SimCompaction:
+    """A compaction the replay decided on."""
+
+    reason: CompactionReason
+    parent_entry_id: str | None
+    parent_base_index: int
+    first_kept_entry_id: str | None
+    first_kept_base_index: int
+    tokens_before: int  # Pi's own tokensBefore
+    truth_at_trigger: float
+    pi_view_at_trigger: float
+    is_split_turn: bool
+    messages_summarized: int
+    turn_prefix_messages: int
+    kept_tokens: float
+    summary_tokens: float
+    summary_source: TruthSource
+    summarization_input_tokens: float
+    summarization_output_tokens: float
+    matches_recorded: bool
+    early: bool = False
+    thrash: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason.value,
+            "parent_entry_id": self.parent_entry_id,
+            "first_kept_entry_id": self.first_kept_entry_id,
+            "tokens_before": self.tokens_before,
+            "truth_at_trigger": round(self.truth_at_trigger),
+            "pi_view_at_trigger": round(self.pi_view_at_trigger),
+            "early": self.early,
+            "thrash": self.thrash,
+            "is_split_turn": self.is_split_turn,
+            "messages_summarized": self.messages_summarized,
+            "turn_prefix_messages": self.turn_prefix_messages,
+            "kept_tokens": round(self.kept_tokens),
+            "summary_tokens": round(self.summary_tokens),
+            "summary_source": self.summary_source.value,
+            "matches_recorded": self.matches_recorded,
+        }
+
+
+@dataclass(slots=True)
+class RequestPoint:
+    """One simulated request (for the timeline and the cost model)."""
+
+    base_index: int
+    entry_id: str | None
+    truth: float
+    truth_source: TruthSource
+    pi_view: float | None  # Pi's view at the check point after it, if one
+    overflow: bool
+    output: int = 0
+    timestamp: str | None = None
+    epoch: int = 0  # bumped by every compaction: requests of one epoch can share a cached prefix
+    recorded_context: bool = False  # its context is the recorded one (its recorded usage and cost apply)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedMatch:
+    """How the replay's compactions compare with the recorded ones."""
+
+    recorded: int
+    matched: int
+
+    extra: int
+
+    @property
+    def missed(self) -> int:
+        return max(0, self.recorded - self.matched)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"recorded": self.recorded, "matched": self.matched, "missed": self.missed, "extra": self.extra}
+
+
+@dataclass(slots=True)
+class ReplayRun:
+    """Everything one setting produced."""
+
+    settings: ReplaySettings
+    compactions: list[SimCompaction] = field(default_factory=list)
+    requests: list[RequestPoint] = field(default_factory=list)
+    early: int = 0
+    late: int = 0
+    check_points: int = 0
+    check_points_over: int = 0
+    mid_run_crossings: int = 0
+    overflows: int = 0
+    failed_recoveries: int = 0
+    thrash: int = 0
+    peak_truth: float = 0.0
+    billed_input: float = 0.0
+    output_tokens: int = 0
+    summarization_input: float = 0.0
+    summarization_output: float = 0.0
+    no_compaction: list[str] = field(default_factory=list)  # reasons Pi declined to compact
+    recorded_match: RecordedMatch = field(default_factory=lambda: RecordedMatch(0, 0, 0))
