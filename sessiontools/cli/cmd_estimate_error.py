@@ -170,7 +170,8 @@ def register(app: typer.Typer) -> None:
         Terms: A = actual prompt tokens (input + cache read + cache write); E = an estimate;
         bias = mean (E - A)/A (negative = under-counts); MAPE = mean |E - A|/A; A/E = median ratio;
         early/late = E over/under a threshold T while A is not; OOS = out of sample; LOSO = leave
-        one session out; calibrated = a hierarchical fit (corpus, provider, model, rules, session);
+        one session out; the `*` row = all models pooled (linear fit); calibrated = a hierarchical
+        fit (corpus, provider, model, rules, session);
         calibrated_hybrid = the agent's last usage + the calibrated count of later messages.
         """
         check_leaf_options(leaf, all_leaves)

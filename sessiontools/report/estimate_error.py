@@ -149,13 +149,13 @@ def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
     feats = cal["features"]
     c = FittedTable("calibrated: A ~ coef . features, fitted per level, each shrunk toward the level above "
                     f"(judged {cal['judged_by']})", (
-        Column("level", "corpus -> provider -> model -> rules (model under one agent rule version)", "left"),
         Column("status", "fit, or too few requests/sessions (uses the level above)", "left"),
         Column("n", "requests"),
         *[Column(f, f"tokens per {f}" if f != "overhead" else "fixed tokens per request", optional=f not in
                  ("overhead", "prose", "code", "cjk")) for f in feats],
         Column("MAPE in %", "in sample"), Column("MAPE OOS %", "out of sample (too few: under 10 predictions)"),
-    ))
+    ), group_header="level", notes=["levels: corpus -> provider -> model -> rules (the model under one agent rule "
+                                    "version); a level that is not fitted uses the level above"])
     for lv in cal["levels"]:
         if lv["level"] == "session":
             continue
@@ -163,7 +163,7 @@ def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
                   *[_num(lv["coef"][f], 0 if f in ("overhead", "images") else 3) for f in feats],
                   percent(lv["mape_in_sample"]),
                   percent(lv["mape_out_of_sample"]) if lv["mape_out_of_sample"] is not None else "too few",
-                  group=safe_text(f"{lv['level']} {lv['key']}"))
+                  group=f"{lv['level']} {lv['key']}")
     return c
 
 

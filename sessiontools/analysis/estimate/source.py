@@ -166,22 +166,22 @@ def _is_pi_session(loaded: Any) -> bool:
     return isinstance(loaded, Session)
 
 
-def _is_codex_rollout(loaded: Any) -> bool:
-    from sessiontools.read.codex import Rollout
-
-    return isinstance(loaded, Rollout)
+def _is_other_agent(loaded: Any) -> bool:
+    return getattr(loaded, "agent", None) is not None
 
 
-def _codex_source(rollout: Any, leaf: str | None, all_leaves: bool, version: str | None) -> Source:
-    from sessiontools.transcript.codex import codex_transcript
+def _other_source(loaded: Any, leaf: str | None, all_leaves: bool, version: str | None) -> Source:
+    """Any other agent's loaded file, through the package's adapter registry (`transcript.load`)."""
+    from sessiontools.transcript.load import transcript_of
 
-    return transcript_source(codex_transcript(rollout), version=version)
+    t = transcript_of(loaded, leaf=leaf, all_leaves=all_leaves)
+    return transcript_source(t, version=version or t.format)
 
 
 #: (recognise a loaded file, make its Source). A new agent's reader adds one entry.
 SOURCES: list[tuple[Callable[[Any], bool], Callable[[Any, str | None, bool, str | None], Source]]] = [
-    (_is_pi_session, _pi_source),
-    (_is_codex_rollout, _codex_source),
+    (_is_pi_session, _pi_source),  # Pi first: its rules need the session tree (edits, resets)
+    (_is_other_agent, _other_source),
 ]
 
 
