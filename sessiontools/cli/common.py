@@ -184,7 +184,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
         if not s.readable:
             why = s.fatal[0].reason if s.fatal else "empty"
             if f not in explicit:
-                err.print(safe_text(f"note: {f}: skipped, not a Pi session ({why})"))
+                err.print(safe_text(f"note: {f}: skipped, {_not_a_session(why)}"))
             else:
                 where = f"{s.fatal[0].path}:{s.fatal[0].line}" if s.fatal else str(f)
                 err.print(safe_text(f"error: {where}: {_not_a_session(why)}"))
@@ -227,7 +227,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
             if not res.readable:
                 why = next((d.reason for d in res.diagnostics if d.kind == "fatal"), "empty")
                 if p not in explicit:
-                    err.print(safe_text(f"note: {p}: skipped, not a Pi session ({why})"))
+                    err.print(safe_text(f"note: {p}: skipped, {_not_a_session(why)}"))
                 else:
                     fatal = next((d for d in res.diagnostics if d.kind == "fatal"), None)
                     where = f"{fatal.path}:{fatal.line}" if fatal is not None else str(p)
