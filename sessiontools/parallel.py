@@ -112,5 +112,9 @@ def map_sessions(
     # forkserver: workers start from a clean process, not a fork of this one (which may hold
     # threads: tokenizer pools, progress bars), where an inherited lock could deadlock them.
     ctx = multiprocessing.get_context("forkserver")
+    # The forkserver imports the package once; each worker forked from it starts with it loaded
+    # (otherwise every worker pays the imports again). Only honoured before the server starts.
+    target = getattr(fn, "func", fn)
+    ctx.set_forkserver_preload(sorted({__name__, getattr(target, "__module__", None) or __name__}))
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
         yield from pool.map(_worker, [(p, fn, content_hash, agents) for p in paths], chunksize=1)
