@@ -37,6 +37,8 @@ class Request:
     failed_overflow: bool = False  # the provider rejected it as a context overflow
     group_end: int = -1  # failed attempt: base index of the last entry of its recovery artefacts
     provider_tokens: int | None = None  # failed attempt: the prompt tokens the provider's error states
+    provider: str | None = None  # who answered (recorded)
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +150,8 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 failed_overflow=i in failed,
                 group_end=group_end.get(i, i),
                 provider_tokens=provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
+                provider=msg.get("provider") if isinstance(msg.get("provider"), str) else None,
+                model=msg.get("model") if isinstance(msg.get("model"), str) else None,
             )
         )
         first = False
