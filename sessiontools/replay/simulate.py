@@ -31,6 +31,7 @@ from sessiontools.replay.shared import shared_grid
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Request, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.usage import calculate_context_tokens
 
 POLICIES = (PolicyName.PI_0.value, PolicyName.PI_1.value)
@@ -154,7 +155,7 @@ class _Sim(SimState):
         policy = [c for c in r.compactions if c.reason != CompactionReason.USER]
         matched = sum(1 for c in policy if c.matches_recorded)
         recorded = len([rc for rc in self.wl.recorded_compactions
-                        if rc.kind in ("threshold", "overflow") and not rc.by_user])
+                        if rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user])
         r.recorded_match = RecordedMatch(recorded, matched, len(policy) - matched)
         return r
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from sessiontools.read.pi.entries import Entry
 from sessiontools.transcript.limits import provider_counts
+from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import is_pseudo_reply
@@ -49,7 +50,7 @@ class RecordedCompaction:
     parent_base_index: int  # the base entry it followed (-1: at the very start)
     first_kept_entry_id: str | None
     tokens_before: Any
-    kind: str  # threshold | overflow | manual
+    kind: Trigger  # threshold | overflow | manual, judged from the message before it
     by_user: bool = False  # manual, or written by an extension/hook (fromHook): replayed as recorded
 
 
@@ -95,7 +96,7 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
             recorded.append(
                 RecordedCompaction(
                     e, len(base) - 1, e.data.get("firstKeptEntryId"), e.data.get("tokensBefore"),
-                    compaction_kind(path, i, pi_version),
+                    Trigger(compaction_kind(path, i, pi_version)),
                     compaction_kind(path, i, pi_version) == "manual" or bool(e.data.get("fromHook")),
                 )
             )
