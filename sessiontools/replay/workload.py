@@ -103,21 +103,7 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
             continue
         base.append(e)
     failed = {i for i, e in enumerate(base) if _is_overflow_error(e, pi_version)}
-    failed_ids = {base[i].id for i in failed if base[i].id}
-    artefacts: set[int] = set()
-    group_end: dict[int, int] = {}
-    for i in sorted(failed):
-        end = i
-        for j in range(i + 1, len(base)):
-            b = base[j]
-            if b.type == "context_edit" and b.data.get("replacement") is None:
-                target = b.data.get("targetId")
-                if target in failed_ids or target == base[i].id or _targets_result_of(base, i, target):
-                    artefacts.add(j)
-                    end = j
-                    continue
-            break
-        group_end[i] = end
+    artefacts, group_end = _recovery_groups(base, failed)
 
     requests: list[Request] = []
     run = -1
@@ -164,6 +150,27 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
         if (nxt is None or nxt.run != r.run) and not r.last_in_run:
             requests[k] = replace(r, last_in_run=True)
     return Workload(pi_version, tuple(path), tuple(base), requests, recorded, frozenset(artefacts), provider, model)
+
+
+def _recovery_groups(base: Sequence[Entry], failed: set[int]) -> tuple[set[int], dict[int, int]]:
+    """The 1.x omission edits after each failed attempt (replacement null, targeting it or its tool
+    results), and the base index of the last entry of each attempt's group."""
+    failed_ids = {base[i].id for i in failed if base[i].id}
+    artefacts: set[int] = set()
+    group_end: dict[int, int] = {}
+    for i in sorted(failed):
+        end = i
+        for j in range(i + 1, len(base)):
+            b = base[j]
+            if b.type == "context_edit" and b.data.get("replacement") is None:
+                target = b.data.get("targetId")
+                if target in failed_ids or target == base[i].id or _targets_result_of(base, i, target):
+                    artefacts.add(j)
+                    end = j
+                    continue
+            break
+        group_end[i] = end
+    return artefacts, group_end
 
 
 def _targets_result_of(base: Sequence[Entry], failed_index: int, target: Any) -> bool:
