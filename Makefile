@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: demo test lint bench samples pi-env clean
+.PHONY: demo test lint bench samples samples-codex samples-claude pi-env codex-env claude-env clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,8 +26,15 @@ demo: $(STAMP)
 pi-env: $(STAMP)
 	$(PY) -m lab.pi_env
 
+## codex-env: install the pinned Codex CLI (@openai/codex@0.171.0 + its linux-x64 binary) into .cache/codex
+codex-env: $(STAMP)
+	$(PY) -m lab.codex_env
+## claude-env: install the pinned Claude Code CLI (npm @anthropic-ai/claude-code@2.1.332 + native linux-x64) into .cache/claude
+claude-env: $(STAMP)
+	$(PY) -m lab.claude_env
+
 ## test: create the environment if missing, install everything, run the whole suite
-test: $(STAMP) pi-env
+test: $(STAMP) pi-env codex-env claude-env
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
@@ -41,6 +48,13 @@ lint: $(STAMP)
 ## samples: regenerate sample_sessions/ with the real pi CLI against the lab model server
 samples: $(STAMP) pi-env
 	$(PY) -m lab.generate --out sample_sessions
+
+## samples-codex: regenerate sample_sessions/codex/ with the real Codex CLI against the lab server
+samples-codex: $(STAMP) codex-env
+	$(PY) -m lab.generate_codex --out sample_sessions/codex
+## samples-claude: regenerate sample_sessions/claude-code/ with the real Claude Code CLI against the lab server
+samples-claude: $(STAMP) claude-env
+	$(PY) -m lab.generate_claude --out sample_sessions/claude-code
 
 clean:
 	rm -rf $(VENV) .cache

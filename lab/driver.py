@@ -14,6 +14,10 @@
    second prompt on) with ``PI_OFFLINE=1``, ``HOME`` in the work dir, ``LC_ALL=C`` and ``TZ=UTC``;
 5. optionally branches the file in place with ``lab/branch.mjs`` (Pi's SDK: ``navigateTree`` with
    ``summarize``, then more prompts);
+   With ``sdk=True`` every prompt is instead one agent run in ``lab/sdk_run.mjs`` (Pi's SDK, the way
+   a harness embeds Pi), which persists overflow retries; ``pseudo`` appends harness-written
+   assistant messages (zero usage, e.g. model ``delivery-mirror``) after the given prompts with
+   Pi's ``SessionManager.appendMessage``;
 6. copies the one ``.jsonl`` Pi wrote to ``out_path``, stops the server and removes the work
    directory (kept with ``keep_work=True`` or when a step fails, for debugging).
 """
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.pi_env import PiEnv, ensure_pi
+from lab.rough import HiddenOverhead, RoughTokenizer
 from lab.server import LabServer, RequestLog, ServerConfig
 from lab.tokenizer import PseudoTokenizer
 from lab.workload import build_workload
@@ -49,6 +54,17 @@ class Branch:
 
 
 @dataclass(frozen=True)
+class Pseudo:
+    """A harness-written assistant message appended after prompt ``after`` (never a model request)."""
+
+    after: int
+    model: str  # e.g. "delivery-mirror", "gateway-injected"
+    text: str  # "{final}" is replaced by that prompt's final answer (a mirrored delivery repeats it)
+    provider: str = "openclaw"
+    api: str = "openai-responses"
+
+
+@dataclass(frozen=True)
 class Recording:
     name: str
     pi: str  # "0" or "1"
@@ -63,6 +79,21 @@ class Recording:
     enabled: bool = True  # compaction.enabled
     branches: tuple[Branch, ...] = ()
     shows: str = ""
+    tokenizer: str = "ratio"  # "ratio" (PseudoTokenizer(ratio, cjk)) or "rough" (lab.rough.RoughTokenizer)
+    overhead: tuple[int, int] = (0, 0)  # hidden provider tokens per request, range (lab.rough.HiddenOverhead)
+    overhead_bucket: int = 4  # the overhead changes every this many agent requests
+    sdk: bool = False  # run every prompt through Pi's SDK (lab/sdk_run.mjs) instead of print mode
+    pseudo: tuple[Pseudo, ...] = ()
+
+    def make_tokenizer(self) -> PseudoTokenizer | RoughTokenizer:
+        if self.tokenizer == "rough":
+            return RoughTokenizer()
+        if self.tokenizer != "ratio":
+            raise ValueError(f"unknown lab tokenizer {self.tokenizer!r} (ratio or rough)")
+        return PseudoTokenizer(self.ratio, self.cjk)
+
+    def make_overhead(self) -> HiddenOverhead:
+        return HiddenOverhead(self.overhead[0], self.overhead[1], self.overhead_bucket, self.seed)
 
     @property
     def total_prompts(self) -> int:
@@ -161,7 +192,8 @@ def record(rec: Recording, out_path: Path, *, workroot: Path | None = None, log=
     config = ServerConfig(
         workload=workload,
         window=rec.window,
-        tokenizer=PseudoTokenizer(rec.ratio, rec.cjk),
+        tokenizer=rec.make_tokenizer(),
+        overhead=rec.make_overhead(),
         normalize=[(str(workspace), "/workspace"), (str(env.package_dir), "/pi")],
     )
     t0 = time.monotonic()
@@ -170,7 +202,10 @@ def record(rec: Recording, out_path: Path, *, workroot: Path | None = None, log=
         (agent_dir / "models.json").write_text(json.dumps(models_json(server.base_url, rec.window), indent=2))
         (agent_dir / "settings.json").write_text(json.dumps(settings_json(rec), indent=2))
         run_env = pi_environment(work, agent_dir, env)
-        for i in range(rec.prompts):
+        if rec.sdk:
+            result.branch_output = _run_sdk(rec, workload, env, None, sessions, workspace, agent_dir, run_env,
+                                            work, timeout, range(rec.prompts))
+        for i in range(0 if rec.sdk else rec.prompts):
             cmd = [str(env.node), str(env.cli), "-p", "--session-dir", str(sessions), *PI_FLAGS]
             if i > 0:
                 cmd.append("-c")
@@ -181,6 +216,9 @@ def record(rec: Recording, out_path: Path, *, workroot: Path | None = None, log=
             result.runs.append(RunResult(i, proc.returncode, time.monotonic() - t1, proc.stderr.strip()[-500:]))
             if proc.returncode != 0:
                 log(f"  [{rec.name}] prompt {i}: pi exited {proc.returncode}: {proc.stderr.strip()[-200:]}")
+            if any(p.after == i for p in rec.pseudo):
+                result.branch_output += _run_sdk(rec, workload, env, _session_file(sessions), sessions, workspace,
+                                                 agent_dir, run_env, work, timeout, [], pseudo_after=i)
         session_file = _session_file(sessions)
         if rec.branches:
             result.branch_output = _run_branches(rec, workload, env, session_file, workspace, agent_dir, run_env,
@@ -224,4 +262,33 @@ def _run_branches(rec: Recording, workload, env: PiEnv, session_file: Path, work
                           stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         raise RuntimeError(f"branch.mjs failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    return proc.stdout
+
+
+def _run_sdk(rec: Recording, workload, env: PiEnv, session_file: Path | None, sessions: Path, workspace: Path,
+             agent_dir: Path, run_env: dict[str, str], work: Path, timeout: float, prompts,
+             pseudo_after: int | None = None) -> str:
+    """Run prompts and pseudo-replies through lab/sdk_run.mjs (Pi's SDK) in one Node process."""
+    actions: list[dict] = []
+
+    def pseudo(after: int) -> None:
+        for p in rec.pseudo:
+            if p.after == after:
+                text = p.text.replace("{final}", workload.prompts[p.after].final)
+                actions.append({"pseudo": {"provider": p.provider, "model": p.model, "api": p.api, "text": text}})
+
+    if pseudo_after is not None:
+        pseudo(pseudo_after)
+    for i in prompts:
+        actions.append({"prompt": workload.prompts[i].prompt})
+        pseudo(i)
+    spec = {"packageDir": str(env.package_dir), "sessionFile": str(session_file) if session_file else None,
+            "sessionDir": str(sessions), "cwd": str(workspace), "agentDir": str(agent_dir), "actions": actions}
+    spec_path = work / "sdk-spec.json"
+    spec_path.write_text(json.dumps(spec, indent=2, ensure_ascii=False))
+    proc = subprocess.run([str(env.node), str(LAB_DIR / "sdk_run.mjs"), str(spec_path)], cwd=workspace,
+                          env=run_env, capture_output=True, text=True, timeout=timeout * max(1, len(actions)),
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise RuntimeError(f"sdk_run.mjs failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
     return proc.stdout

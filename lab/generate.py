@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
 
-from lab.driver import Branch, Recording, record
+from lab.driver import Branch, Pseudo, Recording, record
 from lab.manifest import analyze, workload_signature
 from lab.pi_env import PI_PACKAGES, ensure_pi
 from lab.to_v1 import convert_file
@@ -58,6 +58,49 @@ SAMPLES: tuple[Recording, ...] = (
     Recording("pi0-tiny", "0", seed=51, prompts=5, window=10000, reserve=2500, keep=2000,
               shows="short session (5 prompts) that compacts; source of v1-tiny"),
 )
+# The rough lab (lab/rough.py): content-dependent tokenizer, hidden provider overhead, harness
+# pseudo-replies, several overflows in one run, very few requests. Names say what each one shows.
+MIRROR = Pseudo(0, "delivery-mirror", "{final}")
+GATEWAY = "Gateway notice: the session was resumed on another device."
+
+
+def _pseudo(*afters: int) -> tuple[Pseudo, ...]:
+    """A mirrored delivery of the answer after each given prompt; a gateway notice instead when p % 5 == 3."""
+    return tuple(Pseudo(a, "gateway-injected", GATEWAY) if a % 5 == 3 else Pseudo(a, "delivery-mirror", "{final}")
+                 for a in afters)
+
+
+ROUGH: tuple[Recording, ...] = (
+    Recording("pi0-two-overflows", "0", seed=71, prompts=1, profile="marathon", window=24000, reserve=3000,
+              keep=4000, tokenizer="rough", overhead=(300, 1500), sdk=True,
+              shows="one run (Pi's SDK, so retries are persisted) that overflows, recovers, replies, then "
+              "overflows and recovers again: 0.73.1 clears its recovery flag after any successful reply"),
+    Recording("pi1-two-overflows", "1", seed=81, prompts=1, profile="marathon", window=24000, reserve=1000,
+              keep=3000, tokenizer="rough", overhead=(300, 3000), overhead_bucket=2, sdk=True,
+              shows="1.6.0 run with two overflow recoveries (its chars/4 pre-request estimate misses Chinese "
+              "tool results and the hidden overhead), a successful reply between them"),
+    Recording("pi0-pseudo-mirror", "0", seed=91, prompts=12, window=12000, reserve=2500, keep=3000,
+              tokenizer="rough", overhead=(200, 1200), pseudo=_pseudo(1, 3, 4, 6, 8, 10),
+              shows="print mode with harness pseudo-replies between prompts (zero usage, provider openclaw, "
+              "models delivery-mirror / gateway-injected, appended with SessionManager.appendMessage)"),
+    Recording("pi1-rough-pseudo", "1", seed=92, prompts=12, window=12000, reserve=2500, keep=3000,
+              tokenizer="rough", overhead=(200, 1200), pseudo=_pseudo(0, 2, 3, 5, 7, 9),
+              shows="1.x print mode, rough tokenizer and hidden overhead, pseudo-replies between prompts"),
+    Recording("pi0-rough-chinese", "0", seed=93, prompts=12, profile="chinese", window=24000, reserve=4000, keep=2000,
+              tokenizer="rough", overhead=(300, 1500),
+              pseudo=(Pseudo(2, "delivery-mirror", "{final}"), Pseudo(6, "gateway-injected", "网关提示：会话已在另一台设备上恢复。")),
+              shows="Chinese-heavy session under the rough tokenizer (CJK 1.4x o200k) with hidden overhead and "
+              "pseudo-replies"),
+    Recording("pi1-few-pseudo", "1", seed=94, prompts=2, profile="chat", window=128000, reserve=16384, keep=20000,
+              tokenizer="rough", overhead=(300, 1500), sdk=True,
+              pseudo=(MIRROR, Pseudo(0, "gateway-injected", GATEWAY),
+                      Pseudo(1, "delivery-mirror", "{final}")),
+              shows="only two model requests (no tools) and three pseudo-replies, Pi's default settings"),
+    Recording("pi0-few-pseudo", "0", seed=95, prompts=1, profile="chat", window=128000, reserve=16384, keep=20000,
+              tokenizer="rough", overhead=(300, 1500), sdk=True, pseudo=(MIRROR,),
+              shows="one model request and one pseudo-reply (a mirrored delivery of the same answer)"),
+)
+ALL = SAMPLES + ROUGH
 PAIRS = (("pi0-pair-a", "pi0-pair-b"), ("pi1-pair-a", "pi1-pair-b"))
 V1 = ("v1-tiny", "pi0-tiny")  # (name, converted from)
 QUICK = ("pi0-tiny",)
@@ -80,6 +123,26 @@ def _expectations(name: str, f) -> list[str]:
         problems.append("no compaction")
     if name == "pi0-chinese" and (f.cjk_share < 0.3 or f.compactions < 1):
         problems.append(f"CJK share {f.cjk_share}, {f.compactions} compactions")
+    return problems + _rough_expectations(name, f)
+
+
+def _rough_expectations(name: str, f) -> list[str]:
+    problems = []
+    if name.endswith("two-overflows"):
+        two = [i for i, n in enumerate(f.overflows_per_run) if n >= 2]
+        if not two or not f.recovered_between_overflows:
+            problems.append(f"overflows per run {f.overflows_per_run}, separated by a reply: "
+                            f"{f.recovered_between_overflows} (want a run with >= 2, each recovered)")
+        if f.overflows_per_run != f.overflow_recoveries_per_run:
+            problems.append(f"recoveries per run {f.overflow_recoveries_per_run} != overflows {f.overflows_per_run}")
+    if "pseudo" in name and f.pseudo_replies < 1:
+        problems.append("no pseudo-replies")
+    if "-few-" in name and not 1 <= f.model_replies <= 2:
+        problems.append(f"{f.model_replies} model replies (want 1-2)")
+    if name in ("pi0-pseudo-mirror", "pi1-rough-pseudo", "pi0-rough-chinese") and f.compactions < 1:
+        problems.append("no compaction")
+    if name == "pi0-rough-chinese" and f.cjk_share < 0.3:
+        problems.append(f"CJK share {f.cjk_share}")
     return problems
 
 
@@ -109,10 +172,13 @@ console.log(a.length);
 def spec_meta() -> dict[str, dict]:
     """Settings of every sample (from SAMPLES, the source of truth), keyed by file name stem."""
     meta: dict[str, dict] = {}
-    for rec in SAMPLES:
+    for rec in ALL:
         package, version = PI_PACKAGES[rec.pi]
         d = asdict(rec)
         d.pop("name")
+        if rec.tokenizer != "ratio":  # the ratio fields do not describe a content-dependent tokenizer
+            d.pop("ratio")
+            d.pop("cjk")
         meta[rec.name] = {**d, "pi_package": package, "pi_version": version}
     meta[V1[0]] = {**meta[V1[1]], "shows": f"legacy v1 format: {V1[1]}.jsonl converted by lab/to_v1.py"}
     return meta
@@ -139,9 +205,10 @@ def write_manifest(out: Path, meta: dict[str, dict]) -> str:
         if f.cjk_share >= 0.1:
             shows.append(f"CJK share {f.cjk_share:.0%}")
         shows.append(f"output tokens / chars/4 = {f.output_vs_chars4}")
+        shows += _rough_shows(m, f)
         rows.append(
             f"| `{name}.jsonl` | {m['pi_package']}@{m['pi_version']} | {m['window']} | {m['reserve']} | {m['keep']} "
-            f"| {m['seed']} | {m['ratio']} | {m['profile']} | {f.bytes / 1024:.0f} KiB "
+            f"| {m['seed']} | {m.get('ratio', m['tokenizer'])} | {m['profile']} | {f.bytes / 1024:.0f} KiB "
             f"| {m['shows']}; " + "; ".join(shows) + " |"
         )
     total = sum((out / f"{n}.jsonl").stat().st_size for n in facts_all)
@@ -149,6 +216,21 @@ def write_manifest(out: Path, meta: dict[str, dict]) -> str:
     (out / "MANIFEST.md").write_text(text, encoding="utf-8")
     (out / "manifest.json").write_text(json.dumps(facts_all, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return text
+
+
+def _rough_shows(m: dict, f) -> list[str]:
+    out = []
+    if m.get("overhead", [0, 0]) != [0, 0]:
+        lo, hi = m["overhead"]
+        out.append(f"hidden overhead {lo}-{hi} tokens per request (changes every {m['overhead_bucket']} requests)")
+    if f.pseudo_replies:
+        out.append(f"{f.model_replies} model replies, {f.pseudo_replies} pseudo-replies "
+                   + "(" + ", ".join(f"{k} x{v}" for k, v in f.pseudo_models.items()) + ")")
+    if f.max_overflows_in_run >= 2:
+        out.append(f"overflows per run {f.overflows_per_run}, recoveries per run {f.overflow_recoveries_per_run}")
+    if m.get("sdk"):
+        out.append("recorded through Pi's SDK (lab/sdk_run.mjs)")
+    return out
 
 
 MANIFEST_HEAD = """# Sample sessions
@@ -160,7 +242,8 @@ files by `lab/generate.py` (`lab/manifest.py`), not written by hand.
 
 Columns: window = model `contextWindow` in models.json (and the server's limit), reserve/keep =
 `compaction.reserveTokens`/`keepRecentTokens` in settings.json, seed = workload seed, ratio =
-pseudo-tokenizer characters per token for non-CJK text (CJK: 1 token per character).
+pseudo-tokenizer characters per token for non-CJK text (CJK: 1 token per character), or `rough` for
+the content-dependent tokenizer of `lab/rough.py` (o200k with per-class weights, see lab/README.md).
 
 | file | Pi | window | reserve | keep | seed | ratio | profile | size | what it shows |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -199,13 +282,13 @@ def main(argv: list[str] | None = None) -> int:
     wanted = {n for item in args.only for n in item.split(",") if n}
     if args.quick:
         wanted |= set(QUICK)
-    names = {s.name for s in SAMPLES} | {V1[0]}
+    names = {s.name for s in ALL} | {V1[0]}
     unknown = wanted - names
     if unknown:
         ap.error(f"unknown sample(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(names))}")
     if V1[0] in wanted:
         wanted.add(V1[1])
-    todo = [s for s in SAMPLES if not wanted or s.name in wanted]
+    todo = [s for s in ALL if not wanted or s.name in wanted]
 
     meta = spec_meta()
     t0 = time.monotonic()

@@ -12,6 +12,15 @@ Compaction kinds:
   ``context_edit`` that omits the failed response, then the compaction);
 * ``threshold`` – every other automatic compaction;
 * ``split``     – (a flag, not a kind) the summary contains Pi's ``**Turn Context (split turn):**``.
+
+Pseudo-replies (``is_pseudo_reply``): assistant messages a harness wrote that were never model
+requests: ``stopReason`` is not ``"error"`` and every usage count (input, output, cacheRead,
+cacheWrite, totalTokens) is 0. ``model_replies`` counts the other non-error assistant messages.
+
+Runs: a run starts at each user message (a prompt) and lasts until the next one, in file order;
+``overflows_per_run[i]`` / ``overflow_recoveries_per_run[i]`` count the overflow errors / overflow
+compactions of run ``i``. ``recovered_between_overflows`` is true when, in every run with two or
+more overflow errors, a successful model reply lies between each two consecutive overflow errors.
 """
 
 from __future__ import annotations
@@ -53,6 +62,13 @@ class FileFacts:
     max_context_tokens: int = 0
     # sum of recorded usage.output / sum of Pi's chars/4 estimate of the same assistant messages
     output_vs_chars4: float = 0.0
+    model_replies: int = 0
+    pseudo_replies: int = 0
+    pseudo_models: dict[str, int] = field(default_factory=dict)
+    overflows_per_run: list[int] = field(default_factory=list)
+    overflow_recoveries_per_run: list[int] = field(default_factory=list)
+    max_overflows_in_run: int = 0
+    recovered_between_overflows: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -94,6 +110,45 @@ def _chars4(m: dict) -> int:
     return math.ceil(n / 4)
 
 
+USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+
+
+def is_pseudo_reply(m: dict) -> bool:
+    """An assistant message with no error and all-zero usage: written by a harness, not a model."""
+    if m.get("role") != "assistant" or m.get("stopReason") == "error":
+        return False
+    u = m.get("usage") or {}
+    return all(not u.get(k) for k in USAGE_KEYS)
+
+
+def _runs(entries: list[dict], overflow_compaction_ids: set[str]) -> tuple[list[int], list[int], bool]:
+    """Per run (user message to next user message): overflow errors, overflow compactions, and
+    whether a successful model reply separates every two consecutive overflow errors."""
+    errors: list[int] = []
+    recoveries: list[int] = []
+    separated = True
+    since_overflow: bool | None = None  # None: no overflow yet in this run
+    for e in entries:
+        m = e.get("message", {}) if e.get("type") == "message" else {}
+        if m.get("role") == "user":
+            errors.append(0)
+            recoveries.append(0)
+            since_overflow = None
+        elif not errors:
+            continue
+        elif m.get("role") == "assistant" and m.get("stopReason") == "error" and OVERFLOW_RE.search(
+                m.get("errorMessage") or ""):
+            errors[-1] += 1
+            if since_overflow is False:
+                separated = False
+            since_overflow = False
+        elif m.get("role") == "assistant" and not is_pseudo_reply(m) and since_overflow is False:
+            since_overflow = True
+        elif e.get("type") == "compaction" and e.get("id") in overflow_compaction_ids:
+            recoveries[-1] += 1
+    return errors, recoveries, separated
+
+
 def analyze(path: Path) -> FileFacts:
     from lab.tokenizer import cjk_count
 
@@ -106,6 +161,8 @@ def analyze(path: Path) -> FileFacts:
     tools: Counter[str] = Counter()
     chars = cjk = 0
     out_tokens = out_est = 0
+    pseudo: Counter[str] = Counter()
+    overflow_ids: set[str] = set()
     for e in entries[1:]:
         t = e.get("type")
         if "parentId" in e:
@@ -126,7 +183,10 @@ def analyze(path: Path) -> FileFacts:
                 if m.get("stopReason") == "error" and OVERFLOW_RE.search(m.get("errorMessage") or ""):
                     facts.overflow_errors += 1
                 u = m.get("usage") or {}
-                if m.get("stopReason") != "error":
+                if is_pseudo_reply(m):
+                    pseudo[str(m.get("model"))] += 1
+                elif m.get("stopReason") != "error":
+                    facts.model_replies += 1
                     out_tokens += u.get("output", 0)
                     out_est += _chars4(m)
                 ctx = (u.get("input", 0) + u.get("cacheRead", 0) + u.get("cacheWrite", 0) + u.get("output", 0))
@@ -141,6 +201,7 @@ def analyze(path: Path) -> FileFacts:
             if pm.get("role") == "assistant" and pm.get("stopReason") == "error" and OVERFLOW_RE.search(
                     pm.get("errorMessage") or ""):
                 facts.overflow_compactions += 1
+                overflow_ids.add(e.get("id"))
             else:
                 facts.threshold_compactions += 1
             if "**Turn Context (split turn):**" in (e.get("summary") or ""):
@@ -154,6 +215,12 @@ def analyze(path: Path) -> FileFacts:
     facts.branch_points = sum(1 for i in ids if children[i] > 1)
     facts.cjk_share = round(cjk / chars, 3) if chars else 0.0
     facts.output_vs_chars4 = round(out_tokens / out_est, 2) if out_est else 0.0
+    facts.pseudo_replies = sum(pseudo.values())
+    facts.pseudo_models = dict(sorted(pseudo.items()))
+    errs, recs, separated = _runs(entries[1:], overflow_ids)
+    facts.overflows_per_run, facts.overflow_recoveries_per_run = errs, recs
+    facts.max_overflows_in_run = max(errs, default=0)
+    facts.recovered_between_overflows = separated
     return facts
 
 

@@ -5,6 +5,11 @@
 `.cache/pi/<major>/` (ignored by git). Install scripts are not run (`--ignore-scripts`): the
 compiled `dist/` needs none of them. A lock-free idempotent check (a stamp file per install)
 makes repeated calls cheap.
+
+When either release cannot be installed (no npm registry, no Node), `python -m lab.pi_env` exits
+1 and says why: the parity and real-Pi tests must never vanish quietly. A machine that cannot
+reach npm can opt out explicitly with `SESSIONTOOLS_SKIP_PI=1`: nothing is installed, a banner
+says so, and pytest lists those tests as NOT RUN in its summary.
 """
 
 from __future__ import annotations
@@ -23,6 +28,19 @@ PI_PACKAGES = {
     "0": ("@mariozechner/pi-coding-agent", "0.73.1"),
     "1": ("@earendil-works/pi-coding-agent", "1.6.0"),
 }
+
+
+SKIP_ENV = "SESSIONTOOLS_SKIP_PI"
+SKIP_BANNER = (
+    "*" * 78 + "\n"
+    f"* {SKIP_ENV}=1: Pi is NOT installed. The parity tests (our port against Pi's own code)\n"
+    "* and the real-Pi end-to-end tests will NOT RUN. Unset it where npm can be reached.\n" + "*" * 78
+)
+
+
+def skip_requested() -> bool:
+    """True when the user opted out of Pi (SESSIONTOOLS_SKIP_PI=1 or true/yes)."""
+    return os.environ.get(SKIP_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 class PiUnavailable(RuntimeError):
@@ -66,6 +84,13 @@ def _npm_cli(node: Path) -> Path:
     return node.parent.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
 
 
+def _npm_reason(stderr: str) -> str:
+    """The informative lines of npm's error output (its code and message, not the stack)."""
+    lines = [ln.removeprefix("npm error").strip() for ln in stderr.splitlines()]
+    keep = [ln for ln in lines if ln and not ln.startswith(("at ", "A complete log")) and ln not in ("{", "}")]
+    return " | ".join(keep[:8])[:800] or "no output"
+
+
 def ensure_pi(major: str, *, quiet: bool = True) -> PiEnv:
     """Install (once) and return the pinned Pi release `major` ("0" or "1")."""
     package, version = PI_PACKAGES[major]
@@ -84,10 +109,14 @@ def ensure_pi(major: str, *, quiet: bool = True) -> PiEnv:
     ]
     run_env = dict(os.environ)
     run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        shutil.rmtree(prefix / "node_modules", ignore_errors=True)
+        raise PiUnavailable(f"npm could not install {package}@{version}: {exc}") from exc
     if proc.returncode != 0 or not env.cli.exists():
         shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        raise PiUnavailable(f"npm could not install {package}@{version}: {proc.stderr.strip()[-800:]}")
+        raise PiUnavailable(f"npm could not install {package}@{version} (exit {proc.returncode}): {_npm_reason(proc.stderr)}")
     stamp.write_text(version + "\n")
     if not quiet:
         print(f"installed {package}@{version} into {prefix}", file=sys.stderr)
@@ -95,13 +124,25 @@ def ensure_pi(major: str, *, quiet: bool = True) -> PiEnv:
 
 
 def main() -> int:
-    """Install both pinned releases; exit 0 even when npm is unreachable (tests then skip, saying why)."""
+    """Install both pinned releases; exit 1 when either cannot be installed (unless opted out)."""
+    if skip_requested():
+        print(SKIP_BANNER, file=sys.stderr)
+        return 0
+    failed = []
     for major in PI_PACKAGES:
         try:
             env = ensure_pi(major, quiet=False)
             print(f"pi {env.version}: {env.package_dir}")
         except PiUnavailable as exc:
-            print(f"warning: {exc}", file=sys.stderr)
+            failed.append(str(exc))
+            print(f"error: {exc}", file=sys.stderr)
+    if failed:
+        print(
+            f"error: {len(failed)} pinned Pi release(s) could not be installed, so the parity and real-Pi tests "
+            f"cannot run. Fix npm access (registry, proxy), or set {SKIP_ENV}=1 to run without them.",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -17,6 +17,8 @@ What it answers:
   ``S + 1`` of prompt ``P``), then the prompt's final answer;
 * summarisation requests (Pi's summarisation system prompt): a six-section summary from
   ``lab.summarizer``;
+* optionally (``ServerConfig.overhead``, ``lab.rough.HiddenOverhead``) hidden provider-side tokens
+  added to every request's ``prompt_tokens`` (and to the overflow check), never cached;
 * any request whose pseudo-token count exceeds the configured window: HTTP 400 with OpenAI's
   context-length error, which both Pi releases recognise as context overflow.
 
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from lab.rough import HiddenOverhead, RoughTokenizer
 from lab.summarizer import classify, summarize
 from lab.tokenizer import PrefixCache, PseudoTokenizer
 from lab.workload import Workload, build_workload, call_id, parse_call_id
@@ -51,7 +54,9 @@ OVERFLOW_MESSAGE = (
 class ServerConfig:
     workload: Workload
     window: int = 32000
-    tokenizer: PseudoTokenizer = field(default_factory=PseudoTokenizer)
+    tokenizer: PseudoTokenizer | RoughTokenizer = field(default_factory=PseudoTokenizer)
+    # hidden provider-side input tokens per request (lab.rough); 0 for the original samples
+    overhead: HiddenOverhead = field(default_factory=HiddenOverhead)
     cache_block: int = 64
     model_id: str = "lab-model"
     # (old, new) string replacements applied before counting tokens, so that machine-specific paths
@@ -69,6 +74,7 @@ class RequestLog:
     cached_tokens: int
     completion_tokens: int
     messages: int
+    hidden: int = 0  # hidden provider-side tokens included in prompt_tokens
 
 
 def _content_text(content: Any) -> str:
@@ -97,6 +103,7 @@ class LabModel:
         self.cache = PrefixCache(block=config.cache_block)
         self.log: list[RequestLog] = []
         self._lock = threading.Lock()
+        self._agent_requests = 0  # agent (non-summarisation) requests answered so far, for the overhead
 
     # -- accounting ---------------------------------------------------------
     def _norm(self, text: str) -> str:
@@ -146,10 +153,14 @@ class LabModel:
         segs = self.segments(body)
         tok = self.config.tokenizer
         seg_tokens = tok.count_segments(segs)
-        prompt_tokens = sum(seg_tokens)
+        with self._lock:
+            hidden = self.config.overhead.value(self._agent_requests)
+            if kind is None:
+                self._agent_requests += 1
+        prompt_tokens = sum(seg_tokens) + hidden
         if prompt_tokens > self.config.window:
             with self._lock:
-                self.log.append(RequestLog("overflow", None, None, prompt_tokens, 0, 0, len(messages)))
+                self.log.append(RequestLog("overflow", None, None, prompt_tokens, 0, 0, len(messages), hidden))
             msg = OVERFLOW_MESSAGE.format(window=self.config.window, tokens=prompt_tokens)
             return 400, {"error": {"message": msg, "type": "invalid_request_error", "param": "messages",
                                    "code": "context_length_exceeded"}}, None
@@ -188,7 +199,7 @@ class LabModel:
         }
         with self._lock:
             self.log.append(RequestLog(kind or "agent", prompt_idx, step, prompt_tokens, cached, completion,
-                                       len(messages)))
+                                       len(messages), hidden))
         rid = "chatcmpl-" + hashlib.sha256("\x00".join(segs).encode("utf-8", "surrogatepass")).hexdigest()[:20]
         return 200, None, {"id": rid, "text": text, "calls": calls, "finish": finish, "usage": usage}
 
@@ -237,6 +248,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": "not found"}})
 
     def do_POST(self) -> None:  # noqa: N802
+        if self.path.rstrip("/").endswith("/responses"):  # OpenAI Responses API (Codex): lab/responses_api.py
+            from lab.responses_api import handle as handle_responses
+
+            handle_responses(self)
+            return
+        anthropic = getattr(self, "anthropic", None)  # lab.anthropic_api.AnthropicModel (Claude Code)
+        if anthropic is not None and anthropic.handles(self.path):
+            anthropic.handle(self)
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
             return
@@ -277,9 +297,10 @@ def _non_streaming(reply: dict, model: str) -> dict:
 class LabServer:
     """``with LabServer(config) as srv: srv.base_url`` – threaded server on 127.0.0.1, port 0."""
 
-    def __init__(self, config: ServerConfig, host: str = "127.0.0.1", port: int = 0):
+    def __init__(self, config: ServerConfig, host: str = "127.0.0.1", port: int = 0, anthropic: Any = None):
         self.model = LabModel(config)
-        handler = type("LabHandler", (_Handler,), {"model": self.model})
+        self.anthropic = anthropic  # optional lab.anthropic_api.AnthropicModel: serves POST /v1/messages
+        handler = type("LabHandler", (_Handler,), {"model": self.model, "anthropic": anthropic})
         self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -315,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window", type=int, default=32000)
     ap.add_argument("--ratio", type=float, default=3.2, help="chars per token for non-CJK text")
     ap.add_argument("--cjk", type=float, default=1.0, help="tokens per CJK character")
+    ap.add_argument("--tokenizer", choices=("ratio", "rough"), default="ratio",
+                    help="ratio: fixed chars per token (--ratio/--cjk); rough: o200k with per-class weights")
+    ap.add_argument("--overhead", default="0", help="hidden tokens per request: N or LO-HI (varies every 4 requests)")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--workspace", help="write the fixture workspace here first")
     args = ap.parse_args(argv)
@@ -323,7 +347,10 @@ def main(argv: list[str] | None = None) -> int:
         from pathlib import Path
 
         wl.write_workspace(Path(args.workspace))
-    cfg = ServerConfig(workload=wl, window=args.window, tokenizer=PseudoTokenizer(args.ratio, args.cjk))
+    lo, _, hi = args.overhead.partition("-")
+    tokenizer = RoughTokenizer() if args.tokenizer == "rough" else PseudoTokenizer(args.ratio, args.cjk)
+    cfg = ServerConfig(workload=wl, window=args.window, tokenizer=tokenizer,
+                       overhead=HiddenOverhead(int(lo), int(hi or lo), seed=args.seed))
     srv = LabServer(cfg, port=args.port).start()
     print(srv.base_url, flush=True)
     for p in wl.prompts:

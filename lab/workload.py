@@ -12,7 +12,10 @@ Everything here is a pure function of ``(seed, n_prompts, profile)``:
   request's size, so compaction settings cannot change the workload.
 
 Profiles: ``mixed`` (default), ``chinese`` (Chinese prompts, notes and answers) and ``heavy``
-(bigger files and more reads per prompt, used to provoke context overflow).
+(bigger files and more reads per prompt, used to provoke context overflow). For the rough lab
+(``lab.rough``): ``marathon`` (the Chinese workspace at twice the size; every prompt reads 12 files
+one per step, so one run can overflow more than once) and ``chat`` (the mixed workspace; every
+prompt is answered without tools: one model request per prompt).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PROFILES = ("mixed", "chinese", "heavy")
+PROFILES = ("mixed", "chinese", "heavy", "marathon", "chat")
 
 _WORDS = (
     "cache buffer parser token session branch summary window budget request response stream "
@@ -267,12 +270,12 @@ def _json_config(rng: random.Random) -> str:
 def _build_files(rng: random.Random, profile: str) -> dict[str, str]:
     names = _Names(rng)
     files: dict[str, str] = {}
-    scale = 2.0 if profile == "heavy" else 1.0
+    scale = 2.0 if profile in ("heavy", "marathon") else 1.0
 
     def size(lo: int, hi: int) -> int:
         return int(rng.randint(lo, hi) * scale)
 
-    if profile == "chinese":
+    if profile in ("chinese", "marathon"):
         files["README.md"] = _zh_prose(rng, size(800, 1600), "项目说明")
         topics = ["会话格式", "压缩策略", "令牌估算", "分支管理", "回放设计", "缓存说明", "发布计划", "测试计划"]
         for i, t in enumerate(topics):
@@ -313,7 +316,7 @@ class _Scripter:
         self.rng = rng
         self.files = dict(files)  # simulated workspace state
         self.profile = profile
-        self.zh = profile == "chinese"
+        self.zh = profile in ("chinese", "marathon")
 
     # -- helpers ---------------------------------------------------------
     def pick(self, pattern: str, k: int = 1) -> list[str]:
@@ -432,7 +435,27 @@ class _Scripter:
                          f"工作区共有 {len(self.files)} 个文件，分布在 {', '.join(dirs)} 中；`{path}` 的开头如上所示。")
         return PromptScript(p, prompt, steps, final)
 
+    def marathon(self, p: int) -> PromptScript:
+        paths = self.pick(r"\.(py|md)$", 12)
+        steps = [Step([ToolCall("read", {"path": q})]) for q in paths]
+        steps[0].text = f"我逐个读取这 {len(paths)} 个文件。"
+        facts = "；".join(f"`{q}` 共 {_lines(self.files[q])} 行" for q in paths)
+        prompt = self.task(p, "", f"逐个阅读 {', '.join(paths)}，然后列出每个文件的行数。")
+        return PromptScript(p, prompt, steps, f"任务 {p + 1} 小结：{facts}。")
+
+    def chat(self, p: int) -> PromptScript:
+        dirs = sorted({q.split("/")[0] for q in self.files if "/" in q})
+        topic = self.rng.choice(_SEARCH_WORDS)
+        prompt = self.task(p, f"Without running tools: in two sentences, how would you approach the '{topic}' "
+                              f"handling in this project?", "")
+        final = (f"I would start from the modules in {', '.join(dirs)} that mention '{topic}' and check how the "
+                 f"{len(self.files)} files fit together. Then I would change one function at a time and re-run "
+                 f"the checks after each step.")
+        return PromptScript(p, prompt, [], final)
+
     def make(self, p: int) -> PromptScript:
+        if self.profile in ("marathon", "chat"):
+            return getattr(self, self.profile)(p)
         if self.profile == "heavy":
             kinds = ["inspect"] * 5 + ["edit", "write"]
         elif self.zh:

@@ -95,7 +95,7 @@ def js_string(s: str) -> str:
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
 
 
-_ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]*)$")
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # fullmatch: "$" would accept a trailing "\n"
 
 
 def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -103,7 +103,7 @@ def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
     index_keys = []
     other = []
     for k, v in obj.items():
-        if _ARRAY_INDEX.match(k) and int(k) < 2**32 - 1:
+        if _ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1:
             index_keys.append((int(k), k, v))
         else:
             other.append((k, v))

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sessiontools.errors import SessionToolsError, UsageError
-from sessiontools.read import Diagnostic, Session, load_session
+from sessiontools.read import Diagnostic
+from sessiontools.read.agents import Agent
+from sessiontools.read.sources import load_source
 
 T = TypeVar("T")
 
@@ -31,51 +33,84 @@ class FileResult(Generic[T]):
     error: str | None = None  # the file could not be opened, or the function failed with a user error
     skipped_or_recovered: int = 0
     value: T | None = None
+    notes: list[str] = field(default_factory=list)  # e.g. cache warnings raised while computing `value`
+    agent: Agent | None = None  # who wrote the file (None when it could not be opened)
+    unsupported: bool = False  # the command does not read this agent's sessions: `fn` was not called
+
+#: Every agent sessiontools reads.
+ALL_AGENTS = frozenset(Agent)
 
 
-def _one(path: str, fn: Callable[[Session], T], content_hash: bool = False) -> FileResult[T]:
+def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
+         agents: frozenset[Agent] = ALL_AGENTS) -> FileResult[T]:
     out: FileResult[T] = FileResult(path)
     try:
-        s = load_session(path, content_hash=content_hash)
+        s = load_source(path, content_hash=content_hash)
     except SessionToolsError as exc:
         out.error = str(exc)
         return out
+    out.agent = s.agent
     out.diagnostics = list(s.diagnostics)
-    out.readable = s.readable
-    if not s.readable:
+    out.readable = bool(getattr(s, "readable", True)) and not any(d.kind == "fatal" for d in s.diagnostics)
+    if not out.readable:
         return out
-    out.skipped_or_recovered = len(s.skipped) + len(s.recovered)
+    out.skipped_or_recovered = sum(1 for d in s.diagnostics if d.kind in ("skipped", "recovered"))
+    if s.agent not in agents:
+        out.unsupported = True
+        return out
     try:
         out.value = fn(s)
     except UsageError:
         raise  # the command line asks for something impossible (e.g. an unknown --leaf): exit 2
     except SessionToolsError as exc:
         out.error = str(exc)
+    finally:
+        drain = getattr(fn, "drain_notes", None)
+        if callable(drain):  # notes raised in a worker process travel back with the result
+            out.notes = list(drain())
     return out
 
 
-def _worker(args: tuple[str, Callable[[Session], Any], bool]) -> FileResult[Any]:
+def _worker(args: tuple[str, Callable[[Any], Any], bool, frozenset[Agent]]) -> FileResult[Any]:
     return _one(*args)
 
 
-def default_jobs() -> int:
-    return os.cpu_count() or 1
+#: Input bytes per worker process: below this, starting a worker (a forkserver child that imports
+#: the package, about half a second) costs more than it saves. Small inputs run in this process.
+BYTES_PER_WORKER = 32 * 1024 * 1024
+
+
+def default_jobs(files: Sequence[str | Path] | None = None) -> int:
+    """Worker processes for `files`: one per BYTES_PER_WORKER of input, at most one per core."""
+    cores = os.cpu_count() or 1
+    if files is None:
+        return cores
+    total = 0
+    for f in files:
+        try:
+            total += os.stat(f).st_size
+        except OSError:
+            pass
+    return max(1, min(cores, len(files), total // BYTES_PER_WORKER))
 
 
 def map_sessions(
-    files: Sequence[str | Path], fn: Callable[[Session], T], *, jobs: int = 1, content_hash: bool = False
+    files: Sequence[str | Path], fn: Callable[[Any], T], *, jobs: int = 1, content_hash: bool = False,
+    agents: frozenset[Agent] = ALL_AGENTS,
 ) -> Iterator[FileResult[T]]:
-    """`fn(session)` for every file, yielded in file order; `fn` must be picklable when jobs > 1.
+    """`fn(source)` for every file, yielded in file order; `fn` must be picklable when jobs > 1.
 
-    `content_hash` makes each session carry the hash of its bytes (for result caches).
+    Each file is read by its agent's reader (`read.sources.load_source`: a Pi `Session`, a Codex
+    `Rollout`, ...); files of agents not in `agents` are not passed to `fn` (`unsupported`).
+    `content_hash` makes each Pi session carry the hash of its bytes (for result caches).
     """
     paths = [str(f) for f in files]
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
-            yield _one(p, fn, content_hash)
+            yield _one(p, fn, content_hash, agents)
         return
     # forkserver: workers start from a clean process, not a fork of this one (which may hold
     # threads: tokenizer pools, progress bars), where an inherited lock could deadlock them.
     ctx = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
-        yield from pool.map(_worker, [(p, fn, content_hash) for p in paths], chunksize=1)
+        yield from pool.map(_worker, [(p, fn, content_hash, agents) for p in paths], chunksize=1)

@@ -26,3 +26,17 @@ def test_no_module_over_500_lines() -> None:
     big = {str(p.relative_to(ROOT)): n for p in (ROOT / "sessiontools").rglob("*.py")
            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
     assert not big, f"modules over 500 lines: {big}"
+
+
+def test_no_function_over_80_lines() -> None:
+    """Functions (a Typer `register` wrapper included) stay short enough to read at once."""
+    import ast
+
+    long = []
+    for p in sorted((ROOT / "sessiontools").rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = (node.end_lineno or node.lineno) - node.lineno + 1
+                if n > 80:
+                    long.append(f"{p.relative_to(ROOT)}:{node.lineno} {node.name} ({n} lines)")
+    assert not long, "functions over 80 lines:\n" + "\n".join(long)

@@ -780,21 +780,12 @@ def group_key(row: Mapping[str, Any], by: str) -> str:
 ROWS_VERSION = 1
 
 
-_CODE_HASH: list[str] = []
-
-
 def _code_hash() -> str:
-    """A hash of the code that computes the rows, so that cached rows never outlive a code change."""
-    if not _CODE_HASH:
-        import hashlib
-        from pathlib import Path
+    """The package version and a hash of all its sources: the rows depend on read/, tree/,
+    compaction/ and tokens/ as much as on this module, so any code change invalidates them."""
+    from sessiontools import fingerprint
 
-        here = Path(__file__).resolve()
-        h = hashlib.sha256()
-        for f in (here, here.parent.parent / "tokens" / "tiktoken_counter.py", here.parent.parent / "tokens" / "chars4.py"):
-            h.update(f.read_bytes() if f.exists() else b"")
-        _CODE_HASH.append(h.hexdigest()[:16])
-    return _CODE_HASH[0]
+    return fingerprint.code_fingerprint()
 
 
 def _cached_session_requests(
@@ -897,6 +888,16 @@ class SessionWorker:
     def notes(cls) -> list[str]:
         """Cache notes of this process's workers (e.g. a corrupt cache that was rebuilt)."""
         return [n for _, store in cls._per_process.values() if store is not None for n in store.notes]
+
+    def drain_notes(self) -> list[str]:
+        """Cache notes raised in this process since the last call (sent back to the parent by
+        `parallel.map_sessions`, so that notes from `--jobs` workers are not lost)."""
+        out = []
+        for _, store in SessionWorker._per_process.values():
+            if store is not None and store.notes:
+                out.extend(store.notes)
+                store.notes.clear()
+        return out
 
 
 def summarize_requests(per_session: Sequence[SessionRequests], options: EstimateErrorOptions) -> EstimateErrorReport:

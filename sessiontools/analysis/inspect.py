@@ -17,6 +17,13 @@ def _num(v: Any) -> float:
     return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
 
+def _model_key(msg: dict[str, Any]) -> str:
+    p, m = msg.get("provider"), msg.get("model")
+    if not p and not m:
+        return "(no model recorded)"
+    return f"{p or '?'}/{m or '?'}"
+
+
 def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:
     out = []
     for i, e in enumerate(path.entries):
@@ -29,6 +36,8 @@ def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:
                     "tokens_before": e.data.get("tokensBefore"),
                     "first_kept_entry_id": e.data.get("firstKeptEntryId"),
                     "kind": compaction_kind(path.entries, i, pi_version),
+                    # who wrote the summary: Pi's summariser ("agent") or an extension / hook ("hook")
+                    "writer": "hook" if e.data.get("fromHook") is True else "agent",
                 }
             )
     return out
@@ -59,7 +68,7 @@ def inspect_session(
             continue
         msg = e.message
         assert msg is not None
-        models[f"{msg.get('provider')}/{msg.get('model')}"] += 1
+        models[_model_key(msg)] += 1
         u = msg.get("usage")
         if type(u) is dict:
             for k, f in enumerate(fields):
@@ -89,9 +98,17 @@ def inspect_session(
             if key not in seen:
                 seen.add(key)
                 compactions.append(c)
+    on_path = {(c["line"], c["entry_id"]) for c in compactions}
+    elsewhere: dict[tuple[int, Any], dict[str, Any]] = {}
+    for p in ([] if all_leaves else tree.all_paths()):
+        for c in compactions_on(p, pi_version):
+            key = (c["line"], c["entry_id"])
+            if key not in on_path and key not in elsewhere:
+                elsewhere[key] = {**c, "leaf_id": p.leaf_id}
     header = session.header
     return {
         "path": session.path,
+        "agent": "pi",
         "session_id": header.id if header else None,
         "format_version": session.format_version,
         "pi_version": pi_version,
@@ -107,6 +124,7 @@ def inspect_session(
         "path_leaf_id": paths[0].leaf_id if paths else None,
         "path_entries": len(paths[0]) if paths else 0,
         "compactions": compactions,
+        "other_branch_compactions": sorted(elsewhere.values(), key=lambda c: c["line"]),
         "models": dict(sorted(models.items())),
         "requests": requests,
         "usage": usage,
@@ -118,3 +136,14 @@ def inspect_session(
         "notices": [d.to_dict() for d in session.notices],
         "fatal": [d.to_dict() for d in session.fatal],
     }
+
+
+def inspect_source(source: Any, **options: Any) -> dict[str, Any]:
+    """`inspect` of a loaded file of any agent: Pi sessions in full (entry types, labels, branch
+    points are Pi's own), other agents from their neutral transcript."""
+    if isinstance(source, Session):
+        return inspect_session(source, **options)
+    from sessiontools.analysis.inspect_transcript import inspect_transcript
+    from sessiontools.transcript.load import transcript_of
+
+    return inspect_transcript(transcript_of(source, **options))

@@ -10,12 +10,12 @@ import os
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from sessiontools.analysis.cut import cut_session, kept_span
-from sessiontools.analysis.inspect import inspect_session
+from sessiontools.analysis.inspect import inspect_source
 from sessiontools.cli.common import (
     EXIT_INPUT,
     AllLeavesOpt,
@@ -27,22 +27,28 @@ from sessiontools.cli.common import (
     StrictOpt,
     TableJson,
     check_leaf_options,
+    check_output_path,
     emit_json,
     emit_renderables,
     exit_code_for,
     load_all,
+    resolve_files,
+    resolve_format,
     run_files,
     stderr_console,
+    tokens_option,
 )
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.policies.pi.settings import DEFAULT_RESERVE_TOKENS, CompactionSettings
 from sessiontools.report.cut import cut_table
-from sessiontools.report.inspect import inspect_table
+from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table
 from sessiontools.report.writers import envelope
 
 app = typer.Typer(
     name="sessiontools",
-    help="Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.",
+    help=("Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.\n\n"
+          "Exit codes: 0 ok; 1 a --fail-if gate tripped; 2 bad usage; 3 no readable input; 70 a bug "
+          "(report it). Each command's --help defines its terms; README.md has them all (Terms)."),
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
@@ -50,10 +56,26 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from sessiontools import __version__
+
+        typer.echo(f"sessiontools {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", callback=_version,
+                                          is_eager=True)] = False,
+) -> None:
+    """Global options (see the app's help)."""
+
+
 @app.command()
 def inspect(
     paths: PathsArg = None,
-    format: Annotated[TableJson, typer.Option("--format", "-f", help="table (for people) or json (for machines).")] = TableJson.table,
+    format: Annotated[TableJson | None, typer.Option("--format", "-f", help="table (for people) or json (for machines); default: from the -o suffix, else table.")] = None,
     leaf: LeafOpt = None,
     all_leaves: AllLeavesOpt = False,
     strict: StrictOpt = False,
@@ -61,35 +83,53 @@ def inspect(
     jobs: JobsOpt = None,
     pi_version: PiVersionOpt = None,
 ) -> None:
-    """What is in each session: format, counts, tree shape, compactions, usage, cost, problems."""
+    """What is in each session: format, counts, tree shape and leaf ids, compactions (also on other
+    branches), usage, cost, problems; with several sessions, a table of them and their totals.
+
+    Terms: a leaf is the last entry of a branch (pass its id to --leaf); a branch point has several
+    children; "tok before" is the tokensBefore Pi recorded for a compaction.
+    """
     check_leaf_options(leaf, all_leaves)
+    format = resolve_format(format, output, TableJson)
+    check_output_path(output)
     err = stderr_console()
-    fn = partial(inspect_session, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
+    fn = partial(inspect_source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
     reports, loaded = run_files(paths, err, fn, jobs, "inspecting")
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
-    else:
-        emit_renderables([inspect_table(r) for r in reports], output)
+    elif reports:
+        items = [inspect_table(r) for r in reports]
+        if len(reports) > 1:
+            items.append(inspect_totals_table(reports))
+        emit_renderables(items, output)
+    if reports:
+        err.print(inspect_headline(reports), markup=False)
     raise typer.Exit(exit_code_for(loaded, strict))
 
 
 @app.command()
 def cut(
-    file: Annotated[Path, typer.Argument(help="One session file.")],
+    file: Annotated[Path, typer.Argument(help="One session file (a directory or glob must name exactly one).")],
     at: Annotated[
         list[str] | None,
         typer.Option("--at", help="Entry id, or #N for the entry at path index N; repeatable (default: the leaf)."),
     ] = None,
     leaf: LeafOpt = None,
-    keep_recent: Annotated[int, typer.Option("--keep-recent", min=0, help="keepRecentTokens.")] = 20000,
-    reserve: Annotated[int, typer.Option("--reserve", min=0, help="reserveTokens (kept in the settings Pi passes).")] = DEFAULT_RESERVE_TOKENS,
+    keep_recent: Annotated[int, tokens_option("--keep-recent", help="keepRecentTokens.")] = 20000,
+    reserve: Annotated[int, tokens_option("--reserve", help="reserveTokens (kept in the settings Pi passes).")] = DEFAULT_RESERVE_TOKENS,
     pi_version: PiVersionOpt = None,
-    format: Annotated[TableJson, typer.Option("--format", "-f")] = TableJson.table,
+    format: Annotated[TableJson | None, typer.Option("--format", "-f", help="table or json; default: from the -o suffix, else table.")] = None,
     strict: StrictOpt = False,
     output: OutputOpt = None,
 ) -> None:
-    """What Pi's prepareCompaction would keep and summarise if it compacted at each --at point."""
+    """What Pi's prepareCompaction would keep and summarise if it compacted at each --at point.
+
+    A split turn is a compaction that cuts inside a turn (its start is summarised separately).
+    """
+    format = resolve_format(format, output, TableJson)
+    check_output_path(output)
     err = stderr_console()
+    file = _one_file(file, err)
     loaded = load_all([file], err)
     if not loaded.sessions:
         raise typer.Exit(EXIT_INPUT)
@@ -115,6 +155,15 @@ def cut(
     else:
         emit_renderables([cut_table(cuts, [kept_span(path, c) for c in cuts])], output)
     raise typer.Exit(exit_code_for(loaded, strict))
+
+
+def _one_file(file: Path, err: Any) -> Path:
+    """`cut` answers for one session: a directory or glob that names several files is refused (exit 2)."""
+    files, _ = resolve_files([file], err)
+    if len(files) > 1:
+        shown = ", ".join(f.name for f in files[:3]) + (", ..." if len(files) > 3 else "")
+        raise UsageError(f"cut takes one session file; {file} names {len(files)} ({shown}): name one of them")
+    return files[0]
 
 
 def _register_command_modules() -> None:
@@ -149,9 +198,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # an output or input the operating system refused: a file problem, not a bug
+        if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
+            raise
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        err.print(f"error: {where}{exc.strerror or exc}", markup=False)
+        return EXIT_INPUT
     except Exception as exc:  # click's usage errors (Typer vendors click) and anything unexpected
-        if hasattr(exc, "show") and hasattr(exc, "exit_code"):
-            exc.show()  # type: ignore[attr-defined]
+        if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            ctx = getattr(exc, "ctx", None)
+            where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
+            err.print(f"error: {exc.format_message()}{where}", markup=False)  # type: ignore[attr-defined]
             return int(exc.exit_code)  # type: ignore[attr-defined]
         if type(exc).__name__ == "Abort":
             return 130

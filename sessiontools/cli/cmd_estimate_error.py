@@ -19,6 +19,7 @@ from sessiontools.analysis.estimate_error import (
 )
 from sessiontools.cli.common import (
     EXIT_GATE,
+    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -27,18 +28,27 @@ from sessiontools.cli.common import (
     PiVersionOpt,
     StrictOpt,
     check_leaf_options,
+    check_output_path,
+    check_plot_path,
     emit_json,
     emit_renderables,
     exit_code_for,
+    resolve_format,
     run_files,
     save_figure,
     stderr_console,
     token_cache_path,
     write_frame,
+    wrote,
 )
 from sessiontools.cli.common import TableFormat as Fmt
-from sessiontools.errors import UsageError
-from sessiontools.report.estimate_error import estimate_error_figure, estimate_error_table, requests_frame
+from sessiontools.errors import InputError, UsageError
+from sessiontools.report.estimate_error import (
+    estimate_error_figure,
+    estimate_error_headline,
+    estimate_error_table,
+    requests_frame,
+)
 from sessiontools.report.writers import envelope
 from sessiontools.tokens.calibrated import load_calibration, save_calibration
 
@@ -79,7 +89,7 @@ def register(app: typer.Typer) -> None:
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         pi_version: PiVersionOpt = None,
-        format: Annotated[Fmt, typer.Option("--format", "-f", help="table, json (summary), csv or parquet (one row per request).")] = Fmt.table,
+        format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json (summary), csv or parquet (one row per request); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: E vs A, error distribution, error vs context size.")] = None,
         fail_if_mape: Annotated[
@@ -90,15 +100,25 @@ def register(app: typer.Typer) -> None:
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
         jobs: JobsOpt = None,
     ) -> None:
-        """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration."""
+        """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration.
+
+        Terms: A = actual prompt tokens (input + cache read + cache write); E = an estimate;
+        bias = mean (E - A)/A (negative = under-counts); MAPE = mean |E - A|/A; A/E = median ratio;
+        early/late = E over/under a threshold T while A is not; OOS = out of sample; LOSO = leave
+        one session out; the `*` row = all models pooled.
+        """
         check_leaf_options(leaf, all_leaves)
         names = parse_estimators(estimators)
         gates = [parse_mape_gate(g) for g in fail_if_mape or []]
         for est, _ in gates:
             if est not in names:
                 raise UsageError(f"--fail-if-mape {est}: that estimator is not in --estimators")
+        format = resolve_format(format, output, Fmt)
         if format == Fmt.parquet and output is None:
             raise UsageError("--format parquet needs --output PATH")
+        check_output_path(output)
+        check_output_path(save_calibration_to, "--save-calibration")
+        check_plot_path(plot)
         loaded_cal = None
         if calibration is not None:
             try:
@@ -119,14 +139,14 @@ def register(app: typer.Typer) -> None:
         )
         err = stderr_console()
         store_path = None if no_cache else str(token_cache_path())
-        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
+        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating", agents=PI_ONLY,
                                         content_hash=store_path is not None)
         report = summarize_requests(per_session, options)
-        for note in SessionWorker.notes():
-            err.print(f"note: {note}", markup=False)
 
         if not report.rows:
-            err.print("note: no request with usable usage in the input", markup=False)
+            if loaded.unreadable:  # each file's reason is already on stderr
+                raise typer.Exit(exit_code_for(loaded, strict))
+            raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
         if format == Fmt.json:
             emit_json(envelope("estimate-error", **report.summary), output)
         elif format in (Fmt.csv, Fmt.parquet):
@@ -137,6 +157,8 @@ def register(app: typer.Typer) -> None:
             save_figure(estimate_error_figure(report.rows, report.estimators), plot)
         if save_calibration_to is not None:
             save_calibration_to.write_bytes(save_calibration(report.fitted))
+            wrote(save_calibration_to, "calibration")
+        err.print(estimate_error_headline(report.summary), markup=False)
 
         problems = []
         for est, limit in gates:

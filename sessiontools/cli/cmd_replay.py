@@ -19,39 +19,44 @@ from sessiontools.cli.common import (
     PathsArg,
     StrictOpt,
     check_leaf_options,
+    check_output_path,
+    check_plot_path,
     emit_json,
     emit_renderables,
     exit_code_for,
+    parse_token_list,
+    resolve_format,
     run_files,
     save_figure,
     stderr_console,
+    tokens_option,
     write_frame,
 )
 from sessiontools.cli.common import TableFormat as Fmt
-from sessiontools.errors import UsageError
+from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import parse_gates, tripped
-from sessiontools.policies.base import PolicyName
 from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 from sessiontools.read import load_session
 from sessiontools.replay import METRICS, replay_records, replay_session
 from sessiontools.replay.frames import compactions_frame, runs_frame
-from sessiontools.report.replay import heatmap_figure, replay_table, timeline_figure
+from sessiontools.replay.registry import PI_POLICIES, POLICIES, replay_agents
+from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
 from sessiontools.report.writers import envelope
 
-#: The policies replay implements today (the others of `PolicyName` are reserved for Codex and Claude Code).
-Policy = Enum("Policy", {n.name: n.value for n in (PolicyName.PI_0, PolicyName.PI_1)}, type=str)  # type: ignore[misc]
+#: The policies replay implements (`replay.registry.POLICIES`).
+Policy = Enum("Policy", {n.name: n.value for n in POLICIES}, type=str)  # type: ignore[misc]
 
 
-def _ints(value: str | None, name: str) -> list[int] | None:
-    if value is None:
-        return None
-    try:
-        out = [int(v.replace("_", "")) for v in value.split(",") if v.strip()]
-    except ValueError as exc:
-        raise UsageError(f"{name} takes comma-separated whole numbers, got {value!r}") from exc
-    if not out or any(v < 0 for v in out):
-        raise UsageError(f"{name} takes comma-separated non-negative whole numbers, got {value!r}")
-    return out
+def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
+    return parse_token_list(value, name, minimum=minimum)
+
+
+def _check_grid(windows: list[int] | None, reserves: list[int]) -> None:
+    for w in windows or []:
+        for r in reserves:
+            if r >= w:
+                raise UsageError(f"--reserve {r:,} is not below --context-window {w:,}: the threshold W - reserve "
+                                 "would be zero or negative")
 
 
 def run_label(record: dict) -> str:  # type: ignore[type-arg]
@@ -79,15 +84,16 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         paths: PathsArg = None,
-        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the catalogue or models.json).")] = None,
+        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue; Codex: the configured window, the rollout's model_context_window / 0.95).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
-        policy: Annotated[Policy | None, typer.Option("--policy", help="Check points of Pi 0.x or 1.x (default: the version that wrote the file).")] = None,
+        policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1 or codex (default: the agent's own; for Pi the version that wrote the file).")] = None,
+        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex's model_auto_compact_token_limit value(s), comma-separated (default: 90% of the window).")] = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
-        summary_tokens: Annotated[int | None, typer.Option("--summary-tokens", min=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
-        format: Annotated[Fmt, typer.Option("--format", "-f")] = Fmt.table,
+        summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
+        format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json, csv or parquet (one row per setting); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: the timeline of one setting, or a heatmap for a grid.")] = None,
         plot_metric: Annotated[str, typer.Option("--plot-metric", help="Metric of the grid heatmap.")] = "billed_input_tokens",
@@ -96,21 +102,40 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
     ) -> None:
-        """Re-run Pi's compaction offline over a grid of window/reserve/keep settings, priced with prompt caching."""
+        """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
+
+        Terms: truth = the provider's prompt tokens for the simulated context; T = W - reserve;
+        early = compacts while truth <= T; late = a check point over T without a compaction;
+        mid-run = a request inside a run over T; overflow = a request over W; thrash = a compaction
+        after which the next check point is still over T; rec. match = recorded compactions
+        reproduced (matched/recorded, +extra simulated ones); cost = agent + summarisation requests,
+        priced per token class with prompt caching.
+        """
         check_leaf_options(leaf, all_leaves)
         gates = parse_gates(fail_if or [], METRICS)
         if plot_metric not in METRICS:
             raise UsageError(f"--plot-metric {plot_metric!r}: unknown; known: {', '.join(METRICS)}")
-        if format in (Fmt.csv, Fmt.parquet) and output is None and format == Fmt.parquet:
+        format = resolve_format(format, output, Fmt)
+        if format == Fmt.parquet and output is None:
             raise UsageError("--format parquet needs --output PATH")
-        windows = _ints(context_window, "--context-window")
+        check_output_path(output)
+        check_plot_path(plot)
+        windows = _ints(context_window, "--context-window", minimum=1)
         reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
         keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
+        limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
+        if policy is None or policy.value in PI_POLICIES:
+            _check_grid(windows, reserves)
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
-        per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying")
+        per_file, loaded = run_files(paths, err, partial(replay_records, limits=limits, **options), jobs, "replaying",
+                                     agents=replay_agents(policy.value if policy else None))
         records = [r for recs in per_file for r in recs]
+        if not records:
+            if loaded.unreadable:  # each file's reason is already on stderr, one line each
+                raise typer.Exit(exit_code_for(loaded, strict))
+            raise InputError("replay: no session could be replayed")
         if format == Fmt.json:
             emit_json(envelope("replay", runs=records), output)
         elif format in (Fmt.csv, Fmt.parquet):
@@ -118,6 +143,8 @@ def register(app: typer.Typer) -> None:
         else:
             emit_renderables([replay_table(records)], output)
         if plot is not None:
+            if len(records) == 1 and records[0].get("agent", "pi") != "pi":
+                raise UsageError("--plot: the timeline of one setting is drawn for Pi sessions only; give a grid")
             if len(records) == 1:
                 (pr,) = replay_session(load_session(records[0]["session"]), **options)
                 fig = timeline_figure(pr, pr.runs[0], records[0])
@@ -127,6 +154,7 @@ def register(app: typer.Typer) -> None:
         if compactions_out is not None:
             write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
                         compactions_out)
+        err.print(replay_headline(records), markup=False)
         problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
         for msg in problems:
             err.print(msg, markup=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -13,7 +14,10 @@ import typer
 from rich.console import Console
 
 from sessiontools.errors import InputError, UsageError
-from sessiontools.read import Session, expand_paths, load_session
+from sessiontools.read import Session, load_session
+from sessiontools.read.agents import Agent
+from sessiontools.read.sources import expand_sources
+from sessiontools.report.layout import DESIGN_WIDTH
 from sessiontools.report.text import safe_text
 from sessiontools.report.writers import dumps_json
 
@@ -46,8 +50,20 @@ def stderr_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def output_width() -> int:
+    """Width tables are laid out for: `COLUMNS`, else the terminal's, else 100 (a pipe or a file)."""
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    if sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size((100, 24)).columns
+    return DESIGN_WIDTH
+
+
 def stdout_console(file: Any = None) -> Console:
-    return Console(file=file, highlight=False)
+    return Console(file=file, highlight=False, width=output_width())
 
 
 LeafOpt = Annotated[str | None, typer.Option("--leaf", help="Analyse the path ending at this entry id (default: the last entry, as Pi resumes).")]
@@ -58,8 +74,30 @@ PiVersionOpt = Annotated[
 ]
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 3 when any line was skipped or recovered.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
-JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: the number of cores). Results are the same for any value.")]
+JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: one per 32 MB of input, at most the number of cores). Results are the same for any value.")]
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
+
+
+#: Commands that do not read other agents' transcripts yet pass this to `run_files`.
+PI_ONLY = frozenset({Agent.PI})
+
+
+def _token_value(value: str | int) -> int:
+    try:
+        return parse_tokens(value, "a token count")
+    except UsageError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def tokens_option(*names: str, help: str, minimum: int = 0) -> Any:
+    """A Typer option for one token count that accepts 16000, 16_000 and 16k alike."""
+    def parse(value: str | int) -> int:
+        n = _token_value(value)
+        if n < minimum:
+            raise typer.BadParameter(f"must be at least {minimum:,} tokens, got {value!r}")
+        return n
+
+    return typer.Option(*names, help=help + " Tokens; 16k = 16000.", parser=parse, metavar="TOKENS")
 
 
 class Loaded:
@@ -105,17 +143,27 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
     With no path at all, Pi's own session directory is read.
     """
     given = list(paths or [])
-    if not given:
+    default = not given
+    if default:
         d = default_session_dir()
         if not d.is_dir():
-            raise InputError(f"no path given and Pi's session directory {d} does not exist")
+            raise InputError(f"no path given and Pi's session directory {d} does not exist; "
+                             "name session files or directories")
         err.print(safe_text(f"reading Pi's session directory {d}"))
         given = [d]
+    for p in given:
+        if not Path(p).exists() and not glob.has_magic(os.fspath(p)):
+            raise InputError(f"{p}: no such file or directory")
     explicit = {Path(p) for p in given if not Path(p).is_dir()}
-    files = list(expand_paths(given))
+    files = list(expand_sources(given))
     if not files:
-        raise InputError("no session files found in the paths given")
+        where = f"Pi's session directory {given[0]}" if default else ", ".join(str(p) for p in given)
+        raise InputError(f"no session files (*.jsonl) found in {where}")
     return files, explicit
+
+
+def _not_a_session(why: str) -> str:
+    return why if "Pi session" in why else f"not a Pi session ({why})"
 
 
 def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Loaded:
@@ -133,41 +181,55 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
             err.print(safe_text(f"error: {exc}"))
             loaded.unreadable += 1
             continue
-        if not s.readable and f not in explicit:
-            err.print(safe_text(f"note: {f}: skipped, not a Pi session ({s.fatal[0].reason if s.fatal else 'empty'})"))
+        if not s.readable:
+            why = s.fatal[0].reason if s.fatal else "empty"
+            if f not in explicit:
+                err.print(safe_text(f"note: {f}: skipped, not a Pi session ({why})"))
+            else:
+                err.print(safe_text(f"error: {f}: {_not_a_session(why)}"))
+                loaded.unreadable += 1
             continue
         report_diagnostics(err, s)
-        if not s.readable:
-            loaded.unreadable += 1
-            continue
         loaded.lines_skipped_or_recovered += len(s.skipped) + len(s.recovered)
         loaded.sessions.append(s)
     return loaded
 
 
 def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: Any, jobs: int | None,
-              label: str, *, content_hash: bool = False) -> tuple[list[Any], Loaded]:
+              label: str, *, content_hash: bool = False, agents: Any = None) -> tuple[list[Any], Loaded]:
     """`fn(session)` over every file (in processes when jobs > 1), diagnostics reported as files finish.
 
     Returns the values in file order and a `Loaded` summary (its `sessions` stay empty: sessions are
     not kept in memory).
     """
-    from sessiontools.parallel import default_jobs, map_sessions
+    from sessiontools.parallel import ALL_AGENTS, default_jobs, map_sessions
+
+    agents = ALL_AGENTS if agents is None else frozenset(agents)
 
     loaded = Loaded()
     files, explicit = resolve_files(paths, err)
     values = []
+    notes_seen: set[str] = set()
     with progress(err, len(files), label) as advance:
-        for res in map_sessions(files, fn, jobs=jobs or default_jobs(), content_hash=content_hash):
+        for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash,
+                                agents=agents):
             advance()
+            for note in res.notes:  # from this process or a --jobs worker; each shown once
+                if note not in notes_seen:
+                    notes_seen.add(note)
+                    err.print(safe_text(f"note: {note}"))
             p = Path(res.path)
             if res.error is not None and not res.readable:
                 err.print(safe_text(f"error: {res.error}"))
                 loaded.unreadable += 1
                 continue
-            if not res.readable and p not in explicit:
+            if not res.readable:
                 why = next((d.reason for d in res.diagnostics if d.kind == "fatal"), "empty")
-                err.print(safe_text(f"note: {p}: skipped, not a Pi session ({why})"))
+                if p not in explicit:
+                    err.print(safe_text(f"note: {p}: skipped, not a Pi session ({why})"))
+                else:
+                    err.print(safe_text(f"error: {p}: {_not_a_session(why)}"))
+                    loaded.unreadable += 1
                 continue
             for d in res.diagnostics[:MAX_DIAGNOSTICS_SHOWN]:
                 label_ = {"skipped": "skipped", "recovered": "recovered", "fatal": "error", "notice": "note"}[d.kind]
@@ -176,6 +238,10 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
                 err.print(safe_text(f"... and {len(res.diagnostics) - MAX_DIAGNOSTICS_SHOWN} more for {p}"))
             if not res.readable:
                 loaded.unreadable += 1
+                continue
+            if res.unsupported:
+                err.print(safe_text(f"note: {p}: skipped, a {res.agent} session (this command reads "
+                                    f"{', '.join(sorted(agents))} sessions)"))
                 continue
             if res.error is not None:
                 err.print(safe_text(f"error: {res.error}"))
@@ -204,18 +270,27 @@ def emit_json(obj: Any, output: Path | None) -> None:
         sys.stdout.flush()
     else:
         output.write_bytes(data)
+        wrote(output)
+
+
+def wrote(path: Path, what: str = "") -> None:
+    """`wrote FILE` on stderr after a file was written (-o, --plot, --save-calibration)."""
+    stderr_console().print(safe_text(f"wrote {path}{f' ({what})' if what else ''}"))
 
 
 def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> None:
+    from rich.text import Text
+
     if output is None:
         con = stdout_console()
         for it in items:
-            con.print(it)
+            con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
     else:
         with open(output, "w", encoding="utf-8") as fh:
-            con = Console(file=fh, width=160, no_color=True, highlight=False)
+            con = Console(file=fh, width=DESIGN_WIDTH, no_color=True, highlight=False)
             for it in items:
-                con.print(it)
+                con.print(it, soft_wrap=isinstance(it, Text))
+        wrote(output)
 
 
 def check_leaf_options(leaf: str | None, all_leaves: bool) -> None:
@@ -229,7 +304,7 @@ class _Progress:
         self.bar = None
 
     def __enter__(self):  # type: ignore[no-untyped-def]
-        if self.total > 1:
+        if self.total > 1 and self.err.is_terminal:  # a bar drawn into a pipe leaves a blank line
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -258,15 +333,101 @@ def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
         if output is None:
             raise UsageError("--format parquet needs --output PATH")
         frame.write_parquet(output)
+        wrote(output)
     elif output is None:
         sys.stdout.write(frame.write_csv())
     else:
         frame.write_csv(output)
+        wrote(output)
 
 
 def save_figure(fig: Any, path: Path) -> None:
     """Save a matplotlib Figure as PNG or SVG, chosen by the suffix."""
+    suffix = check_plot_path(path)
+    fig.savefig(path, format=suffix[1:])
+    wrote(path)
+
+
+
+# --------------------------------------------------------------------------- early validation
+
+
+def check_output_path(path: Path | None, option: str = "--output") -> None:
+    """Refuse, before any work, an output path whose folder is missing or that is a directory (exit 2)."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a directory; give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(f"{option} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"{option} {path}: the folder {parent} is not writable")
+
+
+def check_plot_path(path: Path | None) -> str:
+    """`.png` or `.svg` (returned), checked before the run; anything else is refused (exit 2)."""
+    if path is None:
+        return ""
     suffix = path.suffix.lower()
     if suffix not in (".png", ".svg"):
         raise UsageError(f"--plot {path}: use a .png or .svg file name")
-    fig.savefig(path, format=suffix[1:])
+    check_output_path(path, "--plot")
+    return suffix
+
+
+_SUFFIX_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".md": "markdown", ".txt": "table"}
+
+
+def resolve_format(fmt: Any, output: Path | None, allowed: type[Enum]) -> Any:
+    """The format asked for, else the one the `-o` file's suffix names (out.csv -> csv), else table.
+
+    An explicit format that contradicts the suffix (`--format table -o out.csv`) is refused (exit 2).
+    """
+    by_suffix = _SUFFIX_FORMATS.get(output.suffix.lower()) if output is not None else None
+    names = {m.value for m in allowed}  # type: ignore[attr-defined]
+    if fmt is None:
+        if by_suffix is None:
+            return allowed("table")
+        if by_suffix not in names:
+            raise UsageError(f"--output {output}: this command does not write {by_suffix}; "
+                             f"formats: {', '.join(sorted(names))}")
+        return allowed(by_suffix)
+    value = fmt.value if isinstance(fmt, Enum) else str(fmt)
+    if by_suffix is not None and by_suffix != value and not (value == "table" and by_suffix == "markdown"):
+        raise UsageError(f"--format {value} with --output {output}: the suffix says {by_suffix}; "
+                         "use a matching file name or drop --format")
+    return fmt
+
+
+_TOKEN_SUFFIX = {"k": 1_000, "m": 1_000_000}
+
+
+def parse_tokens(value: str | int, option: str, *, minimum: int = 0) -> int:
+    """A token count as users write it: 16000, 16_000, 16,000 is not allowed (lists), 16k, 1.5m."""
+    if isinstance(value, int):
+        n = value
+    else:
+        v = value.strip().lower().replace("_", "")
+        mult = _TOKEN_SUFFIX.get(v[-1:], 1)
+        num = v[:-1] if mult != 1 else v
+        try:
+            f = float(num)
+        except ValueError:
+            raise UsageError(f"{option} takes a token count such as 16000 or 16k, got {value!r}") from None
+        if f != f or f in (float("inf"), float("-inf")) or f * mult != int(f * mult):
+            raise UsageError(f"{option} takes a whole number of tokens, got {value!r}")
+        n = int(f * mult)
+    if n < minimum:
+        raise UsageError(f"{option} must be at least {minimum:,} tokens, got {value!r}")
+    return n
+
+
+def parse_token_list(value: str | None, option: str, *, minimum: int = 0) -> list[int] | None:
+    """Comma-separated token counts (`8k,16384,32k`), each checked by `parse_tokens`."""
+    if value is None:
+        return None
+    items = [v for v in value.split(",") if v.strip()]
+    if not items:
+        raise UsageError(f"{option} takes comma-separated token counts, got {value!r}")
+    return [parse_tokens(v, option, minimum=minimum) for v in items]

@@ -90,6 +90,7 @@ class Candidate:
     role: str
     turn_start: bool
     tokens: float
+    message: Any = field(default=None, compare=False, repr=False)  # the transcript's Message, for rules that read it
 
 
 @dataclass(slots=True)
@@ -106,6 +107,14 @@ class Policy(ABC):
     name: PolicyName
     check_points: frozenset[CheckPoint]
     reactive: bool = False
+    #: `BEFORE_SAMPLING` is checked before the run's new input (user prompt, context updates) is
+    #: recorded (Codex's pre-turn check), not after it.
+    pre_turn_excludes_input: bool = False
+
+    def size(self, message: Any) -> tuple[int, int]:
+        """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
+        text = message.text
+        return len(text), len(text.encode("utf-8"))
 
     @abstractmethod
     def threshold(self, settings: PolicySettings) -> int:

@@ -25,7 +25,8 @@ common ground for Codex and Claude Code policies and for cross-agent what-ifs.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
@@ -38,15 +39,38 @@ TURN_START_ROLES = (Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.OTHER)
 
 @dataclass(frozen=True, slots=True)
 class NeutralTruth:
-    """Truth of a context: overhead + ratio * chars/4 per message (+ summaries)."""
+    """Truth of a context: overhead + each message's tokens (+ summaries). A message's tokens are
+    what the recorded usage attributes to it (`attribute_messages`), else ratio * chars/4."""
 
     overhead: float
     ratio: float
     summary_tokens: float
     n: int  # requests fitted
+    attributed: Mapping[int, float] = field(default_factory=dict)
 
     def message_tokens(self, m: Message) -> float:
-        return self.ratio * chars4(len(m.text))
+        got = self.attributed.get(m.index)
+        return got if got is not None else self.ratio * chars4(len(m.text))
+
+
+def attribute_messages(path: TranscriptPath) -> dict[int, float]:
+    """Each message's tokens as the recorded usage tells them: between two requests of one context
+    window (the later context holds the earlier one), the prompt grows by exactly the messages
+    appended (the reply, tool outputs, a new prompt); that growth is split over them in proportion to
+    chars/4. Messages never appended between two such requests are not in the result."""
+    out: dict[int, float] = {}
+    prev: set[int] | None = None
+    prev_u = 0
+    for r in path.requests:
+        ctx = list(r.context_indices())
+        if prev is not None and prev.issubset(ctx) and r.usage.prompt >= prev_u:
+            new = [i for i in ctx if i not in prev]
+            weights = [max(chars4(len(path.messages[i].text)), 1) for i in new]
+            total = sum(weights)
+            for i, w in zip(new, weights, strict=True):
+                out.setdefault(i, (r.usage.prompt - prev_u) * w / total)
+        prev, prev_u = set(ctx), r.usage.prompt
+    return out
 
 
 def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None) -> NeutralTruth:
@@ -58,12 +82,20 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None)
     ys = [float(r.usage.prompt) for r in path.requests]
     fit = least_squares(xs, ys, ridge=[1e-6, 1e3], prior=[0.0, 1.0], nonneg=True)
     overhead, ratio = fit.coef
-    recorded = [float(c.tokens_after) for c in path.compactions if c.tokens_after]
     if summary_tokens is None:
-        sums = [len(c.summary) for c in path.compactions if c.summary]
-        summary_tokens = (statistics.median(recorded) if recorded
-                          else ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS)
-    return NeutralTruth(overhead, ratio if ratio > 0 else 1.0, float(summary_tokens), fit.n)
+        # The summary message as the agent sent it (Codex: its fixed prefix + the summary). Not the
+        # recorded tokens after: Codex and Claude Code record the whole new context there, whose kept
+        # messages the simulator counts itself.
+        sums = [len(path.messages[c.index].text) if c.index < len(path.messages) else len(c.summary or "")
+                for c in path.compactions if c.summary]
+        summary_tokens = ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS
+    ratio = ratio if ratio > 0 else 1.0
+    attributed = attribute_messages(path)
+    if attributed:  # the overhead that, with the attributed messages, best explains every request
+        plain = NeutralTruth(0.0, ratio, 0.0, fit.n, attributed)
+        overhead = max(statistics.median(
+            r.usage.prompt - sum(plain.message_tokens(m) for m in path.context(r)) for r in path.requests), 0.0)
+    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed)
 
 
 @dataclass(slots=True)
@@ -92,6 +124,8 @@ class NeutralRun:
     recorded: int = 0  # the policy's recorded compactions (user/extension ones excluded)
     matched: int = 0
     user_compactions: int = 0  # recorded user/extension compactions applied as recorded
+    requests_recorded: int = 0  # requests whose truth is their recorded usage
+    requests_modelled: int = 0  # requests whose truth is the fitted model (the context changed)
 
 
 class _Walk:
@@ -99,8 +133,11 @@ class _Walk:
         self.path, self.policy, self.s, self.truth = path, policy, settings, truth
         self.T = policy.threshold(settings)
         # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
+        # Codex: also the replacement history written on the compaction's own line (copies of kept items).
         ids = {c.id for c in path.compactions if c.id is not None}
-        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids}
+        lines = {c.line for c in path.compactions}
+        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages
+                                                           if m.id in ids or m.line in lines}
         self.work = [m.index for m in path.messages if m.index not in summaries]
         self.pos_of = {ix: k for k, ix in enumerate(self.work)}
         self.prefix: tuple[int, ...] = ()  # kept messages of the newest simulated compaction
@@ -113,7 +150,9 @@ class _Walk:
                         if c.trigger == Trigger.MANUAL or c.writer == "hook"]
         self.next_user = 0
         self.unmatched = 0  # simulated compactions at no recorded place
-        self.last_usage: tuple[int, float] | None = None  # (message index, usage total)
+        self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
+        self.starts = {e.index for e in (*path.requests, *path.overflows)}
+        self.run_start = 0  # work position where the current run's input begins
         self.run = NeutralRun(policy.name.value, settings)
 
     def context(self, upto: int) -> list[int]:
@@ -126,7 +165,7 @@ class _Walk:
 
     def view(self, upto: int) -> CountView:
         ctx = self.context(upto)
-        size = [(len(self.path.messages[i].text), len(self.path.messages[i].text.encode())) for i in ctx]
+        size = [self.policy.size(self.path.messages[i]) for i in ctx]
         if self.last_usage is None:
             return CountView(None, (), size)
         after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
@@ -134,8 +173,9 @@ class _Walk:
 
     def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> None:
         ctx = self.context(upto)
-        cands = [Candidate(i, self.path.messages[i].role.value, self.path.messages[i].role in TURN_START_ROLES,
-                           self.truth.message_tokens(self.path.messages[i])) for i in ctx]
+        msgs = self.path.messages
+        cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.truth.message_tokens(msgs[i]),
+                           msgs[i]) for i in ctx]
         kept = self.policy.keep(cands, self.s)
         after = ctx[-1] if ctx else -1
         hit = next((k for k, r in enumerate(self.recorded) if r == after and k not in self.matched), None)
@@ -166,10 +206,13 @@ class _Walk:
     def request(self, req: Request, first: bool, last: bool, state: dict[str, bool]) -> None:
         k = self.pos_of.get(req.index, 0)
         if CheckPoint.BEFORE_SAMPLING in self.policy.check_points and first:
-            self.check(k)
+            self.check(self.run_start if self.policy.pre_turn_excludes_input else k)
         elif CheckPoint.BETWEEN_TURNS in self.policy.check_points and not first:
             self.check(k)
-        u = float(req.usage.prompt) if not self.diverged(req.index) else self.truth_at(k)
+        modelled = self.diverged(req.index)
+        u = self.truth_at(k) if modelled else float(req.usage.prompt)
+        self.run.requests_modelled += modelled
+        self.run.requests_recorded += not modelled
         if u > self.s.context_window:
             self.run.overflows += 1
             self.run.peak_truth = max(self.run.peak_truth, u)
@@ -190,14 +233,24 @@ class _Walk:
         """A request the provider answered (prompt U, `output` tokens out)."""
         self.run.peak_truth = max(self.run.peak_truth, u)
         self.run.agent_prompt_tokens += u
-        self.last_usage = (index, u + output)
+        self.last_usage = (self.reply_end(index), u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
             self.check(k + 1)
+
+    def reply_end(self, index: int) -> int:
+        """The last message of the reply that starts at `index` (Codex writes one response as several
+        items: reasoning, text, tool calls; the count's trailing items are those after all of them)."""
+        msgs = self.path.messages
+        while index + 1 < len(msgs) and msgs[index + 1].role == Role.ASSISTANT and index + 1 not in self.starts:
+            index += 1
+        return index
 
     def overflow(self, ovf: Overflow, first: bool, last: bool, state: dict[str, bool]) -> None:
         """A request the provider rejected in the recording: its own count (when it gave one) is the
         truth while the context is the recorded one; in a changed context it may fit."""
         k = self.pos_of.get(ovf.index, 0)
+        if CheckPoint.BEFORE_SAMPLING in self.policy.check_points and first:
+            self.check(self.run_start if self.policy.pre_turn_excludes_input else k)
         if self.diverged(ovf.index):
             u = self.truth_at(k)
         else:
@@ -230,12 +283,15 @@ class _Walk:
 
     def walk(self) -> NeutralRun:
         events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
-        starts = _run_starts(self.path, events)
+        starts = _run_starts(self.path, events, self.pos_of)
         state = {"recovered": False, "success": False}
+        prev = -1
         for n, ev in enumerate(events):
             self.user_compactions(ev.index)
             if starts[n]:
                 state = {"recovered": False, "success": False}
+                self.run_start = bisect_right(self.work, prev)
+            prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1]
             if isinstance(ev, Overflow):
                 self.overflow(ev, starts[n], last, state)
@@ -246,12 +302,13 @@ class _Walk:
         return self.run
 
 
-def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow]) -> list[bool]:
-    """Whether each request starts a run (a user message since the previous request)."""
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow], work: Container[int]) -> list[bool]:
+    """Whether each request starts a run (a user message of the workload since the previous request;
+    a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
     out = []
     prev = -1
     for r in reqs:
-        out.append(prev < 0 or any(path.messages[i].role == Role.USER for i in range(prev + 1, r.index)))
+        out.append(prev < 0 or any(path.messages[i].role == Role.USER and i in work for i in range(prev + 1, r.index)))
         prev = r.index
     return out
 

@@ -198,9 +198,26 @@ def replay_session(
     return out
 
 
-def replay_records(session: Session, **options: Any) -> list[dict[str, Any]]:
-    """`replay_session` for one session, as JSON-ready run records (picklable, for --jobs)."""
-    return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
+def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
+    """One session file of any agent replayed, as JSON-ready run records (picklable, for --jobs).
+
+    A Pi session under a Pi policy: `replay_session` (the exact port). Anything else (a Codex rollout,
+    another agent's rule over a Pi session, ...): the generic simulator (`replay.transcripts`).
+    `limits` (Codex's --auto-compact-limit values) only applies to the latter.
+    """
+    from sessiontools.replay.registry import PI_POLICIES
+
+    limits = options.pop("limits", None) or [None]
+    policy = options.get("policy")
+    if getattr(session, "agent", "pi") == "pi" and (policy is None or policy in PI_POLICIES):
+        return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
+    from sessiontools.replay.transcripts import replay_transcript
+    from sessiontools.transcript.load import transcript_of
+
+    t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False))
+    return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
+                             policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
+                             all_leaves=options.get("all_leaves", False))
 
 
 def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:

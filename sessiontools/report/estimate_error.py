@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 
 from sessiontools.analysis.estimate_error import CHAR_COLUMNS, requests_columns
+from sessiontools.report.layout import Column, FittedTable, percent, short_names, tokens
 from sessiontools.report.text import safe_text
 
 _INT_COLUMNS = {
@@ -64,95 +64,128 @@ def _session_name(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
+_EST_LEGEND = ("chars4 = Pi's chars/4; pi = Pi's last usage + chars/4 of later messages; cl100k, o200k = tiktoken; "
+               "calibrated = A ~ a + b*x fitted here (OOS = judged out of sample)")
+
+
 def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
-    """Renderables for people: overall errors, estimators x groups, early/late, calibration, sessions."""
+    """Renderables for people: overall errors, groups, early/late, calibration, sessions (all fitted to the width)."""
     skipped = summary["skipped_requests"]
     skipped_txt = ", ".join(f"{k} {v}" for k, v in skipped.items() if k != "total")
-    title = f"estimate error: {summary['requests']:,} requests" + (
+    title = f"estimate error over {summary['requests']:,} requests" + (
         f" ({skipped['total']} assistant messages skipped: {skipped_txt})" if skipped["total"] else ""
     )
-    parts: list[Any] = []
-
-    t = Table(title=title, title_justify="left")
-    for col in ("estimator", "n", "bias", "MAPE", "median A/E", "p50 |e|", "p95 |e|", "max |e|"):
-        t.add_column(col, justify="left" if col == "estimator" else "right")
+    t = FittedTable(title, (
+        Column("estimator", _EST_LEGEND, "left"), Column("n", "requests"),
+        Column("bias %", "mean (E - A) / A: negative = under-counts"), Column("MAPE %", "mean |E - A| / A"),
+        Column("A/E", "median of actual / estimate (x1.38 = actual is 38% above the estimate)"),
+        Column("p50 |e|", "median |E - A| (tokens)"), Column("p95 |e|", "95th percentile (tokens)"),
+        Column("max |e|", "largest (tokens)", optional=True),
+    ), notes=["E = estimate, A = actual prompt tokens the provider counted (input + cache read + cache write)"])
     for est in estimators:
         s = summary["estimators"][est]
         name = est
         if est == "calibrated" and summary.get("calibration"):
-            src = summary["calibration"]["source"]
-            name = "calibrated (file)" if src == "file" else "calibrated (OOS)"
-        t.add_row(name, f"{s['n']:,}", _pct(s["bias"], True), _pct(s["mape"]), _ratio(s["median_ratio"]),
-                  _tokens(s["p50_abs"]), _tokens(s["p95_abs"]), _tokens(s["max_abs"]))
-    parts.append(t)
-
-    groups = summary["groups"]
-    if groups:
-        g = Table(title=f"MAPE and bias by {summary['by']}", title_justify="left")
-        g.add_column("estimator")
-        for grp in groups:
-            g.add_column(safe_text(f"{grp['group']} (n={grp['requests']:,})"), justify="right", overflow="fold")
-        for est in estimators:
-            cells = []
-            for grp in groups:
-                s = grp["estimators"][est]
-                cells.append("-" if s["mape"] is None else f"{_pct(s['mape'])} ({_pct(s['bias'], True)})")
-            g.add_row(est, *cells)
-        parts.append(g)
-
-    thresholds = summary["thresholds"]
-    if thresholds and summary["timing"] and summary["requests"]:
-        d = Table(title="compaction decisions E > T against A > T: early/late (early rate/late rate)", title_justify="left")
-        d.add_column("estimator")
-        for th in thresholds:
-            d.add_column(f"T={th['tokens']:,} ({th['spec']})", justify="right")
-        by_key = {(x["estimator"], x["threshold"]): x for x in summary["timing"]}
-        for est in estimators:
-            cells = []
-            for th in thresholds:
-                x = by_key[(est, th["tokens"])]
-                cells.append(f"{x['early']}/{x['late']} ({_pct0(x['early_rate'])}/{_pct0(x['late_rate'])})")
-            d.add_row(est, *cells)
-        parts.append(d)
-
+            name = "calibrated (file)" if summary["calibration"]["source"] == "file" else "calibrated (OOS)"
+        t.add_row(name, f"{s['n']:,}", percent(s["bias"], signed=True), percent(s["mape"]), _ratio(s["median_ratio"]),
+                  tokens(s["p50_abs"]), tokens(s["p95_abs"]), tokens(s["max_abs"]))
+    parts: list[Any] = [t]
+    if summary["groups"]:
+        parts.append(_groups_table(summary, estimators))
+    if summary["thresholds"] and summary["timing"] and summary["requests"]:
+        parts.append(_timing_table(summary, estimators))
     cal = summary.get("calibration")
     if cal and cal["models"]:
-        note = " (the calibrated estimator used the coefficients from the file instead)" if cal["source"] == "file" else ""
-        c = Table(title=f"calibration fitted here: A ~ a + b * {cal['x']} (least squares){note}", title_justify="left")
-        for col in ("model", "a", "b", "n", "sessions", "MAPE in", "MAPE out", "judged by"):
-            c.add_column(col, justify="left" if col in ("model", "judged by") else "right",
-                         overflow="fold", no_wrap=col != "model")
-        for key, m in cal["models"].items():
-            c.add_row(safe_text(key), f"{m['a']:,.1f}", f"{m['b']:.4f}", f"{m['n']:,}", str(m["sessions"]),
-                      _pct(m["mape_in_sample"]), _pct(m["mape_out_of_sample"]), _METHODS.get(m["method"], m["method"]))
-        parts.append(c)
-
+        parts.append(_calibration_table(cal))
     profiles = {k: v for k, v in (cal or {}).get("tokenizer", {}).items() if v is not None}
     if profiles:
-        tp = Table(title="tokenizer fit: A ~ overhead + chars/chars_per_token + cjk*tokens_per_cjk + per_message*messages",
-                   title_justify="left")
-        for col in ("model", "n", "chars/token", "tokens/CJK char", "tokens/message", "overhead", "MAPE in"):
-            tp.add_column(col, justify="left" if col == "model" else "right", overflow="fold", no_wrap=col != "model")
+        tp = FittedTable("tokenizer fit: A ~ overhead + chars/(chars per token) + CJK chars x tokens per CJK char "
+                         "+ messages x tokens per message", (
+            Column("model", "provider/model", "left"), Column("n", "requests"),
+            Column("chars/tok", "characters per token"), Column("tok/CJK", "tokens per CJK character"),
+            Column("tok/msg", "tokens per message"), Column("overhead", "fixed tokens (system prompt, tools)"),
+            Column("MAPE in %", "in-sample MAPE of this fit"),
+        ))
         for key, p in profiles.items():
-            tp.add_row(safe_text(key), f"{p['n']:,}", _num(p["chars_per_token"], 3), _num(p["cjk_tokens_per_char"], 3),
-                       _num(p["tokens_per_message"], 1), _num(p["overhead"], 0), _pct(p["mape_in_sample"]))
+            tp.add_row(safe_text(key or "(no model)"), f"{p['n']:,}", _num(p["chars_per_token"], 3),
+                       _num(p["cjk_tokens_per_char"], 3), _num(p["tokens_per_message"], 1), tokens(p["overhead"]),
+                       percent(p["mape_in_sample"]))
         parts.append(tp)
-
-    sessions = summary["sessions"]
-    if len(sessions) > 1:
-        s_t = Table(title="MAPE by session", title_justify="left")
-        s_t.add_column("session")
-        s_t.add_column("requests", justify="right")
-        for est in estimators:
-            s_t.add_column(est, justify="right")
-        s_t.add_column("chars/token", justify="right")
-        for sess in sessions:
-            prof = sess.get("tokenizer") or {}
-            s_t.add_row(safe_text(_session_name(sess["session"])), f"{sess['requests']:,}",
-                        *[_pct(sess["estimators"][est]["mape"]) for est in estimators],
-                        _num(prof.get("chars_per_token"), 2))
-        parts.append(s_t)
+    if len(summary["sessions"]) > 1:
+        parts.append(_sessions_table(summary, estimators))
     return Group(*parts)
+
+
+def _groups_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
+    g = FittedTable(f"MAPE and bias by {summary['by']}: MAPE % (bias %)",
+                    (Column("n", "requests"), *[Column(est, "") for est in estimators]),
+                    group_header=summary["by"], notes=["cells: MAPE % (bias %), negative bias = under-counts"])
+    for grp in summary["groups"]:
+        cells = []
+        for est in estimators:
+            s = grp["estimators"][est]
+            cells.append("-" if s["mape"] is None else f"{percent(s['mape'], digits=0)} ({percent(s['bias'], signed=True, digits=0)})")
+        g.add_row(f"{grp['requests']:,}", *cells, group=str(grp["group"]))
+    return g
+
+
+def _timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
+    thresholds = summary["thresholds"]
+    d = FittedTable("compaction decisions: early / late requests at each threshold T",
+                    (Column("estimator", "", "left"),
+                     *[Column(f"T={tokens(th['tokens'])}", "") for th in thresholds]),
+                    notes=["early = E > T while A <= T (Pi would compact too soon); late = E <= T while A > T; "
+                           "T given as a fraction of the largest A or in tokens (" +
+                           ", ".join(f"{th['spec']} = {th['tokens']:,}" for th in thresholds) + "); rates in --format json"])
+    by_key = {(x["estimator"], x["threshold"]): x for x in summary["timing"]}
+    for est in estimators:
+        d.add_row(est, *[f"{by_key[(est, th['tokens'])]['early']}/{by_key[(est, th['tokens'])]['late']}"
+                         for th in thresholds])
+    return d
+
+
+def _calibration_table(cal: Mapping[str, Any]) -> FittedTable:
+    note = " (the calibrated estimator used the file's coefficients)" if cal["source"] == "file" else ""
+    c = FittedTable(f"calibration fitted here: A ~ a + b * {cal['x']} (least squares){note}", (
+        Column("model", "provider/model; * = every model pooled (used for a model without its own fit)", "left"),
+        Column("a tok", "intercept (tokens)"), Column("b", "slope"), Column("n", "requests"),
+        Column("sess", "sessions"), Column("MAPE in %", "in sample"),
+        Column("MAPE OOS %", "out of sample: each session predicted by a fit without it"),
+        Column("judged by", "LOSO = leave one session out; time split = fit on the first part, judge the rest", "left"),
+    ))
+    for key, m in cal["models"].items():
+        c.add_row(safe_text(key), f"{m['a']:,.0f}", f"{m['b']:.3f}", f"{m['n']:,}", str(m["sessions"]),
+                  percent(m["mape_in_sample"]), percent(m["mape_out_of_sample"]), _METHODS.get(m["method"], m["method"]))
+    return c
+
+
+def _sessions_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
+    names = short_names([s["session"] for s in summary["sessions"]])
+    s_t = FittedTable("MAPE % by session", (
+        Column("n", "requests"), *[Column(est, "") for est in estimators],
+        Column("chars/tok", "characters per token of this session's fit"),
+    ))
+    for sess in summary["sessions"]:
+        prof = sess.get("tokenizer") or {}
+        s_t.add_row(f"{sess['requests']:,}", *[percent(sess["estimators"][est]["mape"]) for est in estimators],
+                    _num(prof.get("chars_per_token"), 2), group=names[sess["session"]])
+    return s_t
+
+
+def estimate_error_headline(summary: Mapping[str, Any]) -> str:
+    """One line: how far chars/4 is off, and the closest estimator."""
+    ests = summary["estimators"]
+    parts = []
+    c4 = ests.get("chars4")
+    if c4 and c4.get("bias") is not None:
+        word = "under-counts" if c4["bias"] < 0 else "over-counts"
+        ratio = f" (median x{c4['median_ratio']:.2f})" if c4.get("median_ratio") else ""
+        parts.append(f"chars/4 {word} by {abs(c4['bias']):.0%}{ratio}")
+    scored = [(v["mape"], k) for k, v in ests.items() if v.get("mape") is not None]
+    if scored:
+        mape, best = min(scored)
+        parts.append(f"closest: {best} (MAPE {mape:.1%})")
+    return f"estimate-error: {summary['requests']:,} requests; " + "; ".join(parts)
 
 
 _COLORS = {"chars4": "#d62728", "pi": "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}

@@ -1,12 +1,14 @@
-"""Rich renderables for `inspect`."""
+"""Rich renderables for `inspect`: one block per session, totals across sessions, a headline."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group
 from rich.table import Table
 
+from sessiontools.report.layout import Column, FittedTable, dollars, short_names, tokens
 from sessiontools.report.text import safe_text
 
 
@@ -14,27 +16,45 @@ def _fmt(n: Any) -> str:
     return f"{n:,}" if isinstance(n, int) else str(n)
 
 
+def _leaves(report: Mapping[str, Any]) -> str:
+    ids = report.get("leaf_ids") or []
+    text = f"{report['leaves']} leaves, {report['branch_points']} branch points"
+    if len(ids) > 1:
+        here = report.get("path_leaf_id")
+        shown = ", ".join(f"{i} (this path)" if i == here else str(i) for i in ids[:12])
+        more = f", ... (+{len(ids) - 12})" if len(ids) > 12 else ""
+        text += f"; leaf ids (for --leaf): {shown}{more}"
+    return text
+
+
+_COMPACTION_COLUMNS = (
+    Column("entry", "compaction entry id", "left"),
+    Column("line", "line in the file"),
+    Column("kind", "threshold, overflow recovery, manual, ... (why Pi compacted)", "left"),
+    Column("written by", "who wrote the summary: agent, or hook (an extension, fromHook)", "left"),
+    Column("tok before", "tokensBefore Pi recorded (tokens)"),
+    Column("first kept", "first entry id kept verbatim", "left"),
+)
+
+
 def inspect_table(report: dict[str, Any]) -> Group:
-    """A summary table for one inspected session, with its compactions and problems."""
-    t = Table(title=safe_text(report["path"]), show_header=False, title_justify="left")
-    t.add_column("field", style="bold")
-    t.add_column("value")
+    """A summary table for one inspected session, with its compactions (and those on other branches)."""
+    t = Table(title=safe_text(report["path"]), show_header=False, title_justify="left", title_style="bold")
+    t.add_column("field", style="bold", no_wrap=True)
+    t.add_column("value", overflow="fold")
+    usage = report["usage"]
     rows = [
-        ("format version", f"v{report['format_version']} (read as Pi {report['pi_version']}.x)"),
+        ("format version", f"v{report['format_version']} (read as Pi {report['pi_version']}.x)"
+         if report.get("agent", "pi") == "pi" else f"{report['agent']} ({report['format_version']})"),
         ("session", report["session_id"] or "-"),
         ("name", report["session_name"] or "-"),
-        ("entries", _fmt(report["entries"])),
-        ("by type", ", ".join(f"{k} {v}" for k, v in report["entries_by_type"].items())),
-        ("messages by role", ", ".join(f"{k} {v}" for k, v in report["messages_by_role"].items())),
-        ("leaves / branch points", f"{report['leaves']} / {report['branch_points']}"),
+        ("entries", _fmt(report["entries"]) + " (" + ", ".join(f"{k} {v}" for k, v in report["entries_by_type"].items()) + ")"),
+        ("messages by role", ", ".join(f"{k} {v}" for k, v in report["messages_by_role"].items()) or "-"),
+        ("tree", _leaves(report)),
         ("models", ", ".join(f"{k} ({v})" for k, v in report["models"].items()) or "-"),
         ("requests with usage", _fmt(report["requests"])),
-        (
-            "usage",
-            "input {input:,}  output {output:,}  cache read {cache_read:,}  cache write {cache_write:,}".format(
-                **report["usage"]
-            ),
-        ),
+        ("usage (tokens)", f"input {usage['input']:,}, output {usage['output']:,}, cache read {usage['cache_read']:,}, "
+                           f"cache write {usage['cache_write']:,}"),
         ("recorded cost", f"${report['cost']:.4f}"),
         ("errors / overflow errors", f"{report['errors']} / {report['overflow_errors']}"),
         ("skipped / recovered lines", f"{len(report['skipped_lines'])} / {len(report['recovered_lines'])}"),
@@ -43,16 +63,65 @@ def inspect_table(report: dict[str, Any]) -> Group:
         t.add_row(k, safe_text(v))
     parts: list[Any] = [t]
     if report["compactions"]:
-        c = Table(title="compactions", title_justify="left")
-        for col in ("entry", "line", "kind", "tokens before", "first kept"):
-            c.add_column(col)
+        c = FittedTable("compactions on this path", _COMPACTION_COLUMNS)
         for comp in report["compactions"]:
-            c.add_row(
-                safe_text(comp["entry_id"]),
-                str(comp["line"]),
-                comp["kind"],
-                _fmt(comp["tokens_before"]),
-                safe_text(comp["first_kept_entry_id"]),
-            )
+            c.add_row(safe_text(comp["entry_id"]), str(comp["line"]), comp["kind"], comp["writer"],
+                      _fmt(comp["tokens_before"]), safe_text(comp["first_kept_entry_id"]))
         parts.append(c)
+    others = report.get("other_branch_compactions") or []
+    if others:
+        o = FittedTable("compactions on other branches (analyse them with --leaf ID or --all-leaves)",
+                        (*_COMPACTION_COLUMNS, Column("leaf", "a leaf whose path holds it", "left")))
+        for comp in others:
+            o.add_row(safe_text(comp["entry_id"]), str(comp["line"]), comp["kind"], comp.get("writer", "agent"),
+                      _fmt(comp["tokens_before"]), safe_text(comp["first_kept_entry_id"]), safe_text(comp["leaf_id"]))
+        parts.append(o)
     return Group(*parts)
+
+
+def inspect_totals(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Totals across sessions (what the headline and the totals table show)."""
+    tot: dict[str, Any] = {"sessions": len(reports), "entries": 0, "requests": 0, "compactions": 0, "input": 0,
+                           "output": 0, "cache_read": 0, "cache_write": 0, "cost": 0.0, "errors": 0,
+                           "overflow_errors": 0, "branched": 0}
+    for r in reports:
+        tot["entries"] += r["entries"]
+        tot["requests"] += r["requests"]
+        tot["compactions"] += len(r["compactions"]) + len(r.get("other_branch_compactions") or [])
+        for k in ("input", "output", "cache_read", "cache_write"):
+            tot[k] += r["usage"][k]
+        tot["cost"] += r["cost"]
+        tot["errors"] += r["errors"]
+        tot["overflow_errors"] += r["overflow_errors"]
+        tot["branched"] += 1 if r["leaves"] > 1 else 0
+    return tot
+
+
+def inspect_totals_table(reports: Sequence[Mapping[str, Any]]) -> FittedTable:
+    """One row per session and a total row: the corpus at a glance."""
+    names = short_names([r["path"] for r in reports])
+    t = FittedTable("sessions at a glance", (
+        Column("entries", "entries in the file"), Column("req", "requests with usage"),
+        Column("comp", "compactions in the file (all branches)"), Column("leaves", "leaves (branches)"),
+        Column("input tok", "uncached input tokens"), Column("cache rd tok", "cache read tokens"),
+        Column("output tok", "output tokens", optional=True), Column("cost $", "recorded cost"),
+        Column("err", "error replies, overflow errors in brackets"),
+    ))
+    for r in reports:
+        u = r["usage"]
+        t.add_row(_fmt(r["entries"]), _fmt(r["requests"]),
+                  str(len(r["compactions"]) + len(r.get("other_branch_compactions") or [])), str(r["leaves"]),
+                  tokens(u["input"]), tokens(u["cache_read"]), tokens(u["output"]), dollars(r["cost"]),
+                  f"{r['errors']} ({r['overflow_errors']})", group=names[r["path"]])
+    tot = inspect_totals(reports)
+    t.add_row(_fmt(tot["entries"]), _fmt(tot["requests"]), str(tot["compactions"]), "", tokens(tot["input"]),
+              tokens(tot["cache_read"]), tokens(tot["output"]), dollars(tot["cost"]),
+              f"{tot['errors']} ({tot['overflow_errors']})", group="TOTAL")
+    return t
+
+
+def inspect_headline(reports: Sequence[Mapping[str, Any]]) -> str:
+    tot = inspect_totals(reports)
+    return (f"inspect: {tot['sessions']} session(s), {tot['entries']:,} entries, {tot['requests']:,} requests, "
+            f"{tot['compactions']} compaction(s), {tot['overflow_errors']} overflow error(s), "
+            f"{tot['input'] + tot['cache_read'] + tot['cache_write']:,} prompt tokens, recorded cost ${tot['cost']:.2f}")

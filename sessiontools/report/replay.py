@@ -6,13 +6,41 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 
+from sessiontools.report.layout import Column, FittedTable, short_names, tokens
 from sessiontools.report.text import safe_text
 
 
 def _k(n: float) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else f"{n:,.0f}"
+
+
+def _setting(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 and n >= 1000 else _k(n)
+
+
+REPLAY_COLUMNS = (
+    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000)", "left"),
+    Column("pol.", "policy: check points of Pi 0.x (pi-0) or 1.x (pi-1)", "left", optional=True),
+    Column("comp", "compactions"),
+    Column("early", "compactions while truth <= threshold T = W - R"),
+    Column("late", "check points over T without a compaction"),
+    Column("mid", "mid-run crossings: requests inside a run over T"),
+    Column("ovf", "overflows: requests over W"),
+    Column("thr", "thrash: compactions after which the next check point is still over T"),
+    Column("peak tok", "largest truth (tokens)", optional=True),
+    Column("billed tok", "billed input tokens: uncached input + cache reads + cache writes, summaries included"),
+    Column("cache rd tok", "prompt tokens read from the provider's cache (billed at the cache-read price)",
+           optional=True),
+    Column("cost $", "agent + summarisation requests, priced per token class with prompt caching"),
+    Column("rec.", "recorded compactions matched / recorded, +extra simulated (rec. match)"),
+)
+
+
+def run_label(r: dict[str, Any], names: dict[str, str], multi_leaf: bool) -> str:
+    """A run's session name, with its leaf when one file gives several paths (--all-leaves)."""
+    name = names[r["session"]]
+    return f"{name} @ leaf {r['leaf_id']}" if multi_leaf and r.get("leaf_id") else name
 
 
 def _money(v: float) -> str:
@@ -27,18 +55,15 @@ def _cost_split(m: dict[str, Any]) -> str:
 
 def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     """One row per (session, setting): what Pi would have done (all metrics are in --format json)."""
-    t = Table(title="replay (W window, R reserve, K keep; truth = provider-counted prompt tokens)", title_justify="left")
-    for col, just in (("session", "left"), ("W / R / K", "left"), ("policy", "left"), ("compact", "right"),
-                      ("early", "right"), ("late", "right"), ("mid-run", "right"), ("overflow", "right"),
-                      ("thrash", "right"), ("peak", "right"), ("billed in", "right"), ("cache read", "right"),
-                      ("cost agent+summ.", "right"),
-                      ("rec. match", "right")):
-        t.add_column(col, justify=just, overflow="fold")  # type: ignore[arg-type]
+    names = short_names([r["session"] for r in records])
+    leaves: dict[str, set[Any]] = {}
+    for r in records:
+        leaves.setdefault(r["session"], set()).add(r.get("leaf_id"))
+    t = FittedTable("replay: one row per setting (truth = provider-counted prompt tokens)", REPLAY_COLUMNS)
     for r in records:
         s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
         t.add_row(
-            safe_text(r["session"].rsplit("/", 1)[-1].removesuffix(".jsonl")),
-            f"{_k(s['context_window'])}/{_k(s['reserve_tokens'])}/{_k(s['keep_recent_tokens'])}",
+            "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens")),
             s["policy"],
             str(m["compactions"]),
             str(m["early"]),
@@ -46,45 +71,83 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
             str(m["mid_run_crossings"]),
             str(m["overflows"]),
             str(m["thrash"]),
-            _k(m["peak_truth_tokens"]),
-            _k(m["billed_input_tokens"]),
-            _k(m.get("cache_read_tokens") or 0),
+            tokens(m["peak_truth_tokens"]),
+            tokens(m["billed_input_tokens"]),
+            tokens(m.get("cache_read_tokens") or 0),
             _cost_split(m),
             f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else ""),
+            group=run_label(r, names, len(leaves[r["session"]]) > 1),
         )
     parts: list[Any] = [t]
     if len(records) == 1 and records[0]["compactions"]:
-        c = Table(title="compactions", title_justify="left")
-        for col in ("#", "reason", "after", "first kept", "Pi's tokensBefore", "truth", "flags", "summarised",
-                    "kept", "summary", "cache bust"):
-            c.add_column(col, overflow="fold")
+        c = FittedTable("compactions of this setting", COMPACTION_COLUMNS)
         for k, comp in enumerate(records[0]["compactions"], start=1):
             flags = " ".join(f for f, on in (("early", comp["early"]), ("thrash", comp["thrash"]),
-                                             ("split", comp["is_split_turn"]), ("=recorded", comp["matches_recorded"]))
+                                             ("split", comp["is_split_turn"]), ("=rec", comp["matches_recorded"]))
                              if on)
             c.add_row(
                 str(k), comp["reason"], safe_text(comp["parent_entry_id"]), safe_text(comp["first_kept_entry_id"]),
-                f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", flags,
+                f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", flags or "-",
                 str(comp["messages_summarized"]), f"{comp['kept_tokens']:,}",
-                f"{comp['summary_tokens']:,} ({comp['summary_source']})",
+                f"{comp['summary_tokens']:,} {comp['summary_source']}",
                 "-" if comp.get("cache_bust_cost") is None else _money(comp["cache_bust_cost"]),
             )
         parts.append(c)
     return Group(*parts)
 
 
+COMPACTION_COLUMNS = (
+    Column("#", "compaction number"),
+    Column("why", "threshold (Pi's view over T) or overflow (recovery after a request over W)", "left"),
+    Column("after", "entry id the compaction follows", "left"),
+    Column("first kept", "first entry id kept verbatim", "left"),
+    Column("Pi tok", "tokensBefore as Pi computes it (tokens)"),
+    Column("truth tok", "provider-counted prompt tokens at the trigger"),
+    Column("flags", "early, thrash, split (a turn is split), =rec (same as a recorded compaction)", "left"),
+    Column("msgs", "messages summarised", optional=True),
+    Column("kept tok", "tokens kept verbatim", optional=True),
+    Column("summary tok", "size of the new summary and where it came from (recorded or model)", "left",
+           optional=True),
+    Column("bust $", "cache-bust cost: what the next request paid over a cache hit", optional=True),
+)
+
+
+def replay_headline(records: Sequence[dict[str, Any]]) -> str:
+    """One line: the best setting of the grid (fewest overflows, then lowest cost), or the one setting's result."""
+    by: dict[tuple[int, int, int], list[dict[str, Any]]] = {}
+    for r in records:
+        s = r["settings"]
+        by.setdefault((s["context_window"], s["reserve_tokens"], s["keep_recent_tokens"]), []).append(r)
+    rm = [r["recorded_match"] for r in records]
+    matched = f"{sum(x['matched'] for x in rm)}/{sum(x['recorded'] for x in rm)} recorded compactions reproduced"
+
+    def score(item: tuple[tuple[int, int, int], list[dict[str, Any]]]) -> tuple[float, float, float]:
+        rs = item[1]
+        return (sum(r["metrics"]["overflows"] for r in rs), sum(r["metrics"]["cost"] or 0 for r in rs),
+                sum(r["metrics"]["billed_input_tokens"] for r in rs))
+
+    ranked = sorted(by.items(), key=score)
+    (w, res, keep), rs = ranked[0]
+    ovf, cost, billed = score(ranked[0])
+    what = f"W {w:,}, reserve {res:,}, keep {keep:,}: {int(ovf)} overflow(s), {tokens(billed)} billed input tokens, ${cost:.2f}"
+    if len(ranked) == 1:
+        return f"replay: {len(records)} run(s) at {what}; {matched}"
+    return f"replay: best setting in this grid (fewest overflows, then cost): {what}; {matched}"
+
+
 def timeline_figure(pr: Any, run: Any, record: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
     """Context size per request: truth and Pi's view, threshold and window, compaction markers (each
-    labelled with its cache-bust cost when priced), and the cost split in the title."""
+    labelled with its cache-bust cost when priced), Pi's recorded compactions, the cost split in the title."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(11, 5), dpi=110)
+    fig = Figure(figsize=(11, 5), dpi=110, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     xs = [p.base_index for p in run.requests]
-    ax.plot(xs, [p.truth for p in run.requests], lw=1.4, label="truth (actual prompt tokens)", color="#1f77b4")
+    truth = [p.truth for p in run.requests]
+    ax.plot(xs, truth, lw=1.4, label="truth (actual prompt tokens)", color="#1f77b4")
     vx = [p.base_index for p in run.requests if p.pi_view is not None]
     vy = [p.pi_view for p in run.requests if p.pi_view is not None]
     ax.scatter(vx, vy, s=10, color="#ff7f0e", label="Pi's view at a check point", zorder=3)
@@ -97,18 +160,32 @@ def timeline_figure(pr: Any, run: Any, record: dict[str, Any] | None = None):  #
         if bust is not None:
             ax.annotate(f"bust {_money(bust)}", (c.parent_base_index, s.threshold), rotation=90, fontsize=7,
                         xytext=(2, 4), textcoords="offset points", va="bottom", color="#555555")
-    ax.plot([], [], color="#2ca02c", label="compaction (threshold)")
-    ax.plot([], [], color="#9467bd", label="compaction (overflow)")
+    ax.plot([], [], color="#2ca02c", label="simulated compaction (threshold)")
+    ax.plot([], [], color="#9467bd", label="simulated compaction (overflow)")
+    rec = _recorded_points(pr, run)
+    if rec:
+        ax.scatter([x for x, _ in rec], [y for _, y in rec], s=46, marker="o", facecolors="none",
+                   edgecolors="black", linewidths=1.4, zorder=4, label="Pi compacted here (recorded)")
     ax.set_xlabel("entry index on the path (compactions removed)")
     ax.set_ylabel("tokens")
     title = f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}"
     if record is not None and record["metrics"].get("cost") is not None:
         title += f"\ncost {_cost_split(record['metrics'])} (agent + summaries)"
     ax.set_title(title)
-    ax.legend(loc="upper left", fontsize=8)
+    fig.legend(loc="outside right upper", fontsize=8)  # beside the axes: the legend never covers data
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     return fig
+
+
+def _recorded_points(pr: Any, run: Any) -> list[tuple[float, float]]:
+    """(x, truth) of the last request before each compaction Pi recorded, on the replay's x axis."""
+    reqs = list(run.requests)
+    points = []
+    for rc in pr.workload.recorded_compactions:
+        before = [p for p in reqs if p.base_index <= rc.parent_base_index]
+        if before:
+            points.append((rc.parent_base_index, before[-1].truth))
+    return points
 
 
 def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ignore[no-untyped-def]

@@ -23,13 +23,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from sessiontools.read.agents import Agent
 
-class Agent(StrEnum):
-    """Which coding agent wrote a transcript."""
-
-    PI = "pi"
-    CLAUDE_CODE = "claude-code"
-    CODEX = "codex"
+__all__ = ["Agent"]  # re-exported: the model names agents by the readers' enum
 
 
 class Role(StrEnum):

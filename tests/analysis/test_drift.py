@@ -12,26 +12,27 @@ from sessiontools.analysis.drift import (
     DONE,
     GOAL,
     IN_PROGRESS,
+    METRICS,
     NEXT_STEPS,
     PI_SECTIONS,
     TURN_CONTEXT,
     TURN_PROGRESS,
     TURN_REQUEST,
     diff_summaries,
-    evaluate_gates,
     extract_literals,
     match_items,
-    parse_gate,
     parse_summary,
     summary_chain,
     summary_pairs,
     token_counter,
 )
 from sessiontools.errors import UsageError
+from sessiontools.gates import parse_gates
 from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
+from sessiontools.report.drift_json import gate_results, report_to_dict
 from sessiontools.report.writers import dumps_json
 from sessiontools.testing import SessionBuilder
-from sessiontools.transcript.pi import SessionTree
+from sessiontools.transcript.pi.neutral import pi_transcript
 
 
 def pi_summary(
@@ -216,9 +217,9 @@ def test_known_drop_add_change_move_and_literal_loss() -> None:
     assert len(ch["kept"]) == 2
     d = r.chains[0].pairs[0]
     assert {v for v, _ in d.literals_dropped} == {"bench.py", "1450", "big.jsonl"}
-    assert [v["file"] for v in d.file_list_violations] == ["bench.py"]  # modified before, gone now; parse.py moved up
+    assert [v.file for v in d.file_list_violations] == ["bench.py"]  # modified before, gone now; parse.py moved up
     assert 0 < d.goal_similarity < 1
-    j = r.to_dict()["chains"][0]["pairs"][0]
+    j = report_to_dict(r)["chains"][0]["pairs"][0]
     assert j["items"] == {"kept": 2, "dropped": 2, "added": 1, "changed": 2, "moved": 1}
     assert j["by_section"][DONE] == {"kept": 1, "dropped": 1, "added": 1, "changed": 1, "moved": 0}
     assert j["by_section"][IN_PROGRESS]["moved"] == 1
@@ -302,8 +303,7 @@ def test_branch_summaries_are_absorbed_not_compared_as_updates() -> None:
     b.assistant("c")
     c2 = b.compaction(pi_summary(["g"], ["first", "second"]), u3, 2000)
     s = b.session()
-    tree = SessionTree(s)
-    chain = summary_chain(tree.path().entries)
+    chain = summary_chain(pi_transcript(s).paths[0])
     assert [(x.entry_id, x.kind, x.previous_summary_id) for x in chain] == [
         (c1, "compaction", None), (bs, "branch_summary", None), (c2, "compaction", c1)]
     assert [(p.old.entry_id, p.new.entry_id, p.relation) for p in summary_pairs(chain)] == [
@@ -353,23 +353,23 @@ def test_no_summaries_and_one_summary() -> None:
 
 def test_gates_parse_and_trip() -> None:
     """Gates compare a metric with a number; unknown metrics and bad syntax are usage errors."""
-    g = parse_gate(" dropped_items >= 2 ")
-    assert (g.metric, g.op, g.threshold, g.expression) == ("dropped_items", ">=", 2, "dropped_items>=2")
-    res = evaluate_gates({"dropped_items": 2, "min_goal_similarity": 0.5},
-                         [g, parse_gate("dropped_items!=2"), parse_gate("min_goal_similarity<0.75")])
-    assert [x.tripped for x in res] == [True, False, True]
+    gates = parse_gates([" dropped_items >= 2 ", "dropped_items!=2", "min_goal_similarity<0.75"], METRICS)
+    res = gate_results({"dropped_items": 2, "min_goal_similarity": 0.5}, gates)
+    assert (res[0]["metric"], res[0]["op"], res[0]["threshold"], res[0]["expression"]) == (
+        "dropped_items", ">=", 2, "dropped_items>=2")
+    assert [x["tripped"] for x in res] == [True, False, True]
     with pytest.raises(UsageError, match="unknown metric 'dropped_stuff'"):
-        parse_gate("dropped_stuff>0")
+        parse_gates(["dropped_stuff>0"], METRICS)
     with pytest.raises(UsageError, match="expected METRIC OP NUMBER"):
-        parse_gate("dropped_items => 1")
+        parse_gates(["dropped_items => 1"], METRICS)
 
 
 def test_json_is_deterministic_and_has_the_documented_keys() -> None:
     """Two runs give byte-identical JSON with the issue's keys (counts as integers, details as lists)."""
     s = chain_session(pi_summary(["g"], ["a", "b"], read=["x.py"]), pi_summary(["g"], ["a", "c"]))
-    a = dumps_json(diff_summaries([s]).to_dict())
-    b = dumps_json(diff_summaries([chain_session(pi_summary(["g"], ["a", "b"], read=["x.py"]),
-                                                 pi_summary(["g"], ["a", "c"]))]).to_dict())
+    a = dumps_json(report_to_dict(diff_summaries([s])))
+    b = dumps_json(report_to_dict(diff_summaries([chain_session(pi_summary(["g"], ["a", "b"], read=["x.py"]),
+                                                                pi_summary(["g"], ["a", "c"]))])))
     assert a == b
     j = orjson.loads(a)
     chain = j["chains"][0]
@@ -401,8 +401,9 @@ def test_decay_figure_has_curves() -> None:
     """The decay figure plots one items curve and one literals curve per origin with later compactions."""
     s = chain_session(pi_summary(["g"], ["a `x.py`"]), pi_summary(["g"], ["a `x.py`"]), pi_summary(["g"], ["b"]))
     fig = decay_figure(diff_summaries([s]))
-    ax_items, ax_lits = fig.axes
+    ax_items, ax_lits, ax_facts = fig.axes
     assert len(ax_items.lines) == 2 and len(ax_lits.lines) == 2
+    assert len(ax_facts.lines) == 0  # no facts in these spans (prompts only)
 
 
 def test_token_counter_names() -> None:

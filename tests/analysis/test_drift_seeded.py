@@ -20,6 +20,7 @@ import pytest
 from sessiontools.analysis.drift import CRITICAL, DECISIONS, DONE, GOAL, diff_summaries
 from sessiontools.policies.pi.serialize import format_file_operations
 from sessiontools.read import load_session
+from sessiontools.report.drift_json import report_to_dict
 from sessiontools.testing import SessionBuilder
 
 summarizer = pytest.importorskip("lab.summarizer", reason="lab/summarizer.py (the seeded lossy summariser) is absent")
@@ -97,7 +98,7 @@ def reported_drops(pair: dict) -> dict[str, Counter[str]]:  # type: ignore[type-
 def check_file(report, texts: dict[str, str], seed: int) -> tuple[int, int]:  # type: ignore[no-untyped-def]
     """Compare every update pair of every chain; return (pairs checked, items expected dropped)."""
     pairs = dropped = 0
-    for chain in report.to_dict()["chains"]:
+    for chain in report_to_dict(report)["chains"]:
         for p in chain["pairs"]:
             if p["relation"] != "update":
                 continue

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from lab.driver import Recording, record
-from lab.pi_env import PiUnavailable, ensure_pi
+from tests.conftest import require_pi
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,10 +26,7 @@ def _plain_lines(path: Path) -> list[dict]:
 @pytest.mark.e2e
 @pytest.mark.parametrize("major", ["0", "1"])
 def test_real_pi_session_is_read_completely(major: str, tmp_path: Path) -> None:
-    try:
-        ensure_pi(major)
-    except PiUnavailable as exc:
-        pytest.skip(str(exc))
+    require_pi(major)
     rec = Recording(f"e2e-pi{major}", major, seed=51, prompts=5, window=10000, reserve=2500, keep=2000)
     out = tmp_path / "session.jsonl"
     result = record(rec, out, workroot=tmp_path / "work", timeout=120)

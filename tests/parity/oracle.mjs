@@ -11,7 +11,10 @@
 //       "queries": [{"at_index": int, "keep_recent": int, "reserve_tokens": int}, ...],
 //       "fields": [str, ...] (optional)}
 //    Answers: one line per query, {"session_id", "query_index", ...}; a session without queries gets
-//    one line with "query_index": null carrying only the session-level facts.
+//    one line with "query_index": null carrying only the session-level facts. Every answer carries
+//    slice_ids_sha1 / slice_lines_sha1 (sha1 of JSON.stringify of the slice's ids / line indices).
+//    What Pi's own code throws is reported per field in "errors"; a failure of this harness's own
+//    code is reported as "helper_error" (the parity test fails on it).
 //
 //    "compact": true (optional) changes two fields' transport only: "context" becomes
 //    "context_refs" (ids) + "context_new" ([id, message] pairs, each message object sent once per
@@ -24,6 +27,7 @@
 // Anything Pi throws is captured per field ("errors": {field: message}, "error": first message);
 // the process never stops on a bad request. See tests/parity/oracle.py for the Python side and the
 // field-by-field description.
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -56,6 +60,27 @@ const ALL_FIELDS = [
     "overflow",
 ];
 const DEFAULT_FIELDS = ALL_FIELDS.filter((f) => f !== "context_json");
+
+/** Mark an exception as thrown by Pi's own code (or as Pi's own failure, e.g. an endless loop). */
+function piThrew(e) {
+    const err = e instanceof Error ? e : new Error(errorText(e));
+    err.piThrew = true;
+    return err;
+}
+
+/**
+ * sha1 of JSON.stringify(values.slice(0, len)) (an array of strings, numbers or null), computed
+ * incrementally per session: queries usually ask for growing prefixes of the same path.
+ */
+function prefixDigest(state, key, values, len) {
+    let h = state.hashers?.[key];
+    if (!h || h.len > len) {
+        h = { len: 0, hash: createHash("sha1").update("[") };
+        state.hashers = { ...(state.hashers ?? {}), [key]: h };
+    }
+    for (; h.len < len; h.len++) h.hash.update((h.len > 0 ? "," : "") + JSON.stringify(values[h.len]));
+    return h.hash.copy().update("]").digest("hex");
+}
 
 function errorText(e) {
     if (e instanceof Error) return `${e.name}: ${e.message}`;
@@ -120,9 +145,16 @@ function parseContent(content) {
 
 /** Parse + migrate + index + path, mirroring SessionManager (setSessionFile, _buildIndex, getBranch). */
 function loadSession(content, leafIdArg) {
-    const { entries, lineIndices, valid } = parseContent(content);
-    const version = valid ? (entries.find((e) => e.type === "session")?.version ?? 1) : null;
-    if (valid) sm.migrateSessionEntries(entries);
+    // parseContent and the lookups below transcribe Pi's own loader (loadEntriesFromFile, the header
+    // check, migrateSessionEntries): where they throw (e.g. a null line read as the header), Pi throws.
+    let entries, lineIndices, valid, version;
+    try {
+        ({ entries, lineIndices, valid } = parseContent(content));
+        version = valid ? (entries.find((e) => e.type === "session")?.version ?? 1) : null;
+        if (valid) sm.migrateSessionEntries(entries);
+    } catch (e) {
+        throw piThrew(e);
+    }
     const byId = new Map();
     let leafId = null;
     for (const entry of entries) {
@@ -136,7 +168,7 @@ function loadSession(content, leafIdArg) {
     let current = startId ? byId.get(startId) : undefined;
     while (current) {
         if (seen.has(current)) {
-            throw new Error("parentId links form a cycle (Pi's getBranch would loop forever)");
+            throw piThrew(new Error("parentId links form a cycle (Pi's getBranch would loop forever)"));
         }
         seen.add(current);
         path.push(current);
@@ -296,7 +328,7 @@ function summarizePrepare(res, slice, keepRecent, fields, ctxState, errors) {
             out.first_kept_index = slice.findIndex((e) => e.id === res.firstKeptEntryId);
         }
     } catch (e) {
-        errors["prepare.turn_start_index"] = errorText(e);
+        throw new Error(`turn start reconstruction: ${errorText(e)}`); // harness failure, not Pi's
     }
     if (fields.has("sources")) {
         out.messages_to_summarize_sources = sourcesOf(res.messagesToSummarize, ctxState.messageIndex);
@@ -400,6 +432,11 @@ function answerQuery(sess, state, q, qi, fields, emit) {
         slice_len: slice.length,
     };
     if (qi === 0) Object.assign(out, sessionFacts(sess));
+    // Every query: the exact slice (ids; line indices for v1 files, whose ids Pi draws at random).
+    state.pathIds ??= sess.path.map((e) => e.id ?? null);
+    state.pathLines ??= sess.path.map((e) => sess.entryLine.get(e) ?? null);
+    out.slice_ids_sha1 = prefixDigest(state, "ids", state.pathIds, slice.length);
+    out.slice_lines_sha1 = prefixDigest(state, "lines", state.pathLines, slice.length);
     const errors = {};
     const attempt = (name, fn) => {
         try {
@@ -447,12 +484,15 @@ function answerQuery(sess, state, q, qi, fields, emit) {
         }
     }
     if (fields.has("prepare")) {
-        out.prepare = attempt("prepare", () => {
-            const res = compaction.prepareCompaction(slice, {
-                enabled: true,
-                reserveTokens: reserve,
-                keepRecentTokens: keepRecent,
-            });
+        let res;
+        let threw = false;
+        try {
+            res = compaction.prepareCompaction(slice, { enabled: true, reserveTokens: reserve, keepRecentTokens: keepRecent });
+        } catch (e) {
+            errors.prepare = errorText(e);
+            threw = true;
+        }
+        out.prepare = threw ? null : (() => {
             const summary = summarizePrepare(res, slice, keepRecent, fields, state, errors);
             if (summary && state.compact) {
                 // Compact transport: a string that extends the previous one sent for the same key in
@@ -469,7 +509,7 @@ function answerQuery(sess, state, q, qi, fields, emit) {
                 }
             }
             return summary;
-        });
+        })();
     }
     if (fields.has("overflow")) {
         out.overflow = state.overflow.filter((o) => o.index < slice.length);
@@ -521,10 +561,9 @@ async function handleSession(req, emit) {
         state.lastStrings = {};
     } catch (e) {
         const message = errorText(e);
-        if (queries.length === 0) emit({ session_id: sessionId, query_index: null, error: message, errors: { session: message } });
-        queries.forEach((q, qi) =>
-            emit({ session_id: sessionId, query_index: qi, at_index: q?.at_index ?? null, error: message, errors: { session: message } }),
-        );
+        const what = e?.piThrew ? { error: message, errors: { session: message } } : { helper_error: `loading: ${message}` };
+        if (queries.length === 0) emit({ session_id: sessionId, query_index: null, ...what });
+        queries.forEach((q, qi) => emit({ session_id: sessionId, query_index: qi, at_index: q?.at_index ?? null, ...what }));
         return;
     }
     if (queries.length === 0) {
@@ -536,8 +575,8 @@ async function handleSession(req, emit) {
         try {
             answerQuery(sess, state, q, qi, fields, emit);
         } catch (e) {
-            const message = errorText(e);
-            emit({ session_id: sessionId, query_index: qi, at_index: q?.at_index ?? null, error: message, errors: { query: message } });
+            // Everything Pi's functions throw is caught per field inside answerQuery: this is the harness.
+            emit({ session_id: sessionId, query_index: qi, at_index: q?.at_index ?? null, helper_error: errorText(e) });
         }
         if (bufferedChars > FLUSH_CHARS) await flush();
     }

@@ -34,7 +34,9 @@ last entry, like ``SessionManager``) to the root. Query ``q`` is answered on
         messages_to_summarize_sources/_roles, turn_prefix_sources/_roles,
         (1.x) projected_boundary_start, projected_first_kept_index, projected_turn_start_index
     overflow                   # [{index, overflow}] for assistant messages with stopReason "error"
-    errors / error             # present only when Pi threw: {field: message} and the first message
+    slice_ids_sha1, slice_lines_sha1  # every query: sha1 of JSON.stringify(slice ids / line indices)
+    errors / error             # present only when Pi's own code threw: {field: message} and the first
+    helper_error               # the oracle's own code failed (a harness bug: parity fails on it)
 
 Function request: ``{"fn": name, "args": [...], "id": any}`` -> ``{"id", "fn", "result",
 "undefined"}`` or ``{"id", "fn", "error"}``. ``name`` is any export of compaction.js, utils.js,
@@ -73,6 +75,9 @@ __all__ = [
 ]
 
 ORACLE_JS = Path(__file__).with_name("oracle.mjs")
+
+#: Lines the oracle processes wrote to stderr (captured, never printed; the parity summary counts them).
+STDERR_LINES: list[str] = []
 
 
 class OracleError(RuntimeError):
@@ -206,6 +211,8 @@ def iter_oracle(
         writer.join()
         err_reader.join()
     stderr = b"".join(stderr_chunks).decode("utf-8", "replace").strip()
+    if stderr:
+        STDERR_LINES.extend(stderr.splitlines())
     if write_error and not isinstance(write_error[0], BrokenPipeError):
         raise OracleError(f"could not send requests: {write_error[0]!r}") from write_error[0]
     if rc != 0:

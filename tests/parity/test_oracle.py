@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.pi_env import PiUnavailable, ensure_pi
+from tests.conftest import require_pi
 from tests.parity.oracle import pi_eval, pi_eval_many, run_oracle
 from tests.parity.strategies import to_jsonl_lines
 
@@ -22,10 +22,7 @@ FAST_FIELDS = ["estimate_tokens", "context_estimate", "prepare", "overflow"]
 
 @pytest.fixture(scope="module", params=["0", "1"])
 def major(request):
-    try:
-        ensure_pi(request.param)
-    except PiUnavailable as exc:
-        pytest.skip(str(exc))
+    require_pi(request.param)
     return request.param
 
 

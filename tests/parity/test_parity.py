@@ -3,9 +3,13 @@
 Cases: every file of ../shared/sessions/pi and sample_sessions/ at every run end and at random
 points, and hypothesis-generated sessions at every point, for keep-recent in {1, 1000, 5000,
 20000, 100000}, under both Pi versions. Compared: prepareCompaction (first kept index, turn
-start, split, tokensBefore, message counts, file lists, the exact serialized summariser input),
-the context Pi builds, estimateTokens per message, the usage-based estimates (0.x and 1.x
-projected), and overflow recognition. Lines Pi drops (glued objects) are removed on both sides
+start (always), boundary start, split, first kept entry id, tokensBefore, the previous summary,
+message counts, sources and roles, file lists, the exact serialized summariser input), the context
+Pi builds and the entry owning each message, estimateTokens per message, the usage-based estimates
+(0.x and 1.x projected), overflow recognition, and the path (ids and line indices, exactly, at every
+query). Every key of either side is compared: a key on one side only is a mismatch. Where Pi's own
+code throws, the case is counted and listed with Pi's error (see the summary); a failure of the
+oracle's own code fails the test. Lines Pi drops (glued objects) are removed on both sides
 before comparing, since Pi and we deliberately read them differently.
 """
 
@@ -17,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from lab.pi_env import PiUnavailable
 from sessiontools.read import load_session
 from sessiontools.transcript.pi import SessionTree
-from tests.conftest import SAMPLES, shared_sessions
+from tests.conftest import SAMPLES, require_pi, shared_sessions
 from tests.parity import compare
 from tests.parity.compare import KEEPS, Tally, build_requests, check_session, choose_points
 
@@ -34,10 +37,8 @@ def _tally(name: str) -> Tally:
 def _ask(major: str, requests: list[dict]) -> list[dict]:
     from tests.parity.oracle import run_oracle
 
-    try:
-        return run_oracle(major, requests)
-    except PiUnavailable as exc:
-        pytest.skip(f"Pi cannot be installed here: {exc}")
+    require_pi(major)  # fails (never skips) when Pi cannot be installed, unless opted out
+    return run_oracle(major, requests)
 
 
 def _lines_as_pi_reads(path: Path) -> list[str]:
@@ -79,6 +80,7 @@ def test_real_sessions(path: Path, major: str) -> None:
     check_session(major, path.name, lines, answers, tally)
     _tally(f"real v{major}").add(tally)
     _keep_failures(tally)
+    assert not tally.helper_failures, "the oracle harness failed:\n" + "\n".join(tally.helper_failures[:20])
     assert tally.cases > 0
     assert not tally.mismatches, "\n".join(tally.mismatches[:20])
 
@@ -115,5 +117,6 @@ def test_generated_sessions(major: str) -> None:
         check_session(major, sid, lines, by_session.get(sid, []), tally)
     _tally(f"generated v{major}").add(tally)
     _keep_failures(tally)
+    assert not tally.helper_failures, "the oracle harness failed:\n" + "\n".join(tally.helper_failures[:20])
     assert tally.cases > 1000
     assert not tally.mismatches, f"{len(tally.mismatches)} mismatches:\n" + "\n".join(tally.mismatches[:30])

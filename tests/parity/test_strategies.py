@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from lab.pi_env import PiUnavailable, ensure_pi
+from tests.conftest import require_pi
 from tests.parity.oracle import pi_eval_many, run_oracle
 from tests.parity.strategies import (
     KINDS,
@@ -38,11 +38,12 @@ def collect(strategy: st.SearchStrategy, n: int, *, seed_fixed: bool = True) -> 
     return drawn
 
 
+#: Queries where Pi itself threw, per generated kind and Pi version (reported in the pytest summary).
+PI_THROWS_ON_GENERATED: dict[str, int] = {}
+
+
 def _pi(major: str) -> None:
-    try:
-        ensure_pi(major)
-    except PiUnavailable as exc:
-        pytest.skip(str(exc))
+    require_pi(major)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def test_js_json_matches_json_stringify(major):
 @pytest.mark.parity
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("major", ["0", "1"])
-def test_oracle_accepts_generated_sessions(kind, major, capsys):
+def test_oracle_accepts_generated_sessions(kind, major):
     _pi(major)
     files = collect(session_lines(kind), EXAMPLES_PER_KIND)
     assert len(files) >= EXAMPLES_PER_KIND * 0.8
@@ -131,7 +132,6 @@ def test_oracle_accepts_generated_sessions(kind, major, capsys):
     for answer in answers:
         for field, message in (answer.get("errors") or {}).items():
             errors[(field, message[:90])] += 1
-        assert "query" not in (answer.get("errors") or {}), answer  # oracle bugs, not Pi's
         prepare = answer.get("prepare")
         if prepare:
             prepared += 1
@@ -139,13 +139,10 @@ def test_oracle_accepts_generated_sessions(kind, major, capsys):
     assert prepared > 0
     # the 1.x turn start is derived from the projection; it must always resolve uniquely
     assert set(methods) <= {"findCutPoint", "projection"}, methods
-    failed_sessions = len({a["session_id"] for a in answers if "session" in (a.get("errors") or {})})
-    with capsys.disabled():
-        print(f"\n[{kind} on pi {major}.x] {len(files)} sessions, {len(answers)} queries, "
-              f"{sum(1 for a in answers if 'error' in a)} with errors "
-              f"({failed_sessions} sessions unloadable); prepare non-null: {prepared}")
-        for (field, message), count in errors.most_common(6):
-            print(f"    {count:5d}  {field}: {message}")
+    assert not any("helper_error" in a for a in answers), [a for a in answers if "helper_error" in a][:3]
+    # Pi's own TypeErrors on these deliberately bad sessions are expected: counted for the summary
+    # (tests/conftest.py), not printed in the middle of the run.
+    PI_THROWS_ON_GENERATED[f"{kind} on pi {major}.x"] = sum(1 for a in answers if "error" in a)
 
 
 @pytest.mark.parity

@@ -23,7 +23,18 @@ def _names() -> list[str]:
     return sorted(json.loads(MANIFEST.read_text())) if MANIFEST.exists() else []
 
 
-@pytest.mark.parametrize("name", _names())
+# Samples of the rough lab that show a known gap of the package (issue 12). Strict: when the package
+# is fixed the case passes, the xfail fails, and the entry must be removed here.
+# (pi0-two-overflows and pi1-two-overflows were here: issue 12 cause 2 is fixed, both now reproduce.)
+KNOWN_GAPS: dict[str, str] = {}
+
+
+def _cases() -> list:
+    return [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_GAPS[n], strict=True)) if n in KNOWN_GAPS else n
+            for n in _names()]
+
+
+@pytest.mark.parametrize("name", _cases())
 def test_recorded_settings_reproduce_recorded_compactions(name: str) -> None:
     """With the settings a sample was recorded with, every recorded compaction (threshold and
     overflow recovery, on every branch) comes back with the same parent, first kept entry and

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+from sessiontools.read.agents import Agent
 from sessiontools.read.diagnostics import Diagnostic
 
 #: Entry types any Pi release has written (0.x and 1.x). Others are kept and reported.
@@ -92,6 +93,8 @@ class Entry:
 @dataclass(slots=True)
 class Session:
     """One session file as read: header, entries in file order, and everything noticed on the way."""
+
+    agent: ClassVar[Agent] = Agent.PI
 
     path: str
     header: Header | None

@@ -1,0 +1,96 @@
+"""`sessiontools report`: one self-contained HTML page over every command's JSON."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from sessiontools.cli.common import (
+    EXIT_INPUT,
+    JobsOpt,
+    PathsArg,
+    StrictOpt,
+    check_output_path,
+    exit_code_for,
+    parse_token_list,
+    stderr_console,
+    wrote,
+)
+from sessiontools.errors import UsageError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("report")
+    def report_cmd(
+        paths: PathsArg = None,
+        output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write (report.html).")] = Path("report.html"),
+        context_window: Annotated[str | None, typer.Option("--context-window", help="Replay window(s), comma-separated (default: the recorded model's). 16k = 16000.")] = None,
+        reserve: Annotated[str, typer.Option("--reserve", help="Replay reserveTokens value(s), comma-separated.")] = "16384",
+        keep_recent: Annotated[str, typer.Option("--keep-recent", help="Replay keepRecentTokens value(s), comma-separated.")] = "20000",
+        strict: StrictOpt = False,
+        jobs: JobsOpt = None,
+    ) -> None:
+        """One self-contained HTML file (no network, no script): inspect, replay grid with timelines and a
+        heatmap, estimate error with its plots, summary drift; every term defined at the end."""
+        if output.suffix.lower() not in (".html", ".htm"):
+            raise UsageError(f"--output {output}: the report is HTML; use a .html file name")
+        check_output_path(output)
+        windows = parse_token_list(context_window, "--context-window", minimum=1)
+        reserves = parse_token_list(reserve, "--reserve") or [16384]
+        keeps = parse_token_list(keep_recent, "--keep-recent") or [20000]
+        for w in windows or []:
+            if any(r >= w for r in reserves):
+                raise UsageError(f"--reserve must be below --context-window {w:,}")
+        raise typer.Exit(_build(paths, output, jobs, windows, reserves, keeps, strict))
+
+
+def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
+           reserves: list[int], keeps: list[int], strict: bool) -> int:
+    from sessiontools.cli.documents import (
+        drift_document,
+        estimate_error_document,
+        inspect_document,
+        replay_document,
+        replay_timeline,
+    )
+    from sessiontools.report.estimate_error import estimate_error_headline
+    from sessiontools.report.html import render_report
+    from sessiontools.report.inspect import inspect_headline
+    from sessiontools.report.replay import replay_headline
+
+    err = stderr_console()
+    err.record = True
+    insp, loaded = inspect_document(paths, err, jobs)
+    shown = set(err.export_text().splitlines())
+    later = Console(file=io.StringIO(), width=10_000)  # the later passes meet the same files again
+    rep, _ = replay_document(paths, later, jobs, windows=windows, reserves=reserves, keeps=keeps)
+    est, _ = estimate_error_document(paths, later, jobs)
+    dri, _ = drift_document(paths, later, jobs)
+    failed = False
+    for line in dict.fromkeys(later.file.getvalue().splitlines()):  # type: ignore[attr-defined]
+        if line.startswith("error: ") and line not in shown:  # e.g. a model missing from the catalogue
+            err.print(line, markup=False, soft_wrap=True)
+            failed = True
+    first: dict[str, dict] = {}
+    for r in rep["runs"]:
+        first.setdefault(r["session"], r["settings"])
+    timelines = [replay_timeline(s, st) for s, st in first.items()]
+    heads = []
+    if insp["sessions"]:
+        heads.append(inspect_headline(insp["sessions"]))
+    if rep["runs"]:
+        heads.append(replay_headline(rep["runs"]))
+    if est["requests"]:
+        heads.append(estimate_error_headline(est))
+    m = dri["metrics"]
+    heads.append(f"diff-summaries: {m['summaries']} summaries, {m['pairs']} pairs; dropped {m['dropped_items']} items "
+                 f"and {m['dropped_literals']} literals")
+    html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines, headlines=heads)
+    output.write_text(html, encoding="utf-8")
+    wrote(output, f"{len(html.encode('utf-8')) / 1024:.0f} KiB")
+    code = exit_code_for(loaded, strict)
+    return code or (EXIT_INPUT if failed else 0)  # the page is written, but a section lacks some sessions

@@ -1,0 +1,92 @@
+"""One thin function per command that returns the JSON document `--format json` prints.
+
+`sessiontools report` builds its HTML from these dicts only, so the report depends on the JSON
+schemas (kept stable by tests/golden) and on nothing inside the analyses. Each function reads the
+files, reports problems on `err`, and returns `(document, loaded)`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from functools import partial
+from typing import Any
+
+from rich.console import Console
+
+from sessiontools.cli.common import Loaded, run_files, token_cache_path
+from sessiontools.report.writers import envelope
+
+Paths = Iterable[str | os.PathLike[str]] | None
+
+
+def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
+    from sessiontools.analysis.inspect import inspect_session
+
+    reports, loaded = run_files(paths, err, partial(inspect_session), jobs, "inspecting")
+    return envelope("inspect", sessions=reports), loaded
+
+
+def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
+                    reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)) -> tuple[dict[str, Any], Loaded]:
+    from sessiontools.replay import replay_records
+
+    fn = partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None, leaf=None,
+                 all_leaves=False, summary_tokens=None)
+    per_file, loaded = run_files(paths, err, fn, jobs, "replaying")
+    return envelope("replay", runs=[r for recs in per_file for r in recs]), loaded
+
+
+def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
+    from sessiontools.analysis.estimate_error import (
+        DEFAULT_THRESHOLD_GRID,
+        EstimateErrorOptions,
+        SessionWorker,
+        parse_estimators,
+        parse_threshold_grid,
+        summarize_requests,
+    )
+
+    options = EstimateErrorOptions(estimators=parse_estimators(None), by="model",
+                                   thresholds=parse_threshold_grid(DEFAULT_THRESHOLD_GRID), leaf=None, all_leaves=False,
+                                   pi_version=None, calibration=None, calibration_x="o200k", fit=False)
+    store = str(token_cache_path())
+    per_session, loaded = run_files(paths, err, SessionWorker(options, store), jobs, "estimating", content_hash=True)
+    report = summarize_requests(per_session, options)
+    return envelope("estimate-error", **report.summary), loaded
+
+
+def drift_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
+    from sessiontools.analysis.drift import FUZZY_THRESHOLD, DriftReport, DriftWorker, token_counter
+
+    counter = token_counter("o200k")
+    per_file, loaded = run_files(paths, err, DriftWorker(leaf=None, all_leaves=False, tokenizer="o200k"), jobs,
+                                 "analysing")
+    report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
+    return envelope("diff-summaries", **report.to_dict(None), gates=[]), loaded
+
+
+def replay_timeline(session_path: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The request-by-request context of one replay run (the data of `replay --plot` for one setting)."""
+    from sessiontools.read import load_session
+    from sessiontools.replay import replay_session
+
+    (pr,) = replay_session(load_session(session_path), windows=[settings["context_window"]],
+                           reserves=[settings["reserve_tokens"]], keeps=[settings["keep_recent_tokens"]],
+                           policy=settings["policy"], leaf=None, all_leaves=False, summary_tokens=None)
+    run = pr.runs[0]
+    reqs = list(run.requests)
+    recorded = []
+    for rc in pr.workload.recorded_compactions:
+        before = [p for p in reqs if p.base_index <= rc.parent_base_index]
+        if before:
+            recorded.append([rc.parent_base_index, before[-1].truth])
+    return {
+        "session": session_path,
+        "threshold": run.settings.threshold,
+        "window": run.settings.context_window,
+        "truth": [[p.base_index, p.truth] for p in reqs],
+        "pi_view": [[p.base_index, p.pi_view] for p in reqs if p.pi_view is not None],
+        "compactions": [[c.parent_base_index, c.reason] for c in run.compactions],
+        "recorded": recorded,
+    }

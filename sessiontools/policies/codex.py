@@ -1,0 +1,193 @@
+"""Codex's auto-compaction rule (codex-rs 0.171) as a `Policy`, read like codex-rs/core.
+
+One rule, four parts, each with the codex-rs function it follows:
+
+- **Limit** (`threshold`): `model_info.auto_compact_token_limit()` = min(`model_auto_compact_token_limit`,
+  90% of the configured `model_context_window`) (codex-rs `openai_models` / `turn.rs`
+  `auto_compact_token_status`, scope `Total`). The rollout does not record the configured window: its
+  `token_count` events report 95% of it (`model_context_window` 60800 for a configured 64000), so the
+  configured window at recorded settings is reported / 0.95 (`configured_window`). The explicit
+  limit is not recorded at all.
+- **Count** (`count`): `ContextManager::get_total_token_usage` (`context_manager/history.rs`): the last
+  response's `total_tokens` (input + output) plus `estimate_item_token_count` of every item after the
+  newest model-generated item (`items_after_last_model_generated_item`); an item's estimate is
+  ceil(bytes / 4) (`approx_tokens_from_byte_count`), an encrypted reasoning item 3/4 of its payload
+  minus 650 (`estimate_reasoning_length`). **Measured on 0.171.0** (`RUST_LOG=codex_core=trace`, its
+  `post sampling token usage` line, at all 42 checks of a recording of `codex-pair-b`): a tool
+  output counts `len(call_id)` + the UTF-8 bytes of its output text, not the `serde_json` length
+  of the item the source of that time suggests (no JSON wrapper, no escapes: 15 + bytes with 15-char
+  call ids, 38 + bytes with 38-char ones). Other items are counted as their `serde_json` length
+  (`id` and the internal metadata are `skip_serializing`), unmeasured.
+- **When** (`check_points`, `fires`): `token_limit_reached = count >= limit`. Checked before sampling a
+  turn, *before* the turn's context updates and new user message are recorded (`run_turn` ->
+  `run_pre_sampling_compact`), and after each sampling request when a follow-up is needed (a tool
+  output to answer: `run_turn`'s `token_limit_reached && needs_follow_up`, mid-turn). No check after
+  a final answer, and never reactive: `context_length_exceeded` fails the turn.
+- **What stays** (`keep`): `compact.rs` `build_compacted_history`: the initial context (base
+  instructions, developer messages, contextual user messages such as `<environment_context>`), the
+  real user messages newest first up to `COMPACT_USER_MESSAGE_MAX_TOKENS` (the oldest one that
+  overflows is truncated to the rest of the budget), then the summary.
+
+`tokens_before` is the last response's `total_tokens`, what the Codex reader records on a compaction.
+Over other agents' transcripts (Pi, Claude Code) a message is sized as the Codex item it would be (a
+`message` or a `function_call_output` around its text), answering "what would Codex's rule have done
+to this session".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sessiontools.policies.base import (
+    Candidate,
+    CheckPoint,
+    CountView,
+    Kept,
+    Policy,
+    PolicyName,
+    PolicySettings,
+)
+
+#: `token_count.model_context_window` is this fraction of the configured window (observed, 0.171).
+REPORTED_WINDOW_FRACTION = 0.95
+#: `auto_compact_token_limit()` defaults to this fraction of the configured window.
+AUTO_COMPACT_WINDOW_FRACTION = 0.9
+#: `compact.rs`: the user messages kept after a compaction, in approximate tokens.
+COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
+#: `codex_utils_output_truncation`: the bytes-per-token heuristic (ceil division).
+APPROX_BYTES_PER_TOKEN = 4
+#: `estimate_reasoning_length`: encrypted payload bytes * 3/4 minus this.
+ENCRYPTED_REASONING_OVERHEAD = 650
+#: serde `skip_serializing` fields of `ResponseItem` that the rollout writes.
+NOT_SERIALIZED = ("id", "internal_chat_message_metadata_passthrough")
+#: Text that opens a contextual user message (`is_contextual_user_message_content`): initial context.
+CONTEXTUAL_USER_PREFIXES = (
+    "<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<user_shell_command>",
+    "<turn_aborted>", "<subagent_notification>", "<skill>", "<permissions instructions>",
+)
+TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+#: A tool call id when another agent's transcript has none (OpenAI's are `call_` + 24 characters).
+DEFAULT_CALL_ID_BYTES = 29
+MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+                         "image_generation_call", "tool_search_call", "compaction", "context_compaction"})
+
+
+def approx_tokens(nbytes: int) -> int:
+    """`approx_tokens_from_byte_count`: ceil(bytes / 4)."""
+    return -(-max(nbytes, 0) // APPROX_BYTES_PER_TOKEN)
+
+
+def configured_window(reported: int) -> int:
+    """The configured `model_context_window` behind a rollout's reported one (reported / 0.95)."""
+    return round(reported / REPORTED_WINDOW_FRACTION)
+
+
+def default_limit(context_window: int) -> int:
+    """90% of the configured window (`auto_compact_token_limit` with no explicit limit)."""
+    return int(context_window * AUTO_COMPACT_WINDOW_FRACTION)
+
+
+def _serialized(obj: Any) -> int:
+    return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _output_text(out: Any) -> str:
+    if isinstance(out, str):
+        return out
+    if isinstance(out, Mapping):
+        return str(out.get("content", ""))
+    if isinstance(out, list):
+        return "".join(p.get("text", "") for p in out if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+    return ""
+
+
+def item_bytes(item: Mapping[str, Any]) -> int:
+    """`estimate_response_item_model_visible_bytes` of one Codex response item (as the rollout has it;
+    tool outputs as measured, see the module docstring)."""
+    kind = item.get("type")
+    encrypted = item.get("encrypted_content")
+    if kind in ("reasoning", "compaction", "context_compaction", "compaction_summary") and isinstance(encrypted, str):
+        return max(len(encrypted) * 3 // 4 - ENCRYPTED_REASONING_OVERHEAD, 0)
+    if kind == "message":
+        return _serialized({"type": kind, "role": item.get("role"), "content": item.get("content")})
+    if kind in TOOL_OUTPUTS:
+        return len(str(item.get("call_id") or "").encode("utf-8")) + len(_output_text(item.get("output")).encode("utf-8"))
+    return _serialized({k: v for k, v in item.items() if k not in NOT_SERIALIZED})
+
+
+def is_codex_item(raw: Any) -> bool:
+    return isinstance(raw, Mapping) and isinstance(raw.get("type"), str) and "payload" not in raw
+
+
+def is_model_generated(role: str, raw: Any) -> bool:
+    """`is_model_generated_item`: assistant messages and the model's own calls/reasoning."""
+    if is_codex_item(raw):
+        return raw["type"] in MODEL_ITEMS or (raw["type"] == "message" and raw.get("role") == "assistant")
+    return role == "assistant"
+
+
+def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None) -> int:
+    """Bytes Codex would count for a message: its own item's, or the item another agent's message
+    would be in a Codex history."""
+    if is_codex_item(raw):
+        return item_bytes(raw)
+    if role == "tool":
+        return (len(call_id.encode("utf-8")) if call_id else DEFAULT_CALL_ID_BYTES) + len(text.encode("utf-8"))
+    part = "output_text" if role == "assistant" else "input_text"
+    return _serialized({"type": "message", "role": "developer" if role == "system" else role,
+                        "content": [{"type": part, "text": text}]})
+
+
+def is_contextual(text: str) -> bool:
+    return text.lstrip().startswith(CONTEXTUAL_USER_PREFIXES)
+
+
+class CodexPolicy(Policy):
+    """codex-rs 0.171's auto-compaction (see the module docstring)."""
+
+    name = PolicyName.CODEX
+    check_points = frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS})
+    reactive = False
+    pre_turn_excludes_input = True
+
+    def threshold(self, settings: PolicySettings) -> int:
+        limit = default_limit(settings.context_window)
+        explicit = settings.get("auto_compact_limit")
+        return min(int(explicit), limit) if explicit is not None else limit
+
+    def size(self, message: Any) -> tuple[int, int]:
+        role = message.role.value
+        return len(message.text), message_bytes(role, message.text, message.raw, message.id)
+
+    def count(self, view: CountView) -> float:
+        items = view.trailing if view.last_usage_total is not None else view.context
+        return (view.last_usage_total or 0.0) + sum(approx_tokens(b) for _, b in items)
+
+    def fires(self, count: float, threshold: int) -> bool:
+        return count >= threshold
+
+    def tokens_before(self, view: CountView) -> int:
+        return round(view.last_usage_total) if view.last_usage_total is not None else round(self.count(view))
+
+    def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
+        kept: list[int] = []
+        notes: list[str] = []
+        budget = settings.get("user_message_max_tokens", COMPACT_USER_MESSAGE_MAX_TOKENS)
+        for c in reversed(candidates):
+            msg = c.message
+            text = msg.text if msg is not None else ""
+            if c.role in ("system",) or (c.role == "user" and is_contextual(text)):
+                kept.append(c.index)  # initial context: re-injected after every compaction
+            elif c.role == "user" and budget > 0:
+                kept.append(c.index)
+                need = approx_tokens(len(text.encode("utf-8")))
+                if need > budget:
+                    notes.append(f"user message {c.index} truncated to {budget} tokens")
+                budget -= need
+        return Kept(tuple(sorted(kept)), notes)
+
+
+def codex_policy() -> CodexPolicy:
+    return CodexPolicy()

@@ -1,0 +1,129 @@
+"""Open Claude Code transcripts (the only module of this reader that touches files).
+
+``load_claude_file(path)`` reads one ``.jsonl`` transcript; ``transcript_files(paths)`` expands
+files, directories (every ``*.jsonl`` below, sorted) and globs; ``default_projects_dir(env, home)``
+is where Claude Code keeps them: ``$CLAUDE_CONFIG_DIR/projects`` when that variable is set, else
+``~/.claude/projects`` (the caller passes the environment: core code does not read it).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+
+import orjson
+
+from sessiontools.errors import InputError
+from sessiontools.read.claude_code.records import KNOWN_TYPES, ClaudeFile, Record, parse_record
+from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.read.pi.load import expand_paths
+
+_SNIFF = 8192
+
+
+def default_projects_dir(env: Mapping[str, str], home: Path) -> Path:
+    """``$CLAUDE_CONFIG_DIR/projects`` if set, else ``<home>/.claude/projects``."""
+    cfg = env.get("CLAUDE_CONFIG_DIR")
+    return Path(cfg) / "projects" if cfg else home / ".claude" / "projects"
+
+
+def subagent_files(session: str | os.PathLike[str]) -> list[Path]:
+    """The subagent transcripts newer Claude Code writes beside a session file:
+    ``<project>/<session id>/subagents/agent-*.jsonl`` (sorted)."""
+    p = Path(session)
+    folder = p.with_suffix("") / "subagents"
+    return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
+
+
+def _is_stitched_subagent(f: Path) -> bool:
+    return f.parent.name == "subagents" and f.parent.parent.with_suffix(".jsonl").is_file()
+
+
+def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Files named, ``*.jsonl`` below directories (sorted), glob matches; each once, in order.
+
+    A subagent file found in a directory or glob is left out when its session file exists: it is
+    read as part of that session (``subagent_files``). A subagent file named explicitly is kept.
+    """
+    seen: set[Path] = set()
+    for raw in paths:
+        explicit = Path(os.fspath(raw)).is_file()
+        for f in expand_paths([raw]):
+            key = f.resolve()
+            if key in seen or (not explicit and _is_stitched_subagent(f)):
+                continue
+            seen.add(key)
+            yield f
+
+
+def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
+    """Parse transcript bytes; bad lines become Diagnostics, the rest records (file order)."""
+    records: list[Record] = []
+    diags: list[Diagnostic] = []
+    seen: set[str] = set()
+    lines = data.split(b"\n")
+    unknown: dict[str, int] = {}
+    for i, raw in enumerate(lines):
+        n = i + 1
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            last = i == len(lines) - 1 or all(not x.strip() for x in lines[i + 1:])
+            why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
+            diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
+            continue
+        rec = parse_record(obj, n, path)
+        if isinstance(rec, Diagnostic):
+            diags.append(rec)
+            continue
+        if rec.uuid and rec.uuid in seen and rec.type in ("user", "assistant", "system", "attachment"):
+            diags.append(Diagnostic(path, n, f"duplicate uuid {rec.uuid}: the first line is kept",
+                                    DiagnosticKind.SKIPPED))
+            continue
+        if rec.uuid:
+            seen.add(rec.uuid)
+        if rec.type not in KNOWN_TYPES and rec.type not in unknown:
+            unknown[rec.type] = n
+        records.append(rec)
+    for t, n in unknown.items():
+        diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
+    return ClaudeFile(path, records, sorted(diags, key=lambda d: d.line))
+
+
+def load_claude_file(path: str | os.PathLike[str]) -> ClaudeFile:
+    """Read one transcript file (never written to)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError as exc:
+        raise InputError(f"{p}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InputError(f"{p}: is a directory") from exc
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    return parse_bytes(data, str(p))
+
+
+def looks_like_claude_code(head: bytes) -> bool:
+    """True when the first JSON line of ``head`` looks like a Claude Code transcript line."""
+    for raw in head[:_SNIFF].split(b"\n")[:20]:
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict) and obj.get("type") != "session":
+            return "sessionId" in obj or "uuid" in obj or obj.get("type") in ("summary", "queue-operation")
+        return False
+    return False
+
+
+def load_claude_session(path: str | os.PathLike[str]) -> ClaudeFile:
+    """A transcript file with its subagent files (`subagent_files`) read into `subagents`."""
+    f = load_claude_file(path)
+    f.subagents = [load_claude_file(sub) for sub in subagent_files(path)]
+    return f

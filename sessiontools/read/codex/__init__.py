@@ -1,0 +1,51 @@
+"""Codex CLI rollouts: lines -> typed records (`records`), with a Diagnostic for every unusable line."""
+
+from sessiontools.read.codex.load import (
+    default_sessions_dir,
+    expand_rollouts,
+    is_rollout,
+    load_rollout,
+    read_rollout_bytes,
+    records_from_objects,
+    token_usage,
+)
+from sessiontools.read.codex.records import (
+    SUMMARY_PREFIX,
+    Compacted,
+    CompactionEvent,
+    ErrorEvent,
+    Other,
+    Record,
+    ResponseItem,
+    Rollout,
+    SessionMeta,
+    TaskEvent,
+    TokenCount,
+    TokenUsage,
+    TurnContext,
+    UsageRecord,
+)
+
+__all__ = [
+    "SUMMARY_PREFIX",
+    "Compacted",
+    "CompactionEvent",
+    "ErrorEvent",
+    "Other",
+    "Record",
+    "ResponseItem",
+    "Rollout",
+    "SessionMeta",
+    "TaskEvent",
+    "TokenCount",
+    "TokenUsage",
+    "TurnContext",
+    "UsageRecord",
+    "default_sessions_dir",
+    "expand_rollouts",
+    "is_rollout",
+    "load_rollout",
+    "read_rollout_bytes",
+    "records_from_objects",
+    "token_usage",
+]

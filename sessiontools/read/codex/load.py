@@ -1,0 +1,211 @@
+"""Read Codex rollouts into records (`read.codex.records`), reporting every line it cannot use.
+
+Lines are parsed like Pi's (`read.pi.parse.parse_line`: orjson, careful fallback, glued objects
+recovered, a truncated last line named as such). A line that parses but has an unknown `type`, or a
+known type with a payload of the wrong shape, is skipped with a `Diagnostic`; reading goes on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sessiontools.errors import InputError
+from sessiontools.read.codex.records import (
+    Compacted,
+    CompactionEvent,
+    ErrorEvent,
+    Other,
+    Record,
+    ResponseItem,
+    Rollout,
+    SessionMeta,
+    TaskEvent,
+    TokenCount,
+    TokenUsage,
+    TurnContext,
+    UsageRecord,
+)
+from sessiontools.read.diagnostics import Diagnostic
+from sessiontools.read.pi.load import expand_paths
+from sessiontools.read.pi.parse import parse_line
+
+ITEM_TYPES = frozenset({
+    "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+    "local_shell_call", "reasoning", "web_search_call", "image_generation_call", "compaction",
+    "compaction_summary", "tool_search_call", "tool_search_output", "ghost_snapshot", "other",
+})
+QUIET_TYPES = frozenset({"world_state", "state"})
+
+
+def _int(v: Any) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+
+
+def _opt_int(v: Any) -> int | None:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def token_usage(raw: Any) -> TokenUsage | None:
+    if not isinstance(raw, Mapping):
+        return None
+    return TokenUsage(_int(raw.get("input_tokens")), _int(raw.get("cached_input_tokens")),
+                      _int(raw.get("output_tokens")), _int(raw.get("reasoning_output_tokens")),
+                      _int(raw.get("total_tokens")), _int(raw.get("cache_write_input_tokens")))
+
+
+def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
+    kind = p.get("type")
+    if kind == "token_count":
+        info = p.get("info")
+        if not isinstance(info, Mapping):
+            return Other(n, ts, "event_msg", "token_count")  # rate-limit-only count: no usage
+        return TokenCount(n, ts, token_usage(info.get("total_token_usage")), token_usage(info.get("last_token_usage")),
+                          _opt_int(info.get("model_context_window")))
+    if kind in ("task_started", "task_complete", "turn_aborted"):
+        err = p.get("error") if isinstance(p.get("error"), Mapping) else {}
+        attribution = p.get("turn_attribution") if isinstance(p.get("turn_attribution"), Mapping) else {}
+        return TaskEvent(n, ts, "started" if kind == "task_started" else "complete", _str(p.get("turn_id")),
+                         _opt_int(p.get("model_context_window")), _str(err.get("message")),
+                         _str(err.get("codex_error_info")), _str(attribution.get("turn_trigger")))
+    if kind == "error":
+        info = p.get("codex_error_info")
+        return ErrorEvent(n, ts, str(p.get("message", "")), info if isinstance(info, str) else None)
+    if kind == "context_compacted":
+        return CompactionEvent(n, ts, "context_compacted")
+    if kind == "item_completed" and isinstance(p.get("item"), Mapping) and p["item"].get("type") == "ContextCompaction":
+        return CompactionEvent(n, ts, "item_completed")
+    return Other(n, ts, "event_msg", _str(kind))
+
+
+def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
+    """One parsed line as a record, or the reason it cannot be used."""
+    ts = _str(obj.get("timestamp"))
+    kind = obj.get("type")
+    if "payload" not in obj:
+        if isinstance(kind, str) and kind in ITEM_TYPES:  # legacy: a bare response item
+            return ResponseItem(n, ts, kind, _str(obj.get("role")), obj)
+        if obj.get("record_type") == "state":
+            return Other(n, ts, "state")
+        if isinstance(obj.get("id"), str) and "instructions" in obj:  # legacy first line
+            return SessionMeta(n, ts, obj["id"], None, None, None, _str(obj.get("instructions")), None, obj)
+        return Diagnostic(path, n, f"not a rollout line (no payload; type {kind!r}); line skipped", "skipped")
+    p = obj.get("payload")
+    if not isinstance(p, Mapping):
+        return Diagnostic(path, n, f"{kind!r} line without an object payload; line skipped", "skipped")
+    if kind == "session_meta":
+        meta = p.get("meta") if isinstance(p.get("meta"), Mapping) else p  # some versions nest it
+        bi = meta.get("base_instructions")
+        text = _str(bi.get("text")) if isinstance(bi, Mapping) else _str(bi)
+        return SessionMeta(n, ts, _str(meta.get("id")), _str(meta.get("cwd")), _str(meta.get("cli_version")),
+                           _str(meta.get("model_provider")), text, _str(meta.get("originator")), meta)
+    if kind == "turn_context":
+        return TurnContext(n, ts, _str(p.get("turn_id")), _str(p.get("model")), _str(p.get("cwd")))
+    if kind == "response_item":
+        item_type = p.get("type")
+        if not isinstance(item_type, str):
+            return Diagnostic(path, n, "response_item without a type; line skipped", "skipped")
+        return ResponseItem(n, ts, item_type, _str(p.get("role")), p)
+    if kind == "event_msg":
+        return _event(n, ts, p)
+    if kind == "token_usage_record":
+        return UsageRecord(n, ts, _str(p.get("response_id")), token_usage(p.get("usage")))
+    if kind == "compacted":
+        hist = p.get("replacement_history")
+        items = tuple(it for it in hist if isinstance(it, Mapping)) if isinstance(hist, list) else None
+        latest = p.get("latest_token_usage_record")
+        usage = token_usage(latest.get("usage")) if isinstance(latest, Mapping) else None
+        return Compacted(n, ts, str(p.get("message") or ""), items, usage)
+    if isinstance(kind, str) and kind in QUIET_TYPES:
+        return Other(n, ts, kind)
+    return Diagnostic(path, n, f"unknown rollout line type {kind!r}; line skipped", "skipped")
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
+    start, n, end = 0, 0, len(data)
+    while start < end:
+        n += 1
+        nl = data.find(b"\n", start)
+        if nl < 0:
+            yield n, data[start:end], False
+            return
+        yield n, data[start:nl], True
+        start = nl + 1
+
+
+def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
+    """Read a rollout held in memory."""
+    if b"\x00" in data[:4096]:
+        return Rollout(path, (), [Diagnostic(path, 1, "binary file (NUL bytes): not a Codex rollout", "fatal")], "unknown")
+    records: list[Record] = []
+    diags: list[Diagnostic] = []
+    wrapped = ordinal = 0
+    for n, raw, terminated in _lines(data):
+        parsed = parse_line(raw, n, path, terminated=terminated)
+        diags.extend(parsed.diagnostics)
+        for obj in parsed.objects:
+            rec = _record(n, obj, path)
+            if isinstance(rec, Diagnostic):
+                diags.append(rec)
+                continue
+            records.append(rec)
+            if "payload" in obj:
+                wrapped += 1
+                ordinal += "ordinal" in obj
+    schema = "legacy" if records and not wrapped else ("2025" if wrapped and ordinal < wrapped else "current")
+    if not records and not any(d.kind == "fatal" for d in diags):
+        diags.append(Diagnostic(path, 1, "no rollout lines in this file", "fatal"))
+    return Rollout(path, tuple(records), diags, schema)
+
+
+def records_from_objects(objects: Iterable[Mapping[str, Any]], path: str = "<memory>") -> Rollout:
+    """Records from already-parsed line objects (tests, builders)."""
+    import json
+
+    return read_rollout_bytes(b"".join(json.dumps(o).encode() + b"\n" for o in objects), path)
+
+
+def load_rollout(path: str | os.PathLike[str]) -> Rollout:
+    """Read one rollout file. Never writes to it. Raises `InputError` when it cannot be opened."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory (give a rollout file, or use a command that takes directories)")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError as exc:
+        raise InputError(f"{p}: no such file") from exc
+    except PermissionError as exc:
+        raise InputError(f"{p}: permission denied") from exc
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    return read_rollout_bytes(data, str(path))
+
+
+def default_sessions_dir(env: Mapping[str, str], home: str | os.PathLike[str]) -> Path:
+    """Where Codex keeps rollouts: `$CODEX_HOME/sessions`, else `~/.codex/sessions` (the caller passes
+    the environment and home: core code does not read them)."""
+    codex_home = env.get("CODEX_HOME")
+    return Path(codex_home) / "sessions" if codex_home else Path(home) / ".codex" / "sessions"
+
+
+def expand_rollouts(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Files named, `*.jsonl` below directories (sorted), glob matches; each once, in order."""
+    return expand_paths(paths)
+
+
+def is_rollout(data: bytes) -> bool:
+    """Whether the first line looks like a Codex rollout (for agent detection)."""
+    first = next((raw for _, raw, _ in _lines(data[:65536]) if raw.strip()), b"")
+    parsed = parse_line(first, 1, "<sniff>")
+    if not parsed.objects:
+        return False
+    obj = parsed.objects[0]
+    if obj.get("type") == "session_meta" and isinstance(obj.get("payload"), Mapping):
+        return True
+    return isinstance(obj.get("id"), str) and "instructions" in obj and "type" not in obj

@@ -1,0 +1,71 @@
+"""Which compaction policies `replay` knows, which agents' transcripts each replays, and each agent's
+default policy. Adding a policy is adding one `PolicyEntry` line to `POLICIES` (and, when it is an
+agent's own rule, one line to `DEFAULT_POLICY`).
+
+Pi sessions replayed with a Pi policy go through the exact port (`replay.simulate`); every other
+pair (Codex rollouts, Claude Code transcripts, Pi sessions under another agent's rule) goes through
+the generic simulator (`replay.neutral`) with the policy object made here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.read.agents import Agent
+
+
+def _pi0() -> Policy:
+    from sessiontools.policies.pi.policy import pi_policy
+
+    return pi_policy(PolicyName.PI_0)
+
+
+def _pi1() -> Policy:
+    from sessiontools.policies.pi.policy import pi_policy
+
+    return pi_policy(PolicyName.PI_1)
+
+
+def _codex() -> Policy:
+    from sessiontools.policies.codex import codex_policy
+
+    return codex_policy()
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyEntry:
+    """A policy replay implements: how to make it and whose transcripts it replays."""
+
+    name: PolicyName
+    make: Callable[[], Policy]
+    agents: frozenset[Agent]
+
+
+EVERY_AGENT = frozenset(Agent)
+
+POLICIES: dict[PolicyName, PolicyEntry] = {e.name: e for e in (
+    PolicyEntry(PolicyName.PI_0, _pi0, EVERY_AGENT),
+    PolicyEntry(PolicyName.PI_1, _pi1, EVERY_AGENT),
+    PolicyEntry(PolicyName.CODEX, _codex, EVERY_AGENT),
+)}
+
+#: An agent's own rule, used when --policy is not given (Pi: the version that wrote the file).
+DEFAULT_POLICY: dict[Agent, PolicyName | None] = {
+    Agent.PI: None,
+    Agent.CODEX: PolicyName.CODEX,
+}
+
+PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})
+
+
+def replay_agents(policy: str | None) -> frozenset[Agent]:
+    """The agents whose files `replay --policy POLICY` reads (no policy: those with a default)."""
+    if policy is None:
+        return frozenset(DEFAULT_POLICY)
+    return POLICIES[PolicyName(policy)].agents
+
+
+def make_policy(name: str | PolicyName) -> Policy:
+    return POLICIES[PolicyName(name)].make()

@@ -1,0 +1,405 @@
+"""A Claude Code transcript as the agent-neutral transcript (`transcript.model`).
+
+Paths. The main path ends at the last non-sidechain ``user``/``assistant`` line of the file and
+walks ``parentUuid`` back to the root, continuing through a ``compact_boundary``'s
+``logicalParentUuid``, so the whole history is one path with its compactions on it. Claude Code
+parents the result of each parallel tool call on *its* ``tool_use`` line, so the results of the
+earlier calls are side leaves: a ``tool_result`` line hanging off the path with no children of its
+own is put back on it, and so is a later ``tool_use`` line of the same response (same
+``message.id``) that hangs off it with its result (Claude Code parents the next request on the last
+result it wrote). Lines are then in file order. Every sidechain leaf (``isSidechain``, a
+subagent) is its own path with ``sidechain=True``, after the main path; it stops where the lines
+stop being sidechain lines (a subagent does not see the main conversation). Newer Claude Code
+writes subagents to ``<session>/subagents/agent-*.jsonl``: ``load_claude_transcript`` adds those
+files' paths as sidechains too.
+
+Messages. ``user`` lines: the compact summary (``isCompactSummary``, or text starting with "This
+session is being continued from a previous conversation") -> SUMMARY; tool results -> TOOL; text
+-> USER; ``isMeta`` and local-command lines (``<command-name>``, ``<local-command-stdout>``, ...)
+-> OTHER (they are sent to the model all the same: the lab's token counts after a ``/compact``
+only match with them). ``assistant`` lines -> ASSISTANT (text, thinking, tool calls ``name + " " + input JSON``).
+``system`` and ``attachment`` lines are not messages (with ``--bare`` Claude Code 2.1.332 sends no
+attachment; see lab/README.md).
+
+Requests. One per API response: assistant lines sharing ``message.id`` (else ``requestId``, else
+the line's uuid) are one request, at the first of them, with the usage of that line:
+``Usage(input=input_tokens, cache_read=cache_read_input_tokens,
+cache_write=cache_creation_input_tokens, output=output_tokens)``. ``<synthetic>`` replies and
+replies without usage are not requests (``TranscriptPath.skipped``). The context of a request is
+what Claude Code sends: before any compaction every earlier message; after one, the summary, the
+preserved messages, then every message after the summary; synthetic replies are never sent.
+
+Compactions. A ``compact_boundary`` gives trigger (``manual`` -> MANUAL; ``auto`` -> THRESHOLD,
+or OVERFLOW when it is reactive: a synthetic "Prompt is too long" reply since the previous
+compaction, or ``preTokens >= provider_limit`` when the caller knows the provider's limit; the file
+itself records no window), ``tokens_before``/``tokens_after`` (``preTokens``/``postTokens``), the
+summary (the text after ``Summary:`` in the summary message, up to Claude Code's continuation
+instructions) and ``kept`` = the ``preservedMessages.uuids`` (else ``preservedSegment``
+head..tail). Older files without boundaries begin with the summary message: a compaction at
+message 0 with trigger UNKNOWN (format ``claude-code-legacy``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from typing import Any
+
+from sessiontools.read.claude_code import ClaudeFile, Record, content_text, load_claude_file, subagent_files
+from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.transcript.limits import provider_counts
+from sessiontools.transcript.model import (
+    Agent,
+    Compaction,
+    Message,
+    Overflow,
+    Ranges,
+    Request,
+    Role,
+    Transcript,
+    TranscriptPath,
+    Trigger,
+    Unit,
+    UnitKind,
+    Usage,
+)
+
+_COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+                     "<local-command-stderr>", "<local-command-caveat>")
+_SUMMARY_TAILS = ("\n\nIf you need specific details from before compaction", "\nIf you need specific details",
+                  "\n\nContinue the conversation from where it left off", "\n\nPlease continue the conversation")
+_TOO_LONG = re.compile(r"prompt is too long", re.I)
+
+
+def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int | None = None,
+                           subagents: bool = True) -> Transcript:
+    """Read a transcript file and build its neutral Transcript; with ``subagents`` the files in
+    ``<session>/subagents/`` are added as sidechain paths (their diagnostics too)."""
+    t = claude_transcript(load_claude_file(path), provider_limit=provider_limit)
+    if subagents:
+        for sub in subagent_files(path):
+            st = claude_transcript(load_claude_file(sub), provider_limit=provider_limit)
+            for p in st.paths:
+                p.sidechain = True
+            t.paths.extend(st.paths)
+            t.diagnostics.extend(st.diagnostics)
+            t.settings.setdefault("subagent_files", []).append(str(sub))
+    return t
+
+
+# -- paths ------------------------------------------------------------------------------------------
+
+def _children(nodes: dict[str, Record]) -> dict[str, list[Record]]:
+    kids: dict[str, list[Record]] = {}
+    for r in nodes.values():
+        if r.parent:
+            kids.setdefault(r.parent, []).append(r)
+    return kids
+
+
+def _walk(leaf: Record, nodes: dict[str, Record]) -> list[Record]:
+    chain: list[Record] = []
+    seen: set[str] = set()
+    cur: Record | None = leaf
+    while cur is not None and cur.uuid not in seen and cur.sidechain == leaf.sidechain:
+        seen.add(cur.uuid or "")
+        chain.append(cur)
+        nxt = cur.parent or (cur.logical_parent if cur.is_boundary else None)
+        cur = nodes.get(nxt) if nxt else None
+    chain.reverse()
+    return chain
+
+
+def _has_tool_result(r: Record) -> bool:
+    c = r.content
+    return isinstance(c, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
+
+
+def _response_id(r: Record) -> str | None:
+    return r.message.get("id") if r.type == "assistant" else None
+
+
+def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> list[Record]:
+    """The chain plus the lines of a parallel tool call that hang off it (see module docstring)."""
+    on = {r.uuid for r in chain}
+    extra: list[Record] = []
+    todo = list(chain)
+    while todo:
+        r = todo.pop()
+        for k in kids.get(r.uuid or "", []):
+            if k.uuid in on or k.sidechain != r.sidechain:
+                continue
+            side_result = k.type == "user" and _has_tool_result(k) and not kids.get(k.uuid or "")
+            sibling = k.type == "assistant" and _response_id(k) is not None and _response_id(k) == _response_id(r)
+            if side_result or sibling:
+                on.add(k.uuid)
+                extra.append(k)
+                todo.append(k)
+    return sorted(chain + extra, key=lambda r: r.line) if extra else chain
+
+
+def _paths(f: ClaudeFile) -> list[tuple[list[Record], bool]]:
+    nodes = f.nodes()
+    kids = _children(nodes)
+    talk = [r for r in nodes.values() if r.type in ("user", "assistant")]
+    main = [r for r in talk if not r.sidechain]
+    out: list[tuple[list[Record], bool]] = []
+    if main:
+        out.append((_with_side_results(_walk(max(main, key=lambda r: r.line), nodes), kids), False))
+    side_leaves = [r for r in talk if r.sidechain and not any(k.type in ("user", "assistant")
+                                                              for k in kids.get(r.uuid or "", []))]
+    for leaf in sorted(side_leaves, key=lambda r: r.line):
+        if _has_tool_result(leaf) and leaf.parent and leaf.parent in nodes and any(
+                k.uuid != leaf.uuid for k in kids.get(leaf.parent, [])):
+            continue  # a parallel tool result: put back on its sibling's path below
+        out.append((_with_side_results(_walk(leaf, nodes), kids), True))
+    return out
+
+
+# -- messages ---------------------------------------------------------------------------------------
+
+def _block_units(content: Any, assistant: bool) -> list[Unit]:
+    if isinstance(content, str):
+        return [Unit(UnitKind.TEXT if assistant else UnitKind.USER, content)]
+    units: list[Unit] = []
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            units.append(Unit(UnitKind.TEXT if assistant else UnitKind.USER, b.get("text") or ""))
+        elif t in ("thinking", "redacted_thinking"):
+            units.append(Unit(UnitKind.THINKING, b.get("thinking") or ""))
+        elif t == "tool_use":
+            args = json.dumps(b.get("input"), ensure_ascii=False)
+            units.append(Unit(UnitKind.TOOL_CALL, f"{b.get('name') or ''} {args}"))
+        elif t == "tool_result":
+            c = b.get("content")
+            units.append(Unit(UnitKind.TOOL_RESULT, c if isinstance(c, str) else content_text(c)))
+            units += [Unit(UnitKind.IMAGE, "") for x in c or [] if isinstance(c, list) and isinstance(x, dict)
+                      and x.get("type") == "image"]
+        elif t == "image":
+            units.append(Unit(UnitKind.IMAGE, ""))
+        else:
+            units.append(Unit(UnitKind.OTHER, json.dumps(b, ensure_ascii=False)))
+    return units
+
+
+def _message(r: Record, index: int) -> Message | None:
+    if r.type == "assistant":
+        return Message(index, r.uuid, r.line, Role.ASSISTANT, tuple(_block_units(r.content, True)),
+                       r.timestamp, r.raw)
+    if r.type != "user":
+        return None
+    if r.is_compact_summary:
+        unit = Unit(UnitKind.SUMMARY, content_text(r.content))
+        return Message(index, r.uuid, r.line, Role.SUMMARY, (unit,), r.timestamp, r.raw)
+    text = content_text(r.content).lstrip()
+    units = tuple(_block_units(r.content, False))
+    if r.raw.get("isMeta") or text.startswith(_COMMAND_PREFIXES):
+        role = Role.OTHER
+    else:
+        role = Role.TOOL if _has_tool_result(r) else Role.USER
+    return Message(index, r.uuid, r.line, role, units, r.timestamp, r.raw)
+
+
+def summary_text(text: str) -> str:
+    """The summary inside Claude Code's summary message: after ``Summary:``, before its instructions."""
+    i = text.find("Summary:")
+    s = text[i + len("Summary:"):] if i >= 0 else text
+    cut = min((j for t in _SUMMARY_TAILS if (j := s.find(t)) >= 0), default=len(s))
+    return s[:cut].strip()
+
+
+def _ranges(indices: list[int]) -> Ranges:
+    out: list[tuple[int, int]] = []
+    for i in indices:
+        if out and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1)
+        else:
+            out.append((i, i + 1))
+    return tuple(out)
+
+
+def _merge(ranges: Ranges) -> Ranges:
+    """Join ranges that touch, in the order given (a concatenation stays the same)."""
+    out: list[tuple[int, int]] = []
+    for a, b in ranges:
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        elif a < b:
+            out.append((a, b))
+    return tuple(out)
+
+
+def _usage(u: Any) -> Usage | None:
+    if not isinstance(u, dict):
+        return None
+
+    def g(k: str) -> int:
+        v = u.get(k)
+        return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+
+    usage = Usage(input=g("input_tokens"), cache_read=g("cache_read_input_tokens"),
+                  cache_write=g("cache_creation_input_tokens"), output=g("output_tokens"))
+    return usage if usage.total > 0 else None
+
+
+# -- one path ---------------------------------------------------------------------------------------
+
+class _Builder:
+    def __init__(self, provider_limit: int | None):
+        self.provider_limit = provider_limit
+        self.messages: list[Message] = []
+        self.by_uuid: dict[str, int] = {}
+        self.unsent: set[int] = set()
+        self.requests: list[Request] = []
+        self.compactions: list[Compaction] = []
+        self.overflows: list[Overflow] = []
+        self.skipped: Counter[str] = Counter()
+        self.seen_responses: set[str] = set()
+        self.pending: Record | None = None  # a boundary waiting for its summary message
+        self.window: tuple[int, Ranges] | None = None  # (summary index, kept) of the last compaction
+        self.overflow_since = False
+
+    def add(self, r: Record) -> None:
+        if r.is_boundary:
+            if self.pending is not None:
+                self._compaction(self.pending, None)
+            self.pending = r
+            return
+        m = _message(r, len(self.messages))
+        if m is None:
+            return
+        self.messages.append(m)
+        if r.uuid:
+            self.by_uuid[r.uuid] = m.index
+        if m.role is Role.SUMMARY:
+            if self.pending is not None:
+                self._compaction(self.pending, m)
+            elif not self.compactions and m.index == 0:
+                self._legacy(m)
+            return
+        if r.type == "assistant":
+            self._assistant(r, m)
+
+    def _assistant(self, r: Record, m: Message) -> None:
+        msg = r.message
+        if r.is_synthetic:
+            self.unsent.add(m.index)
+            self.skipped["synthetic"] += 1
+            text = content_text(r.content)
+            if r.raw.get("isApiErrorMessage") and _TOO_LONG.search(text):
+                n, lim = provider_counts(text)
+                self.overflows.append(Overflow(m.index, r.line, text, n, lim))
+                self.overflow_since = True
+            return
+        key = msg.get("id") or r.raw.get("requestId") or r.uuid
+        if key in self.seen_responses:
+            return
+        self.seen_responses.add(key)
+        usage = _usage(msg.get("usage"))
+        if usage is None:
+            self.skipped["no usage"] += 1
+            return
+        self.requests.append(Request(
+            index=m.index, line=r.line, usage=usage, context=self._context(m.index), provider="anthropic",
+            model=msg.get("model"), timestamp=r.timestamp, id=msg.get("id") or r.raw.get("requestId"),
+            stop_reason=msg.get("stop_reason")))
+
+    def _context(self, i: int) -> Ranges:
+        if self.window is None:
+            return _ranges([j for j in range(i) if j not in self.unsent])
+        s, kept = self.window
+        after = [j for j in range(s + 1, i) if j not in self.unsent]
+        return _merge(((s, s + 1), *kept, *_ranges(after)))
+
+    def _kept(self, meta: dict[str, Any]) -> Ranges:
+        pm = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
+        uuids = pm.get("uuids") or pm.get("allUuids") or []
+        idx = sorted({self.by_uuid[u] for u in uuids if isinstance(u, str) and u in self.by_uuid})
+        if not idx:
+            seg = meta.get("preservedSegment") if isinstance(meta.get("preservedSegment"), dict) else {}
+            a, b = self.by_uuid.get(seg.get("headUuid") or ""), self.by_uuid.get(seg.get("tailUuid") or "")
+            idx = list(range(a, b + 1)) if a is not None and b is not None and a <= b else []
+        return _ranges([j for j in idx if j not in self.unsent])
+
+    def _compaction(self, boundary: Record, summary: Message | None) -> None:
+        meta = boundary.raw.get("compactMetadata")
+        meta = meta if isinstance(meta, dict) else {}
+        pre, post = meta.get("preTokens"), meta.get("postTokens")
+        pre = pre if isinstance(pre, int) else None
+        trig = meta.get("trigger")
+        if trig == "manual":
+            trigger = Trigger.MANUAL
+        elif trig == "auto":
+            reactive = self.overflow_since or (
+                self.provider_limit is not None and pre is not None and pre >= self.provider_limit)
+            trigger = Trigger.OVERFLOW if reactive else Trigger.THRESHOLD
+        else:
+            trigger = Trigger.UNKNOWN
+        kept = self._kept(meta)
+        index = summary.index if summary is not None else len(self.messages)
+        text = summary_text(summary.text) if summary is not None else None
+        self.compactions.append(Compaction(
+            index=index, line=boundary.line, trigger=trigger, tokens_before=pre,
+            tokens_after=post if isinstance(post, int) else None, summary=text, kept=kept,
+            id=boundary.uuid, timestamp=boundary.timestamp))
+        self.pending = None
+        self.overflow_since = False
+        if summary is not None:
+            self.window = (summary.index, kept)
+
+    def _legacy(self, m: Message) -> None:
+        self.compactions.append(Compaction(index=m.index, line=m.line, trigger=Trigger.UNKNOWN, tokens_before=None,
+                                           summary=summary_text(m.text), id=m.id, timestamp=m.timestamp))
+        self.window = (m.index, ())
+
+    def path(self, leaf: str | None, sidechain: bool) -> TranscriptPath:
+        if self.pending is not None:
+            self._compaction(self.pending, None)
+        return TranscriptPath(leaf, tuple(self.messages), tuple(self.requests), tuple(self.compactions),
+                              tuple(self.overflows), sidechain, self.skipped)
+
+
+# -- the transcript ---------------------------------------------------------------------------------
+
+def _settings(f: ClaudeFile) -> dict[str, Any]:
+    types = Counter(r.type for r in f.records)
+    first = next((r.raw for r in f.records if r.type in ("user", "assistant")), {})
+    models = sorted({m for r in f.records if r.type == "assistant" and isinstance(m := r.message.get("model"), str)})
+    return {
+        "version": f.version, "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
+        "entrypoint": first.get("entrypoint"), "models": models,
+        "titles": [r.raw["summary"] for r in f.records if r.type == "summary" and isinstance(r.raw.get("summary"), str)],
+        "compact_boundaries": sum(1 for r in f.records if r.is_boundary), "line_types": dict(sorted(types.items())),
+    }
+
+
+def _orphans(f: ClaudeFile) -> list[Diagnostic]:
+    nodes = f.nodes()
+    return [Diagnostic(f.path, r.line, f"parentUuid {r.parent} is not in the file: the line starts a chain",
+                       DiagnosticKind.NOTICE) for r in nodes.values() if r.parent and r.parent not in nodes]
+
+
+def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Transcript:
+    """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains)."""
+    paths: list[TranscriptPath] = []
+    for chain, side in _paths(f):
+        b = _Builder(provider_limit)
+        for r in chain:
+            b.add(r)
+        paths.append(b.path(chain[-1].uuid if chain else None, side))
+    legacy = not any(r.is_boundary for r in f.records) and bool(paths) and bool(paths[0].compactions)
+    version = f.version
+    if legacy:
+        fmt = "claude-code-legacy"
+    elif version and re.match(r"\d+\.\d+", version):
+        fmt = "claude-code-" + ".".join(version.split(".")[:2])
+    else:
+        fmt = "claude-code"
+    return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
+                      diagnostics=sorted([*f.diagnostics, *_orphans(f)], key=lambda d: d.line),
+                      settings=_settings(f))

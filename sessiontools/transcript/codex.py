@@ -1,0 +1,378 @@
+"""A Codex rollout as the agent-neutral transcript (`transcript.model`).
+
+One path (a rollout is linear; a resume appends to it). Decisions, each a reading of what Codex does:
+
+- **Messages**: index 0 is the system prompt (`session_meta.base_instructions`, sent first on every
+  request) when the rollout records it; then one message per `response_item`, in file order
+  (developer -> SYSTEM, user -> USER, assistant text / function calls -> ASSISTANT with TEXT /
+  TOOL_CALL units, reasoning -> ASSISTANT with THINKING units, tool outputs -> TOOL). A tool call's
+  unit text is `name + " " + arguments`.
+- **Requests**: `event_msg` `token_count` lines whose `info.total_token_usage` differs from the
+  previous one's (Codex repeats an unchanged count); the request's usage is `info.last_token_usage`.
+  A count with zero input and output is no request (Codex writes one after a compaction, with an
+  estimate of the new history in `total_tokens`, and one after an overflow, with the window there).
+  The summarisation call of a compaction (the count just before a `compacted` line, whose reply is
+  the summary) is not an agent request either; its reply message is dropped from the path. Both
+  are counted in `TranscriptPath.skipped`.
+- **Usage**: OpenAI counts cached tokens inside `input_tokens`, so `Usage(input = input_tokens -
+  cached_input_tokens, cache_read = cached_input_tokens, cache_write = 0, output = output_tokens)`;
+  `output_tokens` already includes reasoning tokens, as Codex counts them (`Usage.total` ==
+  Codex's `total_tokens`). `Request.id` is the `response_id` of the matching `token_usage_record`
+  (0.171), `context_window` is `info.model_context_window` (95% of the configured window).
+- **Context** of a request: the system message, then the history since the newest compaction (its
+  replacement history, written as messages at the `compacted` line, then every later item) up to
+  the request's first reply message.
+- **Compactions**: one per `compacted` line. `index` = the summary message (the replacement history's
+  summary message, else a SUMMARY message made from `compacted.message`); `summary` = the message
+  after Codex's fixed prefix (None when empty: an OpenAI-hosted compaction leaves an encrypted item,
+  `writer = "provider"`); `kept` = the other replacement-history messages; `tokens_before` = the
+  `total_tokens` of the last agent request before it (what Codex compares with its limit, before
+  adding its bytes/4 estimate of newer items); `tokens_after` = Codex's estimate written right after.
+  Older rollouts without `compacted` lines but with `context_compacted` events get compactions with
+  no summary. Trigger: `threshold` (Codex compacts automatically), `manual` for a `/compact` turn.
+- **Overflows**: a failed turn with `codex_error_info: "context_window_exceeded"` (or an `error`
+  event that says so). Codex does not record the provider's numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessiontools.read.codex.records import (
+    SUMMARY_PREFIX,
+    Compacted,
+    CompactionEvent,
+    ErrorEvent,
+    ResponseItem,
+    Rollout,
+    SessionMeta,
+    TaskEvent,
+    TokenCount,
+    TokenUsage,
+    TurnContext,
+    UsageRecord,
+)
+from sessiontools.transcript.limits import provider_counts
+from sessiontools.transcript.model import (
+    Agent,
+    Compaction,
+    Message,
+    Overflow,
+    Ranges,
+    Request,
+    Role,
+    Transcript,
+    TranscriptPath,
+    Trigger,
+    Unit,
+    UnitKind,
+    Usage,
+)
+
+ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "developer": Role.SYSTEM, "system": Role.SYSTEM}
+ASSISTANT_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "reasoning",
+                             "web_search_call", "image_generation_call", "tool_search_call"})
+TOOL_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+OVERFLOW_INFO = "context_window_exceeded"
+
+
+def usage_of(u: TokenUsage) -> Usage:
+    """OpenAI usage -> neutral classes (cached tokens are inside `input_tokens`)."""
+    cached = min(u.cached_input_tokens, u.input_tokens)
+    return Usage(input=u.input_tokens - cached, cache_read=cached, cache_write=0, output=u.output_tokens)
+
+
+def _text_parts(content: Any) -> list[tuple[str, bool]]:
+    """(text, is_image) parts of a message's content."""
+    if isinstance(content, str):
+        return [(content, False)]
+    out = []
+    for part in content if isinstance(content, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            out.append((part["text"], False))
+        elif part.get("type") in ("input_image", "image"):
+            out.append(("", True))
+    return out
+
+
+def _output_text(out: Any) -> str:
+    if isinstance(out, str):
+        return out
+    if isinstance(out, Mapping):
+        return str(out.get("content", ""))
+    if isinstance(out, list):
+        return "".join(p.get("text", "") for p in out if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+    return ""
+
+
+def is_summary_item(item: Mapping[str, Any]) -> bool:
+    """A user message carrying a compaction summary (Codex's fixed prefix) or an encrypted summary."""
+    if item.get("type") in ("compaction", "compaction_summary"):
+        return True
+    if item.get("type") != "message" or item.get("role") != "user":
+        return False
+    return any(t.startswith(SUMMARY_PREFIX) for t, _ in _text_parts(item.get("content")))
+
+
+def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str | None) -> Message:
+    """One response item as a neutral message."""
+    kind = item.get("type")
+    if is_summary_item(item):
+        texts = [t for t, _ in _text_parts(item.get("content"))]
+        return Message(index, None, line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, "\n".join(texts)),), timestamp, item)
+    if kind == "message":
+        role = ROLES.get(str(item.get("role")), Role.OTHER)
+        ukind = {Role.SYSTEM: UnitKind.SYSTEM, Role.USER: UnitKind.USER, Role.ASSISTANT: UnitKind.TEXT}.get(
+            role, UnitKind.OTHER)
+        units = tuple(Unit(UnitKind.IMAGE, "") if img else Unit(ukind, t) for t, img in _text_parts(item.get("content")))
+        return Message(index, _id(item), line, role, units, timestamp, item)
+    if kind in ("function_call", "custom_tool_call"):
+        args = item.get("arguments") if kind == "function_call" else item.get("input")
+        text = f"{item.get('name', '')} {args if isinstance(args, str) else json.dumps(args)}"
+        return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
+    if kind == "local_shell_call":
+        text = "shell " + json.dumps(item.get("action"), ensure_ascii=False)
+        return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
+    if kind == "reasoning":
+        parts = [p.get("text", "") for key in ("summary", "content") for p in item.get(key) or []
+                 if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+        return Message(index, _id(item), line, Role.ASSISTANT, tuple(Unit(UnitKind.THINKING, t) for t in parts)
+                       or (Unit(UnitKind.THINKING, ""),), timestamp, item)
+    if kind in TOOL_ITEMS:
+        return Message(index, _call_id(item), line, Role.TOOL,
+                       (Unit(UnitKind.TOOL_RESULT, _output_text(item.get("output"))),), timestamp, item)
+    role = Role.ASSISTANT if kind in ASSISTANT_ITEMS else Role.OTHER
+    return Message(index, _id(item), line, role, (Unit(UnitKind.OTHER, json.dumps(item, ensure_ascii=False)),),
+                   timestamp, item)
+
+
+def _id(item: Mapping[str, Any]) -> str | None:
+    return item["id"] if isinstance(item.get("id"), str) else None
+
+
+def _call_id(item: Mapping[str, Any]) -> str | None:
+    return item["call_id"] if isinstance(item.get("call_id"), str) else _id(item)
+
+
+def _ranges(pairs: list[tuple[int, int]]) -> Ranges:
+    out: list[tuple[int, int]] = []
+    for a, b in pairs:
+        if b <= a:
+            continue
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return tuple(out)
+
+
+@dataclass
+class _Builder:
+    rollout: Rollout
+    messages: list[Message] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
+    compactions: list[Compaction] = field(default_factory=list)
+    overflows: list[Overflow] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    system: int | None = None  # index of the system-prompt message
+    window_start: int = 0  # first message of the current history (after the newest compaction)
+    first_reply: int | None = None  # first assistant message since the last request
+    prev_total: TokenUsage | None = None
+    last_usage_record: UsageRecord | None = None
+    last_agent_total: int | None = None
+    awaiting_after: int | None = None  # compaction index waiting for its tokens_after
+    model: str | None = None
+    provider: str | None = None
+    window: int | None = None
+    turn_trigger: str | None = None
+    metas: int = 0
+    turn_overflowed: bool = False
+
+    def add(self, msg_item: Mapping[str, Any], line: int, ts: str | None) -> Message:
+        m = item_message(msg_item, len(self.messages), line, ts)
+        self.messages.append(m)
+        if m.role == Role.ASSISTANT and self.first_reply is None:
+            self.first_reply = m.index
+        return m
+
+    def on_meta(self, r: SessionMeta) -> None:
+        self.metas += 1
+        self.provider = self.provider or r.model_provider
+        if self.metas == 1 and r.base_instructions:
+            self.system = len(self.messages)
+            self.messages.append(Message(self.system, None, r.line, Role.SYSTEM,
+                                         (Unit(UnitKind.SYSTEM, r.base_instructions),), r.timestamp))
+            self.window_start = len(self.messages)
+
+    def context(self, end: int) -> Ranges:
+        pairs = [(self.system, self.system + 1)] if self.system is not None and self.system < self.window_start else []
+        return _ranges([*pairs, (self.window_start, end)])
+
+    def on_count(self, r: TokenCount) -> None:
+        self.window = r.context_window or self.window
+        last = r.last
+        if last is not None and last.is_zero and self.awaiting_after is not None:
+            c = self.compactions[self.awaiting_after]  # Codex's estimate of the compacted history
+            self.compactions[self.awaiting_after] = _replace(c, tokens_after=last.total_tokens)
+            self.awaiting_after = None
+        if r.total is not None and r.total == self.prev_total:
+            return  # Codex repeats an unchanged count: no new request
+        self.prev_total = r.total
+        if last is None or last.is_zero:
+            return
+        self.awaiting_after = None
+        index = self.first_reply if self.first_reply is not None else max(len(self.messages) - 1, 0)
+        rec = self.last_usage_record
+        rid = rec.response_id if rec is not None and rec.usage == last else None
+        self.requests.append(Request(
+            index=index, line=r.line, usage=usage_of(last), context=self.context(index), provider=self.provider,
+            model=self.model, timestamp=r.timestamp, id=rid, stop_reason=None, context_window=r.context_window,
+        ))
+        self.first_reply = None
+        self.last_usage_record = None
+
+    def pop_summary_call(self, r: Compacted) -> None:
+        """Drop the summarisation call (the request just before `compacted`) and its reply message."""
+        if not self.requests:
+            return
+        req = self.requests[-1]
+        tail = self.messages[req.index:]
+        summary = r.summary
+        if summary is None or not tail or len(tail) != 1 or tail[0].role != Role.ASSISTANT:
+            return
+        if tail[0].text.strip() != summary.strip():
+            return
+        self.requests.pop()
+        self.messages.pop()
+        self.skipped["compaction summarisation call"] += 1
+
+    def on_compacted(self, r: Compacted) -> None:
+        self.pop_summary_call(r)
+        self.first_reply = None
+        start = len(self.messages)
+        summary_index = None
+        for item in r.replacement_history or ():
+            m = self.add(item, r.line, r.timestamp)
+            if m.role == Role.SUMMARY:
+                summary_index = m.index
+        self.first_reply = None
+        if summary_index is None:
+            text = r.message
+            self.messages.append(Message(len(self.messages), None, r.line, Role.SUMMARY,
+                                         (Unit(UnitKind.SUMMARY, text),), r.timestamp))
+            summary_index = len(self.messages) - 1
+        kept = _ranges([(start, summary_index), (summary_index + 1, len(self.messages))])
+        if r.replacement_history is None:
+            start = summary_index  # older rollouts: the rebuilt history is not recorded
+        self.window_start = start
+        encrypted = r.encrypted or (not r.message.strip() and r.replacement_history is not None)
+        self.compactions.append(Compaction(
+            index=summary_index, line=r.line,
+            trigger=Trigger.MANUAL if self.turn_trigger and "compact" in self.turn_trigger else Trigger.THRESHOLD,
+            tokens_before=self.last_agent_total, summary=None if encrypted else r.summary,
+            writer="provider" if encrypted else "agent", kept=kept, timestamp=r.timestamp,
+        ))
+        self.awaiting_after = len(self.compactions) - 1
+
+    def on_overflow(self, line: int, ts: str | None, text: str) -> None:
+        n, limit = provider_counts(text)
+        self.overflows.append(Overflow(max(len(self.messages) - 1, 0), line, text, n, limit))
+
+    def feed(self, r: Any) -> None:
+        if isinstance(r, SessionMeta):
+            self.on_meta(r)
+        elif isinstance(r, TurnContext):
+            self.model = r.model or self.model
+        elif isinstance(r, ResponseItem):
+            self.add(r.payload, r.line, r.timestamp)
+        elif isinstance(r, UsageRecord):
+            self.last_usage_record = r
+        elif isinstance(r, TokenCount):
+            before = len(self.requests)
+            self.on_count(r)
+            if len(self.requests) > before:
+                self.last_agent_total = self.requests[-1].usage.total
+        elif isinstance(r, Compacted):
+            agent_total = self.last_agent_total
+            self.on_compacted(r)
+            # the popped summarisation call must not count as "the last agent request"
+            self.last_agent_total = self.requests[-1].usage.total if self.requests else agent_total
+            if self.compactions[-1].tokens_before != self.last_agent_total:
+                self.compactions[-1] = _replace(self.compactions[-1], tokens_before=self.last_agent_total)
+        elif isinstance(r, TaskEvent):
+            self.window = r.context_window or self.window
+            if r.kind == "started":
+                self.turn_trigger = r.trigger
+            elif r.error_info == OVERFLOW_INFO and not self.turn_overflowed:
+                self.on_overflow(r.line, r.timestamp, r.error_message or OVERFLOW_INFO)
+            self.turn_overflowed = False
+        elif isinstance(r, ErrorEvent) and _is_overflow_text(r.message, r.info):
+            self.on_overflow(r.line, r.timestamp, r.message)
+            self.turn_overflowed = True  # one overflow per failed turn: its task_complete repeats it
+
+
+def _is_overflow_text(message: str, info: str | None) -> bool:
+    low = message.lower()
+    return info == OVERFLOW_INFO or any(k in low for k in (
+        "context window", "context_length_exceeded", "maximum context length", "context length"))
+
+
+def _replace(c: Compaction, **kw: Any) -> Compaction:
+    from dataclasses import replace
+
+    return replace(c, **kw)
+
+
+def _events_as_compactions(b: _Builder, rollout: Rollout) -> None:
+    """2025 rollouts that record `context_compacted` events but no `compacted` lines."""
+    if b.compactions:
+        return
+    for r in rollout.records:
+        if isinstance(r, CompactionEvent) and r.source == "context_compacted":
+            b.compactions.append(Compaction(index=max(len(b.messages) - 1, 0), line=r.line, trigger=Trigger.THRESHOLD,
+                                            tokens_before=None, summary=None, writer="agent", timestamp=r.timestamp))
+
+
+def _format(rollout: Rollout) -> str:
+    if rollout.schema in ("2025", "legacy"):
+        return "codex-2025" if rollout.schema == "2025" else "codex-legacy"
+    v = rollout.cli_version or ""
+    parts = v.split(".")
+    return f"codex-{parts[0]}.{parts[1]}" if len(parts) >= 2 else "codex"
+
+
+def codex_transcript(rollout: Rollout) -> Transcript:
+    """A Codex rollout as a neutral transcript (see the module docstring for each decision)."""
+    b = _Builder(rollout)
+    for r in rollout.records:
+        b.feed(r)
+    _events_as_compactions(b, rollout)
+    path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),
+                          skipped=+b.skipped)
+    metas = rollout.metas
+    first = metas[0] if metas else None
+    settings: dict[str, Any] = {
+        "cli_version": rollout.cli_version,
+        "model_provider": b.provider,
+        "model": b.model,
+        "cwd": first.cwd if first else None,
+        "originator": first.originator if first else None,
+        "model_context_window": b.window,
+        "session_metas": len(metas),
+        "schema": rollout.schema,
+    }
+    return Transcript(Agent.CODEX, rollout.path, rollout.session_id, _format(rollout), [path],
+                      list(rollout.diagnostics), settings)
+
+
+def load_codex_transcript(path: Any) -> Transcript:
+    """Read one rollout file (`read.codex.load_rollout`) and build its transcript."""
+    from sessiontools.read.codex.load import load_rollout
+
+    return codex_transcript(load_rollout(path))

