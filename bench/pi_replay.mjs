@@ -1,45 +1,162 @@
-// The replay baseline for `make bench`: the same threshold simulation as `sessiontools replay`
-// for one setting, written directly over Pi's own compiled functions. It parses the session,
-// walks its path, computes Pi's context estimate at every check point (each run's final
-// assistant message), and runs prepareCompaction where Pi would compact, appending a
-// placeholder compaction entry. Prints the elapsed milliseconds of parse + simulation.
-// Usage: node bench/pi_replay.mjs <pi package dir> <session.jsonl> <window> <reserve> <keep>
+// The replay baseline for `make bench`: the same simulation as `sessiontools replay --policy pi-0`
+// for one setting (sessiontools/replay/simulate.py, `_Sim.walk`), written over Pi's own compiled
+// functions: the same check points (each run's final reply), the same view (the reply's usage, as
+// Pi sees it), the same truth (recorded while the context is the recorded one, else the truth
+// model: overhead + summary + per-entry tokens, which Python fits and passes in), overflow
+// recovery, mid-run crossings, compactions by Pi's prepareCompaction on the simulated path with a
+// placeholder summary of the modelled size plus Pi's file lists, and the summariser's input
+// (serializeConversation). Bench corpus sessions only: no recorded compactions, errors or aborts
+// (anything else is refused, not approximated).
+//
+//   node bench/pi_replay.mjs <pi package dir> <session.jsonl> <truth.json> <window> <reserve> <keep>
+//
+// Then one line per run on stdin ("run"); each answer is one JSON line on stdout:
+// {"ms": elapsed ms of parse + simulation, "compactions": [[parentId, firstKeptEntryId, tokensBefore], ...]}.
+// The process stays alive between runs, so the measured runs are warm, like Python's.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 
-const [pkg, file, windowS, reserveS, keepS] = process.argv.slice(2);
+const [pkg, file, truthFile, windowS, reserveS, keepS] = process.argv.slice(2);
 const imp = (rel) => import(pathToFileURL(join(pkg, "dist", rel)).href);
 const compaction = await imp("core/compaction/compaction.js");
+const utils = await imp("core/compaction/utils.js");
 const sm = await imp("core/session-manager.js");
+const messages = await imp("core/messages.js");
+const truth = JSON.parse(readFileSync(truthFile, "utf8")); // {entry_tokens: [...], overhead, ratio, summary_tokens, summary_chars_per_token}
 const settings = { enabled: true, reserveTokens: Number(reserveS), keepRecentTokens: Number(keepS) };
 const window = Number(windowS);
+const threshold = window - settings.reserveTokens;
 
-const t0 = performance.now();
-const entries = [];
-for (const line of readFileSync(file, "utf8").split("\n")) {
-    if (!line.trim()) continue;
-    try { entries.push(JSON.parse(line)); } catch { /* Pi skips malformed lines */ }
+function textTokens(chars) {
+    return truth.ratio * Math.ceil(chars / 4);
 }
-sm.migrateSessionEntries(entries);
-const body = entries.filter((e) => e.type !== "session" && e.type !== "compaction");
-const path = [];
-let compactions = 0;
-for (const entry of body) {
-    path.push(entry);
-    const m = entry.type === "message" ? entry.message : undefined;
-    if (!m || m.role !== "assistant" || m.stopReason === "toolUse") continue;
-    const est = compaction.estimateContextTokens(sm.buildSessionContext(path).messages).tokens;
-    if (compaction.shouldCompact(est, window, settings)) {
+
+function simulate() {
+    const t0 = performance.now();
+    const entries = [];
+    for (const line of readFileSync(file, "utf8").split("\n")) {
+        if (!line.trim()) continue;
+        try { entries.push(JSON.parse(line)); } catch { /* Pi skips malformed lines */ }
+    }
+    sm.migrateSessionEntries(entries);
+    const base = entries.filter((e) => e.type !== "session");
+    if (base.length !== truth.entry_tokens.length) throw new Error("truth does not describe this session");
+    const idPos = new Map(base.map((e, i) => [e.id, i]));
+    const T = [0];
+    const C = [0];
+    for (let i = 0; i < base.length; i++) {
+        const e = base[i];
+        if (e.type === "compaction") throw new Error("bench sessions carry no recorded compactions");
+        T.push(T[i] + truth.entry_tokens[i]);
+        C.push(C[i] + (e.type === "message" ? compaction.estimateTokens(e.message) : 0));
+    }
+    // Requests and runs, as the workload defines them for these sessions.
+    const requests = [];
+    let firstInRun = true;
+    let run = 0;
+    base.forEach((e, i) => {
+        const m = e.type === "message" ? e.message : undefined;
+        if (m?.role === "user") { firstInRun = true; run++; }
+        if (m?.role !== "assistant") return;
+        if (m.stopReason === "error" || m.stopReason === "aborted") throw new Error("bench sessions carry no errors");
+        const u = m.usage;
+        requests.push({ i, run, first: firstInRun, last: m.stopReason !== "toolUse",
+            prompt: u.input + u.cacheRead + u.cacheWrite, output: u.output, total: compaction.calculateContextTokens(u) });
+        firstInRun = false;
+    });
+    // A run's last request is the final one before the next run starts, whatever its stop reason.
+    requests.forEach((r, k) => { if (k + 1 === requests.length || requests[k + 1].run !== r.run) r.last = true; });
+
+    const synthetic = [];
+    const out = [];
+    let compacted = false;
+    let fk = 0, fkSyn = 0, summaryTruth = 0, summaryEst = 0;
+    let lastUsage = null, usageOverride = null;
+    let overflows = 0, midRun = 0, early = 0, late = 0, billed = 0, sumIn = 0;
+    const truthBefore = (i) => truth.overhead + summaryTruth + T[i] - T[fk];
+    const piEstimateBefore = (i) => (lastUsage ? lastUsage[1] + C[i] - C[lastUsage[0] + 1] : summaryEst + C[i] - C[fk]);
+    const serializedChars = (msgs) => utils.serializeConversation(messages.convertToLlm(msgs)).length;
+
+    function compact(reason, parent, truthNow) {
+        const path = synthetic.slice(fkSyn);
+        if (usageOverride && usageOverride[0] >= fkSyn && usageOverride[0] < synthetic.length) {
+            const [k, prompt, output] = usageOverride;
+            const e = path[k - fkSyn];
+            path[k - fkSyn] = { ...e, message: { ...e.message, usage: { input: prompt, output, cacheRead: 0, cacheWrite: 0, totalTokens: prompt + output } } };
+        }
         const prep = compaction.prepareCompaction(path, settings);
-        if (prep) {
-            compactions++;
-            const id = `bench-c${compactions}`;
-            path.push({ type: "compaction", id, parentId: entry.id, timestamp: new Date().toISOString(),
-                summary: "s".repeat(8000), firstKeptEntryId: prep.firstKeptEntryId, tokensBefore: prep.tokensBefore });
-            // Usage recorded before the compaction no longer describes the context.
+        if (!prep) return null;
+        const newFk = idPos.get(prep.firstKeptEntryId);
+        const { readFiles, modifiedFiles } = utils.computeFileLists(prep.fileOps);
+        const chars = Math.trunc(truth.summary_tokens * truth.summary_chars_per_token);
+        const summary = "s".repeat(chars) + utils.formatFileOperations(readFiles, modifiedFiles);
+        const id = `replay-${out.length + 1}`;
+        const entry = { type: "compaction", id, parentId: base[parent].id, summary, firstKeptEntryId: prep.firstKeptEntryId,
+            tokensBefore: prep.tokensBefore, details: { readFiles, modifiedFiles } };
+        sumIn += textTokens(serializedChars(prep.messagesToSummarize) + String(prep.previousSummary ?? "").length + 2500);
+        if (prep.isSplitTurn && prep.turnPrefixMessages.length) sumIn += textTokens(serializedChars(prep.turnPrefixMessages) + 1200);
+        synthetic.push(entry);
+        for (let k = synthetic.length - 1; k >= 0; k--) if (synthetic[k].id === prep.firstKeptEntryId) { fkSyn = k; break; }
+        fk = newFk;
+        summaryTruth = truth.summary_tokens + textTokens(summary.length - chars);
+        summaryEst = compaction.estimateTokens({ role: "compactionSummary", summary });
+        lastUsage = null;
+        compacted = true;
+        out.push([base[parent].id, prep.firstKeptEntryId, prep.tokensBefore]);
+        if (reason === "threshold" && truthNow <= threshold) early++;
+        return entry;
+    }
+
+    let pos = 0;
+    const tried = new Set();
+    for (const req of requests) {
+        const i = req.i;
+        for (let j = pos; j < i; j++) synthetic.push(base[j]);
+        pos = i + 1;
+        let same = !compacted; // the simulated context is still the recorded one: recorded usage is the truth
+        let u = same ? req.prompt : truthBefore(i);
+        if (u > window) {
+            overflows++;
+            if (!tried.has(req.run)) {
+                tried.add(req.run);
+                piEstimateBefore(i);
+                compact("overflow", i - 1, u);
+            }
+            u = truthBefore(i);
+            same = false;
+            if (u > window) overflows++;
+        } else if (u > threshold && !req.first) {
+            midRun++;
+        }
+        billed += u;
+        synthetic.push(base[i]);
+        let usageTotal;
+        if (same) {
+            usageOverride = null;
+            usageTotal = req.total;
+        } else {
+            usageOverride = [synthetic.length - 1, Math.round(u), req.output];
+            usageTotal = u + req.output;
+        }
+        lastUsage = [i, usageTotal];
+        if (req.last) {
+            const truthNow = truthBefore(i + 1);
+            if (usageTotal > threshold) {
+                if (!compact("threshold", i, truthNow) && truthNow > threshold) late++;
+            } else if (truthNow > threshold) {
+                late++;
+            }
         }
     }
+    for (let j = pos; j < base.length; j++) synthetic.push(base[j]);
+    const ms = performance.now() - t0;
+    return { ms, compactions: out, overflows, mid_run: midRun, early, late, billed, summarization_input: sumIn };
 }
-const ms = performance.now() - t0;
-process.stdout.write(JSON.stringify({ ms, compactions, entries: body.length }) + "\n");
+
+const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+for await (const line of rl) {
+    if (line.trim() !== "run") continue;
+    process.stdout.write(JSON.stringify(simulate()) + "\n");
+}

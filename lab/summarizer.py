@@ -25,6 +25,14 @@ Lossy rule (documented in lab/README.md; a test can recompute it):
   last ``KEEP_CONTEXT`` (8) facts (before the generation line); older ones are forgotten.
 * Goals: the previous goals are kept and new goals (one per new user prompt, first sentence,
   truncated to 120 characters) appended; only the last ``KEEP_GOALS`` (12) are kept.
+
+Facts (what ``diff-summaries`` measures as fact retention; this follows from the rule above, it is
+not an extra rule, so the bundled samples stay valid; lab/README.md says it per category): files
+of the span are all named (Done items; Pi appends the file lists); of a prompt only the first
+sentence is kept, so constraints and identifiers in later sentences are lost at once, and a kept
+constraint is never dropped; a tool result keeps the first 80 characters of its first line as a
+Critical Context fact (last 8); error lines are kept in Blocked, the span's last three only, and
+Blocked is rewritten on every update (errors are gone one compaction later).
 """
 
 from __future__ import annotations

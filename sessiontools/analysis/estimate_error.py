@@ -783,7 +783,7 @@ ROWS_VERSION = 1
 def _code_hash() -> str:
     """The package version and a hash of all its sources: the rows depend on read/, tree/,
     compaction/ and tokens/ as much as on this module, so any code change invalidates them."""
-    from .. import fingerprint
+    from sessiontools import fingerprint
 
     return fingerprint.code_fingerprint()
 

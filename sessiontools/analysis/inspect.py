@@ -108,6 +108,7 @@ def inspect_session(
     header = session.header
     return {
         "path": session.path,
+        "agent": "pi",
         "session_id": header.id if header else None,
         "format_version": session.format_version,
         "pi_version": pi_version,
@@ -135,3 +136,14 @@ def inspect_session(
         "notices": [d.to_dict() for d in session.notices],
         "fatal": [d.to_dict() for d in session.fatal],
     }
+
+
+def inspect_source(source: Any, **options: Any) -> dict[str, Any]:
+    """`inspect` of a loaded file of any agent: Pi sessions in full (entry types, labels, branch
+    points are Pi's own), other agents from their neutral transcript."""
+    if isinstance(source, Session):
+        return inspect_session(source, **options)
+    from sessiontools.analysis.inspect_transcript import inspect_transcript
+    from sessiontools.transcript.load import transcript_of
+
+    return inspect_transcript(transcript_of(source, **options))

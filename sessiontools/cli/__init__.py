@@ -15,10 +15,9 @@ from typing import Annotated, Any
 import typer
 
 from sessiontools.analysis.cut import cut_session, kept_span
-from sessiontools.analysis.inspect import inspect_session
+from sessiontools.analysis.inspect import inspect_source
 from sessiontools.cli.common import (
     EXIT_INPUT,
-    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -47,7 +46,9 @@ from sessiontools.report.writers import envelope
 
 app = typer.Typer(
     name="sessiontools",
-    help="Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.",
+    help=("Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.\n\n"
+          "Exit codes: 0 ok; 1 a --fail-if gate tripped; 2 bad usage; 3 no readable input; 70 a bug "
+          "(report it). Each command's --help defines its terms; README.md has them all (Terms)."),
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
@@ -68,11 +69,7 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", callback=_version,
                                           is_eager=True)] = False,
 ) -> None:
-    """Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.
-
-    Exit codes: 0 ok; 1 a --fail-if gate tripped; 2 bad usage; 3 no readable input. Terms are defined
-    in each command's --help and in README.md (Terms).
-    """
+    """Global options (see the app's help)."""
 
 
 @app.command()
@@ -96,8 +93,8 @@ def inspect(
     format = resolve_format(format, output, TableJson)
     check_output_path(output)
     err = stderr_console()
-    fn = partial(inspect_session, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
-    reports, loaded = run_files(paths, err, fn, jobs, "inspecting", agents=PI_ONLY)
+    fn = partial(inspect_source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
+    reports, loaded = run_files(paths, err, fn, jobs, "inspecting")
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
     elif reports:

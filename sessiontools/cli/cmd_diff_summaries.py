@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -28,12 +28,13 @@ from sessiontools.cli.common import (
     resolve_format,
     run_files,
     stderr_console,
+    write_frame,
     wrote,
 )
 from sessiontools.errors import UsageError
 from sessiontools.gates import parse_gates, tripped
 from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
-from sessiontools.report.drift_json import gate_results, report_to_dict
+from sessiontools.report.drift_json import drift_frame, gate_results, report_to_dict
 from sessiontools.report.figures import save_figure
 from sessiontools.report.text import safe_text
 from sessiontools.report.writers import envelope
@@ -43,6 +44,14 @@ class DriftFormat(str, Enum):
     table = "table"
     json = "json"
     markdown = "markdown"
+    csv = "csv"
+
+
+class CsvTable(str, Enum):
+    summaries = "summaries"
+    pairs = "pairs"
+    facts = "facts"
+    chains = "chains"
 
 
 class Tokenizer(str, Enum):
@@ -57,6 +66,24 @@ _FAIL_IF_HELP = (
 )
 
 
+def _emit(report: DriftReport, format: DriftFormat, csv_table: CsvTable, pair: int | None,
+          results: list[dict[str, Any]], output: Path | None) -> None:
+    """Write the report in the chosen format to `output` (stdout when None)."""
+    if format == DriftFormat.csv:
+        write_frame(drift_frame(report.chains, csv_table.value), "csv", output)
+    elif format == DriftFormat.json:
+        emit_json(envelope("diff-summaries", **report_to_dict(report, pair), gates=results), output)
+    elif format == DriftFormat.markdown:
+        text = drift_markdown(report, pair=pair, gates=results)
+        if output is None:
+            typer.echo(text, nl=False)
+        else:
+            output.write_text(text, encoding="utf-8")
+            wrote(output)
+    else:
+        emit_renderables(drift_renderables(report, pair=pair, gates=results), output)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("diff-summaries")
     def diff_summaries_cmd(
@@ -67,8 +94,13 @@ def register(app: typer.Typer) -> None:
             int | None, typer.Option("--pair", min=1, help="Show only the K-th pair of each chain (1 = the first compaction pair).")
         ] = None,
         format: Annotated[
-            DriftFormat | None, typer.Option("--format", "-f", help="table (tables and diffs), json, or markdown (a pull-request comment); default: from the -o suffix, else table.")
+            DriftFormat | None, typer.Option("--format", "-f", help="table (tables and diffs), json, markdown (a pull-request "
+                                              "comment), or csv (the rows of --csv-table); default: from the -o suffix, else table.")
         ] = None,
+        csv_table: Annotated[
+            CsvTable, typer.Option("--csv-table", help="Rows for --format csv: one per summary, pair, compaction and "
+                                   "fact category, or chain.")
+        ] = CsvTable.summaries,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="Save the decay curves to PATH.png or PATH.svg.")] = None,
         fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help=_FAIL_IF_HELP)] = None,
@@ -78,7 +110,13 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
     ) -> None:
-        """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates."""
+        """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates.
+
+        Terms: S(k) = the k-th summary on a path; item = one bullet or line of a summary section;
+        literal = a path, identifier, number or quoted error in it; pair = S(k) -> S(k+1); decay = the
+        share of S(k)'s items still present in later summaries; came back (resurrection) = an item
+        dropped by one summary and restored by a later one.
+        """
         check_leaf_options(leaf, all_leaves)
         gates = parse_gates(fail_if or [], METRICS)
         format = resolve_format(format, output, DriftFormat)
@@ -98,26 +136,13 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"--pair {pair}: the analysed paths have at most {most} pair(s)")
         m = report.metrics()
         results = gate_results(m, gates)
-
-        if format == DriftFormat.json:
-            emit_json(envelope("diff-summaries", **report_to_dict(report, pair), gates=results), output)
-        elif format == DriftFormat.markdown:
-            text = drift_markdown(report, pair=pair, gates=results)
-            if output is None:
-                typer.echo(text, nl=False)
-            else:
-                output.write_text(text, encoding="utf-8")
-                wrote(output)
-        else:
-            emit_renderables(drift_renderables(report, pair=pair, gates=results), output)
-
+        _emit(report, format, csv_table, pair, results, output)
         if plot is not None:
             save_figure(decay_figure(report), plot)
             wrote(plot)
-
         err.print(
             f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "
-            f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals",
+            f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals; lost {m['lost_facts']} facts",
             markup=False,
         )
         label = f"{len(report.chains)} path(s) in {len({c.session for c in report.chains})} session(s)"

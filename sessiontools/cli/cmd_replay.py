@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -66,6 +67,19 @@ def run_label(record: dict) -> str:  # type: ignore[type-arg]
             f"keep {s['keep_recent_tokens']}, policy {s['policy']}")
 
 
+def model_files(given: list[Path] | None) -> list[str]:
+    """Pi's own models.json (`$PI_CODING_AGENT_DIR/models.json`, else `~/.pi/agent/models.json`) when it
+    exists, then every `--models PATH` (later files win)."""
+    agent = os.environ.get("PI_CODING_AGENT_DIR")
+    own = (Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent") / "models.json"
+    out = [str(own)] if own.is_file() else []
+    for p in given or []:
+        if not p.is_file():
+            raise UsageError(f"--models {p}: no such file")
+        out.append(str(p))
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
@@ -77,6 +91,7 @@ def register(app: typer.Typer) -> None:
         auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex's model_auto_compact_token_limit value(s), comma-separated (default: 90% of the window).")] = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
+        models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json, csv or parquet (one row per setting); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
@@ -93,7 +108,8 @@ def register(app: typer.Typer) -> None:
         early = compacts while truth <= T; late = a check point over T without a compaction;
         mid-run = a request inside a run over T; overflow = a request over W; thrash = a compaction
         after which the next check point is still over T; rec. match = recorded compactions
-        reproduced (matched/recorded, +extra simulated ones).
+        reproduced (matched/recorded, +extra simulated ones); cost = agent + summarisation requests,
+        priced per token class with prompt caching.
         """
         check_leaf_options(leaf, all_leaves)
         gates = parse_gates(fail_if or [], METRICS)
@@ -112,7 +128,7 @@ def register(app: typer.Typer) -> None:
             _check_grid(windows, reserves)
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
-                       leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)
+                       leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
         per_file, loaded = run_files(paths, err, partial(replay_records, limits=limits, **options), jobs, "replaying",
                                      agents=replay_agents(policy.value if policy else None))
         records = [r for recs in per_file for r in recs]
@@ -131,7 +147,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("--plot: the timeline of one setting is drawn for Pi sessions only; give a grid")
             if len(records) == 1:
                 (pr,) = replay_session(load_session(records[0]["session"]), **options)
-                fig = timeline_figure(pr, pr.runs[0])
+                fig = timeline_figure(pr, pr.runs[0], records[0])
             else:
                 fig = heatmap_figure(records, plot_metric)
             save_figure(fig, plot)

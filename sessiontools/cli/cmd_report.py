@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 
 from sessiontools.cli.common import (
+    EXIT_INPUT,
     JobsOpt,
     PathsArg,
     StrictOpt,
@@ -60,12 +63,18 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     from sessiontools.report.replay import replay_headline
 
     err = stderr_console()
+    err.record = True
     insp, loaded = inspect_document(paths, err, jobs)
-    quiet = stderr_console()
-    quiet.quiet = True  # each file's problems were reported once, by the first pass
-    rep, _ = replay_document(paths, quiet, jobs, windows=windows, reserves=reserves, keeps=keeps)
-    est, _ = estimate_error_document(paths, quiet, jobs)
-    dri, _ = drift_document(paths, quiet, jobs)
+    shown = set(err.export_text().splitlines())
+    later = Console(file=io.StringIO(), width=10_000)  # the later passes meet the same files again
+    rep, _ = replay_document(paths, later, jobs, windows=windows, reserves=reserves, keeps=keeps)
+    est, _ = estimate_error_document(paths, later, jobs)
+    dri, _ = drift_document(paths, later, jobs)
+    failed = False
+    for line in dict.fromkeys(later.file.getvalue().splitlines()):  # type: ignore[attr-defined]
+        if line.startswith("error: ") and line not in shown:  # e.g. a model missing from the catalogue
+            err.print(line, markup=False, soft_wrap=True)
+            failed = True
     first: dict[str, dict] = {}
     for r in rep["runs"]:
         if r.get("agent", "pi") == "pi":  # timelines are drawn from Pi's exact replay
@@ -84,4 +93,5 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines, headlines=heads)
     output.write_text(html, encoding="utf-8")
     wrote(output, f"{len(html.encode('utf-8')) / 1024:.0f} KiB")
-    return exit_code_for(loaded, strict)
+    code = exit_code_for(loaded, strict)
+    return code or (EXIT_INPUT if failed else 0)  # the page is written, but a section lacks some sessions

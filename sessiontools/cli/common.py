@@ -279,15 +279,17 @@ def wrote(path: Path, what: str = "") -> None:
 
 
 def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> None:
+    from rich.text import Text
+
     if output is None:
         con = stdout_console()
         for it in items:
-            con.print(it)
+            con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
     else:
         with open(output, "w", encoding="utf-8") as fh:
             con = Console(file=fh, width=DESIGN_WIDTH, no_color=True, highlight=False)
             for it in items:
-                con.print(it)
+                con.print(it, soft_wrap=isinstance(it, Text))
         wrote(output)
 
 

@@ -7,7 +7,9 @@
   fractions 0-1; cost columns US dollars, null when no price is known),
   recorded, matched, missed, extra (int: the recorded compactions and how the replay matched them),
   truth_overhead_tokens (int), truth_ratio_to_chars4 (float), requests_from_recorded_usage,
-  requests_from_model (int).
+  requests_from_model, requests_from_provider_error (int), recorded_cost_agent (float, dollars: the
+  file's own usage.cost total, the truth cost_agent is checked against), prices_source (str:
+  catalogue | a models.json path | recorded usage.cost | none), cache_style (str: write | auto | none).
 
 `compactions_frame` schema (one row per compaction a run decided on):
   session, leaf_id, policy (str), context_window, reserve_tokens, keep_recent_tokens (int),
@@ -49,6 +51,8 @@ def runs_schema() -> dict[str, Any]:
         "recorded": pl.Int64, "matched": pl.Int64, "missed": pl.Int64, "extra": pl.Int64,
         "truth_overhead_tokens": pl.Int64, "truth_ratio_to_chars4": pl.Float64,
         "requests_from_recorded_usage": pl.Int64, "requests_from_model": pl.Int64,
+        "requests_from_provider_error": pl.Int64, "recorded_cost_agent": pl.Float64, "prices_source": pl.Utf8,
+        "cache_style": pl.Utf8,
     })
     return schema
 
@@ -69,6 +73,10 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
             "truth_overhead_tokens": tm["overhead_tokens"], "truth_ratio_to_chars4": tm["ratio_to_chars4"],
             "requests_from_recorded_usage": r["requests_from_recorded_usage"],
             "requests_from_model": r["requests_from_model"],
+            "requests_from_provider_error": r.get("requests_from_provider_error"),
+            "recorded_cost_agent": r.get("recorded_cost_agent"),
+            "prices_source": (r.get("prices") or {}).get("source"),
+            "cache_style": (r.get("cache_model") or {}).get("style"),
         })
     return pl.DataFrame(rows, schema=runs_schema())
 

@@ -14,6 +14,7 @@ from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_
 from sessiontools.policies.pi.serialize import compute_file_lists, format_file_operations
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.records import CompactionReason, SimCompaction, TruthSource
+from sessiontools.replay.workload import RecordedCompaction
 from sessiontools.tokens.chars4 import estimate_tokens
 
 if TYPE_CHECKING:
@@ -131,4 +132,36 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
     st.run.summarization_input += sum_in
     st.run.summarization_output += new.truth
     st.pending_thrash = sc
+    return sc
+
+
+def apply_recorded(st: SimState, rc: RecordedCompaction) -> SimCompaction | None:
+    """Apply a compaction the user or an extension made (`RecordedCompaction.by_user`) where it was
+    recorded, with its recorded summary and first kept entry, whatever the policy would do."""
+    fk = st.grid.id_pos.get(rc.first_kept_entry_id) if rc.first_kept_entry_id is not None else None
+    parent = rc.parent_base_index
+    if fk is None:
+        st.run.no_compaction.append(f"recorded compaction {rc.entry.id}: first kept entry not in the workload")
+        return None
+    entry = rc.entry
+    truth_now, view = st.truth_before(parent + 1), st.pi_estimate_before(parent + 1)
+    st.used_recorded.add(id(entry))
+    st.synthetic.append(entry)
+    st.fk_syn = next((k for k in range(len(st.synthetic) - 1, -1, -1) if st.synthetic[k].id == rc.first_kept_entry_id),
+                     len(st.synthetic) - 1)
+    st.comp, st.fk = entry, fk
+    st.summary_truth = st.truth.entry_tokens(entry)
+    st.summary_est = estimate_tokens({"role": "compactionSummary", "summary": entry.data.get("summary") or ""}, st.v)
+    st.last_usage = None
+    T = st.grid.truth_prefix
+    tokens = rc.tokens_before if isinstance(rc.tokens_before, int) and not isinstance(rc.tokens_before, bool) else 0
+    sc = SimCompaction(
+        reason=CompactionReason.USER, parent_entry_id=st.wl.base[parent].id if parent >= 0 else None,
+        parent_base_index=parent, first_kept_entry_id=rc.first_kept_entry_id, first_kept_base_index=fk,
+        tokens_before=tokens, truth_at_trigger=truth_now, pi_view_at_trigger=view, is_split_turn=False,
+        messages_summarized=0, turn_prefix_messages=0, kept_tokens=T[parent + 1] - T[fk],
+        summary_tokens=st.summary_truth, summary_source=TruthSource.RECORDED, summarization_input_tokens=0.0,
+        summarization_output_tokens=0.0, matches_recorded=True,
+    )
+    st.run.compactions.append(sc)
     return sc

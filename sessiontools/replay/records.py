@@ -18,6 +18,7 @@ class CompactionReason(StrEnum):
 
     THRESHOLD = "threshold"
     OVERFLOW = "overflow"
+    USER = "user"  # a recorded manual or extension-written compaction, applied where it was recorded
 
 
 class TruthSource(StrEnum):
@@ -120,6 +121,7 @@ class RequestPoint:
     output: int = 0
     timestamp: str | None = None
     epoch: int = 0  # bumped by every compaction: requests of one epoch can share a cached prefix
+    recorded_context: bool = False  # its context is the recorded one (its recorded usage and cost apply)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from sessiontools.policies.pi.settings import CompactionSettings
 from sessiontools.policies.pi.usage import current_system_message
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.memo import PiMemo
-from sessiontools.replay.pi_compact import compact
+from sessiontools.replay.pi_compact import apply_recorded, compact
 from sessiontools.replay.records import (
     CompactionReason,
     RecordedMatch,
@@ -94,6 +94,10 @@ class _Sim(SimState):
     def __init__(self, wl: Workload, truth: TruthModel, s: ReplaySettings) -> None:
         super().__init__(wl, truth, s)
         self.recovery_tried = False  # Pi's _overflowRecoveryAttempted
+        self._same = False  # the current request's context is the recorded one
+        self.user_compactions = sorted((rc for rc in wl.recorded_compactions if rc.by_user),
+                                       key=lambda rc: rc.parent_base_index)
+        self.next_user = 0
         self.skip_until = -1
         self.pos = 0  # next base entry not yet on the simulated path
 
@@ -129,15 +133,28 @@ class _Sim(SimState):
         else:
             self.synthetic.extend(base[lo:hi])
 
+    def _user_compactions(self, upto: int) -> None:
+        """Apply the user's recorded compactions that come before base entry `upto`."""
+        while self.next_user < len(self.user_compactions) and self.user_compactions[self.next_user].parent_base_index < upto:
+            rc = self.user_compactions[self.next_user]
+            self.next_user += 1
+            self._append_between(max(self.pos, self.skip_until + 1), rc.parent_base_index + 1)
+            self.pos = max(self.pos, rc.parent_base_index + 1)
+            apply_recorded(self, rc)
+
     def walk(self) -> ReplayRun:
         for req in self.wl.requests:
             if req.base_index > self.skip_until:
+                self._user_compactions(req.base_index)
                 self._request(req)
+        self._user_compactions(len(self.wl.base))
         self._append_between(max(self.pos, self.skip_until + 1), len(self.wl.base))
         r = self.run
-        matched = sum(1 for c in r.compactions if c.matches_recorded)
-        recorded = len([rc for rc in self.wl.recorded_compactions if rc.kind in ("threshold", "overflow")])
-        r.recorded_match = RecordedMatch(recorded, matched, len(r.compactions) - matched)
+        policy = [c for c in r.compactions if c.reason != CompactionReason.USER]
+        matched = sum(1 for c in policy if c.matches_recorded)
+        recorded = len([rc for rc in self.wl.recorded_compactions
+                        if rc.kind in ("threshold", "overflow") and not rc.by_user])
+        r.recorded_match = RecordedMatch(recorded, matched, len(policy) - matched)
         return r
 
     def _request(self, req: Request) -> None:
@@ -149,10 +166,13 @@ class _Sim(SimState):
         if CheckPoint.BETWEEN_TURNS in self.policy.check_points and not req.first_in_run and i > 0:
             # 1.x: between turns, before the next request, Pi checks its projected estimate.
             self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
-        same = self.same_as_recorded(i)
+        same = self._same = self.same_as_recorded(i)
         u, source = self.truth_before(i), TruthSource.MODEL
         if same and req.recorded_prompt is not None:
             u, source = float(req.recorded_prompt), TruthSource.RECORDED
+        elif same and req.provider_tokens is not None:
+            # The provider's own count in its overflow error is the truth for the rejected request.
+            u, source = float(req.provider_tokens), TruthSource.PROVIDER
         if u > self.s.context_window or (req.failed_overflow and same):
             if self._overflow(req, u, source):
                 return
@@ -171,7 +191,7 @@ class _Sim(SimState):
         e = self.wl.base[req.base_index]
         self.run.requests.append(RequestPoint(req.base_index, e.id, u, source, None, overflow, output,
                                               e.timestamp if isinstance(e.timestamp, str) else None,
-                                              len(self.run.compactions)))
+                                              len(self.run.compactions), self._same and not overflow))
 
     def _overflow(self, req: Request, u: float, source: TruthSource) -> bool:
         """The provider rejects the request; Pi compacts and retries unless it already tried with no

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sessiontools.read.pi.entries import Entry
+from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import is_pseudo_reply
@@ -35,6 +36,7 @@ class Request:
     stop_reason: str | None
     failed_overflow: bool = False  # the provider rejected it as a context overflow
     group_end: int = -1  # failed attempt: base index of the last entry of its recovery artefacts
+    provider_tokens: int | None = None  # failed attempt: the prompt tokens the provider's error states
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,7 @@ class RecordedCompaction:
     first_kept_entry_id: str | None
     tokens_before: Any
     kind: str  # threshold | overflow | manual
+    by_user: bool = False  # manual, or written by an extension/hook (fromHook): replayed as recorded
 
 
 @dataclass(slots=True)
@@ -91,6 +94,7 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 RecordedCompaction(
                     e, len(base) - 1, e.data.get("firstKeptEntryId"), e.data.get("tokensBefore"),
                     compaction_kind(path, i, pi_version),
+                    compaction_kind(path, i, pi_version) == "manual" or bool(e.data.get("fromHook")),
                 )
             )
             continue
@@ -143,6 +147,7 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 stop_reason=msg.get("stopReason"),
                 failed_overflow=i in failed,
                 group_end=group_end.get(i, i),
+                provider_tokens=provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
             )
         )
         first = False

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sessiontools.analysis.drift import ChainDrift, DriftReport, PairDrift
+from sessiontools.report.drift_facts import facts_markdown, facts_table, lost_facts_text, survival_axes
 from sessiontools.report.text import one_line, safe_text, strip_control
 
 ITEM_LIMIT = 160  # characters of an item shown in a terminal (JSON has the full text)
@@ -144,7 +145,7 @@ def pair_diff(d: PairDrift, k: int) -> Panel:
         lit.append_text(safe_text(", ".join(v for v, _ in d.literals_dropped), limit=600))
         lines.append(lit)
     for v in d.file_list_violations:
-        lines.append(safe_text(f"file list: {v['file']} left <{v['list']}> (now in: {v['now_in']})", style="magenta"))
+        lines.append(safe_text(f"file list: {v.file} left <{v.list}> (now in: {v.now_in})", style="magenta"))
     if not lines:
         lines.append(Text("no differences"))
     title = safe_text(f"pair {k}: {a.label} {a.entry_id} → {b.label} {b.entry_id} [{d.pair.relation}], "
@@ -156,7 +157,8 @@ def gates_text(gates: Sequence[Mapping[str, Any]]) -> Text:
     out = Text()
     for g in gates:
         out.append(f"{'TRIPPED' if g['tripped'] else 'ok'} ", style="bold red" if g["tripped"] else "green")
-        out.append_text(safe_text(f"{g['expression']} (value {g['value']:g})\n"))
+        value = "-" if g["value"] is None else f"{g['value']:g}"
+        out.append_text(safe_text(f"{g['expression']} (value {value})\n"))
     return out
 
 
@@ -184,6 +186,11 @@ def drift_renderables(report: DriftReport, *, pair: int | None = None, gates: Se
             out.append(decay_table(c))
         if c.resurrections:
             out.append(resurrections_table(c))
+        if c.facts.summaries:
+            out.append(facts_table(c, _session_label(c)))
+            lost = lost_facts_text(c)
+            if lost is not None:
+                out.append(lost)
     if gates:
         out.append(gates_text(gates))
     return out
@@ -215,11 +222,12 @@ def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Seque
     out = ["## Summary drift (`sessiontools diff-summaries`)", ""]
     if gates:
         for g in gates:
-            out.append(f"- {'❌ tripped' if g['tripped'] else '✅ ok'}: `{g['expression']}` (value {g['value']:g})")
+            value = "-" if g["value"] is None else f"{g['value']:g}"
+            out.append(f"- {'❌ tripped' if g['tripped'] else '✅ ok'}: `{g['expression']}` (value {value})")
         out.append("")
     out += ["| metric | value |", "|---|---|"]
     for k, v in m.items():
-        out.append(f"| {k} | {v:g} |" if isinstance(v, float) else f"| {k} | {v} |")
+        out.append(f"| {k} | {v:g} |" if isinstance(v, float) else f"| {k} | {'-' if v is None else v} |")
     out += ["", f"Tokens counted with {report.tokenizer}."]
     for c in report.chains:
         name = os.path.basename(c.session) or c.session
@@ -229,6 +237,7 @@ def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Seque
             continue
         out.append(f"{len(c.chain)} summaries: " + ", ".join(
             f"{s.label} {s.parsed.summary_format}, {s.parsed.format} ({s.tokens:,} tokens)" for s in c.chain) + ".")
+        out += facts_markdown(c, _md, _md_code)
         if not c.pairs:
             continue
         out += ["", "| pair | from → to | relation | kept | dropped | added | changed | moved | literals dropped "
@@ -256,7 +265,7 @@ def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Seque
             if d.literals_dropped:
                 lines.append("- literals dropped: " + ", ".join(_md_code(v) for v, _ in d.literals_dropped))
             for v in d.file_list_violations:
-                lines.append(f"- file list: {_md_code(v['file'])} left `<{v['list']}>`")
+                lines.append(f"- file list: {_md_code(v.file)} left `<{v.list}>`")
             if not lines:
                 continue
             out += ["", f"<details><summary>pair {k}: {d.pair.old.label} → {d.pair.new.label}: "
@@ -281,8 +290,9 @@ def decay_figure(report: DriftReport, max_curves: int = 12) -> Any:
     from matplotlib.figure import Figure  # imported here: matplotlib takes a second to import
     from matplotlib.ticker import MaxNLocator
 
-    fig = Figure(figsize=(11, 4.5), layout="constrained")
-    ax_items, ax_lits = fig.subplots(1, 2, sharey=True)
+    fig = Figure(figsize=(15, 4.5), layout="constrained")
+    ax_items, ax_lits, ax_facts = fig.subplots(1, 3, sharey=True)
+    survival_axes(ax_facts, report)
     curves: list[tuple[str, list[tuple[int, float | None, float | None]]]] = []
     chains = [c for c in report.chains if any(d.points for d in c.decay)]
     for c in chains:
@@ -297,6 +307,7 @@ def decay_figure(report: DriftReport, max_curves: int = 12) -> Any:
         xs = [p[0] for p in pts]
         ax_items.plot(xs, [p[1] if p[1] is not None else float("nan") for p in pts], marker="o", label=label)
         ax_lits.plot(xs, [p[2] if p[2] is not None else float("nan") for p in pts], marker="o", label=label)
+
     for ax, what in ((ax_items, "items"), (ax_lits, "literals")):
         ax.set_title(f"{what} of S(k) still present")
         ax.set_xlabel("summary position in the chain")

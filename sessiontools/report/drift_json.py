@@ -5,10 +5,11 @@ Keys and order are part of the output contract (docs/diff-summaries.md); tests/g
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sessiontools.analysis.drift import ChainDrift, ChainSummary, DriftReport, Item, PairDrift
+from sessiontools.analysis.drift.retention import SummaryFacts
 from sessiontools.gates import Gate
 from sessiontools.jsvalues import utf16_len
 
@@ -17,7 +18,15 @@ def _item_dict(it: Item) -> dict[str, Any]:
     return {"section": it.section, "text": it.text}
 
 
-def summary_to_dict(s: ChainSummary) -> dict[str, Any]:
+def facts_to_dict(f: SummaryFacts | None) -> dict[str, Any] | None:
+    """`{category: {in_span, retained, retention, lost: [...]}}` of one compaction (None: a branch summary)."""
+    if f is None:
+        return None
+    return {c: {"in_span": r.in_span, "retained": r.retained, "retention": r.rate, "lost": [x.value for x in r.lost]}
+            for c, r in f.categories.items()}
+
+
+def summary_to_dict(s: ChainSummary, facts: SummaryFacts | None = None) -> dict[str, Any]:
     p = s.parsed
     return {
         "position": s.position,
@@ -41,6 +50,7 @@ def summary_to_dict(s: ChainSummary) -> dict[str, Any]:
         "literals": len(p.literals),
         "read_files": None if p.read_files is None else len(p.read_files),
         "modified_files": None if p.modified_files is None else len(p.modified_files),
+        "facts": facts_to_dict(facts),
     }
 
 
@@ -78,7 +88,7 @@ def pair_to_dict(d: PairDrift, position: int) -> dict[str, Any]:
             "added": [{"kind": k, "value": v} for v, k in d.literals_added],
         },
         "goal_similarity": d.goal_similarity,
-        "file_list_violations": [dict(v) for v in d.file_list_violations],
+        "file_list_violations": [{"list": v.list, "file": v.file, "now_in": v.now_in} for v in d.file_list_violations],
         "tokens_from": a.tokens,
         "tokens_to": b.tokens,
         "growth_tokens": d.growth_tokens,
@@ -92,7 +102,7 @@ def chain_to_dict(c: ChainDrift, pair: int | None = None) -> dict[str, Any]:
     return {
         "session": c.session,
         "leaf_id": c.leaf_id,
-        "summaries": [summary_to_dict(s) for s in c.chain],
+        "summaries": [summary_to_dict(s, c.facts.of(s)) for s in c.chain],
         "pairs": pairs,
         "decay": [
             {
@@ -121,6 +131,12 @@ def chain_to_dict(c: ChainDrift, pair: int | None = None) -> dict[str, Any]:
             }
             for r in c.resurrections
         ],
+        "fact_survival": {k: list(v) for k, v in c.facts.survival.items()},
+        "fact_returns": [
+            {"category": r.fact.category, "fact": r.fact.value, "last_seen": r.last_seen.entry_id,
+             "lost_in": r.lost_in.entry_id, "back_in": r.back_in.entry_id}
+            for r in c.facts.returns
+        ],
         "metrics": c.metrics(),
     }
 
@@ -148,5 +164,14 @@ def gate_results(metrics: Mapping[str, Any], gates: Iterable[Gate]) -> list[dict
         value = metrics[g.metric]
         number = int(g.value) if g.value.is_integer() else g.value
         out.append({"expression": gate_expression(g), "metric": g.metric, "op": g.op, "threshold": number,
-                    "value": value, "tripped": g.trips(value)})
+                    "value": value, "tripped": value is not None and g.trips(value)})
     return out
+
+
+def drift_frame(chains: Sequence[ChainDrift], table: str) -> Any:
+    """The polars frame behind `--format csv`: `summaries`, `pairs`, `facts` or `chains` rows."""
+    from sessiontools.analysis.drift import frames
+
+    make = {"summaries": frames.summaries_frame, "pairs": frames.pairs_frame, "facts": frames.facts_frame,
+            "chains": frames.chains_frame}
+    return make[table](chains)

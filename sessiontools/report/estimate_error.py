@@ -117,7 +117,7 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
 
 
 def _groups_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
-    g = FittedTable(f"MAPE % (bias %) by {summary['by']}",
+    g = FittedTable(f"MAPE and bias by {summary['by']}: MAPE % (bias %)",
                     (Column("n", "requests"), *[Column(est, "") for est in estimators]),
                     group_header=summary["by"], notes=["cells: MAPE % (bias %), negative bias = under-counts"])
     for grp in summary["groups"]:

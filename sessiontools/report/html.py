@@ -25,7 +25,7 @@ from sessiontools.report.svg import (
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1f24;margin:0;background:#f6f7f9}
-main{max-width:1180px;margin:0 auto;padding:18px 28px 60px}
+main{max-width:1300px;margin:0 auto;padding:18px 28px 60px}
 h1{font-size:26px;margin:8px 0 4px}h2{font-size:21px;margin:34px 0 8px;border-bottom:2px solid #d0d7de;padding-bottom:4px}
 h3{font-size:17px;margin:22px 0 6px}
 nav a{margin-right:14px}
@@ -33,7 +33,7 @@ nav a{margin-right:14px}
 .scroll{overflow-x:auto;background:#fff;border:1px solid #d0d7de;border-radius:6px;margin:8px 0}
 table{border-collapse:collapse;font-size:14px;width:100%}
 th,td{padding:4px 8px;text-align:right;white-space:nowrap;border-bottom:1px solid #eaeef2}
-th{background:#f0f3f6;position:sticky;top:0}th:first-child,td:first-child,td.l,th.l{text-align:left}
+th{background:#f0f3f6;white-space:normal;vertical-align:bottom}th:first-child,td:first-child,td.l,th.l{text-align:left}
 tr.total td{font-weight:600;border-top:2px solid #8c959f}
 .note{color:#57606a;font-size:13px;margin:4px 0 10px}
 figure{background:#fff;border:1px solid #d0d7de;border-radius:6px;margin:10px 0;padding:8px 10px}

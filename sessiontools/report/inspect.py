@@ -31,7 +31,7 @@ _COMPACTION_COLUMNS = (
     Column("entry", "compaction entry id", "left"),
     Column("line", "line in the file"),
     Column("kind", "threshold, overflow recovery, manual, ... (why Pi compacted)", "left"),
-    Column("by", "who wrote the summary: agent, or hook (an extension, fromHook)", "left"),
+    Column("written by", "who wrote the summary: agent, or hook (an extension, fromHook)", "left"),
     Column("tok before", "tokensBefore Pi recorded (tokens)"),
     Column("first kept", "first entry id kept verbatim", "left"),
 )
@@ -44,7 +44,8 @@ def inspect_table(report: dict[str, Any]) -> Group:
     t.add_column("value", overflow="fold")
     usage = report["usage"]
     rows = [
-        ("format version", f"v{report['format_version']} (read as Pi {report['pi_version']}.x)"),
+        ("format version", f"v{report['format_version']} (read as Pi {report['pi_version']}.x)"
+         if report.get("agent", "pi") == "pi" else f"{report['agent']} ({report['format_version']})"),
         ("session", report["session_id"] or "-"),
         ("name", report["session_name"] or "-"),
         ("entries", _fmt(report["entries"]) + " (" + ", ".join(f"{k} {v}" for k, v in report["entries_by_type"].items()) + ")"),

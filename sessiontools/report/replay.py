@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Group
 
-from sessiontools.report.layout import Column, FittedTable, dollars, short_names, tokens
+from sessiontools.report.layout import Column, FittedTable, short_names, tokens
 from sessiontools.report.text import safe_text
 
 
@@ -29,8 +29,10 @@ REPLAY_COLUMNS = (
     Column("ovf", "overflows: requests over W"),
     Column("thr", "thrash: compactions after which the next check point is still over T"),
     Column("peak tok", "largest truth (tokens)", optional=True),
-    Column("billed tok", "billed input tokens, failed attempts and summaries included"),
-    Column("cost $", "at catalogue prices, no cache discounts"),
+    Column("billed tok", "billed input tokens: uncached input + cache reads + cache writes, summaries included"),
+    Column("cache rd tok", "prompt tokens read from the provider's cache (billed at the cache-read price)",
+           optional=True),
+    Column("cost $", "agent + summarisation requests, priced per token class with prompt caching"),
     Column("rec.", "recorded compactions matched / recorded, +extra simulated (rec. match)"),
 )
 
@@ -45,6 +47,16 @@ def _setting_cell(s: dict[str, Any]) -> str:
     if s.get("policy") == "codex":  # Codex has no reserve/keep: its limit is the setting
         return f"{_setting(s['context_window'])}/L {_setting(s['threshold'])}"
     return "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
+
+
+def _money(v: float) -> str:
+    return f"${v:.2f}" if v >= 0.995 else f"${v:.4f}"
+
+
+def _cost_split(m: dict[str, Any]) -> str:
+    if m.get("cost") is None:
+        return "-"
+    return f"{_money(m['cost'])} = {_money(m['cost_agent'])}+{_money(m['cost_summarization'])}"
 
 
 def replay_table(records: Sequence[dict[str, Any]]) -> Group:
@@ -67,7 +79,8 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
             str(m["thrash"]),
             tokens(m["peak_truth_tokens"]),
             tokens(m["billed_input_tokens"]),
-            dollars(m["cost"]),
+            tokens(m.get("cache_read_tokens") or 0),
+            _cost_split(m),
             f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else ""),
             group=run_label(r, names, len(leaves[r["session"]]) > 1),
         )
@@ -83,6 +96,7 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
                 f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", flags or "-",
                 str(comp["messages_summarized"]), f"{comp['kept_tokens']:,}",
                 f"{comp['summary_tokens']:,} {comp['summary_source']}",
+                "-" if comp.get("cache_bust_cost") is None else _money(comp["cache_bust_cost"]),
             )
         parts.append(c)
     return Group(*parts)
@@ -100,6 +114,7 @@ COMPACTION_COLUMNS = (
     Column("kept tok", "tokens kept verbatim", optional=True),
     Column("summary tok", "size of the new summary and where it came from (recorded or model)", "left",
            optional=True),
+    Column("bust $", "cache-bust cost: what the next request paid over a cache hit", optional=True),
 )
 
 
@@ -129,8 +144,9 @@ def replay_headline(records: Sequence[dict[str, Any]]) -> str:
     return f"replay: best setting in this grid (fewest overflows, then cost): {what}; {matched}"
 
 
-def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
-    """Context size per request: truth and Pi's view, threshold and window, compaction markers."""
+def timeline_figure(pr: Any, run: Any, record: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
+    """Context size per request: truth and Pi's view, threshold and window, compaction markers (each
+    labelled with its cache-bust cost when priced), Pi's recorded compactions, the cost split in the title."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -147,8 +163,12 @@ def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
     s = run.settings
     ax.axhline(s.threshold, color="#d62728", ls="--", lw=1, label=f"threshold {s.threshold:,}")
     ax.axhline(s.context_window, color="black", ls=":", lw=1, label=f"window {s.context_window:,}")
-    for c in run.compactions:
+    busts = [c.get("cache_bust_cost") for c in record["compactions"]] if record else [None] * len(run.compactions)
+    for c, bust in zip(run.compactions, busts, strict=False):
         ax.axvline(c.parent_base_index, color="#2ca02c" if c.reason == "threshold" else "#9467bd", alpha=0.5, lw=1)
+        if bust is not None:
+            ax.annotate(f"bust {_money(bust)}", (c.parent_base_index, s.threshold), rotation=90, fontsize=7,
+                        xytext=(2, 4), textcoords="offset points", va="bottom", color="#555555")
     ax.plot([], [], color="#2ca02c", label="simulated compaction (threshold)")
     ax.plot([], [], color="#9467bd", label="simulated compaction (overflow)")
     rec = _recorded_points(pr, run)
@@ -157,7 +177,10 @@ def timeline_figure(pr: Any, run: Any):  # type: ignore[no-untyped-def]
                    edgecolors="black", linewidths=1.4, zorder=4, label="Pi compacted here (recorded)")
     ax.set_xlabel("entry index on the path (compactions removed)")
     ax.set_ylabel("tokens")
-    ax.set_title(f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}")
+    title = f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}"
+    if record is not None and record["metrics"].get("cost") is not None:
+        title += f"\ncost {_cost_split(record['metrics'])} (agent + summaries)"
+    ax.set_title(title)
     fig.legend(loc="outside right upper", fontsize=8)  # beside the axes: the legend never covers data
     ax.grid(alpha=0.3)
     return fig

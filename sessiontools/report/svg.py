@@ -27,6 +27,15 @@ def _nice_max(v: float) -> float:
     return 10 * exp
 
 
+def _nice_step(raw: float, integer: bool) -> float:
+    """1, 2, 2.5 or 5 times a power of ten, at least `raw` (at least 1 for whole numbers)."""
+    if raw <= 0:
+        return 1.0
+    exp = 10 ** math.floor(math.log10(raw))
+    step = next(m * exp for m in (1, 2, 2.5, 5, 10) if raw <= m * exp)
+    return max(1.0, round(step)) if integer else step
+
+
 def _fmt(v: float) -> str:
     if abs(v) >= 1000:
         return f"{v / 1000:g}k"
@@ -57,12 +66,12 @@ class _Frame:
             y = self.y(v)
             out.append(f'<line x1="{self.left}" x2="{self.w - self.right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
             out.append(f'<text x="{self.left - 4}" y="{y + 4:.1f}" text-anchor="end" class="tick">{_e(_fmt(round(v, 6)))}</text>')
-        span = self.x1 - self.x0
-        step = max(1, round(span / 8)) if integer_x else span / 8
-        v = self.x0
+        step = _nice_step((self.x1 - self.x0) / 7, integer_x)
+        v = math.ceil(self.x0 / step) * step
         while xticks and v <= self.x1 + 1e-9:
             x = self.x(v)
-            out.append(f'<text x="{x:.1f}" y="{self.h - self.bottom + 18}" text-anchor="middle" class="tick">{_e(_fmt(v))}</text>')
+            label = f"{v:,.0f}" if integer_x else _fmt(v)
+            out.append(f'<text x="{x:.1f}" y="{self.h - self.bottom + 18}" text-anchor="middle" class="tick">{_e(label)}</text>')
             v += step
         out.append(f'<text x="{(self.left + self.w - self.right) / 2:.0f}" y="{self.h - 6}" text-anchor="middle" '
                    f'class="label">{_e(xlabel)}</text>')

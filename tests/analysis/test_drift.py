@@ -217,7 +217,7 @@ def test_known_drop_add_change_move_and_literal_loss() -> None:
     assert len(ch["kept"]) == 2
     d = r.chains[0].pairs[0]
     assert {v for v, _ in d.literals_dropped} == {"bench.py", "1450", "big.jsonl"}
-    assert [v["file"] for v in d.file_list_violations] == ["bench.py"]  # modified before, gone now; parse.py moved up
+    assert [v.file for v in d.file_list_violations] == ["bench.py"]  # modified before, gone now; parse.py moved up
     assert 0 < d.goal_similarity < 1
     j = report_to_dict(r)["chains"][0]["pairs"][0]
     assert j["items"] == {"kept": 2, "dropped": 2, "added": 1, "changed": 2, "moved": 1}
@@ -401,8 +401,9 @@ def test_decay_figure_has_curves() -> None:
     """The decay figure plots one items curve and one literals curve per origin with later compactions."""
     s = chain_session(pi_summary(["g"], ["a `x.py`"]), pi_summary(["g"], ["a `x.py`"]), pi_summary(["g"], ["b"]))
     fig = decay_figure(diff_summaries([s]))
-    ax_items, ax_lits = fig.axes
+    ax_items, ax_lits, ax_facts = fig.axes
     assert len(ax_items.lines) == 2 and len(ax_lits.lines) == 2
+    assert len(ax_facts.lines) == 0  # no facts in these spans (prompts only)
 
 
 def test_token_counter_names() -> None:

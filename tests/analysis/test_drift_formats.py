@@ -135,3 +135,24 @@ def test_other_agents_summaries_work_with_no_drift_change() -> None:
         assert c.agent == agent.value and [s.entry_id for s in c.chain] == ["c1", "c2"]
         assert [s.parsed.summary_format for s in c.chain] == ["free-form", "free-form"]
         assert len(c.pairs) == 1 and c.pairs[0].count("added") == 1 and r.metrics()["missing_sections"] == 0
+
+
+def test_facts_are_agent_neutral() -> None:
+    """A Claude Code-shaped transcript (Read/Bash tool calls, is_error results) gives facts like Pi's."""
+    msgs = (
+        Message(0, "u1", 1, Role.USER, (Unit(UnitKind.USER, "Fix bug #12. Never change the API."),)),
+        Message(1, "a1", 2, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, 'Read{"file_path":"/w/src/app.ts"}'),
+                                             Unit(UnitKind.TOOL_CALL, 'Bash{"command":"npm test"}'))),
+        Message(2, "t1", 3, Role.TOOL, (Unit(UnitKind.TOOL_RESULT, "export const x = 1"),)),
+        Message(3, "t2", 4, Role.TOOL, (Unit(UnitKind.TOOL_RESULT, "npm ERR! 2 failing\nmore"),),
+                raw={"type": "tool_result", "is_error": True}),
+        Message(4, "u2", 5, Role.USER, (Unit(UnitKind.USER, "go on"),)),
+        Message(5, "c1", 6, Role.SUMMARY, (Unit(UnitKind.SUMMARY, "Fixing bug #12 in app.ts"),)),
+    )
+    comp = Compaction(5, 6, Trigger.THRESHOLD, 100, summary="Fixing bug #12 in app.ts", id="c1", kept=((4, 5),))
+    t = Transcript(Agent.CLAUDE_CODE, "cc.jsonl", "sid", "claude-code-2", [TranscriptPath("c1", msgs, (), (comp,), ())],
+                   settings={"cwd": "/w"})
+    (x,) = diff_summaries([t]).chains[0].facts.summaries
+    got = {k: (v.in_span, v.retained, [f.value for f in v.lost]) for k, v in x.categories.items()}
+    assert got == {"files": (1, 1, []), "identifiers": (1, 1, []), "errors": (1, 0, ["npm ERR! 2 failing"]),
+                   "constraints": (1, 0, ["Never change the API."])}

@@ -190,3 +190,36 @@ def test_every_real_session_runs(shared_pi: Path, capsys) -> None:  # type: igno
     assert chains["compact.jsonl"]["summaries"][0]["split_turn"] is True
     assert chains["session.jsonl"]["summaries"][0]["split_turn"] is True
     assert chains["large-session.jsonl"]["summaries"] == []
+
+
+def test_retention_gates_and_fact_json(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """`--fail-if 'retention.files<0.8'` trips when a summary omits the span's files; JSON has facts and survival."""
+    b = SessionBuilder()
+    b.user("go")
+    b.assistant(None, tool_calls=[("read", {"path": "src/x/one.py"}), ("read", {"path": "src/x/two.py"})])
+    b.tool_result("read", "x", call_id=b.last_call_id())
+    u = b.user("next")
+    b.compaction(_summary(["Read `src/x/one.py`"]), u, 1000)
+    f = tmp_path / "r.jsonl"
+    f.write_bytes(b.jsonl())
+    code, out, err = run([str(f), "-f", "json", "--fail-if", "retention.files<0.8", "--fail-if", "retention.errors<1"],
+                         capsys)
+    assert code == 1 and "gate retention.files<0.8 tripped: retention.files=0.5" in err
+    assert "retention.errors" not in err.split("tripped")[-1]  # no errors in the span: the gate cannot trip
+    doc = orjson.loads(out)
+    s1 = doc["chains"][0]["summaries"][0]
+    assert s1["facts"]["files"] == {"in_span": 2, "retained": 1, "retention": 0.5, "lost": ["src/x/two.py"]}
+    assert doc["chains"][0]["fact_survival"]["files"] == [0.5]
+    assert doc["metrics"]["retention.errors"] is None
+    assert [g["tripped"] for g in doc["gates"]] == [True, False]
+
+
+@pytest.mark.parametrize("table,first", [("summaries", "session,leaf_id,agent,position"), ("pairs", "session,leaf_id,pair"),
+                                         ("facts", "session,leaf_id,position,entry_id,category"),
+                                         ("chains", "session,leaf_id,agent,summaries")])
+def test_csv_tables(session_file: Path, capsys, table: str, first: str) -> None:  # type: ignore[no-untyped-def]
+    """`--format csv` writes the rows of the chosen frame: one per summary, pair, compaction x category, chain."""
+    code, out, _ = run([str(session_file), "-f", "csv", "--csv-table", table], capsys)
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(first)
+    assert len(lines) - 1 == {"summaries": 3, "pairs": 2, "facts": 12, "chains": 1}[table]

@@ -68,9 +68,18 @@ function piThrew(e) {
     return err;
 }
 
-/** sha1 of JSON.stringify(values): lets every query carry its exact path cheaply. */
-function digest(values) {
-    return createHash("sha1").update(JSON.stringify(values)).digest("hex");
+/**
+ * sha1 of JSON.stringify(values.slice(0, len)) (an array of strings, numbers or null), computed
+ * incrementally per session: queries usually ask for growing prefixes of the same path.
+ */
+function prefixDigest(state, key, values, len) {
+    let h = state.hashers?.[key];
+    if (!h || h.len > len) {
+        h = { len: 0, hash: createHash("sha1").update("[") };
+        state.hashers = { ...(state.hashers ?? {}), [key]: h };
+    }
+    for (; h.len < len; h.len++) h.hash.update((h.len > 0 ? "," : "") + JSON.stringify(values[h.len]));
+    return h.hash.copy().update("]").digest("hex");
 }
 
 function errorText(e) {
@@ -136,14 +145,15 @@ function parseContent(content) {
 
 /** Parse + migrate + index + path, mirroring SessionManager (setSessionFile, _buildIndex, getBranch). */
 function loadSession(content, leafIdArg) {
-    const { entries, lineIndices, valid } = parseContent(content);
-    const version = valid ? (entries.find((e) => e.type === "session")?.version ?? 1) : null;
-    if (valid) {
-        try {
-            sm.migrateSessionEntries(entries);
-        } catch (e) {
-            throw piThrew(e);
-        }
+    // parseContent and the lookups below transcribe Pi's own loader (loadEntriesFromFile, the header
+    // check, migrateSessionEntries): where they throw (e.g. a null line read as the header), Pi throws.
+    let entries, lineIndices, valid, version;
+    try {
+        ({ entries, lineIndices, valid } = parseContent(content));
+        version = valid ? (entries.find((e) => e.type === "session")?.version ?? 1) : null;
+        if (valid) sm.migrateSessionEntries(entries);
+    } catch (e) {
+        throw piThrew(e);
     }
     const byId = new Map();
     let leafId = null;
@@ -423,8 +433,10 @@ function answerQuery(sess, state, q, qi, fields, emit) {
     };
     if (qi === 0) Object.assign(out, sessionFacts(sess));
     // Every query: the exact slice (ids; line indices for v1 files, whose ids Pi draws at random).
-    out.slice_ids_sha1 = digest(slice.map((e) => e.id ?? null));
-    out.slice_lines_sha1 = digest(slice.map((e) => sess.entryLine.get(e) ?? null));
+    state.pathIds ??= sess.path.map((e) => e.id ?? null);
+    state.pathLines ??= sess.path.map((e) => sess.entryLine.get(e) ?? null);
+    out.slice_ids_sha1 = prefixDigest(state, "ids", state.pathIds, slice.length);
+    out.slice_lines_sha1 = prefixDigest(state, "lines", state.pathLines, slice.length);
     const errors = {};
     const attempt = (name, fn) => {
         try {

@@ -91,10 +91,9 @@ def test_second_overflow_in_a_run_is_recovered_after_a_success() -> None:
     assert m["failed_recoveries"] == 0
 
 
-def test_recorded_overflows_twice_in_one_run_1x() -> None:
-    """A 1.x file with two recorded overflows in one run (the provider counts far more than Pi's
-    chars/4, as with CJK text), each recovered by the compaction Pi's own port makes there, with a
-    successful retry between: replay at the recorded settings reproduces both recoveries."""
+def two_overflows_1x() -> Session:
+    """A 1.x run with two recorded overflows (the provider counts far more than Pi's chars/4, as with
+    CJK text), each recovered by the compaction Pi's own port makes there, a successful retry between."""
     from sessiontools.policies.pi import CompactionSettings, prepare_compaction
 
     b = SessionBuilder()
@@ -106,14 +105,19 @@ def test_recorded_overflows_twice_in_one_run_1x() -> None:
     b.assistant("a", tool_calls=[("read", {"path": "a.py"})], usage=b.usage(9000))
     b.tool_result("read", "x" * 4000)
     for k in range(2):
-        failed = b.assistant(None, error="prompt is too long: 21000 tokens > 20000 maximum")
+        failed = b.assistant(None, error=f"prompt is too long: {21000 + 500 * k} tokens > 20000 maximum")
         b.context_edit(failed, None)
         prep = prepare_compaction(SessionTree(b.session()).path().entries, CompactionSettings(True, 500, 2000), "1")
         b.compaction(f"summary {k}", prep.first_kept_entry_id, prep.tokens_before)
         b.assistant("b", tool_calls=[("read", {"path": f"b{k}.py"})], usage=b.usage(12000 + 1000 * k))
         b.tool_result("read", "y" * 4000)
     b.assistant("done", usage=b.usage(15000))
-    s = b.session()
+    return b.session()
+
+
+def test_recorded_overflows_twice_in_one_run_1x() -> None:
+    """Replay at the recorded settings reproduces both recoveries of one run."""
+    s = two_overflows_1x()
     assert s.pi_version == "1"
     wl = build_workload(SessionTree(s).path().entries, "1")
     assert sum(r.failed_overflow for r in wl.requests) == 2
@@ -122,6 +126,16 @@ def test_recorded_overflows_twice_in_one_run_1x() -> None:
     assert run.overflows == 2
     assert run.failed_recoveries == 0
     assert run.recorded_match.to_dict() == {"recorded": 2, "matched": 2, "missed": 0, "extra": 0}
+
+
+def test_provider_counts_in_overflow_errors_are_the_truth() -> None:
+    """'prompt is too long: N tokens > M maximum': N is the truth of the rejected request."""
+    s = two_overflows_1x()
+    wl = build_workload(SessionTree(s).path().entries, "1")
+    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 500, 2000, "pi-1"))
+    rejected = [p for p in run.requests if p.overflow]
+    assert [(p.truth, p.truth_source) for p in rejected] == [(21000.0, "provider"), (21500.0, "provider")]
+    assert run_metrics(run)["peak_truth_tokens"] == 21500
 
 
 def one_request(prompt: int = 8000, reply_chars: int = 2000) -> Session:
@@ -147,4 +161,45 @@ def test_single_request_invents_nothing_at_recorded_settings() -> None:
     wl = build_workload(SessionTree(s).path().entries, "0")
     run = simulate(wl, fit_truth(wl), ReplaySettings(32000, 16384, 20000, "pi-0"))
     m = run_metrics(run)
+    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+
+
+def grow(b: SessionBuilder, runs: int, start: int, step: int, text: str = "please continue the work ") -> None:
+    for r in range(runs):
+        b.user(text * 30)
+        b.assistant("ok " * 200, usage=b.usage(start + step * r, 200))
+
+
+def test_hook_summaries_are_replayed_as_recorded() -> None:
+    """A compaction an extension wrote (fromHook) far below the threshold is the user's action: replay
+    applies it where it was recorded, and invents nothing after it at recorded settings."""
+    b = SessionBuilder()
+    grow(b, 10, 5000, 3000)  # up to 32k
+    keep_from = b.entries[-4]["id"]
+    b.compaction("## Goal\nhook summary of the work so far", keep_from, 32000)
+    b.entries[-1]["fromHook"] = True
+    grow(b, 10, 6000, 3000)  # up to 33k again
+    s = b.session()
+    wl = build_workload(SessionTree(s).path().entries, s.pi_version)
+    run = simulate(wl, fit_truth(wl), ReplaySettings(64000, 16384, 20000, "pi-0"))
+    m = run_metrics(run)
+    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+    assert m["user_compactions"] == 1
+    assert all(p.truth_source == "recorded" for p in run.requests)
+
+
+def test_cjk_session_invents_nothing_at_recorded_settings() -> None:
+    """Chinese text: the provider counts about one token per character, four times chars/4. Prompts
+    below the threshold: nothing is invented."""
+    b = SessionBuilder()
+    ctx = 0
+    for r in range(12):
+        b.user("请继续完成这个任务，不要修改测试文件。" * 20)
+        ctx += estimate_tokens(b.entries[-1]["message"], "0")
+        b.assistant("好的，已经完成。" * 30, usage=b.usage(2000 + 4 * ctx, 240))
+        ctx += estimate_tokens(b.entries[-1]["message"], "0")
+    s = b.session()
+    window, reserve = _below_threshold(s)
+    wl = build_workload(SessionTree(s).path().entries, "0")
+    m = run_metrics(simulate(wl, fit_truth(wl), ReplaySettings(window, reserve, 20000, "pi-0")))
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0

@@ -137,3 +137,12 @@ def test_missing_chromium_fails_in_ci_and_skips_with_a_reason_locally(monkeypatc
     monkeypatch.delenv("CI")
     with pytest.raises(pytest.skip.Exception, match="apt-get install -y chromium"):
         _need_chromium()
+
+
+def test_a_section_that_fails_is_reported_and_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The lab model is not in the catalogue: without --context-window replay cannot run; say so once."""
+    out = tmp_path / "r.html"
+    assert main(["report", str(SAMPLES / "pi0-tiny.jsonl"), "-o", str(out), "--jobs", "1"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("not in the bundled catalogue") == 1 and out.exists()
+    assert "No session could be replayed" in out.read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ _ERROR = re.compile(
     r"|\b(?:ENOENT|EACCES|EPERM|EEXIST|EISDIR|ENOTDIR|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EADDRINUSE|EPIPE)\b"
     r"|\b(?:[Ee]rror|ERROR|[Ff]ailed|FAILED)\b(?=:))(?::[ \t]*[^\n]+)?"
 )
-_PATH = re.compile(
+PATH_PATTERN = re.compile(
     rf"(?<![\w@.+/~-])(?:(?:~|\.{{1,2}})?/[\w@.+-]+(?:/[\w@.+-]+)*/?|[\w@.+-]+(?:/[\w@.+-]+)+/?"
     rf"|[\w@+-][\w@.+-]*\.{_EXT})(?![\w/])"
 )
@@ -27,11 +27,11 @@ _NUMBER = re.compile(r"(?<![\w.#/-])(?:v?\d+(?:\.\d+){2,}|#?\d[\d,]*(?:\.\d+)?%?
 
 
 def _looks_like_path(s: str) -> bool:
-    m = _PATH.fullmatch(s)
-    return bool(m) and _is_path(s)
+    m = PATH_PATTERN.fullmatch(s)
+    return bool(m) and is_path(s)
 
 
-def _is_path(s: str) -> bool:
+def is_path(s: str) -> bool:
     if s.startswith(("/", "~/", "./", "../")):
         return len(s) > 1
     if re.fullmatch(rf"[\w@+-][\w@.+-]*\.{_EXT}", s):
@@ -77,9 +77,9 @@ def scan_literals(text: str, min_digits: int) -> list[tuple[str, str]]:
     for m in _ERROR.finditer(rest):
         add(m.group(0)[:160].rstrip(" .,;"), "error")
     rest = _ERROR.sub(blank, rest)
-    for m in _PATH.finditer(rest):
+    for m in PATH_PATTERN.finditer(rest):
         v = m.group(0).rstrip(".,:;")
-        if _is_path(v):
+        if is_path(v):
             add(v, "path")
             rest = rest[: m.start()] + " " * (m.end() - m.start()) + rest[m.end():]
     for m in _NUMBER.finditer(rest):

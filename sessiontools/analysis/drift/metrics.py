@@ -8,13 +8,15 @@ from dataclasses import dataclass
 from sessiontools.analysis.drift.chain import ChainSummary, summary_chain, summary_pairs
 from sessiontools.analysis.drift.counting import TokenCounter, chars4_tokens, token_counter
 from sessiontools.analysis.drift.decay import Decay, Resurrection, decay_curves, resurrections
+from sessiontools.analysis.drift.facts import CATEGORIES
 from sessiontools.analysis.drift.pairs import PairDrift, pair_drift
+from sessiontools.analysis.drift.retention import ChainFacts, chain_facts, pooled_retention
 from sessiontools.analysis.drift.sections import FUZZY_THRESHOLD
 from sessiontools.read.pi.entries import Session
 from sessiontools.transcript.model import Transcript, TranscriptPath
 from sessiontools.transcript.pi.neutral import pi_transcript
 
-Metrics = dict[str, int | float]
+Metrics = dict[str, int | float | None]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -27,6 +29,7 @@ class ChainDrift:
     pairs: tuple[PairDrift, ...]
     decay: tuple[Decay, ...]
     resurrections: tuple[Resurrection, ...]
+    facts: ChainFacts
     agent: str = "pi"
 
     def metrics(self) -> Metrics:
@@ -40,6 +43,7 @@ def analyse_path(
     counter: TokenCounter | None = None,
     threshold: float = FUZZY_THRESHOLD,
     agent: str = "pi",
+    cwd: str | None = None,
 ) -> ChainDrift:
     """Everything `diff-summaries` reports for one transcript path."""
     chain = summary_chain(path, counter, agent)
@@ -51,6 +55,7 @@ def analyse_path(
         pairs=tuple(drifts),
         decay=tuple(decay_curves(chain, threshold)),
         resurrections=tuple(resurrections(chain, drifts, threshold)),
+        facts=chain_facts(path, chain, cwd),
         agent=agent,
     )
 
@@ -70,6 +75,11 @@ METRICS: dict[str, str] = {
     "growth_tokens": "largest growth of a summary over the one it was written from, in tokens (0 without pairs)",
     "min_goal_similarity": "lowest goal similarity over pairs (0..1; 1 without goals to compare)",
     "min_literal_retention": "lowest share of literals kept over pairs (0..1; 1 without literals)",
+    "retention.files": "share of the files in the compactions' spans that their summaries state (none: no files)",
+    "retention.identifiers": "share of the spans' identifiers (ids, hashes, URLs, versions) the summaries state",
+    "retention.errors": "share of the spans' error lines (failed tool results, error replies) the summaries state",
+    "retention.constraints": "share of the user's constraining sentences in the spans that the summaries state",
+    "lost_facts": "facts of the spans that their summaries do not state, summed over compactions",
 }
 
 
@@ -92,6 +102,8 @@ def chain_metrics(chains: Sequence[ChainDrift]) -> Metrics:
         "growth_tokens": max((d.growth_tokens for d in drifts), default=0),
         "min_goal_similarity": min(goals, default=1.0),
         "min_literal_retention": min(rets, default=1.0),
+        **{f"retention.{c}": pooled_retention([ch.facts for ch in chains], c) for c in CATEGORIES},
+        "lost_facts": sum(len(x.categories[c].lost) for ch in chains for x in ch.facts.summaries for c in CATEGORIES),
     }
 
 
@@ -128,7 +140,9 @@ def diff_summaries(
     for src in sources:
         t = as_transcript(src, leaf=leaf, all_leaves=all_leaves)
         for p in t.paths:
-            chains.append(analyse_path(p, session=t.source, counter=counter, threshold=threshold, agent=str(t.agent)))
+            cwd = t.settings.get("cwd")
+            chains.append(analyse_path(p, session=t.source, counter=counter, threshold=threshold, agent=str(t.agent),
+                                       cwd=cwd if isinstance(cwd, str) else None))
     return DriftReport(tuple(chains), counter.name, threshold)
 
 

@@ -14,6 +14,15 @@ from sessiontools.analysis.drift.text import text_similarity
 CHANGE_KINDS = ("kept", "dropped", "added", "changed", "moved")
 
 
+@dataclass(frozen=True, slots=True)
+class FileListViolation:
+    """A file Pi carries forward that the newer summary's lists lack."""
+
+    list: str  # "read-files" | "modified-files": the older list it was in
+    file: str
+    now_in: str  # "read-files" | "neither"
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class PairDrift:
     """Drift between the two summaries of a pair."""
@@ -24,7 +33,7 @@ class PairDrift:
     literals_dropped: tuple[tuple[str, str], ...]
     literals_added: tuple[tuple[str, str], ...]
     goal_similarity: float | None
-    file_list_violations: tuple[dict[str, str], ...]
+    file_list_violations: tuple[FileListViolation, ...]
 
     @property
     def growth_tokens(self) -> int:
@@ -50,17 +59,17 @@ class PairDrift:
         return round(len(self.literals_kept) / n, 4) if n else None
 
 
-def _file_list_violations(old: ParsedSummary, new: ParsedSummary) -> list[dict[str, str]]:
+def _file_list_violations(old: ParsedSummary, new: ParsedSummary) -> list[FileListViolation]:
     """Files Pi carries forward (it merges the previous compaction's lists) that the new lists lack."""
-    out: list[dict[str, str]] = []
+    out: list[FileListViolation] = []
     new_read = set(new.read_files or ())
     new_mod = set(new.modified_files or ())
     for f in old.read_files or ():
         if f not in new_read and f not in new_mod:
-            out.append({"list": "read-files", "file": f, "now_in": "neither"})
+            out.append(FileListViolation("read-files", f, "neither"))
     for f in old.modified_files or ():
         if f not in new_mod:
-            out.append({"list": "modified-files", "file": f, "now_in": "read-files" if f in new_read else "neither"})
+            out.append(FileListViolation("modified-files", f, "read-files" if f in new_read else "neither"))
     return out
 
 

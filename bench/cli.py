@@ -1,0 +1,52 @@
+"""What users run: the `sessiontools` command as a subprocess, end to end (interpreter start-up,
+imports, worker processes, JSON written).
+
+- `inspect_cli_vs_orjson`: raw orjson over the same bytes (in this process) / `sessiontools
+  inspect DIR --format json` with the default `--jobs`;
+- `jobs2_vs_jobs1`: the same command with `--jobs 2` / with `--jobs 1`;
+- `startup_s`: wall time of `sessiontools --help`.
+
+Each is interleaved with its baseline, best of a few rounds (this shared machine's speed wanders).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROUNDS = 3
+CLI = Path(sys.executable).parent / "sessiontools"
+
+
+def _wall(args: list[str]) -> float:
+    env = dict(os.environ)
+    t = time.perf_counter()
+    proc = subprocess.run([str(CLI), *args], capture_output=True, env=env)
+    dt = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(f"sessiontools {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]!r}")
+    return dt
+
+
+def cli_ratios(corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]:
+    inspect = ["inspect", str(corpus), "--format", "json", "-o", os.devnull]
+    t_raw = t_cli = t_j1 = t_j2 = float("inf")
+    for _ in range(ROUNDS):
+        t = time.perf_counter()
+        orjson_run()
+        t_raw = min(t_raw, time.perf_counter() - t)
+        t_cli = min(t_cli, _wall(inspect))
+        t_j1 = min(t_j1, _wall([*inspect, "--jobs", "1"]))
+        t_j2 = min(t_j2, _wall([*inspect, "--jobs", "2"]))
+    t_help = min(_wall(["--help"]) for _ in range(10))
+    print(f"CLI: inspect (default --jobs) {t_cli:.2f}s vs raw orjson {t_raw:.2f}s; --jobs 1 {t_j1:.2f}s, "
+          f"--jobs 2 {t_j2:.2f}s; --help {t_help * 1000:.0f} ms")
+    return {
+        "inspect_cli_vs_orjson": round(t_raw / t_cli, 3),
+        "jobs2_vs_jobs1": round(t_j2 / t_j1, 3),
+        "startup_s": round(t_help, 3),
+    }

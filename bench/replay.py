@@ -1,0 +1,126 @@
+"""`replay_vs_pi_js` and `grid25_vs_one`: our replay against the same simulation over Pi's own
+functions in Node (bench/pi_replay.mjs), both warm, interleaved, best of several runs on each side,
+and the compaction positions of both sides compared.
+
+The Python side is what users run (`replay_session`: read the file, fit the truth model, simulate).
+The Node side parses the file and runs the same walk with Pi's functions; it is given the fitted
+truth model (per-entry tokens, overhead, ratio, summary size), which it does not compute itself:
+that work is only on the Python side, so the ratio errs against us.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+RESERVE, KEEP = 16384, 20000
+ROUNDS = 6
+
+
+def _python_run(session_file: Path, window: int) -> tuple[float, Any]:
+    from sessiontools.read import load_session
+    from sessiontools.replay import replay_session
+
+    t = time.perf_counter()
+    (pr,) = replay_session(load_session(session_file), windows=[window], reserves=[RESERVE], keeps=[KEEP],
+                           policy="pi-0")
+    return time.perf_counter() - t, pr
+
+
+def _grid_run(session_file: Path, window: int) -> float:
+    from sessiontools.read import load_session
+    from sessiontools.replay import replay_session
+
+    t = time.perf_counter()
+    replay_session(load_session(session_file), windows=[window], reserves=[4096, 8192, 16384, 24576, 32768],
+                   keeps=[5000, 10000, 20000, 30000, 40000], policy="pi-0")
+    return time.perf_counter() - t
+
+
+def _positions(pr: Any) -> list[list[Any]]:
+    return [[c.parent_entry_id, c.first_kept_entry_id, c.tokens_before] for c in pr.runs[0].compactions]
+
+
+def _truth_json(pr: Any) -> dict[str, Any]:
+    truth, wl = pr.truth, pr.workload
+    return {
+        "entry_tokens": [truth.entry_tokens(e) for e in wl.base],
+        "overhead": truth.overhead,
+        "ratio": truth.ratio,
+        "summary_tokens": truth.summary_tokens,
+        "summary_chars_per_token": truth.summary_chars_per_token,
+    }
+
+
+def choose_window(session_file: Path) -> int:
+    """200k when the session crosses it several times, else a window it crosses (>= 2 compactions)."""
+    window = 200_000
+    for _ in range(6):
+        _, pr = _python_run(session_file, window)
+        if len(pr.runs[0].compactions) >= 2:
+            return window
+        window = int(window * 0.6) // 1000 * 1000
+    return window
+
+
+def replay_ratios(session_file: Path) -> dict[str, Any]:
+    """{replay_vs_pi_js, grid25_vs_one, replay_same_compactions, ...}; raises when the sides disagree."""
+    from lab.pi_env import ensure_pi
+
+    window = choose_window(session_file)
+    _, pr = _python_run(session_file, window)  # warm-up, and the truth the Node side is given
+    env = ensure_pi("0")
+    with tempfile.TemporaryDirectory() as d:
+        truth_file = Path(d) / "truth.json"
+        truth_file.write_text(json.dumps(_truth_json(pr)))
+        node = subprocess.Popen(
+            [str(env.node), str(ROOT / "bench" / "pi_replay.mjs"), str(env.package_dir), str(session_file),
+             str(truth_file), str(window), str(RESERVE), str(KEEP)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        assert node.stdin is not None and node.stdout is not None
+
+        def js_run() -> dict[str, Any]:
+            node.stdin.write("run\n")  # type: ignore[union-attr]
+            node.stdin.flush()  # type: ignore[union-attr]
+            line = node.stdout.readline()  # type: ignore[union-attr]
+            if not line:
+                raise RuntimeError("bench/pi_replay.mjs stopped (see its stderr above)")
+            return json.loads(line)
+
+        try:
+            js_run()  # warm-up
+            t_one = t_grid = t_js = float("inf")
+            js_answer = None
+            for _ in range(ROUNDS):  # interleaved: this shared machine's speed wanders
+                t, pr = _python_run(session_file, window)
+                t_one = min(t_one, t)
+                js_answer = js_run()
+                t_js = min(t_js, js_answer["ms"] / 1000)
+                if _ % 2 == 0:
+                    t_grid = min(t_grid, _grid_run(session_file, window))
+        finally:
+            node.stdin.close()
+            node.wait(timeout=60)
+    ours, theirs = _positions(pr), js_answer["compactions"]  # type: ignore[index]
+    same = ours == theirs
+    print(f"replay {session_file.name}: window {window}, compactions ours {len(ours)} vs Pi's functions "
+          f"{len(theirs)}, positions and tokensBefore {'agree' if same else 'DIFFER'}; one {t_one * 1000:.0f} ms, "
+          f"grid 5x5 {t_grid * 1000:.0f} ms, Node {t_js * 1000:.0f} ms")
+    if not same:
+        for k, (a, b) in enumerate(zip(ours + [None] * len(theirs), theirs + [None] * len(ours), strict=False)):
+            if a != b:
+                print(f"  compaction {k}: ours {a} vs Node {b}")
+                break
+    return {
+        "replay_vs_pi_js": round(t_one / t_js, 3),
+        "grid25_vs_one": round(t_grid / t_one, 3),
+        "replay_same_compactions": same,
+        "replay_compactions": len(ours),
+        "replay_window": window,
+    }

@@ -1,0 +1,93 @@
+"""`inspect` for any agent's transcript (Codex rollouts, Claude Code transcripts): the same keys as
+Pi's inspect where they mean the same thing, from the neutral model.
+
+Entries are the transcript's messages; "leaves" are its conversation paths (main chain or branches),
+sidechains (Claude Code subagents) are counted apart; requests, usage and cost come from the
+transcript's requests (deduplicated by the reader); compactions carry their recorded trigger,
+tokens before and after, and who wrote the summary.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from sessiontools.transcript.model import Transcript, TranscriptPath
+
+
+def _compactions(path: TranscriptPath) -> list[dict[str, Any]]:
+    out = []
+    for c in path.compactions:
+        first_kept = path.messages[c.kept[0][0]].id if c.kept else None
+        out.append({
+            "entry_id": c.id, "index": c.index, "line": c.line, "tokens_before": c.tokens_before,
+            "tokens_after": c.tokens_after, "first_kept_entry_id": first_kept, "kind": c.trigger.value,
+            "writer": c.writer,
+        })
+    return out
+
+
+def inspect_transcript(t: Transcript) -> dict[str, Any]:
+    """Counts, paths, compactions, usage, cost and problems of one transcript."""
+    main = [p for p in t.paths if not p.sidechain]
+    side = [p for p in t.paths if p.sidechain]
+    by_role: Counter[str] = Counter()
+    models: Counter[str] = Counter()
+    usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    cost = 0.0
+    requests = 0
+    seen_messages: set[tuple[int, Any]] = set()
+    seen_requests: set[tuple[int, Any]] = set()
+    for p in t.paths:
+        for m in p.messages:
+            if (m.line, m.id) not in seen_messages:
+                seen_messages.add((m.line, m.id))
+                by_role[m.role.value] += 1
+        for r in p.requests:
+            if (r.line, r.id) in seen_requests:
+                continue
+            seen_requests.add((r.line, r.id))
+            requests += 1
+            models[f"{r.provider or '?'}/{r.model or '?'}"] += 1
+            usage["input"] += r.usage.input
+            usage["output"] += r.usage.output
+            usage["cache_read"] += r.usage.cache_read
+            usage["cache_write"] += r.usage.cache_write
+            cost += r.usage.cost.total if r.usage.cost is not None else 0.0
+    first = main[0] if main else (t.paths[0] if t.paths else None)
+    compactions = _compactions(first) if first is not None else []
+    overflows = sum(len(p.overflows) for p in t.paths)
+    diags = t.diagnostics
+    return {
+        "path": t.source,
+        "agent": t.agent.value,
+        "session_id": t.session_id,
+        "format_version": t.format,
+        "pi_version": None,
+        "session_name": None,
+        "entries": len(seen_messages),
+        "entries_by_type": {"message": len(seen_messages)},
+        "messages_by_role": dict(sorted(by_role.items())),
+        "leaves": len(main),
+        "branch_points": max(0, len(main) - 1),
+        "leaf_ids": [p.leaf_id for p in main],
+        "branch_point_ids": [],
+        "sidechains": len(side),
+        "labels": {},
+        "path_leaf_id": first.leaf_id if first is not None else None,
+        "path_entries": len(first.messages) if first is not None else 0,
+        "compactions": compactions,
+        "other_branch_compactions": [],
+        "models": dict(sorted(models.items())),
+        "requests": requests,
+        "skipped_replies": dict(sorted(sum((p.skipped for p in t.paths), Counter()).items())),
+        "usage": usage,
+        "cost": round(cost, 6),
+        "errors": overflows,
+        "overflow_errors": overflows,
+        "settings": {k: v for k, v in sorted(t.settings.items()) if isinstance(v, str | int | float | bool)},
+        "skipped_lines": [d.to_dict() for d in diags if d.kind == "skipped"],
+        "recovered_lines": [d.to_dict() for d in diags if d.kind == "recovered"],
+        "notices": [d.to_dict() for d in diags if d.kind == "notice"],
+        "fatal": [d.to_dict() for d in diags if d.kind == "fatal"],
+    }

@@ -1,0 +1,221 @@
+"""What a replayed run costs, with prompt caching: a cache model learnt from the recorded usage.
+
+Token classes (what providers bill): uncached `input`, `cache_read`, `cache_write`, `output`.
+
+**Cache model** (`CacheModel`, learnt per session from its own requests by `learn_cache`):
+- `style`: `write` when the provider reports cache writes (Anthropic-style `cacheWrite`: the new part
+  of a prompt is written to the cache and billed at the write price), `auto` when it reports only
+  cache reads (OpenAI-, DeepSeek-style automatic caching: the new part is plain input), `none` when
+  no request ever read the cache.
+- `hit`: the share of the previous request's prompt read back from the cache by the next request in
+  the same unbroken prefix (median over the recorded pairs; the lab's 64-token blocks give ~0.99).
+- `ttl_s`: 300 s (5-minute cache), or 3600 s when the recording shows a cache hit after a gap
+  longer than 5 minutes (1-hour cache). Requests further apart than the TTL read nothing.
+- `after_bust`: tokens still read right after a compaction (the fixed prefix: system prompt and
+  tools), the median over the recorded requests that followed a recorded compaction, else 0.
+- `input_floor`: for `write` style, the uncached input tokens of a request whose new part is
+  written (Anthropic bills a few tokens after the last breakpoint as input).
+A compaction breaks the prefix (the summary replaces the history); so do a context edit and a
+branch switch in the recording (the recorded usage shows them, and replayed requests that keep the
+recorded context keep their recorded classes).
+
+**Pricing a run** (`price_run`): a request whose context is the recorded one keeps its recorded
+classes and its recorded itemised cost (so, at recorded settings, `cost_agent` is the recorded cost,
+whichever model answered each request); any other request gets the cache model's classes, its prefix shared with the previous
+answered request (none across a compaction, a TTL gap, or when the style is `none`). A request the
+provider rejects as too long is not billed: no provider in the catalogue bills a rejected (HTTP 400)
+request; its prompt is counted in `rejected_input_tokens`. Summary requests (the policy's own) are
+priced as uncached input plus output (`cost_summarization`). A compaction's `cache_bust_cost` is
+what the next answered request paid over a cache hit of the prefix it kept (its prompt minus what
+was new since the compaction), at the miss price minus the read price.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sessiontools.replay.records import ReplayRun, RequestPoint, TruthSource
+
+FIVE_MINUTES, ONE_HOUR = 300.0, 3600.0
+
+
+class CacheStyle(StrEnum):
+    WRITE = "write"
+    AUTO = "auto"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Classes:
+    """Token classes of one request."""
+
+    input: float
+    cache_read: float
+    cache_write: float
+    output: float
+
+    def cost(self, prices: Mapping[str, float]) -> float:
+        return (self.input * prices.get("input", 0.0) + self.cache_read * prices.get("cache_read", 0.0)
+                + self.cache_write * prices.get("cache_write", 0.0) + self.output * prices.get("output", 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class CacheModel:
+    style: CacheStyle
+    hit: float = 0.0
+    ttl_s: float = FIVE_MINUTES
+    after_bust: float = 0.0
+    input_floor: float = 0.0
+    pairs: int = 0  # recorded request pairs it was learnt from
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"style": self.style.value, "hit": round(self.hit, 4), "ttl_s": self.ttl_s,
+                "after_bust_tokens": round(self.after_bust), "input_floor_tokens": round(self.input_floor),
+                "pairs": self.pairs}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One recorded answered request, for learning: time, classes, and whether a compaction (or a
+    context rewrite) came between it and the previous one."""
+
+    time: float | None
+    classes: Classes
+    after_compaction: bool
+
+
+def seconds(ts: str | None) -> float | None:
+    """An ISO timestamp in seconds since the epoch (None when absent or unreadable)."""
+    if not ts:
+        return None
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def learn_cache(calls: Sequence[RecordedCall]) -> CacheModel:
+    """The cache model of a session from its recorded answered requests, in order."""
+    if not any(c.classes.cache_read > 0 for c in calls):
+        return CacheModel(CacheStyle.NONE, pairs=0)
+    style = CacheStyle.WRITE if any(c.classes.cache_write > 0 for c in calls) else CacheStyle.AUTO
+    ratios, late_hits, busts, floors = [], 0, [], []
+    for prev, cur in zip(calls, calls[1:], strict=False):
+        gap = cur.time - prev.time if cur.time is not None and prev.time is not None else 0.0
+        prev_prompt = prev.classes.input + prev.classes.cache_read + prev.classes.cache_write
+        if cur.after_compaction:
+            if gap <= FIVE_MINUTES:
+                busts.append(cur.classes.cache_read)
+            continue
+        if gap > FIVE_MINUTES:
+            late_hits += cur.classes.cache_read > 0.5 * prev_prompt > 0
+            continue
+        if prev_prompt > 0:
+            ratios.append(min(1.0, cur.classes.cache_read / prev_prompt))
+        if style == CacheStyle.WRITE and cur.classes.cache_write > 0:
+            floors.append(cur.classes.input)
+    return CacheModel(
+        style,
+        hit=statistics.median(ratios) if ratios else 1.0,
+        ttl_s=ONE_HOUR if late_hits else FIVE_MINUTES,
+        after_bust=statistics.median(busts) if busts else 0.0,
+        input_floor=statistics.median(floors) if floors else 0.0,
+        pairs=len(ratios),
+    )
+
+
+def modelled_classes(cache: CacheModel, prompt: float, output: float, read: float) -> Classes:
+    """Classes of a prompt of which `read` tokens come from the cache."""
+    read = max(0.0, min(read, prompt))
+    rest = prompt - read
+    if cache.style == CacheStyle.WRITE:
+        floor = min(rest, cache.input_floor)
+        return Classes(floor, read, rest - floor, output)
+    return Classes(rest, read, 0.0, output)
+
+
+@dataclass(slots=True)
+class RunCost:
+    """Token classes and costs of one run (costs None without prices)."""
+
+    input_tokens: float = 0.0
+    cache_read_tokens: float = 0.0
+    cache_write_tokens: float = 0.0
+    output_tokens: float = 0.0
+    rejected_input_tokens: float = 0.0
+    cost_agent: float | None = None
+    cost_summarization: float | None = None
+    cache_bust_costs: list[float | None] = field(default_factory=list)  # per compaction, in order
+
+    @property
+    def cost(self) -> float | None:
+        if self.cost_agent is None or self.cost_summarization is None:
+            return None
+        return self.cost_agent + self.cost_summarization
+
+    def add(self, c: Classes) -> None:
+        self.input_tokens += c.input
+        self.cache_read_tokens += c.cache_read
+        self.cache_write_tokens += c.cache_write
+        self.output_tokens += c.output
+
+
+def _miss_price(cache: CacheModel, prices: Mapping[str, float]) -> float:
+    return prices.get("cache_write", 0.0) if cache.style == CacheStyle.WRITE else prices.get("input", 0.0)
+
+
+def price_run(
+    run: ReplayRun, recorded: Mapping[int, Classes], cache: CacheModel, prices: Mapping[str, float] | None,
+    overhead: float = 0.0, recorded_cost: Mapping[int, float] | None = None,
+) -> RunCost:
+    """Token classes and costs of `run` (see the module docstring). `recorded`: the recorded classes
+    of each answered request, by base index, and `recorded_cost` its itemised recorded cost (the
+    truth for a request whose context is the recorded one, whatever model answered it);
+    `overhead`: the fixed prefix (system prompt, tools)."""
+    rec_cost = recorded_cost or {}
+    out = RunCost()
+    agent = 0.0
+    prev: RequestPoint | None = None
+    bust: list[float | None] = [None] * len(run.compactions)
+    for p in run.requests:
+        if p.overflow:
+            out.rejected_input_tokens += p.truth
+            continue
+        rec = recorded.get(p.base_index) if p.recorded_context or p.truth_source == TruthSource.RECORDED else None
+        c = rec if rec is not None else modelled_classes(cache, p.truth, float(p.output), _hit_read(cache, prev, p))
+        out.add(c)
+        if prices is not None:
+            agent += rec_cost[p.base_index] if rec is not None and p.base_index in rec_cost else c.cost(prices)
+            last_epoch = prev.epoch if prev is not None else 0
+            if p.epoch > last_epoch:  # compactions [last_epoch, p.epoch) came before this request
+                for k in range(last_epoch, p.epoch - 1):
+                    bust[k] = 0.0
+                comp = run.compactions[p.epoch - 1]
+                hit = min(p.truth, overhead + comp.summary_tokens + comp.kept_tokens)
+                lost = max(0.0, hit - c.cache_read)
+                bust[p.epoch - 1] = lost * (_miss_price(cache, prices) - prices.get("cache_read", 0.0))
+        prev = p
+    out.cache_bust_costs = bust
+    if prices is not None:
+        out.cost_agent = agent
+        out.cost_summarization = sum(c.summarization_input_tokens * prices.get("input", 0.0)
+                                     + c.summarization_output_tokens * prices.get("output", 0.0)
+                                     for c in run.compactions)
+    return out
+
+
+def _hit_read(cache: CacheModel, prev: RequestPoint | None, p: RequestPoint) -> float:
+    """Tokens the cache model reads for request `p` after the answered request `prev`."""
+    if cache.style == CacheStyle.NONE or prev is None:
+        return 0.0
+    t0, t1 = seconds(prev.timestamp), seconds(p.timestamp)
+    if t0 is not None and t1 is not None and t1 - t0 > cache.ttl_s:
+        return 0.0
+    if p.epoch != prev.epoch:
+        return cache.after_bust
+    return cache.hit * prev.truth

@@ -1,0 +1,235 @@
+"""Replay one session: its paths, the grid of settings, prices and the cache model; JSON records.
+
+`replay_session` returns typed `PathReplay`s; `run_record` turns one run into the JSON contract's
+`runs[]` element (what `--jobs` workers return; `replay.frames` makes DataFrames of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessiontools.errors import InputError
+from sessiontools.read.pi.entries import Session
+from sessiontools.replay.catalog import ModelInfo, load_model_files, lookup, recorded_prices
+from sessiontools.replay.cost import (
+    CacheModel,
+    Classes,
+    RecordedCall,
+    RunCost,
+    learn_cache,
+    price_run,
+    seconds,
+)
+from sessiontools.replay.metrics import run_metrics
+from sessiontools.replay.records import ReplayRun, ReplaySettings, TruthSource
+from sessiontools.replay.simulate import simulate
+from sessiontools.replay.truth import TruthModel, fit_truth
+from sessiontools.replay.workload import Workload, build_workload
+from sessiontools.transcript.pi.tree import Path, SessionTree
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """Dollars per token by class, and where they came from."""
+
+    per_token: dict[str, float] | None
+    source: str  # "catalogue", a models.json path, "recorded usage.cost", or "none"
+
+
+@dataclass(slots=True)
+class PathReplay:
+    """Everything replayed for one path of one session."""
+
+    session: Session
+    path: Path
+    workload: Workload
+    truth: TruthModel
+    model: ModelInfo | None
+    runs: list[ReplayRun]
+    cache: CacheModel
+    recorded_classes: dict[int, Classes]
+    recorded_costs: dict[int, float]
+    price: Prices
+
+    def prices(self) -> dict[str, float] | None:
+        return self.price.per_token
+
+    def cost_of(self, run: ReplayRun) -> RunCost:
+        return price_run(run, self.recorded_classes, self.cache, self.price.per_token, self.truth.overhead,
+                         self.recorded_costs)
+
+
+def _usage_classes(usage: Mapping[str, Any]) -> Classes:
+    def n(k: str) -> float:
+        v = usage.get(k)
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+
+    return Classes(n("input"), n("cacheRead"), n("cacheWrite"), n("output"))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedUsage:
+    """What the file recorded of its answered requests, by base index."""
+
+    classes: dict[int, Classes]
+    costs: dict[int, float]  # usage.cost.total, where recorded
+    calls: list[RecordedCall]  # to learn the cache model from
+
+    @property
+    def total_cost(self) -> float | None:
+        """The recorded agent cost (None when the file records no cost)."""
+        return sum(self.costs.values()) if self.costs else None
+
+
+def recorded_usage(wl: Workload) -> RecordedUsage:
+    """The recorded classes and costs of each answered request, and the calls to learn the cache from."""
+    classes: dict[int, Classes] = {}
+    costs: dict[int, float] = {}
+    calls = []
+    after = {rc.parent_base_index for rc in wl.recorded_compactions}
+    prev = -1
+    for r in wl.requests:
+        msg = wl.base[r.base_index].message or {}
+        usage = msg.get("usage") if isinstance(msg.get("usage"), Mapping) else None
+        if usage is None or r.failed_overflow:
+            continue
+        cost = usage.get("cost")
+        if isinstance(cost, Mapping) and isinstance(cost.get("total"), int | float):
+            costs[r.base_index] = float(cost["total"])
+        c = _usage_classes(usage)
+        classes[r.base_index] = c
+        if r.recorded_prompt is None:
+            continue
+        broke = any(prev <= j < r.base_index for j in after) or any(
+            wl.base[j].type == "context_edit" for j in range(max(prev, 0), r.base_index))
+        ts = wl.base[r.base_index].timestamp
+        calls.append(RecordedCall(seconds(ts if isinstance(ts, str) else None), c, broke))
+        prev = r.base_index
+    return RecordedUsage(classes, costs, calls)
+
+
+def _prices(info: ModelInfo | None, wl: Workload) -> Prices:
+    if info is not None and info.prices:
+        return Prices(info.prices, "catalogue" if info.source == "bundled" else info.source)
+    pairs = []
+    for r in wl.requests:
+        msg = wl.base[r.base_index].message or {}
+        u = msg.get("usage")
+        if isinstance(u, Mapping) and isinstance(u.get("cost"), Mapping):
+            pairs.append((u, u["cost"]))
+    found = recorded_prices(pairs)
+    return Prices(found, "recorded usage.cost") if found else Prices(None, "none")
+
+
+def _model_of(wls: Sequence[Workload]) -> tuple[str | None, str | None]:
+    for wl in wls:
+        if wl.model:
+            return wl.provider, wl.model
+    return None, None
+
+
+def replay_session(
+    session: Session,
+    *,
+    windows: Sequence[int] | None,
+    reserves: Sequence[int],
+    keeps: Sequence[int],
+    policy: str | None,
+    leaf: str | None = None,
+    all_leaves: bool = False,
+    summary_tokens: int | None = None,
+    models: Sequence[str] = (),
+) -> list[PathReplay]:
+    """Replay every requested path of a session over the settings grid (window x reserve x keep).
+
+    `models`: files in Pi's models.json format (custom providers), later ones winning. A path with no
+    real request of its own (a leaf that ends before any reply) takes the session's model."""
+    if not session.entries:
+        raise InputError(f"{session.path}: no entries after the header: nothing to replay")
+    extra = load_model_files(models)
+    tree = SessionTree(session)
+    paths = tree.all_paths() if all_leaves else [tree.path(leaf)]
+    pol = policy or ("pi-1" if session.pi_version == "1" else "pi-0")
+    version = "1" if pol == "pi-1" else "0"
+    wls = [build_workload(p.entries, version) for p in paths]
+    fallback = _model_of(wls)
+    if fallback == (None, None) and not windows:
+        raise InputError(f"{session.path}: no model reply in the file (only prompts, or pseudo-replies), so no "
+                         "model to take a window from; give one with --context-window N")
+    out = []
+    for p, wl in zip(paths, wls, strict=True):
+        provider, model = (wl.provider, wl.model) if wl.model else fallback
+        info = lookup(provider, model, extra)
+        if windows:
+            ws = list(windows)
+        elif info is None:
+            raise InputError(f"{session.path}: model {provider}/{model} is not in the catalogue (bundled, Pi's "
+                             "models.json or --models); give its context window with --context-window N")
+        else:
+            ws = [info.context_window]
+        truth = fit_truth(wl, summary_tokens=summary_tokens)
+        runs = [simulate(wl, truth, ReplaySettings(w, r, k, pol)) for w in ws for r in reserves for k in keeps]
+        rec = recorded_usage(wl)
+        out.append(PathReplay(session, p, wl, truth, info, runs, learn_cache(rec.calls), rec.classes, rec.costs,
+                              _prices(info, wl)))
+    return out
+
+
+def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
+    """One session file of any agent replayed, as JSON-ready run records (picklable, for --jobs).
+
+    A Pi session under a Pi policy: `replay_session` (the exact port). Anything else (a Codex rollout,
+    another agent's rule over a Pi session, ...): the generic simulator (`replay.transcripts`).
+    `limits` (Codex's --auto-compact-limit values) only applies to the latter.
+    """
+    from sessiontools.replay.registry import PI_POLICIES
+
+    limits = options.pop("limits", None) or [None]
+    policy = options.get("policy")
+    if getattr(session, "agent", "pi") == "pi" and (policy is None or policy in PI_POLICIES):
+        return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
+    from sessiontools.replay.transcripts import replay_transcript
+    from sessiontools.transcript.load import transcript_of
+
+    t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False))
+    return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
+                             policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
+                             all_leaves=options.get("all_leaves", False))
+
+
+def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
+    """One element of the replay JSON `runs` list."""
+    cost = pr.cost_of(run)
+    compactions = [c.to_dict() for c in run.compactions]
+    for c, bust in zip(compactions, cost.cache_bust_costs, strict=True):
+        c["cache_bust_cost"] = None if bust is None else round(bust, 6)
+    recorded_cost = sum(pr.recorded_costs.values()) if pr.recorded_costs else None
+    return {
+        "session": pr.session.path,
+        "leaf_id": pr.path.leaf_id,
+        "model": f"{pr.workload.provider}/{pr.workload.model}",
+        "settings": run.settings.to_dict(),
+        "compactions": compactions,
+        "metrics": run_metrics(run, cost),
+        "recorded_match": run.recorded_match.to_dict(),
+        "truth_model": {
+            "overhead_tokens": round(pr.truth.overhead),
+            "ratio_to_chars4": round(pr.truth.ratio, 4),
+            "entries_attributed": pr.truth.attributed,
+            "entries_modelled": pr.truth.modelled,
+            "summary_tokens": round(pr.truth.summary_tokens),
+            "requests_fitted": pr.truth.fit.n if pr.truth.fit else 0,
+            "prior_dominated": pr.truth.fit.prior_dominated if pr.truth.fit else True,
+            "notes": pr.truth.notes,
+        },
+        "cache_model": pr.cache.to_dict(),
+        "prices": {"source": pr.price.source, "per_million": None if pr.price.per_token is None else
+                   {k: round(v * 1e6, 6) for k, v in pr.price.per_token.items()}},
+        "recorded_cost_agent": None if recorded_cost is None else round(recorded_cost, 6),
+        "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == TruthSource.RECORDED),
+        "requests_from_model": sum(1 for r in run.requests if r.truth_source == TruthSource.MODEL),
+        "requests_from_provider_error": sum(1 for r in run.requests if r.truth_source == TruthSource.PROVIDER),
+        "no_compaction": run.no_compaction,
+    }
