@@ -5,6 +5,7 @@ synthetic transcripts with hand-derived numbers."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,18 @@ def test_recorded_settings_reproduce_every_compaction(name: str) -> None:
         assert abs(sim.tokens_before - fact["tokens_before"]) <= 0.01 * fact["tokens_before"]
         # the count at the trigger is Codex's own: tokens before + its estimate of the newer items
         assert sim.count_at_trigger >= MANIFEST[name]["effective_limit"]
+
+
+@pytest.mark.parametrize("name", PAIR)
+def test_kept_messages_are_codex_replacement_history(name: str) -> None:
+    """What the policy keeps at each compaction is, message for message, the replacement history Codex
+    wrote (earlier user prompts, the initial context, the current prompt), the base instructions
+    (sent on every request, message 0) aside."""
+    path, run = _replay(name, name)
+    for sim, rec in zip(run.compactions, path.compactions, strict=True):
+        kept = Counter(path.messages[i].text for i in sim.kept if i != 0)
+        recorded = Counter(path.messages[i].text for a, b in rec.kept for i in range(a, b))
+        assert kept == recorded
 
 
 @pytest.mark.parametrize(("name", "other"), [PAIR, PAIR[::-1]])
