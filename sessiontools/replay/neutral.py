@@ -78,6 +78,8 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None)
     toward (0, 1) and kept non-negative by `tokens.fit.least_squares`."""
     from sessiontools.tokens.fit import least_squares
 
+    if not path.requests:  # nothing to fit: chars/4, no overhead
+        return NeutralTruth(0.0, 1.0, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0)
     xs = [[1.0, float(sum(chars4(len(m.text)) for m in path.context(r)))] for r in path.requests]
     ys = [float(r.usage.prompt) for r in path.requests]
     fit = least_squares(xs, ys, ridge=[1e-6, 1e3], prior=[0.0, 1.0], nonneg=True)
