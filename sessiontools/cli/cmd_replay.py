@@ -33,6 +33,7 @@ from sessiontools.cli.common import (
     write_frame,
 )
 from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import parse_gates, tripped
 from sessiontools.policies.base import PolicyName
@@ -86,6 +87,7 @@ def register(app: typer.Typer) -> None:
         compactions_out: Annotated[Path | None, typer.Option("--compactions-output", help="Also write one row per compaction to this CSV (or .parquet) file.")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
 
@@ -111,7 +113,8 @@ def register(app: typer.Typer) -> None:
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens)
-        per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying", agents=PI_ONLY)
+        per_file, loaded = run_files(paths, err, partial(replay_records, **options), jobs, "replaying", agents=PI_ONLY,
+                                     executor=executor)
         records = [r for recs in per_file for r in recs]
         if not records:
             if loaded.unreadable:  # each file's reason is already on stderr, one line each
