@@ -74,7 +74,7 @@ def dask_map(
         index = {f.key: i for i, f in enumerate(futures)}
         ready: dict[int, Any] = {}
         nxt = 0
-        for fut in as_completed(futures):
+        for fut in as_completed(futures, loop=client.loop):
             ready[index[fut.key]] = fut.result()
             fut.release()
             if on_done is not None:

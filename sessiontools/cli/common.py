@@ -16,7 +16,7 @@ from rich.console import Console
 from sessiontools.errors import InputError, UsageError
 from sessiontools.read import Session, load_session
 from sessiontools.read.agents import Agent
-from sessiontools.read.remote import is_url, url_exists
+from sessiontools.read.remote import is_url, url_exists, url_of
 from sessiontools.read.sources import expand_sources
 from sessiontools.report.layout import DESIGN_WIDTH
 from sessiontools.report.text import safe_text
@@ -154,11 +154,11 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
         given = [d]
     for p in given:
         if is_url(p):
-            if not url_exists(os.fspath(p)):
-                raise InputError(f"{p}: no such file or directory")
+            if not url_exists(url_of(p) or ""):
+                raise InputError(f"{url_of(p)}: no such file or directory")
         elif not Path(p).exists() and not glob.has_magic(os.fspath(p)):
             raise InputError(f"{p}: no such file or directory")
-    given = [os.fspath(p) if is_url(p) else p for p in given]  # a Path folds the `//` of a URL
+    given = [url_of(p) or p for p in given]  # a Path folds the `//` of a URL
     explicit = {Path(p) for p in given if not Path(p).is_dir()}
     files = list(expand_sources(given))
     if not files:

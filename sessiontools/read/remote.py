@@ -9,17 +9,45 @@ Credentials are fsspec's business (its config and the provider's usual variables
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
+from pathlib import PurePath
 from typing import Any
 
 from sessiontools.errors import InputError
 
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/(/?)(.*)$", re.S)
+
+
+def url_of(path: str | os.PathLike[str]) -> str | None:
+    """The fsspec URL `path` names, else None (a local path).
+
+    `scheme://...` with a scheme other than `file`. A `pathlib.Path` (what Typer makes of an
+    argument) folds `memory://x` into `memory:/x`: that form is taken back when fsspec knows the
+    scheme, so `Path("s3://bucket/key")` is the URL it was typed as.
+    """
+    s = os.fspath(path)
+    m = _SCHEME.match(s)
+    if m is None or m.group(1).lower() == "file":
+        return None
+    if m.group(2):
+        return s
+    if not isinstance(path, PurePath) or not _known_protocol(m.group(1)):
+        return None
+    return f"{m.group(1)}://{m.group(3)}"
+
+
+def _known_protocol(scheme: str) -> bool:
+    try:
+        from fsspec.registry import known_implementations, registry
+    except ImportError:
+        return False
+    return scheme in known_implementations or scheme in registry
+
 
 def is_url(path: str | os.PathLike[str]) -> bool:
-    """True for `scheme://...` with a scheme other than `file` (`file://` URLs are local paths)."""
-    s = os.fspath(path)
-    scheme, sep, _ = s.partition("://")
-    return bool(sep) and len(scheme) > 1 and scheme.replace("+", "").replace("-", "").isalnum() and scheme != "file"
+    """True for what `url_of` takes as an fsspec URL."""
+    return url_of(path) is not None
 
 
 def _fs(url: str) -> tuple[Any, str]:

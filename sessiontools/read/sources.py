@@ -20,7 +20,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.agents import Agent
-from sessiontools.read.remote import expand_url, is_url, read_url
+from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
 SNIFF_BYTES = 65536
 
@@ -110,7 +110,7 @@ def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | s
             continue
         yield from transcript_files(local)
         local = []
-        for url in expand_url(os.fspath(raw)):
+        for url in expand_url(url_of(raw) or os.fspath(raw)):
             if url not in seen:
                 seen.add(url)
                 yield url
@@ -121,7 +121,7 @@ def head_of(path: str | os.PathLike[str]) -> bytes:
     """The first bytes of a file, for detection ("" for what cannot be opened: the reader says why)."""
     if is_url(path):
         try:
-            return read_url(os.fspath(path), SNIFF_BYTES)
+            return read_url(url_of(path) or os.fspath(path), SNIFF_BYTES)
         except InputError:
             return b""
     try:
@@ -149,7 +149,7 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False) -> 
     Every returned object has `path`, `diagnostics` and a class attribute `agent`.
     """
     if is_url(path):
-        url = os.fspath(path)
+        url = url_of(path) or os.fspath(path)
         data = read_url(url)
         return reader_for(data[:SNIFF_BYTES]).from_bytes(data, url, content_hash=content_hash)
     p = Path(path)
@@ -166,7 +166,7 @@ def content_digest(path: str | os.PathLike[str]) -> str:
     import hashlib
 
     if is_url(path):
-        return hashlib.sha256(read_url(os.fspath(path))).hexdigest()
+        return hashlib.sha256(read_url(url_of(path) or os.fspath(path))).hexdigest()
     h = hashlib.sha256()
     try:
         with open(path, "rb") as fh:
