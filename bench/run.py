@@ -21,6 +21,7 @@ TARGETS = {
     "warm_vs_cold": (">=", 10),
     "replay_vs_pi_js": ("<=", 1.0),
     "grid25_vs_one": ("<=", 3),
+    "dask_local_vs_jobs": ("<=", 1.3),
 }
 
 
@@ -132,6 +133,10 @@ def main() -> int:
         results.update(token_ratios(files))
     except ImportError as exc:
         print(f"token ratios not measured: {exc}")
+
+    from bench.executors import dask_local_vs_jobs
+
+    results.update(dask_local_vs_jobs(a.corpus))
 
     results["peak_rss_mb"] = round(peak_rss(a.corpus), 1)
     results["largest_session_mb"] = round(largest.stat().st_size / 1e6, 1)

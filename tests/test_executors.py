@@ -19,7 +19,7 @@ def cluster():  # type: ignore[no-untyped-def]
     """A LocalCluster of 2 single-threaded worker processes, shared by this module's tests."""
     distributed = pytest.importorskip("distributed")  # in the `test` extra
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as lc:
+                                  dashboard_address="127.0.0.1:0") as lc:
         yield lc
 
 
@@ -90,3 +90,13 @@ def test_without_dask_the_option_says_how_to_install_it(monkeypatch: pytest.Monk
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2
     assert len(err) == 1 and "pip install 'sessiontools[dask]'" in err[0]
+
+
+def test_batches_cover_every_file_once_in_order() -> None:
+    from sessiontools.executors import MAX_BATCH, batches
+
+    for n, threads in [(0, 2), (1, 2), (5, 2), (272, 2), (10_000, 4), (7, 100)]:
+        spans = batches(n, threads)
+        assert [i for a, b in spans for i in range(a, b)] == list(range(n))
+        assert all(0 < b - a <= MAX_BATCH for a, b in spans)
+    assert len(batches(272, 2)) == 16  # about 8 tasks per worker thread
