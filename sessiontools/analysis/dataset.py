@@ -109,20 +109,23 @@ def _kind(cjk: float | None, tool: float | None, code: float | None) -> str:
 
 
 def _counters(names: Sequence[str]) -> list[Any]:
+    """The tokenizers asked for; one whose vocabulary is unavailable is None (its column stays null,
+    rather than holding the chars/4 counts `token_counter` falls back to)."""
     from sessiontools.analysis.drift.counting import token_counter
 
-    return [token_counter(n) for n in names]
+    counters = [token_counter(n) for n in names]
+    return [None if c.fallback_reason else c for c in counters]
 
 
 def _path_prefix(path: TranscriptPath, counters: Sequence[Any]) -> _Prefix:
     stats = [_message_stats(m) for m in path.messages]
     cols: list[list[int]] = [[s[k] for s in stats] for k in range(5)]
     for c in counters:
-        cols.append([c.count(m.text) for m in path.messages])
+        cols.append([c.count(m.text) if c is not None else 0 for m in path.messages])
     return _Prefix(cols)
 
 
-def _request_row(path_index: int, n: int, r: Any, prefix: _Prefix, tokenizers: Sequence[str]) -> dict[str, Any]:
+def _request_row(path_index: int, n: int, r: Any, prefix: _Prefix, tokenizers: Sequence[str | None]) -> dict[str, Any]:
     est, chars, cjk, tool, code, *tok = prefix.total(r.context)
     u = r.usage
     a = u.prompt
@@ -215,6 +218,7 @@ def transcript_rows(t: Transcript, options: ExportOptions) -> FileRows:
     stamps = [m.timestamp for p in paths for m in p.messages[:1] if m.timestamp]
     out = FileRows(t.agent.value, month_of(min(stamps) if stamps else None), file=t.source)
     counters = _counters(options.tokenizers)
+    available = [name if c is not None else None for name, c in zip(options.tokenizers, counters, strict=True)]
     tables: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     seen_r: set[tuple[int, Any]] = set()
     seen_c: set[tuple[int, Any]] = set()
@@ -225,7 +229,7 @@ def transcript_rows(t: Transcript, options: ExportOptions) -> FileRows:
             if (r.line, r.id) not in seen_r:
                 seen_r.add((r.line, r.id))
                 prefix = prefix or _path_prefix(p, counters)
-                tables["requests"].append(_request_row(k, len(tables["requests"]) + 1, r, prefix, options.tokenizers))
+                tables["requests"].append(_request_row(k, len(tables["requests"]) + 1, r, prefix, available))
         for c in p.compactions:
             if (c.line, c.id) in seen_c:
                 continue

@@ -52,8 +52,8 @@ def _tokenizers(value: str | None) -> tuple[str, ...]:
 def register(app: typer.Typer) -> None:
     @app.command()
     def export(
+        output: Annotated[Path, typer.Option("--output", "-o", help="The dataset directory (created; appended to when it holds a dataset).")],
         paths: PathsArg = None,
-        output: Annotated[Path, typer.Option("--output", "-o", help="The dataset directory (created; appended to when it holds a dataset).")] = Path("sessions-dataset"),
         replay_window: Annotated[str | None, typer.Option("--replay-window", help="Also export replay_runs/replay_compactions for these windows (comma-separated; default: the recorded model's).")] = None,
         replay_reserve: Annotated[str | None, typer.Option("--replay-reserve", help="reserveTokens value(s) of the replay grid, comma-separated.")] = None,
         replay_keep: Annotated[str | None, typer.Option("--replay-keep", help="keepRecentTokens value(s) of the replay grid, comma-separated.")] = None,

@@ -172,3 +172,13 @@ def test_readme_queries_run_on_the_exported_samples(dataset: Path) -> None:
     assert sum(r[3] for r in early) == _q(dataset, "SELECT sum(threshold_compactions) FROM {replay_runs}")[0][0]
     assert sum(r[2] for r in errors) == _q(dataset, "SELECT count(*) FROM {requests} WHERE prompt_tokens > 0")[0][0]
     assert [r[1] for r in reserve] == [2000, 3000] and reserve[0][-2] == 0
+
+
+def test_tokenizer_columns_when_asked(tmp_path: Path) -> None:
+    one = SAMPLES / "pi0-chinese.jsonl"
+    assert _export(tmp_path / "ds", one, extra=["--estimators", "o200k"]) == 0
+    rows = _q(tmp_path / "ds", "SELECT count(*), count(o200k_estimate), count(cl100k_estimate), "
+                               "min(o200k_estimate) FROM {requests}")
+    n, o200k, cl100k, smallest = rows[0]
+    assert n > 0 and o200k == n and cl100k == 0 and smallest > 0
+    assert main(["export", str(one), "-o", str(tmp_path / "x"), "--estimators", "gpt2"]) == 2
