@@ -42,6 +42,7 @@ from sessiontools.cli.common import (
     wrote,
 )
 from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.report.estimate_error import (
     estimate_error_figure,
@@ -119,6 +120,7 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration.
 
@@ -155,7 +157,7 @@ def register(app: typer.Typer) -> None:
         err = stderr_console()
         store_path = None if no_cache else str(token_cache_path())
         per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating", agents=PI_ONLY,
-                                        content_hash=store_path is not None)
+                                        content_hash=store_path is not None, executor=executor)
         report = summarize_requests(per_session, options)
 
         _require_rows(report, loaded, strict)
