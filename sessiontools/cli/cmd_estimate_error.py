@@ -43,6 +43,7 @@ from sessiontools.cli.common import (
     wrote,
 )
 from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import Gate, parse_gates, tripped
 from sessiontools.report.estimate_error import (
@@ -164,6 +165,7 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration.
 
@@ -177,15 +179,15 @@ def register(app: typer.Typer) -> None:
         check_leaf_options(leaf, all_leaves)
         try:
             _run(paths, estimators, by, threshold_grid, save_calibration_to, calibration, calibration_x, leaf,
-                 all_leaves, pi_version, format, output, plot, fail_if, strict, no_cache, jobs)
+                 all_leaves, pi_version, format, output, plot, fail_if, strict, no_cache, jobs, executor)
         except OptionError as exc:
             raise UsageError(f"{FLAGS.get(exc.field, exc.field)}: {exc}") from exc
 
 
 def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_calibration_to: Path | None,
-     calibration: Path | None, calibration_x: Tokenizer, leaf: str | None, all_leaves: bool, pi_version: Any,
-     format: Fmt, output: Path | None, plot: Path | None, fail_if: list[str] | None, strict: bool,
-     no_cache: bool, jobs: int | None) -> None:
+         calibration: Path | None, calibration_x: Tokenizer, leaf: str | None, all_leaves: bool, pi_version: Any,
+         format: Fmt | None, output: Path | None, plot: Path | None, fail_if: list[str] | None, strict: bool,
+         no_cache: bool, jobs: int | None, executor: Executor = Executor.processes) -> None:
     names = parse_estimators(estimators)
     gates = parse_gates(fail_if or [], GATE_METRICS)
     for g in gates:
@@ -214,7 +216,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     err = stderr_console()
     store_path = None if no_cache else str(token_cache_path())
     per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
-                                    content_hash=store_path is not None)
+                                    content_hash=store_path is not None, executor=executor)
     report = summarize_requests(per_session, options)
 
     _require_rows(report, loaded, strict)
