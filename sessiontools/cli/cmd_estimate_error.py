@@ -42,6 +42,7 @@ from sessiontools.cli.common import (
     wrote,
 )
 from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.report.estimate_error import (
     estimate_error_figure,
@@ -64,6 +65,26 @@ class CalX(str, Enum):
     o200k = "o200k"
     cl100k = "cl100k"
     chars4 = "chars4"
+
+
+def _check_outputs(format: Fmt | None, output: Path | None, calibration: Path | None, plot: Path | None) -> Fmt:
+    """The format (from the -o suffix when not given); every output path checked before the run (exit 2)."""
+    fmt = resolve_format(format, output, Fmt)
+    if fmt == Fmt.parquet and output is None:
+        raise UsageError("--format parquet needs --output PATH")
+    check_output_path(output)
+    check_output_path(calibration, "--save-calibration")
+    check_plot_path(plot)
+    return fmt
+
+
+def _require_rows(report: object, loaded: object, strict: bool) -> None:
+    """Nothing usable: one line and exit 3, never an empty table."""
+    if getattr(report, "rows", None):
+        return
+    if getattr(loaded, "unreadable", 0):  # each file's reason is already on stderr
+        raise typer.Exit(exit_code_for(loaded, strict))  # type: ignore[arg-type]
+    raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
 
 
 def register(app: typer.Typer) -> None:
@@ -99,6 +120,7 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration.
 
@@ -113,12 +135,7 @@ def register(app: typer.Typer) -> None:
         for est, _ in gates:
             if est not in names:
                 raise UsageError(f"--fail-if-mape {est}: that estimator is not in --estimators")
-        format = resolve_format(format, output, Fmt)
-        if format == Fmt.parquet and output is None:
-            raise UsageError("--format parquet needs --output PATH")
-        check_output_path(output)
-        check_output_path(save_calibration_to, "--save-calibration")
-        check_plot_path(plot)
+        format = _check_outputs(format, output, save_calibration_to, plot)
         loaded_cal = None
         if calibration is not None:
             try:
@@ -140,13 +157,10 @@ def register(app: typer.Typer) -> None:
         err = stderr_console()
         store_path = None if no_cache else str(token_cache_path())
         per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating", agents=PI_ONLY,
-                                        content_hash=store_path is not None)
+                                        content_hash=store_path is not None, executor=executor)
         report = summarize_requests(per_session, options)
 
-        if not report.rows:
-            if loaded.unreadable:  # each file's reason is already on stderr
-                raise typer.Exit(exit_code_for(loaded, strict))
-            raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
+        _require_rows(report, loaded, strict)
         if format == Fmt.json:
             emit_json(envelope("estimate-error", **report.summary), output)
         elif format in (Fmt.csv, Fmt.parquet):

@@ -6,7 +6,7 @@ import os
 from enum import Enum
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,6 +33,7 @@ from sessiontools.cli.common import (
     write_frame,
 )
 from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import parse_gates, tripped
 from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
@@ -51,7 +52,38 @@ def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
     return parse_token_list(value, name, minimum=minimum)
 
 
-def _check_grid(windows: list[int] | None, reserves: list[int]) -> None:
+def _grid_options(context_window: str | None, reserve: str, keep_recent: str, policy: Any,
+                  auto_compact_limit: str | None, autocompact_pct: str | None,
+                  max_output_tokens: int | None) -> tuple[list[int] | None, list[int], list[int], dict[str, Any]]:
+    """Windows, reserves and keeps (checked for Pi's policies), and the per-agent options of
+    `replay_records`: Codex's `limits`, Claude Code's `claude`."""
+    windows = _ints(context_window, "--context-window", minimum=1)
+    reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
+    keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
+    _check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
+    limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
+    claude = {"autocompact_pcts": _pcts(autocompact_pct), "max_output_tokens": max_output_tokens}
+    return windows, reserves, keeps, {"limits": limits, "claude": claude}
+
+
+def _pcts(value: str | None) -> list[float | None]:
+    """--autocompact-pct: percentages in (0, 100], comma-separated (whole numbers stay ints)."""
+    if value is None:
+        return [None]
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"--autocompact-pct takes comma-separated percentages, got {value!r}") from None
+    if not out or any(not 0 < p <= 100 for p in out):
+        raise UsageError(f"--autocompact-pct: each value must be in (0, 100], got {value!r}")
+    return [int(p) if p == int(p) else p for p in out]
+
+
+def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool) -> None:
+    """W > reserve where Pi's policy uses it (with no --policy and the default reserve, each Pi file is
+    checked when it is replayed: Claude Code and Codex files ignore --reserve)."""
+    if not (policy in PI_POLICIES or policy is None and reserve_given):
+        return
     for w in windows or []:
         for r in reserves:
             if r >= w:
@@ -87,8 +119,10 @@ def register(app: typer.Typer) -> None:
         context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue; Codex: the configured window, the rollout's model_context_window / 0.95).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
-        policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1 or codex (default: the agent's own; for Pi the version that wrote the file).")] = None,
+        policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: the agent's own; for Pi the version that wrote the file; for Claude Code threshold or reactive as the file shows).")] = None,
         auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex's model_auto_compact_token_limit value(s), comma-separated (default: 90% of the window).")] = None,
+        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) P, comma-separated: T = min(floor(E x P / 100), E - 13000), E = W - min(max output, 20000).")] = None,
+        max_output_tokens: Annotated[int | None, tokens_option("--max-output-tokens", minimum=1, help="claude-code: the model's max output tokens (default 128000).")] = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
@@ -101,6 +135,7 @@ def register(app: typer.Typer) -> None:
         compactions_out: Annotated[Path | None, typer.Option("--compactions-output", help="Also write one row per compaction to this CSV (or .parquet) file.")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
 
@@ -120,17 +155,13 @@ def register(app: typer.Typer) -> None:
             raise UsageError("--format parquet needs --output PATH")
         check_output_path(output)
         check_plot_path(plot)
-        windows = _ints(context_window, "--context-window", minimum=1)
-        reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
-        keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
-        limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
-        if policy is None or policy.value in PI_POLICIES:
-            _check_grid(windows, reserves)
+        windows, reserves, keeps, agent_options = _grid_options(context_window, reserve, keep_recent, policy,
+                                                                auto_compact_limit, autocompact_pct, max_output_tokens)
         err = stderr_console()
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
-        per_file, loaded = run_files(paths, err, partial(replay_records, limits=limits, **options), jobs, "replaying",
-                                     agents=replay_agents(policy.value if policy else None))
+        per_file, loaded = run_files(paths, err, partial(replay_records, **agent_options, **options), jobs, "replaying",
+                                     agents=replay_agents(policy.value if policy else None), executor=executor)
         records = [r for recs in per_file for r in recs]
         if not records:
             if loaded.unreadable:  # each file's reason is already on stderr, one line each

@@ -14,16 +14,16 @@ from typing import Any
 
 from rich.console import Console
 
-from sessiontools.cli.common import Loaded, run_files, token_cache_path
+from sessiontools.cli.common import PI_ONLY, Loaded, run_files, token_cache_path
 from sessiontools.report.writers import envelope
 
 Paths = Iterable[str | os.PathLike[str]] | None
 
 
 def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.analysis.inspect import inspect_session
+    from sessiontools.analysis.inspect import inspect_source
 
-    reports, loaded = run_files(paths, err, partial(inspect_session), jobs, "inspecting")
+    reports, loaded = run_files(paths, err, partial(inspect_source), jobs, "inspecting")
     return envelope("inspect", sessions=reports), loaded
 
 
@@ -33,7 +33,7 @@ def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, wind
 
     fn = partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None, leaf=None,
                  all_leaves=False, summary_tokens=None)
-    per_file, loaded = run_files(paths, err, fn, jobs, "replaying")
+    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=PI_ONLY)
     return envelope("replay", runs=[r for recs in per_file for r in recs]), loaded
 
 
@@ -51,19 +51,21 @@ def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None)
                                    thresholds=parse_threshold_grid(DEFAULT_THRESHOLD_GRID), leaf=None, all_leaves=False,
                                    pi_version=None, calibration=None, calibration_x="o200k", fit=False)
     store = str(token_cache_path())
-    per_session, loaded = run_files(paths, err, SessionWorker(options, store), jobs, "estimating", content_hash=True)
+    per_session, loaded = run_files(paths, err, SessionWorker(options, store), jobs, "estimating", content_hash=True,
+                                      agents=PI_ONLY)
     report = summarize_requests(per_session, options)
     return envelope("estimate-error", **report.summary), loaded
 
 
 def drift_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
     from sessiontools.analysis.drift import FUZZY_THRESHOLD, DriftReport, DriftWorker, token_counter
+    from sessiontools.report.drift_json import report_to_dict
 
     counter = token_counter("o200k")
     per_file, loaded = run_files(paths, err, DriftWorker(leaf=None, all_leaves=False, tokenizer="o200k"), jobs,
                                  "analysing")
     report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
-    return envelope("diff-summaries", **report.to_dict(None), gates=[]), loaded
+    return envelope("diff-summaries", **report_to_dict(report, None), gates=[]), loaded
 
 
 def replay_timeline(session_path: str, settings: dict[str, Any]) -> dict[str, Any]:

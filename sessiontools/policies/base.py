@@ -17,13 +17,16 @@ A `Policy` answers five questions, over the agent-neutral transcript (`transcrip
    messages, fires when count > T. Codex: T = min(auto_compact_limit, 0.9 W), count = last
    total_tokens + bytes/4 of later items, fires when count >= T. Claude Code: E = W - min(maxOutput,
    20000), T = E - 13000 (or min(floor(E * P / 100), E - 13000)), count = last usage incl. output +
-   bytes/4 of the messages after it.
+   ceil(chars/4 * 4/3) of the messages after the reply's first line, fires when count >= T, checked
+   before every request (`policies.claude_code`).
 4. **what it keeps**: `keep(candidates, budget)` picks the message indices kept verbatim after the
    summary from the candidates of a compaction (Pi: recent messages up to keepRecentTokens, cut at
    a turn boundary; Codex: the initial context and recent user messages up to 20,000 tokens;
-   Claude Code: the preserved segment).
+   Claude Code: whole rounds from the end of the current turn); `keep_for(reason, ...)` lets a
+   policy keep differently by reason (Claude Code's reactive compaction keeps more rounds).
 5. **tokens before**: `tokens_before(view)`, the number the agent records on the compaction
-   (Pi: its `estimateContextTokens` of the path; Codex/Claude Code: the count at the trigger).
+   (Pi: its `estimateContextTokens` of the path; Codex: the count at the trigger; Claude Code: the
+   count without the 4/3 factor).
 
 `PolicySettings` holds the settings a grid varies (window, reserve, keep, and per-agent extras such
 as `auto_compact_limit`, `autocompact_pct`, `max_output_tokens`). `replay.neutral.simulate_path`
@@ -110,6 +113,9 @@ class Policy(ABC):
     #: `BEFORE_SAMPLING` is checked before the run's new input (user prompt, context updates) is
     #: recorded (Codex's pre-turn check), not after it.
     pre_turn_excludes_input: bool = False
+    #: The count's trailing messages start after the *first* message of the newest reply (Claude Code
+    #: counts the reply's own later lines), not after its last one.
+    counts_own_reply: bool = False
 
     def size(self, message: Any) -> tuple[int, int]:
         """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
@@ -131,6 +137,10 @@ class Policy(ABC):
     @abstractmethod
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """The candidates kept verbatim after the summary."""
+
+    def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
+        """What a compaction for `reason` ("threshold", "overflow", "user": a recorded manual one) keeps (default: `keep`)."""
+        return self.keep(candidates, settings)
 
     def tokens_before(self, view: CountView) -> int:
         """What the agent records as the compaction's tokens before."""

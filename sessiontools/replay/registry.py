@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sessiontools.policies.base import Policy, PolicyName
 from sessiontools.read.agents import Agent
+from sessiontools.transcript.model import Transcript
 
 
 def _pi0() -> Policy:
@@ -34,6 +35,24 @@ def _codex() -> Policy:
     return codex_policy()
 
 
+def _claude_code() -> Policy:
+    from sessiontools.policies.claude_code import claude_code_policy
+
+    return claude_code_policy(PolicyName.CLAUDE_CODE)
+
+
+def _claude_code_reactive() -> Policy:
+    from sessiontools.policies.claude_code import claude_code_policy
+
+    return claude_code_policy(PolicyName.CLAUDE_CODE_REACTIVE)
+
+
+def _claude_default(t: Transcript) -> PolicyName:
+    from sessiontools.policies.claude_code import default_policy
+
+    return default_policy(t)
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyEntry:
     """A policy replay implements: how to make it and whose transcripts it replays."""
@@ -49,12 +68,16 @@ POLICIES: dict[PolicyName, PolicyEntry] = {e.name: e for e in (
     PolicyEntry(PolicyName.PI_0, _pi0, EVERY_AGENT),
     PolicyEntry(PolicyName.PI_1, _pi1, EVERY_AGENT),
     PolicyEntry(PolicyName.CODEX, _codex, EVERY_AGENT),
+    PolicyEntry(PolicyName.CLAUDE_CODE, _claude_code, EVERY_AGENT),
+    PolicyEntry(PolicyName.CLAUDE_CODE_REACTIVE, _claude_code_reactive, EVERY_AGENT),
 )}
 
-#: An agent's own rule, used when --policy is not given (Pi: the version that wrote the file).
-DEFAULT_POLICY: dict[Agent, PolicyName | None] = {
+#: An agent's own rule, used when --policy is not given (Pi: the version that wrote the file; Claude
+#: Code: chosen from the file, threshold or reactive).
+DEFAULT_POLICY: dict[Agent, PolicyName | Callable[[Transcript], PolicyName] | None] = {
     Agent.PI: None,
     Agent.CODEX: PolicyName.CODEX,
+    Agent.CLAUDE_CODE: _claude_default,
 }
 
 PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})

@@ -48,14 +48,18 @@ def policy_for(t: Transcript, policy: str | None) -> PolicyName:
     default = DEFAULT_POLICY.get(t.agent)
     if default is None:
         raise InputError(f"{t.source}: no default policy for {t.agent.value} transcripts; choose one with --policy")
-    return default
+    return default(t) if callable(default) else default
 
 
 def _grid(name: PolicyName, windows: Sequence[int], reserves: Sequence[int], keeps: Sequence[int],
-          limits: Sequence[int | None]) -> list[PolicySettings]:
+          limits: Sequence[int | None], claude: dict[str, Any]) -> list[PolicySettings]:
     if name == PolicyName.CODEX:
         return [PolicySettings(w, extra=(("auto_compact_limit", lim),) if lim is not None else ())
                 for w in windows for lim in limits]
+    if name in (PolicyName.CLAUDE_CODE, PolicyName.CLAUDE_CODE_REACTIVE):
+        out = claude.get("max_output_tokens")
+        return [PolicySettings(w, extra=(("autocompact_pct", p), *((("max_output_tokens", out),) if out else ())))
+                for w in windows for p in claude.get("autocompact_pcts") or (None,)]
     return [PolicySettings(w, r, k) for w in windows for r in reserves for k in keeps]
 
 
@@ -69,8 +73,10 @@ def replay_transcript(
     limits: Sequence[int | None] = (None,),
     summary_tokens: int | None = None,
     all_leaves: bool = False,
+    claude: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Every (path x setting) of one transcript, as replay run records."""
+    """Every (path x setting) of one transcript, as replay run records (`claude`: Claude Code's
+    `autocompact_pcts` and `max_output_tokens`)."""
     name = policy_for(t, policy)
     pol = make_policy(name)
     paths = [p for p in t.paths if not p.sidechain] if all_leaves else t.paths[:1]
@@ -78,7 +84,7 @@ def replay_transcript(
     for path in paths:
         ws = list(windows) if windows else [default_window(t, path)]
         truth = fit_neutral_truth(path, summary_tokens)
-        for s in _grid(name, ws, reserves, keeps, limits or (None,)):
+        for s in _grid(name, ws, reserves, keeps, limits or (None,), claude or {}):
             run = simulate_path(path, pol, s, truth)
             out.append(neutral_record(t, path, run, truth, pol.threshold(s)))
     return out
@@ -130,7 +136,8 @@ def neutral_record(t: Transcript, path: TranscriptPath, run: NeutralRun, truth: 
         "model": _model(path),
         "settings": {"context_window": s.context_window, "reserve_tokens": s.reserve_tokens,
                      "keep_recent_tokens": s.keep_recent_tokens, "policy": run.policy,
-                     "auto_compact_limit": extra.get("auto_compact_limit"), "threshold": threshold},
+                     "auto_compact_limit": extra.get("auto_compact_limit"), "threshold": threshold,
+                     **{k: v for k, v in extra.items() if k != "auto_compact_limit"}},
         "compactions": comps,
         "metrics": metrics,
         "recorded_match": {"recorded": run.recorded, "matched": run.matched, "missed": run.recorded - run.matched,

@@ -97,9 +97,25 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
              tokens(tot[6]), f"${tot[4]:.3f}", str(tot[5])]
     table = _table(["session", "read as", "entries", "requests", "compactions", "leaves (ids)", "prompt tokens",
                     "output tokens", "cost", "errors (overflow)"], rows, total=total)
+    details = "".join(_session_details(s, names[s["path"]]) for s in sessions)
     return table + ('<p class="note">Compactions count every branch of the file; a file with several leaves '
                     "lists their ids (pass one to <code>--leaf</code>). Prompt tokens = input + cache read + "
-                    "cache write, as recorded.</p>")
+                    "cache write, as recorded.</p>") + details
+
+
+def _session_details(s: Mapping[str, Any], name: str) -> str:
+    """Per session: models, tree, and every compaction (on this path and on other branches)."""
+    comps = [(c, "this path") for c in s["compactions"]] + \
+        [(c, f"other branch (leaf {c.get('leaf_id')})") for c in s.get("other_branch_compactions") or []]
+    rows = [[c["entry_id"], c["line"], c["kind"], "-" if c["tokens_before"] is None else f"{c['tokens_before']:,}",
+             c["first_kept_entry_id"] or "-", where] for c, where in comps]
+    models = ", ".join(f"{k} ({v})" for k, v in (s.get("models") or {}).items()) or "-"
+    problems = len(s.get("skipped_lines") or []) + len(s.get("recovered_lines") or [])
+    body = (f"<p>{_e(s['path'])}<br>models: {_e(models)}<br>leaves: {_e(', '.join(s.get('leaf_ids') or []))}; "
+            f"branch points: {_e(s.get('branch_points', 0))}; skipped or recovered lines: {problems}</p>")
+    if rows:
+        body += _table(["entry", "line", "kind", "tokens before", "first kept", "where"], rows, left=1)
+    return f"<details><summary>{_e(name)}: {len(comps)} compaction(s)</summary>{body}</details>"
 
 
 def replay_section(doc: Mapping[str, Any], timelines: Sequence[Mapping[str, Any]]) -> str:

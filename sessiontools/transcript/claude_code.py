@@ -31,9 +31,10 @@ preserved messages, then every message after the summary; synthetic replies are 
 
 Compactions. A ``compact_boundary`` gives trigger (``manual`` -> MANUAL; ``auto`` -> THRESHOLD,
 or OVERFLOW when it is reactive: a synthetic "Prompt is too long" reply since the previous
-compaction, or ``preTokens >= provider_limit`` when the caller knows the provider's limit; the file
-itself records no window), ``tokens_before``/``tokens_after`` (``preTokens``/``postTokens``), the
-summary (the text after ``Summary:`` in the summary message, up to Claude Code's continuation
+compaction, a boundary written right after an ``api-request`` line that got no response (the rejected
+request; the 400 is not written), or ``preTokens >= provider_limit`` when the caller knows the
+provider's limit; the file itself records no window), ``tokens_before``/``tokens_after``
+(``preTokens``/``postTokens``), the summary (the text after ``Summary:`` in the summary message, up to Claude Code's continuation
 instructions) and ``kept`` = the ``preservedMessages.uuids`` (else ``preservedSegment``
 head..tail). Older files without boundaries begin with the summary message: a compaction at
 message 0 with trigger UNKNOWN (format ``claude-code-legacy``).
@@ -250,8 +251,9 @@ def _usage(u: Any) -> Usage | None:
 # -- one path ---------------------------------------------------------------------------------------
 
 class _Builder:
-    def __init__(self, provider_limit: int | None):
+    def __init__(self, provider_limit: int | None, rejected: frozenset[str] = frozenset()):
         self.provider_limit = provider_limit
+        self.rejected = rejected  # boundaries right after a request that got no response
         self.messages: list[Message] = []
         self.by_uuid: dict[str, int] = {}
         self.unsent: set[int] = set()
@@ -335,7 +337,7 @@ class _Builder:
         if trig == "manual":
             trigger = Trigger.MANUAL
         elif trig == "auto":
-            reactive = self.overflow_since or (
+            reactive = self.overflow_since or boundary.uuid in self.rejected or (
                 self.provider_limit is not None and pre is not None and pre >= self.provider_limit)
             trigger = Trigger.OVERFLOW if reactive else Trigger.THRESHOLD
         else:
@@ -384,11 +386,26 @@ def _orphans(f: ClaudeFile) -> list[Diagnostic]:
                        DiagnosticKind.NOTICE) for r in nodes.values() if r.parent and r.parent not in nodes]
 
 
+def _rejected(f: ClaudeFile) -> frozenset[str]:
+    """Boundaries written right after an `api-request` line that got no response: the provider
+    rejected the request (the 400 itself is not written) and the compaction is reactive (2.1.332;
+    a threshold compaction comes before the request is logged)."""
+    out: set[str] = set()
+    last = None
+    for r in f.records:
+        if r.is_boundary and last == "api-request" and r.uuid:
+            out.add(r.uuid)
+        if r.type in ("api-request", "assistant", "user") or r.is_boundary:
+            last = r.type
+    return frozenset(out)
+
+
 def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Transcript:
     """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains)."""
     paths: list[TranscriptPath] = []
+    rejected = _rejected(f)
     for chain, side in _paths(f):
-        b = _Builder(provider_limit)
+        b = _Builder(provider_limit, rejected)
         for r in chain:
             b.add(r)
         paths.append(b.path(chain[-1].uuid if chain else None, side))

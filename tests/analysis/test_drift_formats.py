@@ -156,3 +156,21 @@ def test_facts_are_agent_neutral() -> None:
     got = {k: (v.in_span, v.retained, [f.value for f in v.lost]) for k, v in x.categories.items()}
     assert got == {"files": (1, 1, []), "identifiers": (1, 1, []), "errors": (1, 0, ["npm ERR! 2 failing"]),
                    "constraints": (1, 0, ["Never change the API."])}
+
+
+def test_unreadable_summary_is_not_measured() -> None:
+    """A compaction with no readable summary (encrypted, remote) gets no fact row instead of losing everything."""
+    msgs = (
+        Message(0, "u1", 1, Role.USER, (Unit(UnitKind.USER, "You must keep #12 open."),)),
+        Message(1, "c1", 2, Role.SUMMARY, ()),
+        Message(2, "u2", 3, Role.USER, (Unit(UnitKind.USER, "Never rename #13."),)),
+        Message(3, "c2", 4, Role.SUMMARY, (Unit(UnitKind.SUMMARY, "Never rename #13."),)),
+    )
+    comps = (Compaction(1, 2, Trigger.THRESHOLD, 100, summary=None, writer="provider", id="c1"),
+             Compaction(3, 4, Trigger.THRESHOLD, 200, summary="Never rename #13.", id="c2"))
+    t = Transcript(Agent.CODEX, "r.jsonl", "sid", "codex", [TranscriptPath("c2", msgs, (), comps, ())])
+    c = diff_summaries([t]).chains[0]
+    assert [x.summary.entry_id for x in c.facts.summaries] == ["c2"]
+    (x,) = c.facts.summaries
+    assert (x.categories["constraints"].in_span, x.categories["constraints"].retained) == (1, 1)
+    assert c.chain[0].parsed.summary_format == "free-form"

@@ -118,7 +118,7 @@ def test_output_format_from_suffix(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 0 and not out
     assert f"wrote {csv}" in err
     head, row = csv.read_text().splitlines()[:2]
-    assert head.startswith("session,leaf_id,model,context_window,reserve_tokens,keep_recent_tokens,policy,compactions")
+    assert head.startswith("session,leaf_id,model,policy,context_window,reserve_tokens,keep_recent_tokens,threshold,")
     assert len(csv.read_text().splitlines()) == 2  # one row per setting, even without compactions
     js = tmp_path / "i.json"
     assert run(capsys, "inspect", TINY, "-o", str(js))[0] == 0 and js.read_text().startswith("{")
@@ -165,7 +165,7 @@ def test_non_session_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str
         code, out, err = run(capsys, cmd[0], str(f), *cmd[1:])
         assert code == 3, cmd
         line = one_line_error(err)
-        assert line.startswith(f"error: {f}: ") and "not a Pi session" in line, line
+        assert line.startswith(f"error: {f}:1: ") and "not a Pi session" in line, line  # file:line: reason
 
 
 @pytest.mark.parametrize("target", ["dir", "glob"])
@@ -209,3 +209,22 @@ def test_os_errors_are_not_internal(tmp_path: Path, capsys: pytest.CaptureFixtur
     out_dir.mkdir()
     code, _, err = run(capsys, "inspect", TINY, "-o", str(out_dir))
     assert code == 2 and "is a directory" in one_line_error(err)
+
+
+def test_terms_and_exit_codes_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    """Defect 4: every term is defined once in the README and in --help; defect 2: exit 70 is documented."""
+    readme = (SAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    terms = readme.split("### Terms", 1)[1].split("\n## ", 1)[0]
+    for term in ("rec. match", "mid-run", "thrash", "OOS", "LOSO", "A/E", "`*` row", "bias", "MAPE", "W / R / K",
+                 "early", "late", "overflow", "truth", "leaf", "split turn"):
+        assert term in terms, term
+    assert "| 70 |" in readme and "| 2 |" in readme and "| 3 |" in readme
+    helps = {}
+    for cmd in ("replay", "estimate-error", "inspect", "diff-summaries", "cut"):
+        assert main([cmd, "--help"]) == 0
+        helps[cmd] = " ".join(capsys.readouterr().out.split())
+    for term in ("rec. match", "mid-run", "thrash", "early", "late", "overflow", "truth"):
+        assert term in helps["replay"], term
+    for term in ("OOS", "LOSO", "A/E", "`*` row", "bias", "MAPE"):
+        assert term in helps["estimate-error"], term
+    assert "leaf" in helps["inspect"] and "split turn" in helps["cut"].lower()

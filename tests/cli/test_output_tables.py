@@ -42,7 +42,7 @@ def test_replay_demo_table_fits(width: int) -> None:
     text = _check([replay_table(runs)], width, cells)
     for short in ("comp:", "ovf:", "thr:", "mid:", "rec.:", "W/R/K:", "billed tok:", "cost $:"):
         assert short in text, f"legend lacks {short}"
-    assert len(set(names.values())) == len(names) == len({r["session"] for r in runs})  # one whole name per session
+    assert len(set(names.values())) == len(names) == 26  # 19 Pi, 3 Codex, 4 Claude Code samples
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -129,3 +129,36 @@ def test_headlines() -> None:
     assert re.match(r"inspect: 12 session\(s\), [\d,]+ entries", ins)
     for line in (h, rep, ins):
         assert "\n" not in line
+
+
+def _demo_commands() -> list[list[str]]:
+    """The `sessiontools ...` lines of the Makefile's demo target (whatever they are today)."""
+    import shlex
+
+    text = (Path(__file__).resolve().parents[2] / "Makefile").read_text(encoding="utf-8")
+    demo = text.split("\ndemo:", 1)[1].split("\n\n", 1)[0]
+    cmds = []
+    for line in demo.splitlines():
+        if "bin/sessiontools " in line:
+            argv = shlex.split(line.split("bin/sessiontools ", 1)[1])
+            cmds.append(argv)
+    return cmds
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_make_demo_output_fits(width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Every table `make demo` prints fits the width (issue 17: 'the tables of the demo fit 100 columns')."""
+    from sessiontools.cli import main
+
+    cmds = _demo_commands()
+    assert len(cmds) >= 4
+    monkeypatch.setenv("COLUMNS", str(width))
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    for argv in cmds:
+        argv = [str(tmp_path / Path(a).name) if a.startswith("out/") else a for a in argv]
+        code = main([*argv, *(["--jobs", "1"] if argv[0] != "cut" else [])])
+        out = capsys.readouterr().out
+        assert code == 0, argv
+        over = [x for x in out.splitlines() if len(x) > width]
+        assert not over, f"{argv[0]}: {len(over)} lines over {width}, e.g. {over[0]!r}"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sessiontools.analysis.drift.counting import TokenCounter, chars4_tokens
 from sessiontools.analysis.drift.summary import ParsedSummary, parse_summary
-from sessiontools.transcript.model import Compaction, Role, TranscriptPath, UnitKind
+from sessiontools.transcript.model import Compaction, Role, TranscriptPath, Unit, UnitKind
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -44,8 +44,8 @@ class ChainSummary:
         return f"S{self.position}"
 
 
-def _summary_text(units: Sequence[object]) -> str:
-    return "\n".join(u.text for u in units if getattr(u, "kind", None) == UnitKind.SUMMARY)  # type: ignore[attr-defined]
+def _summary_text(units: Sequence[Unit]) -> str:
+    return "\n".join(u.text for u in units if u.kind == UnitKind.SUMMARY)
 
 
 def summary_chain(path: TranscriptPath, counter: TokenCounter | None = None, agent: str = "pi") -> list[ChainSummary]:

@@ -15,7 +15,8 @@ Works on the neutral model's units, so it is the same for every agent.
 - `identifiers`: in user messages and tool results: URLs, UUIDs, hex hashes (7-64 lower-case hex
   digits with a letter and a digit), `#123` references, versions (`1.2.3`, `v0.27.3-beta`), and
   other tokens of 12+ letters, digits, `_`, `.` or `-` (not inside a path) with a letter and a digit.
-- `errors`: the first non-empty line (at most 160 characters) of each failed tool result (the
+- `errors`: the first non-empty line (at most 160 characters; a short parenthesised placeholder such
+  as `(no output)` is skipped) of each failed tool result (the
   message's own flag: `isError` / `is_error`, or a shell execution with a non-zero exit code) and of
   each error reply (`errorMessage`) other than a context overflow (`TranscriptPath.overflows`: it is
   about the context, not the work, and the compaction it caused is its answer).
@@ -160,10 +161,12 @@ def _failed(m: Message) -> bool:
 
 
 def error_line(text: str) -> str | None:
-    """The first non-empty line of a text, at most 160 characters."""
+    """The first non-empty line of a text that is not a parenthesised placeholder such as Pi's
+    `(no output)`, at most 160 characters."""
     for line in text.split("\n"):
-        if line.strip():
-            return line.strip()[:_ERROR_LINE_MAX]
+        line = line.strip()
+        if line and not (line.startswith("(") and line.endswith(")") and len(line) < 40):
+            return line[:_ERROR_LINE_MAX]
     return None
 
 

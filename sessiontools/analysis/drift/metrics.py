@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sessiontools.analysis.drift.chain import ChainSummary, summary_chain, summary_pairs
 from sessiontools.analysis.drift.counting import TokenCounter, chars4_tokens, token_counter
@@ -119,11 +120,17 @@ class DriftReport:
         return chain_metrics(self.chains)
 
 
-def as_transcript(source: Transcript | Session, *, leaf: str | None = None, all_leaves: bool = False) -> Transcript:
-    """A transcript as it is; a Pi session read into one (its default path, `leaf`'s, or every leaf's)."""
+def as_transcript(source: Any, *, leaf: str | None = None, all_leaves: bool = False) -> Transcript:
+    """A transcript as it is; a Pi session read into one (its default path, `leaf`'s, or every leaf's);
+    any other agent's loaded session through its adapter."""
     if isinstance(source, Transcript):
         return source
-    return pi_transcript(source, leaf=leaf, all_leaves=all_leaves)
+    if isinstance(source, Session):
+        return pi_transcript(source, leaf=leaf, all_leaves=all_leaves)
+    # another agent's loaded session (Codex, Claude Code): its reader's adapter (transcript/load.py on main)
+    from sessiontools.transcript.load import transcript_of  # type: ignore[import-not-found,unused-ignore]
+
+    return transcript_of(source, leaf=leaf, all_leaves=all_leaves)
 
 
 def diff_summaries(

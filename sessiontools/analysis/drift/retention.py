@@ -5,6 +5,9 @@ text (the whole text, Pi's `<read-files>` / `<modified-files>` lists included): 
 files and identifiers, as a substring for errors and constraints (CJK has no word boundaries). A
 path is also stated by its basename when no other path of the chain's spans has that basename.
 
+A compaction whose summary is not readable (`Compaction.summary` None: an encrypted remote summary)
+is left out: its span is not measured and it is no step of age.
+
 Decay: the facts whose first span is compaction k form cohort k; survival at age a is the share of
 the cohort stated by compaction k+a, pooled over the cohorts that reach that age (age 0 is the
 retention at the first summary that could state them). A fact stated at j, not at j+1.., and stated
@@ -41,6 +44,7 @@ class CategoryRetention:
 class SummaryFacts:
     summary: ChainSummary
     categories: dict[str, CategoryRetention]
+    stated: frozenset[Fact] = frozenset()  # every fact of this or an earlier span that the summary states
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,12 @@ def chain_facts(path: TranscriptPath, chain: Sequence[ChainSummary], cwd: str | 
     for s in comps:
         spans.append(span_facts(path.messages[span_start(prev):span_end(s)], overflows, cwd))
         prev = s
+    # a compaction without a readable summary (an encrypted remote one) states nothing we can read:
+    # its span is not measured and it is no step of age
+    readable = [(s, sp) for s, sp in zip(comps, spans, strict=True) if s.compaction is None
+                or s.compaction.summary is not None]
+    comps = [s for s, _ in readable]
+    spans = [sp for _, sp in readable]
     matcher = _Matcher([f for sp in spans for f in sp["files"]])
     first: dict[tuple[str, str], tuple[Fact, int]] = {}
     present: list[set[tuple[str, str]]] = []
@@ -157,7 +167,7 @@ def chain_facts(path: TranscriptPath, chain: Sequence[ChainSummary], cwd: str | 
         for c in CATEGORIES:
             lost = tuple(f for f in sp[c] if (c, f.key) not in stated)
             cats[c] = CategoryRetention(len(sp[c]), len(sp[c]) - len(lost), lost)
-        out.append(SummaryFacts(s, cats))
+        out.append(SummaryFacts(s, cats, frozenset(first[key][0] for key in stated)))
     cohorts: dict[int, list[Fact]] = {}
     for f, k in first.values():
         cohorts.setdefault(k, []).append(f)

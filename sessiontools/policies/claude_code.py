@@ -1,0 +1,219 @@
+"""Claude Code's compaction rule as `Policy` objects: `claude-code` (threshold) and `claude-code-reactive`.
+
+Measured on Claude Code **2.1.332** (`@anthropic-ai/claude-code` + its native linux-x64 binary), read
+from the binary and confirmed on real runs against the lab server (lab/README.md, "Claude Code";
+sample_sessions/claude-code/). Claude Code is closed source: every constant below must be re-checked
+when the pinned version moves (`lab/claude_env.py`, `make samples-claude`, then
+tests/replay/test_claude_code_policy.py).
+
+Threshold (`claude-code`). With the auto-compact window W (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`, at
+least 100000, or the `autoCompactWindow` setting; without one W is the model's own window) the
+effective window is E = W - min(maxOutputTokens, 20000) and the threshold T = E - 13000, or with
+`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P` T = min(floor(E * P / 100), E - 13000) (W = 100000: 14 -> 11200,
+15 -> 12000). Before every request (a turn's first and each one after a tool result) Claude Code
+counts C = usage of its last response (input + cache creation + cache read + output) +
+ceil(chars / 4 * 4 / 3), chars = the text of every message after the *first* line of that response
+(text blocks, tool name + compact JSON input, tool-result text), and compacts when C >= T. On 6 runs
+(356 responses, 35 compactions) every compaction had C >= T (smallest margin +11) and no other
+request did; without the 4/3 factor 13 of the 35 fall below T. The recorded `preTokens` is the
+count without the factor, usage + ceil(chars / 4) (exact for 33 of 42, else 1 token off).
+
+Reactive (`claude-code-reactive`, and `claude-code` too when the provider rejects a request). After
+the API answers `prompt is too long` Claude Code compacts and retries; the boundary says
+`trigger: "auto"` and the 400 is not written. Here: it compacts when a request would exceed the
+window W (the provider's limit).
+
+What is kept (the preserved segment) is always whole API rounds (a response and its tool results)
+from the end of the current turn, never the user's prompt. 2.1.332 chooses how many with a "round
+ladder" whose rule was not decoded; it is modelled on the nine recorded automatic compactions: a
+threshold compaction keeps the last `THRESHOLD_KEPT_ROUNDS` round (the median; exact for 6 of 7
+recorded), a reactive one the last rounds up to `REACTIVE_MAX_KEPT_ROUNDS` while they fit in
+`REACTIVE_KEEP_FRACTION` of the window (fitted on the two recorded reactive compactions, 3 and 2
+rounds kept: any fraction in [0.54, 0.655] reproduces both; 0.6 is the middle). The 7th threshold
+one (claude-threshold-14, 4th) kept nothing: it was the only compaction whose turn had already been
+compacted, so that the turn's prompt was no longer in the context; the model keeps nothing then
+(one recorded case: a hypothesis, not a decoded rule). A manual `/compact` is the user's action: the
+replay performs it where it was recorded and keeps what `keep` keeps (the recorded one kept the
+final answer, the last round).
+
+The threshold's window is at least `MIN_AUTO_COMPACT_WINDOW` (Claude Code's minimum for
+`CLAUDE_CODE_AUTO_COMPACT_WINDOW`); a smaller `--context-window` still overflows at W, so the
+replay then compacts reactively.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from sessiontools.policies.base import (
+    Candidate,
+    CheckPoint,
+    CountView,
+    Kept,
+    Policy,
+    PolicyName,
+    PolicySettings,
+)
+from sessiontools.transcript.model import Message, Transcript, Trigger, UnitKind
+
+#: The Claude Code version these rules were measured on.
+MEASURED_VERSION = "2.1.332"
+#: The model's maximum output tokens in the recordings (`max_tokens` of every request).
+DEFAULT_MAX_OUTPUT_TOKENS = 128000
+#: E = W - min(maxOutputTokens, OUTPUT_RESERVE_CAP).
+OUTPUT_RESERVE_CAP = 20000
+#: T = E - AUTOCOMPACT_BUFFER (also the cap of the percentage threshold).
+AUTOCOMPACT_BUFFER = 13000
+#: The smallest auto-compact window Claude Code accepts (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`).
+MIN_AUTO_COMPACT_WINDOW = 100000
+#: The count's safety factor on the chars/4 estimate of the messages after the last response.
+ESTIMATE_FACTOR = 4 / 3
+#: Rounds a threshold compaction keeps (the recorded median; 6 of 7 recorded kept exactly one).
+THRESHOLD_KEPT_ROUNDS = 1
+#: At most this many rounds kept by a reactive compaction (the most recorded).
+REACTIVE_MAX_KEPT_ROUNDS = 3
+#: A reactive compaction gives up its oldest kept rounds while they exceed this share of the window.
+REACTIVE_KEEP_FRACTION = 0.6
+
+
+def effective_window(window: int, max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
+    """E = W - min(maxOutputTokens, 20000)."""
+    return window - min(max_output_tokens, OUTPUT_RESERVE_CAP)
+
+
+def claude_threshold(window: int, pct: float | None = None,
+                     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
+    """T = E - 13000, or min(floor(E * P / 100), E - 13000) with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P; the
+    auto-compact window is at least `MIN_AUTO_COMPACT_WINDOW` (a smaller W still overflows at W)."""
+    e = effective_window(max(window, MIN_AUTO_COMPACT_WINDOW), max_output_tokens)
+    if pct is None:
+        return e - AUTOCOMPACT_BUFFER
+    return min(math.floor(e * pct / 100), e - AUTOCOMPACT_BUFFER)
+
+
+def estimate_chars(chars: int) -> int:
+    """ceil(chars / 4 * 4 / 3): the estimate Claude Code adds to the last usage before comparing with T."""
+    return math.ceil(chars / 4 * ESTIMATE_FACTOR)
+
+
+def recorded_chars(chars: int) -> int:
+    """ceil(chars / 4): the estimate in the recorded `preTokens`."""
+    return math.ceil(chars / 4)
+
+
+def _block_chars(b: Any) -> int:
+    if not isinstance(b, dict):
+        return 0
+    t = b.get("type")
+    if t == "text":
+        return len(b.get("text") or "")
+    if t == "tool_use":
+        args = json.dumps(b.get("input"), separators=(",", ":"), ensure_ascii=False)
+        return len(b.get("name") or "") + len(args)
+    if t == "tool_result":
+        c = b.get("content")
+        if isinstance(c, str):
+            return len(c)
+        return sum(len(x.get("text") or "") for x in c or []
+                   if isinstance(x, dict) and x.get("type") == "text")
+    return 0
+
+
+def claude_chars(m: Message) -> int:
+    """The characters Claude Code's estimator counts in a message: text blocks, tool name + compact
+    JSON input, tool-result text (thinking and images are not counted). A message of another agent
+    is measured by its units' text (a tool call as written by that agent's adapter)."""
+    raw = m.raw if isinstance(m.raw, dict) else None
+    msg = raw.get("message") if raw is not None and raw.get("type") in ("user", "assistant") else None
+    if isinstance(msg, dict):
+        c = msg.get("content")
+        return len(c) if isinstance(c, str) else sum(_block_chars(b) for b in c or [] if isinstance(c, list))
+    return sum(len(u.text) for u in m.units if u.kind not in (UnitKind.THINKING, UnitKind.IMAGE))
+
+
+def _rounds(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
+    """The API rounds of the current turn: a response's messages and the tool results after it, from
+    the last user prompt on; none when the turn's prompt is no longer in the context (it was
+    summarised by an earlier compaction of the same turn)."""
+    start = max((k + 1 for k, c in enumerate(candidates) if c.role == "user"), default=None)
+    if start is None:
+        return []
+    rounds: list[list[Candidate]] = []
+    for c in candidates[start:]:
+        if c.role == "assistant" and (not rounds or rounds[-1][-1].role != "assistant"):
+            rounds.append([c])
+        elif rounds:
+            rounds[-1].append(c)
+    return rounds
+
+
+class ClaudeCodePolicy(Policy):
+    """`claude-code` (threshold, and reactive on a rejected request) or `claude-code-reactive`."""
+
+    reactive = True
+    counts_own_reply = True  # the messages after the *first* line of the last response
+
+    def __init__(self, reactive_only: bool = False) -> None:
+        self.reactive_only = reactive_only
+        self.name = PolicyName.CLAUDE_CODE_REACTIVE if reactive_only else PolicyName.CLAUDE_CODE
+        # Checked before every request; a reactive-only Claude Code never reaches a threshold.
+        self.check_points = (frozenset() if reactive_only
+                             else frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS}))
+
+    def threshold(self, settings: PolicySettings) -> int:
+        if self.reactive_only:
+            return settings.context_window
+        return claude_threshold(settings.context_window, settings.get("autocompact_pct"),
+                                settings.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS))
+
+    def count(self, view: CountView) -> float:
+        if view.last_usage_total is None:
+            return float(estimate_chars(sum(c for c, _ in view.context)))
+        return view.last_usage_total + estimate_chars(sum(c for c, _ in view.trailing))
+
+    def fires(self, count: float, threshold: int) -> bool:
+        return count >= threshold
+
+    def tokens_before(self, view: CountView) -> int:
+        if view.last_usage_total is None:
+            return recorded_chars(sum(c for c, _ in view.context))
+        return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
+
+    def size(self, message: Any) -> tuple[int, int]:
+        return claude_chars(message), len(message.text.encode())
+
+    def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
+        """The preserved segment of a threshold (or manual) compaction: the last round(s) of the turn."""
+        rounds = _rounds(candidates)
+        kept = rounds[-THRESHOLD_KEPT_ROUNDS:] if THRESHOLD_KEPT_ROUNDS and rounds else []
+        return Kept(tuple(c.index for r in kept for c in r))
+
+    def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
+        """A reactive compaction (reason "overflow") keeps up to `REACTIVE_MAX_KEPT_ROUNDS` rounds,
+        giving up the oldest while they exceed `REACTIVE_KEEP_FRACTION` of the window; the others `keep`."""
+        if reason != "overflow":
+            return self.keep(candidates, settings)
+        kept = _rounds(candidates)[-REACTIVE_MAX_KEPT_ROUNDS:]
+        budget = REACTIVE_KEEP_FRACTION * settings.context_window
+        while len(kept) > 1 and sum(c.tokens for r in kept for c in r) > budget:
+            kept = kept[1:]
+        return Kept(tuple(c.index for r in kept for c in r))
+
+
+def default_policy(t: Transcript) -> PolicyName:
+    """The rule that wrote a Claude Code file: `claude-code` when it compacted at a threshold (an
+    auto-compact window was set), else `claude-code-reactive` (2.1.332 without a window compacts only
+    when the provider rejects a request; the file records no window)."""
+    triggers = {c.trigger for p in t.paths if not p.sidechain for c in p.compactions}
+    return PolicyName.CLAUDE_CODE if Trigger.THRESHOLD in triggers else PolicyName.CLAUDE_CODE_REACTIVE
+
+
+def claude_code_policy(name: str | PolicyName) -> ClaudeCodePolicy:
+    """The Policy object for `claude-code` or `claude-code-reactive`."""
+    n = PolicyName(name)
+    if n not in (PolicyName.CLAUDE_CODE, PolicyName.CLAUDE_CODE_REACTIVE):
+        raise ValueError(f"{n} is not a Claude Code policy")
+    return ClaudeCodePolicy(reactive_only=n == PolicyName.CLAUDE_CODE_REACTIVE)
