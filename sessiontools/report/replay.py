@@ -20,7 +20,7 @@ def _setting(n: int) -> str:
 
 
 REPLAY_COLUMNS = (
-    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000); Codex's rule: window / L limit", "left"),
+    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000); Codex: window/limit", "left"),
     Column("pol.", "policy: check points of Pi 0.x (pi-0) or 1.x (pi-1)", "left", optional=True),
     Column("comp", "compactions"),
     Column("early", "compactions while truth <= threshold T = W - R"),
@@ -45,7 +45,7 @@ def run_label(r: dict[str, Any], names: dict[str, str], multi_leaf: bool) -> str
 
 def _setting_cell(s: dict[str, Any]) -> str:
     if s.get("policy") == "codex":  # Codex has no reserve/keep: its limit is the setting
-        return f"{_setting(s['context_window'])}/L {_setting(s['threshold'])}"
+        return f"{_setting(s['context_window'])}/{_setting(s['threshold'])}"
     cell = "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
     return cell + (f" @{s['autocompact_pct']}%" if s.get("autocompact_pct") else "")  # Claude Code's percentage
 
