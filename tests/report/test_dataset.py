@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import duckdb  # in the `test` extra (a missing one fails, it is not skipped)
 import pytest
 
 from sessiontools.analysis.dataset import SCHEMA_VERSION, month_of
@@ -15,7 +16,6 @@ from sessiontools.analysis.dataset_frames import COLUMNS, FILES_COLUMNS
 from sessiontools.cli import main
 from tests.conftest import ROOT, SAMPLES
 
-duckdb = pytest.importorskip("duckdb")  # in the `test` extra: present wherever `make test` ran
 REPLAY = ["--replay-window", "16000", "--replay-reserve", "2000,3000", "--replay-keep", "4000"]
 
 
