@@ -1,9 +1,10 @@
 """The per-file function of `parallel.map_sessions` on a Dask distributed cluster.
 
-The same `_one(path, fn, ...)` that `--jobs` runs in a process pool is submitted as one Dask task
-per file; results are gathered in file order, so output is byte-identical to `--jobs 1`. Dask does
-the scheduling (no queue of ours): `on_done` is called as each future completes, in whatever order
-the cluster finishes them, so a progress bar follows the cluster rather than the file order.
+The same `_one(path, fn, ...)` that `--jobs` runs in a process pool is submitted to Dask, a few
+consecutive files per task (`batches`); results are gathered in file order, so output is
+byte-identical to `--jobs 1`. Dask does the scheduling (no queue of ours): `on_done` is called as
+each future completes, in whatever order the cluster finishes them, so a progress bar follows the
+cluster rather than the file order.
 
 Where the cluster is comes from the caller (`DaskCluster.address`; the CLI reads
 `DASK_SCHEDULER_ADDRESS` / the dask config): core code reads no environment. Without an address a

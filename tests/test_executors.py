@@ -17,7 +17,7 @@ REPLAY = ["replay", str(SAMPLES), "--context-window", "16000,24000", "--reserve"
 @pytest.fixture(scope="module")
 def cluster():  # type: ignore[no-untyped-def]
     """A LocalCluster of 2 single-threaded worker processes, shared by this module's tests."""
-    distributed = pytest.importorskip("distributed")  # in the `test` extra
+    import distributed  # in the `test` extra: a missing one fails here, it is not skipped
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address="127.0.0.1:0") as lc:
         yield lc
@@ -37,9 +37,9 @@ def test_replay_on_dask_gives_the_json_of_jobs_1(cluster, tmp_path: Path, monkey
 
 def test_export_on_its_own_local_cluster_writes_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No scheduler address: the command starts (and stops) a LocalCluster of --jobs workers."""
-    duckdb = pytest.importorskip("duckdb")
-    pytest.importorskip("distributed")
     import dask.config
+    import distributed  # noqa: F401
+    import duckdb
 
     assert main(["export", str(SAMPLES), "-o", str(tmp_path / "one"), "--jobs", "1"]) == 0
     monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
@@ -67,8 +67,8 @@ def _slow_identity(x: int) -> int:
 
 
 def test_cluster_from_environment_or_dask_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("distributed")
     import dask.config
+    import distributed  # noqa: F401
 
     from sessiontools.cli.executor import dask_cluster
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontools.analysis.dataset import ExportOptions, FileRows, transcript_rows
+from sessiontools.errors import InputError
 from sessiontools.read.agents import Agent
 from sessiontools.report.dataset import DatasetWriter
 
@@ -64,7 +65,11 @@ def plan_export(root: Path, files: Sequence[Any]) -> ExportPlan:
     plan = ExportPlan(root, writer, {}, [])
     seen: set[str] = set()
     for f in files:
-        h = content_digest(f)
+        try:
+            h = content_digest(f)
+        except InputError:  # left to the reader, which reports it like every command does
+            plan.new_files.append(str(f))
+            continue
         if h in known:
             plan.already += 1
         elif h in seen:

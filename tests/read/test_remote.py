@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import fsspec  # comes with dask (in the `test` extra)
 import pytest
 
 from sessiontools.cli import main
 from sessiontools.read.remote import is_url, url_of
 from tests.conftest import SAMPLES
-
-fsspec = pytest.importorskip("fsspec")  # comes with the dask extra (in `test`)
 
 
 @pytest.fixture()

@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import duckdb  # in the `test` extra (a missing one fails, it is not skipped)
 import pytest
 
 from sessiontools.analysis.dataset import SCHEMA_VERSION, month_of
@@ -15,7 +16,6 @@ from sessiontools.analysis.dataset_frames import COLUMNS, FILES_COLUMNS
 from sessiontools.cli import main
 from tests.conftest import ROOT, SAMPLES
 
-duckdb = pytest.importorskip("duckdb")  # in the `test` extra: present wherever `make test` ran
 REPLAY = ["--replay-window", "16000", "--replay-reserve", "2000,3000", "--replay-keep", "4000"]
 
 
@@ -182,3 +182,19 @@ def test_tokenizer_columns_when_asked(tmp_path: Path) -> None:
     n, o200k, cl100k, smallest = rows[0]
     assert n > 0 and o200k == n and cl100k == 0 and smallest > 0
     assert main(["export", str(one), "-o", str(tmp_path / "x"), "--estimators", "gpt2"]) == 2
+
+
+def test_unreadable_file_is_reported_and_the_rest_exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "locked.jsonl"
+    bad.write_bytes((SAMPLES / "pi0-tiny.jsonl").read_bytes())
+    bad.chmod(0)
+    try:
+        readable = bad.open("rb") is not None  # root reads anything: then there is nothing to test
+    except OSError:
+        readable = False
+    if readable:
+        bad.chmod(0o644)
+        bad.write_bytes(b"\x00\x01 not a session")
+    rc = _export(tmp_path / "ds", bad, SAMPLES / "pi0-overflow.jsonl")
+    assert rc == 3 and "error:" in capsys.readouterr().err
+    assert _q(tmp_path / "ds", "SELECT count(*) FROM {_files}") == [(1,)]
