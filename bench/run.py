@@ -24,6 +24,7 @@ TARGETS = {
     "warm_vs_cold": (">=", 10),
     "replay_vs_pi_js": ("<=", 1.0),
     "grid25_vs_one": ("<=", 3),
+    "dask_local_vs_jobs": ("<=", 1.3),
 }
 
 
@@ -105,6 +106,10 @@ def main() -> int:
     from bench.tokens import token_ratios
 
     results.update(token_ratios(files))
+
+    from bench.executors import dask_local_vs_jobs
+
+    results.update(dask_local_vs_jobs(a.corpus))
 
     results["peak_rss_mb"] = round(peak_rss(a.corpus), 1)
     results["largest_session_mb"] = round(largest.stat().st_size / 1e6, 1)

@@ -37,8 +37,9 @@ def _counts_only_store(path: Path):  # type: ignore[no-untyped-def]
 
 
 def token_ratios(files: list[Path]) -> dict[str, float]:
-    from sessiontools.analysis.estimate_error import EstimateErrorOptions, estimate_error
+    from sessiontools.analysis.estimate import EstimateErrorOptions, estimate_error
     from sessiontools.read import load_session
+    from sessiontools.report.estimate_error import estimate_error_json
     from sessiontools.tokens.store import TokenStore
     from sessiontools.tokens.tiktoken_counter import message_units
     from sessiontools.tokens.vocab import get_encoding
@@ -78,7 +79,7 @@ def token_ratios(files: list[Path]) -> dict[str, float]:
                 report = estimate_error(sessions, options, token_store=store)
                 dt = time.perf_counter() - t
                 store.close()
-                summaries.append(report.summary)
+                summaries.append(estimate_error_json(report))
                 if label == "cold":
                     t_cold = min(t_cold, dt)
                 else:
@@ -86,7 +87,7 @@ def token_ratios(files: list[Path]) -> dict[str, float]:
             store = TokenStore(db)
             estimate_error(sessions, options, token_store=store)  # fills the row cache
             t = time.perf_counter()
-            summaries.append(estimate_error(sessions, options, token_store=store).summary)
+            summaries.append(estimate_error_json(estimate_error(sessions, options, token_store=store)))
             t_rows = min(t_rows, time.perf_counter() - t)
             store.close()
     assert all(s == summaries[0] for s in summaries), "cached runs must give the same report"

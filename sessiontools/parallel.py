@@ -89,22 +89,29 @@ def default_jobs(files: Sequence[str | Path] | None = None) -> int:
     for f in files:
         try:
             total += os.stat(f).st_size
-        except OSError:
-            pass
+        except (OSError, ValueError):
+            pass  # unreadable, or a URL (`s3://...`): not counted
     return max(1, min(cores, len(files), total // BYTES_PER_WORKER))
 
 
 def map_sessions(
     files: Sequence[str | Path], fn: Callable[[Any], T], *, jobs: int = 1, content_hash: bool = False,
-    agents: frozenset[Agent] = ALL_AGENTS,
+    agents: frozenset[Agent] = ALL_AGENTS, dask: Any = None, on_done: Callable[[], None] | None = None,
 ) -> Iterator[FileResult[T]]:
     """`fn(source)` for every file, yielded in file order; `fn` must be picklable when jobs > 1.
 
     Each file is read by its agent's reader (`read.sources.load_source`: a Pi `Session`, a Codex
     `Rollout`, ...); files of agents not in `agents` are not passed to `fn` (`unsupported`).
     `content_hash` makes each Pi session carry the hash of its bytes (for result caches).
+    With `dask` (an `executors.DaskCluster`) the same per-file work runs as Dask tasks instead of
+    processes; `on_done` is then called as each task finishes (for progress bars).
     """
     paths = [str(f) for f in files]
+    if dask is not None:
+        from sessiontools.executors import dask_map
+
+        yield from dask_map(dask, _one, paths, (fn, content_hash, agents), on_done)
+        return
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
             yield _one(p, fn, content_hash, agents)
@@ -112,5 +119,9 @@ def map_sessions(
     # forkserver: workers start from a clean process, not a fork of this one (which may hold
     # threads: tokenizer pools, progress bars), where an inherited lock could deadlock them.
     ctx = multiprocessing.get_context("forkserver")
+    # The forkserver imports the package once; each worker forked from it starts with it loaded
+    # (otherwise every worker pays the imports again). Only honoured before the server starts.
+    target = getattr(fn, "func", fn)
+    ctx.set_forkserver_preload(sorted({__name__, getattr(target, "__module__", None) or __name__}))
     with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
         yield from pool.map(_worker, [(p, fn, content_hash, agents) for p in paths], chunksize=1)

@@ -100,6 +100,11 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
         f"{helper} oracle harness failures; {len(throws)} fields where Pi itself threw (listed below, not compared); "
         f"{len(STDERR_LINES)} lines of oracle stderr captured"
     )
+    if throws:  # every case, with Pi's error text, for whoever wants the full list
+        listing = ROOT / ".cache" / "parity-pi-throws.txt"
+        listing.parent.mkdir(parents=True, exist_ok=True)
+        listing.write_text("\n".join(throws) + "\n", encoding="utf-8", errors="replace")
+        terminalreporter.write_line(f"  every case where Pi threw, with its error: {listing}")
     by_error: dict[str, list[str]] = {}
     for line in throws:
         case, _, message = line.partition(": ")

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.read.pi.entries import Session
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
-from sessiontools.transcript.pi.requests import is_pseudo_reply
+from sessiontools.transcript.pi.requests import skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
-from sessiontools.transcript.pi.usage import assistant_usage
 
 
 def _num(v: Any) -> float:
@@ -56,51 +56,71 @@ def other_branch_compactions(tree: SessionTree, on_path: list[dict[str, Any]], p
     return sorted(elsewhere.values(), key=lambda c: c["line"])
 
 
+@dataclass(slots=True)
+class _Counts:
+    """What one pass over a Pi session's entries counts."""
+
+    by_type: Counter[str] = field(default_factory=Counter)
+    by_role: Counter[str] = field(default_factory=Counter)
+    models: Counter[str] = field(default_factory=Counter)
+    skipped_replies: Counter[str] = field(default_factory=Counter)
+    totals: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0, 0.0])  # input, output, cacheRead, cacheWrite
+    cost: float = 0.0
+    requests: int = 0
+    errors: int = 0
+    overflow_errors: int = 0
+
+
+_USAGE_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
+
+
+def _count(session: Session, pi_version: str) -> _Counts:
+    """Entries by type, messages by role, models, usage, cost, requests and errors, in one pass.
+
+    A request is what the transcript calls one (`transcript.pi.requests.skip_reason`): harness
+    pseudo-replies, aborted and failed calls are counted apart, by reason."""
+    c = _Counts()
+    for e in session.entries:
+        c.by_type[e.type] += 1
+        if e.type != "message":
+            continue
+        c.by_role[e.role or "<none>"] += 1
+        if e.role != "assistant":
+            continue
+        msg = e.message
+        assert msg is not None
+        reason = skip_reason(msg, pi_version)
+        if reason != "pseudo_reply":  # a harness's message names no model that was called
+            c.models[_model_key(msg)] += 1
+        u = msg.get("usage")
+        if type(u) is dict:
+            for k, f in enumerate(_USAGE_FIELDS):
+                v = u.get(f)
+                if type(v) is int or type(v) is float:
+                    c.totals[k] += v
+            cost = u.get("cost")
+            if type(cost) is dict:
+                c.cost += _num(cost.get("total"))
+        if reason is None:
+            c.requests += 1
+        else:
+            c.skipped_replies[reason] += 1
+        if msg.get("stopReason") == "error":
+            c.errors += 1
+            if is_context_overflow(msg, None, pi_version):
+                c.overflow_errors += 1
+    return c
+
+
 def inspect_session(
     session: Session, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None
 ) -> dict[str, Any]:
     """Counts, tree shape, compactions, usage, cost and problems of one session."""
     tree = SessionTree(session)
     pi_version = pi_version or session.pi_version
-    by_type: Counter[str] = Counter()
-    by_role: Counter[str] = Counter()
-    totals = [0.0, 0.0, 0.0, 0.0]  # input, output, cacheRead, cacheWrite
-    fields = ("input", "output", "cacheRead", "cacheWrite")
-    cost = 0.0
-    requests = 0
-    overflow_errors = 0
-    errors = 0
-    models: Counter[str] = Counter()
-    pseudo = 0
-    for e in session.entries:
-        by_type[e.type] += 1
-        if e.type != "message":
-            continue
-        role = e.role
-        by_role[role or "<none>"] += 1
-        if role != "assistant":
-            continue
-        msg = e.message
-        assert msg is not None
-        if is_pseudo_reply(msg):  # a harness's message, not a model call: not a request, not a model
-            pseudo += 1
-        else:
-            models[_model_key(msg)] += 1
-        u = msg.get("usage")
-        if type(u) is dict:
-            for k, f in enumerate(fields):
-                v = u.get(f)
-                if type(v) is int or type(v) is float:
-                    totals[k] += v
-            c = u.get("cost")
-            if type(c) is dict:
-                cost += _num(c.get("total"))
-        if assistant_usage(msg, pi_version) is not None and not is_pseudo_reply(msg):
-            requests += 1
-        if msg.get("stopReason") == "error":
-            errors += 1
-            if is_context_overflow(msg, None, pi_version):
-                overflow_errors += 1
+    n = _count(session, pi_version)
+    by_type, by_role, models, totals, cost = n.by_type, n.by_role, n.models, n.totals, n.cost
+    requests, errors, overflow_errors = n.requests, n.errors, n.overflow_errors
     usage = {"input": int(totals[0]), "output": int(totals[1]), "cache_read": int(totals[2]),
              "cache_write": int(totals[3])}
     if all_leaves:
@@ -137,7 +157,7 @@ def inspect_session(
         "other_branch_compactions": [] if all_leaves else other_branch_compactions(tree, compactions, pi_version),
         "models": dict(sorted(models.items())),
         "requests": requests,
-        "skipped_replies": {"pseudo_reply": pseudo} if pseudo else {},
+        "skipped_replies": dict(sorted(n.skipped_replies.items())),
         "usage": usage,
         "cost": round(cost, 6),
         "errors": errors,

@@ -38,6 +38,7 @@ from sessiontools.cli.common import (
     stderr_console,
     tokens_option,
 )
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.policies.pi.settings import DEFAULT_RESERVE_TOKENS, CompactionSettings
 from sessiontools.report.cut import cut_table
@@ -81,6 +82,7 @@ def inspect(
     strict: StrictOpt = False,
     output: OutputOpt = None,
     jobs: JobsOpt = None,
+    executor: ExecutorOpt = Executor.processes,
     pi_version: PiVersionOpt = None,
 ) -> None:
     """What is in each session: format, counts, tree shape and leaf ids, compactions (also on other
@@ -94,7 +96,7 @@ def inspect(
     check_output_path(output)
     err = stderr_console()
     fn = partial(inspect_source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
-    reports, loaded = run_files(paths, err, fn, jobs, "inspecting")
+    reports, loaded = run_files(paths, err, fn, jobs, "inspecting", executor=executor)
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
     elif reports:

@@ -30,6 +30,7 @@ from sessiontools.cli.common import (
     write_frame,
     wrote,
 )
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import UsageError
 from sessiontools.gates import parse_gates, tripped
 from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
@@ -108,6 +109,7 @@ def register(app: typer.Typer) -> None:
         ] = Tokenizer.o200k,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates.
 
@@ -126,7 +128,7 @@ def register(app: typer.Typer) -> None:
         if counter.fallback_reason:
             err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
         worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
-        per_file, loaded = run_files(paths, err, worker, jobs, "analysing")
+        per_file, loaded = run_files(paths, err, worker, jobs, "analysing", executor=executor)
         if not per_file and loaded.unreadable:  # each file's reason is already on stderr
             raise typer.Exit(exit_code_for(loaded, strict))
         report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)

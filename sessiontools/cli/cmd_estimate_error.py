@@ -4,22 +4,23 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from sessiontools.analysis.estimate_error import (
+from sessiontools.analysis.estimate import (
     DEFAULT_THRESHOLD_GRID,
+    ESTIMATORS,
     EstimateErrorOptions,
+    OptionError,
     SessionWorker,
     parse_estimators,
-    parse_mape_gate,
     parse_threshold_grid,
+    stats_dict,
     summarize_requests,
 )
 from sessiontools.cli.common import (
     EXIT_GATE,
-    PI_ONLY,
     AllLeavesOpt,
     JobsOpt,
     LeafOpt,
@@ -42,15 +43,18 @@ from sessiontools.cli.common import (
     wrote,
 )
 from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
+from sessiontools.gates import Gate, parse_gates, tripped
 from sessiontools.report.estimate_error import (
     estimate_error_figure,
     estimate_error_headline,
+    estimate_error_json,
     estimate_error_table,
     requests_frame,
 )
 from sessiontools.report.writers import envelope
-from sessiontools.tokens.calibrated import load_calibration, save_calibration
+from sessiontools.tokens.calibrated import Tokenizer, load_calibration, save_calibration
 
 
 class By(str, Enum):
@@ -60,10 +64,55 @@ class By(str, Enum):
     size = "size"
 
 
-class CalX(str, Enum):
-    o200k = "o200k"
-    cl100k = "cl100k"
-    chars4 = "chars4"
+#: analysis option fields -> the flags that set them
+FLAGS = {"estimators": "--estimators", "thresholds": "--threshold-grid", "by": "--by",
+         "calibration_x": "--calibration-x", "leaf": "--leaf"}
+#: gate metrics: `STAT.ESTIMATOR` (fractions for bias and MAPE, tokens for p50/p95/max)
+GATE_STATS = ("mape", "bias", "p50", "p95", "max", "mape_in_sample", "mape_oos")
+GATE_METRICS = [f"{s}.{e}" for s in GATE_STATS for e in ESTIMATORS] + ["requests"]
+_FAIL_IF_HELP = ("Exit 1 when METRIC OP NUMBER holds for all sessions or any session (OP: > >= < <= == !=); "
+                 "repeatable. Metrics: mape.ESTIMATOR, bias.ESTIMATOR (fractions), p50/p95/max.ESTIMATOR "
+                 "(tokens), mape_in_sample.calibrated, mape_oos.ESTIMATOR (every estimator on the requests the "
+                 "calibrated model predicted out of sample), requests; e.g. 'mape.chars4>0.2'.")
+
+
+def _gate_metrics(stats: Any, estimators: Any, requests: int) -> dict[str, float | None]:
+    keys = {"mape": "mape", "bias": "bias", "p50": "p50_abs", "p95": "p95_abs", "max": "max_abs",
+            "mape_in_sample": "mape_in_sample"}
+    out: dict[str, float | None] = {"requests": requests}
+    for est in estimators:
+        d = stats_dict(stats, est)
+        for name, col in keys.items():
+            out[f"{name}.{est}"] = d[col]
+    return out
+
+
+def _oos_metrics(report: Any) -> tuple[dict[str, float | None], dict[str, dict[str, float | None]]]:
+    """mape_oos.* overall and per held-out session (None below the minimum number of predictions)."""
+    from sessiontools.analysis.estimate.hierarchy import MIN_OOS
+
+    v = report.calibration.verdict if report.calibration is not None else None
+    if v is None:
+        return {}, {}
+    overall = {f"mape_oos.{e}": m for e, m in v.mape.items()}
+    per = {}
+    for row in v.per_session.iter_rows(named=True):
+        enough = row["requests"] >= MIN_OOS
+        per[row["session"]] = {f"mape_oos.{k[5:]}": (x if enough else None) for k, x in row.items()
+                               if k.startswith("mape_")}
+    return overall, per
+
+
+def _gate_problems(gates: list[Gate], report: Any) -> list[str]:
+    from pathlib import PurePath
+
+    overall, per = _oos_metrics(report)
+    rows = [("all sessions", {**_gate_metrics(report.stats, report.estimators, len(report.frame)), **overall})]
+    if len(report.sessions) > 1:
+        rows += [(f"session {PurePath(s.session).name}",
+                  {**_gate_metrics(s.stats, report.estimators, s.requests), **per.get(s.session, {})})
+                 for s in report.sessions]
+    return tripped(gates, rows)
 
 
 def _check_outputs(format: Fmt | None, output: Path | None, calibration: Path | None, plot: Path | None) -> Fmt:
@@ -77,12 +126,12 @@ def _check_outputs(format: Fmt | None, output: Path | None, calibration: Path | 
     return fmt
 
 
-def _require_rows(report: object, loaded: object, strict: bool) -> None:
+def _require_rows(report: Any, loaded: Any, strict: bool) -> None:
     """Nothing usable: one line and exit 3, never an empty table."""
-    if getattr(report, "rows", None):
+    if len(report.frame):
         return
     if getattr(loaded, "unreadable", 0):  # each file's reason is already on stderr
-        raise typer.Exit(exit_code_for(loaded, strict))  # type: ignore[arg-type]
+        raise typer.Exit(exit_code_for(loaded, strict))
     raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
 
 
@@ -105,79 +154,88 @@ def register(app: typer.Typer) -> None:
         calibration: Annotated[
             Path | None, typer.Option("--calibration", help="Use these coefficients for the calibrated estimator (instead of the out-of-sample fit).")
         ] = None,
-        calibration_x: Annotated[CalX, typer.Option("--calibration-x", help="The estimator x in A ~ a + b*x.")] = CalX.o200k,
+        calibration_x: Annotated[Tokenizer, typer.Option("--calibration-x", help="The estimator x in A ~ a + b*x.")] = Tokenizer.O200K,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         pi_version: PiVersionOpt = None,
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json (summary), csv or parquet (one row per request); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: E vs A, error distribution, error vs context size.")] = None,
-        fail_if_mape: Annotated[
-            list[str] | None,
-            typer.Option("--fail-if-mape", help="Exit 1 when ESTIMATOR's MAPE exceeds PCT percent, e.g. chars4>20; repeatable."),
-        ] = None,
+        fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help=_FAIL_IF_HELP)] = None,
         strict: StrictOpt = False,
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration.
 
         Terms: A = actual prompt tokens (input + cache read + cache write); E = an estimate;
         bias = mean (E - A)/A (negative = under-counts); MAPE = mean |E - A|/A; A/E = median ratio;
         early/late = E over/under a threshold T while A is not; OOS = out of sample; LOSO = leave
-        one session out; the `*` row = all models pooled.
+        one session out; the `*` row = all models pooled (linear fit); calibrated = a hierarchical
+        fit (corpus, provider, model, rules, session);
+        calibrated_hybrid = the agent's last usage + the calibrated count of later messages.
         """
         check_leaf_options(leaf, all_leaves)
-        names = parse_estimators(estimators)
-        gates = [parse_mape_gate(g) for g in fail_if_mape or []]
-        for est, _ in gates:
-            if est not in names:
-                raise UsageError(f"--fail-if-mape {est}: that estimator is not in --estimators")
-        format = _check_outputs(format, output, save_calibration_to, plot)
-        loaded_cal = None
-        if calibration is not None:
-            try:
-                data = calibration.read_bytes()
-            except OSError as exc:
-                raise UsageError(f"--calibration {calibration}: cannot read ({exc.strerror or exc})") from exc
-            loaded_cal = load_calibration(data)
-        options = EstimateErrorOptions(
-            estimators=names,
-            by=by.value,
-            thresholds=parse_threshold_grid(threshold_grid),
-            leaf=leaf,
-            all_leaves=all_leaves,
-            pi_version=pi_version.value if pi_version else None,
-            calibration=loaded_cal,
-            calibration_x=calibration_x.value,
-            fit=save_calibration_to is not None,
-        )
-        err = stderr_console()
-        store_path = None if no_cache else str(token_cache_path())
-        per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating", agents=PI_ONLY,
-                                        content_hash=store_path is not None)
-        report = summarize_requests(per_session, options)
+        try:
+            _run(paths, estimators, by, threshold_grid, save_calibration_to, calibration, calibration_x, leaf,
+                 all_leaves, pi_version, format, output, plot, fail_if, strict, no_cache, jobs, executor)
+        except OptionError as exc:
+            raise UsageError(f"{FLAGS.get(exc.field, exc.field)}: {exc}") from exc
 
-        _require_rows(report, loaded, strict)
-        if format == Fmt.json:
-            emit_json(envelope("estimate-error", **report.summary), output)
-        elif format in (Fmt.csv, Fmt.parquet):
-            write_frame(requests_frame(report.rows, report.estimators), format.value, output)
-        else:
-            emit_renderables([estimate_error_table(report.summary, report.estimators)], output)
-        if plot is not None:
-            save_figure(estimate_error_figure(report.rows, report.estimators), plot)
-        if save_calibration_to is not None:
-            save_calibration_to.write_bytes(save_calibration(report.fitted))
-            wrote(save_calibration_to, "calibration")
-        err.print(estimate_error_headline(report.summary), markup=False)
 
-        problems = []
-        for est, limit in gates:
-            mape = report.summary["estimators"][est]["mape"]
-            if mape is not None and mape > limit:
-                problems.append(f"gate {est}>{limit * 100:g}% tripped: {est} MAPE {mape * 100:.2f}%")
-        for msg in problems:
-            err.print(msg, markup=False)
-        code = exit_code_for(loaded, strict)
-        raise typer.Exit(code or (EXIT_GATE if problems else 0))
+def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_calibration_to: Path | None,
+         calibration: Path | None, calibration_x: Tokenizer, leaf: str | None, all_leaves: bool, pi_version: Any,
+         format: Fmt | None, output: Path | None, plot: Path | None, fail_if: list[str] | None, strict: bool,
+         no_cache: bool, jobs: int | None, executor: Executor = Executor.processes) -> None:
+    names = parse_estimators(estimators)
+    gates = parse_gates(fail_if or [], GATE_METRICS)
+    for g in gates:
+        est = g.metric.partition(".")[2]
+        if est and est not in names:
+            raise UsageError(f"--fail-if {g}: {est} is not in --estimators")
+    format = _check_outputs(format, output, save_calibration_to, plot)
+    loaded_cal = None
+    if calibration is not None:
+        try:
+            data = calibration.read_bytes()
+        except OSError as exc:
+            raise UsageError(f"--calibration {calibration}: cannot read ({exc.strerror or exc})") from exc
+        loaded_cal = load_calibration(data)
+    options = EstimateErrorOptions(
+        estimators=names,
+        by=by.value,
+        thresholds=parse_threshold_grid(threshold_grid),
+        leaf=leaf,
+        all_leaves=all_leaves,
+        pi_version=pi_version.value if pi_version else None,
+        calibration=loaded_cal,
+        calibration_x=calibration_x.value,
+        fit=save_calibration_to is not None,
+    )
+    err = stderr_console()
+    store_path = None if no_cache else str(token_cache_path())
+    per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
+                                    content_hash=store_path is not None, executor=executor)
+    report = summarize_requests(per_session, options)
+
+    _require_rows(report, loaded, strict)
+    summary = estimate_error_json(report)
+    if format == Fmt.json:
+        emit_json(envelope("estimate-error", **summary), output)
+    elif format in (Fmt.csv, Fmt.parquet):
+        write_frame(requests_frame(report), format.value, output)
+    else:
+        emit_renderables([estimate_error_table(summary, report.estimators)], output)
+    if plot is not None:
+        save_figure(estimate_error_figure(report.rows, report.estimators), plot)
+    if save_calibration_to is not None:
+        save_calibration_to.write_bytes(save_calibration(report.fitted))
+        wrote(save_calibration_to, "calibration")
+    err.print(estimate_error_headline(summary), markup=False)
+
+    problems = _gate_problems(gates, report)
+    for msg in problems:
+        err.print(msg, markup=False)
+    code = exit_code_for(loaded, strict)
+    raise typer.Exit(code or (EXIT_GATE if problems else 0))

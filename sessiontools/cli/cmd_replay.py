@@ -33,6 +33,7 @@ from sessiontools.cli.common import (
     write_frame,
 )
 from sessiontools.cli.common import TableFormat as Fmt
+from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
 from sessiontools.gates import parse_gates, tripped
 from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
@@ -134,6 +135,7 @@ def register(app: typer.Typer) -> None:
         compactions_out: Annotated[Path | None, typer.Option("--compactions-output", help="Also write one row per compaction to this CSV (or .parquet) file.")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
     ) -> None:
         """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
 
@@ -159,7 +161,7 @@ def register(app: typer.Typer) -> None:
         options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                        leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
         per_file, loaded = run_files(paths, err, partial(replay_records, **agent_options, **options), jobs, "replaying",
-                                     agents=replay_agents(policy.value if policy else None))
+                                     agents=replay_agents(policy.value if policy else None), executor=executor)
         records = [r for recs in per_file for r in recs]
         if not records:
             if loaded.unreadable:  # each file's reason is already on stderr, one line each

@@ -77,7 +77,8 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
             failed = True
     first: dict[str, dict] = {}
     for r in rep["runs"]:
-        first.setdefault(r["session"], r["settings"])
+        if r.get("agent", "pi") == "pi":  # timelines are drawn from Pi's exact replay
+            first.setdefault(r["session"], r["settings"])
     timelines = [replay_timeline(s, st) for s, st in first.items()]
     heads = []
     if insp["sessions"]:

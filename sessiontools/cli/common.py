@@ -16,6 +16,7 @@ from rich.console import Console
 from sessiontools.errors import InputError, UsageError
 from sessiontools.read import Session, load_session
 from sessiontools.read.agents import Agent
+from sessiontools.read.remote import is_url, url_exists, url_of
 from sessiontools.read.sources import expand_sources
 from sessiontools.report.layout import DESIGN_WIDTH
 from sessiontools.report.text import safe_text
@@ -152,8 +153,12 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
         err.print(safe_text(f"reading Pi's session directory {d}"))
         given = [d]
     for p in given:
-        if not Path(p).exists() and not glob.has_magic(os.fspath(p)):
+        if is_url(p):
+            if not url_exists(url_of(p) or ""):
+                raise InputError(f"{url_of(p)}: no such file or directory")
+        elif not Path(p).exists() and not glob.has_magic(os.fspath(p)):
             raise InputError(f"{p}: no such file or directory")
+    given = [url_of(p) or p for p in given]  # a Path folds the `//` of a URL
     explicit = {Path(p) for p in given if not Path(p).is_dir()}
     files = list(expand_sources(given))
     if not files:
@@ -184,7 +189,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
         if not s.readable:
             why = s.fatal[0].reason if s.fatal else "empty"
             if f not in explicit:
-                err.print(safe_text(f"note: {f}: skipped, not a Pi session ({why})"))
+                err.print(safe_text(f"note: {f}: skipped, {_not_a_session(why)}"))
             else:
                 where = f"{s.fatal[0].path}:{s.fatal[0].line}" if s.fatal else str(f)
                 err.print(safe_text(f"error: {where}: {_not_a_session(why)}"))
@@ -197,12 +202,15 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
 
 
 def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: Any, jobs: int | None,
-              label: str, *, content_hash: bool = False, agents: Any = None) -> tuple[list[Any], Loaded]:
-    """`fn(session)` over every file (in processes when jobs > 1), diagnostics reported as files finish.
+              label: str, *, content_hash: bool = False, agents: Any = None,
+              executor: Any = None) -> tuple[list[Any], Loaded]:
+    """`fn(session)` over every file (in processes when jobs > 1, on Dask with `executor` dask),
+    diagnostics reported as files finish.
 
     Returns the values in file order and a `Loaded` summary (its `sessions` stay empty: sessions are
     not kept in memory).
     """
+    from sessiontools.cli.executor import dask_cluster
     from sessiontools.parallel import ALL_AGENTS, default_jobs, map_sessions
 
     agents = ALL_AGENTS if agents is None else frozenset(agents)
@@ -211,10 +219,12 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     files, explicit = resolve_files(paths, err)
     values = []
     notes_seen: set[str] = set()
+    dask = dask_cluster(executor, jobs, files)
     with progress(err, len(files), label) as advance:
         for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash,
-                                agents=agents):
-            advance()
+                                agents=agents, dask=dask, on_done=advance):
+            if dask is None:  # on Dask the bar follows the cluster's futures (on_done)
+                advance()
             for note in res.notes:  # from this process or a --jobs worker; each shown once
                 if note not in notes_seen:
                     notes_seen.add(note)
@@ -227,7 +237,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
             if not res.readable:
                 why = next((d.reason for d in res.diagnostics if d.kind == "fatal"), "empty")
                 if p not in explicit:
-                    err.print(safe_text(f"note: {p}: skipped, not a Pi session ({why})"))
+                    err.print(safe_text(f"note: {p}: skipped, {_not_a_session(why)}"))
                 else:
                     fatal = next((d for d in res.diagnostics if d.kind == "fatal"), None)
                     where = f"{fatal.path}:{fatal.line}" if fatal is not None else str(p)

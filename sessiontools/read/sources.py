@@ -4,6 +4,10 @@ Detection looks at the first lines only (64 KiB): a Codex rollout starts with `s
 (`{"timestamp", "type", "payload"}`) or an old bare item; a Claude Code transcript's lines carry
 `sessionId`/`uuid` (and no Pi `session` header); anything else is handed to the Pi reader, which
 says itself when a file is no Pi session. Adding an agent is adding a `Reader` to `READERS`.
+
+Inputs may also be fsspec URLs (`s3://...`, `gs://...`, `memory://...`, see `read/remote.py`): the
+bytes are fetched once and handed to the reader's `from_bytes` (a Claude Code session read from a
+URL comes without its subagent files).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.agents import Agent
+from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
 SNIFF_BYTES = 65536
 
@@ -27,6 +32,7 @@ class Reader:
     agent: Agent
     recognises: Callable[[bytes], bool]
     load: Callable[..., Any]  # (path, *, content_hash: bool) -> the agent's raw session object
+    from_bytes: Callable[..., Any]  # (data, path, *, content_hash: bool) -> the same, from bytes
 
 
 def _codex_recognises(head: bytes) -> bool:
@@ -41,6 +47,12 @@ def _codex_load(path: str, *, content_hash: bool = False) -> Any:
     return load_rollout(path)
 
 
+def _codex_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
+    from sessiontools.read.codex.load import read_rollout_bytes
+
+    return read_rollout_bytes(data, path)
+
+
 def _claude_recognises(head: bytes) -> bool:
     from sessiontools.read.claude_code.load import looks_like_claude_code
 
@@ -53,6 +65,20 @@ def _claude_load(path: str, *, content_hash: bool = False) -> Any:
     return load_claude_session(path)
 
 
+def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
+    from sessiontools.read.claude_code.load import parse_bytes
+
+    return parse_bytes(data, path)
+
+
+def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
+    import io
+
+    from sessiontools.read.pi.load import read_stream
+
+    return read_stream(io.BytesIO(data), path, content_hash=content_hash)
+
+
 def _pi_load(path: str, *, content_hash: bool = False) -> Any:
     from sessiontools.read.pi.load import load_session
 
@@ -60,26 +86,44 @@ def _pi_load(path: str, *, content_hash: bool = False) -> Any:
 
 
 READERS: list[Reader] = [
-    Reader(Agent.CODEX, _codex_recognises, _codex_load),
-    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load),
+    Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
+    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
-FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load)
+FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes)
 
 
-def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | str]:
     """Session files named, `*.jsonl` below directories (sorted), glob matches; each once, in order.
 
     A Claude Code subagent file found in a directory is left out when its session file exists (it
-    is read as part of that session); one named explicitly is kept.
+    is read as part of that session); one named explicitly is kept. An fsspec URL expands the same
+    way and its files come back as URL strings (a `Path` would fold `//`).
     """
     from sessiontools.read.claude_code.load import transcript_files
 
-    return transcript_files(paths)
+    seen: set[str] = set()
+    local: list[str | os.PathLike[str]] = []
+    for raw in paths:
+        if not is_url(raw):
+            local.append(raw)
+            continue
+        yield from transcript_files(local)
+        local = []
+        for url in expand_url(url_of(raw) or os.fspath(raw)):
+            if url not in seen:
+                seen.add(url)
+                yield url
+    yield from transcript_files(local)
 
 
 def head_of(path: str | os.PathLike[str]) -> bytes:
     """The first bytes of a file, for detection ("" for what cannot be opened: the reader says why)."""
+    if is_url(path):
+        try:
+            return read_url(url_of(path) or os.fspath(path), SNIFF_BYTES)
+        except InputError:
+            return b""
     try:
         with open(path, "rb") as fh:
             return fh.read(SNIFF_BYTES)
@@ -104,6 +148,10 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False) -> 
 
     Every returned object has `path`, `diagnostics` and a class attribute `agent`.
     """
+    if is_url(path):
+        url = url_of(path) or os.fspath(path)
+        data = read_url(url)
+        return reader_for(data[:SNIFF_BYTES]).from_bytes(data, url, content_hash=content_hash)
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
@@ -111,3 +159,19 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False) -> 
     return reader.load(str(path), content_hash=content_hash)
 
 
+
+
+def content_digest(path: str | os.PathLike[str]) -> str:
+    """sha256 (hex) of a file's bytes, local or URL: the identity of a file in an exported dataset."""
+    import hashlib
+
+    if is_url(path):
+        return hashlib.sha256(read_url(url_of(path) or os.fspath(path))).hexdigest()
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    return h.hexdigest()

@@ -15,8 +15,8 @@ failed calls are not among them). A run starts at a user message. Walking the re
   summary of `summary_tokens` replaces the rest;
 - U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
   request fails (counted, not billed);
-- a recorded manual compaction (the user's own, e.g. Claude Code's `/compact`) is replayed where it
-  was recorded under every policy, keeping what the policy's `keep_for("user", ...)` keeps.
+- recorded compactions the user or an extension made (trigger `manual`, writer `hook`) are applied
+  where they were recorded, with their recorded kept messages and summary, whatever the policy.
 
 Pi's exact replay (`replay.simulate`) uses Pi's own cut and estimates on Pi sessions; this one is the
 common ground for Codex and Claude Code policies and for cross-agent what-ifs.
@@ -25,7 +25,7 @@ common ground for Codex and Claude Code policies and for cross-agent what-ifs.
 from __future__ import annotations
 
 import statistics
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -78,6 +78,8 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None)
     toward (0, 1) and kept non-negative by `tokens.fit.least_squares`."""
     from sessiontools.tokens.fit import least_squares
 
+    if not path.requests:  # nothing to fit: chars/4, no overhead
+        return NeutralTruth(0.0, 1.0, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0)
     xs = [[1.0, float(sum(chars4(len(m.text)) for m in path.context(r)))] for r in path.requests]
     ys = [float(r.usage.prompt) for r in path.requests]
     fit = least_squares(xs, ys, ridge=[1e-6, 1e3], prior=[0.0, 1.0], nonneg=True)
@@ -121,8 +123,9 @@ class NeutralRun:
     failed_recoveries: int = 0
     peak_truth: float = 0.0
     agent_prompt_tokens: float = 0.0  # sum of U over the requests that were sent and answered
-    recorded: int = 0
+    recorded: int = 0  # the policy's recorded compactions (user/extension ones excluded)
     matched: int = 0
+    user_compactions: int = 0  # recorded user/extension compactions applied as recorded
     requests_recorded: int = 0  # requests whose truth is their recorded usage
     requests_modelled: int = 0  # requests whose truth is the fitted model (the context changed)
 
@@ -144,6 +147,10 @@ class _Walk:
         self.summary = 0.0  # truth of the simulated summary (0 before any)
         self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
         self.matched: set[int] = set()  # positions in `recorded` reproduced so far
+        # Compactions the user or an extension made: applied where recorded, not the policy's to match.
+        self.by_user = [k for k, c in enumerate(path.compactions)
+                        if c.trigger == Trigger.MANUAL or c.writer == "hook"]
+        self.next_user = 0
         self.unmatched = 0  # simulated compactions at no recorded place
         self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
         self.starts = {e.index for e in (*path.requests, *path.overflows)}
@@ -263,16 +270,26 @@ class _Walk:
         # The failed attempt is on the agent's path when it compacts (it is summarised or dropped).
         self.compact(CompactionReason.OVERFLOW, k + 1, u, self.view(k + 1))
 
+    def user_compactions(self, before: int) -> None:
+        """Apply the recorded user/extension compactions that come before message `before`."""
+        while self.next_user < len(self.by_user) and self.path.compactions[self.by_user[self.next_user]].index < before:
+            k = self.by_user[self.next_user]
+            self.next_user += 1
+            c = self.path.compactions[k]
+            upto = len([i for i in self.work if i < c.index])
+            kept = tuple(i for a, b in c.kept for i in range(a, b) if i in self.pos_of)
+            self.run.user_compactions += 1
+            self.matched.add(k)
+            summary = self.truth.ratio * chars4(len(c.summary or ""))
+            self.prefix, self.resume, self.summary, self.last_usage = kept, upto, summary, None
+
     def walk(self) -> NeutralRun:
         events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
         starts = _run_starts(self.path, events, self.pos_of)
         state = {"recovered": False, "success": False}
         prev = -1
-        manual = [c.index for c in self.path.compactions if c.trigger == Trigger.MANUAL]
         for n, ev in enumerate(events):
-            while manual and manual[0] < ev.index:  # the user's /compact: replayed where it was recorded
-                k = bisect_left(self.work, manual.pop(0))
-                self.compact(CompactionReason.USER, k, self.truth_at(k), self.view(k))
+            self.user_compactions(ev.index)
             if starts[n]:
                 state = {"recovered": False, "success": False}
                 self.run_start = bisect_right(self.work, prev)
@@ -282,7 +299,8 @@ class _Walk:
                 self.overflow(ev, starts[n], last, state)
             else:
                 self.request(ev, starts[n], last, state)
-        self.run.recorded, self.run.matched = len(self.recorded), len(self.matched)
+        self.run.recorded = len(self.recorded) - len(self.by_user)
+        self.run.matched = len(self.matched - set(self.by_user))
         return self.run
 
 

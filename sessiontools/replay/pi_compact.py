@@ -126,7 +126,7 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
         summarization_input_tokens=sum_in,
         summarization_output_tokens=new.truth,
         matches_recorded=new.matches_recorded,
-        early=reason == CompactionReason.THRESHOLD and truth_now <= st.s.threshold,
+        early=reason == CompactionReason.THRESHOLD and truth_now <= st.s.threshold_at(parent + 1),
     )
     st.run.compactions.append(sc)
     st.run.summarization_input += sum_in

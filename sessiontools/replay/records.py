@@ -38,6 +38,9 @@ class ReplaySettings:
     reserve_tokens: int
     keep_recent_tokens: int
     policy: PolicyName
+    #: (base index, window) from which a request's model has another window (the session switched
+    #: models); empty when one window holds throughout. `context_window` is the session's model's.
+    window_changes: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "policy", PolicyName(self.policy))
@@ -45,6 +48,18 @@ class ReplaySettings:
     @property
     def threshold(self) -> int:
         return self.context_window - self.reserve_tokens
+
+    def window_at(self, base_index: int) -> int:
+        """The window of the model that answers at `base_index`."""
+        w = self.window_changes[0][1] if self.window_changes else self.context_window
+        for at, window in self.window_changes:
+            if at > base_index:
+                break
+            w = window
+        return w
+
+    def threshold_at(self, base_index: int) -> int:
+        return self.window_at(base_index) - self.reserve_tokens
 
     @property
     def pi_version(self) -> str:
@@ -56,12 +71,15 @@ class ReplaySettings:
                 f"policy {self.policy.value}")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "context_window": self.context_window,
             "reserve_tokens": self.reserve_tokens,
             "keep_recent_tokens": self.keep_recent_tokens,
             "policy": self.policy.value,
         }
+        if self.window_changes:  # only when the session switched to a model with another window
+            out["window_changes"] = [list(c) for c in self.window_changes]
+        return out
 
 
 @dataclass(slots=True)

@@ -130,6 +130,26 @@ def _model_of(wls: Sequence[Workload]) -> tuple[str | None, str | None]:
     return None, None
 
 
+def window_changes(wl: Workload, extra: Sequence[ModelInfo]) -> tuple[tuple[int, int], ...]:
+    """(base index, window) where the requests' model changes to one with another window; empty when
+    every request's model has the same window (or a model is unknown: then the session's holds)."""
+    out: list[tuple[int, int]] = []
+    seen: dict[tuple[str | None, str | None], int | None] = {}
+    for r in wl.requests:
+        if r.model is None or r.failed_overflow:
+            continue
+        key = (r.provider, r.model)
+        if key not in seen:
+            info = lookup(r.provider, r.model, extra)
+            seen[key] = info.context_window if info else None
+        w = seen[key]
+        if w is None:
+            return ()
+        if not out or out[-1][1] != w:
+            out.append((r.base_index, w))
+    return tuple(out) if len(out) > 1 else ()
+
+
 def replay_session(
     session: Session,
     *,
@@ -169,8 +189,9 @@ def replay_session(
                              "models.json or --models); give its context window with --context-window N")
         else:
             ws = [info.context_window]
+        changes = () if windows else window_changes(wl, extra)
         truth = fit_truth(wl, summary_tokens=summary_tokens)
-        runs = [simulate(wl, truth, ReplaySettings(w, r, k, pol)) for w in ws for r in reserves for k in keeps]
+        runs = [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes)) for w in ws for r in reserves for k in keeps]
         rec = recorded_usage(wl)
         out.append(PathReplay(session, p, wl, truth, info, runs, learn_cache(rec.calls), rec.classes, rec.costs,
                               _prices(info, wl)))

@@ -31,6 +31,7 @@ from sessiontools.replay.shared import shared_grid
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Request, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.usage import calculate_context_tokens
 
 POLICIES = (PolicyName.PI_0.value, PolicyName.PI_1.value)
@@ -105,7 +106,8 @@ class _Sim(SimState):
         """A check point of the policy: classify, and compact when Pi would."""
         r = self.run
         r.check_points += 1
-        over = truth_now > self.s.threshold
+        threshold = self.s.threshold_at(parent + 1)
+        over = truth_now > threshold
         if self.pending_thrash is not None:
             if over:
                 self.pending_thrash.thrash = True
@@ -113,7 +115,7 @@ class _Sim(SimState):
             self.pending_thrash = None
         if over:
             r.check_points_over += 1
-        if self.policy.fires(view, self.s.threshold):
+        if self.policy.fires(view, threshold):
             sc = compact(self, CompactionReason.THRESHOLD, parent, truth_now, view)
             if sc is not None and sc.early:
                 r.early += 1
@@ -153,7 +155,7 @@ class _Sim(SimState):
         policy = [c for c in r.compactions if c.reason != CompactionReason.USER]
         matched = sum(1 for c in policy if c.matches_recorded)
         recorded = len([rc for rc in self.wl.recorded_compactions
-                        if rc.kind in ("threshold", "overflow") and not rc.by_user])
+                        if rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user])
         r.recorded_match = RecordedMatch(recorded, matched, len(policy) - matched)
         return r
 
@@ -173,17 +175,18 @@ class _Sim(SimState):
         elif same and req.provider_tokens is not None:
             # The provider's own count in its overflow error is the truth for the rejected request.
             u, source = float(req.provider_tokens), TruthSource.PROVIDER
-        if u > self.s.context_window or (req.failed_overflow and same):
+        window = self.s.window_at(i)
+        if u > window or (req.failed_overflow and same):
             if self._overflow(req, u, source):
                 return
             u, source = self.truth_before(i), TruthSource.MODEL
-            if u > self.s.context_window:
+            if u > window:
                 self.run.overflows += 1
                 self.run.failed_recoveries += 1
         elif req.failed_overflow:
             self._fits_unrecorded(req, u)
             return
-        elif u > self.s.threshold and not req.first_in_run:
+        elif u > window - self.s.reserve_tokens and not req.first_in_run:
             self.run.mid_run_crossings += 1
         self._reply(req, u, source)
 

@@ -122,7 +122,11 @@ def neutral_record(t: Transcript, path: TranscriptPath, run: NeutralRun, truth: 
         "check_points": run.check_points, "early_rate": round(early / n_threshold, 6) if n_threshold else 0.0,
         "late_rate": round(run.late / run.check_points, 6) if run.check_points else 0.0,
         "peak_truth_tokens": round(run.peak_truth), "billed_input_tokens": round(run.agent_prompt_tokens + summ_in),
-        "summarization_input_tokens": round(summ_in), "summarization_output_tokens": round(summ_out), "cost": None,
+        "summarization_input_tokens": round(summ_in), "summarization_output_tokens": round(summ_out),
+        # not modelled here: the cache split and prices of Pi's replay
+        "user_compactions": 0, "input_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None,
+        "output_tokens": None, "rejected_input_tokens": None, "cost_agent": None, "cost_summarization": None,
+        "cost": None,
     }
     extra = {k: v for k, v in s.extra}
     return {

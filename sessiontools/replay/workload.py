@@ -17,6 +17,7 @@ from typing import Any
 
 from sessiontools.read.pi.entries import Entry
 from sessiontools.transcript.limits import provider_counts
+from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import is_pseudo_reply
@@ -37,6 +38,8 @@ class Request:
     failed_overflow: bool = False  # the provider rejected it as a context overflow
     group_end: int = -1  # failed attempt: base index of the last entry of its recovery artefacts
     provider_tokens: int | None = None  # failed attempt: the prompt tokens the provider's error states
+    provider: str | None = None  # who answered (recorded)
+    model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +50,7 @@ class RecordedCompaction:
     parent_base_index: int  # the base entry it followed (-1: at the very start)
     first_kept_entry_id: str | None
     tokens_before: Any
-    kind: str  # threshold | overflow | manual
+    kind: Trigger  # threshold | overflow | manual, judged from the message before it
     by_user: bool = False  # manual, or written by an extension/hook (fromHook): replayed as recorded
 
 
@@ -93,28 +96,14 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
             recorded.append(
                 RecordedCompaction(
                     e, len(base) - 1, e.data.get("firstKeptEntryId"), e.data.get("tokensBefore"),
-                    compaction_kind(path, i, pi_version),
+                    Trigger(compaction_kind(path, i, pi_version)),
                     compaction_kind(path, i, pi_version) == "manual" or bool(e.data.get("fromHook")),
                 )
             )
             continue
         base.append(e)
     failed = {i for i, e in enumerate(base) if _is_overflow_error(e, pi_version)}
-    failed_ids = {base[i].id for i in failed if base[i].id}
-    artefacts: set[int] = set()
-    group_end: dict[int, int] = {}
-    for i in sorted(failed):
-        end = i
-        for j in range(i + 1, len(base)):
-            b = base[j]
-            if b.type == "context_edit" and b.data.get("replacement") is None:
-                target = b.data.get("targetId")
-                if target in failed_ids or target == base[i].id or _targets_result_of(base, i, target):
-                    artefacts.add(j)
-                    end = j
-                    continue
-            break
-        group_end[i] = end
+    artefacts, group_end = _recovery_groups(base, failed)
 
     requests: list[Request] = []
     run = -1
@@ -148,6 +137,8 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
                 failed_overflow=i in failed,
                 group_end=group_end.get(i, i),
                 provider_tokens=provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
+                provider=msg.get("provider") if isinstance(msg.get("provider"), str) else None,
+                model=msg.get("model") if isinstance(msg.get("model"), str) else None,
             )
         )
         first = False
@@ -159,6 +150,27 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
         if (nxt is None or nxt.run != r.run) and not r.last_in_run:
             requests[k] = replace(r, last_in_run=True)
     return Workload(pi_version, tuple(path), tuple(base), requests, recorded, frozenset(artefacts), provider, model)
+
+
+def _recovery_groups(base: Sequence[Entry], failed: set[int]) -> tuple[set[int], dict[int, int]]:
+    """The 1.x omission edits after each failed attempt (replacement null, targeting it or its tool
+    results), and the base index of the last entry of each attempt's group."""
+    failed_ids = {base[i].id for i in failed if base[i].id}
+    artefacts: set[int] = set()
+    group_end: dict[int, int] = {}
+    for i in sorted(failed):
+        end = i
+        for j in range(i + 1, len(base)):
+            b = base[j]
+            if b.type == "context_edit" and b.data.get("replacement") is None:
+                target = b.data.get("targetId")
+                if target in failed_ids or target == base[i].id or _targets_result_of(base, i, target):
+                    artefacts.add(j)
+                    end = j
+                    continue
+            break
+        group_end[i] = end
+    return artefacts, group_end
 
 
 def _targets_result_of(base: Sequence[Entry], failed_index: int, target: Any) -> bool:

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Group
 
-from sessiontools.analysis.estimate_error import CHAR_COLUMNS, requests_columns
+from sessiontools.analysis.estimate import CHAR_COLUMNS, EstimateErrorReport, requests_columns
 from sessiontools.report.layout import Column, FittedTable, percent, short_names, tokens
 from sessiontools.report.text import safe_text
 
@@ -15,7 +15,7 @@ _INT_COLUMNS = {
     "index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output", "messages", "images",
     "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS, "est_chars4", "est_pi", "est_cl100k", "est_o200k",
 }
-_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key"}
+_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key", "kind"}
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
@@ -43,29 +43,26 @@ def _ratio(v: float | None) -> str:
     return "-" if v is None else f"{v:.3f}"
 
 
-def requests_frame(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]) -> Any:
+def requests_frame(report: EstimateErrorReport) -> Any:
     """One row per request (the CSV/Parquet table), columns in a fixed order with fixed types."""
-    import polars as pl  # imported here: polars is heavy and only CSV/Parquet need it
+    import polars as pl
 
-    cols = requests_columns(estimators)
-    schema: dict[str, Any] = {}
+    cols = requests_columns(report.estimators)
+    frame = report.output_frame()
+    exprs = []
     for c in cols:
-        if c in _STR_COLUMNS:
-            schema[c] = pl.Utf8
-        elif c in _INT_COLUMNS:
-            schema[c] = pl.Int64
-        else:
-            schema[c] = pl.Float64
-    data = {c: [r.get(c) for r in rows] for c in cols}
-    return pl.DataFrame(data, schema=schema)
+        dtype = pl.Utf8 if c in _STR_COLUMNS else pl.Int64 if c in _INT_COLUMNS else pl.Float64
+        exprs.append((pl.col(c) if c in frame.columns else pl.lit(None)).cast(dtype).alias(c))
+    return frame.select(exprs)
 
 
 def _session_name(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-_EST_LEGEND = ("chars4 = Pi's chars/4; pi = Pi's last usage + chars/4 of later messages; cl100k, o200k = tiktoken; "
-               "calibrated = A ~ a + b*x fitted here (OOS = judged out of sample)")
+_EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own estimate (last usage + later messages); "
+               "cl100k, o200k = tiktoken; calibrated = hierarchical fit over text features (OOS = judged out of sample); "
+               "calibrated_hybrid = last usage + calibrated count of later messages")
 
 
 def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
@@ -85,8 +82,8 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
     for est in estimators:
         s = summary["estimators"][est]
         name = est
-        if est == "calibrated" and summary.get("calibration"):
-            name = "calibrated (file)" if summary["calibration"]["source"] == "file" else "calibrated (OOS)"
+        if est.startswith("calibrated") and summary.get("calibration"):
+            name = f"{est} (file)" if summary["calibration"]["source"] == "file" else f"{est} (OOS)"
         t.add_row(name, f"{s['n']:,}", percent(s["bias"], signed=True), percent(s["mape"]), _ratio(s["median_ratio"]),
                   tokens(s["p50_abs"]), tokens(s["p95_abs"]), tokens(s["max_abs"]))
     parts: list[Any] = [t]
@@ -95,8 +92,12 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
     if summary["thresholds"] and summary["timing"] and summary["requests"]:
         parts.append(_timing_table(summary, estimators))
     cal = summary.get("calibration")
-    if cal and cal["models"]:
-        parts.append(_calibration_table(cal))
+    if cal and cal.get("levels"):
+        parts.append(_levels_table(cal))
+    if cal and cal.get("out_of_sample"):
+        parts.append(_verdict_line(cal["out_of_sample"]))
+    if cal and cal["linear"]["models"]:
+        parts.append(_calibration_table({**cal["linear"], "source": cal["source"]}))
     profiles = {k: v for k, v in (cal or {}).get("tokenizer", {}).items() if v is not None}
     if profiles:
         tp = FittedTable("tokenizer fit: A ~ overhead + chars/(chars per token) + CJK chars x tokens per CJK char "
@@ -144,9 +145,42 @@ def _timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Fitt
     return d
 
 
+def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
+    feats = cal["features"]
+    c = FittedTable("calibrated: A ~ coef . features, fitted per level, each shrunk toward the level above "
+                    f"(judged {cal['judged_by']})", (
+        Column("status", "fit, or too few requests/sessions (uses the level above)", "left"),
+        Column("n", "requests"),
+        *[Column(f, f"tokens per {f}" if f != "overhead" else "fixed tokens per request", optional=f not in
+                 ("overhead", "prose", "code", "cjk")) for f in feats],
+        Column("MAPE in %", "in sample"), Column("MAPE OOS %", "out of sample (too few: under 10 predictions)"),
+    ), group_header="level", notes=["levels: corpus -> provider -> model -> rules (the model under one agent rule "
+                                    "version); a level that is not fitted uses the level above"])
+    for lv in cal["levels"]:
+        if lv["level"] == "session":
+            continue
+        c.add_row(lv["status"], f"{lv['n']:,}",
+                  *[_num(lv["coef"][f], 0 if f in ("overhead", "images") else 3) for f in feats],
+                  percent(lv["mape_in_sample"]),
+                  percent(lv["mape_out_of_sample"]) if lv["mape_out_of_sample"] is not None else "too few",
+                  group=f"{lv['level']} {lv['key']}")
+    return c
+
+
+def _verdict_line(oos: Mapping[str, Any]) -> Any:
+    from rich.text import Text
+
+    mapes = ", ".join(f"{k} {_pct(v)}" for k, v in oos["mape"].items())
+    line = f"out of sample ({oos['requests']:,} requests): {mapes}; best raw estimator: {oos['best_raw'] or '-'}"
+    if oos["note"]:
+        line += f"  WARNING: {oos['note']}"
+    if oos["hybrid_worse_than_agent_estimate"]:
+        line += "  WARNING: calibrated_hybrid is worse than the agent's own estimate (pi)"
+    return Text(line)
+
+
 def _calibration_table(cal: Mapping[str, Any]) -> FittedTable:
-    note = " (the calibrated estimator used the file's coefficients)" if cal["source"] == "file" else ""
-    c = FittedTable(f"calibration fitted here: A ~ a + b * {cal['x']} (least squares){note}", (
+    c = FittedTable(f"linear fit (descriptive): A ~ a + b * {cal['x']} (least squares)", (
         Column("model", "provider/model; * = every model pooled (used for a model without its own fit)", "left"),
         Column("a tok", "intercept (tokens)"), Column("b", "slope"), Column("n", "requests"),
         Column("sess", "sessions"), Column("MAPE in %", "in sample"),
@@ -182,10 +216,12 @@ def estimate_error_headline(summary: Mapping[str, Any]) -> str:
         ratio = f" (median x{c4['median_ratio']:.2f})" if c4.get("median_ratio") else ""
         parts.append(f"chars/4 {word} by {abs(c4['bias']):.0%}{ratio}")
     scored = [(v["mape"], k) for k, v in ests.items() if v.get("mape") is not None]
+    oos = (summary.get("calibration") or {}).get("out_of_sample") or {}
+    warn = f"; WARNING: {oos['note']}" if oos.get("note") else ""
     if scored:
         mape, best = min(scored)
         parts.append(f"closest: {best} (MAPE {mape:.1%})")
-    return f"estimate-error: {summary['requests']:,} requests; " + "; ".join(parts)
+    return f"estimate-error: {summary['requests']:,} requests; " + "; ".join(parts) + warn
 
 
 _COLORS = {"chars4": "#d62728", "pi": "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
@@ -241,3 +277,132 @@ def estimate_error_figure(rows: Sequence[Mapping[str, Any]], estimators: Sequenc
     ax_size.set_ylabel("relative error e/A")
     ax_size.set_title("error against context size")
     return fig
+
+
+# --------------------------------------------------------------------------------------------
+# JSON: the same frames as a document
+# --------------------------------------------------------------------------------------------
+
+
+def _r(v: float | None, digits: int = 6) -> float | None:
+    return None if v is None else round(float(v), digits)
+
+
+def _stats_json(stats: Any, estimators: Sequence[str], *, calibrated_in_sample: bool) -> dict[str, Any]:
+    from sessiontools.analysis.estimate import stats_dict
+
+    out = {}
+    for est in estimators:
+        d = stats_dict(stats, est)
+        block: dict[str, Any] = {
+            "n": int(d["n"]), "bias": _r(d["bias"]), "mape": _r(d["mape"]), "p50_abs": _r(d["p50_abs"], 1),
+            "p95_abs": _r(d["p95_abs"], 1), "max_abs": _r(d["max_abs"], 1), "median_ratio": _r(d["median_ratio"]),
+        }
+        if est.startswith("calibrated"):
+            block["mape_in_sample"] = _r(d["mape_in_sample"]) if calibrated_in_sample else None
+        out[est] = block
+    return out
+
+
+def _timing_json(timing: Any) -> list[dict[str, Any]]:
+    return [{**t, "early_rate": _r(t["early_rate"]), "late_rate": _r(t["late_rate"])} for t in timing.iter_rows(named=True)]
+
+
+def _profile_json(p: Any) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"n": p.n, "chars_per_token": _r(p.chars_per_token), "cjk_tokens_per_char": _r(p.cjk_tokens_per_char),
+            "tokens_per_message": _r(p.tokens_per_message), "overhead": _r(p.overhead, 1),
+            "mape_in_sample": _r(p.mape_in_sample), "warnings": list(p.warnings)}
+
+
+def _level_json(lv: Any) -> dict[str, Any]:
+    from sessiontools.tokens.features import FEATURES
+
+    return {"level": lv.level, "key": lv.key, "n": lv.fit.n, "sessions": lv.sessions, "status": lv.fit.status.value,
+            "coef": {n: _r(c) for n, c in zip(FEATURES, lv.fit.coef, strict=True)}, "clipped": list(lv.fit.clipped),
+            "mape_in_sample": _r(lv.mape_in_sample), "mape_out_of_sample": _r(lv.mape_out_of_sample),
+            "out_of_sample_requests": lv.oos_requests}
+
+
+def _verdict_json(v: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    from sessiontools.analysis.estimate.hierarchy import MIN_OOS
+
+    note = None
+    if v.requests < MIN_OOS:
+        note = f"too few: {v.requests} out-of-sample predictions (at least {MIN_OOS} are needed)"
+    elif v.calibrated_worse:
+        note = f"calibrated is worse out of sample than the best raw estimator, {v.best_raw}"
+    summary = {"requests": v.requests, "mape": {k: _r(x) for k, x in v.mape.items()}, "best_raw": v.best_raw,
+               "calibrated_worse_than_best_raw": v.calibrated_worse,
+               "hybrid_worse_than_agent_estimate": v.hybrid_worse, "note": note}
+    sessions = []
+    for row in v.per_session.iter_rows(named=True):
+        enough = row["requests"] >= MIN_OOS
+        sessions.append({"session": row["session"], "requests": row["requests"],
+                         "mape": {k[5:]: (_r(x) if enough else None) for k, x in row.items() if k.startswith("mape_")},
+                         "best_raw": row.get("best_raw") if enough else None,
+                         "calibrated_worse_than_best_raw": bool(row.get("calibrated_worse")) if enough else None,
+                         "note": None if enough else "too few"})
+    return summary, sessions
+
+
+def _calibration_json(report: EstimateErrorReport) -> dict[str, Any] | None:
+    from sessiontools.analysis.estimate.hierarchy import MIN_OOS, MIN_REQUESTS
+    from sessiontools.tokens.features import FEATURES
+
+    cal = report.calibration
+    if cal is None:
+        return None
+    outcome = cal.outcome
+    linear = {}
+    for key, fit in outcome.fitted.to_dict()["models"].items():
+        linear[key] = {**fit, "method": outcome.methods[key].value, "sessions": outcome.sessions[key]}
+    oos, held_out = _verdict_json(cal.verdict) if cal.verdict is not None else (None, [])
+    out: dict[str, Any] = {
+        "source": "file" if cal.loaded is not None else "fit",
+        "model": "hierarchical",
+        "features": list(FEATURES),
+        "judged_by": cal.hierarchy.judged.value if cal.hierarchy is not None else None,
+        "min_requests": MIN_REQUESTS,
+        "min_out_of_sample": MIN_OOS,
+        "levels": [_level_json(lv) for lv in cal.levels],
+        "out_of_sample": oos,
+        "held_out_sessions": held_out,
+        "applied": cal.loaded.to_dict() if cal.loaded is not None else None,
+        "tokenizer": {k: _profile_json(v) for k, v in cal.tokenizer.items()},
+        "linear": {"x": outcome.x, "models": linear},
+    }
+    if cal.alternative is not None:
+        out["linear"]["chars4"] = {
+            key: {**fit, "chars_per_token": _r(4 / fit["b"]) if fit["b"] else None}
+            for key, fit in cal.alternative.fitted.to_dict()["models"].items()
+        }
+    return out
+
+
+def estimate_error_json(report: EstimateErrorReport) -> dict[str, Any]:
+    """The JSON body of `estimate-error --format json` (keys documented in docs/estimate-error.md)."""
+    ests = report.estimators
+    ins = report.options.calibration is None and report.calibration is not None
+    by = report.options.by
+    return {
+        "requests": len(report.frame),
+        "skipped_requests": {"total": sum(report.skipped.values()), **dict(sorted(report.skipped.items()))},
+        "by": by,
+        "thresholds": [{"spec": spec, "tokens": t} for spec, t in report.thresholds],
+        "estimators": _stats_json(report.stats, ests, calibrated_in_sample=ins),
+        "groups": [
+            {"by": by, "group": g.label, "requests": g.requests,
+             "estimators": _stats_json(g.stats, ests, calibrated_in_sample=ins), "timing": _timing_json(g.timing)}
+            for g in report.groups
+        ],
+        "calibration": _calibration_json(report),
+        "timing": _timing_json(report.timing),
+        "sessions": [
+            {"session": s.session, "pi_version": s.pi_version, "requests": s.requests,
+             "skipped_requests": dict(sorted(s.skipped.items())),
+             "estimators": _stats_json(s.stats, ests, calibrated_in_sample=ins), "tokenizer": _profile_json(s.tokenizer)}
+            for s in report.sessions
+        ],
+    }

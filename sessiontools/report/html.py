@@ -191,6 +191,7 @@ def estimate_section(doc: Mapping[str, Any]) -> str:
             styles.append(["", "", *[f"background:{heat_color(v or 0, 0, 0.6)}" for v in vals]])
         out.append("<h3>MAPE by session</h3>" + _table(["session", "requests", *names], rows, styles=styles))
     cal = doc.get("calibration") or {}
+    cal = cal.get("linear") or cal  # estimate-error keeps the linear fit under calibration.linear
     if cal.get("models"):
         rows = [[k, f"{m['a']:,.0f}", f"{m['b']:.3f}", f"{m['n']:,}", m["sessions"], _pct(m["mape_in_sample"]),
                  _pct(m["mape_out_of_sample"]), m["method"]] for k, m in cal["models"].items()]

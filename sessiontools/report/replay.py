@@ -20,7 +20,7 @@ def _setting(n: int) -> str:
 
 
 REPLAY_COLUMNS = (
-    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000)", "left"),
+    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000); Codex: window/limit", "left"),
     Column("pol.", "policy: check points of Pi 0.x (pi-0) or 1.x (pi-1)", "left", optional=True),
     Column("comp", "compactions"),
     Column("early", "compactions while truth <= threshold T = W - R"),
@@ -43,6 +43,13 @@ def run_label(r: dict[str, Any], names: dict[str, str], multi_leaf: bool) -> str
     return f"{name} @ leaf {r['leaf_id']}" if multi_leaf and r.get("leaf_id") else name
 
 
+def _setting_cell(s: dict[str, Any]) -> str:
+    if s.get("policy") == "codex":  # Codex has no reserve/keep: its limit is the setting
+        return f"{_setting(s['context_window'])}/{_setting(s['threshold'])}"
+    cell = "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
+    return cell + (f" @{s['autocompact_pct']}%" if s.get("autocompact_pct") else "")  # Claude Code's percentage
+
+
 def _money(v: float) -> str:
     return f"${v:.2f}" if v >= 0.995 else f"${v:.4f}"
 
@@ -63,8 +70,7 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     for r in records:
         s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
         t.add_row(
-            "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
-            + (f" @{s['autocompact_pct']}%" if s.get("autocompact_pct") else ""),  # Claude Code's percentage
+            _setting_cell(s),
             s["policy"],
             str(m["compactions"]),
             str(m["early"]),
@@ -115,22 +121,25 @@ COMPACTION_COLUMNS = (
 
 def replay_headline(records: Sequence[dict[str, Any]]) -> str:
     """One line: the best setting of the grid (fewest overflows, then lowest cost), or the one setting's result."""
-    by: dict[tuple[int, int, int], list[dict[str, Any]]] = {}
+    by: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in records:
         s = r["settings"]
-        by.setdefault((s["context_window"], s["reserve_tokens"], s["keep_recent_tokens"]), []).append(r)
+        limit = s.get("threshold") if s.get("policy") == "codex" else None  # Codex: its limit is the setting
+        key = (s["context_window"], s["reserve_tokens"], s["keep_recent_tokens"], limit)
+        by.setdefault(key, []).append(r)
     rm = [r["recorded_match"] for r in records]
     matched = f"{sum(x['matched'] for x in rm)}/{sum(x['recorded'] for x in rm)} recorded compactions reproduced"
 
-    def score(item: tuple[tuple[int, int, int], list[dict[str, Any]]]) -> tuple[float, float, float]:
+    def score(item: tuple[tuple[Any, ...], list[dict[str, Any]]]) -> tuple[float, float, float]:
         rs = item[1]
         return (sum(r["metrics"]["overflows"] for r in rs), sum(r["metrics"]["cost"] or 0 for r in rs),
                 sum(r["metrics"]["billed_input_tokens"] for r in rs))
 
     ranked = sorted(by.items(), key=score)
-    (w, res, keep), rs = ranked[0]
+    (w, res, keep, limit), rs = ranked[0]
     ovf, cost, billed = score(ranked[0])
-    what = f"W {w:,}, reserve {res:,}, keep {keep:,}: {int(ovf)} overflow(s), {tokens(billed)} billed input tokens, ${cost:.2f}"
+    setting = f"W {w:,}, auto-compact limit {limit:,}" if limit is not None else f"W {w:,}, reserve {res:,}, keep {keep:,}"
+    what = f"{setting}: {int(ovf)} overflow(s), {tokens(billed)} billed input tokens, ${cost:.2f}"
     if len(ranked) == 1:
         return f"replay: {len(records)} run(s) at {what}; {matched}"
     return f"replay: best setting in this grid (fewest overflows, then cost): {what}; {matched}"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -29,8 +30,18 @@ SCHEMA_VERSION = 1
 KIND = "calibration"
 #: Key of the fit over all models, used when a model has no fit of its own.
 ANY_MODEL = "*"
+
+
+class Tokenizer(StrEnum):
+    """The counts a calibration (or a drift comparison) may be based on."""
+
+    O200K = "o200k"
+    CL100K = "cl100k"
+    CHARS4 = "chars4"
+
+
 #: Estimators a calibration may be based on.
-X_ESTIMATORS = ("o200k", "cl100k", "chars4")
+X_ESTIMATORS = tuple(t.value for t in Tokenizer)
 
 
 class CalibrationError(InputError):
@@ -93,11 +104,13 @@ def _round(v: float | None, digits: int = 6) -> float | None:
 
 
 def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """Ordinary least squares (a, b) for y = a + b * x.
+    """Least squares (a, b) for y = a + b * x (through `tokens.fit.least_squares`).
 
     With one distinct x (or a single point) the line goes through the origin and the mean point
     (b = mean y / mean x, a = 0); with no x at all it is the mean of y. Raises ValueError when empty.
     """
+    from sessiontools.tokens.fit import least_squares
+
     n = len(xs)
     if n == 0 or n != len(ys):
         raise ValueError("fit_line needs as many x as y values, at least one")
@@ -108,14 +121,67 @@ def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
         if mx > 0:
             return 0.0, my / mx
         return my, 0.0
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    b = sxy / sxx
+    # centred, so that the intercept column does not make the problem ill-conditioned
+    (b,) = least_squares([[x - mx] for x in xs], [y - my for y in ys]).coef
     return my - b * mx, b
 
 
-def save_calibration(calibration: Calibration) -> bytes:
+@dataclass(frozen=True, slots=True)
+class FeatureCalibration:
+    """Schema 2: the hierarchical feature model's coefficients by level (`tokens.features`).
+
+        {"schema_version": 2, "kind": "calibration", "model": "features", "features": [...],
+         "corpus": {"overhead": ..., ...}, "providers": {"anthropic": {...}}, "models": {"anthropic/x": {...}}}
+
+    A model without coefficients of its own uses its provider's, else the corpus's.
+    """
+
+    corpus: tuple[float, ...]
+    providers: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    models: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def lookup(self, provider: Any, model: Any) -> Any:
+        """The `FeatureModel` for this provider/model (model, else provider, else corpus)."""
+        from sessiontools.tokens.features import FeatureModel
+
+        key = model_key(provider, model)
+        prov = provider if isinstance(provider, str) and provider else "?"
+        return FeatureModel(self.models.get(key) or self.providers.get(prov) or self.corpus)
+
+    def to_dict(self) -> dict[str, Any]:
+        from sessiontools.tokens.features import FEATURES
+
+        def coef(c: Sequence[float]) -> dict[str, float | None]:
+            return {n: _round(v) for n, v in zip(FEATURES, c, strict=True)}
+
+        return {"schema_version": 2, "kind": KIND, "model": "features", "features": list(FEATURES),
+                "corpus": coef(self.corpus), "providers": {k: coef(self.providers[k]) for k in sorted(self.providers)},
+                "models": {k: coef(self.models[k]) for k in sorted(self.models)}}
+
+
+def save_calibration(calibration: Calibration | FeatureCalibration) -> bytes:
     """The calibration as deterministic JSON bytes (the file format documented above)."""
     return orjson.dumps(calibration.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _load_features(doc: Mapping[str, Any]) -> FeatureCalibration:
+    from sessiontools.tokens.features import FEATURES
+
+    def coef(m: Any, what: str) -> tuple[float, ...]:
+        if not isinstance(m, Mapping):
+            raise CalibrationError(f"calibration: {what} must be an object of coefficients")
+        out = tuple(_number(m.get(n), f"{what}.{n}") for n in FEATURES)
+        if any(v < 0 for v in out):
+            raise CalibrationError(f"calibration: {what} has a negative coefficient")
+        return out
+
+    levels = {}
+    for level in ("providers", "models"):
+        d = doc.get(level, {})
+        if not isinstance(d, Mapping):
+            raise CalibrationError(f"calibration: \"{level}\" must be an object")
+        levels[level] = {str(k): coef(v, f"{level}[{k!r}]") for k, v in d.items()}
+    return FeatureCalibration(coef(doc.get("corpus"), "corpus"), levels["providers"], levels["models"])
 
 
 def _number(v: Any, what: str) -> float:
@@ -128,8 +194,9 @@ def _optional_number(v: Any, what: str) -> float | None:
     return None if v is None else _number(v, what)
 
 
-def load_calibration(data: bytes | str | Mapping[str, Any]) -> Calibration:
-    """Parse and check a calibration document (bytes, text or an already parsed dict)."""
+def load_calibration(data: bytes | str | Mapping[str, Any]) -> Calibration | FeatureCalibration:
+    """Parse and check a calibration document (bytes, text or an already parsed dict): schema 1
+    (A ~ a + b * x per model) or schema 2 (the hierarchical feature model)."""
     if isinstance(data, bytes | str):
         try:
             doc = orjson.loads(data)
@@ -141,8 +208,10 @@ def load_calibration(data: bytes | str | Mapping[str, Any]) -> Calibration:
         raise CalibrationError("calibration: the document must be a JSON object")
     if doc.get("kind") != KIND:
         raise CalibrationError(f"calibration: \"kind\" must be {KIND!r}, not {doc.get('kind')!r}")
+    if doc.get("schema_version") == 2:
+        return _load_features(doc)
     if doc.get("schema_version") != SCHEMA_VERSION:
-        raise CalibrationError(f"calibration: unsupported schema_version {doc.get('schema_version')!r} (expected 1)")
+        raise CalibrationError(f"calibration: unsupported schema_version {doc.get('schema_version')!r} (expected 1 or 2)")
     models = doc.get("models")
     if not isinstance(models, Mapping):
         raise CalibrationError("calibration: \"models\" must be an object keyed by <provider>/<model>")

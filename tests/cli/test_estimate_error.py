@@ -49,13 +49,14 @@ def test_json_summary_keys_and_fractions(sessions_dir: Path, capsys) -> None:  #
     assert data["schema_version"] == 1 and data["command"] == "estimate-error"
     for key in ("estimators", "groups", "calibration", "timing", "sessions", "thresholds", "by"):
         assert key in data
-    assert list(data["estimators"]) == ["chars4", "pi", "cl100k", "o200k", "calibrated"]
+    assert list(data["estimators"]) == ["chars4", "pi", "cl100k", "o200k", "calibrated", "calibrated_hybrid"]
     c4 = data["estimators"]["chars4"]
     assert set(c4) >= {"n", "bias", "mape", "p50_abs", "p95_abs", "max_abs"}
     assert -1 < c4["bias"] < 0 and 0 < c4["mape"] < 1
     assert "mape_in_sample" in data["estimators"]["calibrated"]
     assert data["requests"] == c4["n"] == 3 * (3 + 4 + 5)
-    assert data["calibration"]["models"]["anthropic/claude-sonnet-4-5"]["method"] == "leave-one-session-out"
+    assert data["calibration"]["judged_by"] == "leave-one-session-out"
+    assert data["calibration"]["linear"]["models"]["anthropic/claude-sonnet-4-5"]["method"] == "leave-one-session-out"
 
 
 def test_json_is_byte_identical_across_runs(sessions_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -72,7 +73,7 @@ def test_csv_and_parquet_have_one_row_per_request(sessions_dir: Path, tmp_path: 
     assert main(["estimate-error", str(sessions_dir), "--format", "csv", "--estimators", "chars4,pi"]) == 0
     csv_text = capsys.readouterr().out
     lines = csv_text.strip().splitlines()
-    assert lines[0].startswith("session,pi_version,entry_id,index,line")
+    assert lines[0].startswith("session,pi_version,entry_id,kind,index,line")
     assert "est_chars4" in lines[0] and "rel_err_pi" in lines[0] and "est_o200k" not in lines[0]
     assert len(lines) == 1 + 36
     pq = tmp_path / "rows.parquet"
@@ -92,14 +93,25 @@ def test_table_output_names_estimators_and_groups(sessions_dir: Path, capsys) ->
     assert "<8k" in out or "8k-16k" in out
 
 
-def test_fail_if_mape_gate(sessions_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """--fail-if-mape exits 1 when tripped, 0 otherwise, 2 when malformed or not computed."""
+def test_fail_if_gate(sessions_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--fail-if 'METRIC OP NUMBER' (fractions) exits 1 when tripped, naming the rows in words; 0 otherwise;
+    2 when malformed, unknown, or about an estimator that was not computed; --fail-if-mape is gone."""
     base = ["estimate-error", str(sessions_dir), "--estimators", "chars4,pi", "--format", "json"]
-    assert main([*base, "--fail-if-mape", "chars4>5"]) == 1
-    assert "gate chars4>5% tripped" in capsys.readouterr().err
-    assert main([*base, "--fail-if-mape", "chars4>90"]) == 0
-    assert main([*base, "--fail-if-mape", "chars4=5"]) == 2
-    assert main([*base, "--fail-if-mape", "o200k>5"]) == 2
+    assert main([*base, "--fail-if", "mape.chars4>0.05"]) == 1
+    err = capsys.readouterr().err
+    assert "gate mape.chars4>0.05 tripped: mape.chars4=" in err
+    assert "(all sessions)" in err and "(session s0.jsonl)" in err
+    assert main([*base, "--fail-if", "mape.chars4>0.9", "--fail-if", "bias.chars4>0"]) == 0
+    assert main([*base, "--fail-if", "bias.chars4<0"]) == 1
+    assert main([*base, "--fail-if", "p95.chars4>=0"]) == 1
+    assert main([*base, "--fail-if", "chars4>5"]) == 2
+    assert main([*base, "--fail-if", "mape.chars4=5"]) == 2
+    assert main([*base, "--fail-if", "mape.o200k>0.05"]) == 2
+    assert main([*base, "--fail-if-mape", "chars4>5"]) == 2
+    full = ["estimate-error", str(sessions_dir), "--format", "json"]
+    assert main([*full, "--fail-if", "mape_oos.calibrated>0.9", "--fail-if", "mape_oos.chars4>0.9"]) == 0
+    assert main([*full, "--fail-if", "mape_oos.chars4>0.01"]) == 1
+    assert "gate mape_oos.chars4>0.01 tripped" in capsys.readouterr().err
 
 
 def test_save_then_load_calibration(sessions_dir: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -109,9 +121,9 @@ def test_save_then_load_calibration(sessions_dir: Path, tmp_path: Path, capsys) 
                  "--save-calibration", str(cal), "--format", "json"]) == 0
     capsys.readouterr()
     doc = orjson.loads(cal.read_bytes())
-    assert doc["kind"] == "calibration" and doc["schema_version"] == 1
-    fit = doc["models"]["anthropic/claude-sonnet-4-5"]
-    assert fit["x"] == "chars4" and 4 / fit["b"] == pytest.approx(3.0, rel=0.05)
+    assert doc["kind"] == "calibration" and doc["schema_version"] == 2 and doc["model"] == "features"
+    coef = doc["models"]["anthropic/claude-sonnet-4-5"]
+    assert all(v >= 0 for v in coef.values())
     assert main(["estimate-error", str(sessions_dir), "--estimators", "chars4,calibrated", "--calibration", str(cal),
                  "--format", "json"]) == 0
     data = orjson.loads(capsys.readouterr().out)

@@ -143,18 +143,20 @@ function parseContent(content) {
     return { entries, lineIndices, valid: true };
 }
 
-/** Parse + migrate + index + path, mirroring SessionManager (setSessionFile, _buildIndex, getBranch). */
+/** Parse + migrate + index + path, mirroring SessionManager (setSessionFile, _buildIndex, getBranch).
+ * All of it transcribes Pi's own loader: where it throws (e.g. on a null line), Pi throws. */
 function loadSession(content, leafIdArg) {
-    // parseContent and the lookups below transcribe Pi's own loader (loadEntriesFromFile, the header
-    // check, migrateSessionEntries): where they throw (e.g. a null line read as the header), Pi throws.
-    let entries, lineIndices, valid, version;
     try {
-        ({ entries, lineIndices, valid } = parseContent(content));
-        version = valid ? (entries.find((e) => e.type === "session")?.version ?? 1) : null;
-        if (valid) sm.migrateSessionEntries(entries);
+        return loadSessionAsPi(content, leafIdArg);
     } catch (e) {
         throw piThrew(e);
     }
+}
+
+function loadSessionAsPi(content, leafIdArg) {
+    const { entries, lineIndices, valid } = parseContent(content);
+    const version = valid ? (entries.find((e) => e.type === "session")?.version ?? 1) : null;
+    if (valid) sm.migrateSessionEntries(entries);
     const byId = new Map();
     let leafId = null;
     for (const entry of entries) {

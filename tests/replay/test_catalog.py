@@ -114,3 +114,25 @@ def test_a_custom_model_without_context_window_has_pis_default() -> None:
     info = lookup("gw", "bare", extra)
     assert info is not None and info.context_window == 128000
     assert lookup("gw", "bad", extra) is None and lookup("gw", "text", extra) is None
+
+
+def test_window_per_request_when_the_model_changes() -> None:
+    """A session that switches from a 200k model to an 8k one: requests after the switch are checked
+    against the 8k window (recorded usage 9000 > 8192 is an overflow there), those before against 200k."""
+    b = SessionBuilder(provider="anthropic", model="claude-sonnet-4-5")
+    for k in range(3):
+        b.user(f"task {k} " * 40)
+        b.assistant("done", usage=b.usage(5000 + 2000 * k, 20))
+    b.model_change("openai", "gpt-4")
+    b.provider, b.model = "openai", "gpt-4"
+    b.user("more " * 40)
+    b.assistant("done", usage=b.usage(9500, 20))
+    (pr,) = replay_session(b.session(), windows=None, reserves=[1000], keeps=[2000], policy=None)
+    st = pr.runs[0].settings
+    assert st.context_window == 8192 and st.window_changes and st.window_changes[0][1] == 200000
+    assert st.window_at(pr.workload.requests[0].base_index) == 200000
+    m = run_record(pr, pr.runs[0])["metrics"]
+    points = pr.runs[0].requests
+    assert [p.overflow for p in points[:3]] == [False, False, False]  # 9000 tokens fit claude's 200k
+    assert points[3].overflow and m["overflows"] >= 1  # 9500 do not fit gpt-4's 8192
+    assert run_record(pr, pr.runs[0])["settings"]["window_changes"][-1][1] == 8192

@@ -72,3 +72,20 @@ def test_any_policy_runs_over_a_transcript() -> None:
     assert never.compactions == [] and never.overflows == 0
     tight = simulate_path(path, EveryRequest(), PolicySettings(12000, extra=(("limit", 10**7),)))
     assert tight.overflows > 0 and tight.failed_recoveries == tight.overflows and not tight.compactions
+
+
+def test_hook_compactions_are_applied_as_recorded() -> None:
+    """A hook-written compaction far below the threshold is applied where it was recorded; nothing is
+    invented after it."""
+    from sessiontools.testing import SessionBuilder
+    from tests.replay.test_real_sessions import grow
+
+    b = SessionBuilder()
+    grow(b, 10, 5000, 3000)
+    b.compaction("## Goal\\nhook summary", b.entries[-4]["id"], 32000)
+    b.entries[-1]["fromHook"] = True
+    grow(b, 10, 6000, 3000)
+    path = pi_transcript(b.session()).main
+    assert path is not None
+    run = simulate_path(path, pi_policy("pi-0"), PolicySettings(64000, 16384, 20000))
+    assert run.user_compactions == 1 and run.compactions == [] and run.overflows == 0 and run.late == 0

@@ -193,7 +193,7 @@ def test_cjk_session_invents_nothing_at_recorded_settings() -> None:
     below the threshold: nothing is invented."""
     b = SessionBuilder()
     ctx = 0
-    for r in range(12):
+    for _ in range(12):
         b.user("请继续完成这个任务，不要修改测试文件。" * 20)
         ctx += estimate_tokens(b.entries[-1]["message"], "0")
         b.assistant("好的，已经完成。" * 30, usage=b.usage(2000 + 4 * ctx, 240))

@@ -25,7 +25,8 @@ def _names() -> list[str]:
 
 # Samples of the rough lab that show a known gap of the package (issue 12). Strict: when the package
 # is fixed the case passes, the xfail fails, and the entry must be removed here.
-KNOWN_GAPS: dict[str, str] = {}  # sample -> why replay cannot reproduce it yet (none today)
+# (pi0-two-overflows and pi1-two-overflows were here: issue 12 cause 2 is fixed, both now reproduce.)
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _cases() -> list:

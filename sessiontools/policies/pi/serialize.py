@@ -30,6 +30,10 @@ def _js_str(v: Any) -> str:
         return "true"
     if v is False:
         return "false"
+    if isinstance(v, Mapping):
+        return "[object Object]"
+    if isinstance(v, list):  # Array.prototype.toString: elements joined by ",", null as ""
+        return ",".join("" if x is None else _js_str(x) for x in v)
     s = json_stringify(v)
     return s if s is not None else "undefined"
 
@@ -116,7 +120,8 @@ def _tool_call_text(block: Mapping[str, Any]) -> str:
     args = block.get("arguments")
     items = js_entries(args) if isinstance(args, Mapping) else []
     args_str = ", ".join(f"{k}={json_stringify(v)}" for k, v in items)
-    return f"{_js_str(block.get('name'))}({args_str})"
+    name = _js_str(block["name"]) if "name" in block else "undefined"  # `${block.name}` of a missing key
+    return f"{name}({args_str})"
 
 
 def serialize_conversation(messages: Sequence[Message], pi_version: str) -> str:

@@ -1,0 +1,115 @@
+"""Per-request coefficients of the calibrated model, in sample and out of sample (see `hierarchy`).
+
+`calibrate(frame)` returns, for every request row, the coefficient vector the in-sample tree
+(down to the session level) and the out-of-sample tree (fitted without the row's session, or on
+the earlier half of a single session) assign to it, and the fitted levels for the report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sessiontools.analysis.estimate.hierarchy import (
+    MIN_REQUESTS,
+    PSEUDO,
+    Judged,
+    LevelFit,
+    Status,
+    Sums,
+    Tree,
+    Unit,
+    design,
+    empty_sums,
+    fit_tree,
+    solve,
+    sums,
+)
+
+
+@dataclass(slots=True)
+class Calibrated:
+    """The calibrated model over a request frame."""
+
+    tree: Tree  # fitted on every row
+    sessions: dict[tuple[str, str], LevelFit]  # (session, rules key) -> session level
+    judged: Judged
+    in_coef: Any  # rows x features (numpy), in sample
+    oos_coef: Any  # rows x features, NaN where no out-of-sample prediction exists
+    x: Any
+    y: Any
+
+
+def rules_key(model_key: str, version: str | None) -> str:
+    """The key of the rules level: a model under one agent rule version."""
+    return f"{model_key} · rules {version or '?'}"
+
+
+def _units(frame: Any) -> tuple[list[Unit], dict[Unit, list[int]]]:
+    mks = frame["model_key"].to_list()
+    rules = [rules_key(m, v) for m, v in zip(mks, frame["pi_version"].to_list(), strict=True)]
+    keys = list(zip(frame["session"].to_list(), frame["provider"].fill_null("?").to_list(), mks, rules, strict=True))
+    rows: dict[Unit, list[int]] = {}
+    for i, k in enumerate(keys):
+        rows.setdefault(k, []).append(i)
+    return keys, rows
+
+
+def calibrate(frame: Any) -> Calibrated:
+    """Fit the tree on every row, the session level under it, and the out-of-sample coefficients."""
+    import numpy as np
+
+    x, y, w = design(frame)
+    keys, rows = _units(frame)
+    unit = {u: sums(x[idx], y[idx], w[idx], u[0]) for u, idx in rows.items()}
+    tree = fit_tree(unit)
+    in_coef = np.zeros_like(x)
+    sessions: dict[tuple[str, str], LevelFit] = {}
+    for (sess, prov, mk, rules), idx in rows.items():
+        parent = tree.rules[rules]
+        s = unit[(sess, prov, mk, rules)]
+        fit = solve(s, parent.coef, PSEUDO) if s.n >= MIN_REQUESTS else LevelFit(parent.coef, s.n, Status.TOO_FEW)
+        sessions[(sess, rules)] = fit
+        in_coef[idx] = fit.coef
+    names = list(dict.fromkeys(k[0] for k in keys))
+    oos = np.full_like(x, np.nan)
+    if len(names) >= 2:
+        judged = Judged.LOSO
+        for name in names:
+            held = {u: s for u, s in unit.items() if u[0] == name}
+            train = {u: s for u, s in unit.items() if u[0] != name}
+            t = fit_tree(train)
+            for u in held:
+                oos[rows[u]] = t.coef_for(u[1], u[2], u[3])
+    elif len(keys) >= 2:
+        judged = Judged.TIME_SPLIT
+        half = (len(keys) + 1) // 2
+        train_idx = list(range(half))
+        t_units: dict[Unit, Sums] = {}
+        for i in train_idx:
+            t_units[keys[i]] = t_units.get(keys[i], empty_sums()) + sums(x[i:i + 1], y[i:i + 1], w[i:i + 1],
+                                                                          keys[i][0])
+        t = fit_tree(t_units)
+        for i in range(half, len(keys)):
+            oos[i] = t.coef_for(keys[i][1], keys[i][2], keys[i][3])
+    else:
+        judged = Judged.NONE
+    return Calibrated(tree, sessions, judged, in_coef, oos, x, y)
+
+
+def predictions(cal: Calibrated, frame: Any) -> dict[str, Any]:
+    """Per-row calibrated and calibrated-hybrid estimates, in and out of sample (NaN: none)."""
+    import numpy as np
+
+    t = np.column_stack([np.zeros(len(frame)), *[np.asarray(frame[c], dtype=np.float64) for c in
+                         ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits", "t_f_space", "t_images")]]) \
+        if len(frame) else np.zeros_like(cal.x)
+    usage = np.asarray(frame["hyb_usage"].fill_null(np.nan), dtype=np.float64) if len(frame) else np.zeros(0)
+    out = {}
+    for tag, coef in (("ins", cal.in_coef), ("oos", cal.oos_coef)):
+        full = np.maximum((coef * cal.x).sum(axis=1), 0.0)
+        trail = np.maximum((coef * t).sum(axis=1), 0.0)
+        hybrid = np.where(np.isnan(usage), full, usage + trail)
+        out[f"{tag}_calibrated"] = full
+        out[f"{tag}_hybrid"] = hybrid
+    return out

@@ -1,0 +1,169 @@
+"""The calibrated estimator: a hierarchical fit corpus -> provider -> model -> rules -> session with
+shrinkage ("rules": the model under one version of the agent's rules, e.g. Pi 0.x or 1.x, which send
+different context for the same model).
+
+Each level fits A ~ coef . features (`tokens.features.FEATURES`) by weighted least squares
+(weights 1/A^2, so that the fit minimises relative error, as MAPE measures it), non-negative,
+shrunk toward the level above (ridge toward the parent's coefficients, as strong as `PSEUDO`
+requests of data), the corpus toward a physical prior; coefficients above a physical bound are
+clipped. A level with fewer than `MIN_REQUESTS` requests is not fitted: it says "too few
+requests" and uses the level above. Every fit goes through `tokens.fit.least_squares`, on the
+level's normal equations (sums of per-unit Gram matrices, so that leaving a session out is a
+subtraction).
+
+Out of sample: leave-one-session-out (each session predicted by the tree fitted on the others, at
+its most specific fitted level) when there are several sessions, else a time split (the later half of the requests
+predicted by a fit on the earlier half). A figure from fewer than `MIN_OOS` predictions is not
+reported ("too few").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from sessiontools.tokens.features import FEATURES, PRIOR, UPPER
+
+MIN_REQUESTS = 10
+MIN_OOS = 10
+PSEUDO = 20.0  # pseudo-requests of shrinkage toward the parent level
+ROOT_PSEUDO = 2.0  # toward the physical prior
+
+
+class Status(StrEnum):
+    FIT = "fit"
+    TOO_FEW = "too few requests"
+    ONE_SESSION = "too few sessions"
+
+
+class Judged(StrEnum):
+    LOSO = "leave-one-session-out"
+    TIME_SPLIT = "time-split"
+    NONE = "none"
+
+
+@dataclass(slots=True)
+class Sums:
+    """Normal-equation sums of some rows: G = X' W X, h = X' W y, n rows."""
+
+    g: Any
+    h: Any
+    n: int = 0
+    sessions: frozenset[str] = frozenset()
+
+    def __add__(self, o: Sums) -> Sums:
+        return Sums(self.g + o.g, self.h + o.h, self.n + o.n, self.sessions | o.sessions)
+
+
+@dataclass(slots=True)
+class LevelFit:
+    coef: tuple[float, ...]
+    n: int
+    status: Status
+    clipped: tuple[str, ...] = ()
+    sessions: int = 0  # sessions behind the coefficients (a level not fitted: its fitted ancestor's)
+
+
+def design(frame: Any) -> tuple[Any, Any, Any]:
+    """(X in FEATURES order, y = A, weights 1/A^2) of a request frame."""
+    import numpy as np
+
+    cols = [np.ones(len(frame)), frame["messages"], frame["f_cjk"], frame["f_prose"], frame["f_code"],
+            frame["f_digits"], frame["f_space"], frame["images"]]
+    x = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols]) if len(frame) else np.zeros((0, len(FEATURES)))
+    y = np.asarray(frame["actual"], dtype=np.float64)
+    w = np.where(y > 0, 1.0 / np.maximum(y, 1.0) ** 2, 0.0)
+    return x, y, w
+
+
+def sums(x: Any, y: Any, w: Any, session: str = "") -> Sums:
+    xw = x * w[:, None]
+    return Sums(xw.T @ x, xw.T @ y, int((w > 0).sum()), frozenset({session}))
+
+
+def empty_sums() -> Sums:
+    import numpy as np
+
+    k = len(FEATURES)
+    return Sums(np.zeros((k, k)), np.zeros(k), 0)
+
+
+def solve(s: Sums, prior: tuple[float, ...], pseudo: float) -> LevelFit:
+    """Non-negative ridge fit toward `prior` from normal-equation sums, through `least_squares`."""
+    import numpy as np
+
+    from sessiontools.tokens.fit import least_squares
+
+    k = len(FEATURES)
+    scale = np.sqrt(np.maximum(np.diag(s.g) / max(s.n, 1), 1e-18))  # columns in comparable units
+    g = s.g / np.outer(scale, scale)
+    h = s.h / scale
+    e, v = np.linalg.eigh((g + g.T) / 2)
+    keep = e > 1e-10 * max(float(e.max(initial=0.0)), 1e-300)
+    r = np.sqrt(e[keep])[:, None] * v[:, keep].T  # R'R = G on the kept eigen-directions
+    z = (v[:, keep].T @ h) / np.sqrt(e[keep])
+    p = np.asarray(prior) * scale
+    fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg=True)
+    coef = np.asarray(fit.coef) / scale
+    absent = np.diag(s.g) <= 0  # no data on a feature (no CJK text, no images): keep the parent's value
+    coef[absent] = np.asarray(prior)[absent]
+    upper = np.asarray(UPPER)
+    clipped = tuple(FEATURES[j] for j in range(k) if coef[j] > upper[j])
+    coef = np.minimum(coef, upper)
+    return LevelFit(tuple(float(c) for c in coef), s.n, Status.FIT, clipped, len(s.sessions))
+
+
+def _level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO) -> LevelFit:
+    """A level's fit, or its parent's coefficients when it has too few requests, or when its data
+    come from one session while the parent's come from several (a one-session level would carry
+    that session's quirks to every other session of the level)."""
+    if s.n < MIN_REQUESTS:
+        return LevelFit(parent.coef, s.n, Status.TOO_FEW, sessions=parent.sessions)
+    if len(s.sessions) < 2 and parent.sessions >= 2:
+        return LevelFit(parent.coef, s.n, Status.ONE_SESSION, sessions=parent.sessions)
+    return solve(s, parent.coef, pseudo)
+
+
+#: A unit of data: (session, provider, model key, rules) where rules is the model key and the
+#: agent's rule version (Pi 0.x and 1.x send different context for the same model).
+Unit = tuple[str, str, str, str]
+
+
+@dataclass(slots=True)
+class Tree:
+    """Fitted levels: corpus, provider, model, rules (model under one agent rule version)."""
+
+    corpus: LevelFit
+    provider: dict[str, LevelFit] = field(default_factory=dict)
+    model: dict[str, LevelFit] = field(default_factory=dict)
+    rules: dict[str, LevelFit] = field(default_factory=dict)
+
+    def coef_for(self, provider: str, model_key: str, rules: str) -> tuple[float, ...]:
+        """The most specific fitted level's coefficients (rules, else model, provider, corpus)."""
+        for level, key in ((self.rules, rules), (self.model, model_key), (self.provider, provider)):
+            if key in level:
+                return level[key].coef
+        return self.corpus.coef
+
+
+def fit_tree(unit_sums: dict[Unit, Sums]) -> Tree:
+    """The tree over units (see `Unit`)."""
+    root_prior = LevelFit(PRIOR, 0, Status.TOO_FEW, sessions=0)
+    total = empty_sums()
+    by_provider: dict[str, Sums] = {}
+    by_model: dict[str, tuple[str, Sums]] = {}
+    by_rules: dict[str, tuple[str, Sums]] = {}
+    for (_, prov, mk, rules), s in unit_sums.items():
+        total = total + s
+        by_provider[prov] = by_provider.get(prov, empty_sums()) + s
+        by_model[mk] = (prov, by_model.get(mk, (prov, empty_sums()))[1] + s)
+        by_rules[rules] = (mk, by_rules.get(rules, (mk, empty_sums()))[1] + s)
+    tree = Tree(_level(total, root_prior, ROOT_PSEUDO))
+    for prov, s in by_provider.items():
+        tree.provider[prov] = _level(s, tree.corpus)
+    for mk, (prov, s) in by_model.items():
+        tree.model[mk] = _level(s, tree.provider[prov])
+    for rules, (mk, s) in by_rules.items():
+        tree.rules[rules] = _level(s, tree.model[mk])
+    return tree

@@ -1,0 +1,144 @@
+"""Measuring each message once: characters as the agent counts them, content mix, tokenizer counts.
+
+A message is measured from the text units an estimator sees. For Pi the units are Pi's own
+(`tokens.tiktoken_counter.message_units` over `Message.raw`: exactly what `estimateTokens`
+counts); for every other agent they are `Message.units`. Measures are cached by content across
+sessions, and each distinct text is tokenized once per encoding, in batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessiontools.tokens.chars4 import IMAGE_CHARS
+from sessiontools.tokens.features import assistant_code_flags
+from sessiontools.tokens.text import text_mix
+from sessiontools.tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_key
+from sessiontools.transcript.model import Message, Role, UnitKind
+
+#: Characters by Pi role, as CSV/Parquet columns (both summary roles share one column).
+ROLE_COLUMNS = {
+    "user": "chars_user",
+    "assistant": "chars_assistant",
+    "toolResult": "chars_tool_result",
+    "bashExecution": "chars_bash",
+    "custom": "chars_custom",
+    "branchSummary": "chars_summary",
+    "compactionSummary": "chars_summary",
+    "system": "chars_system",
+}
+CHAR_COLUMNS = tuple(dict.fromkeys(ROLE_COLUMNS.values()))
+#: Pi roles whose text counts as tool output for the tool-result share.
+TOOL_ROLES = ("toolResult", "bashExecution")
+#: The role column of a neutral role (agents other than Pi).
+NEUTRAL_ROLE_COLUMNS = {
+    Role.USER: "chars_user",
+    Role.ASSISTANT: "chars_assistant",
+    Role.TOOL: "chars_tool_result",
+    Role.SUMMARY: "chars_summary",
+    Role.SYSTEM: "chars_system",
+}
+#: Feature columns (characters by class) the calibrated model uses; see `tokens.hybrid`.
+FEATURE_COLUMNS = ("f_cjk", "f_digits", "f_prose", "f_code", "f_space")
+
+
+def _utf16_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+@dataclass(slots=True)
+class MessageMeasure:
+    """Counts of one message: chars and chars/4 as the agent counts them, mix, tokens per encoding."""
+
+    role_column: str | None
+    tool: bool
+    chars: int
+    chars4: int
+    text_chars: int  # code points of the text units
+    cjk_chars: int
+    images: int
+    units: MessageUnits
+    features: tuple[int, ...]  # FEATURE_COLUMNS
+    tokens: dict[str, int] = field(default_factory=dict)
+
+
+_CODE_KINDS = (UnitKind.TOOL_CALL, UnitKind.TOOL_RESULT)
+
+
+def _measure(units: MessageUnits, kinds: tuple[bool, ...], role_column: str | None, tool: bool) -> MessageMeasure:
+    """`kinds[i]`: whether text unit i is code/JSON/tool output (else prose)."""
+    chars = sum(_utf16_len(t) for t in units.texts) + IMAGE_CHARS * units.images
+    cjk = digits = space = prose = code = text_chars = 0
+    for t, is_code in zip(units.texts, kinds, strict=True):
+        mix = text_mix(t)
+        text_chars += mix.total
+        cjk += mix.cjk
+        digits += mix.digits
+        space += mix.space
+        if is_code:
+            code += mix.other
+        else:
+            prose += mix.other
+    return MessageMeasure(role_column, tool, chars, -(-chars // 4), text_chars, cjk, units.images, units,
+                          (cjk, digits, prose, code, space))
+
+
+def pi_measure(raw: Mapping[str, Any], pi_version: str, units: MessageUnits | None = None) -> MessageMeasure:
+    """A Pi message measured over Pi's own units (chars = Pi's `estimateTokens` characters)."""
+    units = units if units is not None else message_units(raw, pi_version)
+    role = str(raw.get("role"))
+    code = role in TOOL_ROLES
+    kinds = tuple(code for _ in units.texts)
+    if role == "assistant":  # tool name and JSON arguments are code; text and thinking are prose
+        kinds = tuple(assistant_code_flags(raw, len(units.texts)))
+    return _measure(units, kinds, ROLE_COLUMNS.get(role), code)
+
+
+def neutral_measure(message: Message) -> MessageMeasure:
+    """A message of any agent measured over its `units`."""
+    texts = tuple(u.text for u in message.units if u.kind != UnitKind.IMAGE and u.text)
+    kinds = tuple(u.kind in _CODE_KINDS for u in message.units if u.kind != UnitKind.IMAGE and u.text)
+    images = sum(1 for u in message.units if u.kind == UnitKind.IMAGE)
+    units = MessageUnits(texts, images, units_key(texts, images))
+    return _measure(units, kinds, NEUTRAL_ROLE_COLUMNS.get(message.role), message.role == Role.TOOL)
+
+
+class MessageMeasurer:
+    """Measures messages once (by content, across sessions) and fills their token counts in batches."""
+
+    def __init__(self, tokenizers: Mapping[str, TiktokenCounter]) -> None:
+        self.tokenizers = dict(tokenizers)
+        self._by_content: dict[tuple[bytes, str, str], MessageMeasure] = {}
+        self.messages_measured = 0
+
+    def pi(self, raw: Mapping[str, Any], pi_version: str) -> MessageMeasure:
+        """Measure of a Pi message dict."""
+        units = message_units(raw, pi_version)
+        key = (units.key, str(raw.get("role")), pi_version)
+        m = self._by_content.get(key)
+        if m is None:
+            self.messages_measured += 1
+            m = self._by_content[key] = pi_measure(raw, pi_version, units)
+        return m
+
+    def neutral(self, message: Message) -> MessageMeasure:
+        """Measure of a neutral message (agents other than Pi)."""
+        m = neutral_measure(message)
+        key = (m.units.key + bytes(k in _CODE_KINDS for k in (u.kind for u in message.units)),
+               str(message.role), "")
+        hit = self._by_content.get(key)
+        if hit is not None:
+            return hit
+        self.messages_measured += 1
+        self._by_content[key] = m
+        return m
+
+    def count_tokens(self, measures: Iterable[MessageMeasure]) -> None:
+        """Fill `tokens` of each measure for every tokenizer, one batch per tokenizer."""
+        todo = [m for m in measures if len(m.tokens) < len(self.tokenizers)]
+        for name, counter in self.tokenizers.items():
+            need = [m for m in todo if name not in m.tokens]
+            for m, n in zip(need, counter.count_units(m.units for m in need), strict=True):
+                m.tokens[name] = n

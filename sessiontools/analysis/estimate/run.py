@@ -1,0 +1,138 @@
+"""estimate-error end to end: rows per file (cached), then the statistics over every file's rows.
+
+`estimate_error(sessions, options)` = `summarize_requests([session_requests(s) ...], options)`;
+the CLI runs `SessionWorker` over the files (in processes with `--jobs`) and then summarises.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sessiontools.analysis.estimate.measure import MessageMeasurer
+from sessiontools.analysis.estimate.options import EstimateErrorOptions, needed_encodings
+from sessiontools.analysis.estimate.rows import SessionRows, session_rows
+from sessiontools.analysis.estimate.source import transcript_source
+from sessiontools.analysis.estimate.summary import EstimateErrorReport, summarize
+from sessiontools.tokens.tiktoken_counter import TiktokenCounter
+
+ProgressFn = Callable[[int, int, str], None]
+
+#: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
+ROWS_VERSION = 2
+
+def package_hash() -> str:
+    """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
+    never outlive a change anywhere in the package."""
+    from sessiontools import fingerprint
+
+    return fingerprint.code_fingerprint()
+
+
+def session_requests(session: Any, measurer: MessageMeasurer, *, leaf: str | None = None, all_leaves: bool = False,
+                     pi_version: str | None = None) -> SessionRows:
+    """One row per request of a loaded file (a Pi session or a neutral transcript)."""
+    return session_rows(transcript_source(session, leaf=leaf, all_leaves=all_leaves, version=pi_version), measurer)
+
+
+def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
+                             store: Any | None) -> SessionRows:
+    """`session_requests`, reusing the rows stored for the same file content, options and package."""
+    import io
+
+    import orjson
+    import polars as pl
+
+    key = None
+    content_hash = getattr(s, "content_hash", None)
+    if store is not None and content_hash:
+        key = "estimate-error:" + orjson.dumps([
+            ROWS_VERSION, package_hash(), content_hash, getattr(s, "path", None), options.leaf, options.all_leaves,
+            options.pi_version, sorted(measurer.tokenizers),
+        ]).decode()
+        hit = store.get_result(key)
+        if hit is not None:
+            head, _, body = hit.partition(b"\n")
+            meta = orjson.loads(head)
+            return SessionRows(meta["session"], meta["pi_version"], pl.read_ipc(io.BytesIO(body)),
+                               Counter(meta["skipped"]))
+    sr = session_requests(s, measurer, leaf=options.leaf, all_leaves=options.all_leaves, pi_version=options.pi_version)
+    if key is not None:
+        buf = io.BytesIO()
+        sr.frame.write_ipc(buf)
+        meta = orjson.dumps({"session": sr.session, "pi_version": sr.pi_version, "skipped": dict(sr.skipped)})
+        store.put_result(key, meta + b"\n" + buf.getvalue())
+    return sr
+
+
+def make_measurer(options: EstimateErrorOptions, *, tokenizers: Mapping[str, TiktokenCounter] | None = None,
+                  token_store: Any | None = None) -> MessageMeasurer:
+    need = needed_encodings(options)
+    counters = dict(tokenizers or {})
+    for enc in sorted(need):
+        if enc not in counters:
+            counters[enc] = TiktokenCounter(enc, store=token_store)
+    return MessageMeasurer({k: v for k, v in counters.items() if k in need})
+
+
+def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None = None, *,
+                   tokenizers: Mapping[str, TiktokenCounter] | None = None, progress: ProgressFn | None = None,
+                   token_store: Any | None = None) -> EstimateErrorReport:
+    """Estimated vs actual prompt tokens for every request of the sessions.
+
+    `tokenizers` maps encoding names to counters (default: loaded on demand, sharing `token_store`,
+    a persistent `TokenStore`, when given). `progress(done, total, label)` is called after each file.
+    """
+    options = options or EstimateErrorOptions()
+    measurer = make_measurer(options, tokenizers=tokenizers, token_store=token_store)
+    per_session: list[SessionRows] = []
+    for k, s in enumerate(sessions):
+        per_session.append(_cached_session_requests(s, measurer, options, token_store))
+        if progress is not None:
+            progress(k + 1, len(sessions), str(getattr(s, "path", getattr(s, "source", ""))))
+    return summarize_requests(per_session, options)
+
+
+def summarize_requests(per_session: Sequence[SessionRows], options: EstimateErrorOptions) -> EstimateErrorReport:
+    """Statistics, calibration and early/late over the rows of every file (in order)."""
+    return summarize(per_session, options)
+
+
+class SessionWorker:
+    """`session_requests` for one file as a picklable callable (for `--jobs`): each process keeps one
+    measurer (loaded vocabularies, in-memory counts) and one cache connection."""
+
+    _per_process: dict[tuple[str, str | None], tuple[MessageMeasurer, Any]] = {}
+
+    def __init__(self, options: EstimateErrorOptions, store_path: str | None) -> None:
+        self.options = options
+        self.store_path = store_path
+
+    def __call__(self, session: Any) -> SessionRows:
+        key = (repr(self.options), self.store_path)
+        state = SessionWorker._per_process.get(key)
+        if state is None:
+            store = None
+            if self.store_path is not None:
+                from sessiontools.tokens.store import TokenStore
+
+                store = TokenStore(self.store_path)  # type: ignore[arg-type]
+            state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)
+        measurer, store = state
+        return _cached_session_requests(session, measurer, self.options, store)
+
+    def drain_notes(self) -> list[str]:
+        """Cache notes raised in this process since the last call (sent back to the parent by
+        `parallel.map_sessions`, so that notes from `--jobs` workers are not lost)."""
+        out = []
+        for _, store in SessionWorker._per_process.values():
+            if store is not None and store.notes:
+                out.extend(store.notes)
+                store.notes.clear()
+        return out
+
+    @classmethod
+    def notes(cls) -> list[str]:
+        """Cache notes of this process's workers (e.g. a corrupt cache that was rebuilt)."""
+        return [n for _, store in cls._per_process.values() if store is not None for n in store.notes]

@@ -1,0 +1,92 @@
+"""`sessiontools export`: session files of any agent -> a hive-partitioned Parquet dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from sessiontools.cli.common import (
+    EXIT_OK,
+    JobsOpt,
+    PathsArg,
+    StrictOpt,
+    exit_code_for,
+    parse_token_list,
+    resolve_files,
+    run_files,
+    stderr_console,
+)
+from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.errors import UsageError
+
+TOKENIZERS = ("o200k", "cl100k")
+
+
+def _replay_options(window: str | None, reserve: str | None, keep: str | None, policy: str | None) -> dict | None:  # type: ignore[type-arg]
+    if window is None and reserve is None and keep is None and policy is None:
+        return None
+    from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+
+    windows = parse_token_list(window, "--replay-window", minimum=1)
+    reserves = parse_token_list(reserve, "--replay-reserve") or [DEFAULT_RESERVE_TOKENS]
+    keeps = parse_token_list(keep, "--replay-keep") or [DEFAULT_KEEP_RECENT_TOKENS]
+    for w in windows or []:
+        for r in reserves:
+            if r >= w:
+                raise UsageError(f"--replay-reserve {r:,} is not below --replay-window {w:,}")
+    if policy is not None and policy not in ("pi-0", "pi-1"):
+        raise UsageError(f"--replay-policy {policy!r}: choose pi-0 or pi-1 (default: the version that wrote the file)")
+    return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy}
+
+
+def _tokenizers(value: str | None) -> tuple[str, ...]:
+    names = tuple(v.strip() for v in (value or "").split(",") if v.strip())
+    for n in names:
+        if n not in TOKENIZERS:
+            raise UsageError(f"--estimators {n!r}: choose from {', '.join(TOKENIZERS)}")
+    return names
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def export(
+        output: Annotated[Path, typer.Option("--output", "-o", help="The dataset directory (created; appended to when it holds a dataset).")],
+        paths: PathsArg = None,
+        replay_window: Annotated[str | None, typer.Option("--replay-window", help="Also export replay_runs/replay_compactions for these windows (comma-separated; default: the recorded model's).")] = None,
+        replay_reserve: Annotated[str | None, typer.Option("--replay-reserve", help="reserveTokens value(s) of the replay grid, comma-separated.")] = None,
+        replay_keep: Annotated[str | None, typer.Option("--replay-keep", help="keepRecentTokens value(s) of the replay grid, comma-separated.")] = None,
+        replay_policy: Annotated[str | None, typer.Option("--replay-policy", help="pi-0 or pi-1 (default: the version that wrote the file).")] = None,
+        estimators: Annotated[str | None, typer.Option("--estimators", help="Also count each request's context with these tokenizers: o200k, cl100k (comma-separated; slower).")] = None,
+        strict: StrictOpt = False,
+        jobs: JobsOpt = None,
+        executor: ExecutorOpt = Executor.processes,
+    ) -> None:
+        """Export sessions, requests, compactions and summaries (and, with --replay-* options, replay
+        runs) as a Parquet dataset partitioned by agent and month, for DuckDB, polars or Spark.
+
+        Appending is incremental: a file whose content hash is already in the dataset is skipped.
+        Columns are documented in docs/dataset.md (schema version in every row and _dataset.json).
+        """
+        from sessiontools.analysis.dataset import ExportOptions
+        from sessiontools.report.export import ExportWorker, plan_export, write_export
+
+        options = ExportOptions(_tokenizers(estimators),
+                                _replay_options(replay_window, replay_reserve, replay_keep, replay_policy))
+        err = stderr_console()
+        files, _ = resolve_files(paths, err)
+        plan = plan_export(output, files)
+        if plan.already or plan.duplicates:
+            err.print(f"skipping {plan.already} file(s) already in {output}"
+                      + (f" and {plan.duplicates} duplicate(s)" if plan.duplicates else ""), markup=False)
+        if not plan.new_files:
+            err.print(f"nothing new to export into {output}", markup=False)
+            raise typer.Exit(EXIT_OK)
+        results, loaded = run_files(plan.new_files, err, ExportWorker(options), jobs, "exporting", executor=executor)
+        summary = write_export(plan, results)
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(summary["parts"].items()))
+        err.print(f"exported {summary['files']} file(s): {summary['sessions']} session paths, {summary['requests']} "
+                  f"requests, {summary['compactions']} compactions into {output} (part files: {parts or 'none'})",
+                  markup=False)
+        raise typer.Exit(exit_code_for(loaded, strict))

@@ -1,0 +1,129 @@
+"""The agent's own estimate of a context's size at a check point, one function per agent.
+
+Every agent decides compaction from an estimate of the context it is about to send: the usage the
+provider reported for the last reply, plus an estimate of the messages added after it. The rule
+differs by agent, so it is looked up in ONE registry, `OWN_ESTIMATES`, by `Agent`:
+
+- Pi (`pi`): `estimateContextTokens` (0.x) or the projected view of 1.x that distrusts usage older
+  than a compaction or context edit (`policies.pi.usage`): last trusted usage (`totalTokens` or
+  input + output + cache) plus Pi's chars/4 (`estimateTokens`) of the trailing messages. Exact.
+- Codex (`codex`): the last response's `total_tokens` plus bytes/4 of the items after the last
+  model-generated item (codex-rs `auto_compact`).
+- Claude Code (`claude-code`): the last response's usage including output plus about bytes/4 of
+  the messages after it.
+
+Each returns a `Checkpoint`: the estimate, its usage part and the context messages counted after
+the usage, so that the calibrated hybrid (`tokens.hybrid`) can count the same trailing part with
+a calibrated model. `resets` are the file lines after which the agent no longer trusts earlier
+usage (Pi 1.x: compactions and context edits on the path); the source of the transcript knows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessiontools.transcript.model import Agent, Message, Request, Role, TranscriptPath, UnitKind
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The agent's estimate of one request's context: usage part + trailing part."""
+
+    tokens: int
+    usage_tokens: int  # recorded usage the agent trusted (0 when none)
+    trailing: tuple[int, ...]  # indices (in path.messages) of the context messages counted after it
+    usage_index: int | None = None  # message index of the reply whose usage was used
+
+
+#: (path, request, context messages in order, resets, pi_version or None) -> Checkpoint
+OwnEstimate = Callable[[TranscriptPath, Request, Sequence[Message], Sequence[int], str | None], Checkpoint]
+
+
+def _pi(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
+        version: str | None) -> Checkpoint:
+    """Pi's own check-point estimate (exact: Pi's functions over Pi's own message objects)."""
+    from sessiontools.policies.pi.usage import current_system_message, estimate_context_tokens
+    from sessiontools.tokens.chars4 import estimate_tokens
+
+    version = version or "1"
+    raw = [m.raw for m in context]
+    est = estimate_context_tokens(raw, version)
+    if est.last_usage_index is not None:
+        used = context[est.last_usage_index]
+        trailing = tuple(m.index for m in context[est.last_usage_index + 1:])
+        if version == "0":
+            return Checkpoint(est.tokens, est.usage_tokens, trailing, used.index)
+        latest = max((line for line in resets if line < request.line), default=-1)
+        if used.id is not None and used.line > latest:
+            return Checkpoint(est.tokens, est.usage_tokens, trailing, used.index)
+    if version == "0":
+        return Checkpoint(est.tokens, 0, tuple(m.index for m in context))
+    system = current_system_message(raw)
+    tokens = estimate_tokens(system, "1") if system is not None else 0
+    tokens += sum(estimate_tokens(r, "1") for r in raw if r.get("role") != "system")
+    return Checkpoint(tokens, 0, tuple(m.index for m in context))
+
+
+def message_bytes(message: Message) -> int:
+    """UTF-8 bytes of a message's text units (an image counts as nothing here)."""
+    return sum(len(u.text.encode("utf-8", "surrogatepass")) for u in message.units if u.kind != UnitKind.IMAGE)
+
+
+def _last_usage_plus_bytes4(path: TranscriptPath, request: Request, context: Sequence[Message]) -> Checkpoint:
+    """Last reply's total usage (prompt + output) plus ceil(bytes/4) of the context after it."""
+    by_index = {r.index: r for r in path.requests}
+    for k in range(len(context) - 1, -1, -1):
+        m = context[k]
+        prev = by_index.get(m.index) if m.role == Role.ASSISTANT else None
+        if prev is not None and prev.index < request.index:
+            trailing = context[k + 1:]
+            chars = sum(message_bytes(t) for t in trailing)
+            return Checkpoint(prev.usage.total + -(-chars // 4), prev.usage.total,
+                              tuple(t.index for t in trailing), m.index)
+    chars = sum(message_bytes(t) for t in context)
+    return Checkpoint(-(-chars // 4), 0, tuple(t.index for t in context))
+
+
+def _codex(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
+           version: str | None) -> Checkpoint:
+    return _last_usage_plus_bytes4(path, request, context)
+
+
+def _claude_code(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
+                 version: str | None) -> Checkpoint:
+    return _last_usage_plus_bytes4(path, request, context)
+
+
+#: The one registry: the agent's own check-point estimate, by agent.
+OWN_ESTIMATES: dict[Agent, OwnEstimate] = {
+    Agent.PI: _pi,
+    Agent.CODEX: _codex,
+    Agent.CLAUDE_CODE: _claude_code,
+}
+
+
+def own_estimate(agent: Agent, path: TranscriptPath, request: Request, context: Sequence[Message],
+                 resets: Sequence[int] = (), version: str | None = None) -> Checkpoint:
+    """The check-point estimate `agent` itself computes for `request` (see the module doc)."""
+    return OWN_ESTIMATES[agent](path, request, context, resets, version)
+
+
+def pi_calibrated_hybrid(messages: Sequence[Any], pi_version: str, model: Any) -> float:
+    """The calibrated hybrid for a Pi context (for replay): Pi's own check point (last trusted usage,
+    `estimateContextTokens`) with the trailing messages counted by `model` (a
+    `tokens.features.FeatureModel`, e.g. `load_calibration(...).lookup(provider, model_id)`) instead
+    of chars/4; with no trusted usage, `model` over the whole context.
+
+    `messages`: Pi's message dicts of the context (as `build_context` gives them).
+    """
+    from sessiontools.policies.pi.usage import estimate_context_tokens
+    from sessiontools.tokens.features import calibrated_hybrid, pi_features
+
+    est = estimate_context_tokens(messages, pi_version)
+    full = pi_features(messages, pi_version)
+    if est.last_usage_index is None:
+        return calibrated_hybrid(None, full, full, model)
+    trailing = pi_features(messages[est.last_usage_index + 1:], pi_version)
+    return calibrated_hybrid(est.usage_tokens, trailing, full, model)

@@ -1,0 +1,105 @@
+"""Features of text that real tokenizers price differently, and the calibrated model over them.
+
+A context is described by `FEATURES`: a fixed overhead (1), its messages (per-message framing),
+CJK characters, other characters of prose (user and assistant text, thinking, summaries, system),
+other characters of code (tool-call names and JSON arguments, tool output), digits, whitespace
+and images. The calibrated model predicts A = coef . features with every coefficient >= 0 and
+below a physical bound (`UPPER`); `FeatureModel.trailing` prices messages without the overhead,
+which is what the calibrated hybrid adds to the agent's last recorded usage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessiontools.tokens.text import text_mix
+
+FEATURES = ("overhead", "messages", "cjk", "prose", "code", "digits", "space", "images")
+#: A tokenizer-agnostic starting point (tokens per unit): the root of the hierarchy shrinks toward it.
+PRIOR = (0.0, 4.0, 1.0, 0.25, 0.3, 0.4, 0.1, 1200.0)
+#: Physical upper bounds per coefficient (tokens per unit): a fit beyond one is clipped and reported.
+UPPER = (200_000.0, 500.0, 4.0, 2.0, 2.0, 2.0, 1.0, 10_000.0)
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureModel:
+    """A = coef . features (coef in FEATURES order)."""
+
+    coef: tuple[float, ...]
+
+    def predict(self, features: Sequence[float]) -> float:
+        """Tokens of a whole context (overhead included)."""
+        return float(sum(c * f for c, f in zip(self.coef, features, strict=True)))
+
+    def trailing(self, features: Sequence[float]) -> float:
+        """Tokens of messages added to a context (no fixed overhead)."""
+        return float(sum(c * f for c, f in zip(self.coef[1:], features[1:], strict=True)))
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: round(c, 6) for name, c in zip(FEATURES, self.coef, strict=True)}
+
+
+def text_features(units: Iterable[tuple[str, bool]], images: int = 0, messages: int = 1) -> tuple[int, ...]:
+    """FEATURES of text units `(text, is_code)`, plus `images` and `messages` (overhead column = 1)."""
+    cjk = prose = code = digits = space = 0
+    for text, is_code in units:
+        mix = text_mix(text)
+        cjk += mix.cjk
+        digits += mix.digits
+        space += mix.space
+        if is_code:
+            code += mix.other
+        else:
+            prose += mix.other
+    return (1, messages, cjk, prose, code, digits, space, images)
+
+
+def pi_units(message: Mapping[str, Any], pi_version: str = "1") -> tuple[list[tuple[str, bool]], int]:
+    """(text units with is-code flags, images) of a Pi message, over the units Pi's chars/4 counts."""
+    from sessiontools.tokens.tiktoken_counter import message_units
+
+    units = message_units(message, pi_version)
+    role = message.get("role")
+    code = role in ("toolResult", "bashExecution")
+    flags = [code] * len(units.texts)
+    if role == "assistant":
+        flags = assistant_code_flags(message, len(units.texts))
+    return list(zip(units.texts, flags, strict=True)), units.images
+
+
+def assistant_code_flags(message: Mapping[str, Any], n: int) -> list[bool]:
+    """Which of an assistant message's text units are code (tool name, JSON arguments)."""
+    out: list[bool] = []
+    for block in message.get("content") or ():
+        if not isinstance(block, dict):
+            continue
+        t = block.get("type")
+        if t in ("text", "thinking"):
+            v = block.get(t)
+            if isinstance(v, str) and v:
+                out.append(False)
+        elif t == "toolCall":
+            out.extend([True] * (int(isinstance(block.get("name"), str) and bool(block.get("name"))) + 1))
+    return out if len(out) == n else [False] * n
+
+
+def pi_features(messages: Sequence[Mapping[str, Any]], pi_version: str = "1") -> tuple[int, ...]:
+    """FEATURES of a list of Pi messages (for replay: the trailing part of a check point)."""
+    units: list[tuple[str, bool]] = []
+    images = 0
+    for m in messages:
+        u, im = pi_units(m, pi_version)
+        units.extend(u)
+        images += im
+    return text_features(units, images, len(messages))
+
+
+def calibrated_hybrid(usage_tokens: int | None, trailing: Sequence[float], full: Sequence[float],
+                      model: FeatureModel) -> float:
+    """The calibrated hybrid: the agent's last recorded usage plus the calibrated count of the
+    messages after it; with no usable usage, the calibrated count of the whole context."""
+    if usage_tokens is None:
+        return max(0.0, model.predict(full))
+    return usage_tokens + max(0.0, model.trailing(trailing))

@@ -1,0 +1,102 @@
+"""`--executor dask`: the same per-file work on a Dask cluster, output byte-identical to `--jobs 1`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessiontools.cli import main
+from tests.conftest import SAMPLES
+
+REPLAY = ["replay", str(SAMPLES), "--context-window", "16000,24000", "--reserve", "3000", "--keep-recent", "4000",
+          "--format", "json"]
+
+
+@pytest.fixture(scope="module")
+def cluster():  # type: ignore[no-untyped-def]
+    """A LocalCluster of 2 single-threaded worker processes, shared by this module's tests."""
+    import distributed  # in the `test` extra: a missing one fails here, it is not skipped
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address="127.0.0.1:0") as lc:
+        yield lc
+
+
+def test_replay_on_dask_gives_the_json_of_jobs_1(cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*REPLAY, "-o", str(tmp_path / "one.json"), "--jobs", "1"]) == 0
+    err_one = capsys.readouterr().err.replace(str(tmp_path / "one.json"), "OUT")
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", cluster.scheduler_address)
+    assert main([*REPLAY, "-o", str(tmp_path / "dask.json"), "--executor", "dask", "--jobs", "2"]) == 0
+    err_dask = capsys.readouterr().err.replace(str(tmp_path / "dask.json"), "OUT")
+    assert (tmp_path / "dask.json").read_bytes() == (tmp_path / "one.json").read_bytes()
+    assert err_dask == err_one, "notes and errors come in file order too"
+    assert len(cluster.workers) == 2
+
+
+def test_export_on_its_own_local_cluster_writes_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No scheduler address: the command starts (and stops) a LocalCluster of --jobs workers."""
+    import dask.config
+    import distributed  # noqa: F401
+    import duckdb
+
+    assert main(["export", str(SAMPLES), "-o", str(tmp_path / "one"), "--jobs", "1"]) == 0
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    with dask.config.set({"scheduler-address": None}):
+        assert main(["export", str(SAMPLES), "-o", str(tmp_path / "dask"), "--executor", "dask", "--jobs", "2"]) == 0
+    for table in ("sessions", "requests", "compactions", "summaries"):
+        q = "SELECT * FROM read_parquet('{}/" + table + "/**/*.parquet', hive_partitioning = true) ORDER BY ALL"
+        assert duckdb.sql(q.format(tmp_path / "dask")).fetchall() == duckdb.sql(q.format(tmp_path / "one")).fetchall()
+
+
+def test_dask_map_keeps_file_order_and_reports_each_completion(cluster) -> None:  # type: ignore[no-untyped-def]
+    from sessiontools.executors import DaskCluster, dask_map
+
+    done: list[int] = []
+    got = list(dask_map(DaskCluster(cluster.scheduler_address), _slow_identity, [3, 0, 2, 1, 0], (),
+                        on_done=lambda: done.append(1)))
+    assert got == [3, 0, 2, 1, 0] and len(done) == 5
+
+
+def _slow_identity(x: int) -> int:
+    import time
+
+    time.sleep(0.05 * x)  # later files finish first: the order must still be the files'
+    return x
+
+
+def test_cluster_from_environment_or_dask_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dask.config
+    import distributed  # noqa: F401
+
+    from sessiontools.cli.executor import dask_cluster
+
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    assert dask_cluster("processes", 2, []) is None
+    with dask.config.set({"scheduler-address": None}):
+        c = dask_cluster("dask", 3, [])
+        assert c.address is None and c.workers == 3  # a LocalCluster of --jobs workers
+    with dask.config.set({"scheduler-address": "tcp://10.1.2.3:8786"}):
+        assert dask_cluster("dask", None, []).address == "tcp://10.1.2.3:8786"
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9999")
+    assert dask_cluster("dask", None, []).address == "tcp://127.0.0.1:9999"
+
+
+def test_without_dask_the_option_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    rc = main(["inspect", str(SAMPLES / "pi0-tiny.jsonl"), "--executor", "dask"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2
+    assert len(err) == 1 and "pip install 'sessiontools[dask]'" in err[0]
+
+
+def test_batches_cover_every_file_once_in_order() -> None:
+    from sessiontools.executors import MAX_BATCH, batches
+
+    for n, threads in [(0, 2), (1, 2), (5, 2), (272, 2), (10_000, 4), (7, 100)]:
+        spans = batches(n, threads)
+        assert [i for a, b in spans for i in range(a, b)] == list(range(n))
+        assert all(0 < b - a <= MAX_BATCH for a, b in spans)
+    assert len(batches(272, 2)) == 16  # about 8 tasks per worker thread
