@@ -243,3 +243,20 @@ def test_lines_parented_on_progress_lines_stay_on_the_conversation() -> None:
     lone = [progress("p0", "gone"), _user("u1", "p0", "hi"), _asst("a1", "u1", "msg_1", [])]
     t2 = claude_transcript(parse_bytes(_bytes(lone), "x.jsonl"))
     assert [r.id for r in t2.main.requests] == ["msg_1"]
+
+
+def test_other_tools_jsonl_with_a_session_id_is_not_claude_code() -> None:
+    """Another tool's JSONL whose lines carry a `sessionId` (shaped like OpenClaw's trajectory traces:
+    dotted event types) is not a Claude Code transcript: it was read as one with 0 entries and a
+    notice per line type. A transcript that begins with a line without `sessionId` (a
+    file-history snapshot) is still recognised by the lines after it."""
+    from sessiontools.read.agents import Agent
+    from sessiontools.read.sources import detect_agent
+
+    trace = _bytes([{"traceSchema": "t", "schemaVersion": 1, "sessionId": "s", "seq": k, "type": t, "data": {}}
+                    for k, t in enumerate(["session.started", "prompt.submitted", "model.completed"])])
+    assert not looks_like_claude_code(trace)
+    assert detect_agent(trace) is not Agent.CLAUDE_CODE
+    snap = _bytes([{"type": "file-history-snapshot", "messageId": "m", "snapshot": {}}, *_basic()[1:]])
+    assert looks_like_claude_code(snap)
+    assert detect_agent(snap) is Agent.CLAUDE_CODE

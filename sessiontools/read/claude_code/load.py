@@ -143,7 +143,10 @@ def load_claude_file(path: str | os.PathLike[str]) -> ClaudeFile:
 
 
 def looks_like_claude_code(head: bytes) -> bool:
-    """True when the first JSON line of ``head`` looks like a Claude Code transcript line."""
+    """True when ``head`` looks like a Claude Code transcript: among its first JSON lines, one of a
+    line type Claude Code writes (a Pi session header first says no). Other tools' JSONL files that
+    carry a ``sessionId`` (OpenClaw's ``*.trajectory.jsonl`` traces: ``session.started``, ...) are not
+    Claude Code transcripts."""
     for raw in head[:_SNIFF].split(b"\n")[:20]:
         if not raw.strip():
             continue
@@ -151,9 +154,13 @@ def looks_like_claude_code(head: bytes) -> bool:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError:
             continue
-        if isinstance(obj, dict) and obj.get("type") != "session":
-            return "sessionId" in obj or "uuid" in obj or obj.get("type") in ("summary", "queue-operation")
-        return False
+        if not isinstance(obj, dict) or obj.get("type") == "session":
+            return False
+        t = obj.get("type")
+        if t in ("summary", "queue-operation"):
+            return True
+        if t in KNOWN_TYPES and ("sessionId" in obj or "uuid" in obj):
+            return True
     return False
 
 
