@@ -193,13 +193,24 @@ class _Builder:
     turn_trigger: str | None = None
     metas: int = 0
     turn_overflowed: bool = False
+    count_first: bool | None = None  # 2025 rollouts of 0.4x write a response's count before its items
+    pending: TokenCount | None = None  # count-first: a request waiting for its first reply message
 
     def add(self, msg_item: Mapping[str, Any], line: int, ts: str | None) -> Message:
         m = item_message(msg_item, len(self.messages), line, ts)
         self.messages.append(m)
         if m.role == Role.ASSISTANT and self.first_reply is None:
             self.first_reply = m.index
+            if self.pending is not None:
+                self.flush_pending()
         return m
+
+    def flush_pending(self) -> None:
+        """Count-first rollouts: the waiting count becomes a request whose reply is the first
+        assistant message after it (or, with none, the last message, as for any count)."""
+        r, self.pending = self.pending, None
+        if r is not None and r.last is not None:
+            self.append_request(r, r.last)
 
     def on_meta(self, r: SessionMeta) -> None:
         self.metas += 1
@@ -227,6 +238,15 @@ class _Builder:
         if last is None or last.is_zero:
             return
         self.awaiting_after = None
+        if self.count_first is None:  # the first request: a reply before its count says items come first
+            self.count_first = self.rollout.schema == "2025" and self.first_reply is None
+        if self.count_first:
+            self.flush_pending()
+            self.pending, self.first_reply = r, None
+            return
+        self.append_request(r, last)
+
+    def append_request(self, r: TokenCount, last: TokenUsage) -> None:
         index = self.first_reply if self.first_reply is not None else max(len(self.messages) - 1, 0)
         rec = self.last_usage_record
         rid = rec.response_id if rec is not None and rec.usage == last else None
@@ -234,11 +254,17 @@ class _Builder:
             index=index, line=r.line, usage=usage_of(last), context=self.context(index), provider=self.provider,
             model=self.model, timestamp=r.timestamp, id=rid, stop_reason=None, context_window=r.context_window,
         ))
-        self.first_reply = None
+        self.last_agent_total = self.requests[-1].usage.total
+        if not self.count_first:
+            self.first_reply = None
         self.last_usage_record = None
 
     def pop_summary_call(self, r: Compacted) -> None:
         """Drop the summarisation call (the request just before `compacted`) and its reply message."""
+        if self.pending is not None:  # count-first: a count with no reply before `compacted` (0.4x)
+            self.pending = None
+            self.skipped["compaction summarisation call"] += 1
+            return
         if not self.requests:
             return
         req = self.requests[-1]
@@ -352,6 +378,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     b = _Builder(rollout)
     for r in rollout.records:
         b.feed(r)
+    b.flush_pending()
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),
                           skipped=+b.skipped)

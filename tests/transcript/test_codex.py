@@ -255,3 +255,35 @@ def test_sniff_and_default_dir(tmp_path: Path) -> None:
     assert not is_rollout(b'{"type": "session", "id": "pi", "version": 3}\n')
     assert default_sessions_dir({"CODEX_HOME": "/c"}, "/h") == Path("/c/sessions")
     assert default_sessions_dir({}, "/h") == Path("/h/.codex/sessions")
+
+
+def test_2025_count_before_items_as_0_4x_writes_them() -> None:
+    """Codex 0.4x-0.50 rollouts write a response's token_count before its items (0.98+ after them).
+    Each count's request then has as context everything before the count and as reply the first
+    assistant item after it; the count just before `compacted` with no reply is the summarisation
+    call (not an agent request), and the compaction's tokens_before is the last agent request's."""
+    objs = [
+        line("session_meta", {"id": "S9", "cwd": "/w", "cli_version": "0.47.0"}),
+        line("response_item", user("list the files")),
+        line("event_msg", count(usage(400, 0, 10), usage(400, 0, 10), 272000)),
+        line("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}),
+        line("response_item", call("c1", "ls")),
+        line("response_item", output("c1", "a.py b.py")),
+        line("event_msg", count(usage(600, 384, 20), usage(1000, 384, 30), 272000)),
+        line("response_item", assistant("two files")),
+        line("event_msg", count(usage(700, 0, 50), usage(1700, 384, 80), 272000)),  # the summarisation call
+        line("compacted", {"message": "the summary"}),
+        line("response_item", user("next")),
+        line("event_msg", count(usage(90, 0, 5), usage(1790, 384, 85), 272000)),
+        line("response_item", assistant("ok")),
+    ]
+    p = codex_transcript(records_from_objects(objs)).main
+    assert [r.usage.total for r in p.requests] == [410, 620, 95]
+    assert p.skipped["compaction summarisation call"] == 1
+    assert [m.text for m in p.context(p.requests[0])] == ["list the files"]
+    first, second = p.requests[0], p.requests[1]
+    assert p.messages[first.index].role == Role.ASSISTANT and p.messages[second.index].text == "two files"
+    assert [m.role for m in p.context(second)] == [Role.USER, Role.ASSISTANT, Role.ASSISTANT, Role.TOOL]
+    (c,) = p.compactions
+    assert c.tokens_before == 620 and c.summary == "the summary"
+    assert p.messages[p.requests[2].index].text == "ok"
