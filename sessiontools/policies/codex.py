@@ -49,6 +49,7 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
+from sessiontools.transcript.codex import output_text
 
 #: `token_count.model_context_window` is this fraction of the configured window (observed, 0.171).
 REPORTED_WINDOW_FRACTION = 0.95
@@ -93,14 +94,6 @@ def _serialized(obj: Any) -> int:
     return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
-def _output_text(out: Any) -> str:
-    if isinstance(out, str):
-        return out
-    if isinstance(out, Mapping):
-        return str(out.get("content", ""))
-    if isinstance(out, list):
-        return "".join(p.get("text", "") for p in out if isinstance(p, Mapping) and isinstance(p.get("text"), str))
-    return ""
 
 
 def item_bytes(item: Mapping[str, Any]) -> int:
@@ -113,7 +106,7 @@ def item_bytes(item: Mapping[str, Any]) -> int:
     if kind == "message":
         return _serialized({"type": kind, "role": item.get("role"), "content": item.get("content")})
     if kind in TOOL_OUTPUTS:
-        return len(str(item.get("call_id") or "").encode("utf-8")) + len(_output_text(item.get("output")).encode("utf-8"))
+        return len(str(item.get("call_id") or "").encode("utf-8")) + len(output_text(item.get("output")).encode("utf-8"))
     return _serialized({k: v for k, v in item.items() if k not in NOT_SERIALIZED})
 
 

@@ -65,6 +65,8 @@ from sessiontools.transcript.model import (
     Unit,
     UnitKind,
     Usage,
+    merge_ranges,
+    ranges_of,
 )
 
 _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -214,25 +216,8 @@ def summary_text(text: str) -> str:
     return s[:cut].strip()
 
 
-def _ranges(indices: list[int]) -> Ranges:
-    out: list[tuple[int, int]] = []
-    for i in indices:
-        if out and out[-1][1] == i:
-            out[-1] = (out[-1][0], i + 1)
-        else:
-            out.append((i, i + 1))
-    return tuple(out)
 
 
-def _merge(ranges: Ranges) -> Ranges:
-    """Join ranges that touch, in the order given (a concatenation stays the same)."""
-    out: list[tuple[int, int]] = []
-    for a, b in ranges:
-        if out and out[-1][1] == a:
-            out[-1] = (out[-1][0], b)
-        elif a < b:
-            out.append((a, b))
-    return tuple(out)
 
 
 def _usage(u: Any) -> Usage | None:
@@ -313,10 +298,10 @@ class _Builder:
 
     def _context(self, i: int) -> Ranges:
         if self.window is None:
-            return _ranges([j for j in range(i) if j not in self.unsent])
+            return ranges_of([j for j in range(i) if j not in self.unsent])
         s, kept = self.window
         after = [j for j in range(s + 1, i) if j not in self.unsent]
-        return _merge(((s, s + 1), *kept, *_ranges(after)))
+        return merge_ranges(((s, s + 1), *kept, *ranges_of(after)))
 
     def _kept(self, meta: dict[str, Any]) -> Ranges:
         pm = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
@@ -326,7 +311,7 @@ class _Builder:
             seg = meta.get("preservedSegment") if isinstance(meta.get("preservedSegment"), dict) else {}
             a, b = self.by_uuid.get(seg.get("headUuid") or ""), self.by_uuid.get(seg.get("tailUuid") or "")
             idx = list(range(a, b + 1)) if a is not None and b is not None and a <= b else []
-        return _ranges([j for j in idx if j not in self.unsent])
+        return ranges_of([j for j in idx if j not in self.unsent])
 
     def _compaction(self, boundary: Record, summary: Message | None) -> None:
         meta = boundary.raw.get("compactMetadata")

@@ -71,6 +71,7 @@ from sessiontools.transcript.model import (
     Unit,
     UnitKind,
     Usage,
+    merge_ranges,
 )
 
 ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "developer": Role.SYSTEM, "system": Role.SYSTEM}
@@ -101,7 +102,8 @@ def _text_parts(content: Any) -> list[tuple[str, bool]]:
     return out
 
 
-def _output_text(out: Any) -> str:
+def output_text(out: Any) -> str:
+    """The text of a Codex tool output (a string, {content}, or a list of text parts)."""
     if isinstance(out, str):
         return out
     if isinstance(out, Mapping):
@@ -146,7 +148,7 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
                        or (Unit(UnitKind.THINKING, ""),), timestamp, item)
     if kind in TOOL_ITEMS:
         return Message(index, _call_id(item), line, Role.TOOL,
-                       (Unit(UnitKind.TOOL_RESULT, _output_text(item.get("output"))),), timestamp, item)
+                       (Unit(UnitKind.TOOL_RESULT, output_text(item.get("output"))),), timestamp, item)
     role = Role.ASSISTANT if kind in ASSISTANT_ITEMS else Role.OTHER
     return Message(index, _id(item), line, role, (Unit(UnitKind.OTHER, json.dumps(item, ensure_ascii=False)),),
                    timestamp, item)
@@ -160,16 +162,6 @@ def _call_id(item: Mapping[str, Any]) -> str | None:
     return item["call_id"] if isinstance(item.get("call_id"), str) else _id(item)
 
 
-def _ranges(pairs: list[tuple[int, int]]) -> Ranges:
-    out: list[tuple[int, int]] = []
-    for a, b in pairs:
-        if b <= a:
-            continue
-        if out and out[-1][1] == a:
-            out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return tuple(out)
 
 
 @dataclass
@@ -223,7 +215,7 @@ class _Builder:
 
     def context(self, end: int) -> Ranges:
         pairs = [(self.system, self.system + 1)] if self.system is not None and self.system < self.window_start else []
-        return _ranges([*pairs, (self.window_start, end)])
+        return merge_ranges([*pairs, (self.window_start, end)])
 
     def on_count(self, r: TokenCount) -> None:
         self.window = r.context_window or self.window
@@ -293,7 +285,7 @@ class _Builder:
             self.messages.append(Message(len(self.messages), None, r.line, Role.SUMMARY,
                                          (Unit(UnitKind.SUMMARY, text),), r.timestamp))
             summary_index = len(self.messages) - 1
-        kept = _ranges([(start, summary_index), (summary_index + 1, len(self.messages))])
+        kept = merge_ranges([(start, summary_index), (summary_index + 1, len(self.messages))])
         if r.replacement_history is None:
             start = summary_index  # older rollouts: the rebuilt history is not recorded
         self.window_start = start

@@ -18,7 +18,7 @@ reason, so reports can say so.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -121,6 +121,24 @@ class Message:
 
 
 Ranges = tuple[tuple[int, int], ...]
+
+
+def ranges_of(indices: Iterable[int]) -> Ranges:
+    """Message indices, in order, as ranges: consecutive indices share one range."""
+    return merge_ranges((i, i + 1) for i in indices)
+
+
+def merge_ranges(ranges: Iterable[tuple[int, int]]) -> Ranges:
+    """Ranges in the order given, empty ones dropped, touching ones joined (the concatenation is kept)."""
+    out: list[tuple[int, int]] = []
+    for a, b in ranges:
+        if b <= a:
+            continue
+        if out and out[-1][1] == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)

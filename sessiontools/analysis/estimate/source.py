@@ -21,6 +21,7 @@ from sessiontools.transcript.model import (
     Transcript,
     TranscriptPath,
     Usage,
+    ranges_of,
 )
 from sessiontools.transcript.pi.neutral import message_units
 
@@ -113,7 +114,7 @@ def _pi_contexts(path: Any, tp: TranscriptPath, messages: list[Message], lines: 
                     i = len(messages)
                     messages.append(Message(i, old.id, old.line, old.role, message_units(raw), old.timestamp, raw))
                 idx.append(i)
-        out.append(_ranges(idx) if idx is not None else None)
+        out.append(ranges_of(idx) if idx is not None else None)
     return out
 
 
@@ -150,14 +151,6 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _ranges(indices: list[int]) -> Ranges:
-    out: list[tuple[int, int]] = []
-    for i in indices:
-        if out and out[-1][1] == i:
-            out[-1] = (out[-1][0], i + 1)
-        else:
-            out.append((i, i + 1))
-    return tuple(out)
 
 
 def _is_pi_session(loaded: Any) -> bool:

@@ -14,7 +14,7 @@ an omitted message is left out, as Pi leaves it out).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sessiontools.jsvalues import json_stringify
@@ -26,7 +26,6 @@ from sessiontools.transcript.model import (
     Cost,
     Message,
     Overflow,
-    Ranges,
     Request,
     Role,
     Transcript,
@@ -35,6 +34,7 @@ from sessiontools.transcript.model import (
     Unit,
     UnitKind,
     Usage,
+    ranges_of,
 )
 from sessiontools.transcript.pi.context import (
     compaction_summary_message,
@@ -142,14 +142,6 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
                  _num(raw.get("output")), c)
 
 
-def _ranges(indices: Sequence[int]) -> Ranges:
-    out: list[tuple[int, int]] = []
-    for i in indices:
-        if out and out[-1][1] == i:
-            out[-1] = (out[-1][0], i + 1)
-        else:
-            out.append((i, i + 1))
-    return tuple(out)
 
 
 def _str(v: Any) -> str | None:
@@ -204,7 +196,7 @@ class _PathBuilder:
             msg = e.message
             assert msg is not None
             out.append(Request(
-                index=self.slot[(id(e), 0)], line=e.line, usage=_usage(msg["usage"]), context=_ranges(indices),
+                index=self.slot[(id(e), 0)], line=e.line, usage=_usage(msg["usage"]), context=ranges_of(indices),
                 provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
                 id=e.id, stop_reason=_str(msg.get("stopReason")),
             ))
