@@ -107,11 +107,11 @@ def _session_details(s: Mapping[str, Any], name: str) -> str:
     """Per session: models, tree, and every compaction (on this path and on other branches)."""
     comps = [(c, "this path") for c in s["compactions"]] + \
         [(c, f"other branch (leaf {c.get('leaf_id')})") for c in s.get("other_branch_compactions") or []]
-    rows = [[c["entry_id"], c["line"], c["kind"], "-" if c["tokens_before"] is None else f"{c['tokens_before']:,}",
+    rows = [[c["entry_id"] or "-", c["line"], c["kind"], "-" if c["tokens_before"] is None else f"{c['tokens_before']:,}",
              c["first_kept_entry_id"] or "-", where] for c, where in comps]
     models = ", ".join(f"{k} ({v})" for k, v in (s.get("models") or {}).items()) or "-"
     problems = len(s.get("skipped_lines") or []) + len(s.get("recovered_lines") or [])
-    body = (f"<p>{_e(s['path'])}<br>models: {_e(models)}<br>leaves: {_e(', '.join(s.get('leaf_ids') or []))}; "
+    body = (f"<p>{_e(s['path'])}<br>models: {_e(models)}<br>leaves: {_e(', '.join(str(i) for i in s.get('leaf_ids') or []))}; "
             f"branch points: {_e(s.get('branch_points', 0))}; skipped or recovered lines: {problems}</p>")
     if rows:
         body += _table(["entry", "line", "kind", "tokens before", "first kept", "where"], rows, left=1)

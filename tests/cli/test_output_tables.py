@@ -127,7 +127,7 @@ def test_headlines() -> None:
     rep = replay_headline(_doc("replay-samples-demo")["runs"])
     assert rep.startswith("replay: best setting in this grid") and "recorded compactions reproduced" in rep
     ins = inspect_headline(_doc("inspect-samples")["sessions"])
-    assert re.match(r"inspect: 12 session\(s\), [\d,]+ entries", ins)
+    assert re.match(r"inspect: \d+ session\(s\), [\d,]+ entries", ins)
     for line in (h, rep, ins):
         assert "\n" not in line
 

@@ -144,5 +144,5 @@ def test_a_section_that_fails_is_reported_and_exits_3(tmp_path: Path, capsys: py
     out = tmp_path / "r.html"
     assert main(["report", str(SAMPLES / "pi0-tiny.jsonl"), "-o", str(out), "--jobs", "1"]) == 3
     err = capsys.readouterr().err
-    assert err.count("not in the bundled catalogue") == 1 and out.exists()
+    assert err.count("is not in the catalogue") == 1 and out.exists()
     assert "No session could be replayed" in out.read_text(encoding="utf-8")
