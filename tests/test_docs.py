@@ -36,3 +36,45 @@ def test_readme_first_screen_has_the_two_setup_commands() -> None:
 def test_exit_codes_are_documented() -> None:
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 3 |"):
         assert code in README
+
+
+def _readme_examples() -> list[str]:
+    """The README's `$ sessiontools ...` example lines that run on what the repository ships
+    (sample_sessions/, or ../shared/sessions when it is there); examples over a user's own
+    directories (~/.pi, s3://, ...) cannot run here and are left out."""
+    out = []
+    for line in README.splitlines():
+        if not line.startswith("$ sessiontools "):
+            continue
+        cmd = line[2:].split("  #", 1)[0].strip()
+        if cmd.endswith("\\") or "~" in cmd or "://" in cmd or "sample.jsonl" in cmd:
+            continue
+        if re.search(r"(^|\s)(new-)?sessions/", cmd):  # a user's own folder in the example
+            continue
+        if "sample_sessions" in cmd or "../shared/" in cmd:
+            out.append(cmd)
+    return out
+
+
+EXAMPLES = _readme_examples()
+
+
+def test_readme_has_runnable_examples() -> None:
+    assert len(EXAMPLES) >= 4, EXAMPLES
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_readme_example_runs(example: str, tmp_path, monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Each README example runs as printed (outputs redirected into a temporary folder) and exits 0,
+    or 1 where it shows a tripped gate."""
+    import shlex
+
+    if "../shared/" in example and not (ROOT.parent / "shared" / "sessions").is_dir():
+        pytest.skip("../shared/sessions is absent")
+    argv = shlex.split(example)[1:]
+    argv = [str(tmp_path / a) if i and argv[i - 1] in ("-o", "--output", "--plot") else a for i, a in enumerate(argv)]
+    monkeypatch.chdir(ROOT)
+    code = main([*argv, *(["--jobs", "1"] if argv[0] not in ("cut",) else [])])
+    err = capsys.readouterr().err
+    assert code in (0, 1) and "Traceback" not in err, f"{example}: exit {code}\n{err[-2000:]}"
