@@ -27,7 +27,7 @@ from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.workload import Workload
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import entry_messages_v1
-from sessiontools.transcript.pi.incremental import iter_request_contexts
+from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
 
 MessageCounter = Callable[[Mapping[str, Any]], int]
 
@@ -60,9 +60,18 @@ def recorded_contexts(
     (`transcript.pi.incremental`)."""
     sz = size or {}
     out = []
-    for i, ctx in iter_request_contexts(path, positions, pi_version):
-        cur = tuple(pe.source for pe in ctx.entries if pe.messages)
-        out.append((i, cur, sum(sz.get(id(c), 0) for c in cur)))
+    sources: list[Entry] = []
+    total = seen = 0
+    last_gen = None
+    for i, ctx, gen in iter_request_contexts_gen(path, positions, pi_version):
+        if gen != last_gen:  # rebuilt (a compaction or an edit): start over; else only the new entries
+            sources, total, seen, last_gen = [], 0, 0, gen
+        for pe in ctx.entries[seen:]:
+            if pe.messages:
+                sources.append(pe.source)
+                total += sz.get(id(pe.source), 0)
+        seen = len(ctx.entries)
+        out.append((i, tuple(sources), total))
     return out
 
 
