@@ -34,7 +34,6 @@ from sessiontools.transcript.model import (
     Unit,
     UnitKind,
     Usage,
-    ranges_of,
 )
 from sessiontools.transcript.pi.context import (
     compaction_summary_message,
@@ -182,21 +181,27 @@ class _PathBuilder:
             else:
                 skipped[reason] += 1
         out = []
-        indices: list[int] = []
+        ranges: list[tuple[int, int]] = []  # the context so far, kept as ranges (extended, not rebuilt)
         seen_projected = 0
         last_gen = None
         for i, ctx, gen in iter_request_contexts_gen(entries, usable, self.version):
             if gen != last_gen:
-                indices, seen_projected, last_gen = [], 0, gen
+                ranges, seen_projected, last_gen = [], 0, gen
             for pe in ctx.entries[seen_projected:]:
-                indices.extend(self.slot[(id(pe.source), k)] for k in range(len(pe.messages))
-                               if (id(pe.source), k) in self.slot)
+                for k in range(len(pe.messages)):
+                    mi = self.slot.get((id(pe.source), k))
+                    if mi is None:
+                        continue
+                    if ranges and ranges[-1][1] == mi:
+                        ranges[-1] = (ranges[-1][0], mi + 1)
+                    else:
+                        ranges.append((mi, mi + 1))
             seen_projected = len(ctx.entries)
             e = entries[i]
             msg = e.message
             assert msg is not None
             out.append(Request(
-                index=self.slot[(id(e), 0)], line=e.line, usage=_usage(msg["usage"]), context=ranges_of(indices),
+                index=self.slot[(id(e), 0)], line=e.line, usage=_usage(msg["usage"]), context=tuple(ranges),
                 provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
                 id=e.id, stop_reason=_str(msg.get("stopReason")),
             ))
