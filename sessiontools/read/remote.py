@@ -15,6 +15,7 @@ from pathlib import PurePath
 from typing import Any
 
 from sessiontools.errors import InputError
+from sessiontools.read.files import open_error
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/(/?)(.*)$", re.S)
 
@@ -69,12 +70,8 @@ def read_url(url: str, limit: int | None = None) -> bytes:
             raise InputError(f"{url}: is a directory")
         with fs.open(path, "rb") as fh:
             return fh.read() if limit is None else fh.read(limit)
-    except FileNotFoundError as exc:
-        raise InputError(f"{url}: no such file") from exc
-    except PermissionError as exc:
-        raise InputError(f"{url}: permission denied") from exc
     except OSError as exc:
-        raise InputError(f"{url}: cannot read ({exc})") from exc
+        raise open_error(url, exc) from exc
 
 
 def url_exists(url: str) -> bool:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import orjson
 
-from sessiontools.errors import InputError
 from sessiontools.read.claude_code.records import (
     CONVERSATION_TYPES,
     KNOWN_TYPES,
@@ -24,6 +23,7 @@ from sessiontools.read.claude_code.records import (
     parse_record,
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.read.files import read_file_bytes
 from sessiontools.read.pi.load import expand_paths
 
 _SNIFF = 8192
@@ -131,15 +131,7 @@ def _relink(records: list[Record]) -> list[Record]:
 def load_claude_file(path: str | os.PathLike[str]) -> ClaudeFile:
     """Read one transcript file (never written to)."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise InputError(f"{p}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise InputError(f"{p}: is a directory") from exc
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from exc
-    return parse_bytes(data, str(p))
+    return parse_bytes(read_file_bytes(p), str(p))
 
 
 def looks_like_claude_code(head: bytes) -> bool:

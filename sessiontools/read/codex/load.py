@@ -29,6 +29,7 @@ from sessiontools.read.codex.records import (
     UsageRecord,
 )
 from sessiontools.read.diagnostics import Diagnostic
+from sessiontools.read.files import read_file_bytes
 from sessiontools.read.pi.load import expand_paths
 from sessiontools.read.pi.parse import parse_line
 
@@ -176,15 +177,7 @@ def load_rollout(path: str | os.PathLike[str]) -> Rollout:
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory (give a rollout file, or use a command that takes directories)")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError as exc:
-        raise InputError(f"{p}: no such file") from exc
-    except PermissionError as exc:
-        raise InputError(f"{p}: permission denied") from exc
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from exc
-    return read_rollout_bytes(data, str(path))
+    return read_rollout_bytes(read_file_bytes(p), str(path))
 
 
 def default_sessions_dir(env: Mapping[str, str], home: str | os.PathLike[str]) -> Path:

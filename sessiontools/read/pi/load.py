@@ -13,6 +13,7 @@ import orjson
 
 from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
+from sessiontools.read.files import open_error
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
 from sessiontools.read.pi.migrate import (
     check_structure,
@@ -141,14 +142,8 @@ def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) ->
     try:
         with open(p, "rb") as fh:
             return read_stream(fh, str(path), content_hash=content_hash)
-    except FileNotFoundError as exc:
-        raise InputError(f"{p}: no such file") from exc
-    except PermissionError as exc:
-        raise InputError(f"{p}: permission denied") from exc
-    except IsADirectoryError as exc:  # pragma: no cover - raced
-        raise InputError(f"{p}: is a directory") from exc
     except OSError as exc:
-        raise InputError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+        raise open_error(p, exc) from exc
 
 
 def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
