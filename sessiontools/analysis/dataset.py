@@ -61,7 +61,7 @@ class ExportOptions:
 
 def _message_stats(m: Message) -> tuple[int, int, int, int, int]:
     """(chars4 tokens, chars, CJK chars, tool-result chars, code chars) of one message."""
-    from sessiontools.analysis.drift.text import CJK_CHARS
+    from sessiontools.tokens.text import CJK_RE as CJK_CHARS
 
     chars = cjk = tool = code = images = 0
     for u in m.units:

@@ -448,3 +448,14 @@ def test_pi_heading_alone_is_not_a_title() -> None:
     p = parse_summary("## Progress\n### Done\n- [x] a\n- [ ]\n### In Progress\n- [ ] b")
     assert p.title is None
     assert [i.text for i in p.sections[DONE]] == ["a"] and [i.text for i in p.sections[IN_PROGRESS]] == ["b"]
+
+
+def test_drift_uses_the_package_cjk_definition() -> None:
+    """Issue 11: one CJK definition. Drift split only the BMP ideographs into characters, so text in
+    CJK extension B (U+20000..) or bopomofo matched as one long word."""
+    from sessiontools.analysis.drift.text import normalise, tokens
+    from sessiontools.tokens.text import CJK_RE
+
+    text = "\U00020000\U00020001\U00020002 \u3105\u3106"
+    assert all(CJK_RE.fullmatch(c) for c in text.replace(" ", ""))
+    assert tokens(normalise(text)) == {"\U00020000": 1, "\U00020001": 1, "\U00020002": 1, "\u3105": 1, "\u3106": 1}

@@ -21,7 +21,7 @@ dataclasses and polars frames out; JSON, tables, markdown and plots are made in 
    across the later compactions, resurrections, section compliance per summary, goal similarity,
    file-list monotonicity violations and growth in tokens.
 
-Module map: sections (names), text (normalising, similarity, the one CJK definition), literals
+Module map: sections (names), text (normalising, similarity; CJK from tokens/text.py), literals
 (regexes), markdown (blocks), summary (parsing), matching, counting (tokenizer and its fallback),
 chain (chain and pairing), pairs, decay, metrics (chains, reports, gateable metrics), frames.
 """

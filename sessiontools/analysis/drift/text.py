@@ -1,9 +1,7 @@
 """Text normalisation and similarity used to match summary items.
 
-`CJK_CHARS` is drift's one definition of CJK characters (kana, CJK ideographs and extensions A,
-compatibility ideographs, Hangul syllables): CJK text has no spaces, so similarity compares its
-characters one by one. (The estimate-error helper is moving a shared definition into
-`sessiontools/tokens/`; this one moves there when that lands, if the ranges agree.)
+CJK characters are the package's one definition (`sessiontools.tokens.text.CJK_RANGES`): CJK text
+has no spaces, so similarity compares its characters one by one.
 """
 
 from __future__ import annotations
@@ -12,10 +10,9 @@ import re
 import unicodedata
 from collections import Counter
 
-_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-#: One CJK character (drift's single definition; see the module docstring).
-CJK_CHARS = re.compile(f"[{_CJK_RANGES}]")
-_CJK_OR_RUN = re.compile(f"[{_CJK_RANGES}]|[^{_CJK_RANGES}]+")
+from sessiontools.tokens.text import CJK_OR_RUN_RE as _CJK_OR_RUN
+from sessiontools.tokens.text import CJK_RE as CJK_CHARS
+
 _WS = re.compile(r"\s+")
 _TOKEN = re.compile(r"[^\W_](?:[\w./@:#+-]*[^\W_])?")
 PLACEHOLDER = re.compile(
