@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from sessiontools.cli.common import (
     EXIT_INPUT,
@@ -50,6 +49,8 @@ def register(app: typer.Typer) -> None:
 
 def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
            reserves: list[int], keeps: list[int], strict: bool) -> int:
+    from rich.console import Console
+
     from sessiontools.cli.documents import (
         drift_document,
         estimate_error_document,
