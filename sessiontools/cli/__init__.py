@@ -5,10 +5,10 @@ Each command parses its options, makes one library call, and renders. One handle
 
 Start-up stays fast (`sessiontools --help` and every `CMD --help`): declaring a command imports only
 typer and light modules (cli.common, cli.choices); the analyses, the readers, the report code and rich
-are imported inside the command that runs them.
+are imported inside the command that runs them. The modules that declare commands do without
+`from __future__ import annotations`: Typer would evaluate each parameter's annotation string (several
+times) on every start.
 """
-
-from __future__ import annotations
 
 import os
 import sys

@@ -1,7 +1,5 @@
 """`sessiontools diff-summaries`: how compaction summaries drift across repeated compactions."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -63,7 +61,7 @@ _FAIL_IF_HELP = (
 )
 
 
-def _emit(report: DriftReport, format: DriftFormat, csv_table: CsvTable, pair: int | None,
+def _emit(report: "DriftReport", format: DriftFormat, csv_table: CsvTable, pair: int | None,
           results: list[dict[str, Any]], output: Path | None) -> None:
     """Write the report in the chosen format to `output` (stdout when None)."""
     from sessiontools.report.drift import drift_markdown, drift_renderables

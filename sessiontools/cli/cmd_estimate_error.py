@@ -1,7 +1,5 @@
 """`sessiontools estimate-error`."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -94,7 +92,7 @@ def _oos_metrics(report: Any) -> tuple[dict[str, float | None], dict[str, dict[s
     return overall, per
 
 
-def _gate_problems(gates: list[Gate], report: Any) -> list[str]:
+def _gate_problems(gates: "list[Gate]", report: Any) -> list[str]:
     from pathlib import PurePath
 
     from sessiontools.gates import tripped

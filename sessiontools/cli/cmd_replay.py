@@ -1,7 +1,5 @@
 """`sessiontools replay`."""
 
-from __future__ import annotations
-
 import os
 from functools import partial
 from pathlib import Path

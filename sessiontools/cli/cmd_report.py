@@ -1,7 +1,5 @@
 """`sessiontools report`: one self-contained HTML page over every command's JSON."""
 
-from __future__ import annotations
-
 import io
 from pathlib import Path
 from typing import Annotated

@@ -87,3 +87,14 @@ def test_help_choices_mirror_their_sources() -> None:
     assert list(choices.DRIFT_METRICS) == list(DRIFT)
     assert choices.DEFAULT_THRESHOLD_GRID == DEFAULT_THRESHOLD_GRID
     assert [(t.name, t.value) for t in choices.CalibrationX] == [(t.name, t.value) for t in Tokenizer]
+
+
+def test_command_annotations_are_not_strings() -> None:
+    """Typer evaluates string annotations (`from __future__ import annotations`) again on every start;
+    the modules declaring commands keep them as objects."""
+    from sessiontools.cli import app
+
+    for info in [*app.registered_commands, app.registered_callback]:
+        fn = info.callback
+        strings = [k for k, v in fn.__annotations__.items() if isinstance(v, str)]
+        assert not strings, f"{fn.__module__}.{fn.__name__}: string annotations {strings}"
