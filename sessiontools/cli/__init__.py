@@ -2,9 +2,13 @@
 
 Each command parses its options, makes one library call, and renders. One handler turns
 `SessionToolsError` into a one-line message and its exit code; `SESSIONTOOLS_DEBUG=1` re-raises.
-"""
 
-from __future__ import annotations
+Start-up stays fast (`sessiontools --help` and every `CMD --help`): declaring a command imports only
+typer and light modules (cli.common, cli.choices); the analyses, the readers, the report code and rich
+are imported inside the command that runs them. The modules that declare commands do without
+`from __future__ import annotations`: Typer would evaluate each parameter's annotation string (several
+times) on every start.
+"""
 
 import os
 import sys
@@ -14,8 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sessiontools.analysis.cut import cut_session, kept_span
-from sessiontools.analysis.inspect import inspect_source
+from sessiontools.cli.choices import DEFAULT_RESERVE_TOKENS
 from sessiontools.cli.common import (
     EXIT_INPUT,
     AllLeavesOpt,
@@ -40,10 +43,6 @@ from sessiontools.cli.common import (
 )
 from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import SessionToolsError, UsageError
-from sessiontools.policies.pi.settings import DEFAULT_RESERVE_TOKENS, CompactionSettings
-from sessiontools.report.cut import cut_table
-from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table
-from sessiontools.report.writers import envelope
 
 app = typer.Typer(
     name="sessiontools",
@@ -91,6 +90,10 @@ def inspect(
     Terms: a leaf is the last entry of a branch (pass its id to --leaf); a branch point has several
     children; "tok before" is the tokensBefore Pi recorded for a compaction.
     """
+    from sessiontools.analysis.inspect import inspect_source
+    from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table
+    from sessiontools.report.writers import envelope
+
     check_leaf_options(leaf, all_leaves)
     format = resolve_format(format, output, TableJson)
     check_output_path(output)
@@ -128,6 +131,11 @@ def cut(
 
     A split turn is a compaction that cuts inside a turn (its start is summarised separately).
     """
+    from sessiontools.analysis.cut import cut_session, kept_span
+    from sessiontools.policies.pi.settings import CompactionSettings
+    from sessiontools.report.cut import cut_table
+    from sessiontools.report.writers import envelope
+
     format = resolve_format(format, output, TableJson)
     check_output_path(output)
     err = stderr_console()
@@ -181,22 +189,23 @@ _register_command_modules()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point: run the app, map library errors to exit codes, no tracebacks."""
-    err = stderr_console()
+    """Console-script entry point: run the app, map library errors to exit codes, no tracebacks.
+
+    The stderr console (rich) is made only when there is an error to print."""
     try:
         rv = app(args=argv, standalone_mode=False)
         return rv if isinstance(rv, int) else 0
     except SessionToolsError as exc:
         if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
             raise
-        err.print(f"error: {exc}", markup=False)
+        stderr_console().print(f"error: {exc}", markup=False)
         return exc.exit_code
     except typer.Exit as exc:
         return exc.exit_code
     except SystemExit as exc:  # click's own exits
         return int(exc.code or 0)
     except KeyboardInterrupt:
-        err.print("interrupted", markup=False)
+        stderr_console().print("interrupted", markup=False)
         return 130
     except BrokenPipeError:
         return 0
@@ -204,19 +213,19 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
             raise
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        err.print(f"error: {where}{exc.strerror or exc}", markup=False)
+        stderr_console().print(f"error: {where}{exc.strerror or exc}", markup=False)
         return EXIT_INPUT
     except Exception as exc:  # click's usage errors (Typer vendors click) and anything unexpected
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             ctx = getattr(exc, "ctx", None)
             where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
-            err.print(f"error: {exc.format_message()}{where}", markup=False)  # type: ignore[attr-defined]
+            stderr_console().print(f"error: {exc.format_message()}{where}", markup=False)  # type: ignore[attr-defined]
             return int(exc.exit_code)  # type: ignore[attr-defined]
         if type(exc).__name__ == "Abort":
             return 130
         if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
             raise
-        err.print(f"internal error: {type(exc).__name__}: {exc} (set SESSIONTOOLS_DEBUG=1 for a traceback)", markup=False)
+        stderr_console().print(f"internal error: {type(exc).__name__}: {exc} (set SESSIONTOOLS_DEBUG=1 for a traceback)", markup=False)
         return 70
 
 

@@ -1,14 +1,12 @@
 """`sessiontools diff-summaries`: how compaction summaries drift across repeated compactions."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from sessiontools.analysis.drift import FUZZY_THRESHOLD, METRICS, DriftReport, DriftWorker, token_counter
+from sessiontools.cli.choices import DRIFT_METRICS
 from sessiontools.cli.common import (
     EXIT_GATE,
     EXIT_OK,
@@ -32,12 +30,9 @@ from sessiontools.cli.common import (
 )
 from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import UsageError
-from sessiontools.gates import parse_gates, tripped
-from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
-from sessiontools.report.drift_json import drift_frame, gate_results, report_to_dict
-from sessiontools.report.figures import save_figure
-from sessiontools.report.text import safe_text
-from sessiontools.report.writers import envelope
+
+if TYPE_CHECKING:
+    from sessiontools.analysis.drift import DriftReport
 
 
 class DriftFormat(str, Enum):
@@ -62,13 +57,17 @@ class Tokenizer(str, Enum):
 
 _FAIL_IF_HELP = (
     "Exit 1 when METRIC OP NUMBER holds (OP: > >= < <= == !=); repeatable; quote it in a shell. "
-    "Metrics: " + ", ".join(METRICS) + "."
+    "Metrics: " + ", ".join(DRIFT_METRICS) + "."
 )
 
 
-def _emit(report: DriftReport, format: DriftFormat, csv_table: CsvTable, pair: int | None,
+def _emit(report: "DriftReport", format: DriftFormat, csv_table: CsvTable, pair: int | None,
           results: list[dict[str, Any]], output: Path | None) -> None:
     """Write the report in the chosen format to `output` (stdout when None)."""
+    from sessiontools.report.drift import drift_markdown, drift_renderables
+    from sessiontools.report.drift_json import drift_frame, report_to_dict
+    from sessiontools.report.writers import envelope
+
     if format == DriftFormat.csv:
         write_frame(drift_frame(report.chains, csv_table.value), "csv", output)
     elif format == DriftFormat.json:
@@ -118,39 +117,52 @@ def register(app: typer.Typer) -> None:
         share of S(k)'s items still present in later summaries; came back (resurrection) = an item
         dropped by one summary and restored by a later one.
         """
-        check_leaf_options(leaf, all_leaves)
-        gates = parse_gates(fail_if or [], METRICS)
-        format = resolve_format(format, output, DriftFormat)
-        check_output_path(output)
-        check_plot_path(plot)
-        err = stderr_console()
-        counter = token_counter(tokenizer.value)
-        if counter.fallback_reason:
-            err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
-        worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
-        per_file, loaded = run_files(paths, err, worker, jobs, "analysing", executor=executor)
-        if not per_file and loaded.unreadable:  # each file's reason is already on stderr
-            raise typer.Exit(exit_code_for(loaded, strict))
-        report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
-        if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
-            most = max(len(c.pairs) for c in report.chains)
-            raise UsageError(f"--pair {pair}: the analysed paths have at most {most} pair(s)")
-        m = report.metrics()
-        results = gate_results(m, gates)
-        _emit(report, format, csv_table, pair, results, output)
-        if plot is not None:
-            save_figure(decay_figure(report), plot)
-            wrote(plot)
-        err.print(
-            f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "
-            f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals; lost {m['lost_facts']} facts",
-            markup=False,
-        )
-        label = f"{len(report.chains)} path(s) in {len({c.session for c in report.chains})} session(s)"
-        messages = tripped(gates, [(label, m)])
-        for msg in messages:
-            err.print(msg, markup=False)
-        code = exit_code_for(loaded, strict)
-        if code == EXIT_OK and messages:
-            code = EXIT_GATE
-        raise typer.Exit(code)
+        _run(paths, leaf, all_leaves, pair, format, csv_table, output, plot, fail_if, tokenizer, strict, jobs, executor)
+
+
+def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int | None, format: DriftFormat | None,
+         csv_table: CsvTable, output: Path | None, plot: Path | None, fail_if: list[str] | None, tokenizer: Tokenizer,
+         strict: bool, jobs: int | None, executor: Executor) -> None:
+    from sessiontools.analysis.drift import FUZZY_THRESHOLD, METRICS, DriftReport, DriftWorker, token_counter
+    from sessiontools.gates import parse_gates, tripped
+    from sessiontools.report.drift import decay_figure
+    from sessiontools.report.drift_json import gate_results
+    from sessiontools.report.figures import save_figure
+    from sessiontools.report.text import safe_text
+
+    check_leaf_options(leaf, all_leaves)
+    gates = parse_gates(fail_if or [], METRICS)
+    format = resolve_format(format, output, DriftFormat)
+    check_output_path(output)
+    check_plot_path(plot)
+    err = stderr_console()
+    counter = token_counter(tokenizer.value)
+    if counter.fallback_reason:
+        err.print(safe_text(f"note: {counter.fallback_reason}; summary lengths are counted as ceil(chars/4)"))
+    worker = DriftWorker(leaf=leaf, all_leaves=all_leaves, tokenizer=tokenizer.value)
+    per_file, loaded = run_files(paths, err, worker, jobs, "analysing", executor=executor)
+    if not per_file and loaded.unreadable:  # each file's reason is already on stderr
+        raise typer.Exit(exit_code_for(loaded, strict))
+    report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
+    if pair is not None and report.chains and not any(len(c.pairs) >= pair for c in report.chains):
+        most = max(len(c.pairs) for c in report.chains)
+        raise UsageError(f"--pair {pair}: the analysed paths have at most {most} pair(s)")
+    m = report.metrics()
+    results = gate_results(m, gates)
+    _emit(report, format, csv_table, pair, results, output)
+    if plot is not None:
+        save_figure(decay_figure(report), plot)
+        wrote(plot)
+    err.print(
+        f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "
+        f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals; lost {m['lost_facts']} facts",
+        markup=False,
+    )
+    label = f"{len(report.chains)} path(s) in {len({c.session for c in report.chains})} session(s)"
+    messages = tripped(gates, [(label, m)])
+    for msg in messages:
+        err.print(msg, markup=False)
+    code = exit_code_for(loaded, strict)
+    if code == EXIT_OK and messages:
+        code = EXIT_GATE
+    raise typer.Exit(code)

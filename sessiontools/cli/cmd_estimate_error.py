@@ -1,24 +1,12 @@
 """`sessiontools estimate-error`."""
 
-from __future__ import annotations
-
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from sessiontools.analysis.estimate import (
-    DEFAULT_THRESHOLD_GRID,
-    ESTIMATORS,
-    EstimateErrorOptions,
-    OptionError,
-    SessionWorker,
-    parse_estimators,
-    parse_threshold_grid,
-    stats_dict,
-    summarize_requests,
-)
+from sessiontools.cli.choices import DEFAULT_THRESHOLD_GRID, CalibrationX
 from sessiontools.cli.common import (
     EXIT_GATE,
     AllLeavesOpt,
@@ -45,16 +33,9 @@ from sessiontools.cli.common import (
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
-from sessiontools.gates import Gate, parse_gates, tripped
-from sessiontools.report.estimate_error import (
-    estimate_error_figure,
-    estimate_error_headline,
-    estimate_error_json,
-    estimate_error_table,
-    requests_frame,
-)
-from sessiontools.report.writers import envelope
-from sessiontools.tokens.calibrated import Tokenizer, load_calibration, save_calibration
+
+if TYPE_CHECKING:
+    from sessiontools.gates import Gate
 
 
 class By(str, Enum):
@@ -69,14 +50,22 @@ FLAGS = {"estimators": "--estimators", "thresholds": "--threshold-grid", "by": "
          "calibration_x": "--calibration-x", "leaf": "--leaf"}
 #: gate metrics: `STAT.ESTIMATOR` (fractions for bias and MAPE, tokens for p50/p95/max)
 GATE_STATS = ("mape", "bias", "p50", "p95", "max", "mape_in_sample", "mape_oos")
-GATE_METRICS = [f"{s}.{e}" for s in GATE_STATS for e in ESTIMATORS] + ["requests"]
 _FAIL_IF_HELP = ("Exit 1 when METRIC OP NUMBER holds for all sessions or any session (OP: > >= < <= == !=); "
                  "repeatable. Metrics: mape.ESTIMATOR, bias.ESTIMATOR (fractions), p50/p95/max.ESTIMATOR "
                  "(tokens), mape_in_sample.calibrated, mape_oos.ESTIMATOR (every estimator on the requests the "
                  "calibrated model predicted out of sample), requests; e.g. 'mape.chars4>0.2'.")
 
 
+def gate_metrics() -> list[str]:
+    """Every metric a --fail-if gate can test: `STAT.ESTIMATOR` for each of `GATE_STATS`, and `requests`."""
+    from sessiontools.analysis.estimate import ESTIMATORS
+
+    return [f"{s}.{e}" for s in GATE_STATS for e in ESTIMATORS] + ["requests"]
+
+
 def _gate_metrics(stats: Any, estimators: Any, requests: int) -> dict[str, float | None]:
+    from sessiontools.analysis.estimate import stats_dict
+
     keys = {"mape": "mape", "bias": "bias", "p50": "p50_abs", "p95": "p95_abs", "max": "max_abs",
             "mape_in_sample": "mape_in_sample"}
     out: dict[str, float | None] = {"requests": requests}
@@ -103,8 +92,10 @@ def _oos_metrics(report: Any) -> tuple[dict[str, float | None], dict[str, dict[s
     return overall, per
 
 
-def _gate_problems(gates: list[Gate], report: Any) -> list[str]:
+def _gate_problems(gates: "list[Gate]", report: Any) -> list[str]:
     from pathlib import PurePath
+
+    from sessiontools.gates import tripped
 
     overall, per = _oos_metrics(report)
     rows = [("all sessions", {**_gate_metrics(report.stats, report.estimators, len(report.frame)), **overall})]
@@ -154,7 +145,7 @@ def register(app: typer.Typer) -> None:
         calibration: Annotated[
             Path | None, typer.Option("--calibration", help="Use these coefficients for the calibrated estimator (instead of the out-of-sample fit).")
         ] = None,
-        calibration_x: Annotated[Tokenizer, typer.Option("--calibration-x", help="The estimator x in A ~ a + b*x.")] = Tokenizer.O200K,
+        calibration_x: Annotated[CalibrationX, typer.Option("--calibration-x", help="The estimator x in A ~ a + b*x.")] = CalibrationX.O200K,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         pi_version: PiVersionOpt = None,
@@ -176,6 +167,8 @@ def register(app: typer.Typer) -> None:
         fit (corpus, provider, model, rules, session);
         calibrated_hybrid = the agent's last usage + the calibrated count of later messages.
         """
+        from sessiontools.analysis.estimate import OptionError
+
         check_leaf_options(leaf, all_leaves)
         try:
             _run(paths, estimators, by, threshold_grid, save_calibration_to, calibration, calibration_x, leaf,
@@ -185,11 +178,29 @@ def register(app: typer.Typer) -> None:
 
 
 def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_calibration_to: Path | None,
-         calibration: Path | None, calibration_x: Tokenizer, leaf: str | None, all_leaves: bool, pi_version: Any,
+         calibration: Path | None, calibration_x: CalibrationX, leaf: str | None, all_leaves: bool, pi_version: Any,
          format: Fmt | None, output: Path | None, plot: Path | None, fail_if: list[str] | None, strict: bool,
          no_cache: bool, jobs: int | None, executor: Executor = Executor.processes) -> None:
+    from sessiontools.analysis.estimate import (
+        EstimateErrorOptions,
+        SessionWorker,
+        parse_estimators,
+        parse_threshold_grid,
+        summarize_requests,
+    )
+    from sessiontools.gates import parse_gates
+    from sessiontools.report.estimate_error import (
+        estimate_error_figure,
+        estimate_error_headline,
+        estimate_error_json,
+        estimate_error_table,
+        requests_frame,
+    )
+    from sessiontools.report.writers import envelope
+    from sessiontools.tokens.calibrated import load_calibration, save_calibration
+
     names = parse_estimators(estimators)
-    gates = parse_gates(fail_if or [], GATE_METRICS)
+    gates = parse_gates(fail_if or [], gate_metrics())
     for g in gates:
         est = g.metric.partition(".")[2]
         if est and est not in names:

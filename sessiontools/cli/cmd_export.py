@@ -1,7 +1,5 @@
 """`sessiontools export`: session files of any agent -> a hive-partitioned Parquet dataset."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

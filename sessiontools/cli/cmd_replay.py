@@ -1,15 +1,13 @@
 """`sessiontools replay`."""
 
-from __future__ import annotations
-
 import os
-from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from sessiontools.cli.choices import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, Policy
 from sessiontools.cli.common import (
     EXIT_GATE,
     AllLeavesOpt,
@@ -35,17 +33,6 @@ from sessiontools.cli.common import (
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.errors import InputError, UsageError
-from sessiontools.gates import parse_gates, tripped
-from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
-from sessiontools.read import load_session
-from sessiontools.replay import METRICS, replay_records, replay_session
-from sessiontools.replay.frames import compactions_frame, runs_frame
-from sessiontools.replay.registry import PI_POLICIES, POLICIES, replay_agents
-from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
-from sessiontools.report.writers import envelope
-
-#: The policies replay implements (`replay.registry.POLICIES`).
-Policy = Enum("Policy", {n.name: n.value for n in POLICIES}, type=str)  # type: ignore[misc]
 
 
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
@@ -82,6 +69,8 @@ def _pcts(value: str | None) -> list[float | None]:
 def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool) -> None:
     """W > reserve where Pi's policy uses it (with no --policy and the default reserve, each Pi file is
     checked when it is replayed: Claude Code and Codex files ignore --reserve)."""
+    from sessiontools.replay.registry import PI_POLICIES
+
     if not (policy in PI_POLICIES or policy is None and reserve_given):
         return
     for w in windows or []:
@@ -146,48 +135,66 @@ def register(app: typer.Typer) -> None:
         reproduced (matched/recorded, +extra simulated ones); cost = agent + summarisation requests,
         priced per token class with prompt caching.
         """
-        check_leaf_options(leaf, all_leaves)
-        gates = parse_gates(fail_if or [], METRICS)
-        if plot_metric not in METRICS:
-            raise UsageError(f"--plot-metric {plot_metric!r}: unknown; known: {', '.join(METRICS)}")
-        format = resolve_format(format, output, Fmt)
-        if format == Fmt.parquet and output is None:
-            raise UsageError("--format parquet needs --output PATH")
-        check_output_path(output)
-        check_plot_path(plot)
-        windows, reserves, keeps, agent_options = _grid_options(context_window, reserve, keep_recent, policy,
-                                                                auto_compact_limit, autocompact_pct, max_output_tokens)
-        err = stderr_console()
-        options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
-                       leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
-        per_file, loaded = run_files(paths, err, partial(replay_records, **agent_options, **options), jobs, "replaying",
-                                     agents=replay_agents(policy.value if policy else None), executor=executor)
-        records = [r for recs in per_file for r in recs]
-        if not records:
-            if loaded.unreadable:  # each file's reason is already on stderr, one line each
-                raise typer.Exit(exit_code_for(loaded, strict))
-            raise InputError("replay: no session could be replayed")
-        if format == Fmt.json:
-            emit_json(envelope("replay", runs=records), output)
-        elif format in (Fmt.csv, Fmt.parquet):
-            write_frame(runs_frame(records), format.value, output)
+        _run(paths, context_window, reserve, keep_recent, policy, auto_compact_limit, autocompact_pct,
+             max_output_tokens, leaf, all_leaves, models, summary_tokens, format, output, plot, plot_metric, fail_if,
+             compactions_out, strict, jobs, executor)
+
+
+def _run(paths: list[Path] | None, context_window: str | None, reserve: str, keep_recent: str, policy: Any,
+         auto_compact_limit: str | None, autocompact_pct: str | None, max_output_tokens: int | None, leaf: str | None,
+         all_leaves: bool, models: list[Path] | None, summary_tokens: int | None, format: Fmt | None,
+         output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
+         compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor) -> None:
+    from sessiontools.gates import parse_gates, tripped
+    from sessiontools.read import load_session
+    from sessiontools.replay import METRICS, replay_records, replay_session
+    from sessiontools.replay.frames import compactions_frame, runs_frame
+    from sessiontools.replay.registry import replay_agents
+    from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
+    from sessiontools.report.writers import envelope
+
+    check_leaf_options(leaf, all_leaves)
+    gates = parse_gates(fail_if or [], METRICS)
+    if plot_metric not in METRICS:
+        raise UsageError(f"--plot-metric {plot_metric!r}: unknown; known: {', '.join(METRICS)}")
+    format = resolve_format(format, output, Fmt)
+    if format == Fmt.parquet and output is None:
+        raise UsageError("--format parquet needs --output PATH")
+    check_output_path(output)
+    check_plot_path(plot)
+    windows, reserves, keeps, agent_options = _grid_options(context_window, reserve, keep_recent, policy,
+                                                            auto_compact_limit, autocompact_pct, max_output_tokens)
+    err = stderr_console()
+    options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
+                   leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
+    per_file, loaded = run_files(paths, err, partial(replay_records, **agent_options, **options), jobs, "replaying",
+                                 agents=replay_agents(policy.value if policy else None), executor=executor)
+    records = [r for recs in per_file for r in recs]
+    if not records:
+        if loaded.unreadable:  # each file's reason is already on stderr, one line each
+            raise typer.Exit(exit_code_for(loaded, strict))
+        raise InputError("replay: no session could be replayed")
+    if format == Fmt.json:
+        emit_json(envelope("replay", runs=records), output)
+    elif format in (Fmt.csv, Fmt.parquet):
+        write_frame(runs_frame(records), format.value, output)
+    else:
+        emit_renderables([replay_table(records)], output)
+    if plot is not None:
+        if len(records) == 1 and records[0].get("agent", "pi") != "pi":
+            raise UsageError("--plot: the timeline of one setting is drawn for Pi sessions only; give a grid")
+        if len(records) == 1:
+            (pr,) = replay_session(load_session(records[0]["session"]), **options)
+            fig = timeline_figure(pr, pr.runs[0], records[0])
         else:
-            emit_renderables([replay_table(records)], output)
-        if plot is not None:
-            if len(records) == 1 and records[0].get("agent", "pi") != "pi":
-                raise UsageError("--plot: the timeline of one setting is drawn for Pi sessions only; give a grid")
-            if len(records) == 1:
-                (pr,) = replay_session(load_session(records[0]["session"]), **options)
-                fig = timeline_figure(pr, pr.runs[0], records[0])
-            else:
-                fig = heatmap_figure(records, plot_metric)
-            save_figure(fig, plot)
-        if compactions_out is not None:
-            write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
-                        compactions_out)
-        err.print(replay_headline(records), markup=False)
-        problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
-        for msg in problems:
-            err.print(msg, markup=False)
-        code = exit_code_for(loaded, strict)
-        raise typer.Exit(code or (EXIT_GATE if problems else 0))
+            fig = heatmap_figure(records, plot_metric)
+        save_figure(fig, plot)
+    if compactions_out is not None:
+        write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
+                    compactions_out)
+    err.print(replay_headline(records), markup=False)
+    problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
+    for msg in problems:
+        err.print(msg, markup=False)
+    code = exit_code_for(loaded, strict)
+    raise typer.Exit(code or (EXIT_GATE if problems else 0))

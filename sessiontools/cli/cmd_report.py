@@ -1,13 +1,10 @@
 """`sessiontools report`: one self-contained HTML page over every command's JSON."""
 
-from __future__ import annotations
-
 import io
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from sessiontools.cli.common import (
     EXIT_INPUT,
@@ -50,6 +47,8 @@ def register(app: typer.Typer) -> None:
 
 def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
            reserves: list[int], keeps: list[int], strict: bool) -> int:
+    from rich.console import Console
+
     from sessiontools.cli.documents import (
         drift_document,
         estimate_error_document,

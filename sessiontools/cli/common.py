@@ -1,4 +1,8 @@
-"""Shared CLI plumbing: option types, consoles, loading with diagnostics, output."""
+"""Shared CLI plumbing: option types, consoles, loading with diagnostics, output.
+
+Every command module imports this at start-up (to declare its options), so it imports nothing heavy
+at module level: rich, the readers and the report code are imported where they are used.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +12,28 @@ import sys
 from collections.abc import Iterable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
 from sessiontools.errors import InputError, UsageError
-from sessiontools.read import Session, load_session
-from sessiontools.read.agents import Agent
-from sessiontools.read.remote import is_url, url_exists, url_of
-from sessiontools.read.sources import expand_sources
-from sessiontools.report.layout import DESIGN_WIDTH
-from sessiontools.report.text import safe_text
-from sessiontools.report.writers import dumps_json
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sessiontools.read import Session
 
 #: Exit codes (documented in README.md).
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INPUT = 0, 1, 2, 3
 
 MAX_DIAGNOSTICS_SHOWN = 20
+
+
+def safe_text(s: object) -> Any:
+    """`report.text.safe_text` (a rich Text, never parsed as markup), imported on first use."""
+    from sessiontools.report.text import safe_text as text
+
+    return text(s)
 
 
 class TableJson(str, Enum):
@@ -48,6 +56,8 @@ class PiVersion(str, Enum):
 
 
 def stderr_console() -> Console:
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -60,10 +70,14 @@ def output_width() -> int:
         import shutil
 
         return shutil.get_terminal_size((100, 24)).columns
+    from sessiontools.report.layout import DESIGN_WIDTH
+
     return DESIGN_WIDTH
 
 
 def stdout_console(file: Any = None) -> Console:
+    from rich.console import Console
+
     return Console(file=file, highlight=False, width=output_width())
 
 
@@ -79,8 +93,15 @@ JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Proces
 PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
 
 
-#: Commands that do not read other agents' transcripts yet pass this to `run_files`.
-PI_ONLY = frozenset({Agent.PI})
+def __getattr__(name: str) -> Any:
+    """`PI_ONLY`: commands that do not read other agents' transcripts yet pass it to `run_files`
+    (made on first use: the readers are not imported at start-up)."""
+    if name == "PI_ONLY":
+        from sessiontools.read.agents import Agent
+
+        globals()[name] = value = frozenset({Agent.PI})
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _token_value(value: str | int) -> int:
@@ -143,6 +164,9 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
 
     With no path at all, Pi's own session directory is read.
     """
+    from sessiontools.read.remote import is_url, url_exists, url_of
+    from sessiontools.read.sources import expand_sources
+
     given = list(paths or [])
     default = not given
     if default:
@@ -177,6 +201,8 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
     A file found in a directory that is not a Pi session is skipped with a note; a file named
     explicitly that cannot be read makes the exit code 3.
     """
+    from sessiontools.read import load_session
+
     loaded = Loaded()
     files, explicit = resolve_files(paths, err)
     for f in files:
@@ -277,6 +303,8 @@ def exit_code_for(loaded: Loaded, strict: bool) -> int:
 
 
 def emit_json(obj: Any, output: Path | None) -> None:
+    from sessiontools.report.writers import dumps_json
+
     data = dumps_json(obj)
     if output is None:
         sys.stdout.buffer.write(data)
@@ -292,7 +320,10 @@ def wrote(path: Path, what: str = "") -> None:
 
 
 def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> None:
+    from rich.console import Console
     from rich.text import Text
+
+    from sessiontools.report.layout import DESIGN_WIDTH
 
     if output is None:
         con = stdout_console()

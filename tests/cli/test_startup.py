@@ -5,24 +5,96 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("numpy", "polars", "matplotlib", "tiktoken")
+HEAVY = ("numpy", "polars", "matplotlib", "tiktoken", "dask", "duckdb", "markdown_it", "rich", "orjson", "pyarrow",
+         "fsspec")
+#: sessiontools modules that `import sessiontools.cli` (and any --help) may load: the CLI's own, the errors.
+LIGHT = ("sessiontools", "sessiontools.cli", "sessiontools.errors")
 
 CODE = """
 import sys
 from sessiontools.cli import main
 rc = main(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})
-print("HEAVY=" + ",".join(heavy), file=sys.stderr)
+ours = sorted(m for m in sys.modules if m.startswith("sessiontools") and not m.startswith({light!r}))
+print("HEAVY=" + ",".join(heavy + ours), file=sys.stderr)
 """
 
 
-def test_help_imports_no_heavy_library() -> None:
-    """A fresh interpreter (sys.modules clean) runs the CLI's --help and each command's --help."""
-    for args in (["--help"], ["inspect", "--help"], ["replay", "--help"], ["estimate-error", "--help"],
-                 ["diff-summaries", "--help"], ["cut", "--help"]):
-        proc = subprocess.run([sys.executable, "-c", CODE.format(heavy=set(HEAVY)), *args], capture_output=True,
-                              text=True, timeout=120)
+def _commands() -> list[list[str]]:
+    """Every command and subcommand, from the app itself (a new command is covered without editing here)."""
+    import typer.main
+
+    from sessiontools.cli import app
+
+    group = typer.main.get_command(app)
+    out: list[list[str]] = [[]]
+
+    def walk(cmd: object, prefix: list[str]) -> None:
+        for name, sub in sorted(getattr(cmd, "commands", {}).items()):
+            out.append([*prefix, name])
+            walk(sub, [*prefix, name])
+
+    walk(group, [])
+    return out
+
+
+def test_every_help_imports_no_heavy_library() -> None:
+    """A fresh interpreter (sys.modules clean) runs the CLI's --help and each command's --help: no
+    heavy library (nor rich, nor any analysis, reader or report module) is imported."""
+    commands = _commands()
+    assert {"inspect", "cut", "replay", "estimate-error", "diff-summaries", "export", "report"} <= {
+        c[0] for c in commands if c}
+    for cmd in commands:
+        args = [*cmd, "--help"]
+        proc = subprocess.run([sys.executable, "-c", CODE.format(heavy=set(HEAVY), light=LIGHT), *args],
+                              capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert "Usage" in proc.stdout
         line = [ln for ln in proc.stderr.splitlines() if ln.startswith("HEAVY=")][-1]
         assert line == "HEAVY=", f"sessiontools {' '.join(args)} imported {line[6:]}"
+
+
+def test_import_cli_imports_no_heavy_library() -> None:
+    """`import sessiontools.cli` alone (what the console script does first) stays light."""
+    code = ("import sys, sessiontools.cli; print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"{set(HEAVY)!r})))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"import sessiontools.cli imported {proc.stdout.strip()}"
+
+
+def test_version_imports_no_heavy_library() -> None:
+    proc = subprocess.run([sys.executable, "-c", CODE.format(heavy=set(HEAVY), light=LIGHT), "--version"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("sessiontools ")
+    assert proc.stderr.strip().splitlines()[-1] == "HEAVY="
+
+
+def test_help_choices_mirror_their_sources() -> None:
+    """cli/choices.py copies what --help shows from the lower layers; each copy equals its original."""
+    from sessiontools.analysis.drift import METRICS as DRIFT
+    from sessiontools.analysis.estimate import DEFAULT_THRESHOLD_GRID
+    from sessiontools.cli import choices
+    from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+    from sessiontools.replay.registry import POLICIES
+    from sessiontools.tokens.calibrated import Tokenizer
+
+    assert choices.DEFAULT_RESERVE_TOKENS == DEFAULT_RESERVE_TOKENS
+    assert choices.DEFAULT_KEEP_RECENT_TOKENS == DEFAULT_KEEP_RECENT_TOKENS
+    assert list(choices.POLICY_NAMES) == [(n.name, n.value) for n in POLICIES]
+    assert [(p.name, p.value) for p in choices.Policy] == [(n.name, n.value) for n in POLICIES]
+    assert list(choices.DRIFT_METRICS) == list(DRIFT)
+    assert choices.DEFAULT_THRESHOLD_GRID == DEFAULT_THRESHOLD_GRID
+    assert [(t.name, t.value) for t in choices.CalibrationX] == [(t.name, t.value) for t in Tokenizer]
+
+
+def test_command_annotations_are_not_strings() -> None:
+    """Typer evaluates string annotations (`from __future__ import annotations`) again on every start;
+    the modules declaring commands keep them as objects."""
+    from sessiontools.cli import app
+
+    for info in [*app.registered_commands, app.registered_callback]:
+        fn = info.callback
+        strings = [k for k, v in fn.__annotations__.items() if isinstance(v, str)]
+        assert not strings, f"{fn.__module__}.{fn.__name__}: string annotations {strings}"
