@@ -181,8 +181,8 @@ def _block_units(content: Any, assistant: bool) -> list[Unit]:
         elif t == "tool_result":
             c = b.get("content")
             units.append(Unit(UnitKind.TOOL_RESULT, c if isinstance(c, str) else content_text(c)))
-            units += [Unit(UnitKind.IMAGE, "") for x in c or [] if isinstance(c, list) and isinstance(x, dict)
-                      and x.get("type") == "image"]
+            if isinstance(c, list):  # (not a string: that would test every character)
+                units += [Unit(UnitKind.IMAGE, "") for x in c if isinstance(x, dict) and x.get("type") == "image"]
         elif t == "image":
             units.append(Unit(UnitKind.IMAGE, ""))
         else:
@@ -250,6 +250,8 @@ class _Builder:
         self.pending: Record | None = None  # a boundary waiting for its summary message
         self.window: tuple[int, Ranges] | None = None  # (summary index, kept) of the last compaction
         self.overflow_since = False
+        self.sent: list[tuple[int, int]] = []  # _context's ranges of sent messages in [sent_from, sent_to)
+        self.sent_from = self.sent_to = 0
 
     def add(self, r: Record) -> None:
         if r.is_boundary:
@@ -297,11 +299,25 @@ class _Builder:
             stop_reason=msg.get("stop_reason")))
 
     def _context(self, i: int) -> Ranges:
+        start = 0 if self.window is None else self.window[0] + 1
+        if self.sent_from != start or i < self.sent_to:  # a new window (or out of order): start over
+            self.sent_from = self.sent_to = start
+            self.sent = []
+        # The sent messages of [start, i), extended from where the previous request left them: every
+        # index below the newest message is final (`unsent` only gains the newest message).
+        sent = self.sent
+        for j in range(self.sent_to, i):
+            if j in self.unsent:
+                continue
+            if sent and sent[-1][1] == j:
+                sent[-1] = (sent[-1][0], j + 1)
+            else:
+                sent.append((j, j + 1))
+        self.sent_to = max(self.sent_to, i)
         if self.window is None:
-            return ranges_of([j for j in range(i) if j not in self.unsent])
+            return tuple(sent)
         s, kept = self.window
-        after = [j for j in range(s + 1, i) if j not in self.unsent]
-        return merge_ranges(((s, s + 1), *kept, *ranges_of(after)))
+        return merge_ranges(((s, s + 1), *kept, *sent))
 
     def _kept(self, meta: dict[str, Any]) -> Ranges:
         pm = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
