@@ -47,6 +47,7 @@ from sessiontools.read.codex.records import (
     Compacted,
     CompactionEvent,
     ErrorEvent,
+    Other,
     ResponseItem,
     Rollout,
     SessionMeta,
@@ -74,6 +75,7 @@ from sessiontools.transcript.model import (
     merge_ranges,
 )
 
+_MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "developer": Role.SYSTEM, "system": Role.SYSTEM}
 ASSISTANT_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "reasoning",
                              "web_search_call", "image_generation_call", "tool_search_call"})
@@ -93,7 +95,7 @@ def _text_parts(content: Any) -> list[tuple[str, bool]]:
         return [(content, False)]
     out = []
     for part in content if isinstance(content, list) else ():
-        if not isinstance(part, Mapping):
+        if not isinstance(part, _MAP):
             continue
         if isinstance(part.get("text"), str):
             out.append((part["text"], False))
@@ -106,10 +108,10 @@ def output_text(out: Any) -> str:
     """The text of a Codex tool output (a string, {content}, or a list of text parts)."""
     if isinstance(out, str):
         return out
-    if isinstance(out, Mapping):
+    if isinstance(out, _MAP):
         return str(out.get("content", ""))
     if isinstance(out, list):
-        return "".join(p.get("text", "") for p in out if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+        return "".join(p.get("text", "") for p in out if isinstance(p, _MAP) and isinstance(p.get("text"), str))
     return ""
 
 
@@ -143,7 +145,7 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
         return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
     if kind == "reasoning":
         parts = [p.get("text", "") for key in ("summary", "content") for p in item.get(key) or []
-                 if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+                 if isinstance(p, _MAP) and isinstance(p.get("text"), str)]
         return Message(index, _id(item), line, Role.ASSISTANT, tuple(Unit(UnitKind.THINKING, t) for t in parts)
                        or (Unit(UnitKind.THINKING, ""),), timestamp, item)
     if kind in TOOL_ITEMS:
@@ -303,7 +305,12 @@ class _Builder:
         self.overflows.append(Overflow(max(len(self.messages) - 1, 0), line, text, n, limit))
 
     def feed(self, r: Any) -> None:
-        if isinstance(r, SessionMeta):
+        kind = type(r)
+        if kind is Other:  # the most common line (events, world state): nothing to build
+            return
+        if kind is ResponseItem:
+            self.add(r.payload, r.line, r.timestamp)
+        elif isinstance(r, SessionMeta):
             self.on_meta(r)
         elif isinstance(r, TurnContext):
             self.model = r.model or self.model
