@@ -48,7 +48,14 @@ import re
 from collections import Counter
 from typing import Any
 
-from sessiontools.read.claude_code import ClaudeFile, Record, content_text, load_claude_file, subagent_files
+from sessiontools.read.claude_code import (
+    CONTINUATION_PREFIX,
+    ClaudeFile,
+    Record,
+    content_text,
+    load_claude_file,
+    subagent_files,
+)
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
@@ -73,6 +80,8 @@ _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<
                      "<local-command-stderr>", "<local-command-caveat>")
 _SUMMARY_TAILS = ("\n\nIf you need specific details from before compaction", "\nIf you need specific details",
                   "\n\nContinue the conversation from where it left off", "\n\nPlease continue the conversation")
+#: json.dumps(x, ensure_ascii=False), without building an encoder per call
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 _TOO_LONG = re.compile(r"prompt is too long", re.I)
 
 
@@ -176,7 +185,7 @@ def _block_units(content: Any, assistant: bool) -> list[Unit]:
         elif t in ("thinking", "redacted_thinking"):
             units.append(Unit(UnitKind.THINKING, b.get("thinking") or ""))
         elif t == "tool_use":
-            args = json.dumps(b.get("input"), ensure_ascii=False)
+            args = _JSON(b.get("input"))
             units.append(Unit(UnitKind.TOOL_CALL, f"{b.get('name') or ''} {args}"))
         elif t == "tool_result":
             c = b.get("content")
@@ -186,7 +195,7 @@ def _block_units(content: Any, assistant: bool) -> list[Unit]:
         elif t == "image":
             units.append(Unit(UnitKind.IMAGE, ""))
         else:
-            units.append(Unit(UnitKind.OTHER, json.dumps(b, ensure_ascii=False)))
+            units.append(Unit(UnitKind.OTHER, _JSON(b)))
     return units
 
 
@@ -196,11 +205,12 @@ def _message(r: Record, index: int) -> Message | None:
                        r.timestamp, r.raw)
     if r.type != "user":
         return None
-    if r.is_compact_summary:
-        unit = Unit(UnitKind.SUMMARY, content_text(r.content))
-        return Message(index, r.uuid, r.line, Role.SUMMARY, (unit,), r.timestamp, r.raw)
-    text = content_text(r.content).lstrip()
-    units = tuple(_block_units(r.content, False))
+    content = r.content
+    full = content_text(content)
+    text = full.lstrip()
+    if r.raw.get("isCompactSummary") or text.startswith(CONTINUATION_PREFIX):  # Record.is_compact_summary
+        return Message(index, r.uuid, r.line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, full),), r.timestamp, r.raw)
+    units = tuple(_block_units(content, False))
     if r.raw.get("isMeta") or text.startswith(_COMMAND_PREFIXES):
         role = Role.OTHER
     else:

@@ -81,6 +81,8 @@ ASSISTANT_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_c
                              "web_search_call", "image_generation_call", "tool_search_call"})
 TOOL_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 OVERFLOW_INFO = "context_window_exceeded"
+#: json.dumps(x, ensure_ascii=False), without building an encoder per call
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def usage_of(u: TokenUsage) -> Usage:
@@ -141,7 +143,7 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
         text = f"{item.get('name', '')} {args if isinstance(args, str) else json.dumps(args)}"
         return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
     if kind == "local_shell_call":
-        text = "shell " + json.dumps(item.get("action"), ensure_ascii=False)
+        text = "shell " + _JSON(item.get("action"))
         return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
     if kind == "reasoning":
         parts = [p.get("text", "") for key in ("summary", "content") for p in item.get(key) or []
@@ -152,7 +154,7 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
         return Message(index, _call_id(item), line, Role.TOOL,
                        (Unit(UnitKind.TOOL_RESULT, output_text(item.get("output"))),), timestamp, item)
     role = Role.ASSISTANT if kind in ASSISTANT_ITEMS else Role.OTHER
-    return Message(index, _id(item), line, role, (Unit(UnitKind.OTHER, json.dumps(item, ensure_ascii=False)),),
+    return Message(index, _id(item), line, role, (Unit(UnitKind.OTHER, _JSON(item)),),
                    timestamp, item)
 
 
