@@ -152,8 +152,7 @@ def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> li
     return sorted(chain + extra, key=lambda r: r.line) if extra else chain
 
 
-def _paths(f: ClaudeFile) -> list[tuple[list[Record], bool]]:
-    nodes = f.nodes()
+def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], bool]]:
     kids = _children(nodes)
     talk = [r for r in nodes.values() if r.type in ("user", "assistant")]
     main = [r for r in talk if not r.sidechain]
@@ -230,16 +229,16 @@ def summary_text(text: str) -> str:
 
 
 
+def _count(v: Any) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+
+
 def _usage(u: Any) -> Usage | None:
     if not isinstance(u, dict):
         return None
-
-    def g(k: str) -> int:
-        v = u.get(k)
-        return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
-
-    usage = Usage(input=g("input_tokens"), cache_read=g("cache_read_input_tokens"),
-                  cache_write=g("cache_creation_input_tokens"), output=g("output_tokens"))
+    get = u.get
+    usage = Usage(input=_count(get("input_tokens")), cache_read=_count(get("cache_read_input_tokens")),
+                  cache_write=_count(get("cache_creation_input_tokens")), output=_count(get("output_tokens")))
     return usage if usage.total > 0 else None
 
 
@@ -286,7 +285,7 @@ class _Builder:
 
     def _assistant(self, r: Record, m: Message) -> None:
         msg = r.message
-        if r.is_synthetic:
+        if msg.get("model") == "<synthetic>":  # Record.is_synthetic
             self.unsent.add(m.index)
             self.skipped["synthetic"] += 1
             text = content_text(r.content)
@@ -391,8 +390,7 @@ def _settings(f: ClaudeFile) -> dict[str, Any]:
     }
 
 
-def _orphans(f: ClaudeFile) -> list[Diagnostic]:
-    nodes = f.nodes()
+def _orphans(f: ClaudeFile, nodes: dict[str, Record]) -> list[Diagnostic]:
     return [Diagnostic(f.path, r.line, f"parentUuid {r.parent} is not in the file: the line starts a chain",
                        DiagnosticKind.NOTICE) for r in nodes.values() if r.parent and r.parent not in nodes]
 
@@ -415,7 +413,8 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains)."""
     paths: list[TranscriptPath] = []
     rejected = _rejected(f)
-    for chain, side in _paths(f):
+    nodes = f.nodes()
+    for chain, side in _paths(f, nodes):
         b = _Builder(provider_limit, rejected)
         for r in chain:
             b.add(r)
@@ -429,5 +428,5 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     else:
         fmt = "claude-code"
     return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
-                      diagnostics=sorted([*f.diagnostics, *_orphans(f)], key=lambda d: d.line),
+                      diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=lambda d: d.line),
                       settings=_settings(f))

@@ -366,10 +366,10 @@ def _events_as_compactions(b: _Builder, rollout: Rollout) -> None:
                                             tokens_before=None, summary=None, writer="agent", timestamp=r.timestamp))
 
 
-def _format(rollout: Rollout) -> str:
+def _format(rollout: Rollout, cli_version: str | None) -> str:
     if rollout.schema in ("2025", "legacy"):
         return "codex-2025" if rollout.schema == "2025" else "codex-legacy"
-    v = rollout.cli_version or ""
+    v = cli_version or ""
     parts = v.split(".")
     return f"codex-{parts[0]}.{parts[1]}" if len(parts) >= 2 else "codex"
 
@@ -383,10 +383,11 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),
                           skipped=+b.skipped)
-    metas = rollout.metas
+    metas = rollout.metas  # (one pass over the records; Rollout.session_id and .cli_version each make one)
     first = metas[0] if metas else None
+    cli_version = next((m.cli_version for m in metas if m.cli_version), None)  # Rollout.cli_version
     settings: dict[str, Any] = {
-        "cli_version": rollout.cli_version,
+        "cli_version": cli_version,
         "model_provider": b.provider,
         "model": b.model,
         "cwd": first.cwd if first else None,
@@ -395,7 +396,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
         "session_metas": len(metas),
         "schema": rollout.schema,
     }
-    return Transcript(Agent.CODEX, rollout.path, rollout.session_id, _format(rollout), [path],
+    return Transcript(Agent.CODEX, rollout.path, first.id if first else None, _format(rollout, cli_version), [path],
                       list(rollout.diagnostics), settings)
 
 
