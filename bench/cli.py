@@ -3,6 +3,8 @@ imports, worker processes, JSON written).
 
 - `inspect_cli_vs_orjson`: raw orjson over the same bytes (in this process) / `sessiontools
   inspect DIR --format json` with the default `--jobs`;
+- `inspect_cli_vs_orjson_codex`, `inspect_cli_vs_orjson_claude_code`: the same over the synthetic
+  Codex and Claude Code corpora (`agent_cli_ratio`; bench/corpus_codex.py, bench/corpus_claude.py);
 - `jobs2_vs_jobs1`: the same command with `--jobs 2` / with `--jobs 1`;
 - `startup_s`: wall time of `sessiontools --help`.
 
