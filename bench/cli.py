@@ -3,6 +3,8 @@ imports, worker processes, JSON written).
 
 - `inspect_cli_vs_orjson`: raw orjson over the same bytes (in this process) / `sessiontools
   inspect DIR --format json` with the default `--jobs`;
+- `inspect_cli_vs_orjson_codex`, `inspect_cli_vs_orjson_claude_code`: the same over the synthetic
+  Codex and Claude Code corpora (`agent_cli_ratio`; bench/corpus_codex.py, bench/corpus_claude.py);
 - `jobs2_vs_jobs1`: the same command with `--jobs 2` / with `--jobs 1`;
 - `startup_s`: wall time of `sessiontools --help`.
 
@@ -50,3 +52,18 @@ def cli_ratios(corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]
         "jobs2_vs_jobs1": round(t_j2 / t_j1, 3),
         "startup_s": round(t_help, 3),
     }
+
+
+def agent_cli_ratio(key: str, corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]:
+    """`key` = raw orjson over every line of `corpus` (its files and subagent files) / `sessiontools
+    inspect DIR --format json` with the default `--jobs`: the same measure as `inspect_cli_vs_orjson`,
+    for another agent's corpus (`inspect_cli_vs_orjson_codex`, `..._claude_code`)."""
+    inspect = ["inspect", str(corpus), "--format", "json", "-o", os.devnull]
+    t_raw = t_cli = float("inf")
+    for _ in range(ROUNDS):
+        t = time.perf_counter()
+        orjson_run()
+        t_raw = min(t_raw, time.perf_counter() - t)
+        t_cli = min(t_cli, _wall(inspect))
+    print(f"CLI {key}: inspect (default --jobs) {t_cli:.2f}s vs raw orjson {t_raw:.2f}s")
+    return {key: round(t_raw / t_cli, 3)}

@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {
     "inspect_vs_orjson": (">=", 0.5),
     "inspect_cli_vs_orjson": (">=", 0.5),
+    "inspect_cli_vs_orjson_codex": (">=", 0.5),
+    "inspect_cli_vs_orjson_claude_code": (">=", 0.5),
     "jobs2_vs_jobs1": ("<=", 0.75),
     "startup_s": ("<=", 0.25),
     "o200k_vs_tiktoken": (">=", 0.7),
@@ -70,10 +72,26 @@ def peak_rss(corpus: Path) -> float:
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
+def agent_ratios(mb: float) -> dict[str, float]:
+    """The CLI against raw orjson over the synthetic Codex and Claude Code corpora (built once)."""
+    from bench import corpus_claude, corpus_codex
+    from bench.cli import agent_cli_ratio
+    from bench.corpus_agents import build
+
+    out: dict[str, float] = {}
+    for name, gen in (("codex", corpus_codex.session), ("claude_code", corpus_claude.session)):
+        corpus = ROOT / "bench" / f"corpus-{name.replace('_', '-')}"
+        files = build(gen, corpus, mb)
+        print(f"{name} corpus: {len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB")
+        out.update(agent_cli_ratio(f"inspect_cli_vs_orjson_{name}", corpus, orjson_run(files)))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--corpus", type=Path, default=ROOT / "bench" / "corpus")
     ap.add_argument("--mb", type=float, default=300)
+    ap.add_argument("--agent-mb", type=float, default=100, help="size of the Codex and Claude Code corpora")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     a = ap.parse_args()
     from bench.corpus import build
@@ -96,6 +114,7 @@ def main() -> int:
     from bench.cli import cli_ratios
 
     results.update(cli_ratios(a.corpus, raw))
+    results.update(agent_ratios(a.agent_mb))
 
     # Replay on a session of about 1,000 entries (the issue's yardstick), with a window it crosses.
     from bench.replay import replay_ratios

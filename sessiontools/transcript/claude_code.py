@@ -48,7 +48,14 @@ import re
 from collections import Counter
 from typing import Any
 
-from sessiontools.read.claude_code import ClaudeFile, Record, content_text, load_claude_file, subagent_files
+from sessiontools.read.claude_code import (
+    CONTINUATION_PREFIX,
+    ClaudeFile,
+    Record,
+    content_text,
+    load_claude_file,
+    subagent_files,
+)
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
@@ -73,6 +80,8 @@ _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<
                      "<local-command-stderr>", "<local-command-caveat>")
 _SUMMARY_TAILS = ("\n\nIf you need specific details from before compaction", "\nIf you need specific details",
                   "\n\nContinue the conversation from where it left off", "\n\nPlease continue the conversation")
+#: json.dumps(x, ensure_ascii=False), without building an encoder per call
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 _TOO_LONG = re.compile(r"prompt is too long", re.I)
 
 
@@ -143,8 +152,7 @@ def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> li
     return sorted(chain + extra, key=lambda r: r.line) if extra else chain
 
 
-def _paths(f: ClaudeFile) -> list[tuple[list[Record], bool]]:
-    nodes = f.nodes()
+def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], bool]]:
     kids = _children(nodes)
     talk = [r for r in nodes.values() if r.type in ("user", "assistant")]
     main = [r for r in talk if not r.sidechain]
@@ -176,17 +184,17 @@ def _block_units(content: Any, assistant: bool) -> list[Unit]:
         elif t in ("thinking", "redacted_thinking"):
             units.append(Unit(UnitKind.THINKING, b.get("thinking") or ""))
         elif t == "tool_use":
-            args = json.dumps(b.get("input"), ensure_ascii=False)
+            args = _JSON(b.get("input"))
             units.append(Unit(UnitKind.TOOL_CALL, f"{b.get('name') or ''} {args}"))
         elif t == "tool_result":
             c = b.get("content")
             units.append(Unit(UnitKind.TOOL_RESULT, c if isinstance(c, str) else content_text(c)))
-            units += [Unit(UnitKind.IMAGE, "") for x in c or [] if isinstance(c, list) and isinstance(x, dict)
-                      and x.get("type") == "image"]
+            if isinstance(c, list):  # (not a string: that would test every character)
+                units += [Unit(UnitKind.IMAGE, "") for x in c if isinstance(x, dict) and x.get("type") == "image"]
         elif t == "image":
             units.append(Unit(UnitKind.IMAGE, ""))
         else:
-            units.append(Unit(UnitKind.OTHER, json.dumps(b, ensure_ascii=False)))
+            units.append(Unit(UnitKind.OTHER, _JSON(b)))
     return units
 
 
@@ -196,11 +204,12 @@ def _message(r: Record, index: int) -> Message | None:
                        r.timestamp, r.raw)
     if r.type != "user":
         return None
-    if r.is_compact_summary:
-        unit = Unit(UnitKind.SUMMARY, content_text(r.content))
-        return Message(index, r.uuid, r.line, Role.SUMMARY, (unit,), r.timestamp, r.raw)
-    text = content_text(r.content).lstrip()
-    units = tuple(_block_units(r.content, False))
+    content = r.content
+    full = content_text(content)
+    text = full.lstrip()
+    if r.raw.get("isCompactSummary") or text.startswith(CONTINUATION_PREFIX):  # Record.is_compact_summary
+        return Message(index, r.uuid, r.line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, full),), r.timestamp, r.raw)
+    units = tuple(_block_units(content, False))
     if r.raw.get("isMeta") or text.startswith(_COMMAND_PREFIXES):
         role = Role.OTHER
     else:
@@ -220,16 +229,16 @@ def summary_text(text: str) -> str:
 
 
 
+def _count(v: Any) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+
+
 def _usage(u: Any) -> Usage | None:
     if not isinstance(u, dict):
         return None
-
-    def g(k: str) -> int:
-        v = u.get(k)
-        return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
-
-    usage = Usage(input=g("input_tokens"), cache_read=g("cache_read_input_tokens"),
-                  cache_write=g("cache_creation_input_tokens"), output=g("output_tokens"))
+    get = u.get
+    usage = Usage(input=_count(get("input_tokens")), cache_read=_count(get("cache_read_input_tokens")),
+                  cache_write=_count(get("cache_creation_input_tokens")), output=_count(get("output_tokens")))
     return usage if usage.total > 0 else None
 
 
@@ -250,6 +259,8 @@ class _Builder:
         self.pending: Record | None = None  # a boundary waiting for its summary message
         self.window: tuple[int, Ranges] | None = None  # (summary index, kept) of the last compaction
         self.overflow_since = False
+        self.sent: list[tuple[int, int]] = []  # _context's ranges of sent messages in [sent_from, sent_to)
+        self.sent_from = self.sent_to = 0
 
     def add(self, r: Record) -> None:
         if r.is_boundary:
@@ -274,7 +285,7 @@ class _Builder:
 
     def _assistant(self, r: Record, m: Message) -> None:
         msg = r.message
-        if r.is_synthetic:
+        if msg.get("model") == "<synthetic>":  # Record.is_synthetic
             self.unsent.add(m.index)
             self.skipped["synthetic"] += 1
             text = content_text(r.content)
@@ -297,11 +308,25 @@ class _Builder:
             stop_reason=msg.get("stop_reason")))
 
     def _context(self, i: int) -> Ranges:
+        start = 0 if self.window is None else self.window[0] + 1
+        if self.sent_from != start or i < self.sent_to:  # a new window (or out of order): start over
+            self.sent_from = self.sent_to = start
+            self.sent = []
+        # The sent messages of [start, i), extended from where the previous request left them: every
+        # index below the newest message is final (`unsent` only gains the newest message).
+        sent = self.sent
+        for j in range(self.sent_to, i):
+            if j in self.unsent:
+                continue
+            if sent and sent[-1][1] == j:
+                sent[-1] = (sent[-1][0], j + 1)
+            else:
+                sent.append((j, j + 1))
+        self.sent_to = max(self.sent_to, i)
         if self.window is None:
-            return ranges_of([j for j in range(i) if j not in self.unsent])
+            return tuple(sent)
         s, kept = self.window
-        after = [j for j in range(s + 1, i) if j not in self.unsent]
-        return merge_ranges(((s, s + 1), *kept, *ranges_of(after)))
+        return merge_ranges(((s, s + 1), *kept, *sent))
 
     def _kept(self, meta: dict[str, Any]) -> Ranges:
         pm = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
@@ -365,8 +390,7 @@ def _settings(f: ClaudeFile) -> dict[str, Any]:
     }
 
 
-def _orphans(f: ClaudeFile) -> list[Diagnostic]:
-    nodes = f.nodes()
+def _orphans(f: ClaudeFile, nodes: dict[str, Record]) -> list[Diagnostic]:
     return [Diagnostic(f.path, r.line, f"parentUuid {r.parent} is not in the file: the line starts a chain",
                        DiagnosticKind.NOTICE) for r in nodes.values() if r.parent and r.parent not in nodes]
 
@@ -389,7 +413,8 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains)."""
     paths: list[TranscriptPath] = []
     rejected = _rejected(f)
-    for chain, side in _paths(f):
+    nodes = f.nodes()
+    for chain, side in _paths(f, nodes):
         b = _Builder(provider_limit, rejected)
         for r in chain:
             b.add(r)
@@ -403,5 +428,5 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     else:
         fmt = "claude-code"
     return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
-                      diagnostics=sorted([*f.diagnostics, *_orphans(f)], key=lambda d: d.line),
+                      diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=lambda d: d.line),
                       settings=_settings(f))

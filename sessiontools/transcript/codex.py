@@ -47,6 +47,7 @@ from sessiontools.read.codex.records import (
     Compacted,
     CompactionEvent,
     ErrorEvent,
+    Other,
     ResponseItem,
     Rollout,
     SessionMeta,
@@ -74,11 +75,14 @@ from sessiontools.transcript.model import (
     merge_ranges,
 )
 
+_MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "developer": Role.SYSTEM, "system": Role.SYSTEM}
 ASSISTANT_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "reasoning",
                              "web_search_call", "image_generation_call", "tool_search_call"})
 TOOL_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 OVERFLOW_INFO = "context_window_exceeded"
+#: json.dumps(x, ensure_ascii=False), without building an encoder per call
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def usage_of(u: TokenUsage) -> Usage:
@@ -93,7 +97,7 @@ def _text_parts(content: Any) -> list[tuple[str, bool]]:
         return [(content, False)]
     out = []
     for part in content if isinstance(content, list) else ():
-        if not isinstance(part, Mapping):
+        if not isinstance(part, _MAP):
             continue
         if isinstance(part.get("text"), str):
             out.append((part["text"], False))
@@ -106,10 +110,10 @@ def output_text(out: Any) -> str:
     """The text of a Codex tool output (a string, {content}, or a list of text parts)."""
     if isinstance(out, str):
         return out
-    if isinstance(out, Mapping):
+    if isinstance(out, _MAP):
         return str(out.get("content", ""))
     if isinstance(out, list):
-        return "".join(p.get("text", "") for p in out if isinstance(p, Mapping) and isinstance(p.get("text"), str))
+        return "".join(p.get("text", "") for p in out if isinstance(p, _MAP) and isinstance(p.get("text"), str))
     return ""
 
 
@@ -139,18 +143,18 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
         text = f"{item.get('name', '')} {args if isinstance(args, str) else json.dumps(args)}"
         return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
     if kind == "local_shell_call":
-        text = "shell " + json.dumps(item.get("action"), ensure_ascii=False)
+        text = "shell " + _JSON(item.get("action"))
         return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
     if kind == "reasoning":
         parts = [p.get("text", "") for key in ("summary", "content") for p in item.get(key) or []
-                 if isinstance(p, Mapping) and isinstance(p.get("text"), str)]
+                 if isinstance(p, _MAP) and isinstance(p.get("text"), str)]
         return Message(index, _id(item), line, Role.ASSISTANT, tuple(Unit(UnitKind.THINKING, t) for t in parts)
                        or (Unit(UnitKind.THINKING, ""),), timestamp, item)
     if kind in TOOL_ITEMS:
         return Message(index, _call_id(item), line, Role.TOOL,
                        (Unit(UnitKind.TOOL_RESULT, output_text(item.get("output"))),), timestamp, item)
     role = Role.ASSISTANT if kind in ASSISTANT_ITEMS else Role.OTHER
-    return Message(index, _id(item), line, role, (Unit(UnitKind.OTHER, json.dumps(item, ensure_ascii=False)),),
+    return Message(index, _id(item), line, role, (Unit(UnitKind.OTHER, _JSON(item)),),
                    timestamp, item)
 
 
@@ -303,7 +307,12 @@ class _Builder:
         self.overflows.append(Overflow(max(len(self.messages) - 1, 0), line, text, n, limit))
 
     def feed(self, r: Any) -> None:
-        if isinstance(r, SessionMeta):
+        kind = type(r)
+        if kind is Other:  # the most common line (events, world state): nothing to build
+            return
+        if kind is ResponseItem:
+            self.add(r.payload, r.line, r.timestamp)
+        elif isinstance(r, SessionMeta):
             self.on_meta(r)
         elif isinstance(r, TurnContext):
             self.model = r.model or self.model
@@ -357,10 +366,10 @@ def _events_as_compactions(b: _Builder, rollout: Rollout) -> None:
                                             tokens_before=None, summary=None, writer="agent", timestamp=r.timestamp))
 
 
-def _format(rollout: Rollout) -> str:
+def _format(rollout: Rollout, cli_version: str | None) -> str:
     if rollout.schema in ("2025", "legacy"):
         return "codex-2025" if rollout.schema == "2025" else "codex-legacy"
-    v = rollout.cli_version or ""
+    v = cli_version or ""
     parts = v.split(".")
     return f"codex-{parts[0]}.{parts[1]}" if len(parts) >= 2 else "codex"
 
@@ -374,10 +383,11 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),
                           skipped=+b.skipped)
-    metas = rollout.metas
+    metas = rollout.metas  # (one pass over the records; Rollout.session_id and .cli_version each make one)
     first = metas[0] if metas else None
+    cli_version = next((m.cli_version for m in metas if m.cli_version), None)  # Rollout.cli_version
     settings: dict[str, Any] = {
-        "cli_version": rollout.cli_version,
+        "cli_version": cli_version,
         "model_provider": b.provider,
         "model": b.model,
         "cwd": first.cwd if first else None,
@@ -386,7 +396,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
         "session_metas": len(metas),
         "schema": rollout.schema,
     }
-    return Transcript(Agent.CODEX, rollout.path, rollout.session_id, _format(rollout), [path],
+    return Transcript(Agent.CODEX, rollout.path, first.id if first else None, _format(rollout, cli_version), [path],
                       list(rollout.diagnostics), settings)
 
 

@@ -260,3 +260,43 @@ def test_other_tools_jsonl_with_a_session_id_is_not_claude_code() -> None:
     snap = _bytes([{"type": "file-history-snapshot", "messageId": "m", "snapshot": {}}, *_basic()[1:]])
     assert looks_like_claude_code(snap)
     assert detect_agent(snap) is Agent.CLAUDE_CODE
+
+
+def _context_by_definition(b, i):  # type: ignore[no-untyped-def]
+    """Request context as the module docstring defines it, rebuilt from every index (the original code)."""
+    from sessiontools.transcript.model import merge_ranges, ranges_of
+
+    if b.window is None:
+        return ranges_of([j for j in range(i) if j not in b.unsent])
+    s, kept = b.window
+    return merge_ranges(((s, s + 1), *kept, *ranges_of([j for j in range(s + 1, i) if j not in b.unsent])))
+
+
+def test_request_contexts_built_incrementally_match_the_definition(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Synthetic replies (never sent) between requests, before and after a compaction: each request's
+    context, extended from the previous one's, is what rebuilding it from every index gives."""
+    import random
+
+    from bench.corpus_claude import session
+    from sessiontools.transcript import claude_code
+
+    def synthetic(uuid: str, parent: str) -> dict:
+        return _asst(uuid, parent, f"msg_{uuid}", [{"type": "text", "text": "No response requested."}],
+                     usage=(0, 0, 0, 0), model="<synthetic>")
+
+    lines = [_user("u1", None, "one"), synthetic("x1", "u1"), _user("u2", "x1", "two"),
+             _asst("a1", "u2", "m1", [{"type": "text", "text": "A"}]), synthetic("x2", "a1"), synthetic("x3", "x2"),
+             _user("u3", "x3", "three"), _asst("a2", "u3", "m2", [{"type": "text", "text": "B"}]),
+             _line("b1", None, "system", subtype="compact_boundary", logicalParentUuid="a2",
+                   compactMetadata={"trigger": "auto", "preTokens": 9, "preservedMessages": {"uuids": ["u3", "a2"]}}),
+             _user("s1", "b1", _summary_text("S"), isCompactSummary=True), synthetic("x4", "s1"),
+             _user("u4", "x4", "four"), _asst("a3", "u4", "m3", [{"type": "text", "text": "C"}]),
+             synthetic("x5", "a3"), _user("u5", "x5", "five"), _asst("a4", "u5", "m4", [{"type": "text", "text": "D"}])]
+    files = [parse_bytes(_bytes(lines)), parse_bytes(session(random.Random(2), 0, 600_000).files["s0000.jsonl"])]
+    got = [[r.context for p in claude_transcript(f).paths for r in p.requests] for f in files]
+    monkeypatch.setattr(claude_code._Builder, "_context", _context_by_definition)
+    want = [[r.context for p in claude_transcript(f).paths for r in p.requests] for f in files]
+    assert got == want and len(got[0]) == 4 and len(got[1]) > 20
+    # messages: u1 x1 u2 a1 x2 x3 u3 a2 | s1(8) x4 u4 a3 x5 u5 a4 (the x are synthetic, the boundary no message)
+    assert got[0] == [((0, 1), (2, 3)), ((0, 1), (2, 4), (6, 7)), ((8, 9), (6, 8), (10, 11)),
+                      ((8, 9), (6, 8), (10, 12), (13, 14))]

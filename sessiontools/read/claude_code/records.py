@@ -7,6 +7,10 @@ chain, a ``compact_boundary`` continues the one before it through ``logicalParen
 (``api-request*``, ``tools-used``, ``cost-state``, ``queue-operation``, ``last-prompt``, ``mode``,
 ``summary`` titles, ...) are metadata: kept as records without a place in the tree.
 
+Records are values: never change one after reading. They are not `frozen` dataclasses only because
+a frozen dataclass's constructor sets each field through `object.__setattr__`, several times slower
+than a plain one, and a record is built for every line (they stay hashable, `unsafe_hash`).
+
 Bad input is normal input: a line that is not JSON, not an object, has no ``type``, or is a
 ``user``/``assistant`` line without a ``message`` object is skipped with a ``Diagnostic``; a
 duplicated ``uuid`` keeps the first line; an unknown ``type`` is kept with a notice.
@@ -29,7 +33,7 @@ KNOWN_TYPES = CONVERSATION_TYPES | frozenset({
 CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class Record:
     """One parsed line of a Claude Code transcript."""
 
@@ -92,15 +96,13 @@ def parse_record(obj: Any, line: int, path: str) -> Record | Diagnostic:
         return Diagnostic(path, line, "no 'type'", DiagnosticKind.SKIPPED)
     if t in ("user", "assistant") and not isinstance(obj.get("message"), dict):
         return Diagnostic(path, line, f"{t} line without a 'message' object", DiagnosticKind.SKIPPED)
-    uuid = _str(obj.get("uuid"))
+    get = obj.get
+    uuid = _str(get("uuid"))
     if t in CONVERSATION_TYPES and uuid is None:
         return Diagnostic(path, line, f"{t} line without a 'uuid'", DiagnosticKind.SKIPPED)
-    return Record(
-        line=line, type=t, raw=obj, uuid=uuid, parent=_str(obj.get("parentUuid")),
-        logical_parent=_str(obj.get("logicalParentUuid")), sidechain=obj.get("isSidechain") is True,
-        subtype=_str(obj.get("subtype")), session_id=_str(obj.get("sessionId")),
-        timestamp=_str(obj.get("timestamp")),
-    )
+    # (positional, in field order: this runs for every line)
+    return Record(line, t, obj, uuid, _str(get("parentUuid")), _str(get("logicalParentUuid")),
+                  get("isSidechain") is True, _str(get("subtype")), _str(get("sessionId")), _str(get("timestamp")))
 
 
 @dataclass(slots=True)

@@ -12,6 +12,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from orjson import JSONDecodeError
+from orjson import loads as _loads
+
 from sessiontools.errors import InputError
 from sessiontools.read.codex.records import (
     Compacted,
@@ -33,6 +36,7 @@ from sessiontools.read.files import read_file_bytes
 from sessiontools.read.pi.load import expand_paths
 from sessiontools.read.pi.parse import parse_line
 
+_MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ITEM_TYPES = frozenset({
     "message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
     "local_shell_call", "reasoning", "web_search_call", "image_generation_call", "compaction",
@@ -42,7 +46,10 @@ QUIET_TYPES = frozenset({"world_state", "state"})
 
 
 def _int(v: Any) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+    t = type(v)  # orjson gives exact ints and floats: the common cases first, then the general test
+    if t is int:
+        return v  # type: ignore[no-any-return]
+    return int(v) if t is float or (isinstance(v, int | float) and not isinstance(v, bool)) else 0
 
 
 def _opt_int(v: Any) -> int | None:
@@ -54,24 +61,25 @@ def _str(v: Any) -> str | None:
 
 
 def token_usage(raw: Any) -> TokenUsage | None:
-    if not isinstance(raw, Mapping):
+    if not isinstance(raw, _MAP):
         return None
-    return TokenUsage(_int(raw.get("input_tokens")), _int(raw.get("cached_input_tokens")),
-                      _int(raw.get("output_tokens")), _int(raw.get("reasoning_output_tokens")),
-                      _int(raw.get("total_tokens")), _int(raw.get("cache_write_input_tokens")))
+    get = raw.get
+    return TokenUsage(_int(get("input_tokens")), _int(get("cached_input_tokens")), _int(get("output_tokens")),
+                      _int(get("reasoning_output_tokens")), _int(get("total_tokens")),
+                      _int(get("cache_write_input_tokens")))
 
 
 def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
     kind = p.get("type")
     if kind == "token_count":
         info = p.get("info")
-        if not isinstance(info, Mapping):
+        if not isinstance(info, _MAP):
             return Other(n, ts, "event_msg", "token_count")  # rate-limit-only count: no usage
         return TokenCount(n, ts, token_usage(info.get("total_token_usage")), token_usage(info.get("last_token_usage")),
                           _opt_int(info.get("model_context_window")))
     if kind in ("task_started", "task_complete", "turn_aborted"):
-        err = p.get("error") if isinstance(p.get("error"), Mapping) else {}
-        attribution = p.get("turn_attribution") if isinstance(p.get("turn_attribution"), Mapping) else {}
+        err = p.get("error") if isinstance(p.get("error"), _MAP) else {}
+        attribution = p.get("turn_attribution") if isinstance(p.get("turn_attribution"), _MAP) else {}
         return TaskEvent(n, ts, "started" if kind == "task_started" else "complete", _str(p.get("turn_id")),
                          _opt_int(p.get("model_context_window")), _str(err.get("message")),
                          _str(err.get("codex_error_info")), _str(attribution.get("turn_trigger")))
@@ -80,7 +88,7 @@ def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
         return ErrorEvent(n, ts, str(p.get("message", "")), info if isinstance(info, str) else None)
     if kind == "context_compacted":
         return CompactionEvent(n, ts, "context_compacted")
-    if kind == "item_completed" and isinstance(p.get("item"), Mapping) and p["item"].get("type") == "ContextCompaction":
+    if kind == "item_completed" and isinstance(p.get("item"), _MAP) and p["item"].get("type") == "ContextCompaction":
         return CompactionEvent(n, ts, "item_completed")
     return Other(n, ts, "event_msg", _str(kind))
 
@@ -98,12 +106,12 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
             return SessionMeta(n, ts, obj["id"], None, None, None, _str(obj.get("instructions")), None, obj)
         return Diagnostic(path, n, f"not a rollout line (no payload; type {kind!r}); line skipped", "skipped")
     p = obj.get("payload")
-    if not isinstance(p, Mapping):
+    if not isinstance(p, _MAP):
         return Diagnostic(path, n, f"{kind!r} line without an object payload; line skipped", "skipped")
     if kind == "session_meta":
-        meta = p.get("meta") if isinstance(p.get("meta"), Mapping) else p  # some versions nest it
+        meta = p.get("meta") if isinstance(p.get("meta"), _MAP) else p  # some versions nest it
         bi = meta.get("base_instructions")
-        text = _str(bi.get("text")) if isinstance(bi, Mapping) else _str(bi)
+        text = _str(bi.get("text")) if isinstance(bi, _MAP) else _str(bi)
         return SessionMeta(n, ts, _str(meta.get("id")), _str(meta.get("cwd")), _str(meta.get("cli_version")),
                            _str(meta.get("model_provider")), text, _str(meta.get("originator")), meta)
     if kind == "turn_context":
@@ -119,9 +127,9 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
         return UsageRecord(n, ts, _str(p.get("response_id")), token_usage(p.get("usage")))
     if kind == "compacted":
         hist = p.get("replacement_history")
-        items = tuple(it for it in hist if isinstance(it, Mapping)) if isinstance(hist, list) else None
+        items = tuple(it for it in hist if isinstance(it, _MAP)) if isinstance(hist, list) else None
         latest = p.get("latest_token_usage_record")
-        usage = token_usage(latest.get("usage")) if isinstance(latest, Mapping) else None
+        usage = token_usage(latest.get("usage")) if isinstance(latest, _MAP) else None
         return Compacted(n, ts, str(p.get("message") or ""), items, usage)
     if isinstance(kind, str) and kind in QUIET_TYPES:
         return Other(n, ts, kind)
@@ -147,10 +155,24 @@ def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
-    for n, raw, terminated in _lines(data):
-        parsed = parse_line(raw, n, path, terminated=terminated)
-        diags.extend(parsed.diagnostics)
-        for obj in parsed.objects:
+    parts = data.split(b"\n")
+    if parts[-1] == b"":  # the newline that ends the last line starts no line
+        parts.pop()
+    last = len(parts)
+    for n, raw in enumerate(parts, 1):
+        # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
+        # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.
+        try:
+            obj = _loads(raw) if n > 1 else None
+        except JSONDecodeError:
+            obj = None
+        if type(obj) is dict:
+            objects: list[dict[str, Any]] = [obj]
+        else:
+            parsed = parse_line(raw, n, path, terminated=n < last or data.endswith(b"\n"))
+            diags.extend(parsed.diagnostics)
+            objects = parsed.objects
+        for obj in objects:
             rec = _record(n, obj, path)
             if isinstance(rec, Diagnostic):
                 diags.append(rec)
@@ -199,6 +221,6 @@ def is_rollout(data: bytes) -> bool:
     if not parsed.objects:
         return False
     obj = parsed.objects[0]
-    if obj.get("type") == "session_meta" and isinstance(obj.get("payload"), Mapping):
+    if obj.get("type") == "session_meta" and isinstance(obj.get("payload"), _MAP):
         return True
     return isinstance(obj.get("id"), str) and "instructions" in obj and "type" not in obj

@@ -15,6 +15,10 @@ A rollout line is `{"timestamp", "type", "payload"}` (0.171 adds `"ordinal"`). T
 - `compacted`: `message` (Codex's fixed summary prefix + the summary; empty for a remote compaction)
   and `replacement_history` (the history that replaced the old one; absent in older rollouts).
 
+Records are values: never change one after reading. They are not `frozen` dataclasses only because
+a frozen dataclass's constructor sets each field through `object.__setattr__`, several times slower
+than a plain one, and a record is built for every line (they stay hashable, `unsafe_hash`).
+
 The oldest rollouts (early 2025) have no wrapper: a first line `{"id", "timestamp", "instructions"}`
 then bare response items and `{"record_type": "state"}` lines; they are read as the same records.
 """
@@ -33,7 +37,7 @@ SUMMARY_PREFIX = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class TokenUsage:
     """OpenAI usage as Codex records it: `input_tokens` INCLUDES the cached ones; `output_tokens`
     includes reasoning tokens; `total_tokens` = input + output."""
@@ -51,7 +55,7 @@ class TokenUsage:
         return self.input_tokens == 0 and self.output_tokens == 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class Record:
     """Base of every record: the 1-based physical line and the line's timestamp."""
 
@@ -59,7 +63,7 @@ class Record:
     timestamp: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class SessionMeta(Record):
     id: str | None
     cwd: str | None
@@ -70,14 +74,14 @@ class SessionMeta(Record):
     data: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class TurnContext(Record):
     turn_id: str | None
     model: str | None
     cwd: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class ResponseItem(Record):
     """One item of the model-visible history (`payload` is the item as written)."""
 
@@ -86,14 +90,14 @@ class ResponseItem(Record):
     payload: Mapping[str, Any] = field(compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class TokenCount(Record):
     total: TokenUsage | None
     last: TokenUsage | None
     context_window: int | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class UsageRecord(Record):
     """`token_usage_record` (0.171): the usage of one response and its id."""
 
@@ -101,7 +105,7 @@ class UsageRecord(Record):
     usage: TokenUsage | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class TaskEvent(Record):
     """`task_started` / `task_complete`; `error` is set when the turn failed."""
 
@@ -113,7 +117,7 @@ class TaskEvent(Record):
     trigger: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class ErrorEvent(Record):
     """`event_msg` of type `error`."""
 
@@ -121,14 +125,14 @@ class ErrorEvent(Record):
     info: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class CompactionEvent(Record):
     """`event_msg` `context_compacted` (2025) or `item_completed` with a `ContextCompaction` item."""
 
     source: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class Compacted(Record):
     """A `compacted` line: the summary and the history that replaced the old one."""
 
@@ -153,7 +157,7 @@ class Compacted(Record):
                    ("compaction", "compaction_summary") for it in self.replacement_history or ())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: see the module docstring
 class Other(Record):
     """A line of a known shape that carries nothing the transcript needs (world_state, ...)."""
 
