@@ -39,8 +39,8 @@ CJK_OR_RUN_RE = re.compile(f"{CJK_CLASS}|[^{CJK_CLASS[1:-1]}]+")
 _CLASSES: Any = None
 #: Classes of `_class_table`: CJK, ASCII digit, ASCII whitespace (space, tab, LF, CR); 0 is other.
 _CJK, _DIGIT, _SPACE = 1, 2, 3
-#: Texts shorter than this are counted with `bytes.count` (numpy's fixed cost is higher).
-_SHORT = 1024
+_DIGITS = b"0123456789"
+_SPACES = b" \t\n\r"
 
 
 def _class_table() -> Any:
@@ -122,14 +122,8 @@ def text_mix(text: str) -> TextMix:
         return TextMix(0, 0, 0, 0)
     if text.isascii():
         b = text.encode("ascii")
-        if len(b) < _SHORT:
-            digits = sum(b.count(d) for d in b"0123456789")
-            space = sum(b.count(s) for s in b" \t\n\r")
-            return TextMix(len(b), 0, digits, space)
-        import numpy as np
-
-        counts = np.bincount(np.frombuffer(b, dtype=np.uint8), minlength=128).tolist()
-        return TextMix(len(b), 0, sum(counts[0x30:0x3A]), counts[0x20] + counts[0x09] + counts[0x0A] + counts[0x0D])
+        n = len(b)
+        return TextMix(n, 0, n - len(b.translate(None, _DIGITS)), n - len(b.translate(None, _SPACES)))
     cps = _code_points(text)
     cjk, digits, space = _classes(cps)
     return TextMix(len(cps), cjk, digits, space)
