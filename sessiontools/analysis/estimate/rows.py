@@ -123,10 +123,6 @@ class _Columns:
                                                            *FEATURE_COLUMNS, "est_chars4", "est_pi", "est_cl100k",
                                                            "est_o200k", "hyb_usage", *TRAIL_COLUMNS)}
 
-    def add(self, **values: Any) -> None:
-        for k, v in values.items():
-            self.data[k].append(v)
-
     def extend(self, **values: Sequence[Any]) -> None:
         for k, v in values.items():
             self.data[k].extend(v)
@@ -228,17 +224,19 @@ def _ranges(indices: Sequence[int]) -> list[tuple[int, int]]:
 def _add_rows(cols: _Columns, source: Source, path: TranscriptPath, requests: Sequence[Request],
               tot: dict[str, list[int]], n_messages: list[int], owns: Sequence[Any], pi: bool) -> None:
     n = len(requests)
-    name = source.transcript.source
-    for r, own in zip(requests, owns, strict=True):
-        u = r.usage
-        raw = path.messages[r.index].raw if pi else None
-        cols.add(
-            session=name, pi_version=source.version or "", entry_id=r.id, provider=r.provider, model=r.model,
-            model_key=model_key(r.provider, r.model), kind="overflow" if r.stop_reason == "error" else "request",
-            index=r.index, line=r.line, timestamp=_timestamp(raw, r), actual=u.prompt, input=u.input,
-            cache_read=u.cache_read, cache_write=u.cache_write, output=u.output, est_pi=own.tokens,
-            hyb_usage=own.usage_tokens if own.usage_index is not None else None,
-        )
+    usage = [r.usage for r in requests]
+    cols.extend(
+        session=[source.transcript.source] * n, pi_version=[source.version or ""] * n,
+        entry_id=[r.id for r in requests], provider=[r.provider for r in requests], model=[r.model for r in requests],
+        model_key=[model_key(r.provider, r.model) for r in requests],
+        kind=["overflow" if r.stop_reason == "error" else "request" for r in requests],
+        index=[r.index for r in requests], line=[r.line for r in requests],
+        timestamp=[_timestamp(path.messages[r.index].raw if pi else None, r) for r in requests],
+        actual=[u.prompt for u in usage], input=[u.input for u in usage], cache_read=[u.cache_read for u in usage],
+        cache_write=[u.cache_write for u in usage], output=[u.output for u in usage],
+        est_pi=[own.tokens for own in owns],
+        hyb_usage=[own.usage_tokens if own.usage_index is not None else None for own in owns],
+    )
     cols.extend(
         messages=n_messages, images=tot["images"], chars_total=tot["chars"], text_chars=tot["text_chars"],
         cjk_chars=tot["cjk_chars"], **{c: tot[c] for c in CHAR_COLUMNS},
