@@ -60,14 +60,14 @@ def _ms_timestamp(ts: str | None) -> int | None:
     return int(round(d.timestamp() * 1000))
 
 
-def _prefix(measures: Sequence[MessageMeasure | None], fields_of: Any, width: int, skip_system: bool) -> Any:
+def _prefix(measures: Sequence[MessageMeasure | None], fields_of: Any, width: int) -> Any:
     """Prefix sums (one row per message + a leading zero row) of the measured messages' vectors."""
     import numpy as np
 
     m = np.zeros((len(measures) + 1, width), dtype=np.int64)
     rows = {}
     for i, ms in enumerate(measures):
-        if ms is None or (skip_system and ms.role_column == "chars_system"):
+        if ms is None:
             continue
         v = rows.get(id(ms))
         if v is None:
@@ -179,16 +179,19 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
                measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool, version: str) -> None:
     import numpy as np
 
+    merge = pi and version == "1"
+    systems = _MergedSystems(path, measurer, version) if merge else None
+    # Pi 1.x sends its system messages replayed into one: they are measured (and tokenized) merged only.
+    unsent = set(systems.at.tolist()) if systems is not None else set()
     measures: list[MessageMeasure | None] = [None] * len(path.messages)
     for i in _covered(requests, len(path.messages)):
         m = path.messages[i]
-        measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
-    merge = pi and version == "1"
-    systems = _MergedSystems(path, measurer, version) if merge else None
+        if i not in unsent:
+            measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
     merged = [systems.of(r.context) if systems is not None else (None, 0) for r in requests]
     measurer.count_tokens([m for m in (*measures, *(sm for sm, _ in merged)) if m is not None])
     fields = [*_SUMS, *encodings]
-    prefix = _prefix(measures, lambda ms: _vector(ms, encodings), len(fields), skip_system=merge)
+    prefix = _prefix(measures, lambda ms: _vector(ms, encodings), len(fields))
     tot = _range_totals(prefix, [r.context for r in requests])
     n_messages = [sum(b - a for a, b in r.context if b > a) for r in requests]
     for j, (sys_m, n_sys) in enumerate(merged):
