@@ -20,9 +20,10 @@ usage (Pi 1.x: compactions and context edits on the path); the source of the tra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from sessiontools.transcript.model import Agent, Message, Request, Role, TranscriptPath, UnitKind
 
@@ -37,6 +38,71 @@ class Checkpoint:
     usage_index: int | None = None  # message index of the reply whose usage was used
 
 
+class ContextView(Sequence[Message]):
+    """A request's context messages (`messages` through the request's index ranges), not copied:
+    a check point reads only its end (the last usage and the messages after it), so a request
+    costs O(ranges + trailing), not O(context)."""
+
+    __slots__ = ("_len", "_messages", "_offsets", "_ranges")
+
+    def __init__(self, messages: Sequence[Message], ranges: Sequence[tuple[int, int]]) -> None:
+        self._messages = messages
+        self._ranges = tuple((a, b) for a, b in ranges if b > a)
+        self._offsets: list[int] = []
+        n = 0
+        for a, b in self._ranges:
+            self._offsets.append(n)
+            n += b - a
+        self._len = n
+
+    def __len__(self) -> int:
+        return self._len
+
+    def index_at(self, k: int) -> int:
+        """The message index (in `messages`) of context position `k` (0 <= k < len)."""
+        j = bisect_right(self._offsets, k) - 1
+        return self._ranges[j][0] + k - self._offsets[j]
+
+    @overload
+    def __getitem__(self, k: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[Message]: ...
+
+    def __getitem__(self, k: int | slice) -> Message | list[Message]:
+        if isinstance(k, slice):
+            return [self._messages[self.index_at(p)] for p in range(self._len)[k]]
+        if k < 0:
+            k += self._len
+        if not 0 <= k < self._len:
+            raise IndexError(k)
+        return self._messages[self.index_at(k)]
+
+    def __iter__(self) -> Iterator[Message]:
+        for a, b in self._ranges:
+            yield from self._messages[a:b]
+
+
+class _Raws(Sequence[Any]):
+    """The agent's own objects (`Message.raw`) of a context, read through it."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context: Sequence[Message]) -> None:
+        self._context = context
+
+    def __len__(self) -> int:
+        return len(self._context)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [m.raw for m in self._context[k]]
+        return self._context[k].raw
+
+    def __iter__(self) -> Iterator[Any]:
+        return (m.raw for m in self._context)
+
+
 #: (path, request, context messages in order, resets, pi_version or None) -> Checkpoint
 OwnEstimate = Callable[[TranscriptPath, Request, Sequence[Message], Sequence[int], str | None], Checkpoint]
 
@@ -48,7 +114,7 @@ def _pi(path: TranscriptPath, request: Request, context: Sequence[Message], rese
     from sessiontools.tokens.chars4 import estimate_tokens
 
     version = version or "1"
-    raw = [m.raw for m in context]
+    raw = _Raws(context)
     est = estimate_context_tokens(raw, version)
     if est.last_usage_index is not None:
         used = context[est.last_usage_index]
@@ -71,9 +137,22 @@ def message_bytes(message: Message) -> int:
     return sum(len(u.text.encode("utf-8", "surrogatepass")) for u in message.units if u.kind != UnitKind.IMAGE)
 
 
+#: The last path's requests (a tuple, immutable) and their index: one build per path, not per request.
+_BY_INDEX: tuple[tuple[Request, ...], dict[int, Request]] = ((), {})
+
+
+def _requests_by_index(requests: tuple[Request, ...]) -> dict[int, Request]:
+    """A path's requests by message index."""
+    global _BY_INDEX
+    cached = _BY_INDEX
+    if cached[0] is not requests:
+        cached = _BY_INDEX = (requests, {r.index: r for r in requests})
+    return cached[1]
+
+
 def _last_usage_plus_bytes4(path: TranscriptPath, request: Request, context: Sequence[Message]) -> Checkpoint:
     """Last reply's total usage (prompt + output) plus ceil(bytes/4) of the context after it."""
-    by_index = {r.index: r for r in path.requests}
+    by_index = _requests_by_index(path.requests)
     for k in range(len(context) - 1, -1, -1):
         m = context[k]
         prev = by_index.get(m.index) if m.role == Role.ASSISTANT else None

@@ -36,16 +36,27 @@ CJK_RE = re.compile(CJK_CLASS)
 #: One CJK character, or a run of non-CJK characters (for splitting mixed text).
 CJK_OR_RUN_RE = re.compile(f"{CJK_CLASS}|[^{CJK_CLASS[1:-1]}]+")
 
-_EDGES: Any = None
+_CLASSES: Any = None
+#: Classes of `_class_table`: CJK, ASCII digit, ASCII whitespace (space, tab, LF, CR); 0 is other.
+_CJK, _DIGIT, _SPACE = 1, 2, 3
+_DIGITS = b"0123456789"
+_SPACES = b" \t\n\r"
 
 
-def _edges() -> Any:
-    global _EDGES
-    if _EDGES is None:
+def _class_table() -> Any:
+    """The class of every BMP code point (uint8), built from `CJK_RANGES` once."""
+    global _CLASSES
+    if _CLASSES is None:
         import numpy as np
 
-        _EDGES = np.array(CJK_RANGES, dtype=np.uint32)
-    return _EDGES
+        table = np.zeros(0x10000, dtype=np.uint8)
+        for lo, hi in CJK_RANGES:
+            if lo <= 0xFFFF:
+                table[lo: min(hi, 0xFFFF) + 1] = _CJK
+        table[0x30:0x3A] = _DIGIT
+        table[[0x20, 0x09, 0x0A, 0x0D]] = _SPACE
+        _CLASSES = table
+    return _CLASSES
 
 
 def _code_points(text: str) -> Any:
@@ -54,14 +65,24 @@ def _code_points(text: str) -> Any:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _cjk_mask(cps: Any) -> Any:
+def _astral_cjk(cps: Any) -> int:
+    """CJK characters beyond the BMP (the table covers the BMP only)."""
+    n = 0
+    for lo, hi in CJK_RANGES:
+        if hi > 0xFFFF:
+            n += int(((cps >= max(lo, 0x10000)) & (cps <= hi)).sum())
+    return n
+
+
+def _classes(cps: Any) -> tuple[int, int, int]:
+    """(CJK, digits, whitespace) among code points."""
     import numpy as np
 
-    ranges = _edges()
-    edges = ranges.ravel()
-    # A code point is CJK when it falls in an odd bucket of the sorted range edges (inclusive ends).
-    pos = np.searchsorted(edges, cps, side="right")
-    return (pos % 2 == 1) | np.isin(cps, ranges[:, 1])
+    counts = np.bincount(_class_table()[np.minimum(cps, 0xFFFF)], minlength=4).tolist()
+    cjk = counts[_CJK]
+    if len(cps) and int(cps.max()) > 0xFFFF:
+        cjk += _astral_cjk(cps)
+    return cjk, counts[_DIGIT], counts[_SPACE]
 
 
 def is_cjk(ch: str) -> bool:
@@ -74,7 +95,7 @@ def cjk_count(text: str) -> int:
     """How many characters of `text` are CJK."""
     if text.isascii():
         return 0
-    return int(_cjk_mask(_code_points(text)).sum())
+    return _classes(_code_points(text))[0]
 
 
 def has_cjk(text: str) -> bool:
@@ -101,11 +122,8 @@ def text_mix(text: str) -> TextMix:
         return TextMix(0, 0, 0, 0)
     if text.isascii():
         b = text.encode("ascii")
-        digits = sum(b.count(d) for d in b"0123456789")
-        space = sum(b.count(s) for s in b" \t\n\r")
-        return TextMix(len(text), 0, digits, space)
+        n = len(b)
+        return TextMix(n, 0, n - len(b.translate(None, _DIGITS)), n - len(b.translate(None, _SPACES)))
     cps = _code_points(text)
-    cjk = int(_cjk_mask(cps).sum())
-    digits = int(((cps >= 0x30) & (cps <= 0x39)).sum())
-    space = int(((cps == 0x20) | (cps == 0x09) | (cps == 0x0A) | (cps == 0x0D)).sum())
+    cjk, digits, space = _classes(cps)
     return TextMix(len(cps), cjk, digits, space)

@@ -33,6 +33,22 @@ def test_text_mix_classes_add_up() -> None:
     assert text_mix("") == text_mix("")
 
 
+def test_text_mix_matches_a_per_character_reference() -> None:
+    """The class table (BMP), the astral ranges and the ASCII fast path count as `is_cjk` and
+    `str.isdigit`-free ASCII rules do, on short and long, ASCII and mixed texts."""
+    import random
+
+    rng = random.Random(7)
+    edges = [cp for lo, hi in CJK_RANGES for cp in (lo - 1, lo, hi, hi + 1)]
+    pool = [chr(c) for c in (*range(0x80), *edges, 0xE9, 0x660, 0xFFFF, 0x1F600, 0x10FFFF)]
+    for n in range(400):
+        chars = pool if n % 2 else pool[:0x80]
+        text = "".join(rng.choice(chars) for _ in range(rng.choice((1, 7, 300, 3000))))
+        m = text_mix(text)
+        assert (m.total, m.cjk, m.digits, m.space) == (
+            len(text), sum(map(is_cjk, text)), sum(c in "0123456789" for c in text), sum(c in " \t\n\r" for c in text))
+
+
 def test_features_and_the_calibrated_hybrid() -> None:
     """Features split prose from code; the hybrid adds the trailing part without the overhead."""
     f = text_features([("hello 42", False), ('{"path":"a"}', True)], images=1, messages=2)

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.tokens.chars4 import IMAGE_CHARS
-from sessiontools.tokens.features import assistant_code_flags
-from sessiontools.tokens.text import text_mix
+from sessiontools.tokens.features import assistant_code_flags, text_features
 from sessiontools.tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_key
 from sessiontools.transcript.model import Message, Role, UnitKind
 
@@ -68,21 +67,12 @@ _CODE_KINDS = (UnitKind.TOOL_CALL, UnitKind.TOOL_RESULT)
 
 
 def _measure(units: MessageUnits, kinds: tuple[bool, ...], role_column: str | None, tool: bool) -> MessageMeasure:
-    """`kinds[i]`: whether text unit i is code/JSON/tool output (else prose)."""
+    """`kinds[i]`: whether text unit i is code/JSON/tool output (else prose). The content mix is
+    `tokens.features.text_features` (the one home of the feature rules)."""
     chars = sum(_utf16_len(t) for t in units.texts) + IMAGE_CHARS * units.images
-    cjk = digits = space = prose = code = text_chars = 0
-    for t, is_code in zip(units.texts, kinds, strict=True):
-        mix = text_mix(t)
-        text_chars += mix.total
-        cjk += mix.cjk
-        digits += mix.digits
-        space += mix.space
-        if is_code:
-            code += mix.other
-        else:
-            prose += mix.other
-    return MessageMeasure(role_column, tool, chars, -(-chars // 4), text_chars, cjk, units.images, units,
-                          (cjk, digits, prose, code, space))
+    _, _, cjk, prose, code, digits, space, _ = text_features(zip(units.texts, kinds, strict=True), units.images)
+    return MessageMeasure(role_column, tool, chars, -(-chars // 4), cjk + prose + code + digits + space, cjk,
+                          units.images, units, (cjk, digits, prose, code, space))
 
 
 def pi_measure(raw: Mapping[str, Any], pi_version: str, units: MessageUnits | None = None) -> MessageMeasure:

@@ -22,9 +22,9 @@ from sessiontools.analysis.estimate.measure import (
 )
 from sessiontools.analysis.estimate.options import TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
-from sessiontools.policies.checkpoint import own_estimate
+from sessiontools.policies.checkpoint import ContextView, own_estimate
 from sessiontools.tokens.calibrated import model_key
-from sessiontools.transcript.model import Agent, Message, Request, TranscriptPath
+from sessiontools.transcript.model import Agent, Request, TranscriptPath
 
 #: Integer columns of the request frame before the estimator columns, in order.
 BASE_INT_COLUMNS = ("index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output",
@@ -60,35 +60,58 @@ def _ms_timestamp(ts: str | None) -> int | None:
     return int(round(d.timestamp() * 1000))
 
 
-class _PathSums:
-    """Prefix sums of per-message measures along one path."""
+def _prefix(measures: Sequence[MessageMeasure | None], fields_of: Any, width: int) -> Any:
+    """Prefix sums (one row per message + a leading zero row) of the measured messages' vectors."""
+    import numpy as np
 
-    def __init__(self, path: TranscriptPath, measures: Sequence[MessageMeasure | None], encodings: Sequence[str],
-                 skip_system: bool) -> None:
-        import numpy as np
+    m = np.zeros((len(measures) + 1, width), dtype=np.int64)
+    rows = {}
+    for i, ms in enumerate(measures):
+        if ms is None:
+            continue
+        v = rows.get(id(ms))
+        if v is None:
+            v = rows[id(ms)] = fields_of(ms)
+        m[i + 1] = v
+    return np.cumsum(m, axis=0)
 
-        self.encodings = list(encodings)
-        self.fields = [*_SUMS, *self.encodings]
-        m = np.zeros((len(path.messages) + 1, len(self.fields)), dtype=np.int64)
-        for i, ms in enumerate(measures):
-            if ms is None or (skip_system and ms.role_column == "chars_system"):
-                continue
-            m[i + 1] = _vector(ms, self.encodings)
-        self.prefix = np.cumsum(m, axis=0)
 
-    def total(self, ranges: Sequence[tuple[int, int]]) -> Any:
-        import numpy as np
+def _range_totals(prefix: Any, per_request: Sequence[Sequence[tuple[int, int]]]) -> Any:
+    """Sums of `prefix`'s rows over each request's ranges, one row per request, in one numpy pass."""
+    import numpy as np
 
-        acc = np.zeros(len(self.fields), dtype=np.int64)
+    lo: list[int] = []
+    hi: list[int] = []
+    ends = [0]
+    for ranges in per_request:
         for a, b in ranges:
-            acc += self.prefix[b] - self.prefix[a]
-        return acc
+            lo.append(a)
+            hi.append(b)
+        ends.append(len(lo))
+    parts = prefix[np.asarray(hi, dtype=np.intp)] - prefix[np.asarray(lo, dtype=np.intp)]
+    acc = np.zeros((len(lo) + 1, prefix.shape[1]), dtype=np.int64)
+    np.cumsum(parts, axis=0, out=acc[1:])
+    e = np.asarray(ends, dtype=np.intp)
+    return acc[e[1:]] - acc[e[:-1]]
 
 
 def _vector(ms: MessageMeasure, encodings: Sequence[str]) -> list[int]:
     roles = [ms.chars if c == ms.role_column else 0 for c in CHAR_COLUMNS]
     return [ms.chars, ms.chars4, ms.text_chars, ms.cjk_chars, ms.images, ms.chars if ms.tool else 0, *roles,
             *ms.features, *(ms.tokens[e] for e in encodings)]
+
+
+def _covered(requests: Sequence[Request], n: int) -> list[int]:
+    """Indices (sorted) of the messages in any request's context: O(ranges + n), not O(sum of contexts)."""
+    import numpy as np
+
+    diff = np.zeros(n + 1, dtype=np.int64)
+    for r in requests:
+        for a, b in r.context:
+            if b > a:
+                diff[a] += 1
+                diff[b] -= 1
+    return np.flatnonzero(np.cumsum(diff[:n]) > 0).tolist()
 
 
 class _Columns:
@@ -100,9 +123,9 @@ class _Columns:
                                                            *FEATURE_COLUMNS, "est_chars4", "est_pi", "est_cl100k",
                                                            "est_o200k", "hyb_usage", *TRAIL_COLUMNS)}
 
-    def add(self, **values: Any) -> None:
+    def extend(self, **values: Sequence[Any]) -> None:
         for k, v in values.items():
-            self.data[k].append(v)
+            self.data[k].extend(v)
 
 
 def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
@@ -123,43 +146,72 @@ def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
     return SessionRows(t.source, version, _frame(cols), Counter(source.skipped))
 
 
-def _merged_system(path: TranscriptPath, ctx: Sequence[Message]) -> Any:
-    from sessiontools.policies.pi.usage import current_system_message
+class _MergedSystems:
+    """Pi 1.x: the system messages of each context replayed into one (as pi-ai sends them), measured
+    once per distinct set of system messages."""
 
-    raws = [m.raw for m in ctx if isinstance(m.raw, dict) and m.raw.get("role") == "system"]
-    return current_system_message(raws) if raws else None
+    def __init__(self, path: TranscriptPath, measurer: MessageMeasurer, version: str) -> None:
+        import numpy as np
+
+        self.path, self.measurer, self.version = path, measurer, version
+        self.at = np.asarray([m.index for m in path.messages if isinstance(m.raw, dict)
+                              and m.raw.get("role") == "system"], dtype=np.int64)
+        self.memo: dict[tuple[int, ...], MessageMeasure | None] = {}
+
+    def of(self, ranges: Sequence[tuple[int, int]]) -> tuple[MessageMeasure | None, int]:
+        """(the merged system message's measure or None, how many system messages the context has)."""
+        import numpy as np
+
+        found: list[int] = []
+        for a, b in ranges:
+            lo, hi = np.searchsorted(self.at, (a, b)).tolist()
+            found.extend(self.at[lo:hi].tolist())
+        key = tuple(found)
+        if key not in self.memo:
+            from sessiontools.policies.pi.usage import current_system_message
+
+            system = current_system_message([self.path.messages[i].raw for i in key]) if key else None
+            self.memo[key] = self.measurer.pi(system, self.version) if system is not None else None
+        return self.memo[key], len(key)
 
 
 def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request], resets: Sequence[int],
                measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool, version: str) -> None:
-    used = sorted({i for r in requests for i in r.context_indices()})
-    measures: list[MessageMeasure | None] = [None] * len(path.messages)
-    for i in used:
-        m = path.messages[i]
-        measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
-    merge = pi and version == "1"
-    merged: list[MessageMeasure | None] = []
-    for r in requests:
-        system = _merged_system(path, path.context(r)) if merge else None
-        merged.append(measurer.pi(system, version) if system is not None else None)
-    measurer.count_tokens([m for m in (*measures, *merged) if m is not None])
-    sums = _PathSums(path, measures, encodings, skip_system=merge)
-    for r, sys_m in zip(requests, merged, strict=True):
-        ctx = path.context(r)
-        tot = sums.total(r.context)
-        n_messages = len(ctx)
-        if merge and sys_m is not None:
-            import numpy as np
+    import numpy as np
 
-            tot = tot + np.asarray(_vector(sys_m, encodings), dtype=np.int64)
-            n_messages = sum(1 for m in ctx if m.raw.get("role") != "system") + 1
-        own = own_estimate(source.agent, path, r, ctx, resets, source.version)
-        trail = dict(zip(sums.fields, sums.total(_ranges(own.trailing)).tolist(), strict=True))
-        raw = path.messages[r.index].raw if pi else None
-        _add_row(cols, source, r, dict(zip(sums.fields, tot.tolist(), strict=True)), n_messages, own, raw)
-        cols.add(t_messages=len(own.trailing), t_images=trail["images"], t_chars4=trail["chars4"],
-                 t_cl100k=trail.get("cl100k_base"), t_o200k=trail.get("o200k_base"),
-                 **{f"t_{c}": trail[c] for c in FEATURE_COLUMNS})
+    merge = pi and version == "1"
+    systems = _MergedSystems(path, measurer, version) if merge else None
+    # Pi 1.x sends its system messages replayed into one: they are measured (and tokenized) merged only.
+    unsent = set(systems.at.tolist()) if systems is not None else set()
+    measures: list[MessageMeasure | None] = [None] * len(path.messages)
+    for i in _covered(requests, len(path.messages)):
+        m = path.messages[i]
+        if i not in unsent:
+            measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
+    merged = [systems.of(r.context) if systems is not None else (None, 0) for r in requests]
+    measurer.count_tokens([m for m in (*measures, *(sm for sm, _ in merged)) if m is not None])
+    fields = [*_SUMS, *encodings]
+    prefix = _prefix(measures, lambda ms: _vector(ms, encodings), len(fields))
+    tot = _range_totals(prefix, [r.context for r in requests])
+    n_messages = [sum(b - a for a, b in r.context if b > a) for r in requests]
+    for j, (sys_m, n_sys) in enumerate(merged):
+        if sys_m is not None:
+            tot[j] += np.asarray(_vector(sys_m, encodings), dtype=np.int64)
+            n_messages[j] += 1 - n_sys
+    owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
+            for r in requests]
+    trail = _range_totals(prefix, [_ranges(own.trailing) for own in owns])
+    _add_rows(cols, source, path, requests, _named(fields, tot), n_messages, owns, pi)
+    t = _named(fields, trail)
+    cols.extend(t_messages=[len(own.trailing) for own in owns], t_images=t["images"], t_chars4=t["chars4"],
+                t_cl100k=t.get("cl100k_base", [None] * len(requests)),
+                t_o200k=t.get("o200k_base", [None] * len(requests)),
+                **{f"t_{c}": t[c] for c in FEATURE_COLUMNS})
+
+
+def _named(fields: Sequence[str], matrix: Any) -> dict[str, list[int]]:
+    """The columns of a (requests x fields) matrix as lists, by field name."""
+    return {f: col for f, col in zip(fields, matrix.T.tolist(), strict=True)}
 
 
 def _ranges(indices: Sequence[int]) -> list[tuple[int, int]]:
@@ -172,22 +224,29 @@ def _ranges(indices: Sequence[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _add_row(cols: _Columns, source: Source, r: Request, tot: dict[str, int], n_messages: int, own: Any,
-             raw: Any) -> None:
-    u = r.usage
-    cols.add(
-        session=source.transcript.source, pi_version=source.version or "", entry_id=r.id, provider=r.provider,
-        model=r.model, model_key=model_key(r.provider, r.model), kind="overflow" if r.stop_reason == "error" else "request",
-        index=r.index, line=r.line, timestamp=_timestamp(raw, r), actual=u.prompt, input=u.input,
-        cache_read=u.cache_read, cache_write=u.cache_write, output=u.output, messages=n_messages,
-        images=tot["images"], chars_total=tot["chars"], text_chars=tot["text_chars"], cjk_chars=tot["cjk_chars"],
-        **{c: tot[c] for c in CHAR_COLUMNS},
-        cjk_share=round(tot["cjk_chars"] / tot["text_chars"], 6) if tot["text_chars"] else 0.0,
-        tool_share=round(tot["tool_chars"] / tot["chars"], 6) if tot["chars"] else 0.0,
-        **{c: tot[c] for c in FEATURE_COLUMNS},
-        est_chars4=tot["chars4"], est_pi=own.tokens,
-        est_cl100k=tot.get("cl100k_base"), est_o200k=tot.get("o200k_base"),
-        hyb_usage=own.usage_tokens if own.usage_index is not None else None,
+def _add_rows(cols: _Columns, source: Source, path: TranscriptPath, requests: Sequence[Request],
+              tot: dict[str, list[int]], n_messages: list[int], owns: Sequence[Any], pi: bool) -> None:
+    n = len(requests)
+    usage = [r.usage for r in requests]
+    cols.extend(
+        session=[source.transcript.source] * n, pi_version=[source.version or ""] * n,
+        entry_id=[r.id for r in requests], provider=[r.provider for r in requests], model=[r.model for r in requests],
+        model_key=[model_key(r.provider, r.model) for r in requests],
+        kind=["overflow" if r.stop_reason == "error" else "request" for r in requests],
+        index=[r.index for r in requests], line=[r.line for r in requests],
+        timestamp=[_timestamp(path.messages[r.index].raw if pi else None, r) for r in requests],
+        actual=[u.prompt for u in usage], input=[u.input for u in usage], cache_read=[u.cache_read for u in usage],
+        cache_write=[u.cache_write for u in usage], output=[u.output for u in usage],
+        est_pi=[own.tokens for own in owns],
+        hyb_usage=[own.usage_tokens if own.usage_index is not None else None for own in owns],
+    )
+    cols.extend(
+        messages=n_messages, images=tot["images"], chars_total=tot["chars"], text_chars=tot["text_chars"],
+        cjk_chars=tot["cjk_chars"], **{c: tot[c] for c in CHAR_COLUMNS},
+        cjk_share=[round(c / t, 6) if t else 0.0 for c, t in zip(tot["cjk_chars"], tot["text_chars"], strict=True)],
+        tool_share=[round(c / t, 6) if t else 0.0 for c, t in zip(tot["tool_chars"], tot["chars"], strict=True)],
+        **{c: tot[c] for c in FEATURE_COLUMNS}, est_chars4=tot["chars4"],
+        est_cl100k=tot.get("cl100k_base", [None] * n), est_o200k=tot.get("o200k_base", [None] * n),
     )
 
 
