@@ -150,8 +150,8 @@ def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
     c = FittedTable("calibrated: A ~ coef . features, fitted per level, each shrunk toward the level above "
                     f"(judged {cal['judged_by']})", (
         Column("status", "fit, or too few requests/sessions (uses the level above)", "left"),
-        Column("model", "candidate chosen by cross-validation over sessions: characters, o200k, "
-                        "o200k+mix (o200k with character corrections), cl100k, cl100k+mix", "left"),
+        Column("model", "features: o200k (or cl100k) = a * tokens + per message + overhead, when the run "
+                        "counts it; else characters", "left"),
         Column("n", "requests"),
         *[Column(f, f"tokens per {f}" if f != "overhead" else "fixed tokens per request", optional=f not in
                  ("overhead", "prose", "code", "cjk")) for f in feats],

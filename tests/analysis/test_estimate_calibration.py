@@ -16,6 +16,7 @@ from sessiontools.report.estimate_error import estimate_error_json
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 from sessiontools.transcript.pi import SessionTree, build_context
+from tests.conftest import SAMPLES, shared_sessions
 
 RAW = ("chars4", "cl100k", "o200k")
 ALL = ("chars4", "pi", "cl100k", "o200k", "calibrated", "calibrated_hybrid")
@@ -76,7 +77,7 @@ def test_calibrated_beats_o200k_on_each_held_out_session_when_the_provider_count
     assert oos["mape"]["calibrated"] < 0.5 * min(oos["mape"][e] for e in RAW)
     assert oos["held_out_sessions"]["calibrated_worse_than_best_raw"] == 0
     corpus = next(lv for lv in doc["calibration"]["levels"] if lv["level"] == "corpus")
-    assert corpus["coef"]["o200k"] == pytest.approx(1.0, abs=0.05)
+    assert corpus["candidate"] == "o200k" and corpus["coef"]["o200k"] == pytest.approx(1.0, abs=0.05)
 
 
 def test_the_agent_estimate_is_a_hybrid_not_a_raw_estimator() -> None:
@@ -97,6 +98,43 @@ def test_the_agent_estimate_is_a_hybrid_not_a_raw_estimator() -> None:
 def test_without_tokenizer_counts_the_model_is_the_character_model() -> None:
     """A run that counts no tokenizer fits the character features only (o200k and cl100k stay 0)."""
     sessions = [o200k_session(f"c{k}", "english", requests=12, seed=k) for k in range(2)]
-    doc = _doc(sessions, ("chars4", "calibrated"))
+    rep = estimate_error(sessions, EstimateErrorOptions(estimators=("chars4", "calibrated"), calibration_x="chars4"))
+    doc = orjson.loads(orjson.dumps(estimate_error_json(rep)))
     for lv in doc["calibration"]["levels"]:
-        assert lv["coef"]["cl100k"] == 0
+        assert lv["coef"]["o200k"] == 0 and lv["coef"]["cl100k"] == 0 and lv["candidate"] == "characters"
+    assert "est_o200k" not in rep.frame.columns  # not counted, not reported
+
+
+def _suite_files() -> list:
+    files = sorted(SAMPLES.glob("*.jsonl"))
+    for sub in ("codex", "claude-code"):
+        files += sorted((SAMPLES / sub).glob("*.jsonl"))
+    return files + sorted(shared_sessions())
+
+
+def test_the_suite_per_held_out_session_losses_are_few_and_flagged() -> None:
+    """The bundled samples (Pi 0.x/1.x, Codex, Claude Code) and ../shared/sessions/pi when present,
+    as estimate-error sees them, judged per held-out session against the best raw estimator.
+
+    Not yet met for every session: on pi1-branches every candidate model loses to chars4 out of
+    sample (characters 24.0%, o200k 27.2% vs chars4 21.5%; the lab's pseudo tokenizer is a fixed
+    character ratio close to chars/4), so the report must flag it, and no other session may lose.
+    The calibrated hybrid beats the agent's own hybrid overall."""
+    from sessiontools.transcript.load import load_transcript
+
+    doc = _doc([load_transcript(f) for f in _suite_files()])
+    judged = [s for s in doc["calibration"]["held_out_sessions"] if s["note"] is None]
+    assert len(judged) >= 20
+    losers = []
+    for s in judged:
+        best = min(s["mape"][e] for e in RAW)
+        assert s["calibrated_worse_than_best_raw"] == (s["mape"]["calibrated"] > best)
+        if s["calibrated_worse_than_best_raw"]:
+            losers.append(s["session"])
+    assert len(losers) <= 1, losers
+    oos = doc["calibration"]["out_of_sample"]
+    assert oos["held_out_sessions"]["calibrated_worse_than_best_raw"] == len(losers)
+    if losers:
+        assert f"on {len(losers)} of {len(judged)} held-out sessions" in oos["note"]
+    assert oos["mape"]["calibrated_hybrid"] < oos["mape"]["pi"]
+    assert oos["mape"]["calibrated"] < min(oos["mape"][e] for e in RAW)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sessiontools.analysis.estimate.candidates import Rows, candidates, chosen_tree, compose
+from sessiontools.analysis.estimate.candidates import candidates, primary
 from sessiontools.analysis.estimate.hierarchy import (
     MIN_REQUESTS,
     PSEUDO,
@@ -61,27 +61,32 @@ def _units(frame: Any) -> tuple[list[Unit], dict[Unit, list[int]]]:
 
 
 def calibrate(frame: Any) -> Calibrated:
-    """Fit the tree on every row, the session level under it, and the out-of-sample coefficients;
-    each level's candidate model (`candidates`) chosen by cross-validation over sessions."""
+    """Fit the tree on every row, the session level under it, and the out-of-sample coefficients,
+    with the feature set `candidates.primary` picks (a counted tokenizer's, else characters)."""
     import numpy as np
 
     x, y, w = design(frame)
     keys, rows = _units(frame)
     unit = {u: sums(x[idx], y[idx], w[idx], u[0]) for u, idx in rows.items()}
-    cands = candidates(x)
-    data = Rows(x, y, rows, *[np.asarray([k[j] for k in keys], dtype=object) for j in (1, 2, 3)])
+    cand = primary(candidates(x))
+    tree = cand.fit(unit)
+    in_coef = np.zeros_like(x)
+    sessions: dict[tuple[str, str], LevelFit] = {}
+    for (sess, prov, mk, rules), idx in rows.items():
+        parent = tree.rules[rules]
+        s = unit[(sess, prov, mk, rules)]
+        fit = replace(solve(s, parent.coef, PSEUDO, cand.mask), candidate=cand.name) if s.n >= MIN_REQUESTS \
+            else LevelFit(parent.coef, s.n, Status.TOO_FEW, candidate=cand.name)
+        sessions[(sess, rules)] = fit
+        in_coef[idx] = fit.coef
     names = list(dict.fromkeys(k[0] for k in keys))
     oos = np.full_like(x, np.nan)
-    outer = {c.name: np.full(len(y), np.nan) for c in cands}
     if len(names) >= 2:
         judged = Judged.LOSO
         for name in names:
-            held = [u for u in unit if u[0] == name]
-            t, own = chosen_tree(cands, {u: s for u, s in unit.items() if u[0] != name}, data)
-            for u in held:
+            t = cand.fit({u: s for u, s in unit.items() if u[0] != name})
+            for u in (u for u in unit if u[0] == name):
                 oos[rows[u]] = t.coef_for(u[1], u[2], u[3])
-            for c, tc in own.items():
-                data.errors(tc, held, outer[c])
     elif len(keys) >= 2:
         judged = Judged.TIME_SPLIT
         half = (len(keys) + 1) // 2
@@ -89,22 +94,11 @@ def calibrate(frame: Any) -> Calibrated:
         for i in range(half):
             t_units[keys[i]] = t_units.get(keys[i], empty_sums()) + sums(x[i:i + 1], y[i:i + 1], w[i:i + 1],
                                                                           keys[i][0])
-        t = cands[0].fit(t_units)
+        t = cand.fit(t_units)
         for i in range(half, len(keys)):
             oos[i] = t.coef_for(keys[i][1], keys[i][2], keys[i][3])
     else:
         judged = Judged.NONE
-    tree = compose({c.name: c.fit(unit) for c in cands}, outer, data) if judged == Judged.LOSO else cands[0].fit(unit)
-    masks = {c.name: c.mask for c in cands}
-    in_coef = np.zeros_like(x)
-    sessions: dict[tuple[str, str], LevelFit] = {}
-    for (sess, prov, mk, rules), idx in rows.items():
-        parent = tree.rules[rules]
-        s = unit[(sess, prov, mk, rules)]
-        fit = replace(solve(s, parent.coef, PSEUDO, masks.get(parent.candidate)), candidate=parent.candidate) \
-            if s.n >= MIN_REQUESTS else LevelFit(parent.coef, s.n, Status.TOO_FEW, candidate=parent.candidate)
-        sessions[(sess, rules)] = fit
-        in_coef[idx] = fit.coef
     return Calibrated(tree, sessions, judged, in_coef, oos, x, y)
 
 

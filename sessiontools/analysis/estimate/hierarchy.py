@@ -111,7 +111,11 @@ def solve(s: Sums, prior: tuple[float, ...], pseudo: float, mask: tuple[bool, ..
     r = np.sqrt(e[keep])[:, None] * v[:, keep].T  # R'R = G on the kept eigen-directions
     z = (v[:, keep].T @ h) / np.sqrt(e[keep])
     p = np.asarray(prior_on) * scale
-    fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg=True)
+    # the unconstrained ridge optimum is the non-negative one when it has no negative coefficient
+    # (the problem is strictly convex): one solve instead of the active-set iterations
+    fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist())
+    if min(fit.coef, default=0.0) < 0:
+        fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg=True)
     coef = np.zeros(len(FEATURES))
     coef[on] = np.asarray(fit.coef) / scale
     absent = on & (np.diag(s.g) <= 0)  # no data on a feature (no CJK text, no images): keep the parent's value
@@ -159,6 +163,10 @@ def fit_tree(unit_sums: dict[Unit, Sums], mask: tuple[bool, ...] | None = None,
              prior: tuple[float, ...] = PRIOR) -> Tree:
     """The tree over units (see `Unit`) of one candidate model (its features `mask`, its `prior`)."""
     root_prior = LevelFit(prior, 0, Status.TOO_FEW, sessions=0)
+
+    def level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO) -> LevelFit:
+        return _level(s, parent, pseudo, mask)
+
     total = empty_sums()
     by_provider: dict[str, Sums] = {}
     by_model: dict[str, tuple[str, Sums]] = {}
@@ -168,11 +176,11 @@ def fit_tree(unit_sums: dict[Unit, Sums], mask: tuple[bool, ...] | None = None,
         by_provider[prov] = by_provider.get(prov, empty_sums()) + s
         by_model[mk] = (prov, by_model.get(mk, (prov, empty_sums()))[1] + s)
         by_rules[rules] = (mk, by_rules.get(rules, (mk, empty_sums()))[1] + s)
-    tree = Tree(_level(total, root_prior, ROOT_PSEUDO, mask))
+    tree = Tree(level(total, root_prior, ROOT_PSEUDO))
     for prov, s in by_provider.items():
-        tree.provider[prov] = _level(s, tree.corpus, mask=mask)
+        tree.provider[prov] = level(s, tree.corpus)
     for mk, (prov, s) in by_model.items():
-        tree.model[mk] = _level(s, tree.provider[prov], mask=mask)
+        tree.model[mk] = level(s, tree.provider[prov])
     for rules, (mk, s) in by_rules.items():
-        tree.rules[rules] = _level(s, tree.model[mk], mask=mask)
+        tree.rules[rules] = level(s, tree.model[mk])
     return tree
