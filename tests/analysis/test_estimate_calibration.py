@@ -138,3 +138,29 @@ def test_the_suite_per_held_out_session_losses_are_few_and_flagged() -> None:
         assert f"on {len(losers)} of {len(judged)} held-out sessions" in oos["note"]
     assert oos["mape"]["calibrated_hybrid"] < oos["mape"]["pi"]
     assert oos["mape"]["calibrated"] < min(oos["mape"][e] for e in RAW)
+
+
+def test_a_saved_tokenizer_calibration_gives_replay_the_same_hybrid() -> None:
+    """A calibration that uses o200k, loaded back (`--calibration`), makes estimate-error count o200k,
+    and `pi_calibrated_hybrid` (replay) counts the trailing messages with it to the same number."""
+    from sessiontools.policies.checkpoint import pi_calibrated_hybrid
+    from sessiontools.tokens.calibrated import FeatureCalibration, load_calibration, save_calibration
+
+    coef = (120.0, 4.0, 0, 0, 0, 0, 0, 1200.0, 1.1, 0)
+    cal = load_calibration(save_calibration(FeatureCalibration(coef)))
+    assert cal.tokenizers == ("o200k",)
+    b = SessionBuilder()
+    b.user("read the file 12345 and explain the parser")
+    b.assistant("ok", tool_calls=[("read", {"path": "a.py"})], usage=b.usage(700))
+    b.tool_result("read", "def f():\n    return 42\n" * 20)
+    b.user("中文说明")
+    b.assistant("done", usage=b.usage(1500))
+    s = b.session()
+    rep = estimate_error([s], EstimateErrorOptions(estimators=("pi", "calibrated", "calibrated_hybrid"),
+                                                   calibration=cal))
+    path = SessionTree(s).path()
+    second = [i for i, e in enumerate(path.entries) if e.role == "assistant"][1]
+    ctx = list(build_context(path.entries[:second], "0").messages)
+    expected = pi_calibrated_hybrid(ctx, "0", cal.lookup("anthropic", "claude-sonnet-4-5"))
+    assert rep.rows[1]["est_calibrated_hybrid"] == pytest.approx(expected, abs=0.05)
+    assert expected > 800 + 1.1 * 10  # usage part plus a priced trailing part
