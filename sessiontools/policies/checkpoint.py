@@ -201,8 +201,9 @@ def pi_calibrated_hybrid(messages: Sequence[Any], pi_version: str, model: Any) -
     from sessiontools.tokens.features import calibrated_hybrid, pi_features
 
     est = estimate_context_tokens(messages, pi_version)
-    full = pi_features(messages, pi_version)
+    need = getattr(model, "tokenizers", ())
+    full = pi_features(messages, pi_version, need)
     if est.last_usage_index is None:
         return calibrated_hybrid(None, full, full, model)
-    trailing = pi_features(messages[est.last_usage_index + 1:], pi_version)
+    trailing = pi_features(messages[est.last_usage_index + 1:], pi_version, need)
     return calibrated_hybrid(est.usage_tokens, trailing, full, model)

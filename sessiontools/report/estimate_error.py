@@ -150,6 +150,8 @@ def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
     c = FittedTable("calibrated: A ~ coef . features, fitted per level, each shrunk toward the level above "
                     f"(judged {cal['judged_by']})", (
         Column("status", "fit, or too few requests/sessions (uses the level above)", "left"),
+        Column("model", "features: o200k (or cl100k) = a * tokens + per message + overhead, when the run "
+                        "counts it; else characters", "left"),
         Column("n", "requests"),
         *[Column(f, f"tokens per {f}" if f != "overhead" else "fixed tokens per request", optional=f not in
                  ("overhead", "prose", "code", "cjk")) for f in feats],
@@ -159,7 +161,7 @@ def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
     for lv in cal["levels"]:
         if lv["level"] == "session":
             continue
-        c.add_row(lv["status"], f"{lv['n']:,}",
+        c.add_row(lv["status"], lv["candidate"], f"{lv['n']:,}",
                   *[_num(lv["coef"][f], 0 if f in ("overhead", "images") else 3) for f in feats],
                   percent(lv["mape_in_sample"]),
                   percent(lv["mape_out_of_sample"]) if lv["mape_out_of_sample"] is not None else "too few",
@@ -320,6 +322,7 @@ def _level_json(lv: Any) -> dict[str, Any]:
     from sessiontools.tokens.features import FEATURES
 
     return {"level": lv.level, "key": lv.key, "n": lv.fit.n, "sessions": lv.sessions, "status": lv.fit.status.value,
+            "candidate": lv.fit.candidate,
             "coef": {n: _r(c) for n, c in zip(FEATURES, lv.fit.coef, strict=True)}, "clipped": list(lv.fit.clipped),
             "mape_in_sample": _r(lv.mape_in_sample), "mape_out_of_sample": _r(lv.mape_out_of_sample),
             "out_of_sample_requests": lv.oos_requests}
@@ -333,9 +336,6 @@ def _verdict_json(v: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         note = f"too few: {v.requests} out-of-sample predictions (at least {MIN_OOS} are needed)"
     elif v.calibrated_worse:
         note = f"calibrated is worse out of sample than the best raw estimator, {v.best_raw}"
-    summary = {"requests": v.requests, "mape": {k: _r(x) for k, x in v.mape.items()}, "best_raw": v.best_raw,
-               "calibrated_worse_than_best_raw": v.calibrated_worse,
-               "hybrid_worse_than_agent_estimate": v.hybrid_worse, "note": note}
     sessions = []
     for row in v.per_session.iter_rows(named=True):
         enough = row["requests"] >= MIN_OOS
@@ -343,7 +343,20 @@ def _verdict_json(v: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                          "mape": {k[5:]: (_r(x) if enough else None) for k, x in row.items() if k.startswith("mape_")},
                          "best_raw": row.get("best_raw") if enough else None,
                          "calibrated_worse_than_best_raw": bool(row.get("calibrated_worse")) if enough else None,
+                         "hybrid_worse_than_agent_estimate": bool(row.get("hybrid_worse")) if enough else None,
                          "note": None if enough else "too few"})
+    judged = [s for s in sessions if s["note"] is None]
+    worse = sum(1 for s in judged if s["calibrated_worse_than_best_raw"])
+    if worse and v.requests >= MIN_OOS:
+        lost = f"calibrated is worse than the best raw estimator on {worse} of {len(judged)} held-out sessions"
+        note = f"{note}; {lost}" if note else lost
+    summary = {"requests": v.requests, "mape": {k: _r(x) for k, x in v.mape.items()}, "best_raw": v.best_raw,
+               "calibrated_worse_than_best_raw": v.calibrated_worse,
+               "hybrid_worse_than_agent_estimate": v.hybrid_worse,
+               "held_out_sessions": {"judged": len(judged), "calibrated_worse_than_best_raw": worse,
+                                     "hybrid_worse_than_agent_estimate":
+                                         sum(1 for s in judged if s["hybrid_worse_than_agent_estimate"])},
+               "note": note}
     return summary, sessions
 
 

@@ -140,6 +140,13 @@ class FeatureCalibration:
     providers: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     models: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        from sessiontools.tokens.features import full_coef
+
+        object.__setattr__(self, "corpus", full_coef(self.corpus))
+        object.__setattr__(self, "providers", {k: full_coef(v) for k, v in self.providers.items()})
+        object.__setattr__(self, "models", {k: full_coef(v) for k, v in self.models.items()})
+
     def lookup(self, provider: Any, model: Any) -> Any:
         """The `FeatureModel` for this provider/model (model, else provider, else corpus)."""
         from sessiontools.tokens.features import FeatureModel
@@ -147,6 +154,14 @@ class FeatureCalibration:
         key = model_key(provider, model)
         prov = provider if isinstance(provider, str) and provider else "?"
         return FeatureModel(self.models.get(key) or self.providers.get(prov) or self.corpus)
+
+    @property
+    def tokenizers(self) -> tuple[str, ...]:
+        """The tokenizer features some level uses (their counts are needed to apply it)."""
+        from sessiontools.tokens.features import FeatureModel
+
+        levels = (self.corpus, *self.providers.values(), *self.models.values())
+        return tuple(sorted({t for c in levels for t in FeatureModel(c).tokenizers}))
 
     def to_dict(self) -> dict[str, Any]:
         from sessiontools.tokens.features import FEATURES
@@ -165,12 +180,13 @@ def save_calibration(calibration: Calibration | FeatureCalibration) -> bytes:
 
 
 def _load_features(doc: Mapping[str, Any]) -> FeatureCalibration:
-    from sessiontools.tokens.features import FEATURES
+    from sessiontools.tokens.features import FEATURES, TOKENIZER_FEATURES
 
     def coef(m: Any, what: str) -> tuple[float, ...]:
         if not isinstance(m, Mapping):
             raise CalibrationError(f"calibration: {what} must be an object of coefficients")
-        out = tuple(_number(m.get(n), f"{what}.{n}") for n in FEATURES)
+        # a tokenizer feature absent from a document (written before they existed) is not used: 0
+        out = tuple(_number(m.get(n, 0.0 if n in TOKENIZER_FEATURES else None), f"{what}.{n}") for n in FEATURES)
         if any(v < 0 for v in out):
             raise CalibrationError(f"calibration: {what} has a negative coefficient")
         return out

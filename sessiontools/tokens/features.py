@@ -2,47 +2,69 @@
 
 A context is described by `FEATURES`: a fixed overhead (1), its messages (per-message framing),
 CJK characters, other characters of prose (user and assistant text, thinking, summaries, system),
-other characters of code (tool-call names and JSON arguments, tool output), digits, whitespace
-and images. The calibrated model predicts A = coef . features with every coefficient >= 0 and
-below a physical bound (`UPPER`); `FeatureModel.trailing` prices messages without the overhead,
-which is what the calibrated hybrid adds to the agent's last recorded usage.
+other characters of code (tool-call names and JSON arguments, tool output), digits, whitespace,
+images and, when the run counts them, a real tokenizer's tokens (`TOKENIZER_FEATURES`: o200k,
+cl100k). The calibrated model predicts A = coef . features with every coefficient >= 0 and below a
+physical bound (`UPPER`): with a tokenizer column it can say "A = 1.02 * o200k + 12 per message +
+corrections for CJK or code", which a provider that counts with that tokenizer needs (a character
+model cannot match o200k on OpenAI models). A tokenizer not counted in a run is a column of zeros:
+its coefficient stays at its prior, 0. `FeatureModel.trailing` prices messages without the
+overhead, which is what the calibrated hybrid adds to the agent's last recorded usage.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.tokens.text import text_mix
 
-FEATURES = ("overhead", "messages", "cjk", "prose", "code", "digits", "space", "images")
+#: Features whose value is a tokenizer's count of the context (tiktoken encodings by estimator name).
+TOKENIZER_FEATURES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
+FEATURES = ("overhead", "messages", "cjk", "prose", "code", "digits", "space", "images", *TOKENIZER_FEATURES)
 #: A tokenizer-agnostic starting point (tokens per unit): the root of the hierarchy shrinks toward it.
-PRIOR = (0.0, 4.0, 1.0, 0.25, 0.3, 0.4, 0.1, 1200.0)
+PRIOR = (0.0, 4.0, 1.0, 0.25, 0.3, 0.4, 0.1, 1200.0, 0.0, 0.0)
 #: Physical upper bounds per coefficient (tokens per unit): a fit beyond one is clipped and reported.
-UPPER = (200_000.0, 500.0, 4.0, 2.0, 2.0, 2.0, 1.0, 10_000.0)
+UPPER = (200_000.0, 500.0, 4.0, 2.0, 2.0, 2.0, 1.0, 10_000.0, 2.0, 2.0)
+
+
+def full_coef(coef: Sequence[float]) -> tuple[float, ...]:
+    """`coef` padded with zeros to one value per FEATURES entry."""
+    return (*coef, *[0.0] * (len(FEATURES) - len(coef)))
 
 
 @dataclass(frozen=True, slots=True)
 class FeatureModel:
-    """A = coef . features (coef in FEATURES order)."""
+    """A = coef . features (coef in FEATURES order; a shorter tuple, from before the tokenizer
+    features, leaves them at 0)."""
 
     coef: tuple[float, ...]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "coef", full_coef(self.coef))
+
+    @property
+    def tokenizers(self) -> tuple[str, ...]:
+        """The tokenizer features this model uses (non-zero coefficient): their counts are needed."""
+        return tuple(n for n, c in zip(FEATURES, self.coef, strict=False) if n in TOKENIZER_FEATURES and c)
+
     def predict(self, features: Sequence[float]) -> float:
-        """Tokens of a whole context (overhead included)."""
-        return float(sum(c * f for c, f in zip(self.coef, features, strict=True)))
+        """Tokens of a whole context (overhead included); missing trailing features count 0."""
+        return float(sum(c * f for c, f in zip(self.coef, features, strict=False)))
 
     def trailing(self, features: Sequence[float]) -> float:
         """Tokens of messages added to a context (no fixed overhead)."""
-        return float(sum(c * f for c, f in zip(self.coef[1:], features[1:], strict=True)))
+        return float(sum(c * f for c, f in zip(self.coef[1:], features[1:], strict=False)))
 
     def to_dict(self) -> dict[str, float]:
         return {name: round(c, 6) for name, c in zip(FEATURES, self.coef, strict=True)}
 
 
 def text_features(units: Iterable[tuple[str, bool]], images: int = 0, messages: int = 1) -> tuple[int, ...]:
-    """FEATURES of text units `(text, is_code)`, plus `images` and `messages` (overhead column = 1)."""
+    """FEATURES of text units `(text, is_code)`, plus `images` and `messages` (overhead column = 1);
+    the tokenizer features are 0 (`pi_features` counts them)."""
     cjk = prose = code = digits = space = 0
     for text, is_code in units:
         mix = text_mix(text)
@@ -53,7 +75,7 @@ def text_features(units: Iterable[tuple[str, bool]], images: int = 0, messages: 
             code += mix.other
         else:
             prose += mix.other
-    return (1, messages, cjk, prose, code, digits, space, images)
+    return (1, messages, cjk, prose, code, digits, space, images, *[0] * len(TOKENIZER_FEATURES))
 
 
 def pi_units(message: Mapping[str, Any], pi_version: str = "1") -> tuple[list[tuple[str, bool]], int]:
@@ -85,15 +107,27 @@ def assistant_code_flags(message: Mapping[str, Any], n: int) -> list[bool]:
     return out if len(out) == n else [False] * n
 
 
-def pi_features(messages: Sequence[Mapping[str, Any]], pi_version: str = "1") -> tuple[int, ...]:
-    """FEATURES of a list of Pi messages (for replay: the trailing part of a check point)."""
+@functools.cache
+def _counter(encoding: str) -> Any:
+    """One counter per encoding for the process (its cache spans replay's check points)."""
+    from sessiontools.tokens.tiktoken_counter import TiktokenCounter
+
+    return TiktokenCounter(encoding, num_threads=1)
+
+
+def pi_features(messages: Sequence[Mapping[str, Any]], pi_version: str = "1",
+                tokenizers: Sequence[str] = ()) -> tuple[int, ...]:
+    """FEATURES of a list of Pi messages (for replay: the trailing part of a check point); the
+    tokenizer features named in `tokenizers` are counted (tiktoken, offline), the others are 0."""
     units: list[tuple[str, bool]] = []
     images = 0
     for m in messages:
         u, im = pi_units(m, pi_version)
         units.extend(u)
         images += im
-    return text_features(units, images, len(messages))
+    counts = [sum(_counter(enc).count_messages(messages, pi_version)) if name in tokenizers else 0
+              for name, enc in TOKENIZER_FEATURES.items()]
+    return (*text_features(units, images, len(messages))[:-len(counts)], *counts)
 
 
 def calibrated_hybrid(usage_tokens: int | None, trailing: Sequence[float], full: Sequence[float],

@@ -7,9 +7,10 @@ the earlier half of a single session) assign to it, and the fitted levels for th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from sessiontools.analysis.estimate.candidates import candidates, primary
 from sessiontools.analysis.estimate.hierarchy import (
     MIN_REQUESTS,
     PSEUDO,
@@ -21,7 +22,6 @@ from sessiontools.analysis.estimate.hierarchy import (
     Unit,
     design,
     empty_sums,
-    fit_tree,
     solve,
     sums,
 )
@@ -40,6 +40,11 @@ class Calibrated:
     y: Any
 
 
+#: Columns of the trailing part of a check point, in FEATURES order after the overhead.
+TRAIL_FEATURES = ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits", "t_f_space", "t_images",
+                  "t_o200k", "t_cl100k")
+
+
 def rules_key(model_key: str, version: str | None) -> str:
     """The key of the rules level: a model under one agent rule version."""
     return f"{model_key} · rules {version or '?'}"
@@ -56,19 +61,22 @@ def _units(frame: Any) -> tuple[list[Unit], dict[Unit, list[int]]]:
 
 
 def calibrate(frame: Any) -> Calibrated:
-    """Fit the tree on every row, the session level under it, and the out-of-sample coefficients."""
+    """Fit the tree on every row, the session level under it, and the out-of-sample coefficients,
+    with the feature set `candidates.primary` picks (a counted tokenizer's, else characters)."""
     import numpy as np
 
     x, y, w = design(frame)
     keys, rows = _units(frame)
     unit = {u: sums(x[idx], y[idx], w[idx], u[0]) for u, idx in rows.items()}
-    tree = fit_tree(unit)
+    cand = primary(candidates(x))
+    tree = cand.fit(unit)
     in_coef = np.zeros_like(x)
     sessions: dict[tuple[str, str], LevelFit] = {}
     for (sess, prov, mk, rules), idx in rows.items():
         parent = tree.rules[rules]
         s = unit[(sess, prov, mk, rules)]
-        fit = solve(s, parent.coef, PSEUDO) if s.n >= MIN_REQUESTS else LevelFit(parent.coef, s.n, Status.TOO_FEW)
+        fit = replace(solve(s, parent.coef, PSEUDO, cand.mask), candidate=cand.name) if s.n >= MIN_REQUESTS \
+            else LevelFit(parent.coef, s.n, Status.TOO_FEW, candidate=cand.name)
         sessions[(sess, rules)] = fit
         in_coef[idx] = fit.coef
     names = list(dict.fromkeys(k[0] for k in keys))
@@ -76,20 +84,17 @@ def calibrate(frame: Any) -> Calibrated:
     if len(names) >= 2:
         judged = Judged.LOSO
         for name in names:
-            held = {u: s for u, s in unit.items() if u[0] == name}
-            train = {u: s for u, s in unit.items() if u[0] != name}
-            t = fit_tree(train)
-            for u in held:
+            t = cand.fit({u: s for u, s in unit.items() if u[0] != name})
+            for u in (u for u in unit if u[0] == name):
                 oos[rows[u]] = t.coef_for(u[1], u[2], u[3])
     elif len(keys) >= 2:
         judged = Judged.TIME_SPLIT
         half = (len(keys) + 1) // 2
-        train_idx = list(range(half))
         t_units: dict[Unit, Sums] = {}
-        for i in train_idx:
+        for i in range(half):
             t_units[keys[i]] = t_units.get(keys[i], empty_sums()) + sums(x[i:i + 1], y[i:i + 1], w[i:i + 1],
                                                                           keys[i][0])
-        t = fit_tree(t_units)
+        t = cand.fit(t_units)
         for i in range(half, len(keys)):
             oos[i] = t.coef_for(keys[i][1], keys[i][2], keys[i][3])
     else:
@@ -101,9 +106,8 @@ def predictions(cal: Calibrated, frame: Any) -> dict[str, Any]:
     """Per-row calibrated and calibrated-hybrid estimates, in and out of sample (NaN: none)."""
     import numpy as np
 
-    t = np.column_stack([np.zeros(len(frame)), *[np.asarray(frame[c], dtype=np.float64) for c in
-                         ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits", "t_f_space", "t_images")]]) \
-        if len(frame) else np.zeros_like(cal.x)
+    t = np.column_stack([np.zeros(len(frame)), *[np.asarray(frame[c].fill_null(0), dtype=np.float64)
+                                                  for c in TRAIL_FEATURES]]) if len(frame) else np.zeros_like(cal.x)
     usage = np.asarray(frame["hyb_usage"].fill_null(np.nan), dtype=np.float64) if len(frame) else np.zeros(0)
     out = {}
     for tag, coef in (("ins", cal.in_coef), ("oos", cal.oos_coef)):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from sessiontools.tokens.features import FEATURES, PRIOR, UPPER
+from sessiontools.tokens.features import FEATURES, PRIOR, TOKENIZER_FEATURES, UPPER
 
 MIN_REQUESTS = 10
 MIN_OOS = 10
@@ -63,6 +63,7 @@ class LevelFit:
     status: Status
     clipped: tuple[str, ...] = ()
     sessions: int = 0  # sessions behind the coefficients (a level not fitted: its fitted ancestor's)
+    candidate: str = ""  # the candidate model (`candidates`) the coefficients come from
 
 
 def design(frame: Any) -> tuple[Any, Any, Any]:
@@ -70,7 +71,9 @@ def design(frame: Any) -> tuple[Any, Any, Any]:
     import numpy as np
 
     cols = [np.ones(len(frame)), frame["messages"], frame["f_cjk"], frame["f_prose"], frame["f_code"],
-            frame["f_digits"], frame["f_space"], frame["images"]]
+            frame["f_digits"], frame["f_space"], frame["images"],
+            *[frame[f"est_{t}"].fill_null(0) if f"est_{t}" in frame.columns else np.zeros(len(frame))
+              for t in TOKENIZER_FEATURES]]
     x = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols]) if len(frame) else np.zeros((0, len(FEATURES)))
     y = np.asarray(frame["actual"], dtype=np.float64)
     w = np.where(y > 0, 1.0 / np.maximum(y, 1.0) ** 2, 0.0)
@@ -89,32 +92,41 @@ def empty_sums() -> Sums:
     return Sums(np.zeros((k, k)), np.zeros(k), 0)
 
 
-def solve(s: Sums, prior: tuple[float, ...], pseudo: float) -> LevelFit:
-    """Non-negative ridge fit toward `prior` from normal-equation sums, through `least_squares`."""
+def solve(s: Sums, prior: tuple[float, ...], pseudo: float, mask: tuple[bool, ...] | None = None) -> LevelFit:
+    """Non-negative ridge fit toward `prior` from normal-equation sums, through `least_squares`;
+    features outside `mask` (a candidate model's features, `candidates`) are 0."""
     import numpy as np
 
     from sessiontools.tokens.fit import least_squares
 
-    k = len(FEATURES)
-    scale = np.sqrt(np.maximum(np.diag(s.g) / max(s.n, 1), 1e-18))  # columns in comparable units
-    g = s.g / np.outer(scale, scale)
-    h = s.h / scale
+    on = np.ones(len(FEATURES), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    g0, h0 = s.g[np.ix_(on, on)], s.h[on]
+    prior_on = tuple(float(v) for v in np.asarray(prior)[on])
+    k = int(on.sum())
+    scale = np.sqrt(np.maximum(np.diag(g0) / max(s.n, 1), 1e-18))  # columns in comparable units
+    g = g0 / np.outer(scale, scale)
+    h = h0 / scale
     e, v = np.linalg.eigh((g + g.T) / 2)
     keep = e > 1e-10 * max(float(e.max(initial=0.0)), 1e-300)
     r = np.sqrt(e[keep])[:, None] * v[:, keep].T  # R'R = G on the kept eigen-directions
     z = (v[:, keep].T @ h) / np.sqrt(e[keep])
-    p = np.asarray(prior) * scale
-    fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg=True)
-    coef = np.asarray(fit.coef) / scale
-    absent = np.diag(s.g) <= 0  # no data on a feature (no CJK text, no images): keep the parent's value
+    p = np.asarray(prior_on) * scale
+    # the unconstrained ridge optimum is the non-negative one when it has no negative coefficient
+    # (the problem is strictly convex): one solve instead of the active-set iterations
+    fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist())
+    if min(fit.coef, default=0.0) < 0:
+        fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg=True)
+    coef = np.zeros(len(FEATURES))
+    coef[on] = np.asarray(fit.coef) / scale
+    absent = on & (np.diag(s.g) <= 0)  # no data on a feature (no CJK text, no images): keep the parent's value
     coef[absent] = np.asarray(prior)[absent]
     upper = np.asarray(UPPER)
-    clipped = tuple(FEATURES[j] for j in range(k) if coef[j] > upper[j])
+    clipped = tuple(FEATURES[j] for j in range(len(FEATURES)) if coef[j] > upper[j])
     coef = np.minimum(coef, upper)
     return LevelFit(tuple(float(c) for c in coef), s.n, Status.FIT, clipped, len(s.sessions))
 
 
-def _level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO) -> LevelFit:
+def _level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO, mask: tuple[bool, ...] | None = None) -> LevelFit:
     """A level's fit, or its parent's coefficients when it has too few requests, or when its data
     come from one session while the parent's come from several (a one-session level would carry
     that session's quirks to every other session of the level)."""
@@ -122,7 +134,7 @@ def _level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO) -> LevelFit:
         return LevelFit(parent.coef, s.n, Status.TOO_FEW, sessions=parent.sessions)
     if len(s.sessions) < 2 and parent.sessions >= 2:
         return LevelFit(parent.coef, s.n, Status.ONE_SESSION, sessions=parent.sessions)
-    return solve(s, parent.coef, pseudo)
+    return solve(s, parent.coef, pseudo, mask)
 
 
 #: A unit of data: (session, provider, model key, rules) where rules is the model key and the
@@ -147,9 +159,14 @@ class Tree:
         return self.corpus.coef
 
 
-def fit_tree(unit_sums: dict[Unit, Sums]) -> Tree:
-    """The tree over units (see `Unit`)."""
-    root_prior = LevelFit(PRIOR, 0, Status.TOO_FEW, sessions=0)
+def fit_tree(unit_sums: dict[Unit, Sums], mask: tuple[bool, ...] | None = None,
+             prior: tuple[float, ...] = PRIOR) -> Tree:
+    """The tree over units (see `Unit`) of one candidate model (its features `mask`, its `prior`)."""
+    root_prior = LevelFit(prior, 0, Status.TOO_FEW, sessions=0)
+
+    def level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO) -> LevelFit:
+        return _level(s, parent, pseudo, mask)
+
     total = empty_sums()
     by_provider: dict[str, Sums] = {}
     by_model: dict[str, tuple[str, Sums]] = {}
@@ -159,11 +176,11 @@ def fit_tree(unit_sums: dict[Unit, Sums]) -> Tree:
         by_provider[prov] = by_provider.get(prov, empty_sums()) + s
         by_model[mk] = (prov, by_model.get(mk, (prov, empty_sums()))[1] + s)
         by_rules[rules] = (mk, by_rules.get(rules, (mk, empty_sums()))[1] + s)
-    tree = Tree(_level(total, root_prior, ROOT_PSEUDO))
+    tree = Tree(level(total, root_prior, ROOT_PSEUDO))
     for prov, s in by_provider.items():
-        tree.provider[prov] = _level(s, tree.corpus)
+        tree.provider[prov] = level(s, tree.corpus)
     for mk, (prov, s) in by_model.items():
-        tree.model[mk] = _level(s, tree.provider[prov])
+        tree.model[mk] = level(s, tree.provider[prov])
     for rules, (mk, s) in by_rules.items():
-        tree.rules[rules] = _level(s, tree.model[mk])
+        tree.rules[rules] = level(s, tree.model[mk])
     return tree

@@ -149,5 +149,7 @@ def needed_encodings(options: EstimateErrorOptions) -> set[str]:
         xs_needed = {options.calibration_x, "chars4"}
         if isinstance(options.calibration, Calibration):
             xs_needed |= {f.x for f in options.calibration.models.values()}
+        elif isinstance(options.calibration, FeatureCalibration):
+            xs_needed |= set(options.calibration.tokenizers)
         need |= {TOKENIZERS[x] for x in xs_needed if x in TOKENIZERS}
     return need

@@ -120,11 +120,11 @@ def _with_loaded(frame: Any, cal: Calibration | FeatureCalibration) -> Any:
     x, _, _ = design(frame)
     full: list[float | None] = []
     hybrid: list[float | None] = []
-    trail_cols = ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits", "t_f_space", "t_images")
+    from sessiontools.analysis.estimate.calibrate import TRAIL_FEATURES as trail_cols
     for i, r in enumerate(frame.iter_rows(named=True)):
         if isinstance(cal, FeatureCalibration):
             model = cal.lookup(r["provider"], r["model"])
-            trail = [0.0, *(float(r[c]) for c in trail_cols)]
+            trail = [0.0, *(float(r[c] or 0) for c in trail_cols)]
             full.append(max(0.0, model.predict(x[i])))
             hybrid.append(calibrated_hybrid(r["hyb_usage"], trail, x[i], model))
             continue
