@@ -70,7 +70,7 @@ def _measure(units: MessageUnits, kinds: tuple[bool, ...], role_column: str | No
     """`kinds[i]`: whether text unit i is code/JSON/tool output (else prose). The content mix is
     `tokens.features.text_features` (the one home of the feature rules)."""
     chars = sum(_utf16_len(t) for t in units.texts) + IMAGE_CHARS * units.images
-    _, _, cjk, prose, code, digits, space, _ = text_features(zip(units.texts, kinds, strict=True), units.images)
+    cjk, prose, code, digits, space = text_features(zip(units.texts, kinds, strict=True), units.images)[2:7]
     return MessageMeasure(role_column, tool, chars, -(-chars // 4), cjk + prose + code + digits + space, cjk,
                           units.images, units, (cjk, digits, prose, code, space))
 
