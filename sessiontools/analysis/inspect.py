@@ -140,7 +140,8 @@ def _count(session: Session, pi_version: str) -> _Counts:
                 t_cw += v
             total_cost = u.get("cost")
             if type(total_cost) is dict:
-                cost += _num(total_cost.get("total"))
+                v = total_cost.get("total")
+                cost += v if type(v) is float or type(v) is int else _num(v)
         if reason is None:
             requests += 1
         else:
