@@ -151,6 +151,11 @@ def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
     return Session(path, header, entries, version, diags, digest)
 
 
+def read_data(data: bytes, path: str, *, content_hash: bool = False) -> Session:
+    """Read a session from a file's bytes already in memory (`path` names it in diagnostics)."""
+    return _read(data, path, content_hash=content_hash)
+
+
 def read_bytes(data: bytes, path: str = "<memory>") -> Session:
     """Read a session held in memory (tests, stdin)."""
     return _read(data, path)
