@@ -106,7 +106,8 @@ def map_sessions(
     if dask is not None:
         from sessiontools.executors import dask_map
 
-        yield from dask_map(dask, _one, paths, (fn, content_hash, agents), on_done)
+        yield from dask_map(dask, _one, paths, (fn, content_hash, agents), on_done, sizes=_sizes(paths),
+                            preload=_preload(fn))
         return
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
@@ -132,6 +133,21 @@ def largest_first(paths: Sequence[str]) -> list[int]:
     return sorted(range(len(paths)), key=lambda i: -sizes[i])
 
 
+def _preload(fn: Callable[..., Any]) -> list[str]:
+    """Modules for a forkserver to import once, so that workers forked from it start with them: this
+    one, `fn`'s (a partial's function's) and every sessiontools module this process has loaded.
+
+    The last matter because each forkserver child re-runs the main module (CPython 3.11 ignores
+    `__main__` in the preload list): for the CLI's script that is importing `sessiontools.cli`, a
+    no-op once the forkserver has it, half a second per worker otherwise."""
+    import sys
+
+    target = getattr(fn, "func", fn)
+    package = __name__.partition(".")[0]
+    loaded = {m for m in list(sys.modules) if m == package or m.startswith(package + ".")}
+    return sorted({__name__, getattr(target, "__module__", None) or __name__} | loaded)
+
+
 def _start_method() -> str:
     """fork when this process runs a single thread: workers start at once with the package already
     imported. With other threads (a progress bar's refresher, tokenizer pools) a forked child could
@@ -151,10 +167,10 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
     method = _start_method()
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        # The forkserver imports the package once; each worker forked from it starts with it loaded
-        # (otherwise every worker pays the imports again). Only honoured before the server starts.
-        target = getattr(fn, "func", fn)
-        ctx.set_forkserver_preload(sorted({__name__, getattr(target, "__module__", None) or __name__}))
+        # The forkserver imports the package once (and the main module, as by default: otherwise
+        # each worker re-runs it); every worker forked from it starts with them loaded. Only
+        # honoured before the server starts.
+        ctx.set_forkserver_preload(["__main__", *_preload(fn)])
     futures: list[Any] = [None] * len(paths)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     try:
