@@ -34,8 +34,21 @@ class DaskCluster:
     workers: int = 1
 
 
-def require_dask() -> None:
-    """Raise a one-line `UsageError` (exit 2) naming the extra when Dask is not installed."""
+def require_dask(*, load: bool = True) -> None:
+    """Raise a one-line `UsageError` (exit 2) naming the extra when Dask is not installed.
+
+    `load=False` only looks the packages up (importing distributed takes about a second, which
+    `dask_client` overlaps with the start of its workers)."""
+    if not load:
+        import importlib.util
+
+        try:
+            found = all(importlib.util.find_spec(m) is not None for m in ("dask", "distributed"))
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise UsageError(INSTALL_HINT)
+        return
     try:
         import dask  # noqa: F401
         import distributed  # noqa: F401
@@ -49,6 +62,10 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
 
     `preload`: modules the LocalCluster's workers need (the task's), imported once in the
     forkserver they are forked from rather than by each worker."""
+    if not cluster.address:
+        # Workers' imports in the forkserver (another core) while this process imports distributed.
+        require_dask(load=False)
+        _start_forkserver(preload)
     require_dask()
     from distributed import Client, LocalCluster
 
@@ -58,7 +75,6 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
         return
     import dask.config
 
-    _start_forkserver(preload)
     # forkserver, as the --jobs pool: workers start from a clean process (no inherited threads),
     # with distributed, the task's modules and the main module already imported.
     with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",

@@ -150,13 +150,19 @@ def _preload(fn: Callable[..., Any]) -> list[str]:
 
 def _start_method() -> str:
     """fork when this process runs a single thread: workers start at once with the package already
-    imported. With other threads (a progress bar's refresher, tokenizer pools) a forked child could
-    inherit a lock held by one of them, so workers come from a forkserver, a clean process."""
-    import threading
-
-    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+    imported. With other threads (a progress bar's refresher, a tokenizer's or polars' native pool)
+    a forked child could inherit a lock held by one of them, so workers come from a forkserver."""
+    if "fork" in multiprocessing.get_all_start_methods() and _threads() == 1:
         return "fork"
     return "forkserver"
+
+
+def _threads() -> int:
+    """Threads of this process, native ones included (Linux: /proc/self/task); 0 when unknown."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_hash: bool,
