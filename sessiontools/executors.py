@@ -1,7 +1,7 @@
 """The per-file function of `parallel.map_sessions` on a Dask distributed cluster.
 
-The same `_one(path, fn, ...)` that `--jobs` runs in a process pool is submitted to Dask, a few
-consecutive files per task (`batches`); results are gathered in file order, so output is
+The same `_one(path, fn, ...)` that `--jobs` runs in a process pool is submitted to Dask, files
+grouped by size into tasks, largest first (`batches`); results are gathered in file order, so output is
 byte-identical to `--jobs 1`. Dask does the scheduling (no queue of ours): `on_done` is called as
 each future completes, in whatever order the cluster finishes them, so a progress bar follows the
 cluster rather than the file order.
@@ -34,8 +34,21 @@ class DaskCluster:
     workers: int = 1
 
 
-def require_dask() -> None:
-    """Raise a one-line `UsageError` (exit 2) naming the extra when Dask is not installed."""
+def require_dask(*, load: bool = True) -> None:
+    """Raise a one-line `UsageError` (exit 2) naming the extra when Dask is not installed.
+
+    `load=False` only looks the packages up (importing distributed takes about a second, which
+    `dask_client` overlaps with the start of its workers)."""
+    if not load:
+        import importlib.util
+
+        try:
+            found = all(importlib.util.find_spec(m) is not None for m in ("dask", "distributed"))
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise UsageError(INSTALL_HINT)
+        return
     try:
         import dask  # noqa: F401
         import distributed  # noqa: F401
@@ -44,8 +57,15 @@ def require_dask() -> None:
 
 
 @contextmanager
-def dask_client(cluster: DaskCluster) -> Iterator[Any]:
-    """A `distributed.Client` for `cluster`; a LocalCluster it started is closed on exit."""
+def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[Any]:
+    """A `distributed.Client` for `cluster`; a LocalCluster it started is closed on exit.
+
+    `preload`: modules the LocalCluster's workers need (the task's), imported once in the
+    forkserver they are forked from rather than by each worker."""
+    if not cluster.address:
+        # Workers' imports in the forkserver (another core) while this process imports distributed.
+        require_dask(load=False)
+        _start_forkserver(preload)
     require_dask()
     from distributed import Client, LocalCluster
 
@@ -55,8 +75,8 @@ def dask_client(cluster: DaskCluster) -> Iterator[Any]:
         return
     import dask.config
 
-    # forkserver, as the --jobs pool: workers start from a clean process (no inherited threads) and,
-    # unlike dask's default spawn, without re-running the main module: a start of 1-5 s, not 8-10.
+    # forkserver, as the --jobs pool: workers start from a clean process (no inherited threads),
+    # with distributed, the task's modules and the main module already imported.
     with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
                           "distributed.scheduler.worker-saturation": float("inf")}), \
             LocalCluster(n_workers=max(1, cluster.workers), threads_per_worker=1, processes=True,
@@ -65,48 +85,85 @@ def dask_client(cluster: DaskCluster) -> Iterator[Any]:
         yield client
 
 
+def _start_forkserver(preload: Sequence[str]) -> None:
+    """Start the forkserver now, importing what every worker needs, while this process goes on
+    importing and starting the scheduler. `__main__` stays in the list (multiprocessing's default):
+    without it each worker re-runs the main module (for the CLI, every command's imports)."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return
+    modules = ["__main__", "distributed", *preload]
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(dict.fromkeys(modules)))
+    forkserver.ensure_running()  # a server already running keeps its own preload
+
+
 #: Files per Dask task: enough tasks for about this many per worker thread (load balance), each
 #: task several files when there are many (a task's round trip to the scheduler costs tens of ms).
 TASKS_PER_THREAD = 8
 MAX_BATCH = 64
+#: What a file costs beyond its bytes (opening it, a result to send back), in bytes of input.
+FILE_COST = 16384
 
 
-def _batch(paths: Sequence[str], task: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
+def _batch(paths: Sequence[Any], task: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
     return [task(p, *args) for p in paths]
 
 
-def batches(n: int, threads: int) -> list[tuple[int, int]]:
-    """Consecutive [start, end) slices of n files: about TASKS_PER_THREAD per thread, at most MAX_BATCH."""
-    size = max(1, min(MAX_BATCH, -(-n // max(1, threads * TASKS_PER_THREAD))))
-    return [(a, min(n, a + size)) for a in range(0, n, size)]
+def batches(sizes: Sequence[int], threads: int) -> list[list[int]]:
+    """Groups of indices into `sizes` (bytes per file), one Dask task each, largest files first.
+
+    Files are taken in decreasing size and added to a group until it holds about 1 /
+    (threads * TASKS_PER_THREAD) of the input (a larger file is a task alone) or MAX_BATCH files:
+    big files start first and the last tasks are small, so the workers finish together."""
+    n = len(sizes)
+    weights = [max(0, s) + FILE_COST for s in sizes]
+    order = sorted(range(n), key=lambda i: -weights[i])
+    target = sum(weights) / max(1, threads * TASKS_PER_THREAD)
+    groups: list[list[int]] = []
+    group: list[int] = []
+    load = 0.0
+    for i in order:
+        if group and (load + weights[i] > target or len(group) >= MAX_BATCH):
+            groups.append(group)
+            group, load = [], 0.0
+        group.append(i)
+        load += weights[i]
+    if group:
+        groups.append(group)
+    return groups
 
 
 def dask_map(
-    cluster: DaskCluster, task: Callable[..., Any], paths: Sequence[str], args: tuple[Any, ...],
-    on_done: Callable[[], None] | None = None,
+    cluster: DaskCluster, task: Callable[..., Any], paths: Sequence[Any], args: tuple[Any, ...],
+    on_done: Callable[[], None] | None = None, *, sizes: Sequence[int] | None = None,
+    preload: Sequence[str] = (),
 ) -> Iterator[Any]:
     """`task(path, *args)` for every path on the cluster, yielded in path order.
 
-    Consecutive paths are grouped into tasks (`batches`); a result is yielded as soon as it and
-    every result before it are in; `on_done()` is called once per file as its task finishes, in
-    completion order. A task that raises re-raises here.
+    Paths are grouped into tasks by `sizes` (bytes per path; equal when not given, see `batches`),
+    submitted largest first; a result is yielded as soon as it and every result before it are in;
+    `on_done()` is called once per path as its task finishes, in completion order. A task that
+    raises re-raises here.
     """
     from distributed import as_completed
 
-    with dask_client(cluster) as client:
+    with dask_client(cluster, preload) as client:
         threads = sum(client.nthreads().values()) or 1
-        spans = batches(len(paths), threads)
-        futures = [client.submit(_batch, list(paths[a:b]), task, args, pure=False) for a, b in spans]
-        index = {f.key: i for i, f in enumerate(futures)}
-        ready: dict[int, list[Any]] = {}
+        groups = batches(list(sizes) if sizes is not None else [0] * len(paths), threads)
+        futures = [client.submit(_batch, [paths[i] for i in g], task, args, pure=False, priority=len(groups) - k)
+                   for k, g in enumerate(groups)]
+        index = {f.key: k for k, f in enumerate(futures)}
+        ready: dict[int, Any] = {}
         nxt = 0
         for fut in as_completed(futures, loop=client.loop):
             results = fut.result()
-            ready[index[fut.key]] = results
             fut.release()
-            if on_done is not None:
-                for _ in results:
+            for i, r in zip(groups[index[fut.key]], results, strict=True):
+                ready[i] = r
+                if on_done is not None:
                     on_done()
             while nxt in ready:
-                yield from ready.pop(nxt)
+                yield ready.pop(nxt)
                 nxt += 1

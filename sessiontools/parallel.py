@@ -71,10 +71,6 @@ def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
     return out
 
 
-def _worker(args: tuple[str, Callable[[Any], Any], bool, frozenset[Agent]]) -> FileResult[Any]:
-    return _one(*args)
-
-
 #: Input bytes per worker process: below this, starting a worker (a forkserver child that imports
 #: the package, about half a second) costs more than it saves. Small inputs run in this process.
 BYTES_PER_WORKER = 32 * 1024 * 1024
@@ -110,18 +106,84 @@ def map_sessions(
     if dask is not None:
         from sessiontools.executors import dask_map
 
-        yield from dask_map(dask, _one, paths, (fn, content_hash, agents), on_done)
+        yield from dask_map(dask, _one, paths, (fn, content_hash, agents), on_done, sizes=_sizes(paths),
+                            preload=_preload(fn))
         return
     if jobs <= 1 or len(paths) <= 1:
         for p in paths:
             yield _one(p, fn, content_hash, agents)
         return
-    # forkserver: workers start from a clean process, not a fork of this one (which may hold
-    # threads: tokenizer pools, progress bars), where an inherited lock could deadlock them.
-    ctx = multiprocessing.get_context("forkserver")
-    # The forkserver imports the package once; each worker forked from it starts with it loaded
-    # (otherwise every worker pays the imports again). Only honoured before the server starts.
+    yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents)
+
+
+def _sizes(paths: Sequence[str]) -> list[int]:
+    out = []
+    for p in paths:
+        try:
+            out.append(os.stat(p).st_size)
+        except (OSError, ValueError):
+            out.append(0)  # a URL or an unreadable file: its worker says what is wrong with it
+    return out
+
+
+def largest_first(paths: Sequence[str]) -> list[int]:
+    """Indices of `paths`, largest file first (ties in file order): the long tasks start early, so
+    the workers finish together instead of one of them ending on a big file alone."""
+    sizes = _sizes(paths)
+    return sorted(range(len(paths)), key=lambda i: -sizes[i])
+
+
+def _preload(fn: Callable[..., Any]) -> list[str]:
+    """Modules for a forkserver to import once, so that workers forked from it start with them: this
+    one, `fn`'s (a partial's function's) and every sessiontools module this process has loaded.
+
+    The last matter because each forkserver child re-runs the main module (CPython 3.11 ignores
+    `__main__` in the preload list): for the CLI's script that is importing `sessiontools.cli`, a
+    no-op once the forkserver has it, half a second per worker otherwise."""
+    import sys
+
     target = getattr(fn, "func", fn)
-    ctx.set_forkserver_preload(sorted({__name__, getattr(target, "__module__", None) or __name__}))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
-        yield from pool.map(_worker, [(p, fn, content_hash, agents) for p in paths], chunksize=1)
+    package = __name__.partition(".")[0]
+    loaded = {m for m in list(sys.modules) if m == package or m.startswith(package + ".")}
+    return sorted({__name__, getattr(target, "__module__", None) or __name__} | loaded)
+
+
+def _start_method() -> str:
+    """fork when this process runs a single thread: workers start at once with the package already
+    imported. With other threads (a progress bar's refresher, a tokenizer's or polars' native pool)
+    a forked child could inherit a lock held by one of them, so workers come from a forkserver."""
+    if "fork" in multiprocessing.get_all_start_methods() and _threads() == 1:
+        return "fork"
+    return "forkserver"
+
+
+def _threads() -> int:
+    """Threads of this process, native ones included (Linux: /proc/self/task); 0 when unknown."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_hash: bool,
+              agents: frozenset[Agent]) -> Iterator[FileResult[T]]:
+    """`_one` over `paths` in `workers` processes, submitted largest first, yielded in file order.
+
+    Workers read their files themselves (a path goes out, one file's result comes back)."""
+    method = _start_method()
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        # The forkserver imports the package once (and the main module, as by default: otherwise
+        # each worker re-runs it); every worker forked from it starts with them loaded. Only
+        # honoured before the server starts.
+        ctx.set_forkserver_preload(["__main__", *_preload(fn)])
+    futures: list[Any] = [None] * len(paths)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    try:
+        for i in largest_first(paths):
+            futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents)
+        for i, fut in enumerate(futures):
+            yield fut.result()
+            futures[i] = None  # the parent keeps no result it has handed on
+    finally:  # a failure (or a consumer that stops early) cancels the files not yet started
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -92,11 +92,17 @@ def test_without_dask_the_option_says_how_to_install_it(monkeypatch: pytest.Monk
     assert len(err) == 1 and "pip install 'sessiontools[dask]'" in err[0]
 
 
-def test_batches_cover_every_file_once_in_order() -> None:
+def test_batches_cover_every_file_once_largest_first() -> None:
     from sessiontools.executors import MAX_BATCH, batches
 
     for n, threads in [(0, 2), (1, 2), (5, 2), (272, 2), (10_000, 4), (7, 100)]:
-        spans = batches(n, threads)
-        assert [i for a, b in spans for i in range(a, b)] == list(range(n))
-        assert all(0 < b - a <= MAX_BATCH for a, b in spans)
-    assert len(batches(272, 2)) == 16  # about 8 tasks per worker thread
+        groups = batches([0] * n, threads)
+        assert sorted(i for g in groups for i in g) == list(range(n))
+        assert all(0 < len(g) <= MAX_BATCH for g in groups)
+    assert len(batches([0] * 272, 2)) == 16  # about 8 tasks per worker thread
+    sizes = [10, 5_000_000, 20, 3_000_000, 30] + [1000] * 40
+    groups = batches(sizes, 2)
+    assert groups[0] == [1] and groups[1] == [3]  # the big files alone, first
+    assert sorted(i for g in groups for i in g) == list(range(len(sizes)))
+    weights = [sum(sizes[i] for i in g) for g in groups]
+    assert weights == sorted(weights, reverse=True)  # the small tasks last

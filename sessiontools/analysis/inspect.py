@@ -10,7 +10,7 @@ from typing import Any
 from sessiontools.read.pi.entries import Session
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
-from sessiontools.transcript.pi.requests import skip_reason
+from sessiontools.transcript.pi.requests import HARNESS_MODEL_IDS, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
 
 
@@ -56,6 +56,14 @@ def other_branch_compactions(tree: SessionTree, on_path: list[dict[str, Any]], p
     return sorted(elsewhere.values(), key=lambda c: c["line"])
 
 
+def _elsewhere(tree: SessionTree, on_path: list[dict[str, Any]], n: _Counts, pi_version: str) -> list[dict[str, Any]]:
+    """`other_branch_compactions`, without walking every leaf's path when every compaction of the
+    file is already on the analysed one (the common case: no compaction, or a single branch)."""
+    if len(on_path) == n.by_type.get("compaction", 0):
+        return []  # each compaction entry appears once in `on_path` (deduplicated by line and id)
+    return other_branch_compactions(tree, on_path, pi_version)
+
+
 @dataclass(slots=True)
 class _Counts:
     """What one pass over a Pi session's entries counts."""
@@ -71,7 +79,27 @@ class _Counts:
     overflow_errors: int = 0
 
 
-_USAGE_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
+def _plain_request(msg: dict[str, Any], u: Any, stop: Any) -> bool:
+    """True when `skip_reason(msg, ...)` is certainly None, decided from plain int fields alone.
+
+    The common case (a completed call, integer usage with a positive prompt, a named model) is
+    answered here without the general rules; anything else (floats, missing fields, zero prompts,
+    harness ids, aborted or failed calls) returns False and goes to `skip_reason`."""
+    if type(u) is not dict or stop == "aborted" or stop == "error":
+        return False
+    model = msg.get("model")
+    if model is not None and (type(model) is not str or model in HARNESS_MODEL_IDS):
+        return False
+    i, cr, cw = u.get("input"), u.get("cacheRead"), u.get("cacheWrite")
+    if type(i) is not int or type(cr) is not int or type(cw) is not int or i + cr + cw <= 0:
+        return False  # a zero prompt may be a pseudo-reply or zero usage: the general rules say
+    total = u.get("totalTokens")
+    if type(total) is int and total > 0:
+        return True  # calculateContextTokens = totalTokens > 0
+    if total is not None and not (type(total) is int and total == 0):
+        return False
+    out = u.get("output")  # totalTokens absent or 0: the sum of the four, >= the positive prompt
+    return out is None or (type(out) is int and out >= 0)
 
 
 def _count(session: Session, pi_version: str) -> _Counts:
@@ -80,35 +108,51 @@ def _count(session: Session, pi_version: str) -> _Counts:
     A request is what the transcript calls one (`transcript.pi.requests.skip_reason`): harness
     pseudo-replies, aborted and failed calls are counted apart, by reason."""
     c = _Counts()
-    for e in session.entries:
-        c.by_type[e.type] += 1
-        if e.type != "message":
-            continue
-        c.by_role[e.role or "<none>"] += 1
+    entries = session.entries
+    c.by_type.update([e.type for e in entries])
+    messages = [e for e in entries if e.type == "message"]
+    c.by_role.update([e.role or "<none>" for e in messages])
+    models: list[str] = []
+    t_in = t_out = t_cr = t_cw = cost = 0.0  # floats summed in file order, as before
+    requests = errors = overflow_errors = 0
+    for e in messages:
         if e.role != "assistant":
             continue
         msg = e.message
         assert msg is not None
-        reason = skip_reason(msg, pi_version)
-        if reason != "pseudo_reply":  # a harness's message names no model that was called
-            c.models[_model_key(msg)] += 1
         u = msg.get("usage")
+        stop = msg.get("stopReason")
+        reason = None if _plain_request(msg, u, stop) else skip_reason(msg, pi_version)
+        if reason != "pseudo_reply":  # a harness's message names no model that was called
+            models.append(_model_key(msg))
         if type(u) is dict:
-            for k, f in enumerate(_USAGE_FIELDS):
-                v = u.get(f)
-                if type(v) is int or type(v) is float:
-                    c.totals[k] += v
-            cost = u.get("cost")
-            if type(cost) is dict:
-                c.cost += _num(cost.get("total"))
+            v = u.get("input")
+            if type(v) is int or type(v) is float:
+                t_in += v
+            v = u.get("output")
+            if type(v) is int or type(v) is float:
+                t_out += v
+            v = u.get("cacheRead")
+            if type(v) is int or type(v) is float:
+                t_cr += v
+            v = u.get("cacheWrite")
+            if type(v) is int or type(v) is float:
+                t_cw += v
+            total_cost = u.get("cost")
+            if type(total_cost) is dict:
+                v = total_cost.get("total")
+                cost += v if type(v) is float or type(v) is int else _num(v)
         if reason is None:
-            c.requests += 1
+            requests += 1
         else:
             c.skipped_replies[reason] += 1
-        if msg.get("stopReason") == "error":
-            c.errors += 1
+        if stop == "error":
+            errors += 1
             if is_context_overflow(msg, None, pi_version):
-                c.overflow_errors += 1
+                overflow_errors += 1
+    c.models.update(models)
+    c.totals = [t_in, t_out, t_cr, t_cw]
+    c.cost, c.requests, c.errors, c.overflow_errors = cost, requests, errors, overflow_errors
     return c
 
 
@@ -154,7 +198,7 @@ def inspect_session(
         "path_leaf_id": paths[0].leaf_id if paths else None,
         "path_entries": len(paths[0]) if paths else 0,
         "compactions": compactions,
-        "other_branch_compactions": [] if all_leaves else other_branch_compactions(tree, compactions, pi_version),
+        "other_branch_compactions": [] if all_leaves else _elsewhere(tree, compactions, n, pi_version),
         "models": dict(sorted(models.items())),
         "requests": requests,
         "skipped_replies": dict(sorted(n.skipped_replies.items())),

@@ -49,5 +49,5 @@ def dask_cluster(executor: Executor | str | None, jobs: int | None, files: Seque
     from sessiontools.executors import DaskCluster, require_dask
     from sessiontools.parallel import default_jobs
 
-    require_dask()
+    require_dask(load=False)  # installed? (distributed itself is imported as the cluster starts)
     return DaskCluster(address=scheduler_address(), workers=jobs or default_jobs(files))

@@ -20,6 +20,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.agents import Agent
+from sessiontools.read.files import open_error
 from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
 SNIFF_BYTES = 65536
@@ -72,11 +73,9 @@ def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
 
 
 def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
-    import io
+    from sessiontools.read.pi.load import read_data
 
-    from sessiontools.read.pi.load import read_stream
-
-    return read_stream(io.BytesIO(data), path, content_hash=content_hash)
+    return read_data(data, path, content_hash=content_hash)
 
 
 def _pi_load(path: str, *, content_hash: bool = False) -> Any:
@@ -155,8 +154,21 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False) -> 
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
-    reader = reader_for(head_of(p))
-    return reader.load(str(path), content_hash=content_hash)
+    try:
+        fh = open(p, "rb")
+    except OSError:
+        return FALLBACK.load(str(path), content_hash=content_hash)  # the reader says why it cannot
+    with fh:
+        try:
+            head = fh.read(SNIFF_BYTES)
+            reader = reader_for(head)
+            if reader is not FALLBACK:
+                return reader.load(str(path), content_hash=content_hash)
+            # A Pi session (or no session: the Pi reader says so): the file is opened once.
+            data = head + fh.read() if len(head) == SNIFF_BYTES else head
+        except OSError as exc:
+            raise open_error(p, exc) from exc
+    return FALLBACK.from_bytes(data, str(path), content_hash=content_hash)
 
 
 

@@ -126,8 +126,16 @@ class SessionTree:
         if start is None:
             return Path(None, ())
         out: list[Entry] = []
+        by_id, cur = self.by_id, start
+        while cur is not None and len(out) <= len(by_id):  # no cycle: at most one step per id
+            out.append(cur)
+            cur = by_id.get(cur.parent_id) if cur.parent_id else None
+        if cur is None:
+            out.reverse()
+            return Path(start.id, tuple(out), False)
+        out = []  # longer than the ids: a parent cycle; walk again, cutting at the first repeat
         seen: set[int] = set()
-        cur: Entry | None = start
+        cur = start
         cut = False
         while cur is not None:
             if id(cur) in seen:
