@@ -42,15 +42,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-
-class PolicyName(StrEnum):
-    """A compaction policy, by the agent (and version) whose rule it is."""
-
-    PI_0 = "pi-0"
-    PI_1 = "pi-1"
-    CLAUDE_CODE = "claude-code"
-    CLAUDE_CODE_REACTIVE = "claude-code-reactive"
-    CODEX = "codex"
+from sessiontools.names import PolicyName
 
 
 class CheckPoint(StrEnum):

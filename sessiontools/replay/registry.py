@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sessiontools.names import POLICY_ORDER
 from sessiontools.policies.base import Policy, PolicyName
 from sessiontools.read.agents import Agent
 from sessiontools.transcript.model import Transcript
@@ -64,13 +65,15 @@ class PolicyEntry:
 
 EVERY_AGENT = frozenset(Agent)
 
-POLICIES: dict[PolicyName, PolicyEntry] = {e.name: e for e in (
-    PolicyEntry(PolicyName.PI_0, _pi0, EVERY_AGENT),
-    PolicyEntry(PolicyName.PI_1, _pi1, EVERY_AGENT),
-    PolicyEntry(PolicyName.CODEX, _codex, EVERY_AGENT),
-    PolicyEntry(PolicyName.CLAUDE_CODE, _claude_code, EVERY_AGENT),
-    PolicyEntry(PolicyName.CLAUDE_CODE_REACTIVE, _claude_code_reactive, EVERY_AGENT),
-)}
+_MAKERS: dict[PolicyName, Callable[[], Policy]] = {
+    PolicyName.PI_0: _pi0,
+    PolicyName.PI_1: _pi1,
+    PolicyName.CODEX: _codex,
+    PolicyName.CLAUDE_CODE: _claude_code,
+    PolicyName.CLAUDE_CODE_REACTIVE: _claude_code_reactive,
+}
+#: Every policy, in `names.POLICY_ORDER` (the order `--policy` lists them).
+POLICIES: dict[PolicyName, PolicyEntry] = {n: PolicyEntry(n, _MAKERS[n], EVERY_AGENT) for n in POLICY_ORDER}
 
 #: An agent's own rule, used when --policy is not given (Pi: the version that wrote the file; Claude
 #: Code: chosen from the file, threshold or reactive).

@@ -19,25 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import orjson
 
 from sessiontools.errors import InputError
+from sessiontools.names import Tokenizer
 
 SCHEMA_VERSION = 1
 KIND = "calibration"
 #: Key of the fit over all models, used when a model has no fit of its own.
 ANY_MODEL = "*"
-
-
-class Tokenizer(StrEnum):
-    """The counts a calibration (or a drift comparison) may be based on."""
-
-    O200K = "o200k"
-    CL100K = "cl100k"
-    CHARS4 = "chars4"
 
 
 #: Estimators a calibration may be based on.

@@ -71,22 +71,23 @@ def test_version_imports_no_heavy_library() -> None:
     assert proc.stderr.strip().splitlines()[-1] == "HEAVY="
 
 
-def test_help_choices_mirror_their_sources() -> None:
-    """cli/choices.py copies what --help shows from the lower layers; each copy equals its original."""
+def test_help_choices_have_one_home() -> None:
+    """What --help shows is defined once, in sessiontools.names, and the layers use those objects."""
+    from sessiontools import names
     from sessiontools.analysis.drift import METRICS as DRIFT
     from sessiontools.analysis.estimate import DEFAULT_THRESHOLD_GRID
     from sessiontools.cli import choices
-    from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+    from sessiontools.policies.base import PolicyName
+    from sessiontools.policies.pi import settings
     from sessiontools.replay.registry import POLICIES
     from sessiontools.tokens.calibrated import Tokenizer
 
-    assert choices.DEFAULT_RESERVE_TOKENS == DEFAULT_RESERVE_TOKENS
-    assert choices.DEFAULT_KEEP_RECENT_TOKENS == DEFAULT_KEEP_RECENT_TOKENS
-    assert list(choices.POLICY_NAMES) == [(n.name, n.value) for n in POLICIES]
-    assert [(p.name, p.value) for p in choices.Policy] == [(n.name, n.value) for n in POLICIES]
-    assert list(choices.DRIFT_METRICS) == list(DRIFT)
-    assert choices.DEFAULT_THRESHOLD_GRID == DEFAULT_THRESHOLD_GRID
-    assert [(t.name, t.value) for t in choices.CalibrationX] == [(t.name, t.value) for t in Tokenizer]
+    assert settings.CompactionSettings().reserve_tokens == names.DEFAULT_RESERVE_TOKENS
+    assert settings.CompactionSettings().keep_recent_tokens == names.DEFAULT_KEEP_RECENT_TOKENS
+    assert PolicyName is names.PolicyName and Tokenizer is names.Tokenizer is choices.CalibrationX
+    assert DRIFT is names.DRIFT_METRICS and DEFAULT_THRESHOLD_GRID is names.DEFAULT_THRESHOLD_GRID
+    assert [p.value for p in choices.Policy] == [n.value for n in POLICIES] == [n.value for n in names.POLICY_ORDER]
+    assert set(POLICIES) == set(PolicyName)
 
 
 def test_command_annotations_are_not_strings() -> None:

@@ -13,6 +13,7 @@ from sessiontools.analysis.drift.facts import CATEGORIES
 from sessiontools.analysis.drift.pairs import PairDrift, pair_drift
 from sessiontools.analysis.drift.retention import ChainFacts, chain_facts, pooled_retention
 from sessiontools.analysis.drift.sections import FUZZY_THRESHOLD
+from sessiontools.names import DRIFT_METRICS
 from sessiontools.read.pi.entries import Session
 from sessiontools.transcript.model import Transcript, TranscriptPath
 from sessiontools.transcript.pi.neutral import pi_transcript
@@ -61,27 +62,8 @@ def analyse_path(
     )
 
 
-#: Metrics a `--fail-if` gate can test, with what they mean (also shown in --help and docs).
-METRICS: dict[str, str] = {
-    "summaries": "number of summaries on the analysed paths",
-    "pairs": "number of compared pairs",
-    "dropped_items": "items dropped, summed over pairs",
-    "added_items": "items added, summed over pairs",
-    "changed_items": "items changed (fuzzy match), summed over pairs",
-    "moved_items": "items moved to another section, summed over pairs",
-    "dropped_literals": "literals (paths, identifiers, numbers, quoted errors) dropped, summed over pairs",
-    "missing_sections": "Pi sections missing, summed over summaries",
-    "resurrections": "items dropped and back later, or finished and reopened",
-    "file_list_violations": "files missing from <read-files>/<modified-files> after an update, summed",
-    "growth_tokens": "largest growth of a summary over the one it was written from, in tokens (0 without pairs)",
-    "min_goal_similarity": "lowest goal similarity over pairs (0..1; 1 without goals to compare)",
-    "min_literal_retention": "lowest share of literals kept over pairs (0..1; 1 without literals)",
-    "retention.files": "share of the files in the compactions' spans that their summaries state (none: no files)",
-    "retention.identifiers": "share of the spans' identifiers (ids, hashes, URLs, versions) the summaries state",
-    "retention.errors": "share of the spans' error lines (failed tool results, error replies) the summaries state",
-    "retention.constraints": "share of the user's constraining sentences in the spans that the summaries state",
-    "lost_facts": "facts of the spans that their summaries do not state, summed over compactions",
-}
+#: Metrics a `--fail-if` gate can test, with what they mean (their one home: `sessiontools.names`).
+METRICS: dict[str, str] = DRIFT_METRICS
 
 
 def chain_metrics(chains: Sequence[ChainDrift]) -> Metrics:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sessiontools.errors import UsageError
+from sessiontools.names import DEFAULT_THRESHOLD_GRID
 from sessiontools.tokens.calibrated import Calibration, FeatureCalibration, Tokenizer
 
 
@@ -53,8 +54,6 @@ class Grouping(StrEnum):
 
 
 GROUPINGS = tuple(g.value for g in Grouping)
-#: Default thresholds: fractions of the largest A seen.
-DEFAULT_THRESHOLD_GRID = "0.5,0.6,0.7,0.8,0.9"
 #: Default x of the calibrated estimator.
 DEFAULT_CALIBRATION_X = Tokenizer.O200K.value
 

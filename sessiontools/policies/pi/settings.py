@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DEFAULT_RESERVE_TOKENS = 16384
-DEFAULT_KEEP_RECENT_TOKENS = 20000
+from sessiontools.names import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
 
 @dataclass(frozen=True, slots=True)

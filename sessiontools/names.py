@@ -1,0 +1,65 @@
+"""Names and defaults shared by the layers and shown by the CLI's `--help`, in one light home.
+
+This module imports nothing from the package (and nothing heavy), so declaring a command needs no
+analysis code: `sessiontools --help` stays fast (issue 14). Each name has this one definition; the
+layers that implement them (`policies`, `replay.registry`, `tokens.calibrated`, `analysis.estimate`,
+`analysis.drift`) import it from here.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class PolicyName(StrEnum):
+    """A compaction policy, by the agent (and version) whose rule it is."""
+
+    PI_0 = "pi-0"
+    PI_1 = "pi-1"
+    CLAUDE_CODE = "claude-code"
+    CLAUDE_CODE_REACTIVE = "claude-code-reactive"
+    CODEX = "codex"
+
+
+#: The policies replay implements, in the order `--policy` lists them (`replay.registry` is built in
+#: this order).
+POLICY_ORDER = (PolicyName.PI_0, PolicyName.PI_1, PolicyName.CODEX, PolicyName.CLAUDE_CODE,
+                PolicyName.CLAUDE_CODE_REACTIVE)
+
+#: Pi's default `compaction.reserveTokens` and `compaction.keepRecentTokens` (settings.json).
+DEFAULT_RESERVE_TOKENS = 16384
+DEFAULT_KEEP_RECENT_TOKENS = 20000
+
+
+class Tokenizer(StrEnum):
+    """The counts a calibration (or a drift comparison) may be based on."""
+
+    O200K = "o200k"
+    CL100K = "cl100k"
+    CHARS4 = "chars4"
+
+
+#: estimate-error's default thresholds: fractions of the largest A seen.
+DEFAULT_THRESHOLD_GRID = "0.5,0.6,0.7,0.8,0.9"
+
+#: diff-summaries' metrics a `--fail-if` gate can test, with what they mean (also in --help and docs).
+DRIFT_METRICS: dict[str, str] = {
+    "summaries": "number of summaries on the analysed paths",
+    "pairs": "number of compared pairs",
+    "dropped_items": "items dropped, summed over pairs",
+    "added_items": "items added, summed over pairs",
+    "changed_items": "items changed (fuzzy match), summed over pairs",
+    "moved_items": "items moved to another section, summed over pairs",
+    "dropped_literals": "literals (paths, identifiers, numbers, quoted errors) dropped, summed over pairs",
+    "missing_sections": "Pi sections missing, summed over summaries",
+    "resurrections": "items dropped and back later, or finished and reopened",
+    "file_list_violations": "files missing from <read-files>/<modified-files> after an update, summed",
+    "growth_tokens": "largest growth of a summary over the one it was written from, in tokens (0 without pairs)",
+    "min_goal_similarity": "lowest goal similarity over pairs (0..1; 1 without goals to compare)",
+    "min_literal_retention": "lowest share of literals kept over pairs (0..1; 1 without literals)",
+    "retention.files": "share of the files in the compactions' spans that their summaries state (none: no files)",
+    "retention.identifiers": "share of the spans' identifiers (ids, hashes, URLs, versions) the summaries state",
+    "retention.errors": "share of the spans' error lines (failed tool results, error replies) the summaries state",
+    "retention.constraints": "share of the user's constraining sentences in the spans that the summaries state",
+    "lost_facts": "facts of the spans that their summaries do not state, summed over compactions",
+}
