@@ -24,6 +24,7 @@ from sessiontools.cli.common import (
     exit_code_for,
     resolve_format,
     run_files,
+    save_figure,
     stderr_console,
     write_frame,
     wrote,
@@ -127,7 +128,6 @@ def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int
     from sessiontools.gates import parse_gates, tripped
     from sessiontools.report.drift import decay_figure
     from sessiontools.report.drift_json import gate_results
-    from sessiontools.report.figures import save_figure
     from sessiontools.report.text import safe_text
 
     check_leaf_options(leaf, all_leaves)
@@ -152,7 +152,6 @@ def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int
     _emit(report, format, csv_table, pair, results, output)
     if plot is not None:
         save_figure(decay_figure(report), plot)
-        wrote(plot)
     err.print(
         f"diff-summaries: {len(report.chains)} path(s), {m['summaries']} summaries, {m['pairs']} pairs; "
         f"dropped {m['dropped_items']} items and {m['dropped_literals']} literals; lost {m['lost_facts']} facts",

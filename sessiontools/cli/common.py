@@ -386,9 +386,10 @@ def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
 
 
 def save_figure(fig: Any, path: Path) -> None:
-    """Save a matplotlib Figure as PNG or SVG, chosen by the suffix."""
-    suffix = check_plot_path(path)
-    fig.savefig(path, format=suffix[1:])
+    """Write a figure through the one figure writer (`report.figures`, reproducible bytes) and say so."""
+    from sessiontools.report.figures import save_figure as write_figure
+
+    write_figure(fig, path)
     wrote(path)
 
 
