@@ -9,12 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sessiontools.policies.pi.serialize import (
-    FileOps,
-    convert_to_llm,
-    extract_file_ops,
-    serialize_conversation,
-)
+from sessiontools.policies.pi.serialize import FileOps, extract_file_ops, serialized_length
 from sessiontools.tokens.chars4 import estimate_tokens
 
 
@@ -26,6 +21,7 @@ class PiMemo:
         self.estimates: dict[int, Any] = shared.setdefault(("estimate", version), {})
         self.serialized: dict[int, Any] = shared.setdefault(("serialized", version), {})
         self.shared = shared
+        self._ops: dict[str, dict[int, Any]] = {}
 
     def estimate(self, m: Any) -> int:
         """Pi's estimateTokens of one message."""
@@ -36,16 +32,22 @@ class PiMemo:
 
     def file_ops(self, m: Any, ops: FileOps, version: str) -> None:
         """`extract_file_ops`, with each message's operations found once per grid."""
-        memo = self.shared.setdefault(("file_ops", version), {})
+        memo = self._ops.get(version)
+        if memo is None:
+            memo = self._ops[version] = self.shared.setdefault(("file_ops", version), {})
+        role = m.get("role")
+        if role != "assistant" and (role != "toolResult" or version == "0"):
+            return  # `extract_file_ops` reads only these
         hit = memo.get(id(m))
         if hit is None or hit[0] is not m:
             one = FileOps()
             extract_file_ops(m, one, version)
             found = (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
             hit = memo[id(m)] = (m, found)
-        if hit[1] is None:
+        found = hit[1]
+        if found is None:
             return
-        read, written, edited = hit[1]
+        read, written, edited = found
         for f in read:
             ops.read[f] = None
         for f in written:
@@ -56,11 +58,11 @@ class PiMemo:
     def serialized_chars(self, messages: Sequence[Any]) -> int:
         """Length of Pi's serializeConversation of `messages`, from per-message parts."""
         total = parts = 0
+        memo, v = self.serialized, self.v
         for m in messages:
-            hit = self.serialized.get(id(m))
+            hit = memo.get(id(m))
             if hit is None or hit[0] is not m:
-                text = serialize_conversation(convert_to_llm([m], self.v), self.v)
-                hit = self.serialized[id(m)] = (m, len(text))
+                hit = memo[id(m)] = (m, serialized_length(m, v))
             if hit[1]:
                 total += hit[1]
                 parts += 1

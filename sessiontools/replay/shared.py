@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Workload
@@ -36,24 +37,42 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
     base = wl.base
     id_pos = {e.id: i for i, e in enumerate(base) if e.id is not None}
     reuse = truth.counter_is_chars4_of == v
-    T = [0.0]
-    C = [0]
-    for e in base:
-        T.append(T[-1] + truth.entry_tokens(e))
-        c = truth.counted.get(id(e), 0) if reuse else sum(estimate_tokens(m, v) for m in entry_messages(e, v))
-        C.append(C[-1] + c)
+    tokens, counted, ratio = truth.tokens, truth.counted, truth.ratio
+    T = [0.0] * (len(base) + 1)
+    C = [0] * (len(base) + 1)
+    t_sum = 0.0
+    c_sum = 0
+    for k, e in enumerate(base, 1):
+        t = tokens.get(id(e))  # `TruthModel.entry_tokens`
+        t_sum += t if t is not None else ratio * counted.get(id(e), 0)
+        T[k] = t_sum
+        c_sum += counted.get(id(e), 0) if reuse else sum(estimate_tokens(m, v) for m in entry_messages(e, v))
+        C[k] = c_sum
     by_parent: dict[int, list[RecordedCompaction]] = {}
     for rc in wl.recorded_compactions:
         by_parent.setdefault(rc.parent_base_index, []).append(rc)
     state: RecordedState = (None, 0)
-    rec_at = []
-    for i in range(len(base) + 1):
-        for rc in by_parent.get(i - 1, []):
-            state = (id(rc.entry), id_pos.get(rc.first_kept_entry_id, i))  # retain-none keeps nothing before
-        rec_at.append(state)
+    rec_at: list[RecordedState] = [state] * (len(base) + 1)
+    if by_parent:
+        for i in range(len(base) + 1):
+            for rc in by_parent.get(i - 1, ()):
+                state = (id(rc.entry), id_pos.get(rc.first_kept_entry_id, i))  # retain-none keeps nothing before
+            rec_at[i] = state
     rec_total = {}
     for r in wl.requests:
         u = assistant_usage(base[r.base_index].message or {}, v)
         if u is not None:
             rec_total[r.base_index] = calculate_context_tokens(u)
     return SharedGrid(id_pos, T, C, rec_at, rec_total)
+
+
+def seed_estimates(wl: Workload, truth: TruthModel, v: str, estimates: dict[int, Any]) -> None:
+    """Put Pi's estimateTokens of each 0.x message entry, which the truth fit already counted
+    (`TruthModel.counted` is chars/4 of that version), into a `PiMemo.estimates` memo."""
+    if v != "0" or truth.counter_is_chars4_of != "0":
+        return
+    counted = truth.counted
+    for e in wl.base:
+        m = e.message  # 0.x: the entry's one message, as `entry_messages` gives it
+        if m is not None and id(m) not in estimates:
+            estimates[id(m)] = (m, counted.get(id(e), 0))

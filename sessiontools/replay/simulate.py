@@ -27,7 +27,7 @@ from sessiontools.replay.records import (
     SimCompaction,
     TruthSource,
 )
-from sessiontools.replay.shared import shared_grid
+from sessiontools.replay.shared import seed_estimates, shared_grid
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Request, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
@@ -46,10 +46,11 @@ class SimState:
         self.v = self.policy.version
         self.cs = CompactionSettings(True, s.reserve_tokens, s.keep_recent_tokens)
         grid = truth.shared.get(self.v)
+        self.memo = PiMemo(truth.shared, self.v)
         if grid is None:
             grid = truth.shared[self.v] = shared_grid(wl, truth, self.v)
+            seed_estimates(wl, truth, self.v, self.memo.estimates)
         self.grid = grid
-        self.memo = PiMemo(truth.shared, self.v)
         self.synthetic: list[Entry] = []
         self.usage_override: tuple[int, int, int] | None = None  # (synthetic index, prompt, output) of the newest reply
         self.fk_syn = 0  # index in `synthetic` of the newest compaction's first kept entry

@@ -90,7 +90,8 @@ def utf16_head(text: str, units: int, *, keep_pairs: bool) -> str:
     """`text.slice(0, units)` (0.x), or 1.x `sliceHead`, which never splits a surrogate pair."""
     if text.isascii():
         return text[:units]
-    raw = text.encode("utf-16-le", "surrogatepass")
+    # The first units + 1 code points hold the first units UTF-16 units and the one after them.
+    raw = text[: units + 1].encode("utf-16-le", "surrogatepass")
     cut = raw[: 2 * units]
     if keep_pairs and len(cut) >= 2 and len(raw) > len(cut):
         last = int.from_bytes(cut[-2:], "little")
@@ -153,6 +154,49 @@ def serialize_conversation(messages: Sequence[Message], pi_version: str) -> str:
             if text:
                 parts.append(f"[Tool result]: {truncate_for_summary(text, TOOL_RESULT_MAX_CHARS, pi_version)}")
     return "\n\n".join(parts)
+
+
+_USER, _TOOL_RESULT = "[User]: ", "[Tool result]: "
+_ASSISTANT, _THINKING, _CALLS = "[Assistant]: ", "[Assistant thinking]: ", "[Assistant tool calls]: "
+
+
+def _truncated_length(text: str, pi_version: str) -> int:
+    """len(truncate_for_summary(text, TOOL_RESULT_MAX_CHARS, pi_version))."""
+    n = utf16_len(text)
+    if n <= TOOL_RESULT_MAX_CHARS:
+        return len(text)
+    head = utf16_head(text, TOOL_RESULT_MAX_CHARS, keep_pairs=pi_version != "0")
+    return len(head) + len(f"\n\n[... {n - TOOL_RESULT_MAX_CHARS} more characters truncated]")
+
+
+def serialized_length(message: Message, pi_version: str) -> int:
+    """len(serialize_conversation(convert_to_llm([message], pi_version), pi_version)): one message's
+    part of the summariser's input (Python length), without building the parts where it can."""
+    role = message.get("role")
+    if role == "toolResult":
+        text = _text_blocks(message.get("content"), "")
+        return len(_TOOL_RESULT) + _truncated_length(text, pi_version) if text else 0
+    if role == "user":
+        text = _text_blocks(message.get("content"), "")
+        return len(_USER) + len(text) if text else 0
+    if role != "assistant":  # converted first (custom roles become user messages)
+        return len(serialize_conversation(convert_to_llm([message], pi_version), pi_version))
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+    lengths = []
+    if pi_version == "0":
+        thinking = [b.get("thinking") for b in blocks if b.get("type") == "thinking"]
+        if thinking:
+            lengths.append(len(_THINKING) + len(_join(thinking, chr(10))))
+        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        if texts:
+            lengths.append(len(_ASSISTANT) + len(_join(texts, chr(10))))
+    elif any(b.get("type") == "text" for b in blocks):
+        lengths.append(len(_ASSISTANT) + len(_text_blocks(blocks, chr(10))))
+    calls = [len(_tool_call_text(b)) for b in blocks if b.get("type") == "toolCall"]
+    if calls:
+        lengths.append(len(_CALLS) + sum(calls) + 2 * (len(calls) - 1))
+    return sum(lengths) + 2 * (len(lengths) - 1) if lengths else 0
 
 
 @dataclass(slots=True)
