@@ -13,6 +13,16 @@ from sessiontools.policies.pi.serialize import FileOps, extract_file_ops, serial
 from sessiontools.tokens.chars4 import estimate_tokens
 
 
+def _found_ops(m: Any, version: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """One message's (read, written, edited) files in first-seen order, None when it has none."""
+    role = m.get("role")
+    if role != "assistant" and (role != "toolResult" or version == "0"):
+        return None  # `extract_file_ops` reads only these
+    one = FileOps()
+    extract_file_ops(m, one, version)
+    return (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
+
+
 class PiMemo:
     """Pi's estimateTokens, extractFileOps and serializeConversation sizes, per message, per version."""
 
@@ -30,30 +40,24 @@ class PiMemo:
             hit = self.estimates[id(m)] = (m, estimate_tokens(m, self.v))
         return int(hit[1])
 
-    def file_ops(self, m: Any, ops: FileOps, version: str) -> None:
-        """`extract_file_ops`, with each message's operations found once per grid."""
+    def file_ops(self, messages: Sequence[Any], ops: FileOps, version: str) -> None:
+        """`extract_file_ops` of each message, in order, with each message's operations found once per grid."""
         memo = self._ops.get(version)
         if memo is None:
             memo = self._ops[version] = self.shared.setdefault(("file_ops", version), {})
-        role = m.get("role")
-        if role != "assistant" and (role != "toolResult" or version == "0"):
-            return  # `extract_file_ops` reads only these
-        hit = memo.get(id(m))
-        if hit is None or hit[0] is not m:
-            one = FileOps()
-            extract_file_ops(m, one, version)
-            found = (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
-            hit = memo[id(m)] = (m, found)
-        found = hit[1]
-        if found is None:
-            return
-        read, written, edited = found
-        for f in read:
-            ops.read[f] = None
-        for f in written:
-            ops.written[f] = None
-        for f in edited:
-            ops.edited[f] = None
+        for m in messages:
+            hit = memo.get(id(m))
+            if hit is None or hit[0] is not m:
+                hit = memo[id(m)] = (m, _found_ops(m, version))
+            found = hit[1]
+            if found is not None:
+                read, written, edited = found
+                for f in read:
+                    ops.read[f] = None
+                for f in written:
+                    ops.written[f] = None
+                for f in edited:
+                    ops.edited[f] = None
 
     def serialized_chars(self, messages: Sequence[Any]) -> int:
         """Length of Pi's serializeConversation of `messages`, from per-message parts."""

@@ -22,14 +22,18 @@ class SharedGrid:
     - `truth_prefix[i]`: truth of base entries [0, i) (so a range is a difference);
     - `chars4_prefix[i]`: Pi's chars/4 of base entries [0, i);
     - `recorded_state[i]`: the compaction state Pi really had before base entry i;
-    - `recorded_total`: `calculateContextTokens` of each reply's recorded usage, where Pi trusts it.
+    - `recorded_total`: `calculateContextTokens` of each reply's recorded usage, where Pi trusts it;
+    - `entry_ids`, `timestamps`: each base entry's id and timestamp (None unless a string).
     """
 
     id_pos: dict[str, int]
     truth_prefix: list[float]
     chars4_prefix: list[int]
     recorded_state: list[RecordedState]
+    recorded_initial: list[bool]  # recorded_state[i] is (None, 0): no compaction yet
     recorded_total: dict[int, int]
+    entry_ids: list[str | None]  # of each base entry
+    timestamps: list[str | None]  # of each base entry, where a string
 
 
 def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
@@ -63,7 +67,10 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
         u = assistant_usage(base[r.base_index].message or {}, v)
         if u is not None:
             rec_total[r.base_index] = calculate_context_tokens(u)
-    return SharedGrid(id_pos, T, C, rec_at, rec_total)
+    initial = [st == (None, 0) for st in rec_at]
+    ids = [e.id for e in base]
+    stamps = [ts if isinstance(ts := e.data.get("timestamp"), str) else None for e in base]
+    return SharedGrid(id_pos, T, C, rec_at, initial, rec_total, ids, stamps)
 
 
 def seed_estimates(wl: Workload, truth: TruthModel, v: str, estimates: dict[int, Any]) -> None:

@@ -245,7 +245,10 @@ def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
 
 
 def _js_sort(items: Iterable[str]) -> list[str]:
-    """Array.prototype.sort() on strings: UTF-16 code unit order."""
+    """Array.prototype.sort() on strings: UTF-16 code unit order (code point order, Python's, for ASCII)."""
+    items = list(items)
+    if all(s.isascii() for s in items):
+        return sorted(items)
     return sorted(items, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
 
 
