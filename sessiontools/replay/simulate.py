@@ -35,6 +35,8 @@ from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.usage import calculate_context_tokens
 
 POLICIES = (PolicyName.PI_0.value, PolicyName.PI_1.value)
+# Enum members read once: a member lookup on the class costs more than the rest of a request's step.
+_RECORDED, _MODEL, _PROVIDER = TruthSource.RECORDED, TruthSource.MODEL, TruthSource.PROVIDER
 
 
 class SimState:
@@ -106,6 +108,7 @@ class _Sim(SimState):
         self.next_user = 0
         self.skip_until = -1
         self.pos = 0  # next base entry not yet on the simulated path
+        self.between_turns = CheckPoint.BETWEEN_TURNS in self.policy.check_points
 
     def check(self, parent: int, view: float, truth_now: float) -> None:
         """A check point of the policy: classify, and compact when Pi would."""
@@ -180,7 +183,7 @@ class _Sim(SimState):
             else:
                 self.synthetic.extend(self.wl.base[lo:i])
         self.pos = i + 1
-        if not first and i > 0 and CheckPoint.BETWEEN_TURNS in self.policy.check_points:
+        if not first and i > 0 and self.between_turns:
             # 1.x: between turns, before the next request, Pi checks its projected estimate.
             self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
         comp = self.comp  # `same_as_recorded`
@@ -188,17 +191,17 @@ class _Sim(SimState):
             self.grid.recorded_initial[i] if comp is None else (id(comp), self.fk) == self.grid.recorded_state[i]
         )
         if same and req.recorded_prompt is not None:
-            u, source = float(req.recorded_prompt), TruthSource.RECORDED
+            u, source = float(req.recorded_prompt), _RECORDED
         elif same and req.provider_tokens is not None:
             # The provider's own count in its overflow error is the truth for the rejected request.
-            u, source = float(req.provider_tokens), TruthSource.PROVIDER
+            u, source = float(req.provider_tokens), _PROVIDER
         else:
-            u, source = self.truth_before(i), TruthSource.MODEL
+            u, source = self.truth_before(i), _MODEL
         window = self.window if self.window is not None else self.s.window_at(i)
         if u > window or (req.failed_overflow and same):
             if self._overflow(req, u, source):
                 return
-            u, source = self.truth_before(i), TruthSource.MODEL
+            u, source = self.truth_before(i), _MODEL
             if u > window:
                 self.run.overflows += 1
                 self.run.failed_recoveries += 1
@@ -262,7 +265,7 @@ class _Sim(SimState):
         usage_total = u + output
         e = self.wl.base[i]
         self.synthetic.append(e)
-        if source == TruthSource.RECORDED:
+        if source == _RECORDED:
             if usable:
                 self.usage_override = None
             rec_total = g.recorded_total.get(i)

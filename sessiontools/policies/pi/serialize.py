@@ -114,7 +114,8 @@ def _text_blocks(content: Any, sep: str) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return _join((b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"), sep)
+    return _join((b.get("text") for b in content
+                  if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "text"), sep)
 
 
 def _tool_call_text(block: Mapping[str, Any]) -> str:
@@ -169,6 +170,55 @@ def _truncated_length(text: str, pi_version: str) -> int:
     return len(head) + len(f"\n\n[... {n - TOOL_RESULT_MAX_CHARS} more characters truncated]")
 
 
+def _js_str_length(v: Any) -> int:
+    """len(_js_str(v)), and 0 for None (as Array.prototype.join writes it)."""
+    if type(v) is str:
+        return len(v)
+    return 0 if v is None else len(_js_str(v))
+
+
+def _tool_call_length(block: Mapping[str, Any]) -> int:
+    """len(_tool_call_text(block)): the order of the arguments does not change the length."""
+    name = _js_str(block["name"]) if "name" in block else "undefined"
+    args = block.get("arguments")
+    n = len(name) + 2
+    if isinstance(args, Mapping) and args:
+        for k, v in args.items():
+            sv = json_stringify(v)
+            n += (len(k) if type(k) is str else len(f"{k}")) + 1 + (len(sv) if sv is not None else len(f"{sv}"))
+        n += 2 * (len(args) - 1)
+    return n
+
+
+def _assistant_length(content: Any, pi_version: str) -> int:
+    """The length of an assistant message's parts in `serialize_conversation`, joined."""
+    if not isinstance(content, list):
+        return 0
+    texts = thinking = calls = 0  # how many blocks of each kind
+    text_len = thinking_len = calls_len = 0
+    for b in content:
+        if type(b) is not dict and not isinstance(b, Mapping):
+            continue
+        t = b.get("type")
+        if t == "text":
+            texts += 1
+            text_len += _js_str_length(b.get("text"))
+        elif t == "toolCall":
+            calls += 1
+            calls_len += _tool_call_length(b)
+        elif t == "thinking":
+            thinking += 1
+            thinking_len += _js_str_length(b.get("thinking"))
+    lengths = []
+    if thinking and pi_version == "0":
+        lengths.append(len(_THINKING) + thinking_len + thinking - 1)
+    if texts:  # 0.x: the text blocks joined by newlines; 1.x: `_text_blocks(blocks, "\n")`, the same
+        lengths.append(len(_ASSISTANT) + text_len + texts - 1)
+    if calls:
+        lengths.append(len(_CALLS) + calls_len + 2 * (calls - 1))
+    return sum(lengths) + 2 * (len(lengths) - 1) if lengths else 0
+
+
 def serialized_length(message: Message, pi_version: str) -> int:
     """len(serialize_conversation(convert_to_llm([message], pi_version), pi_version)): one message's
     part of the summariser's input (Python length), without building the parts where it can."""
@@ -179,24 +229,10 @@ def serialized_length(message: Message, pi_version: str) -> int:
     if role == "user":
         text = _text_blocks(message.get("content"), "")
         return len(_USER) + len(text) if text else 0
-    if role != "assistant":  # converted first (custom roles become user messages)
-        return len(serialize_conversation(convert_to_llm([message], pi_version), pi_version))
-    content = message.get("content")
-    blocks = [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
-    lengths = []
-    if pi_version == "0":
-        thinking = [b.get("thinking") for b in blocks if b.get("type") == "thinking"]
-        if thinking:
-            lengths.append(len(_THINKING) + len(_join(thinking, chr(10))))
-        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
-        if texts:
-            lengths.append(len(_ASSISTANT) + len(_join(texts, chr(10))))
-    elif any(b.get("type") == "text" for b in blocks):
-        lengths.append(len(_ASSISTANT) + len(_text_blocks(blocks, chr(10))))
-    calls = [len(_tool_call_text(b)) for b in blocks if b.get("type") == "toolCall"]
-    if calls:
-        lengths.append(len(_CALLS) + sum(calls) + 2 * (len(calls) - 1))
-    return sum(lengths) + 2 * (len(lengths) - 1) if lengths else 0
+    if role == "assistant":
+        return _assistant_length(message.get("content"), pi_version)
+    # Converted first (custom roles become user messages).
+    return len(serialize_conversation(convert_to_llm([message], pi_version), pi_version))
 
 
 @dataclass(slots=True)
