@@ -44,14 +44,21 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
     tokens, counted, ratio = truth.tokens, truth.counted, truth.ratio
     T = [0.0] * (len(base) + 1)
     C = [0] * (len(base) + 1)
+    ids: list[str | None] = [None] * len(base)
+    stamps: list[str | None] = [None] * len(base)
     t_sum = 0.0
     c_sum = 0
-    for k, e in enumerate(base, 1):
-        t = tokens.get(id(e))  # `TruthModel.entry_tokens`
-        t_sum += t if t is not None else ratio * counted.get(id(e), 0)
-        T[k] = t_sum
-        c_sum += counted.get(id(e), 0) if reuse else sum(estimate_tokens(m, v) for m in entry_messages(e, v))
-        C[k] = c_sum
+    for k, e in enumerate(base):
+        key = id(e)
+        t = tokens.get(key)  # `TruthModel.entry_tokens`
+        t_sum += t if t is not None else ratio * counted.get(key, 0)
+        T[k + 1] = t_sum
+        c_sum += counted.get(key, 0) if reuse else sum(estimate_tokens(m, v) for m in entry_messages(e, v))
+        C[k + 1] = c_sum
+        ids[k] = e.id
+        ts = e.data.get("timestamp")
+        if isinstance(ts, str):
+            stamps[k] = ts
     by_parent: dict[int, list[RecordedCompaction]] = {}
     for rc in wl.recorded_compactions:
         by_parent.setdefault(rc.parent_base_index, []).append(rc)
@@ -67,9 +74,7 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
         u = assistant_usage(base[r.base_index].message or {}, v)
         if u is not None:
             rec_total[r.base_index] = calculate_context_tokens(u)
-    initial = [st == (None, 0) for st in rec_at]
-    ids = [e.id for e in base]
-    stamps = [ts if isinstance(ts := e.data.get("timestamp"), str) else None for e in base]
+    initial = [st == (None, 0) for st in rec_at] if by_parent else [True] * (len(base) + 1)
     return SharedGrid(id_pos, T, C, rec_at, initial, rec_total, ids, stamps)
 
 
