@@ -1,7 +1,9 @@
 """Per-message work of Pi's compaction port, memoised across the settings of a grid.
 
-Each memo is keyed by `id(message)` and keeps the message alive beside its value, so that an id
-is never reused for another message while the memo lives (the memos live in `TruthModel.shared`).
+Each memo is keyed by `id(message)`; every message memoised is kept alive in one list beside the
+memos (`PiMemo.alive`), so that an id is never reused for another message while the memos live
+(they live in `TruthModel.shared`). Values are plain, so the memos add no tuples for the cyclic
+garbage collector to walk.
 """
 
 from __future__ import annotations
@@ -28,28 +30,31 @@ class PiMemo:
 
     def __init__(self, shared: dict[Any, Any], version: str) -> None:
         self.v = version
-        self.estimates: dict[int, Any] = shared.setdefault(("estimate", version), {})
-        self.serialized: dict[int, Any] = shared.setdefault(("serialized", version), {})
+        self.estimates: dict[int, int] = shared.setdefault(("estimate", version), {})
+        self.serialized: dict[int, int] = shared.setdefault(("serialized", version), {})
+        self.alive: list[Any] = shared.setdefault("alive", [])  # every message memoised, of any version
         self.shared = shared
         self._ops: dict[str, dict[int, Any]] = {}
 
     def estimate(self, m: Any) -> int:
         """Pi's estimateTokens of one message."""
-        hit = self.estimates.get(id(m))
-        if hit is None or hit[0] is not m:
-            hit = self.estimates[id(m)] = (m, estimate_tokens(m, self.v))
-        return int(hit[1])
+        n = self.estimates.get(id(m))
+        if n is None:
+            n = self.estimates[id(m)] = estimate_tokens(m, self.v)
+            self.alive.append(m)
+        return int(n)
 
     def file_ops(self, messages: Sequence[Any], ops: FileOps, version: str) -> None:
         """`extract_file_ops` of each message, in order, with each message's operations found once per grid."""
         memo = self._ops.get(version)
         if memo is None:
             memo = self._ops[version] = self.shared.setdefault(("file_ops", version), {})
+        missing = memo  # a value no message has: a message with no operations is memoised as None
         for m in messages:
-            hit = memo.get(id(m))
-            if hit is None or hit[0] is not m:
-                hit = memo[id(m)] = (m, _found_ops(m, version))
-            found = hit[1]
+            found = memo.get(id(m), missing)
+            if found is missing:
+                found = memo[id(m)] = _found_ops(m, version)
+                self.alive.append(m)
             if found is not None:
                 read, written, edited = found
                 for f in read:
@@ -64,10 +69,11 @@ class PiMemo:
         total = parts = 0
         memo, v = self.serialized, self.v
         for m in messages:
-            hit = memo.get(id(m))
-            if hit is None or hit[0] is not m:
-                hit = memo[id(m)] = (m, serialized_length(m, v))
-            if hit[1]:
-                total += hit[1]
+            n = memo.get(id(m))
+            if n is None:
+                n = memo[id(m)] = serialized_length(m, v)
+                self.alive.append(m)
+            if n:
+                total += n
                 parts += 1
         return total + 2 * max(0, parts - 1)

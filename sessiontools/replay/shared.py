@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from sessiontools.replay.memo import PiMemo
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
@@ -78,13 +78,14 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
     return SharedGrid(id_pos, T, C, rec_at, initial, rec_total, ids, stamps)
 
 
-def seed_estimates(wl: Workload, truth: TruthModel, v: str, estimates: dict[int, Any]) -> None:
+def seed_estimates(wl: Workload, truth: TruthModel, v: str, memo: PiMemo) -> None:
     """Put Pi's estimateTokens of each 0.x message entry, which the truth fit already counted
-    (`TruthModel.counted` is chars/4 of that version), into a `PiMemo.estimates` memo."""
+    (`TruthModel.counted` is chars/4 of that version), into the memo."""
     if v != "0" or truth.counter_is_chars4_of != "0":
         return
-    counted = truth.counted
+    counted, estimates = truth.counted, memo.estimates
     for e in wl.base:
         m = e.message  # 0.x: the entry's one message, as `entry_messages` gives it
         if m is not None and id(m) not in estimates:
-            estimates[id(m)] = (m, counted.get(id(e), 0))
+            estimates[id(m)] = counted.get(id(e), 0)
+            memo.alive.append(m)

@@ -51,7 +51,7 @@ class SimState:
         self.memo = PiMemo(truth.shared, self.v)
         if grid is None:
             grid = truth.shared[self.v] = shared_grid(wl, truth, self.v)
-            seed_estimates(wl, truth, self.v, self.memo.estimates)
+            seed_estimates(wl, truth, self.v, self.memo)
         self.grid = grid
         self.synthetic: list[Entry] = []
         self.usage_override: tuple[int, int, int] | None = None  # (synthetic index, prompt, output) of the newest reply
