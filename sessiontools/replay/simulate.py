@@ -48,7 +48,7 @@ class SimState:
         self.v = self.policy.version
         self.cs = CompactionSettings(True, s.reserve_tokens, s.keep_recent_tokens)
         grid = truth.shared.get(self.v)
-        self.memo = PiMemo(truth.shared, self.v)
+        self.memo = PiMemo(truth.shared, self.v, None if wl.artefacts else wl.base)
         if grid is None:
             grid = truth.shared[self.v] = shared_grid(wl, truth, self.v)
             seed_estimates(wl, truth, self.v, self.memo)
