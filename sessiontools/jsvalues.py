@@ -103,7 +103,8 @@ def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
     index_keys = []
     other = []
     for k, v in obj.items():
-        if _ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1:
+        # Only a key starting with an ASCII digit can be an array index (most keys skip the regex).
+        if k and "0" <= k[0] <= "9" and _ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1:
             index_keys.append((int(k), k, v))
         else:
             other.append((k, v))

@@ -1,67 +1,170 @@
 """Per-message work of Pi's compaction port, memoised across the settings of a grid.
 
-Each memo is keyed by `id(message)` and keeps the message alive beside its value, so that an id
-is never reused for another message while the memo lives (the memos live in `TruthModel.shared`).
+Each memo is keyed by `id(message)`; every message memoised is kept alive in one list beside the
+memos (`PiMemo.alive`), so that an id is never reused for another message while the memos live
+(they live in `TruthModel.shared`). Values are plain, so the memos add no tuples for the cyclic
+garbage collector to walk.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
-from sessiontools.policies.pi.serialize import (
-    FileOps,
-    convert_to_llm,
-    extract_file_ops,
-    serialize_conversation,
-)
+from sessiontools.policies.pi.serialize import FileOps, extract_file_ops, serialized_length
+from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.pi.context import branch_summary_message, custom_message
+
+
+def _found_ops(m: Any, version: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """One message's (read, written, edited) files in first-seen order, None when it has none."""
+    role = m.get("role")
+    if role != "assistant" and (role != "toolResult" or version == "0"):
+        return None  # `extract_file_ops` reads only these
+    one = FileOps()
+    extract_file_ops(m, one, version)
+    return (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
+
+
+class BaseSums:
+    """0.x: per base entry, the serialized size and file operations of the message Pi's compaction
+    takes from it (`_message_for_compaction_v0`), as prefix sums, so that a compaction's summarised
+    messages, a contiguous run of base entries, are measured by two lookups instead of one per message.
+    """
+
+    def __init__(self, base: Sequence[Entry]) -> None:
+        self.pos: dict[int, int] = {}  # id(the entry's own message) -> base index
+        n = len(base)
+        self.chars = [0] * (n + 1)  # prefix sums of serialized lengths
+        self.parts = [0] * (n + 1)  # prefix counts of non-empty serialized parts
+        self.messages = [0] * (n + 1)  # prefix counts of entries that give a message
+        self.ops_at: list[int] = []  # base indices of the messages with file operations, ascending
+        self.ops: list[Any] = []
+        chars = parts = count = 0
+        for j, e in enumerate(base):
+            if e.type == "message":
+                m: Any = e.message
+                self.pos[id(m)] = j
+            elif e.type == "custom_message":
+                m = custom_message(e.data, default_content=False)
+            elif e.type == "branch_summary":
+                m = branch_summary_message(e.data)
+            else:
+                m = None
+            if m is not None:
+                count += 1
+                k = serialized_length(m, "0")
+                if k:
+                    chars += k
+                    parts += 1
+                found = _found_ops(m, "0")
+                if found is not None:
+                    self.ops_at.append(j)
+                    self.ops.append(found)
+            self.chars[j + 1], self.parts[j + 1], self.messages[j + 1] = chars, parts, count
+
+    @staticmethod
+    def usable(base: Sequence[Entry]) -> bool:
+        """Every message entry holds its message as a dict (the entry's own object is the key)."""
+        return all(e.message is not None for e in base if e.type == "message")
+
+    def span(self, messages: Sequence[Any]) -> tuple[int, int] | None:
+        """(a, b + 1) when `messages` are the messages of base entries a..b, in order (the first and
+        last are those entries' own objects and the count matches); else None."""
+        if not messages:
+            return None
+        a = self.pos.get(id(messages[0]))
+        b = self.pos.get(id(messages[-1]))
+        if a is None or b is None or b < a or len(messages) != self.messages[b + 1] - self.messages[a]:
+            return None
+        return a, b + 1
 
 
 class PiMemo:
     """Pi's estimateTokens, extractFileOps and serializeConversation sizes, per message, per version."""
 
-    def __init__(self, shared: dict[Any, Any], version: str) -> None:
+    def __init__(self, shared: dict[Any, Any], version: str, base: Sequence[Entry] | None = None) -> None:
+        """`base`: the workload's base path, when the simulated path holds its entries in order with
+        none left out (0.x with no recovery artefacts): then `BaseSums` answer for whole runs."""
         self.v = version
-        self.estimates: dict[int, Any] = shared.setdefault(("estimate", version), {})
-        self.serialized: dict[int, Any] = shared.setdefault(("serialized", version), {})
+        self.base = base if version == "0" else None
+        self._sums: BaseSums | None = None
+        self.estimates: dict[int, int] = shared.setdefault(("estimate", version), {})
+        self.serialized: dict[int, int] = shared.setdefault(("serialized", version), {})
+        self.alive: list[Any] = shared.setdefault("alive", [])  # every message memoised, of any version
         self.shared = shared
+        self._ops: dict[str, dict[int, Any]] = {}
 
     def estimate(self, m: Any) -> int:
         """Pi's estimateTokens of one message."""
-        hit = self.estimates.get(id(m))
-        if hit is None or hit[0] is not m:
-            hit = self.estimates[id(m)] = (m, estimate_tokens(m, self.v))
-        return int(hit[1])
+        n = self.estimates.get(id(m))
+        if n is None:
+            n = self.estimates[id(m)] = estimate_tokens(m, self.v)
+            self.alive.append(m)
+        return int(n)
 
-    def file_ops(self, m: Any, ops: FileOps, version: str) -> None:
-        """`extract_file_ops`, with each message's operations found once per grid."""
-        memo = self.shared.setdefault(("file_ops", version), {})
-        hit = memo.get(id(m))
-        if hit is None or hit[0] is not m:
-            one = FileOps()
-            extract_file_ops(m, one, version)
-            found = (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
-            hit = memo[id(m)] = (m, found)
-        if hit[1] is None:
+    def sums(self) -> BaseSums | None:
+        """The `BaseSums` of the base path (built once per grid), or None when they do not apply."""
+        if self._sums is None and self.base is not None:
+            got = self.shared.get("base sums")
+            if got is None:
+                got = self.shared["base sums"] = BaseSums(self.base) if BaseSums.usable(self.base) else False
+            self._sums = got or None
+            if got is False:
+                self.base = None
+        return self._sums
+
+    def file_ops(self, messages: Sequence[Any], ops: FileOps, version: str) -> None:
+        """`extract_file_ops` of each message, in order, with each message's operations found once per grid."""
+        sums = self.sums() if version == "0" else None
+        span = sums.span(messages) if sums is not None else None
+        if span is not None:
+            assert sums is not None
+            for k in range(bisect_left(sums.ops_at, span[0]), bisect_left(sums.ops_at, span[1])):
+                read, written, edited = sums.ops[k]
+                for f in read:
+                    ops.read[f] = None
+                for f in written:
+                    ops.written[f] = None
+                for f in edited:
+                    ops.edited[f] = None
             return
-        read, written, edited = hit[1]
-        for f in read:
-            ops.read[f] = None
-        for f in written:
-            ops.written[f] = None
-        for f in edited:
-            ops.edited[f] = None
+        memo = self._ops.get(version)
+        if memo is None:
+            memo = self._ops[version] = self.shared.setdefault(("file_ops", version), {})
+        missing = memo  # a value no message has: a message with no operations is memoised as None
+        for m in messages:
+            found = memo.get(id(m), missing)
+            if found is missing:
+                found = memo[id(m)] = _found_ops(m, version)
+                self.alive.append(m)
+            if found is not None:
+                read, written, edited = found
+                for f in read:
+                    ops.read[f] = None
+                for f in written:
+                    ops.written[f] = None
+                for f in edited:
+                    ops.edited[f] = None
 
     def serialized_chars(self, messages: Sequence[Any]) -> int:
         """Length of Pi's serializeConversation of `messages`, from per-message parts."""
+        sums = self.sums()
+        span = sums.span(messages) if sums is not None else None
+        if span is not None:
+            assert sums is not None
+            a, b = span
+            return sums.chars[b] - sums.chars[a] + 2 * max(0, sums.parts[b] - sums.parts[a] - 1)
         total = parts = 0
+        memo, v = self.serialized, self.v
         for m in messages:
-            hit = self.serialized.get(id(m))
-            if hit is None or hit[0] is not m:
-                text = serialize_conversation(convert_to_llm([m], self.v), self.v)
-                hit = self.serialized[id(m)] = (m, len(text))
-            if hit[1]:
-                total += hit[1]
+            n = memo.get(id(m))
+            if n is None:
+                n = memo[id(m)] = serialized_length(m, v)
+                self.alive.append(m)
+            if n:
+                total += n
                 parts += 1
         return total + 2 * max(0, parts - 1)

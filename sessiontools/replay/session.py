@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,12 +62,17 @@ class PathReplay:
                          self.recorded_costs)
 
 
-def _usage_classes(usage: Mapping[str, Any]) -> Classes:
-    def n(k: str) -> float:
-        v = usage.get(k)
-        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+def _n(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
-    return Classes(n("input"), n("cacheRead"), n("cacheWrite"), n("output"))
+
+def _usage_classes(usage: Mapping[str, Any]) -> Classes:
+    g = usage.get
+    return Classes(_n(g("input")), _n(g("cacheRead")), _n(g("cacheWrite")), _n(g("output")))
+
+
+def _is_mapping(v: Any) -> bool:
+    return type(v) is dict or isinstance(v, Mapping)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,30 +89,39 @@ class RecordedUsage:
         return sum(self.costs.values()) if self.costs else None
 
 
+def _any_in(sorted_values: Sequence[int], lo: int, hi: int) -> bool:
+    """Whether some value v of the sorted list has lo <= v < hi."""
+    k = bisect_left(sorted_values, lo)
+    return k < len(sorted_values) and sorted_values[k] < hi
+
+
 def recorded_usage(wl: Workload) -> RecordedUsage:
     """The recorded classes and costs of each answered request, and the calls to learn the cache from."""
     classes: dict[int, Classes] = {}
     costs: dict[int, float] = {}
     calls = []
-    after = {rc.parent_base_index for rc in wl.recorded_compactions}
+    after = sorted({rc.parent_base_index for rc in wl.recorded_compactions})
+    edits = [j for j, e in enumerate(wl.base) if e.type == "context_edit"]
+    base = wl.base
     prev = -1
     for r in wl.requests:
-        msg = wl.base[r.base_index].message or {}
-        usage = msg.get("usage") if isinstance(msg.get("usage"), Mapping) else None
-        if usage is None or r.failed_overflow:
+        i = r.base_index
+        msg = base[i].message or {}
+        usage = msg.get("usage")
+        if not _is_mapping(usage) or r.failed_overflow:
             continue
         cost = usage.get("cost")
-        if isinstance(cost, Mapping) and isinstance(cost.get("total"), int | float):
-            costs[r.base_index] = float(cost["total"])
+        if _is_mapping(cost) and isinstance(cost.get("total"), int | float):
+            costs[i] = float(cost["total"])
         c = _usage_classes(usage)
-        classes[r.base_index] = c
+        classes[i] = c
         if r.recorded_prompt is None:
             continue
-        broke = any(prev <= j < r.base_index for j in after) or any(
-            wl.base[j].type == "context_edit" for j in range(max(prev, 0), r.base_index))
-        ts = wl.base[r.base_index].timestamp
+        # A compaction after an entry in [prev, i), or a context edit in [max(prev, 0), i), came between.
+        broke = _any_in(after, prev, i) or _any_in(edits, max(prev, 0), i)
+        ts = base[i].data.get("timestamp")
         calls.append(RecordedCall(seconds(ts if isinstance(ts, str) else None), c, broke))
-        prev = r.base_index
+        prev = i
     return RecordedUsage(classes, costs, calls)
 
 

@@ -27,7 +27,7 @@ from sessiontools.replay.records import (
     SimCompaction,
     TruthSource,
 )
-from sessiontools.replay.shared import shared_grid
+from sessiontools.replay.shared import seed_estimates, shared_grid
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Request, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
@@ -35,6 +35,8 @@ from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.usage import calculate_context_tokens
 
 POLICIES = (PolicyName.PI_0.value, PolicyName.PI_1.value)
+# Enum members read once: a member lookup on the class costs more than the rest of a request's step.
+_RECORDED, _MODEL, _PROVIDER = TruthSource.RECORDED, TruthSource.MODEL, TruthSource.PROVIDER
 
 
 class SimState:
@@ -46,10 +48,11 @@ class SimState:
         self.v = self.policy.version
         self.cs = CompactionSettings(True, s.reserve_tokens, s.keep_recent_tokens)
         grid = truth.shared.get(self.v)
+        self.memo = PiMemo(truth.shared, self.v, None if wl.artefacts else wl.base)
         if grid is None:
             grid = truth.shared[self.v] = shared_grid(wl, truth, self.v)
+            seed_estimates(wl, truth, self.v, self.memo)
         self.grid = grid
-        self.memo = PiMemo(truth.shared, self.v)
         self.synthetic: list[Entry] = []
         self.usage_override: tuple[int, int, int] | None = None  # (synthetic index, prompt, output) of the newest reply
         self.fk_syn = 0  # index in `synthetic` of the newest compaction's first kept entry
@@ -64,6 +67,9 @@ class SimState:
         for rc in wl.recorded_compactions:
             self.rec_by_parent.setdefault(rc.parent_base_index, []).append(rc)
         self.used_recorded: set[int] = set()
+        # One window throughout (no model switch): the window and threshold need no lookup per request.
+        self.window = None if s.window_changes else s.context_window
+        self.threshold = None if s.window_changes else s.context_window - s.reserve_tokens
 
     def truth_before(self, i: int) -> float:
         """Truth of the simulated context before base entry i."""
@@ -71,7 +77,8 @@ class SimState:
         return self.truth.overhead + self.summary_truth + T[i] - T[self.fk]
 
     def same_as_recorded(self, i: int) -> bool:
-        cur = (id(self.comp) if self.comp is not None else None, self.fk if self.comp is not None else 0)
+        comp = self.comp
+        cur = (id(comp), self.fk) if comp is not None else (None, 0)
         return cur == self.grid.recorded_state[i]
 
     def pi_estimate_before(self, i: int) -> float:
@@ -101,12 +108,13 @@ class _Sim(SimState):
         self.next_user = 0
         self.skip_until = -1
         self.pos = 0  # next base entry not yet on the simulated path
+        self.between_turns = CheckPoint.BETWEEN_TURNS in self.policy.check_points
 
     def check(self, parent: int, view: float, truth_now: float) -> None:
         """A check point of the policy: classify, and compact when Pi would."""
         r = self.run
         r.check_points += 1
-        threshold = self.s.threshold_at(parent + 1)
+        threshold = self.threshold if self.threshold is not None else self.s.threshold_at(parent + 1)
         over = truth_now > threshold
         if self.pending_thrash is not None:
             if over:
@@ -145,9 +153,11 @@ class _Sim(SimState):
             apply_recorded(self, rc)
 
     def walk(self) -> ReplayRun:
+        users = self.user_compactions
         for req in self.wl.requests:
             if req.base_index > self.skip_until:
-                self._user_compactions(req.base_index)
+                if self.next_user < len(users):
+                    self._user_compactions(req.base_index)
                 self._request(req)
         self._user_compactions(len(self.wl.base))
         self._append_between(max(self.pos, self.skip_until + 1), len(self.wl.base))
@@ -161,40 +171,51 @@ class _Sim(SimState):
 
     def _request(self, req: Request) -> None:
         i = req.base_index
-        if req.first_in_run:
+        first = req.first_in_run
+        if first:
             self.recovery_tried = False  # cleared when a user message starts
-        self._append_between(max(self.pos, self.skip_until + 1), i)
+        lo = self.skip_until + 1
+        if self.pos > lo:
+            lo = self.pos
+        if lo < i:
+            if self.wl.artefacts:
+                self._append_between(lo, i)
+            else:
+                self.synthetic.extend(self.wl.base[lo:i])
         self.pos = i + 1
-        if CheckPoint.BETWEEN_TURNS in self.policy.check_points and not req.first_in_run and i > 0:
+        if not first and i > 0 and self.between_turns:
             # 1.x: between turns, before the next request, Pi checks its projected estimate.
             self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
-        same = self._same = self.same_as_recorded(i)
-        u, source = self.truth_before(i), TruthSource.MODEL
+        comp = self.comp  # `same_as_recorded`
+        same = self._same = (
+            self.grid.recorded_initial[i] if comp is None else (id(comp), self.fk) == self.grid.recorded_state[i]
+        )
         if same and req.recorded_prompt is not None:
-            u, source = float(req.recorded_prompt), TruthSource.RECORDED
+            u, source = float(req.recorded_prompt), _RECORDED
         elif same and req.provider_tokens is not None:
             # The provider's own count in its overflow error is the truth for the rejected request.
-            u, source = float(req.provider_tokens), TruthSource.PROVIDER
-        window = self.s.window_at(i)
+            u, source = float(req.provider_tokens), _PROVIDER
+        else:
+            u, source = self.truth_before(i), _MODEL
+        window = self.window if self.window is not None else self.s.window_at(i)
         if u > window or (req.failed_overflow and same):
             if self._overflow(req, u, source):
                 return
-            u, source = self.truth_before(i), TruthSource.MODEL
+            u, source = self.truth_before(i), _MODEL
             if u > window:
                 self.run.overflows += 1
                 self.run.failed_recoveries += 1
         elif req.failed_overflow:
             self._fits_unrecorded(req, u)
             return
-        elif u > window - self.s.reserve_tokens and not req.first_in_run:
+        elif u > window - self.s.reserve_tokens and not first:
             self.run.mid_run_crossings += 1
         self._reply(req, u, source)
 
     def _point(self, req: Request, u: float, source: TruthSource, overflow: bool, output: int = 0) -> None:
-        e = self.wl.base[req.base_index]
-        self.run.requests.append(RequestPoint(req.base_index, e.id, u, source, None, overflow, output,
-                                              e.timestamp if isinstance(e.timestamp, str) else None,
-                                              len(self.run.compactions), self._same and not overflow))
+        i, g, r = req.base_index, self.grid, self.run
+        r.requests.append(RequestPoint(i, g.entry_ids[i], u, source, None, overflow, output, g.timestamps[i],
+                                       len(r.compactions), self._same and not overflow))
 
     def _overflow(self, req: Request, u: float, source: TruthSource) -> bool:
         """The provider rejects the request; Pi compacts and retries unless it already tried with no
@@ -230,32 +251,35 @@ class _Sim(SimState):
             r.requests[-1].pi_view = u
 
     def _reply(self, req: Request, u: float, source: TruthSource) -> None:
-        r, i = self.run, req.base_index
-        e = self.wl.base[i]
-        r.peak_truth = max(r.peak_truth, u)
+        r, i, g, output = self.run, req.base_index, self.grid, req.output
+        if u > r.peak_truth:
+            r.peak_truth = u
         r.billed_input += u
-        r.output_tokens += req.output
-        self._point(req, u, source, False, req.output)
-        usable = req.stop_reason not in ("aborted", "error")
-        if self.policy.clears_recovery(req.stop_reason):
+        r.output_tokens += output
+        r.requests.append(RequestPoint(i, g.entry_ids[i], u, source, None, False, output, g.timestamps[i],
+                                       len(r.compactions), self._same))  # `_point`
+        stop = req.stop_reason
+        usable = stop != "aborted" and stop != "error"
+        if self.policy.clears_recovery(stop):
             self.recovery_tried = False
-        usage_total = u + req.output
+        usage_total = u + output
+        e = self.wl.base[i]
         self.synthetic.append(e)
-        if source == TruthSource.RECORDED:
+        if source == _RECORDED:
             if usable:
                 self.usage_override = None
-            rec_total = self.grid.recorded_total.get(i)
+            rec_total = g.recorded_total.get(i)
             if rec_total is not None:
                 usage_total = rec_total
         elif usable:
             # Pi would have seen the provider's usage for the simulated context.
-            self.usage_override = (len(self.synthetic) - 1, round(u), req.output)
+            self.usage_override = (len(self.synthetic) - 1, round(u), output)
         if usable:
             self.last_usage = (i, usage_total)
         if req.last_in_run:
             if usable:
                 view = usage_total
-            elif req.stop_reason == "aborted" and self.v == "0":
+            elif stop == "aborted" and self.v == "0":
                 # 0.x checks an aborted reply (before the next prompt) by its own, usually empty, usage.
                 raw = (e.message or {}).get("usage")
                 view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0

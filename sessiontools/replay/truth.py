@@ -26,8 +26,8 @@ from typing import Any
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.workload import Workload
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.transcript.pi.context import entry_messages_v1
-from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
+from sessiontools.transcript.pi.context import entry_messages_v0, entry_messages_v1
+from sessiontools.transcript.pi.incremental import iter_request_projections
 
 MessageCounter = Callable[[Mapping[str, Any]], int]
 
@@ -47,31 +47,33 @@ def entry_messages(e: Entry, pi_version: str) -> tuple[Mapping[str, Any], ...]:
 
 
 def _v0_messages(e: Entry) -> tuple[Mapping[str, Any], ...]:
-    from sessiontools.transcript.pi.context import entry_messages_v0
-
     return entry_messages_v0(e)
 
 
 def recorded_contexts(
     path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any], size: Mapping[int, int] | None = None
-) -> list[tuple[int, tuple[Entry, ...], int]]:
+) -> list[tuple[int, list[Entry], int, int]]:
     """The source entries of the context Pi built before each path position in `positions`, with
     the total of `size` (keyed by id of entry) over them; contexts from the one incremental builder
-    (`transcript.pi.incremental`)."""
+    (`transcript.pi.incremental`).
+
+    Each element is (position, sources, n, total): the context's sources are `sources[:n]`. Contexts
+    of one generation (no rebuild between them) share one `sources` list, which only grows, so an
+    earlier context of the same list is a prefix of a later one (linear, not quadratic)."""
     sz = size or {}
     out = []
     sources: list[Entry] = []
     total = seen = 0
     last_gen = None
-    for i, ctx, gen in iter_request_contexts_gen(path, positions, pi_version):
+    for i, projected, _, gen in iter_request_projections(path, positions, pi_version):
         if gen != last_gen:  # rebuilt (a compaction or an edit): start over; else only the new entries
             sources, total, seen, last_gen = [], 0, 0, gen
-        for pe in ctx.entries[seen:]:
+        for pe in projected[seen:]:
             if pe.messages:
                 sources.append(pe.source)
                 total += sz.get(id(pe.source), 0)
-        seen = len(ctx.entries)
-        out.append((i, tuple(sources), total))
+        seen = len(projected)
+        out.append((i, sources, len(sources), total))
     return out
 
 
@@ -156,6 +158,44 @@ def fit_overhead_ratio(xs: Sequence[float], ys: Sequence[float]) -> TruthFit:
     return TruthFit(a, b, n, prior, bounded)
 
 
+def _attribute(
+    contexts: Sequence[tuple[int, list[Entry], int, int]], wanted: Mapping[int, int], counted: Mapping[int, int],
+    overhead: float,
+) -> dict[int, float]:
+    """Per-entry actual tokens (by id of entry) from the differences of recorded prompt totals.
+
+    When a request's context extends the previous one, the growth of A is shared among the new
+    entries in proportion to their counted size; otherwise the entries not known yet share what A
+    leaves after the overhead and the known entries."""
+    tokens: dict[int, float] = {}
+    prev_list: list[Entry] | None = None
+    prev_n = 0
+    prev_a: float = overhead
+    for at, lst, n, _ in contexts:
+        a = wanted[at]
+        # The previous context is a prefix of this one: same generation (one growing list), or equal heads.
+        if lst is prev_list or prev_n == 0 or (
+            n >= prev_n and prev_list is not None and lst[:prev_n] == prev_list[:prev_n]
+        ):
+            new = [s for s in lst[prev_n:n] if id(s) not in tokens]
+            delta = a - prev_a
+            total = sum(counted.get(id(s), 0) for s in new)
+            if new and delta >= 0:
+                for s in new:
+                    tokens[id(s)] = delta * (counted.get(id(s), 0) / total if total else 1 / len(new))
+        else:
+            sources = lst[:n]
+            unknown = [s for s in sources if id(s) not in tokens]
+            known = sum(tokens[id(s)] for s in sources if id(s) in tokens)
+            rest = a - overhead - known
+            total = sum(counted.get(id(s), 0) for s in unknown)
+            if unknown and rest >= 0:
+                for s in unknown:
+                    tokens[id(s)] = rest * (counted.get(id(s), 0) / total if total else 1 / len(unknown))
+        prev_list, prev_n, prev_a = lst, n, a
+    return tokens
+
+
 def fit_truth(
     workload: Workload, counter: MessageCounter | None = None, *, summary_tokens: int | None = None
 ) -> TruthModel:
@@ -177,31 +217,11 @@ def fit_truth(
     wanted = {pos[id(workload.base[r.base_index])]: r.recorded_prompt for r in workload.requests
               if r.recorded_prompt is not None}
     contexts = recorded_contexts(path, v, wanted, counted)
-    samples: list[tuple[tuple[Entry, ...], int]] = [(sources, wanted[at]) for at, sources, _ in contexts]
-    xs = [x for _, _, x in contexts]
-    ys = [float(a) for _, a in samples]
+    xs = [x for _, _, _, x in contexts]
+    ys = [float(wanted[at]) for at, _, _, _ in contexts]
     fit = fit_overhead_ratio(xs, ys)
     overhead, ratio = fit.overhead, fit.ratio
-    tokens: dict[int, float] = {}
-    prev: tuple[Entry, ...] = ()
-    prev_a = overhead
-    for sources, a in samples:
-        if sources[: len(prev)] == prev:
-            new = [s for s in sources[len(prev):] if id(s) not in tokens]
-            delta = a - prev_a
-            total = sum(counted.get(id(s), 0) for s in new)
-            if new and delta >= 0:
-                for s in new:
-                    tokens[id(s)] = delta * (counted.get(id(s), 0) / total if total else 1 / len(new))
-        else:
-            unknown = [s for s in sources if id(s) not in tokens]
-            known = sum(tokens[id(s)] for s in sources if id(s) in tokens)
-            rest = a - overhead - known
-            total = sum(counted.get(id(s), 0) for s in unknown)
-            if unknown and rest >= 0:
-                for s in unknown:
-                    tokens[id(s)] = rest * (counted.get(id(s), 0) / total if total else 1 / len(unknown))
-        prev, prev_a = sources, a
+    tokens = _attribute(contexts, wanted, counted, overhead)
     # What a new summary costs: learnt from the recorded summaries.
     sums = [(tokens.get(id(e)), e.data.get("summary")) for e in path if e.type == "compaction"]
     learnt = [t for t, s in sums if t and isinstance(s, str)]
@@ -214,7 +234,7 @@ def fit_truth(
     else:
         pred = float(DEFAULT_SUMMARY_TOKENS)
         notes.append(f"no recorded summary to learn from: a new summary is taken as {DEFAULT_SUMMARY_TOKENS} tokens")
-    if not samples:
+    if not contexts:
         notes.append("no request with usable usage: truth is modelled as chars/4 with no overhead")
     elif fit.prior_dominated:
         notes.append(f"{fit.n} request(s) with usable usage: overhead and ratio shrunk toward the prior "

@@ -12,7 +12,7 @@ source of the session's model.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.read.pi.entries import Entry
@@ -105,51 +105,57 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
     failed = {i for i, e in enumerate(base) if _is_overflow_error(e, pi_version)}
     artefacts, group_end = _recovery_groups(base, failed)
 
-    requests: list[Request] = []
+    requests, provider, model = _requests(base, failed, group_end, pi_version)
+    return Workload(pi_version, tuple(path), tuple(base), requests, recorded, frozenset(artefacts), provider, model)
+
+
+#: Base entries that start a run (a user-side message before a reply): by role, and by entry type.
+_RUN_START_ROLES = frozenset({"user", "bashExecution", "custom"})
+_RUN_START_TYPES = frozenset({"custom_message", "branch_summary"})
+
+
+def _num_or_zero(v: Any) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+
+
+def _requests(
+    base: Sequence[Entry], failed: set[int], group_end: dict[int, int], pi_version: str
+) -> tuple[list[Request], str | None, str | None]:
+    """The requests of the base path (harness pseudo-replies are not requests: they stay on the path
+    as content, never check points), and the provider and model of the newest successful one."""
+    rows = []
     run = -1
-    first = True
     provider = model = None
-    # Harness pseudo-replies are not requests: they stay on the path as content, never check points.
-    assistant_positions = [i for i, e in enumerate(base)
-                           if e.role == "assistant" and not is_pseudo_reply(e.message or {})]
-    for k, i in enumerate(assistant_positions):
-        msg = base[i].message or {}
-        # A run starts at a user-side message (prompt, bash, custom, branch summary) before this reply.
-        prev_assistant = assistant_positions[k - 1] if k else -1
-        starts_run = k == 0 or any(
-            b.role in ("user", "bashExecution", "custom") or b.type in ("custom_message", "branch_summary")
-            for b in base[prev_assistant + 1: i]
-        )
-        if starts_run:
+    started = True  # a user-side message since the previous reply (or none before the first)
+    for i, e in enumerate(base):
+        role = e.role
+        if role != "assistant" or is_pseudo_reply(e.message or {}):
+            if role in _RUN_START_ROLES or e.type in _RUN_START_TYPES:
+                started = True
+            continue
+        msg = e.message or {}
+        if started:  # a run starts at a user-side message (prompt, bash, custom, branch summary) before this reply
             run += 1
-            first = True
         usage = assistant_usage(msg, pi_version)
-        out = msg.get("usage", {}).get("output") if isinstance(msg.get("usage"), Mapping) else 0
-        requests.append(
-            Request(
-                base_index=i,
-                run=run,
-                first_in_run=first,
-                last_in_run=msg.get("stopReason") != "toolUse",
-                recorded_prompt=prompt_tokens(usage) if usage is not None else None,
-                output=int(out) if isinstance(out, int | float) and not isinstance(out, bool) else 0,
-                stop_reason=msg.get("stopReason"),
-                failed_overflow=i in failed,
-                group_end=group_end.get(i, i),
-                provider_tokens=provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
-                provider=msg.get("provider") if isinstance(msg.get("provider"), str) else None,
-                model=msg.get("model") if isinstance(msg.get("model"), str) else None,
-            )
-        )
-        first = False
+        raw = msg.get("usage")
+        out = raw.get("output") if isinstance(raw, Mapping) else 0
+        rows.append((i, run, started, msg.get("stopReason") != "toolUse", usage, out, msg))
+        started = False
         if i not in failed:
             provider, model = msg.get("provider") or provider, msg.get("model") or model
-    # A run's last request is the final one before the next run starts, whatever its stop reason.
-    for k, r in enumerate(requests):
-        nxt = requests[k + 1] if k + 1 < len(requests) else None
-        if (nxt is None or nxt.run != r.run) and not r.last_in_run:
-            requests[k] = replace(r, last_in_run=True)
-    return Workload(pi_version, tuple(path), tuple(base), requests, recorded, frozenset(artefacts), provider, model)
+    requests = []
+    for k, (i, run, first, last, usage, out, msg) in enumerate(rows):
+        # A run's last request is the final one before the next run starts, whatever its stop reason.
+        if k + 1 == len(rows) or rows[k + 1][1] != run:
+            last = True
+        p, m = msg.get("provider"), msg.get("model")
+        requests.append(Request(
+            i, run, first, last, prompt_tokens(usage) if usage is not None else None, _num_or_zero(out),
+            msg.get("stopReason"), i in failed, group_end.get(i, i),
+            provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
+            p if isinstance(p, str) else None, m if isinstance(m, str) else None,
+        ))
+    return requests, provider, model
 
 
 def _recovery_groups(base: Sequence[Entry], failed: set[int]) -> tuple[set[int], dict[int, int]]:

@@ -46,6 +46,18 @@ def valid_cut_points_v0(entries: Sequence[Entry], start: int, end: int) -> list[
     return out
 
 
+def _next_cut_point_v0(entries: Sequence[Entry], start: int, end: int) -> int | None:
+    """The first index of `valid_cut_points_v0(entries, start, end)`, or None when it is empty."""
+    for i in range(start, end):
+        e = entries[i]
+        if e.type == "message":
+            if e.role in _CUT_ROLES_V0:
+                return i
+        elif e.type in ("branch_summary", "custom_message"):
+            return i
+    return None
+
+
 def find_turn_start_v0(entries: Sequence[Entry], index: int, start: int) -> int | None:
     """The user message (or bashExecution, branch summary, custom message) starting the turn."""
     for i in range(index, start - 1, -1):
@@ -66,21 +78,22 @@ def find_cut_point_v0(
 ) -> CutPoint:
     """Pi 0.x `findCutPoint`: walk back from the newest message until `keep_recent_tokens` are kept."""
     est = tokens or (lambda m: estimate_tokens(m, "0"))
-    cut_points = valid_cut_points_v0(entries, start, end)
-    if not cut_points:
+    # Pi lists every valid cut point; only the first one and the first one at or after the entry
+    # where keepRecentTokens is reached matter, so those two are found by a scan forward.
+    first = _next_cut_point_v0(entries, start, end)
+    if first is None:
         return CutPoint(start, None, False)
     acc = 0
-    cut = cut_points[0]
+    cut = first
     for i in range(end - 1, start - 1, -1):
         e = entries[i]
         if e.type != "message":
             continue
         acc += est(e.message or {})
         if acc >= keep_recent_tokens:
-            for c in cut_points:
-                if c >= i:
-                    cut = c
-                    break
+            c = _next_cut_point_v0(entries, i, end)
+            if c is not None:
+                cut = c
             break
     while cut > start:
         prev = entries[cut - 1]

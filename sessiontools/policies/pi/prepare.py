@@ -106,16 +106,25 @@ def _prev_compaction_file_ops(prev: Entry | None, ops: FileOps) -> None:
             ops.edited[f] = None
 
 
+def extract_file_ops_all(messages: Sequence[Message], ops: FileOps, pi_version: str) -> None:
+    """`extract_file_ops` of each message, in order."""
+    for m in messages:
+        extract_file_ops(m, ops, pi_version)
+
+
+#: Adds the file operations of messages, in order, to a FileOps (`extract_file_ops_all` or an equivalent).
+AddOps = Callable[[Sequence[Message], FileOps, str], None]
+
+
 def _file_ops(
-    prev: Entry | None, to_summarize: Sequence[Message], prefix: Sequence[Message],
-    add_ops: Callable[[Message, FileOps, str], None], pi_version: str,
+    prev: Entry | None, to_summarize: Sequence[Message], prefix: Sequence[Message], add_ops: AddOps, pi_version: str,
 ) -> FileOps:
     """Pi's `extractFileOperations`: the previous compaction's lists, then the summarised messages'
     tool calls, then the turn prefix's (empty unless the turn is split)."""
     ops = FileOps()
     _prev_compaction_file_ops(prev, ops)
-    for m in (*to_summarize, *prefix):
-        add_ops(m, ops, pi_version)
+    add_ops(to_summarize, ops, pi_version)
+    add_ops(prefix, ops, pi_version)
     return ops
 
 
@@ -131,6 +140,19 @@ def _message_for_compaction_v0(e: Entry) -> Message | None:
     if e.type == "branch_summary":
         return branch_summary_message(e.data)
     return None
+
+
+def _messages_for_compaction_v0(path: Sequence[Entry], lo: int, hi: int) -> tuple[Message, ...]:
+    """The messages of path[lo:hi] that 0.x summarises (`_message_for_compaction_v0`)."""
+    out = []
+    for i in range(lo, hi):
+        e = path[i]
+        m = e.message if e.type == "message" else None  # the common case, without the call
+        if m is None:
+            m = _message_for_compaction_v0(e)
+        if m is not None:
+            out.append(m)
+    return tuple(out)
 
 
 def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callable[[Message], int] | None) -> int:
@@ -162,7 +184,7 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
 
 def _prepare_v0(
     path: Sequence[Entry], settings: CompactionSettings, estimate: Callable[[Message], int] | None = None,
-    add_ops: Callable[[Message, FileOps, str], None] = extract_file_ops,
+    add_ops: AddOps = extract_file_ops_all,
 ) -> CompactionResult:
     prev_idx = -1
     for i in range(len(path) - 1, -1, -1):
@@ -183,16 +205,10 @@ def _prepare_v0(
     if first_kept is None or not js_truthy(first_kept.data.get("id")):
         return NoCompaction("the first kept entry has no id (the session needs migration)", tokens_before)
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = tuple(
-        m for i in range(boundary_start, history_end or 0) if (m := _message_for_compaction_v0(path[i])) is not None
-    )
+    to_summarize = _messages_for_compaction_v0(path, boundary_start, history_end or 0)
     prefix: tuple[Message, ...] = ()
     if cut.is_split_turn:
-        prefix = tuple(
-            m
-            for i in range(cut.turn_start_index or 0, cut.first_kept_index)
-            if (m := _message_for_compaction_v0(path[i])) is not None
-        )
+        prefix = _messages_for_compaction_v0(path, cut.turn_start_index or 0, cut.first_kept_index)
     ops = _file_ops(path[prev_idx] if prev_idx >= 0 else None, to_summarize, prefix, add_ops, "0")
     return Preparation(
         "0",
@@ -220,7 +236,7 @@ def _messages_for_compaction_v1(pe: ProjectedEntry) -> list[Message]:
 def _prepare_v1(
     path: Sequence[Entry], settings: CompactionSettings, context: Context | None,
     estimate: Callable[[Message], int] | None = None,
-    add_ops: Callable[[Message, FileOps, str], None] = extract_file_ops,
+    add_ops: AddOps = extract_file_ops_all,
 ) -> CompactionResult:
     ctx = context if context is not None else build_context(path, "1")
     pes = ctx.entries
@@ -269,14 +285,14 @@ def _prepare_v1(
 def prepare_compaction(
     path: Sequence[Entry], settings: CompactionSettings, pi_version: str, *, context: Context | None = None,
     estimate: Callable[[Message], int] | None = None,
-    file_ops: Callable[[Message, FileOps, str], None] | None = None,
+    file_ops: AddOps | None = None,
 ) -> CompactionResult:
     """What Pi `pi_version` would summarise and keep if it compacted at the end of `path`.
 
     `path` runs from the root to the point of compaction (header excluded). Returns a
     `Preparation`, or a `NoCompaction` with the reason where Pi returns undefined. `estimate`
     may replace `estimateTokens` of that version with a memoised equivalent, and `file_ops`
-    `extract_file_ops` (the replay shares both across a settings grid); they must give the same
+    `extract_file_ops_all` (the replay shares both across a settings grid); they must give the same
     answers.
     """
     if not path:
@@ -284,9 +300,9 @@ def prepare_compaction(
     if path[-1].type == "compaction":
         return NoCompaction("the path already ends in a compaction")
     if pi_version == "0":
-        return _prepare_v0(path, settings, estimate, file_ops or extract_file_ops)
+        return _prepare_v0(path, settings, estimate, file_ops or extract_file_ops_all)
     if pi_version == "1":
-        return _prepare_v1(path, settings, context, estimate, file_ops or extract_file_ops)
+        return _prepare_v1(path, settings, context, estimate, file_ops or extract_file_ops_all)
     raise ValueError(f"unknown Pi version {pi_version!r}")
 
 

@@ -90,7 +90,8 @@ def utf16_head(text: str, units: int, *, keep_pairs: bool) -> str:
     """`text.slice(0, units)` (0.x), or 1.x `sliceHead`, which never splits a surrogate pair."""
     if text.isascii():
         return text[:units]
-    raw = text.encode("utf-16-le", "surrogatepass")
+    # The first units + 1 code points hold the first units UTF-16 units and the one after them.
+    raw = text[: units + 1].encode("utf-16-le", "surrogatepass")
     cut = raw[: 2 * units]
     if keep_pairs and len(cut) >= 2 and len(raw) > len(cut):
         last = int.from_bytes(cut[-2:], "little")
@@ -113,7 +114,8 @@ def _text_blocks(content: Any, sep: str) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    return _join((b.get("text") for b in content if isinstance(b, Mapping) and b.get("type") == "text"), sep)
+    return _join((b.get("text") for b in content
+                  if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "text"), sep)
 
 
 def _tool_call_text(block: Mapping[str, Any]) -> str:
@@ -153,6 +155,84 @@ def serialize_conversation(messages: Sequence[Message], pi_version: str) -> str:
             if text:
                 parts.append(f"[Tool result]: {truncate_for_summary(text, TOOL_RESULT_MAX_CHARS, pi_version)}")
     return "\n\n".join(parts)
+
+
+_USER, _TOOL_RESULT = "[User]: ", "[Tool result]: "
+_ASSISTANT, _THINKING, _CALLS = "[Assistant]: ", "[Assistant thinking]: ", "[Assistant tool calls]: "
+
+
+def _truncated_length(text: str, pi_version: str) -> int:
+    """len(truncate_for_summary(text, TOOL_RESULT_MAX_CHARS, pi_version))."""
+    n = utf16_len(text)
+    if n <= TOOL_RESULT_MAX_CHARS:
+        return len(text)
+    head = utf16_head(text, TOOL_RESULT_MAX_CHARS, keep_pairs=pi_version != "0")
+    return len(head) + len(f"\n\n[... {n - TOOL_RESULT_MAX_CHARS} more characters truncated]")
+
+
+def _js_str_length(v: Any) -> int:
+    """len(_js_str(v)), and 0 for None (as Array.prototype.join writes it)."""
+    if type(v) is str:
+        return len(v)
+    return 0 if v is None else len(_js_str(v))
+
+
+def _tool_call_length(block: Mapping[str, Any]) -> int:
+    """len(_tool_call_text(block)): the order of the arguments does not change the length."""
+    name = _js_str(block["name"]) if "name" in block else "undefined"
+    args = block.get("arguments")
+    n = len(name) + 2
+    if isinstance(args, Mapping) and args:
+        for k, v in args.items():
+            sv = json_stringify(v)
+            n += (len(k) if type(k) is str else len(f"{k}")) + 1 + (len(sv) if sv is not None else len(f"{sv}"))
+        n += 2 * (len(args) - 1)
+    return n
+
+
+def _assistant_length(content: Any, pi_version: str) -> int:
+    """The length of an assistant message's parts in `serialize_conversation`, joined."""
+    if not isinstance(content, list):
+        return 0
+    texts = thinking = calls = 0  # how many blocks of each kind
+    text_len = thinking_len = calls_len = 0
+    for b in content:
+        if type(b) is not dict and not isinstance(b, Mapping):
+            continue
+        t = b.get("type")
+        if t == "text":
+            texts += 1
+            text_len += _js_str_length(b.get("text"))
+        elif t == "toolCall":
+            calls += 1
+            calls_len += _tool_call_length(b)
+        elif t == "thinking":
+            thinking += 1
+            thinking_len += _js_str_length(b.get("thinking"))
+    lengths = []
+    if thinking and pi_version == "0":
+        lengths.append(len(_THINKING) + thinking_len + thinking - 1)
+    if texts:  # 0.x: the text blocks joined by newlines; 1.x: `_text_blocks(blocks, "\n")`, the same
+        lengths.append(len(_ASSISTANT) + text_len + texts - 1)
+    if calls:
+        lengths.append(len(_CALLS) + calls_len + 2 * (calls - 1))
+    return sum(lengths) + 2 * (len(lengths) - 1) if lengths else 0
+
+
+def serialized_length(message: Message, pi_version: str) -> int:
+    """len(serialize_conversation(convert_to_llm([message], pi_version), pi_version)): one message's
+    part of the summariser's input (Python length), without building the parts where it can."""
+    role = message.get("role")
+    if role == "toolResult":
+        text = _text_blocks(message.get("content"), "")
+        return len(_TOOL_RESULT) + _truncated_length(text, pi_version) if text else 0
+    if role == "user":
+        text = _text_blocks(message.get("content"), "")
+        return len(_USER) + len(text) if text else 0
+    if role == "assistant":
+        return _assistant_length(message.get("content"), pi_version)
+    # Converted first (custom roles become user messages).
+    return len(serialize_conversation(convert_to_llm([message], pi_version), pi_version))
 
 
 @dataclass(slots=True)
@@ -201,7 +281,10 @@ def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
 
 
 def _js_sort(items: Iterable[str]) -> list[str]:
-    """Array.prototype.sort() on strings: UTF-16 code unit order."""
+    """Array.prototype.sort() on strings: UTF-16 code unit order (code point order, Python's, for ASCII)."""
+    items = list(items)
+    if all(s.isascii() for s in items):
+        return sorted(items)
     return sorted(items, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
 
 

@@ -28,9 +28,10 @@ def is_pseudo_reply(message: Message) -> bool:
     if message.get("model") in HARNESS_MODEL_IDS:
         return True
     usage = message.get("usage")
-    if not isinstance(usage, Mapping):
+    if type(usage) is not dict and not isinstance(usage, Mapping):
         return False
-    return all(not usage.get(k) for k in _USAGE_KEYS)
+    g = usage.get
+    return not (g("input") or g("output") or g("cacheRead") or g("cacheWrite") or g("totalTokens"))
 
 
 def skip_reason(message: Message, pi_version: str) -> str | None:

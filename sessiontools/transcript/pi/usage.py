@@ -12,6 +12,9 @@ Message = Mapping[str, Any]
 
 
 def _num(v: Any) -> float:
+    t = type(v)
+    if t is int or t is float:  # the common case, without the isinstance checks
+        return v
     return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
 
@@ -35,8 +38,8 @@ def assistant_usage(message: Message, pi_version: str) -> Mapping[str, Any] | No
     if message.get("stopReason") in ("aborted", "error"):
         return None
     usage = message.get("usage")
-    if not js_truthy(usage) or not isinstance(usage, Mapping):
-        return None
+    if type(usage) is not dict and (not js_truthy(usage) or not isinstance(usage, Mapping)):
+        return None  # (a dict, even empty, is truthy)
     if pi_version != "0" and calculate_context_tokens(usage) <= 0:
         return None
     return usage
