@@ -123,13 +123,7 @@ class PiMemo:
         if span is not None:
             assert sums is not None
             for k in range(bisect_left(sums.ops_at, span[0]), bisect_left(sums.ops_at, span[1])):
-                read, written, edited = sums.ops[k]
-                for f in read:
-                    ops.read[f] = None
-                for f in written:
-                    ops.written[f] = None
-                for f in edited:
-                    ops.edited[f] = None
+                _merge_ops(ops, sums.ops[k])
             return
         memo = self._ops.get(version)
         if memo is None:
@@ -141,13 +135,7 @@ class PiMemo:
                 found = memo[id(m)] = _found_ops(m, version)
                 self.alive.append(m)
             if found is not None:
-                read, written, edited = found
-                for f in read:
-                    ops.read[f] = None
-                for f in written:
-                    ops.written[f] = None
-                for f in edited:
-                    ops.edited[f] = None
+                _merge_ops(ops, found)
 
     def serialized_chars(self, messages: Sequence[Any]) -> int:
         """Length of Pi's serializeConversation of `messages`, from per-message parts."""
@@ -168,3 +156,14 @@ class PiMemo:
                 total += n
                 parts += 1
         return total + 2 * max(0, parts - 1)
+
+
+def _merge_ops(ops: FileOps, found: tuple[Any, Any, Any]) -> None:
+    """Add one message's (read, written, edited) files to `ops`, keeping first-seen order."""
+    read, written, edited = found
+    for f in read:
+        ops.read[f] = None
+    for f in written:
+        ops.written[f] = None
+    for f in edited:
+        ops.edited[f] = None
