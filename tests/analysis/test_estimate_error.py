@@ -707,3 +707,18 @@ def test_session_frame_matches_the_per_session_blocks() -> None:
         row = frame.filter((frame["session"] == s["session"]) & (frame["estimator"] == "chars4")).row(0, named=True)
         assert row["n"] == s["estimators"]["chars4"]["n"]
         assert row["mape"] == pytest.approx(s["estimators"]["chars4"]["mape"], abs=1e-6)
+
+
+def test_mape_is_error_stats_mape_to_the_bit() -> None:
+    """`stats.mape` (used per session by the tokenizer profile) computes only the MAPE, with the
+    same frame and aggregation as `error_stats`: equal to the last bit, Nones and zero actuals included."""
+    import random
+
+    from sessiontools.analysis.estimate.stats import error_stats, mape
+
+    rng = random.Random(11)
+    for _ in range(400):
+        n = rng.randint(0, 80)
+        actual = [rng.choice([0, rng.randint(1, 300_000)]) for _ in range(n)]
+        est = [None if rng.random() < 0.1 else rng.uniform(0, 400_000) for _ in range(n)]
+        assert mape(est, actual) == error_stats(est, actual)["mape"]
