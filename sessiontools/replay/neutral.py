@@ -47,6 +47,7 @@ class NeutralTruth:
     summary_tokens: float
     n: int  # requests fitted
     attributed: Mapping[int, float] = field(default_factory=dict)
+    prior_dominated: bool = True  # too few requests for the data alone to decide (`fit_overhead_ratio`)
 
     def message_tokens(self, m: Message) -> float:
         got = self.attributed.get(m.index)
@@ -74,16 +75,17 @@ def attribute_messages(path: TranscriptPath) -> dict[int, float]:
 
 
 def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None) -> NeutralTruth:
-    """Fit overhead and ratio on the path's requests (A ~ O + r * chars/4 of the context), shrunk
-    toward (0, 1) and kept non-negative by `tokens.fit.least_squares`."""
-    from sessiontools.tokens.fit import least_squares
+    """Fit overhead and ratio on the path's requests (A ~ O + r * chars/4 of the context) by the one
+    truth-fit rule of every agent (`replay.truth.fit_overhead_ratio`: shrunk toward the prior when
+    there are few requests, ratio and overhead within physical bounds)."""
+    from sessiontools.replay.truth import fit_overhead_ratio
 
     if not path.requests:  # nothing to fit: chars/4, no overhead
         return NeutralTruth(0.0, 1.0, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0)
-    xs = [[1.0, float(sum(chars4(len(m.text)) for m in path.context(r)))] for r in path.requests]
+    xs = [float(sum(chars4(len(m.text)) for m in path.context(r))) for r in path.requests]
     ys = [float(r.usage.prompt) for r in path.requests]
-    fit = least_squares(xs, ys, ridge=[1e-6, 1e3], prior=[0.0, 1.0], nonneg=True)
-    overhead, ratio = fit.coef
+    fit = fit_overhead_ratio(xs, ys)
+    overhead, ratio = fit.overhead, fit.ratio
     if summary_tokens is None:
         # The summary message as the agent sent it (Codex: its fixed prefix + the summary). Not the
         # recorded tokens after: Codex and Claude Code record the whole new context there, whose kept
@@ -97,7 +99,7 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None)
         plain = NeutralTruth(0.0, ratio, 0.0, fit.n, attributed)
         overhead = max(statistics.median(
             r.usage.prompt - sum(plain.message_tokens(m) for m in path.context(r)) for r in path.requests), 0.0)
-    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed)
+    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated)
 
 
 @dataclass(slots=True)

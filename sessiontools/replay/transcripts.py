@@ -145,7 +145,7 @@ def neutral_record(t: Transcript, path: TranscriptPath, run: NeutralRun, truth: 
         "truth_model": {
             "overhead_tokens": round(truth.overhead), "ratio_to_chars4": round(truth.ratio, 4),
             "entries_attributed": None, "entries_modelled": None, "summary_tokens": round(truth.summary_tokens),
-            "requests_fitted": truth.n, "prior_dominated": truth.n < 8, "notes": [],
+            "requests_fitted": truth.n, "prior_dominated": truth.prior_dominated, "notes": [],
         },
         "agent_prompt_tokens": round(run.agent_prompt_tokens),
         "requests_from_recorded_usage": run.requests_recorded,
