@@ -147,8 +147,10 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor) -> None:
     from sessiontools.gates import parse_gates, tripped
     from sessiontools.read import load_session
+    from sessiontools.read.sources import load_source
     from sessiontools.replay import METRICS, replay_records, replay_session
     from sessiontools.replay.frames import compactions_frame, runs_frame
+    from sessiontools.replay.priors import refit_with_priors
     from sessiontools.replay.registry import replay_agents
     from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
     from sessiontools.report.writers import envelope
@@ -167,8 +169,11 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
-    per_file, loaded = run_files(paths, err, partial(replay_records, **agent_options, **options), jobs, "replaying",
+    replay_one = partial(replay_records, **agent_options, **options)
+    per_file, loaded = run_files(paths, err, replay_one, jobs, "replaying",
                                  agents=replay_agents(policy.value if policy else None), executor=executor)
+    # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
+    per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
     records = [r for recs in per_file for r in recs]
     if not records:
         if loaded.unreadable:  # each file's reason is already on stderr, one line each

@@ -30,6 +30,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
+from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.records import CompactionReason
 from sessiontools.transcript.model import Message, Overflow, Request, Role, TranscriptPath, Trigger
 
@@ -48,6 +49,7 @@ class NeutralTruth:
     n: int  # requests fitted
     attributed: Mapping[int, float] = field(default_factory=dict)
     prior_dominated: bool = True  # too few requests for the data alone to decide (`fit_overhead_ratio`)
+    prior: TruthPrior | None = None  # learnt from the run's other sessions (None: PRIOR_RATIO)
 
     def message_tokens(self, m: Message) -> float:
         got = self.attributed.get(m.index)
@@ -74,17 +76,20 @@ def attribute_messages(path: TranscriptPath) -> dict[int, float]:
     return out
 
 
-def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None) -> NeutralTruth:
+def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
+                      prior: TruthPrior | None = None) -> NeutralTruth:
     """Fit overhead and ratio on the path's requests (A ~ O + r * chars/4 of the context) by the one
     truth-fit rule of every agent (`replay.truth.fit_overhead_ratio`: shrunk toward the prior when
-    there are few requests, ratio and overhead within physical bounds)."""
-    from sessiontools.replay.truth import fit_overhead_ratio
+    there are few requests, ratio and overhead within physical bounds; `prior`: a ratio learnt from the
+    run's other sessions, `replay.priors`)."""
+    from sessiontools.replay.truth import PRIOR_RATIO, fit_overhead_ratio
 
-    if not path.requests:  # nothing to fit: chars/4, no overhead
-        return NeutralTruth(0.0, 1.0, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0)
+    prior_ratio = prior.ratio if prior is not None else PRIOR_RATIO
+    if not path.requests:  # nothing to fit: the prior's ratio times chars/4, no overhead
+        return NeutralTruth(0.0, prior_ratio, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0, prior=prior)
     xs = [float(sum(chars4(len(m.text)) for m in path.context(r))) for r in path.requests]
     ys = [float(r.usage.prompt) for r in path.requests]
-    fit = fit_overhead_ratio(xs, ys)
+    fit = fit_overhead_ratio(xs, ys, prior_ratio)
     overhead, ratio = fit.overhead, fit.ratio
     if summary_tokens is None:
         # The summary message as the agent sent it (Codex: its fixed prefix + the summary). Not the
@@ -99,7 +104,7 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None)
         plain = NeutralTruth(0.0, ratio, 0.0, fit.n, attributed)
         overhead = max(statistics.median(
             r.usage.prompt - sum(plain.message_tokens(m) for m in path.context(r)) for r in path.requests), 0.0)
-    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated)
+    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated, prior)
 
 
 @dataclass(slots=True)

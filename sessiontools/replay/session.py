@@ -24,6 +24,7 @@ from sessiontools.replay.cost import (
     seconds,
 )
 from sessiontools.replay.metrics import run_metrics
+from sessiontools.replay.priors import PriorTable
 from sessiontools.replay.records import ReplayRun, ReplaySettings, TruthSource
 from sessiontools.replay.simulate import simulate
 from sessiontools.replay.truth import TruthModel, fit_truth
@@ -176,11 +177,13 @@ def replay_session(
     all_leaves: bool = False,
     summary_tokens: int | None = None,
     models: Sequence[str] = (),
+    priors: PriorTable | None = None,
 ) -> list[PathReplay]:
     """Replay every requested path of a session over the settings grid (window x reserve x keep).
 
     `models`: files in Pi's models.json format (custom providers), later ones winning. A path with no
-    real request of its own (a leaf that ends before any reply) takes the session's model."""
+    real request of its own (a leaf that ends before any reply) takes the session's model. `priors`:
+    truth-fit priors learnt from the run's other sessions (`replay.priors`), by the path's model."""
     if not session.entries:
         raise InputError(f"{session.path}: no entries after the header: nothing to replay")
     extra = load_model_files(models)
@@ -205,7 +208,8 @@ def replay_session(
         else:
             ws = [info.context_window]
         changes = () if windows else window_changes(wl, extra)
-        truth = fit_truth(wl, summary_tokens=summary_tokens)
+        prior = priors.lookup(f"{wl.provider}/{wl.model}") if priors is not None else None
+        truth = fit_truth(wl, summary_tokens=summary_tokens, prior=prior)
         runs = [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes)) for w in ws for r in reserves for k in keeps]
         rec = recorded_usage(wl)
         out.append(PathReplay(session, p, wl, truth, info, runs, learn_cache(rec.calls), rec.classes, rec.costs,
@@ -237,7 +241,8 @@ def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
     t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False))
     return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
                              policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
-                             all_leaves=options.get("all_leaves", False), claude=claude)
+                             all_leaves=options.get("all_leaves", False), claude=claude,
+                             priors=options.get("priors"))
 
 
 def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from sessiontools.errors import InputError
 from sessiontools.policies.base import PolicyName, PolicySettings
 from sessiontools.replay.catalog import lookup
 from sessiontools.replay.neutral import NeutralRun, NeutralTruth, fit_neutral_truth, simulate_path
+from sessiontools.replay.priors import PriorTable, prior_text
 from sessiontools.replay.registry import DEFAULT_POLICY, make_policy
 from sessiontools.transcript.model import Transcript, TranscriptPath
 
@@ -74,16 +75,19 @@ def replay_transcript(
     summary_tokens: int | None = None,
     all_leaves: bool = False,
     claude: dict[str, Any] | None = None,
+    priors: PriorTable | None = None,
 ) -> list[dict[str, Any]]:
     """Every (path x setting) of one transcript, as replay run records (`claude`: Claude Code's
-    `autocompact_pcts` and `max_output_tokens`)."""
+    `autocompact_pcts` and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's
+    other sessions, `replay.priors`)."""
     name = policy_for(t, policy)
     pol = make_policy(name)
     paths = [p for p in t.paths if not p.sidechain] if all_leaves else t.paths[:1]
     out = []
     for path in paths:
         ws = list(windows) if windows else [default_window(t, path)]
-        truth = fit_neutral_truth(path, summary_tokens)
+        prior = priors.lookup(_model(path)) if priors is not None else None
+        truth = fit_neutral_truth(path, summary_tokens, prior)
         for s in _grid(name, ws, reserves, keeps, limits or (None,), claude or {}):
             run = simulate_path(path, pol, s, truth)
             out.append(neutral_record(t, path, run, truth, pol.threshold(s)))
@@ -145,7 +149,9 @@ def neutral_record(t: Transcript, path: TranscriptPath, run: NeutralRun, truth: 
         "truth_model": {
             "overhead_tokens": round(truth.overhead), "ratio_to_chars4": round(truth.ratio, 4),
             "entries_attributed": None, "entries_modelled": None, "summary_tokens": round(truth.summary_tokens),
-            "requests_fitted": truth.n, "prior_dominated": truth.prior_dominated, "notes": [],
+            "requests_fitted": truth.n, "prior_dominated": truth.prior_dominated,
+            "notes": [f"{truth.n} request(s): overhead and ratio shrunk toward the prior ({prior_text(truth.prior)})"]
+            if truth.prior is not None and truth.prior_dominated else [],
         },
         "agent_prompt_tokens": round(run.agent_prompt_tokens),
         "requests_from_recorded_usage": run.requests_recorded,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.read.pi.entries import Entry
+from sessiontools.replay.priors import TruthPrior, prior_text
 from sessiontools.replay.workload import Workload
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import entry_messages_v0, entry_messages_v1
@@ -123,12 +124,13 @@ class TruthFit:
     bounded: bool = False  # the ratio hit RATIO_BOUNDS
 
 
-def fit_overhead_ratio(xs: Sequence[float], ys: Sequence[float]) -> TruthFit:
+def fit_overhead_ratio(xs: Sequence[float], ys: Sequence[float], prior_ratio: float = PRIOR_RATIO) -> TruthFit:
     """Fit O and r by `tokens.fit.least_squares`.
 
     Enough data (>= MIN_REQUESTS, two distinct X): ordinary least squares, refitted through the origin
     when the overhead comes out negative or the ratio non-positive. Fewer requests: shrinkage toward
-    the prior (r = PRIOR_RATIO, O = what the smallest request leaves at that ratio, >= 0) with the
+    the prior (r = `prior_ratio`, PRIOR_RATIO unless one was learnt from other sessions:
+    `replay.priors`; O = what the smallest request leaves at that ratio, >= 0) with the
     weight of MIN_REQUESTS - n pseudo-requests, non-negative. Then the ratio is kept within
     RATIO_BOUNDS and the overhead within [0, smallest recorded prompt].
     """
@@ -136,7 +138,7 @@ def fit_overhead_ratio(xs: Sequence[float], ys: Sequence[float]) -> TruthFit:
 
     n = len(xs)
     if n == 0:
-        return TruthFit(0.0, PRIOR_RATIO, 0, True)
+        return TruthFit(0.0, prior_ratio, 0, True)
     if n >= MIN_REQUESTS and len(set(xs)) > 1:
         a, b = least_squares([[1.0, x] for x in xs], ys).coef
         if a < 0 or b <= 0:  # no negative overhead: fit a ratio through the origin instead
@@ -145,11 +147,11 @@ def fit_overhead_ratio(xs: Sequence[float], ys: Sequence[float]) -> TruthFit:
         prior = False
     else:
         k = min(range(n), key=lambda j: xs[j])
-        o0 = max(0.0, ys[k] - PRIOR_RATIO * xs[k])
+        o0 = max(0.0, ys[k] - prior_ratio * xs[k])
         pseudo = MIN_REQUESTS - min(n, MIN_REQUESTS - 1)
         mean_x2 = sum(x * x for x in xs) / n
         a, b = least_squares([[1.0, x] for x in xs], ys, ridge=[float(pseudo), pseudo * max(mean_x2, 1.0)],
-                             prior=[o0, PRIOR_RATIO], nonneg=True).coef
+                             prior=[o0, prior_ratio], nonneg=True).coef
         prior = True
     lo, hi = RATIO_BOUNDS
     bounded = not lo <= b <= hi
@@ -197,9 +199,11 @@ def _attribute(
 
 
 def fit_truth(
-    workload: Workload, counter: MessageCounter | None = None, *, summary_tokens: int | None = None
+    workload: Workload, counter: MessageCounter | None = None, *, summary_tokens: int | None = None,
+    prior: TruthPrior | None = None,
 ) -> TruthModel:
-    """Fit the truth model of a workload from its recorded usage."""
+    """Fit the truth model of a workload from its recorded usage (`prior`: a ratio learnt from the
+    run's other sessions, used instead of PRIOR_RATIO when the requests are too few)."""
     v = workload.pi_version
     count = counter or chars4_counter(v)
     chars4_of = v if counter is None else None
@@ -219,7 +223,7 @@ def fit_truth(
     contexts = recorded_contexts(path, v, wanted, counted)
     xs = [x for _, _, _, x in contexts]
     ys = [float(wanted[at]) for at, _, _, _ in contexts]
-    fit = fit_overhead_ratio(xs, ys)
+    fit = fit_overhead_ratio(xs, ys, prior.ratio if prior else PRIOR_RATIO)
     overhead, ratio = fit.overhead, fit.ratio
     tokens = _attribute(contexts, wanted, counted, overhead)
     # What a new summary costs: learnt from the recorded summaries.
@@ -234,11 +238,14 @@ def fit_truth(
     else:
         pred = float(DEFAULT_SUMMARY_TOKENS)
         notes.append(f"no recorded summary to learn from: a new summary is taken as {DEFAULT_SUMMARY_TOKENS} tokens")
-    if not contexts:
+    if not contexts and prior is None:
         notes.append("no request with usable usage: truth is modelled as chars/4 with no overhead")
+    elif not contexts:
+        notes.append(f"no request with usable usage: truth is modelled by the prior ({prior_text(prior)}), "
+                     "with no overhead")
     elif fit.prior_dominated:
-        notes.append(f"{fit.n} request(s) with usable usage: overhead and ratio shrunk toward the prior "
-                     f"(ratio {PRIOR_RATIO} to chars/4)")
+        shown = f"ratio {PRIOR_RATIO} to chars/4" if prior is None else prior_text(prior)
+        notes.append(f"{fit.n} request(s) with usable usage: overhead and ratio shrunk toward the prior ({shown})")
     if fit.bounded:
         notes.append(f"fitted ratio outside {RATIO_BOUNDS[0]}-{RATIO_BOUNDS[1]} tokens per chars/4 token: clamped")
     return TruthModel(

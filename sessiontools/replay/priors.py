@@ -1,0 +1,103 @@
+"""The truth fit's prior learnt from the run's other sessions (issue 12, cause 3).
+
+A session with few usable requests cannot decide its own tokens-per-chars/4 ratio, so its fit is
+shrunk toward a prior (`replay.truth.fit_overhead_ratio`). Alone, that prior is a documented
+default (PRIOR_RATIO = 1.0: chars/4 is right on average for English prose and code), which is far
+from the truth for, say, Chinese text on a model whose tokenizer gives 2.5. When a run replays many
+sessions, the ones whose data decided their fit say what the provider's tokenizer does:
+`pooled_priors` takes the median ratio of those fits by model, else provider, else the whole run
+(at least MIN_SESSIONS sessions at a level), and `needs_prior` names the sessions to fit again with
+it. Each session counts once (its first path), whatever the size of the settings grid.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+#: Sessions whose fit the data decided, needed before a level's median is used as a prior.
+MIN_SESSIONS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class TruthPrior:
+    """A prior ratio (tokens per chars/4 token) and where it was learnt."""
+
+    ratio: float
+    source: str  # e.g. "model lab/lab-model, 6 sessions of this run"
+
+
+def prior_text(prior: TruthPrior) -> str:
+    """How a note names a learnt prior."""
+    return f"ratio {prior.ratio:.3g} to chars/4, learnt from {prior.source}"
+
+
+@dataclass(frozen=True, slots=True)
+class PriorTable:
+    """Learnt priors by model key ("provider/model"), by provider, and over the whole run."""
+
+    by_model: Mapping[str, TruthPrior]
+    by_provider: Mapping[str, TruthPrior]
+    run: TruthPrior | None
+
+    def lookup(self, model_key: str) -> TruthPrior | None:
+        """The prior for a session of `model_key`: its model's, else its provider's, else the run's."""
+        got = self.by_model.get(model_key)
+        if got is None:
+            got = self.by_provider.get(model_key.partition("/")[0])
+        return got if got is not None else self.run
+
+
+def _fits(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, float, bool]]:
+    """session -> (model key, fitted ratio, prior-dominated), from each session's first record."""
+    out: dict[str, tuple[str, float, bool]] = {}
+    for r in records:
+        tm = r.get("truth_model") or {}
+        ratio = tm.get("ratio_to_chars4")
+        if r["session"] in out or not isinstance(ratio, int | float):
+            continue
+        out[r["session"]] = (str(r.get("model")), float(ratio), bool(tm.get("prior_dominated")))
+    return out
+
+
+def _level(groups: Mapping[str, list[float]], what: str) -> dict[str, TruthPrior]:
+    return {k: TruthPrior(statistics.median(v), f"{what} {k}, {len(v)} sessions of this run")
+            for k, v in groups.items() if len(v) >= MIN_SESSIONS}
+
+
+def pooled_priors(records: Iterable[Mapping[str, Any]]) -> PriorTable:
+    """Median fitted ratio of the sessions whose data decided their fit, by model, provider and run."""
+    by_model: dict[str, list[float]] = {}
+    by_provider: dict[str, list[float]] = {}
+    every: list[float] = []
+    for key, ratio, prior_dominated in _fits(records).values():
+        if prior_dominated:
+            continue
+        by_model.setdefault(key, []).append(ratio)
+        by_provider.setdefault(key.partition("/")[0], []).append(ratio)
+        every.append(ratio)
+    run = TruthPrior(statistics.median(every), f"the {len(every)} sessions of this run with enough requests") \
+        if len(every) >= MIN_SESSIONS else None
+    return PriorTable(_level(by_model, "model"), _level(by_provider, "provider"), run)
+
+
+def needs_prior(records: Iterable[Mapping[str, Any]], table: PriorTable) -> list[str]:
+    """Sessions (in first-seen order) whose fit was prior-dominated and for which `table` has a prior."""
+    return [s for s, (key, _, dominated) in _fits(records).items() if dominated and table.lookup(key) is not None]
+
+
+def refit_with_priors(
+    per_file: list[list[dict[str, Any]]], replay_again: Callable[[str, PriorTable], list[dict[str, Any]]],
+) -> list[list[dict[str, Any]]]:
+    """Each file's run records, with the prior-dominated sessions replayed again (`replay_again(session,
+    table)`) under the priors pooled from every other session's records. Files keep their order; a
+    run of one session, or one without a session whose data decided its fit, is returned as it is."""
+    records = [r for recs in per_file for r in recs]
+    table = pooled_priors(records)
+    redo = set(needs_prior(records, table))
+    if not redo:
+        return per_file
+    return [replay_again(recs[0]["session"], table) if recs and recs[0]["session"] in redo else recs
+            for recs in per_file]
