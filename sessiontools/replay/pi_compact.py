@@ -72,6 +72,7 @@ def _summary(st: SimState, prep: Preparation, parent: int) -> NewSummary:
     if recorded is not None:
         entry = recorded.entry
         st.used_recorded.add(id(entry))
+        st.policy_used.add(id(entry))
         est = estimate_tokens({"role": "compactionSummary", "summary": entry.data.get("summary") or ""}, st.v)
         return NewSummary(entry, st.truth.entry_tokens(entry), est, TruthSource.RECORDED,
                           recorded.tokens_before == prep.tokens_before)
@@ -137,7 +138,12 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
 
 def apply_recorded(st: SimState, rc: RecordedCompaction) -> SimCompaction | None:
     """Apply a compaction the user or an extension made (`RecordedCompaction.by_user`) where it was
-    recorded, with its recorded summary and first kept entry, whatever the policy would do."""
+    recorded, with its recorded summary and first kept entry, whatever the policy would do. None when
+    the policy already made it (an extension may write the summary of Pi's own threshold compaction:
+    the policy compacted there and took that summary, `_summary`), or when its first kept entry is
+    not in the workload."""
+    if id(rc.entry) in st.used_recorded:
+        return None
     fk = st.grid.id_pos.get(rc.first_kept_entry_id) if rc.first_kept_entry_id is not None else None
     parent = rc.parent_base_index
     if fk is None:

@@ -67,6 +67,7 @@ class SimState:
         for rc in wl.recorded_compactions:
             self.rec_by_parent.setdefault(rc.parent_base_index, []).append(rc)
         self.used_recorded: set[int] = set()
+        self.policy_used: set[int] = set()  # recorded entries a policy compaction reproduced
         # One window throughout (no model switch): the window and threshold need no lookup per request.
         self.window = None if s.window_changes else s.context_window
         self.threshold = None if s.window_changes else s.context_window - s.reserve_tokens
@@ -164,8 +165,11 @@ class _Sim(SimState):
         r = self.run
         policy = [c for c in r.compactions if c.reason != CompactionReason.USER]
         matched = sum(1 for c in policy if c.matches_recorded)
+        # The policy's to reproduce: threshold and overflow compactions, and a user's or extension's
+        # compaction that the policy made itself at the same point (an extension's summary of Pi's own).
         recorded = len([rc for rc in self.wl.recorded_compactions
-                        if rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user])
+                        if (rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user)
+                        or id(rc.entry) in self.policy_used])
         r.recorded_match = RecordedMatch(recorded, matched, len(policy) - matched)
         return r
 

@@ -203,3 +203,47 @@ def test_cjk_session_invents_nothing_at_recorded_settings() -> None:
     wl = build_workload(SessionTree(s).path().entries, "0")
     m = run_metrics(simulate(wl, fit_truth(wl), ReplaySettings(window, reserve, 20000, "pi-0")))
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+
+
+def _hook_at_policy_point(hook: bool) -> tuple[Session, ReplaySettings]:
+    """A session that crosses the threshold once, with (or without) a fromHook compaction recorded at
+    the point where the policy itself compacts, keeping what the policy keeps (Pi lets an extension
+    write the summary of its own threshold compaction)."""
+    settings = ReplaySettings(30000, 8000, 6000, "pi-0")
+
+    def build(at: tuple[str, str, int] | None) -> Session:
+        b = SessionBuilder()
+        grow(b, 10, 5000, 2500)  # 5k .. 27.5k: over T = 22k from run 8
+        if at is not None:
+            parent, first_kept, tokens_before = at
+            k = next(i for i, e in enumerate(b.entries) if e["id"] == parent)
+            tail = b.entries[k + 1:]
+            del b.entries[k + 1:]
+            b.branch(parent)
+            b.compaction("## Goal\nsummary written by an extension", first_kept, tokens_before)
+            if hook:
+                b.entries[-1]["fromHook"] = True
+            prev = b.entries[-1]["id"]
+            for e in tail:
+                e["parentId"], prev = prev, e["id"]
+            b.entries.extend(tail)
+        return b.session()
+
+    plain = build(None)
+    wl = build_workload(SessionTree(plain).path().entries, "0")
+    first = simulate(wl, fit_truth(wl), settings).compactions[0]
+    return build((first.parent_entry_id, first.first_kept_entry_id, first.tokens_before)), settings  # type: ignore[arg-type]
+
+
+def test_hook_compaction_at_the_policys_point_is_one_compaction_reproduced() -> None:
+    """Issue 12 (left over): where a hook compaction coincides with the policy's, the policy's
+    compaction took the hook's summary and then the hook compaction was applied again (two
+    compactions where the file has one), and the tally read "1/0" recorded reproduced."""
+    for hook in (True, False):
+        s, settings = _hook_at_policy_point(hook)
+        wl = build_workload(SessionTree(s).path().entries, "0")
+        run = simulate(wl, fit_truth(wl), settings)
+        rm = run.recorded_match
+        at = [c for c in run.compactions if c.parent_entry_id == run.compactions[0].parent_entry_id]
+        assert len(at) == 1, (hook, [c.reason for c in at])
+        assert rm.matched <= rm.recorded and (rm.recorded, rm.matched) == (1, 1), (hook, rm)
