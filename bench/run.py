@@ -60,6 +60,17 @@ def inspect_run(files: list[Path]):  # type: ignore[no-untyped-def]
     return run
 
 
+def commit() -> str | None:
+    """The commit measured (with "-dirty" when the work tree has changes); None outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
 def peak_rss(corpus: Path) -> float:
     """Peak RSS (MB) of `sessiontools inspect` over the whole corpus in one process (--jobs 1)."""
     # VmHWM, not getrusage: ru_maxrss survives exec and would report this (large) parent process.
@@ -146,6 +157,7 @@ def main() -> int:
         | {"peak_rss_mb": "<= 2 x largest_session_mb + 100", "replay_same_compactions": "true"},
         "meets_target": verdicts,
         "corpus": {"sessions": len(files), "mb": round(total / 1e6, 1)},
+        "commit": commit(),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
