@@ -112,30 +112,25 @@ def _suite_files() -> list:
     return files + sorted(shared_sessions())
 
 
-def test_the_suite_per_held_out_session_losses_are_few_and_flagged() -> None:
-    """The bundled samples (Pi 0.x/1.x, Codex, Claude Code) and ../shared/sessions/pi when present,
-    as estimate-error sees them, judged per held-out session against the best raw estimator.
+def test_the_suite_calibrated_never_loses_per_held_out_session() -> None:
+    """Issue 12's "done means" on the suite: the bundled samples (Pi 0.x/1.x, Codex, Claude Code) and
+    ../shared/sessions/pi when present, read as `sessiontools estimate-error` reads them (each file by
+    its agent's reader), judged per held-out session: calibrated is no worse than the best raw
+    estimator (chars4, cl100k, o200k) on any of them, and the calibrated hybrid no worse than the
+    agent's own estimate. (Through the neutral transcript alone, without Pi's own rules for Pi
+    files, pi1-branches lost to chars4; that is not what a user runs.)"""
+    from sessiontools.read.sources import load_source
 
-    Not yet met for every session: on pi1-branches every candidate model loses to chars4 out of
-    sample (characters 24.0%, o200k 27.2% vs chars4 21.5%; the lab's pseudo tokenizer is a fixed
-    character ratio close to chars/4), so the report must flag it, and no other session may lose.
-    The calibrated hybrid beats the agent's own hybrid overall."""
-    from sessiontools.transcript.load import load_transcript
-
-    doc = _doc([load_transcript(f) for f in _suite_files()])
+    doc = _doc([load_source(f, content_hash=True) for f in _suite_files()])
     judged = [s for s in doc["calibration"]["held_out_sessions"] if s["note"] is None]
     assert len(judged) >= 20
-    losers = []
     for s in judged:
         best = min(s["mape"][e] for e in RAW)
         assert s["calibrated_worse_than_best_raw"] == (s["mape"]["calibrated"] > best)
-        if s["calibrated_worse_than_best_raw"]:
-            losers.append(s["session"])
-    assert len(losers) <= 1, losers
+        assert not s["calibrated_worse_than_best_raw"], (s["session"], s["mape"])
+        assert not s["hybrid_worse_than_agent_estimate"], (s["session"], s["mape"])
     oos = doc["calibration"]["out_of_sample"]
-    assert oos["held_out_sessions"]["calibrated_worse_than_best_raw"] == len(losers)
-    if losers:
-        assert f"on {len(losers)} of {len(judged)} held-out sessions" in oos["note"]
+    assert oos["held_out_sessions"]["calibrated_worse_than_best_raw"] == 0
     assert oos["mape"]["calibrated_hybrid"] < oos["mape"]["pi"]
     assert oos["mape"]["calibrated"] < min(oos["mape"][e] for e in RAW)
 
