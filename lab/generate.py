@@ -60,13 +60,13 @@ SAMPLES: tuple[Recording, ...] = (
 )
 # The rough lab (lab/rough.py): content-dependent tokenizer, hidden provider overhead, harness
 # pseudo-replies, several overflows in one run, very few requests. Names say what each one shows.
-MIRROR = Pseudo(0, "delivery-mirror", "{final}")
+MIRROR = Pseudo(0, "lab-mirror", "{final}")
 GATEWAY = "Gateway notice: the session was resumed on another device."
 
 
 def _pseudo(*afters: int) -> tuple[Pseudo, ...]:
     """A mirrored delivery of the answer after each given prompt; a gateway notice instead when p % 5 == 3."""
-    return tuple(Pseudo(a, "gateway-injected", GATEWAY) if a % 5 == 3 else Pseudo(a, "delivery-mirror", "{final}")
+    return tuple(Pseudo(a, "lab-gateway", GATEWAY) if a % 5 == 3 else Pseudo(a, "lab-mirror", "{final}")
                  for a in afters)
 
 
@@ -82,19 +82,19 @@ ROUGH: tuple[Recording, ...] = (
     Recording("pi0-pseudo-mirror", "0", seed=91, prompts=12, window=12000, reserve=2500, keep=3000,
               tokenizer="rough", overhead=(200, 1200), pseudo=_pseudo(1, 3, 4, 6, 8, 10),
               shows="print mode with harness pseudo-replies between prompts (zero usage, provider openclaw, "
-              "models delivery-mirror / gateway-injected, appended with SessionManager.appendMessage)"),
+              "models lab-mirror / lab-gateway (stand-ins for harness ids such as OpenClaw's; zero usage makes them pseudo-replies), appended with SessionManager.appendMessage)"),
     Recording("pi1-rough-pseudo", "1", seed=92, prompts=12, window=12000, reserve=2500, keep=3000,
               tokenizer="rough", overhead=(200, 1200), pseudo=_pseudo(0, 2, 3, 5, 7, 9),
               shows="1.x print mode, rough tokenizer and hidden overhead, pseudo-replies between prompts"),
     Recording("pi0-rough-chinese", "0", seed=93, prompts=12, profile="chinese", window=24000, reserve=4000, keep=2000,
               tokenizer="rough", overhead=(300, 1500),
-              pseudo=(Pseudo(2, "delivery-mirror", "{final}"), Pseudo(6, "gateway-injected", "网关提示：会话已在另一台设备上恢复。")),
+              pseudo=(Pseudo(2, "lab-mirror", "{final}"), Pseudo(6, "lab-gateway", "网关提示：会话已在另一台设备上恢复。")),
               shows="Chinese-heavy session under the rough tokenizer (CJK 1.4x o200k) with hidden overhead and "
               "pseudo-replies"),
     Recording("pi1-few-pseudo", "1", seed=94, prompts=2, profile="chat", window=128000, reserve=16384, keep=20000,
               tokenizer="rough", overhead=(300, 1500), sdk=True,
-              pseudo=(MIRROR, Pseudo(0, "gateway-injected", GATEWAY),
-                      Pseudo(1, "delivery-mirror", "{final}")),
+              pseudo=(MIRROR, Pseudo(0, "lab-gateway", GATEWAY),
+                      Pseudo(1, "lab-mirror", "{final}")),
               shows="only two model requests (no tools) and three pseudo-replies, Pi's default settings"),
     Recording("pi0-few-pseudo", "0", seed=95, prompts=1, profile="chat", window=128000, reserve=16384, keep=20000,
               tokenizer="rough", overhead=(300, 1500), sdk=True, pseudo=(MIRROR,),

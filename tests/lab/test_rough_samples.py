@@ -66,7 +66,7 @@ def test_pseudo_replies_have_zero_usage_and_harness_model_ids(name: str) -> None
     assert len(pseudo) >= 1
     for m in pseudo:
         assert m["provider"] == "openclaw"
-        assert m["model"] in ("delivery-mirror", "gateway-injected")
+        assert m["model"] in ("lab-mirror", "lab-gateway")
         assert m["stopReason"] == "stop"
         assert all(v == 0 for v in m["usage"]["cost"].values())
     real = [m for m in assistants(entries) if not is_pseudo(m)]
@@ -78,7 +78,7 @@ def test_pseudo_replies_have_zero_usage_and_harness_model_ids(name: str) -> None
         nxt = by_parent.get(i)
         assert nxt is None or nxt["type"] != "message" or nxt["message"]["role"] != "toolResult"
     # a delivery mirror repeats the answer it mirrors
-    mirrors = [m for m in pseudo if m["model"] == "delivery-mirror"]
+    mirrors = [m for m in pseudo if m["model"] == "lab-mirror"]
     finals = {m["content"][0]["text"] for m in real if m["stopReason"] == "stop" and m["content"]}
     assert all(m["content"][0]["text"] in finals for m in mirrors)
 
