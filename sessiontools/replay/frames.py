@@ -6,7 +6,8 @@
   every metric of `replay.metrics.METRICS` (ints are tokens or counts; `early_rate` and `late_rate`
   fractions 0-1; cost columns US dollars, null when no price is known),
   recorded, matched, missed, extra (int: the recorded compactions and how the replay matched them),
-  truth_overhead_tokens (int), truth_ratio_to_chars4 (float), requests_from_recorded_usage,
+  truth_overhead_tokens (int), truth_ratio_to_chars4 (float), truth_prior_dominated (bool: too few
+  requests for the session's data alone to decide the fit, so it leans on a prior), requests_from_recorded_usage,
   requests_from_model, requests_from_provider_error (int), recorded_cost_agent (float, dollars: the
   file's own usage.cost total, the truth cost_agent is checked against), prices_source (str:
   catalogue | a models.json path | recorded usage.cost | none), cache_style (str: write | auto | none).
@@ -50,7 +51,7 @@ def runs_schema() -> dict[str, Any]:
     schema.update({
         "recorded": pl.Int64, "matched": pl.Int64, "missed": pl.Int64, "extra": pl.Int64,
         "truth_overhead_tokens": pl.Int64, "truth_ratio_to_chars4": pl.Float64,
-        "requests_from_recorded_usage": pl.Int64, "requests_from_model": pl.Int64,
+        "truth_prior_dominated": pl.Boolean, "requests_from_recorded_usage": pl.Int64, "requests_from_model": pl.Int64,
         "requests_from_provider_error": pl.Int64, "recorded_cost_agent": pl.Float64, "prices_source": pl.Utf8,
         "cache_style": pl.Utf8,
     })
@@ -71,6 +72,7 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
             **{k: m.get(k) for k in METRICS},
             **{k: rm[k] for k in ("recorded", "matched", "missed", "extra")},
             "truth_overhead_tokens": tm["overhead_tokens"], "truth_ratio_to_chars4": tm["ratio_to_chars4"],
+            "truth_prior_dominated": tm.get("prior_dominated"),
             "requests_from_recorded_usage": r["requests_from_recorded_usage"],
             "requests_from_model": r["requests_from_model"],
             "requests_from_provider_error": r.get("requests_from_provider_error"),

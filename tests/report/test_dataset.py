@@ -114,6 +114,21 @@ def test_summaries_and_replay_tables(dataset: Path) -> None:
     assert _q(dataset, "SELECT count(*) FROM {replay_compactions}")[0][0] > 0
 
 
+def test_replay_rows_depend_on_their_file_alone(dataset: Path) -> None:
+    """Each file's replay rows are that file replayed alone (the default prior, not the run's learnt
+    one: appending stays incremental), and `truth_prior_dominated` says which fits leaned on it."""
+    from sessiontools.read import load_session
+    from sessiontools.replay import replay_records
+
+    rows = _q(dataset, "SELECT DISTINCT file, truth_prior_dominated, truth_ratio_to_chars4 FROM {replay_runs}")
+    assert len({f for f, _, _ in rows}) == len(rows), "one fit per file"
+    assert {d for _, d, _ in rows} == {True, False}, "the samples hold both kinds"
+    for file, dominated, ratio in rows:
+        (alone, *_) = replay_records(load_session(Path(file)), windows=[16000], reserves=[2000], keeps=[4000],
+                                     policy=None)
+        assert (dominated, ratio) == (alone["truth_model"]["prior_dominated"], alone["truth_model"]["ratio_to_chars4"])
+
+
 def test_reexport_skips_files_already_exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "ds"
     one = SAMPLES / "pi0-threshold-5x.jsonl"
