@@ -83,7 +83,7 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     if insp["sessions"]:
         heads.append(inspect_headline(insp["sessions"]))
     if rep["runs"]:
-        heads.append(replay_headline(rep["runs"]))
+        heads.extend(replay_headline(rep["runs"]).splitlines())  # one line per agent
     if est["requests"]:
         heads.append(estimate_error_headline(est))
     m = dri["metrics"]

@@ -20,7 +20,8 @@ def _setting(n: int) -> str:
 
 
 REPLAY_COLUMNS = (
-    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000); Codex: window/limit", "left"),
+    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000); Codex: window/limit; "
+           "Claude Code: window/auto-compact threshold", "left"),
     Column("pol.", "policy: check points of Pi 0.x (pi-0) or 1.x (pi-1)", "left", optional=True),
     Column("comp", "compactions"),
     Column("early", "compactions while truth <= threshold T = W - R"),
@@ -46,8 +47,10 @@ def run_label(r: dict[str, Any], names: dict[str, str], multi_leaf: bool) -> str
 def _setting_cell(s: dict[str, Any]) -> str:
     if s.get("policy") == "codex":  # Codex has no reserve/keep: its limit is the setting
         return f"{_setting(s['context_window'])}/{_setting(s['threshold'])}"
-    cell = "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
-    return cell + (f" @{s['autocompact_pct']}%" if s.get("autocompact_pct") else "")  # Claude Code's percentage
+    if str(s.get("policy", "")).startswith("claude-code"):  # Claude Code: its auto-compact threshold
+        pct = f" @{s['autocompact_pct']}%" if s.get("autocompact_pct") else ""
+        return f"{_setting(s['context_window'])}/{_setting(s['threshold'])}{pct}"
+    return "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
 
 
 def _money(v: float) -> str:
@@ -119,30 +122,68 @@ COMPACTION_COLUMNS = (
 )
 
 
+def _setting_key(s: dict[str, Any], window: bool = True) -> tuple[Any, ...]:
+    """What a user varies: Pi's window/reserve/keep; Codex's window/--auto-compact-limit; Claude Code's
+    window/--autocompact-pct. Not the policy or what follows from it and the file (Pi's version,
+    Claude Code's recorded auto-compact switch, its threshold; Codex's default limit, 90% of W)."""
+    w = (s["context_window"],) if window else ()
+    if s.get("policy") == "codex":
+        return (*w, s.get("auto_compact_limit"))
+    if str(s.get("policy", "")).startswith("claude-code"):
+        return (*w, s.get("autocompact_pct"))
+    return (*w, s["reserve_tokens"], s["keep_recent_tokens"])
+
+
+def _setting_words(s: dict[str, Any], window: bool = True) -> str:
+    w = f"W {s['context_window']:,}" if window else "each model's window"
+    if s.get("policy") == "codex":
+        limit = s.get("auto_compact_limit") or (s["threshold"] if window else None)
+        return f"{w}, auto-compact limit {limit:,}" if limit else f"{w}, Codex's default limit (90% of W)"
+    if str(s.get("policy", "")).startswith("claude-code"):
+        return f"{w}, auto-compact at {s['autocompact_pct']}%" if s.get("autocompact_pct") else w
+    return f"{w}, reserve {s['reserve_tokens']:,}, keep {s['keep_recent_tokens']:,}"
+
+
+def _score(rs: Sequence[dict[str, Any]]) -> tuple[float, float, float]:
+    return (sum(r["metrics"]["overflows"] for r in rs), sum(r["metrics"]["cost"] or 0 for r in rs),
+            sum(r["metrics"]["billed_input_tokens"] for r in rs))
+
+
+def _totals(rs: Sequence[dict[str, Any]]) -> str:
+    ovf, cost, billed = _score(rs)
+    priced = f"${cost:.2f}" if any(r["metrics"]["cost"] is not None for r in rs) else "no price known"
+    rm = [r["recorded_match"] for r in rs]
+    return (f"{int(ovf)} overflow(s), {tokens(billed)} billed input tokens, {priced}; "
+            f"{sum(x['matched'] for x in rm)}/{sum(x['recorded'] for x in rm)} recorded compactions reproduced")
+
+
+def _agent_headline(records: Sequence[dict[str, Any]]) -> str:
+    """The best setting among those every session was replayed under (fewest overflows, then cost),
+    with the window if every session shares it, else each model's own; the one setting's result; or,
+    when no setting is common to every session, the totals of every run."""
+    sessions = {r["session"] for r in records}
+    for window in (True, False):
+        by: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for r in records:
+            by.setdefault(_setting_key(r["settings"], window), []).append(r)
+        shared = [rs for rs in by.values() if {r["session"] for r in rs} == sessions]
+        if shared:
+            best = min(shared, key=_score)
+            what = f"{_setting_words(best[0]['settings'], window)}: {_totals(best)}"
+            if len(by) == 1:
+                return f"{len(records)} run(s) at {what}"
+            return f"best setting in this grid (fewest overflows, then cost): {what}"
+    return f"{len(records)} run(s) of {len(sessions)} session(s), each at its own settings (none common to all): {_totals(records)}"
+
+
 def replay_headline(records: Sequence[dict[str, Any]]) -> str:
-    """One line: the best setting of the grid (fewest overflows, then lowest cost), or the one setting's result."""
-    by: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    """One line per agent: the best setting of its grid, the one setting's result, or the totals."""
+    agents: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        s = r["settings"]
-        limit = s.get("threshold") if s.get("policy") == "codex" else None  # Codex: its limit is the setting
-        key = (s["context_window"], s["reserve_tokens"], s["keep_recent_tokens"], limit)
-        by.setdefault(key, []).append(r)
-    rm = [r["recorded_match"] for r in records]
-    matched = f"{sum(x['matched'] for x in rm)}/{sum(x['recorded'] for x in rm)} recorded compactions reproduced"
-
-    def score(item: tuple[tuple[Any, ...], list[dict[str, Any]]]) -> tuple[float, float, float]:
-        rs = item[1]
-        return (sum(r["metrics"]["overflows"] for r in rs), sum(r["metrics"]["cost"] or 0 for r in rs),
-                sum(r["metrics"]["billed_input_tokens"] for r in rs))
-
-    ranked = sorted(by.items(), key=score)
-    (w, res, keep, limit), rs = ranked[0]
-    ovf, cost, billed = score(ranked[0])
-    setting = f"W {w:,}, auto-compact limit {limit:,}" if limit is not None else f"W {w:,}, reserve {res:,}, keep {keep:,}"
-    what = f"{setting}: {int(ovf)} overflow(s), {tokens(billed)} billed input tokens, ${cost:.2f}"
-    if len(ranked) == 1:
-        return f"replay: {len(records)} run(s) at {what}; {matched}"
-    return f"replay: best setting in this grid (fewest overflows, then cost): {what}; {matched}"
+        agents.setdefault(r.get("agent") or "pi", []).append(r)
+    if len(agents) == 1:
+        return f"replay: {_agent_headline(records)}"
+    return "\n".join(f"replay ({agent}): {_agent_headline(rs)}" for agent, rs in agents.items())
 
 
 def timeline_figure(pr: Any, run: Any, record: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]

@@ -125,10 +125,13 @@ def test_headlines() -> None:
     best = min((v["mape"], k) for k, v in est["estimators"].items() if v["mape"] is not None)[1]
     assert f"closest: {best} " in h
     rep = replay_headline(_doc("replay-samples-demo")["runs"])
-    assert rep.startswith("replay: best setting in this grid") and "recorded compactions reproduced" in rep
+    rep_lines = rep.splitlines()  # the samples hold Claude Code, Codex and Pi sessions: a line each
+    assert [x.split(":")[0] for x in rep_lines] == ["replay (claude-code)", "replay (codex)", "replay (pi)"]
+    assert all(x.split(": ", 1)[1].startswith("best setting in this grid") for x in rep_lines), rep
+    assert all("recorded compactions reproduced" in x for x in rep_lines)
     ins = inspect_headline(_doc("inspect-samples")["sessions"])
     assert re.match(r"inspect: \d+ session\(s\), [\d,]+ entries", ins)
-    for line in (h, rep, ins):
+    for line in (h, *rep_lines, ins):
         assert "\n" not in line
 
 
@@ -163,3 +166,34 @@ def test_make_demo_output_fits(width: int, tmp_path: Path, monkeypatch: pytest.M
         assert code == 0, argv
         over = [x for x in out.splitlines() if len(x) > width]
         assert not over, f"{argv[0]}: {len(over)} lines over {width}, e.g. {over[0]!r}"
+
+
+def _run(session: str, agent: str, policy: str, w: int, r: int, k: int, t: int, ovf: int, cost: float | None,
+         matched: int = 0) -> dict:
+    return {"session": session, "agent": agent,
+            "settings": {"context_window": w, "reserve_tokens": r, "keep_recent_tokens": k, "policy": policy,
+                         "threshold": t, "autocompact_pct": None},
+            "metrics": {"overflows": ovf, "cost": cost, "billed_input_tokens": 1000},
+            "recorded_match": {"matched": matched, "recorded": 1}}
+
+
+def test_replay_headline_per_agent_over_settings_every_session_shares() -> None:
+    """A directory of several agents gets one line per agent; the best setting is chosen among those
+    every session ran under (a window each model sets differently is named as such), never a
+    setting only one session had; settings no session shares give totals, not a 'best'."""
+    pi = [_run(s, "pi", pol, w, r, 20000, w - r, ovf, 0.5 + r / 1e5, matched=int(r == 8000))
+          for s, pol, w in (("a", "pi-0", 200_000), ("b", "pi-1", 128_000))
+          for r, ovf in ((8000, 0), (16000, 1))]
+    codex = [_run("c", "codex", "codex", 64_000, 0, 0, 57_600, 2, None),
+             _run("d", "codex", "codex", 200_000, 0, 0, 180_000, 0, None)]
+    for r in codex:
+        r["settings"]["auto_compact_limit"] = r["settings"]["threshold"]  # each set its own limit
+    lines = replay_headline(pi + codex).splitlines()
+    assert lines[0] == ("replay (pi): best setting in this grid (fewest overflows, then cost): each model's window, "
+                        "reserve 8,000, keep 20,000: 0 overflow(s), 2,000 billed input tokens, $1.16; "
+                        "2/2 recorded compactions reproduced")
+    assert lines[1].startswith("replay (codex): 2 run(s) of 2 session(s), each at its own settings")
+    assert "2 overflow(s)" in lines[1] and "no price known" in lines[1] and "best" not in lines[1]
+    one = replay_headline([_run("a", "pi", "pi-0", 64_000, 16384, 20000, 47616, 0, 0.1)])
+    assert one == ("replay: 1 run(s) at W 64,000, reserve 16,384, keep 20,000: 0 overflow(s), "
+                   "1,000 billed input tokens, $0.10; 0/1 recorded compactions reproduced")
