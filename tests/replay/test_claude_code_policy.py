@@ -217,7 +217,9 @@ def test_cli_claude_code_defaults_and_options(capsys: pytest.CaptureFixture[str]
                           "--autocompact-pct", "14,15")
     assert code == 0 and [r["settings"]["autocompact_pct"] for r in doc["runs"]] == [14, 15]
     assert [r["metrics"]["compactions"] for r in doc["runs"]] == [4, 3]
-    assert doc["runs"][1]["recorded_match"]["matched"] == 3 and "3/6 recorded compactions reproduced" in err
+    assert doc["runs"][1]["recorded_match"]["matched"] == 3
+    assert "best setting in this grid (fewest overflows, then cost): W 100,000, auto-compact at 15%" in err
+    assert "3/3 recorded compactions reproduced" in err  # the chosen setting's, not summed over the grid
     code, doc, _ = _cli(capsys, "replay", str(DIR / "claude-reactive.jsonl"), "--context-window", "13000")
     assert code == 0 and doc["runs"][0]["metrics"]["overflow_compactions"] == 2
     assert doc["runs"][0]["recorded_match"] == {"recorded": 2, "matched": 2, "missed": 0, "extra": 0}
