@@ -28,6 +28,7 @@ import statistics
 from bisect import bisect_right
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
 from sessiontools.replay.priors import TruthPrior
@@ -87,7 +88,8 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     prior_ratio = prior.ratio if prior is not None else PRIOR_RATIO
     if not path.requests:  # nothing to fit: the prior's ratio times chars/4, no overhead
         return NeutralTruth(0.0, prior_ratio, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0, prior=prior)
-    xs = [float(sum(chars4(len(m.text)) for m in path.context(r))) for r in path.requests]
+    c4 = [chars4(len(m.text)) for m in path.messages]  # once per message, summed per request below
+    xs = [float(sum(c4[i] for i in r.context_indices())) for r in path.requests]
     ys = [float(r.usage.prompt) for r in path.requests]
     fit = fit_overhead_ratio(xs, ys, prior_ratio)
     overhead, ratio = fit.overhead, fit.ratio
@@ -102,8 +104,9 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     attributed = attribute_messages(path)
     if attributed:  # the overhead that, with the attributed messages, best explains every request
         plain = NeutralTruth(0.0, ratio, 0.0, fit.n, attributed)
+        tok = [plain.message_tokens(m) for m in path.messages]
         overhead = max(statistics.median(
-            r.usage.prompt - sum(plain.message_tokens(m) for m in path.context(r)) for r in path.requests), 0.0)
+            r.usage.prompt - sum(tok[i] for i in r.context_indices()) for r in path.requests), 0.0)
     return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated, prior)
 
 
@@ -163,6 +166,21 @@ class _Walk:
         self.starts = {e.index for e in (*path.requests, *path.overflows)}
         self.run_start = 0  # work position where the current run's input begins
         self.run = NeutralRun(policy.name.value, settings)
+        # Each message's truth and policy size, computed once: every check point sums a whole context.
+        self._tokens: list[float | None] = [None] * len(path.messages)
+        self._sizes: list[Any] = [None] * len(path.messages)
+
+    def tokens_of(self, i: int) -> float:
+        got = self._tokens[i]
+        if got is None:
+            got = self._tokens[i] = self.truth.message_tokens(self.path.messages[i])
+        return got
+
+    def size_of(self, i: int) -> Any:
+        got = self._sizes[i]
+        if got is None:
+            got = self._sizes[i] = self.policy.size(self.path.messages[i])
+        return got
 
     def context(self, upto: int) -> list[int]:
         """Message indices of the simulated context before work position `upto`."""
@@ -170,11 +188,11 @@ class _Walk:
 
     def truth_at(self, upto: int) -> float:
         t = self.truth
-        return t.overhead + self.summary + sum(t.message_tokens(self.path.messages[i]) for i in self.context(upto))
+        return t.overhead + self.summary + sum(map(self.tokens_of, self.context(upto)))
 
     def view(self, upto: int) -> CountView:
         ctx = self.context(upto)
-        size = [self.policy.size(self.path.messages[i]) for i in ctx]
+        size = list(map(self.size_of, ctx))
         if self.last_usage is None:
             return CountView(None, (), size)
         after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
@@ -183,8 +201,8 @@ class _Walk:
     def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> None:
         ctx = self.context(upto)
         msgs = self.path.messages
-        cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.truth.message_tokens(msgs[i]),
-                           msgs[i]) for i in ctx]
+        cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.tokens_of(i), msgs[i])
+                 for i in ctx]
         kept = self.policy.keep_for(reason.value, cands, self.s)
         after = ctx[-1] if ctx else -1
         hit = next((k for k, r in enumerate(self.recorded) if r == after and k not in self.matched), None)

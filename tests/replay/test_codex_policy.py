@@ -223,3 +223,18 @@ def test_cli_cross_agent(capsys: pytest.CaptureFixture[str], tmp_path: Path, mon
     (run,) = doc["runs"]
     assert run["agent"] == "codex" and run["settings"]["policy"] == "pi-1"
     assert run["settings"]["context_window"] == 64000 and run["metrics"]["compactions"] >= 1
+
+
+def test_each_message_is_sized_once_per_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every check point sums its whole context; each message's size and truth are computed once per
+    walk, not once per check point (a 3,300-line rollout took 7 s when they were recomputed)."""
+    calls: Counter[int] = Counter()
+    size = CodexPolicy.size
+
+    def counted(self: CodexPolicy, message: Message) -> tuple[int, int]:
+        calls[message.index] += 1
+        return size(self, message)
+
+    monkeypatch.setattr(CodexPolicy, "size", counted)
+    path, run = _replay("codex-pair-a", "codex-pair-a")
+    assert run.check_points > 10 and calls and max(calls.values()) == 1
