@@ -132,3 +132,21 @@ def test_truncated_gzip_is_rejected(fresh_cache, monkeypatch, tmp_path):
 def test_vocabulary_error_is_value_error():
     assert issubclass(VocabularyError, ValueError)
     assert VocabularyError.__doc__ and "\n" not in VocabularyError.__doc__.strip()
+
+
+@pytest.mark.parametrize("name", ENCODING_NAMES)
+def test_ranks_are_tiktokens_own_parse(name, tmp_path):
+    """The one-pass parse gives exactly the ranks tiktoken's own `load_tiktoken_bpe` reads from the
+    same file (same tokens, ranks and order)."""
+    path = tmp_path / f"{name}.tiktoken"
+    path.write_bytes(vocab._read_vocab_bytes(name))
+    theirs = tiktoken.load.load_tiktoken_bpe(str(path))
+    ours = vocab._parse_ranks(path.read_bytes(), name)
+    assert list(ours.items()) == list(theirs.items()) and len(ours) > 100_000
+
+
+def test_a_rank_missing_is_rejected():
+    with pytest.raises(VocabularyError, match="without its rank"):
+        vocab._parse_ranks(b"aGVsbG8= 0\nd29ybGQ=\n", "test")
+    with pytest.raises(VocabularyError, match="cannot parse"):
+        vocab._parse_ranks(b"aGVsbG8= zero\n", "test")
