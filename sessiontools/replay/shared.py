@@ -34,6 +34,7 @@ class SharedGrid:
     recorded_total: dict[int, int]
     entry_ids: list[str | None]  # of each base entry
     timestamps: list[str | None]  # of each base entry, where a string
+    any_failed: bool = False  # some request is a recorded overflow failure
 
 
 def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
@@ -75,7 +76,8 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
         if u is not None:
             rec_total[r.base_index] = calculate_context_tokens(u)
     initial = [st == (None, 0) for st in rec_at] if by_parent else [True] * (len(base) + 1)
-    return SharedGrid(id_pos, T, C, rec_at, initial, rec_total, ids, stamps)
+    return SharedGrid(id_pos, T, C, rec_at, initial, rec_total, ids, stamps,
+                      any(r.failed_overflow for r in wl.requests))
 
 
 def seed_estimates(wl: Workload, truth: TruthModel, v: str, memo: PiMemo) -> None:

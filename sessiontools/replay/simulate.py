@@ -155,11 +155,14 @@ class _Sim(SimState):
 
     def walk(self) -> ReplayRun:
         users = self.user_compactions
-        for req in self.wl.requests:
-            if req.base_index > self.skip_until:
-                if self.next_user < len(users):
-                    self._user_compactions(req.base_index)
-                self._request(req)
+        if self._plain():
+            self._walk_plain()
+        else:
+            for req in self.wl.requests:
+                if req.base_index > self.skip_until:
+                    if self.next_user < len(users):
+                        self._user_compactions(req.base_index)
+                    self._request(req)
         self._user_compactions(len(self.wl.base))
         self._append_between(max(self.pos, self.skip_until + 1), len(self.wl.base))
         r = self.run
@@ -172,6 +175,93 @@ class _Sim(SimState):
                         or id(rc.entry) in self.policy_used])
         r.recorded_match = RecordedMatch(recorded, matched, len(policy) - matched)
         return r
+
+    def _plain(self) -> bool:
+        """The common case `_walk_plain` covers: one window, no between-turns check (0.x), no recovery
+        artefacts, no recorded overflow failures, no user compactions."""
+        return (self.window is not None and not self.between_turns and not self.wl.artefacts
+                and not self.user_compactions and not self.grid.any_failed)
+
+    def _walk_plain(self) -> None:
+        """`_request` then `_reply` for every request, inlined, with the state the step reads held in
+        locals: the same steps in the same order (`_request` still serves the rare branches, where a
+        request overflows the window). The skip and user-compaction steps of `walk` never apply here."""
+        base, synthetic, g, r = self.wl.base, self.synthetic, self.grid, self.run
+        rec_initial, rec_state, rec_total, T = g.recorded_initial, g.recorded_state, g.recorded_total, g.truth_prefix
+        ids, stamps, points = g.entry_ids, g.timestamps, r.requests
+        window = self.window
+        assert window is not None
+        mid = window - self.s.reserve_tokens
+        overhead = self.truth.overhead
+        clears = self.policy.clears_recovery
+        v0 = self.v == "0"
+        for req in self.wl.requests:
+            i = req.base_index
+            first = req.first_in_run
+            if first:
+                self.recovery_tried = False
+            lo = self.pos
+            if lo < i:
+                synthetic.extend(base[lo:i])
+            self.pos = i + 1
+            comp = self.comp
+            same = self._same = rec_initial[i] if comp is None else (id(comp), self.fk) == rec_state[i]
+            if same and req.recorded_prompt is not None:
+                u, source = float(req.recorded_prompt), _RECORDED
+            else:
+                u, source = overhead + self.summary_truth + T[i] - T[self.fk], _MODEL
+            if u > window:
+                self._overflow_step(req, u, source)
+                continue
+            if u > mid and not first:
+                r.mid_run_crossings += 1
+            # `_reply`
+            output = req.output
+            if u > r.peak_truth:
+                r.peak_truth = u
+            r.billed_input += u
+            r.output_tokens += output
+            points.append(RequestPoint(i, ids[i], u, source, None, False, output, stamps[i], len(r.compactions), same))
+            stop = req.stop_reason
+            usable = stop != "aborted" and stop != "error"
+            if clears(stop):
+                self.recovery_tried = False
+            usage_total = u + output
+            e = base[i]
+            synthetic.append(e)
+            if source is _RECORDED:
+                if usable:
+                    self.usage_override = None
+                rt = rec_total.get(i)
+                if rt is not None:
+                    usage_total = rt
+            elif usable:
+                self.usage_override = (len(synthetic) - 1, round(u), output)
+            if usable:
+                self.last_usage = (i, usage_total)
+            if req.last_in_run:
+                if usable:
+                    view = usage_total
+                elif stop == "aborted" and v0:
+                    raw = (e.message or {}).get("usage")
+                    view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0
+                else:
+                    view = self.pi_estimate_before(i + 1)
+                self.check(i, view, self.truth_before(i + 1))
+                points[-1].pi_view = view
+
+    def _overflow_step(self, req: Request, u: float, source: TruthSource) -> None:
+        """The rest of `_request` for a request that overflows the window (not a recorded failure)."""
+        if self._overflow(req, u, source):
+            return
+        u, source = self.truth_before(req.base_index), _MODEL
+        if u > self.window_at(req.base_index):
+            self.run.overflows += 1
+            self.run.failed_recoveries += 1
+        self._reply(req, u, source)
+
+    def window_at(self, i: int) -> int:
+        return self.window if self.window is not None else self.s.window_at(i)
 
     def _request(self, req: Request) -> None:
         i = req.base_index
