@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.replay.records import ReplayRun, RequestPoint, TruthSource
 
@@ -50,9 +50,8 @@ class CacheStyle(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
-class Classes:
-    """Token classes of one request."""
+class Classes(NamedTuple):
+    """Token classes of one request (a named tuple: a session makes one per request, cheaply)."""
 
     input: float
     cache_read: float
@@ -79,8 +78,7 @@ class CacheModel:
                 "pairs": self.pairs}
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedCall:
+class RecordedCall(NamedTuple):
     """One recorded answered request, for learning: time, classes, and whether a compaction (or a
     context rewrite) came between it and the previous one."""
 

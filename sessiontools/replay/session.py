@@ -64,6 +64,9 @@ class PathReplay:
 
 
 def _n(v: Any) -> float:
+    t = type(v)
+    if t is int or t is float:  # what JSON gives; the test below covers the rest (bool is not a count)
+        return float(v)
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
@@ -105,22 +108,22 @@ def recorded_usage(wl: Workload) -> RecordedUsage:
     edits = [j for j, e in enumerate(wl.base) if e.type == "context_edit"]
     base = wl.base
     prev = -1
+    number = int | float
     for r in wl.requests:
         i = r.base_index
-        msg = base[i].message or {}
-        usage = msg.get("usage")
-        if not _is_mapping(usage) or r.failed_overflow:
+        e = base[i]
+        usage = (e.message or {}).get("usage")
+        if not (type(usage) is dict or _is_mapping(usage)) or r.failed_overflow:
             continue
         cost = usage.get("cost")
-        if _is_mapping(cost) and isinstance(cost.get("total"), int | float):
+        if cost is not None and _is_mapping(cost) and isinstance(cost.get("total"), number):
             costs[i] = float(cost["total"])
-        c = _usage_classes(usage)
-        classes[i] = c
+        c = classes[i] = _usage_classes(usage)
         if r.recorded_prompt is None:
             continue
         # A compaction after an entry in [prev, i), or a context edit in [max(prev, 0), i), came between.
-        broke = _any_in(after, prev, i) or _any_in(edits, max(prev, 0), i)
-        ts = base[i].data.get("timestamp")
+        broke = bool(after) and _any_in(after, prev, i) or bool(edits) and _any_in(edits, max(prev, 0), i)
+        ts = e.data.get("timestamp")
         calls.append(RecordedCall(seconds(ts if isinstance(ts, str) else None), c, broke))
         prev = i
     return RecordedUsage(classes, costs, calls)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.read.pi.entries import Entry
 from sessiontools.transcript.limits import provider_counts
@@ -24,9 +24,9 @@ from sessiontools.transcript.pi.requests import is_pseudo_reply
 from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One assistant message of the base path: a request Pi sent."""
+class Request(NamedTuple):
+    """One assistant message of the base path: a request Pi sent (a named tuple: a session makes one
+    per reply, and a frozen dataclass of twelve fields costs more to build than the rest of its step)."""
 
     base_index: int  # index of the assistant entry in the base path
     run: int  # which run (user prompt) it belongs to
