@@ -18,6 +18,7 @@ from sessiontools.policies.pi.usage import current_system_message
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.memo import PiMemo
 from sessiontools.replay.pi_compact import apply_recorded, compact
+from sessiontools.replay.plain import walk_plain
 from sessiontools.replay.records import (
     CompactionReason,
     RecordedMatch,
@@ -183,72 +184,71 @@ class _Sim(SimState):
                 and not self.user_compactions and not self.grid.any_failed)
 
     def _walk_plain(self) -> None:
-        """`_request` then `_reply` for every request, inlined, with the state the step reads held in
-        locals: the same steps in the same order (`_request` still serves the rare branches, where a
-        request overflows the window). The skip and user-compaction steps of `walk` never apply here."""
+        """The common case: runs of ordinary requests in bulk (`replay.plain`), the rest by `_step_plain`."""
+        walk_plain(self)
+
+    def _step_plain(self, req: Request) -> None:
+        """`_request` then `_reply` of one request, inlined: the same steps in the same order (`_request`
+        still serves the rare branches, where a request overflows the window). The skip and
+        user-compaction steps of `walk` never apply here."""
         base, synthetic, g, r = self.wl.base, self.synthetic, self.grid, self.run
-        rec_initial, rec_state, rec_total, T = g.recorded_initial, g.recorded_state, g.recorded_total, g.truth_prefix
-        ids, stamps, points = g.entry_ids, g.timestamps, r.requests
         window = self.window
         assert window is not None
-        mid = window - self.s.reserve_tokens
-        overhead = self.truth.overhead
-        clears = self.policy.clears_recovery
-        v0 = self.v == "0"
-        for req in self.wl.requests:
-            i = req.base_index
-            first = req.first_in_run
-            if first:
-                self.recovery_tried = False
-            lo = self.pos
-            if lo < i:
-                synthetic.extend(base[lo:i])
-            self.pos = i + 1
-            comp = self.comp
-            same = self._same = rec_initial[i] if comp is None else (id(comp), self.fk) == rec_state[i]
-            if same and req.recorded_prompt is not None:
-                u, source = float(req.recorded_prompt), _RECORDED
-            else:
-                u, source = overhead + self.summary_truth + T[i] - T[self.fk], _MODEL
-            if u > window:
-                self._overflow_step(req, u, source)
-                continue
-            if u > mid and not first:
-                r.mid_run_crossings += 1
-            # `_reply`
-            output = req.output
-            if u > r.peak_truth:
-                r.peak_truth = u
-            r.billed_input += u
-            r.output_tokens += output
-            points.append(RequestPoint(i, ids[i], u, source, None, False, output, stamps[i], len(r.compactions), same))
-            stop = req.stop_reason
-            usable = stop != "aborted" and stop != "error"
-            if clears(stop):
-                self.recovery_tried = False
-            usage_total = u + output
-            e = base[i]
-            synthetic.append(e)
-            if source is _RECORDED:
-                if usable:
-                    self.usage_override = None
-                rt = rec_total.get(i)
-                if rt is not None:
-                    usage_total = rt
-            elif usable:
-                self.usage_override = (len(synthetic) - 1, round(u), output)
+        i = req.base_index
+        first = req.first_in_run
+        if first:
+            self.recovery_tried = False
+        lo = self.pos
+        if lo < i:
+            synthetic.extend(base[lo:i])
+        self.pos = i + 1
+        comp = self.comp
+        same = self._same = g.recorded_initial[i] if comp is None else (id(comp), self.fk) == g.recorded_state[i]
+        if same and req.recorded_prompt is not None:
+            u, source = float(req.recorded_prompt), _RECORDED
+        else:
+            u, source = self.truth.overhead + self.summary_truth + g.truth_prefix[i] - g.truth_prefix[self.fk], _MODEL
+        if u > window:
+            self._overflow_step(req, u, source)
+            return
+        if u > window - self.s.reserve_tokens and not first:
+            r.mid_run_crossings += 1
+        # `_reply`
+        output = req.output
+        if u > r.peak_truth:
+            r.peak_truth = u
+        r.billed_input += u
+        r.output_tokens += output
+        point = RequestPoint(i, g.entry_ids[i], u, source, None, False, output, g.timestamps[i], len(r.compactions),
+                             same)
+        r.requests.append(point)
+        stop = req.stop_reason
+        usable = stop != "aborted" and stop != "error"
+        if self.policy.clears_recovery(stop):
+            self.recovery_tried = False
+        usage_total = u + output
+        e = base[i]
+        synthetic.append(e)
+        if source is _RECORDED:
             if usable:
-                self.last_usage = (i, usage_total)
-            if req.last_in_run:
-                if usable:
-                    view = usage_total
-                elif stop == "aborted" and v0:
-                    raw = (e.message or {}).get("usage")
-                    view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0
-                else:
-                    view = self.pi_estimate_before(i + 1)
-                self.check(i, view, self.truth_before(i + 1))
-                points[-1].pi_view = view
+                self.usage_override = None
+            rt = g.recorded_total.get(i)
+            if rt is not None:
+                usage_total = rt
+        elif usable:
+            self.usage_override = (len(synthetic) - 1, round(u), output)
+        if usable:
+            self.last_usage = (i, usage_total)
+        if req.last_in_run:
+            if usable:
+                view = usage_total
+            elif stop == "aborted" and self.v == "0":
+                raw = (e.message or {}).get("usage")
+                view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0
+            else:
+                view = self.pi_estimate_before(i + 1)
+            self.check(i, view, self.truth_before(i + 1))
+            point.pi_view = view
 
     def _overflow_step(self, req: Request, u: float, source: TruthSource) -> None:
         """The rest of `_request` for a request that overflows the window (not a recorded failure)."""
