@@ -18,14 +18,21 @@ from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import branch_summary_message, custom_message
 
 
-def _found_ops(m: Any, version: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
-    """One message's (read, written, edited) files in first-seen order, None when it has none."""
+def _found_ops(m: Any, version: str, scratch: FileOps | None = None) -> tuple[tuple[str, ...], ...] | None:
+    """One message's (read, written, edited) files in first-seen order, None when it has none.
+    `scratch`: an empty FileOps to collect into (left empty again), saving one per message."""
     role = m.get("role")
     if role != "assistant" and (role != "toolResult" or version == "0"):
         return None  # `extract_file_ops` reads only these
-    one = FileOps()
+    one = scratch if scratch is not None else FileOps()
     extract_file_ops(m, one, version)
-    return (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
+    if not (one.read or one.written or one.edited):
+        return None
+    found = (tuple(one.read), tuple(one.written), tuple(one.edited))
+    one.read.clear()
+    one.written.clear()
+    one.edited.clear()
+    return found
 
 
 class BaseSums:
@@ -43,6 +50,7 @@ class BaseSums:
         self.ops_at: list[int] = []  # base indices of the messages with file operations, ascending
         self.ops: list[Any] = []
         chars = parts = count = 0
+        scratch = FileOps()
         for j, e in enumerate(base):
             if e.type == "message":
                 m: Any = e.message
@@ -59,7 +67,7 @@ class BaseSums:
                 if k:
                     chars += k
                     parts += 1
-                found = _found_ops(m, "0")
+                found = _found_ops(m, "0", scratch)
                 if found is not None:
                     self.ops_at.append(j)
                     self.ops.append(found)

@@ -173,18 +173,24 @@ def _attribute(
     prev_list: list[Entry] | None = None
     prev_n = 0
     prev_a: float = overhead
+    size = counted.get
     for at, lst, n, _ in contexts:
         a = wanted[at]
         # The previous context is a prefix of this one: same generation (one growing list), or equal heads.
         if lst is prev_list or prev_n == 0 or (
             n >= prev_n and prev_list is not None and lst[:prev_n] == prev_list[:prev_n]
         ):
-            new = [s for s in lst[prev_n:n] if id(s) not in tokens]
+            new = [id(s) for s in lst[prev_n:n] if id(s) not in tokens]
             delta = a - prev_a
-            total = sum(counted.get(id(s), 0) for s in new)
             if new and delta >= 0:
-                for s in new:
-                    tokens[id(s)] = delta * (counted.get(id(s), 0) / total if total else 1 / len(new))
+                sizes = [size(k, 0) for k in new]
+                total = sum(sizes)
+                if total:
+                    for k, c in zip(new, sizes, strict=True):
+                        tokens[k] = delta * (c / total)
+                else:
+                    for k in new:
+                        tokens[k] = delta * (1 / len(new))
         else:
             sources = lst[:n]
             unknown = [s for s in sources if id(s) not in tokens]
@@ -209,13 +215,17 @@ def fit_truth(
     chars4_of = v if counter is None else None
     path = workload.path
     counted: dict[int, int] = {}
+    # 0.x message entries hold one message (`entry_messages_v0`): counted without the generic calls.
+    direct = estimate_tokens if counter is None and v == "0" else None
     for e in path:
-        msgs = entry_messages(e, v) if e.type != "compaction" else ()
-        if e.type == "compaction":
+        t = e.type
+        if t == "compaction":
             summary = e.data.get("summary")
             counted[id(e)] = count({"role": "compactionSummary", "summary": summary}) if isinstance(summary, str) else 0
+        elif direct is not None and t == "message" and e.message is not None:
+            counted[id(e)] = direct(e.message, "0")
         else:
-            counted[id(e)] = sum(count(m) for m in msgs)
+            counted[id(e)] = sum(count(m) for m in entry_messages(e, v))
     # Recorded context of every request with usable usage, in path order.
     pos = {id(e): i for i, e in enumerate(path)}
     wanted = {pos[id(workload.base[r.base_index])]: r.recorded_prompt for r in workload.requests
