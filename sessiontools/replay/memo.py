@@ -18,8 +18,9 @@ from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import branch_summary_message, custom_message
 
 
-def _found_ops(m: Any, version: str, scratch: FileOps | None = None) -> tuple[tuple[str, ...], ...] | None:
-    """One message's (read, written, edited) files in first-seen order, None when it has none.
+def _found_ops(m: Any, version: str, scratch: FileOps | None = None) -> tuple[dict[str, None], ...] | None:
+    """One message's (read, written, edited) files in first-seen order (as dicts, merged by
+    `dict.update`, which keeps the first-seen order of `FileOps`), None when it has none.
     `scratch`: an empty FileOps to collect into (left empty again), saving one per message."""
     role = m.get("role")
     if role != "assistant" and (role != "toolResult" or version == "0"):
@@ -28,7 +29,7 @@ def _found_ops(m: Any, version: str, scratch: FileOps | None = None) -> tuple[tu
     extract_file_ops(m, one, version)
     if not (one.read or one.written or one.edited):
         return None
-    found = (tuple(one.read), tuple(one.written), tuple(one.edited))
+    found = (one.read.copy(), one.written.copy(), one.edited.copy())
     one.read.clear()
     one.written.clear()
     one.edited.clear()
@@ -167,11 +168,12 @@ class PiMemo:
 
 
 def _merge_ops(ops: FileOps, found: tuple[Any, Any, Any]) -> None:
-    """Add one message's (read, written, edited) files to `ops`, keeping first-seen order."""
+    """Add one message's (read, written, edited) files to `ops`, keeping first-seen order (a key
+    already there keeps its place, as `ops.read[f] = None` does)."""
     read, written, edited = found
-    for f in read:
-        ops.read[f] = None
-    for f in written:
-        ops.written[f] = None
-    for f in edited:
-        ops.edited[f] = None
+    if read:
+        ops.read.update(read)
+    if written:
+        ops.written.update(written)
+    if edited:
+        ops.edited.update(edited)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sessiontools.replay.workload import Workload
 
 #: Requests looked ahead at once (a session that overflows at every request stays linear).
-CHUNK = 128
+CHUNK = 512
 _RECORDED, _MODEL = TruthSource.RECORDED, TruthSource.MODEL
 
 

@@ -99,11 +99,9 @@ def _prev_compaction_file_ops(prev: Entry | None, ops: FileOps) -> None:
     if js_truthy(prev.data.get("fromHook")) or not js_truthy(details) or not isinstance(details, Mapping):
         return
     if isinstance(details.get("readFiles"), list):
-        for f in details["readFiles"]:
-            ops.read[f] = None
+        ops.read.update(dict.fromkeys(details["readFiles"]))  # each set in order, as `ops.read[f] = None`
     if isinstance(details.get("modifiedFiles"), list):
-        for f in details["modifiedFiles"]:
-            ops.edited[f] = None
+        ops.edited.update(dict.fromkeys(details["modifiedFiles"]))
 
 
 def extract_file_ops_all(messages: Sequence[Message], ops: FileOps, pi_version: str) -> None:
