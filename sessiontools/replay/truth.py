@@ -62,6 +62,14 @@ def recorded_contexts(
     of one generation (no rebuild between them) share one `sources` list, which only grows, so an
     earlier context of the same list is a prefix of a later one (linear, not quadratic)."""
     sz = size or {}
+    if pi_version == "0" and not any(e.type == "compaction" for e in path):
+        return _contexts_v0_linear(path, positions, sz)
+    return _contexts_incremental(path, pi_version, positions, sz)
+
+
+def _contexts_incremental(
+    path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any], sz: Mapping[int, int]
+) -> list[tuple[int, list[Entry], int, int]]:
     out = []
     sources: list[Entry] = []
     total = seen = 0
@@ -74,6 +82,27 @@ def recorded_contexts(
                 sources.append(pe.source)
                 total += sz.get(id(pe.source), 0)
         seen = len(projected)
+        out.append((i, sources, len(sources), total))
+    return out
+
+
+def _contexts_v0_linear(
+    path: Sequence[Entry], positions: Mapping[int, Any], sz: Mapping[int, int]
+) -> list[tuple[int, list[Entry], int, int]]:
+    """`recorded_contexts` of a 0.x path without compactions: the builder never rebuilds there (one
+    generation), and the context before position i is every entry before i that gives a message
+    (`entry_messages_v0`), so the sources are collected in one pass without projecting entries."""
+    out = []
+    sources: list[Entry] = []
+    total = j = 0
+    get = sz.get
+    for i in sorted(set(positions)):
+        while j < i:
+            e = path[j]
+            j += 1
+            if e.data.get("message") is not None if e.type == "message" else entry_messages_v0(e):
+                sources.append(e)
+                total += get(id(e), 0)
         out.append((i, sources, len(sources), total))
     return out
 
