@@ -219,10 +219,38 @@ def _assistant_length(content: Any, pi_version: str) -> int:
     return sum(lengths) + 2 * (len(lengths) - 1) if lengths else 0
 
 
+def _ascii_text_length(content: Any) -> int | None:
+    """len(_text_blocks(content, "")) when content is a list of dicts whose text blocks hold ASCII
+    strings (then the length is the sum, and UTF-16 units are characters); else None."""
+    if type(content) is not list:
+        return None
+    n = 0
+    for b in content:
+        if type(b) is not dict:
+            return None
+        if b.get("type") == "text":
+            t = b.get("text")
+            if type(t) is not str or not t.isascii():
+                return None
+            n += len(t)
+    return n
+
+
 def serialized_length(message: Message, pi_version: str) -> int:
     """len(serialize_conversation(convert_to_llm([message], pi_version), pi_version)): one message's
     part of the summariser's input (Python length), without building the parts where it can."""
     role = message.get("role")
+    if role == "toolResult" or role == "user":
+        n = _ascii_text_length(message.get("content"))
+        if n is not None:  # the joined text is not built: its length says everything
+            if not n:
+                return 0
+            if role == "user":
+                return len(_USER) + n
+            if n <= TOOL_RESULT_MAX_CHARS:
+                return len(_TOOL_RESULT) + n
+            return len(_TOOL_RESULT) + TOOL_RESULT_MAX_CHARS + len(
+                f"\n\n[... {n - TOOL_RESULT_MAX_CHARS} more characters truncated]")
     if role == "toolResult":
         text = _text_blocks(message.get("content"), "")
         return len(_TOOL_RESULT) + _truncated_length(text, pi_version) if text else 0
