@@ -115,6 +115,8 @@ _RUN_START_TYPES = frozenset({"custom_message", "branch_summary"})
 
 
 def _num_or_zero(v: Any) -> int:
+    if type(v) is int:
+        return v
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
 
@@ -138,7 +140,7 @@ def _requests(
             run += 1
         usage = assistant_usage(msg, pi_version)
         raw = msg.get("usage")
-        out = raw.get("output") if isinstance(raw, Mapping) else 0
+        out = raw.get("output") if type(raw) is dict or isinstance(raw, Mapping) else 0
         rows.append((i, run, started, msg.get("stopReason") != "toolUse", usage, out, msg))
         started = False
         if i not in failed:
@@ -149,10 +151,11 @@ def _requests(
         if k + 1 == len(rows) or rows[k + 1][1] != run:
             last = True
         p, m = msg.get("provider"), msg.get("model")
+        fail = i in failed
         requests.append(Request(
             i, run, first, last, prompt_tokens(usage) if usage is not None else None, _num_or_zero(out),
-            msg.get("stopReason"), i in failed, group_end.get(i, i),
-            provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
+            msg.get("stopReason"), fail, group_end.get(i, i) if fail else i,
+            provider_counts(str(msg.get("errorMessage") or ""))[0] if fail else None,
             p if isinstance(p, str) else None, m if isinstance(m, str) else None,
         ))
     return requests, provider, model

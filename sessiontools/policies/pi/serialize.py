@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.jsvalues import js_entries, js_truthy, json_stringify, utf16_len
+from sessiontools.jsvalues import _NEEDS_ESCAPE, js_entries, js_truthy, json_stringify, utf16_len
 
 Message = Mapping[str, Any]
 
@@ -184,6 +184,9 @@ def _tool_call_length(block: Mapping[str, Any]) -> int:
     n = len(name) + 2
     if isinstance(args, Mapping) and args:
         for k, v in args.items():
+            if type(v) is str and _NEEDS_ESCAPE.search(v) is None:
+                n += (len(k) if type(k) is str else len(f"{k}")) + 3 + len(v)  # JSON.stringify adds the quotes only
+                continue
             sv = json_stringify(v)
             n += (len(k) if type(k) is str else len(f"{k}")) + 1 + (len(sv) if sv is not None else len(f"{sv}"))
         n += 2 * (len(args) - 1)
