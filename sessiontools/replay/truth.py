@@ -209,16 +209,21 @@ def _attribute(
         if lst is prev_list or prev_n == 0 or (
             n >= prev_n and prev_list is not None and lst[:prev_n] == prev_list[:prev_n]
         ):
-            new = [id(s) for s in lst[prev_n:n] if id(s) not in tokens]
             delta = a - prev_a
+            new = []  # (id, size) of the entries not attributed yet (a loop: usually one or two)
+            total = 0
+            for j in range(prev_n, n):
+                k = id(lst[j])
+                if k not in tokens:
+                    c = size(k, 0)
+                    new.append((k, c))
+                    total += c
             if new and delta >= 0:
-                sizes = [size(k, 0) for k in new]
-                total = sum(sizes)
                 if total:
-                    for k, c in zip(new, sizes, strict=True):
+                    for k, c in new:
                         tokens[k] = delta * (c / total)
                 else:
-                    for k in new:
+                    for k, _ in new:
                         tokens[k] = delta * (1 / len(new))
         else:
             sources = lst[:n]
