@@ -114,6 +114,12 @@ class PiMemo:
             self.alive.append(m)
         return int(n)
 
+    def same_estimate(self, copy: Any, original: Any) -> None:
+        """Memoise `copy`'s estimate as `original`'s (a copy of a message with only its usage changed)."""
+        if id(copy) not in self.estimates:
+            self.estimates[id(copy)] = self.estimate(original)
+            self.alive.append(copy)
+
     def sums(self) -> BaseSums | None:
         """The `BaseSums` of the base path (built once per grid), or None when they do not apply."""
         if self._sums is None and self.base is not None:

@@ -142,15 +142,12 @@ def _message_for_compaction_v0(e: Entry) -> Message | None:
 
 def _messages_for_compaction_v0(path: Sequence[Entry], lo: int, hi: int) -> tuple[Message, ...]:
     """The messages of path[lo:hi] that 0.x summarises (`_message_for_compaction_v0`)."""
-    out = []
-    for i in range(lo, hi):
-        e = path[i]
-        m = e.message if e.type == "message" else None  # the common case, without the call
-        if m is None:
-            m = _message_for_compaction_v0(e)
-        if m is not None:
-            out.append(m)
-    return tuple(out)
+    return tuple([
+        m for e in path[lo:hi]
+        # the common case (a message entry holding a dict) without the call
+        if (m := e.message if e.type == "message" and e.message is not None else _message_for_compaction_v0(e))
+        is not None
+    ])
 
 
 def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callable[[Message], int] | None) -> int:

@@ -314,7 +314,7 @@ def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
 def _js_sort(items: Iterable[str]) -> list[str]:
     """Array.prototype.sort() on strings: UTF-16 code unit order (code point order, Python's, for ASCII)."""
     items = list(items)
-    if all(s.isascii() for s in items):
+    if "".join(items).isascii():  # every item ASCII
         return sorted(items)
     return sorted(items, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
 
@@ -322,7 +322,7 @@ def _js_sort(items: Iterable[str]) -> list[str]:
 def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
     """Pi's `computeFileLists`: (files only read, files modified), each sorted."""
     modified = dict.fromkeys([*ops.edited, *ops.written])
-    read_only = _js_sort(f for f in ops.read if f not in modified)
+    read_only = _js_sort([f for f in ops.read if f not in modified])
     return read_only, _js_sort(modified)
 
 
