@@ -55,6 +55,23 @@ class PlainRows:
         self.state_fk = np.array([s[1] for s in g.recorded_state], dtype=np.int64)[idx]
         self.ids = [g.entry_ids[i] for i in self.idx]
         self.stamps = [g.timestamps[i] for i in self.idx]
+        #: Some request's recorded context follows a recorded compaction (else, once the replay has
+        #: compacted, no context is the recorded one).
+        self.recorded_after = bool(self.state_id.any() or self.state_fk.any())
+        self._initial: tuple[Any, ...] | None = None
+
+    def initial(self, overhead: float) -> tuple[Any, ...]:
+        """(same, rec, u, view) of every request while no compaction was made (no summary, nothing
+        cut): the same for every setting of a grid, so computed once."""
+        import numpy as np
+
+        if self._initial is None or self._initial[0] != overhead:
+            same = (self.state_id == 0) & (self.state_fk == 0)
+            rec = same & self.has_rp
+            u = np.where(rec, self.rp, ((overhead + 0.0) + self.t_at) - self.T[0])
+            view = np.where(rec & self.has_rt, self.rt, u + self.out_f)
+            self._initial = (overhead, same, rec, u, view)
+        return self._initial[1:]
 
 
 def plain_rows(sim: _Sim) -> PlainRows:
@@ -74,15 +91,23 @@ def walk_plain(sim: _Sim) -> None:
     assert window is not None and threshold is not None
     k, n = 0, rows.n
     while k < n:
-        hi = min(n, k + CHUNK)
-        cid = id(sim.comp) if sim.comp is not None else 0
         fk = sim.fk
-        same = (rows.state_id[k:hi] == cid) & (rows.state_fk[k:hi] == fk)
-        rec = same & rows.has_rp[k:hi]
         c = sim.truth.overhead + sim.summary_truth  # `truth_before`: (overhead + summary + T[i]) - T[fk]
         t_fk = rows.T[fk]
-        u = np.where(rec, rows.rp[k:hi], (c + rows.t_at[k:hi]) - t_fk)
-        view = np.where(rec & rows.has_rt[k:hi], rows.rt[k:hi], u + rows.out_f[k:hi])
+        if sim.comp is None:  # no compaction yet: summary 0, first kept 0 (`PlainRows.initial`)
+            hi = n
+            same, rec, u, view = (a[k:] for a in rows.initial(sim.truth.overhead))
+        else:
+            hi = min(n, k + CHUNK)
+            if rows.recorded_after:
+                same = (rows.state_id[k:hi] == id(sim.comp)) & (rows.state_fk[k:hi] == fk)
+                rec = same & rows.has_rp[k:hi]
+                u = np.where(rec, rows.rp[k:hi], (c + rows.t_at[k:hi]) - t_fk)
+                view = np.where(rec & rows.has_rt[k:hi], rows.rt[k:hi], u + rows.out_f[k:hi])
+            else:  # no recorded context after the replay's compaction
+                same = rec = np.zeros(hi - k, dtype=bool)
+                u = (c + rows.t_at[k:hi]) - t_fk
+                view = u + rows.out_f[k:hi]
         last = rows.last[k:hi]
         stop = (u > window) | ~rows.usable[k:hi] | (last & (view > threshold))
         b = k + int(stop.argmax()) if stop.any() else hi

@@ -248,7 +248,7 @@ class _Sim(SimState):
             else:
                 view = self.pi_estimate_before(i + 1)
             self.check(i, view, self.truth_before(i + 1))
-            point.pi_view = view
+            r.requests[-1] = point._replace(pi_view=view)
 
     def _overflow_step(self, req: Request, u: float, source: TruthSource) -> None:
         """The rest of `_request` for a request that overflows the window (not a recorded failure)."""
@@ -342,7 +342,7 @@ class _Sim(SimState):
         self.skip_until = req.group_end
         if req.last_in_run:
             self.check(i, u, self.truth_before(i))
-            r.requests[-1].pi_view = u
+            r.requests[-1] = r.requests[-1]._replace(pi_view=u)
 
     def _reply(self, req: Request, u: float, source: TruthSource) -> None:
         r, i, g, output = self.run, req.base_index, self.grid, req.output
@@ -381,7 +381,7 @@ class _Sim(SimState):
                 # Errors (and 1.x zero usage): Pi estimates from the last valid usage plus trailing.
                 view = self.pi_estimate_before(i + 1)
             self.check(i, view, self.truth_before(i + 1))
-            r.requests[-1].pi_view = view
+            r.requests[-1] = r.requests[-1]._replace(pi_view=view)
 
 
 def simulate(workload: Workload, truth: TruthModel, settings: ReplaySettings) -> ReplayRun:
