@@ -114,22 +114,33 @@ def walk_plain(sim: _Sim) -> None:
         if b > k:
             m = b - k
             over = last[:m] & (((c + rows.t_next[k:b]) - t_fk) > threshold)
-            _bulk(sim, rows, k, b, u[:m].tolist(), rec[:m].tolist(), same[:m].tolist(), last[:m], over)
+            _bulk(sim, rows, k, b, u[:m], rec[:m], same[:m], last[:m], over)
         if b < hi:
             sim._step_plain(sim.wl.requests[b])
             b += 1
         k = b
 
 
-def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u: list[float], rec: list[bool], same: list[bool],
-          last: Any, over: Any) -> None:
+def _column(flags: Any, yes: Any, no: Any) -> Any:
+    """`[yes if f else no for f in flags]` as an iterable, without the list when every flag agrees."""
+    if not flags.any():
+        return repeat(no)
+    if flags.all():
+        return repeat(yes)
+    return [yes if f else no for f in flags.tolist()]
+
+
+def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u_a: Any, rec_a: Any, same_a: Any, last: Any,
+          over: Any) -> None:
     """Requests k..b-1 (none overflows, none compacts, every reply is usable), as the step would."""
     import numpy as np
 
     r = sim.run
     out = rows.out[k:b]
+    u: list[float] = u_a.tolist()
+    rec: list[bool] = rec_a.tolist()
     mid = sim.window - sim.s.reserve_tokens  # type: ignore[operator]
-    r.mid_run_crossings += int(np.count_nonzero((np.array(u) > mid) & ~rows.first[k:b]))
+    r.mid_run_crossings += int(np.count_nonzero((u_a > mid) & ~rows.first[k:b]))
     top = max(u)
     if top > r.peak_truth:
         r.peak_truth = top
@@ -150,14 +161,15 @@ def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u: list[float], rec: list[
         r.check_points += len(checks)
         r.check_points_over += n_over
         r.late += n_over  # a check point over the threshold where Pi does not compact
-    r.requests.extend(map(RequestPoint, rows.idx[k:b], rows.ids[k:b], u, [_RECORDED if x else _MODEL for x in rec],
-                          views, repeat(False), out, rows.stamps[k:b], repeat(len(r.compactions)), same))
+    r.requests.extend(map(RequestPoint, rows.idx[k:b], rows.ids[k:b], u, _column(rec_a, _RECORDED, _MODEL),
+                          views, repeat(False), out, rows.stamps[k:b], repeat(len(r.compactions)),
+                          _column(same_a, True, False)))
     # Pi's state after the run's newest reply.
     i = rows.idx[b - 1]
     sim.synthetic.extend(sim.wl.base[sim.pos:i + 1])
     sim.pos = i + 1
     sim.recovery_tried = False  # every usable 0.x reply clears it
-    sim._same = same[-1]
+    sim._same = bool(same_a[-1])
     t = rows.rec_total[b - 1]
     if rec[-1]:
         sim.usage_override = None
