@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 #: Requests looked ahead at once (a session that overflows at every request stays linear).
 CHUNK = 512
 _RECORDED, _MODEL = TruthSource.RECORDED, TruthSource.MODEL
+_new_tuple = tuple.__new__
 
 
 class PlainRows:
@@ -161,9 +162,10 @@ def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u_a: Any, rec_a: Any, same
         r.check_points += len(checks)
         r.check_points_over += n_over
         r.late += n_over  # a check point over the threshold where Pi does not compact
-    r.requests.extend(map(RequestPoint, rows.idx[k:b], rows.ids[k:b], u, _column(rec_a, _RECORDED, _MODEL),
-                          views, repeat(False), out, rows.stamps[k:b], repeat(len(r.compactions)),
-                          _column(same_a, True, False)))
+    # `RequestPoint(*fields)` built by `tuple.__new__` over zipped columns: no Python call per point.
+    r.requests.extend(map(_new_tuple, repeat(RequestPoint), zip(
+        rows.idx[k:b], rows.ids[k:b], u, _column(rec_a, _RECORDED, _MODEL), views, repeat(False), out,
+        rows.stamps[k:b], repeat(len(r.compactions)), _column(same_a, True, False))))
     # Pi's state after the run's newest reply.
     i = rows.idx[b - 1]
     sim.synthetic.extend(sim.wl.base[sim.pos:i + 1])

@@ -7,6 +7,7 @@ import pytest
 
 from sessiontools.read import load_session
 from sessiontools.replay import replay_session
+from sessiontools.replay.records import RequestPoint
 from sessiontools.replay.session import run_record
 from sessiontools.replay.simulate import _Sim
 from tests.conftest import SAMPLES, shared_sessions
@@ -34,6 +35,7 @@ def test_fast_walk_changes_no_run(path, monkeypatch) -> None:  # type: ignore[no
     slow_runs, slow_records, slow_taken = _runs(path, monkeypatch, False)
     assert slow_taken == 0
     assert fast_runs == slow_runs
+    assert all(type(p) is RequestPoint for r in fast_runs for p in r.requests)  # not plain tuples (equal as tuples)
     assert fast_records == slow_records
 
 
