@@ -137,8 +137,14 @@ class PiMemo:
         span = sums.span(messages) if sums is not None else None
         if span is not None:
             assert sums is not None
-            for k in range(bisect_left(sums.ops_at, span[0]), bisect_left(sums.ops_at, span[1])):
-                _merge_ops(ops, sums.ops[k])
+            read, written, edited = ops.read, ops.written, ops.edited  # `_merge_ops`, inlined
+            for r, w, e in sums.ops[bisect_left(sums.ops_at, span[0]):bisect_left(sums.ops_at, span[1])]:
+                if r:
+                    read.update(r)
+                if w:
+                    written.update(w)
+                if e:
+                    edited.update(e)
             return
         memo = self._ops.get(version)
         if memo is None:
