@@ -155,7 +155,6 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
     context: walk its messages from the newest back to the last usable usage."""
     est = estimate or (lambda m: estimate_tokens(m, "0"))
     ranges: list[tuple[int, int]] = []
-    summary = None
     if comp_idx < 0:
         ranges.append((0, len(path)))
     else:
@@ -165,7 +164,6 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
         if start is not None:
             ranges.append((start, comp_idx))
         ranges.append((comp_idx + 1, len(path)))
-        summary = compaction_summary_message(comp.data)
     trailing = 0
     for lo, hi in reversed(ranges):
         for i in range(hi - 1, lo - 1, -1):
@@ -174,7 +172,8 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
                 if usage is not None:
                     return calculate_context_tokens(usage) + trailing
                 trailing += est(m)
-    return trailing + (est(summary) if summary is not None else 0)
+    # No usage in the kept messages: the summary message counts too (built only now that it is needed).
+    return trailing + (est(compaction_summary_message(path[comp_idx].data)) if comp_idx >= 0 else 0)
 
 
 def _prepare_v0(
