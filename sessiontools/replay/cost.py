@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.replay.records import ReplayRun, RequestPoint, TruthSource
 
@@ -50,9 +50,8 @@ class CacheStyle(StrEnum):
     NONE = "none"
 
 
-@dataclass(frozen=True, slots=True)
-class Classes:
-    """Token classes of one request."""
+class Classes(NamedTuple):
+    """Token classes of one request (a named tuple: a session makes one per request, cheaply)."""
 
     input: float
     cache_read: float
@@ -79,8 +78,7 @@ class CacheModel:
                 "pairs": self.pairs}
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedCall:
+class RecordedCall(NamedTuple):
     """One recorded answered request, for learning: time, classes, and whether a compaction (or a
     context rewrite) came between it and the previous one."""
 
@@ -105,20 +103,21 @@ def learn_cache(calls: Sequence[RecordedCall]) -> CacheModel:
         return CacheModel(CacheStyle.NONE, pairs=0)
     style = CacheStyle.WRITE if any(c.classes.cache_write > 0 for c in calls) else CacheStyle.AUTO
     ratios, late_hits, busts, floors = [], 0, [], []
-    for prev, cur in zip(calls, calls[1:], strict=False):
-        gap = cur.time - prev.time if cur.time is not None and prev.time is not None else 0.0
-        prev_prompt = prev.classes.input + prev.classes.cache_read + prev.classes.cache_write
-        if cur.after_compaction:
+    write = style == CacheStyle.WRITE
+    for (t0, (p_in, p_read, p_write, _), _), (t1, c, after) in zip(calls, calls[1:], strict=False):
+        gap = t1 - t0 if t1 is not None and t0 is not None else 0.0
+        prev_prompt = p_in + p_read + p_write
+        if after:
             if gap <= FIVE_MINUTES:
-                busts.append(cur.classes.cache_read)
+                busts.append(c.cache_read)
             continue
         if gap > FIVE_MINUTES:
-            late_hits += cur.classes.cache_read > 0.5 * prev_prompt > 0
+            late_hits += c.cache_read > 0.5 * prev_prompt > 0
             continue
         if prev_prompt > 0:
-            ratios.append(min(1.0, cur.classes.cache_read / prev_prompt))
-        if style == CacheStyle.WRITE and cur.classes.cache_write > 0:
-            floors.append(cur.classes.input)
+            ratios.append(min(1.0, c.cache_read / prev_prompt))
+        if write and c.cache_write > 0:
+            floors.append(c.input)
     return CacheModel(
         style,
         hit=statistics.median(ratios) if ratios else 1.0,

@@ -18,14 +18,22 @@ from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import branch_summary_message, custom_message
 
 
-def _found_ops(m: Any, version: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
-    """One message's (read, written, edited) files in first-seen order, None when it has none."""
+def _found_ops(m: Any, version: str, scratch: FileOps | None = None) -> tuple[dict[str, None], ...] | None:
+    """One message's (read, written, edited) files in first-seen order (as dicts, merged by
+    `dict.update`, which keeps the first-seen order of `FileOps`), None when it has none.
+    `scratch`: an empty FileOps to collect into (left empty again), saving one per message."""
     role = m.get("role")
     if role != "assistant" and (role != "toolResult" or version == "0"):
         return None  # `extract_file_ops` reads only these
-    one = FileOps()
+    one = scratch if scratch is not None else FileOps()
     extract_file_ops(m, one, version)
-    return (tuple(one.read), tuple(one.written), tuple(one.edited)) if (one.read or one.written or one.edited) else None
+    if not (one.read or one.written or one.edited):
+        return None
+    found = (one.read.copy(), one.written.copy(), one.edited.copy())
+    one.read.clear()
+    one.written.clear()
+    one.edited.clear()
+    return found
 
 
 class BaseSums:
@@ -43,6 +51,7 @@ class BaseSums:
         self.ops_at: list[int] = []  # base indices of the messages with file operations, ascending
         self.ops: list[Any] = []
         chars = parts = count = 0
+        scratch = FileOps()
         for j, e in enumerate(base):
             if e.type == "message":
                 m: Any = e.message
@@ -59,7 +68,7 @@ class BaseSums:
                 if k:
                     chars += k
                     parts += 1
-                found = _found_ops(m, "0")
+                found = _found_ops(m, "0", scratch)
                 if found is not None:
                     self.ops_at.append(j)
                     self.ops.append(found)
@@ -105,6 +114,12 @@ class PiMemo:
             self.alive.append(m)
         return int(n)
 
+    def same_estimate(self, copy: Any, original: Any) -> None:
+        """Memoise `copy`'s estimate as `original`'s (a copy of a message with only its usage changed)."""
+        if id(copy) not in self.estimates:
+            self.estimates[id(copy)] = self.estimate(original)
+            self.alive.append(copy)
+
     def sums(self) -> BaseSums | None:
         """The `BaseSums` of the base path (built once per grid), or None when they do not apply."""
         if self._sums is None and self.base is not None:
@@ -122,8 +137,14 @@ class PiMemo:
         span = sums.span(messages) if sums is not None else None
         if span is not None:
             assert sums is not None
-            for k in range(bisect_left(sums.ops_at, span[0]), bisect_left(sums.ops_at, span[1])):
-                _merge_ops(ops, sums.ops[k])
+            read, written, edited = ops.read, ops.written, ops.edited  # `_merge_ops`, inlined
+            for r, w, e in sums.ops[bisect_left(sums.ops_at, span[0]):bisect_left(sums.ops_at, span[1])]:
+                if r:
+                    read.update(r)
+                if w:
+                    written.update(w)
+                if e:
+                    edited.update(e)
             return
         memo = self._ops.get(version)
         if memo is None:
@@ -159,11 +180,12 @@ class PiMemo:
 
 
 def _merge_ops(ops: FileOps, found: tuple[Any, Any, Any]) -> None:
-    """Add one message's (read, written, edited) files to `ops`, keeping first-seen order."""
+    """Add one message's (read, written, edited) files to `ops`, keeping first-seen order (a key
+    already there keeps its place, as `ops.read[f] = None` does)."""
     read, written, edited = found
-    for f in read:
-        ops.read[f] = None
-    for f in written:
-        ops.written[f] = None
-    for f in edited:
-        ops.edited[f] = None
+    if read:
+        ops.read.update(read)
+    if written:
+        ops.written.update(written)
+    if edited:
+        ops.edited.update(edited)

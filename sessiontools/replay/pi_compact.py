@@ -51,7 +51,11 @@ def _prepare(st: SimState, parent: int) -> Preparation | None:
     if st.usage_override is not None and start <= st.usage_override[0] < len(st.synthetic):
         # Only the newest usage counts in Pi's estimates: give that one entry its simulated usage.
         k, prompt, output = st.usage_override
-        path[k - start] = _with_usage(path[k - start], prompt, output)
+        original = path[k - start]
+        path[k - start] = copy = _with_usage(original, prompt, output)
+        if original.message is not None and copy.message is not None:
+            # estimateTokens reads an assistant message's content, never its usage: the copy's is the original's.
+            st.memo.same_estimate(copy.message, original.message)
     prep = prepare_compaction(path, st.cs, st.v, estimate=st.memo.estimate, file_ops=st.memo.file_ops)
     if isinstance(prep, NoCompaction):
         st.run.no_compaction.append(f"after {st.wl.base[parent].id}: {prep.reason}")

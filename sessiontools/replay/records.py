@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.policies.base import PolicyName
 
@@ -126,9 +126,9 @@ class SimCompaction:
         }
 
 
-@dataclass(slots=True)
-class RequestPoint:
-    """One simulated request (for the timeline and the cost model)."""
+class RequestPoint(NamedTuple):
+    """One simulated request (for the timeline and the cost model). A named tuple: a grid makes one
+    per request per setting."""
 
     base_index: int
     entry_id: str | None

@@ -23,7 +23,8 @@ class SharedGrid:
     - `chars4_prefix[i]`: Pi's chars/4 of base entries [0, i);
     - `recorded_state[i]`: the compaction state Pi really had before base entry i;
     - `recorded_total`: `calculateContextTokens` of each reply's recorded usage, where Pi trusts it;
-    - `entry_ids`, `timestamps`: each base entry's id and timestamp (None unless a string).
+    - `entry_ids`: each base entry's id; `timestamps`: each request's timestamp (None unless a
+      string, and for entries that are not requests).
     """
 
     id_pos: dict[str, int]
@@ -33,7 +34,8 @@ class SharedGrid:
     recorded_initial: list[bool]  # recorded_state[i] is (None, 0): no compaction yet
     recorded_total: dict[int, int]
     entry_ids: list[str | None]  # of each base entry
-    timestamps: list[str | None]  # of each base entry, where a string
+    timestamps: list[str | None]  # of each request's base entry, where a string
+    any_failed: bool = False  # some request is a recorded overflow failure
 
 
 def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
@@ -44,21 +46,22 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
     tokens, counted, ratio = truth.tokens, truth.counted, truth.ratio
     T = [0.0] * (len(base) + 1)
     C = [0] * (len(base) + 1)
-    ids: list[str | None] = [None] * len(base)
-    stamps: list[str | None] = [None] * len(base)
+    ids: list[str | None] = [e.id for e in base]
     t_sum = 0.0
     c_sum = 0
+    tget, cget = tokens.get, counted.get
     for k, e in enumerate(base):
         key = id(e)
-        t = tokens.get(key)  # `TruthModel.entry_tokens`
-        t_sum += t if t is not None else ratio * counted.get(key, 0)
+        t = tget(key)  # `TruthModel.entry_tokens`
+        t_sum += t if t is not None else ratio * cget(key, 0)
         T[k + 1] = t_sum
-        c_sum += counted.get(key, 0) if reuse else sum(estimate_tokens(m, v) for m in entry_messages(e, v))
+        c_sum += cget(key, 0) if reuse else sum(estimate_tokens(m, v) for m in entry_messages(e, v))
         C[k + 1] = c_sum
-        ids[k] = e.id
-        ts = e.data.get("timestamp")
+    stamps: list[str | None] = [None] * len(base)  # only requests' are read
+    for r in wl.requests:
+        ts = base[r.base_index].data.get("timestamp")
         if isinstance(ts, str):
-            stamps[k] = ts
+            stamps[r.base_index] = ts
     by_parent: dict[int, list[RecordedCompaction]] = {}
     for rc in wl.recorded_compactions:
         by_parent.setdefault(rc.parent_base_index, []).append(rc)
@@ -75,7 +78,8 @@ def shared_grid(wl: Workload, truth: TruthModel, v: str) -> SharedGrid:
         if u is not None:
             rec_total[r.base_index] = calculate_context_tokens(u)
     initial = [st == (None, 0) for st in rec_at] if by_parent else [True] * (len(base) + 1)
-    return SharedGrid(id_pos, T, C, rec_at, initial, rec_total, ids, stamps)
+    return SharedGrid(id_pos, T, C, rec_at, initial, rec_total, ids, stamps,
+                      any(r.failed_overflow for r in wl.requests))
 
 
 def seed_estimates(wl: Workload, truth: TruthModel, v: str, memo: PiMemo) -> None:

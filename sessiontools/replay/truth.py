@@ -62,6 +62,14 @@ def recorded_contexts(
     of one generation (no rebuild between them) share one `sources` list, which only grows, so an
     earlier context of the same list is a prefix of a later one (linear, not quadratic)."""
     sz = size or {}
+    if pi_version == "0" and not any(e.type == "compaction" for e in path):
+        return _contexts_v0_linear(path, positions, sz)
+    return _contexts_incremental(path, pi_version, positions, sz)
+
+
+def _contexts_incremental(
+    path: Sequence[Entry], pi_version: str, positions: Mapping[int, Any], sz: Mapping[int, int]
+) -> list[tuple[int, list[Entry], int, int]]:
     out = []
     sources: list[Entry] = []
     total = seen = 0
@@ -74,6 +82,27 @@ def recorded_contexts(
                 sources.append(pe.source)
                 total += sz.get(id(pe.source), 0)
         seen = len(projected)
+        out.append((i, sources, len(sources), total))
+    return out
+
+
+def _contexts_v0_linear(
+    path: Sequence[Entry], positions: Mapping[int, Any], sz: Mapping[int, int]
+) -> list[tuple[int, list[Entry], int, int]]:
+    """`recorded_contexts` of a 0.x path without compactions: the builder never rebuilds there (one
+    generation), and the context before position i is every entry before i that gives a message
+    (`entry_messages_v0`), so the sources are collected in one pass without projecting entries."""
+    out = []
+    sources: list[Entry] = []
+    total = j = 0
+    get = sz.get
+    for i in sorted(set(positions)):
+        while j < i:
+            e = path[j]
+            j += 1
+            if e.data.get("message") is not None if e.type == "message" else entry_messages_v0(e):
+                sources.append(e)
+                total += get(id(e), 0)
         out.append((i, sources, len(sources), total))
     return out
 
@@ -173,18 +202,29 @@ def _attribute(
     prev_list: list[Entry] | None = None
     prev_n = 0
     prev_a: float = overhead
+    size = counted.get
     for at, lst, n, _ in contexts:
         a = wanted[at]
         # The previous context is a prefix of this one: same generation (one growing list), or equal heads.
         if lst is prev_list or prev_n == 0 or (
             n >= prev_n and prev_list is not None and lst[:prev_n] == prev_list[:prev_n]
         ):
-            new = [s for s in lst[prev_n:n] if id(s) not in tokens]
             delta = a - prev_a
-            total = sum(counted.get(id(s), 0) for s in new)
+            new = []  # (id, size) of the entries not attributed yet (a loop: usually one or two)
+            total = 0
+            for j in range(prev_n, n):
+                k = id(lst[j])
+                if k not in tokens:
+                    c = size(k, 0)
+                    new.append((k, c))
+                    total += c
             if new and delta >= 0:
-                for s in new:
-                    tokens[id(s)] = delta * (counted.get(id(s), 0) / total if total else 1 / len(new))
+                if total:
+                    for k, c in new:
+                        tokens[k] = delta * (c / total)
+                else:
+                    for k, _ in new:
+                        tokens[k] = delta * (1 / len(new))
         else:
             sources = lst[:n]
             unknown = [s for s in sources if id(s) not in tokens]
@@ -209,13 +249,17 @@ def fit_truth(
     chars4_of = v if counter is None else None
     path = workload.path
     counted: dict[int, int] = {}
+    # 0.x message entries hold one message (`entry_messages_v0`): counted without the generic calls.
+    direct = estimate_tokens if counter is None and v == "0" else None
     for e in path:
-        msgs = entry_messages(e, v) if e.type != "compaction" else ()
-        if e.type == "compaction":
+        t = e.type
+        if t == "compaction":
             summary = e.data.get("summary")
             counted[id(e)] = count({"role": "compactionSummary", "summary": summary}) if isinstance(summary, str) else 0
+        elif direct is not None and t == "message" and e.message is not None:
+            counted[id(e)] = direct(e.message, "0")
         else:
-            counted[id(e)] = sum(count(m) for m in msgs)
+            counted[id(e)] = sum(count(m) for m in entry_messages(e, v))
     # Recorded context of every request with usable usage, in path order.
     pos = {id(e): i for i, e in enumerate(path)}
     wanted = {pos[id(workload.base[r.base_index])]: r.recorded_prompt for r in workload.requests

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.read.pi.entries import Entry
 from sessiontools.transcript.limits import provider_counts
@@ -24,9 +24,9 @@ from sessiontools.transcript.pi.requests import is_pseudo_reply
 from sessiontools.transcript.pi.usage import assistant_usage, prompt_tokens
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One assistant message of the base path: a request Pi sent."""
+class Request(NamedTuple):
+    """One assistant message of the base path: a request Pi sent (a named tuple: a session makes one
+    per reply, and a frozen dataclass of twelve fields costs more to build than the rest of its step)."""
 
     base_index: int  # index of the assistant entry in the base path
     run: int  # which run (user prompt) it belongs to
@@ -115,6 +115,8 @@ _RUN_START_TYPES = frozenset({"custom_message", "branch_summary"})
 
 
 def _num_or_zero(v: Any) -> int:
+    if type(v) is int:
+        return v
     return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
 
@@ -138,7 +140,7 @@ def _requests(
             run += 1
         usage = assistant_usage(msg, pi_version)
         raw = msg.get("usage")
-        out = raw.get("output") if isinstance(raw, Mapping) else 0
+        out = raw.get("output") if type(raw) is dict or isinstance(raw, Mapping) else 0
         rows.append((i, run, started, msg.get("stopReason") != "toolUse", usage, out, msg))
         started = False
         if i not in failed:
@@ -149,10 +151,11 @@ def _requests(
         if k + 1 == len(rows) or rows[k + 1][1] != run:
             last = True
         p, m = msg.get("provider"), msg.get("model")
+        fail = i in failed
         requests.append(Request(
             i, run, first, last, prompt_tokens(usage) if usage is not None else None, _num_or_zero(out),
-            msg.get("stopReason"), i in failed, group_end.get(i, i),
-            provider_counts(str(msg.get("errorMessage") or ""))[0] if i in failed else None,
+            msg.get("stopReason"), fail, group_end.get(i, i) if fail else i,
+            provider_counts(str(msg.get("errorMessage") or ""))[0] if fail else None,
             p if isinstance(p, str) else None, m if isinstance(m, str) else None,
         ))
     return requests, provider, model

@@ -99,11 +99,9 @@ def _prev_compaction_file_ops(prev: Entry | None, ops: FileOps) -> None:
     if js_truthy(prev.data.get("fromHook")) or not js_truthy(details) or not isinstance(details, Mapping):
         return
     if isinstance(details.get("readFiles"), list):
-        for f in details["readFiles"]:
-            ops.read[f] = None
+        ops.read.update(dict.fromkeys(details["readFiles"]))  # each set in order, as `ops.read[f] = None`
     if isinstance(details.get("modifiedFiles"), list):
-        for f in details["modifiedFiles"]:
-            ops.edited[f] = None
+        ops.edited.update(dict.fromkeys(details["modifiedFiles"]))
 
 
 def extract_file_ops_all(messages: Sequence[Message], ops: FileOps, pi_version: str) -> None:
@@ -144,15 +142,12 @@ def _message_for_compaction_v0(e: Entry) -> Message | None:
 
 def _messages_for_compaction_v0(path: Sequence[Entry], lo: int, hi: int) -> tuple[Message, ...]:
     """The messages of path[lo:hi] that 0.x summarises (`_message_for_compaction_v0`)."""
-    out = []
-    for i in range(lo, hi):
-        e = path[i]
-        m = e.message if e.type == "message" else None  # the common case, without the call
-        if m is None:
-            m = _message_for_compaction_v0(e)
-        if m is not None:
-            out.append(m)
-    return tuple(out)
+    return tuple([
+        m for e in path[lo:hi]
+        # the common case (a message entry holding a dict) without the call
+        if (m := e.message if e.type == "message" and e.message is not None else _message_for_compaction_v0(e))
+        is not None
+    ])
 
 
 def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callable[[Message], int] | None) -> int:
@@ -160,7 +155,6 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
     context: walk its messages from the newest back to the last usable usage."""
     est = estimate or (lambda m: estimate_tokens(m, "0"))
     ranges: list[tuple[int, int]] = []
-    summary = None
     if comp_idx < 0:
         ranges.append((0, len(path)))
     else:
@@ -170,7 +164,6 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
         if start is not None:
             ranges.append((start, comp_idx))
         ranges.append((comp_idx + 1, len(path)))
-        summary = compaction_summary_message(comp.data)
     trailing = 0
     for lo, hi in reversed(ranges):
         for i in range(hi - 1, lo - 1, -1):
@@ -179,7 +172,8 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
                 if usage is not None:
                     return calculate_context_tokens(usage) + trailing
                 trailing += est(m)
-    return trailing + (est(summary) if summary is not None else 0)
+    # No usage in the kept messages: the summary message counts too (built only now that it is needed).
+    return trailing + (est(compaction_summary_message(path[comp_idx].data)) if comp_idx >= 0 else 0)
 
 
 def _prepare_v0(

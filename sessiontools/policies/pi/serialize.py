@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.jsvalues import js_entries, js_truthy, json_stringify, utf16_len
+from sessiontools.jsvalues import _NEEDS_ESCAPE, js_entries, js_truthy, json_stringify, utf16_len
 
 Message = Mapping[str, Any]
 
@@ -184,6 +184,9 @@ def _tool_call_length(block: Mapping[str, Any]) -> int:
     n = len(name) + 2
     if isinstance(args, Mapping) and args:
         for k, v in args.items():
+            if type(v) is str and _NEEDS_ESCAPE.search(v) is None:
+                n += (len(k) if type(k) is str else len(f"{k}")) + 3 + len(v)  # JSON.stringify adds the quotes only
+                continue
             sv = json_stringify(v)
             n += (len(k) if type(k) is str else len(f"{k}")) + 1 + (len(sv) if sv is not None else len(f"{sv}"))
         n += 2 * (len(args) - 1)
@@ -219,10 +222,38 @@ def _assistant_length(content: Any, pi_version: str) -> int:
     return sum(lengths) + 2 * (len(lengths) - 1) if lengths else 0
 
 
+def _ascii_text_length(content: Any) -> int | None:
+    """len(_text_blocks(content, "")) when content is a list of dicts whose text blocks hold ASCII
+    strings (then the length is the sum, and UTF-16 units are characters); else None."""
+    if type(content) is not list:
+        return None
+    n = 0
+    for b in content:
+        if type(b) is not dict:
+            return None
+        if b.get("type") == "text":
+            t = b.get("text")
+            if type(t) is not str or not t.isascii():
+                return None
+            n += len(t)
+    return n
+
+
 def serialized_length(message: Message, pi_version: str) -> int:
     """len(serialize_conversation(convert_to_llm([message], pi_version), pi_version)): one message's
     part of the summariser's input (Python length), without building the parts where it can."""
     role = message.get("role")
+    if role == "toolResult" or role == "user":
+        n = _ascii_text_length(message.get("content"))
+        if n is not None:  # the joined text is not built: its length says everything
+            if not n:
+                return 0
+            if role == "user":
+                return len(_USER) + n
+            if n <= TOOL_RESULT_MAX_CHARS:
+                return len(_TOOL_RESULT) + n
+            return len(_TOOL_RESULT) + TOOL_RESULT_MAX_CHARS + len(
+                f"\n\n[... {n - TOOL_RESULT_MAX_CHARS} more characters truncated]")
     if role == "toolResult":
         text = _text_blocks(message.get("content"), "")
         return len(_TOOL_RESULT) + _truncated_length(text, pi_version) if text else 0
@@ -283,7 +314,7 @@ def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
 def _js_sort(items: Iterable[str]) -> list[str]:
     """Array.prototype.sort() on strings: UTF-16 code unit order (code point order, Python's, for ASCII)."""
     items = list(items)
-    if all(s.isascii() for s in items):
+    if "".join(items).isascii():  # every item ASCII
         return sorted(items)
     return sorted(items, key=lambda s: s.encode("utf-16-be", "surrogatepass"))
 
@@ -291,7 +322,7 @@ def _js_sort(items: Iterable[str]) -> list[str]:
 def compute_file_lists(ops: FileOps) -> tuple[list[str], list[str]]:
     """Pi's `computeFileLists`: (files only read, files modified), each sorted."""
     modified = dict.fromkeys([*ops.edited, *ops.written])
-    read_only = _js_sort(f for f in ops.read if f not in modified)
+    read_only = _js_sort([f for f in ops.read if f not in modified])
     return read_only, _js_sort(modified)
 
 

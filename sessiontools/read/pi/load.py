@@ -87,10 +87,11 @@ class _Objects:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused while a file's objects are built: parsed JSON holds no
     reference cycles, and a collection every few hundred new dicts would traverse every object built
-    so far (a quarter of the reading time on a large session)."""
+    so far (a quarter of the reading time on a large session). The replay pauses it too
+    (`replay.session.replay_session`)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -131,7 +132,7 @@ def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
 def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
     if b"\x00" in data[:_SNIFF]:
         return Session(path, None, (), 1, [Diagnostic(path, 1, "binary file (NUL bytes): not a Pi session", "fatal")])
-    with _gc_paused():
+    with gc_paused():
         acc, line_no = _parse_lines(data, path)
         header, objects, lines, diags = acc.header, acc.objects, acc.lines, acc.diags
         if line_no == 0:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.jsvalues import UNDEFINED
 from sessiontools.read.pi.entries import Entry
@@ -18,9 +18,9 @@ from sessiontools.read.pi.entries import Entry
 Message = Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class ProjectedEntry:
-    """One selected entry and the model-visible messages it contributes (possibly none)."""
+class ProjectedEntry(NamedTuple):
+    """One selected entry and the model-visible messages it contributes (possibly none). A named
+    tuple: contexts are built per request, and a frozen dataclass pays a setattr per field."""
 
     source: Entry
     messages: tuple[Message, ...]
