@@ -84,7 +84,7 @@ def plain_rows(sim: _Sim) -> PlainRows:
 
 
 def walk_plain(sim: _Sim) -> None:
-    """Every request of the workload: runs in bulk (`_bulk`), the events by `_Sim._step_plain`."""
+    """Every request of the workload: runs in bulk (`_bulk`), the events by the general step (`_Sim._request`)."""
     import numpy as np
 
     rows = plain_rows(sim)
@@ -117,7 +117,7 @@ def walk_plain(sim: _Sim) -> None:
             over = last[:m] & (((c + rows.t_next[k:b]) - t_fk) > threshold)
             _bulk(sim, rows, k, b, u[:m], rec[:m], same[:m], last[:m], over)
         if b < hi:
-            sim._step_plain(sim.wl.requests[b])
+            sim._request(sim.wl.requests[b])
             b += 1
         k = b
 

@@ -184,84 +184,9 @@ class _Sim(SimState):
                 and not self.user_compactions and not self.grid.any_failed)
 
     def _walk_plain(self) -> None:
-        """The common case: runs of ordinary requests in bulk (`replay.plain`), the rest by `_step_plain`."""
+        """The common case: runs of ordinary requests in bulk (`replay.plain`), each other request (a
+        check point where Pi compacts, an overflow, an unusable reply) by the general `_request`."""
         walk_plain(self)
-
-    def _step_plain(self, req: Request) -> None:
-        """`_request` then `_reply` of one request, inlined: the same steps in the same order (`_request`
-        still serves the rare branches, where a request overflows the window). The skip and
-        user-compaction steps of `walk` never apply here."""
-        base, synthetic, g, r = self.wl.base, self.synthetic, self.grid, self.run
-        window = self.window
-        assert window is not None
-        i = req.base_index
-        first = req.first_in_run
-        if first:
-            self.recovery_tried = False
-        lo = self.pos
-        if lo < i:
-            synthetic.extend(base[lo:i])
-        self.pos = i + 1
-        comp = self.comp
-        same = self._same = g.recorded_initial[i] if comp is None else (id(comp), self.fk) == g.recorded_state[i]
-        if same and req.recorded_prompt is not None:
-            u, source = float(req.recorded_prompt), _RECORDED
-        else:
-            u, source = self.truth.overhead + self.summary_truth + g.truth_prefix[i] - g.truth_prefix[self.fk], _MODEL
-        if u > window:
-            self._overflow_step(req, u, source)
-            return
-        if u > window - self.s.reserve_tokens and not first:
-            r.mid_run_crossings += 1
-        # `_reply`
-        output = req.output
-        if u > r.peak_truth:
-            r.peak_truth = u
-        r.billed_input += u
-        r.output_tokens += output
-        point = RequestPoint(i, g.entry_ids[i], u, source, None, False, output, g.timestamps[i], len(r.compactions),
-                             same)
-        r.requests.append(point)
-        stop = req.stop_reason
-        usable = stop != "aborted" and stop != "error"
-        if self.policy.clears_recovery(stop):
-            self.recovery_tried = False
-        usage_total = u + output
-        e = base[i]
-        synthetic.append(e)
-        if source is _RECORDED:
-            if usable:
-                self.usage_override = None
-            rt = g.recorded_total.get(i)
-            if rt is not None:
-                usage_total = rt
-        elif usable:
-            self.usage_override = (len(synthetic) - 1, round(u), output)
-        if usable:
-            self.last_usage = (i, usage_total)
-        if req.last_in_run:
-            if usable:
-                view = usage_total
-            elif stop == "aborted" and self.v == "0":
-                raw = (e.message or {}).get("usage")
-                view = calculate_context_tokens(raw) if isinstance(raw, dict) else 0
-            else:
-                view = self.pi_estimate_before(i + 1)
-            self.check(i, view, self.truth_before(i + 1))
-            r.requests[-1] = point._replace(pi_view=view)
-
-    def _overflow_step(self, req: Request, u: float, source: TruthSource) -> None:
-        """The rest of `_request` for a request that overflows the window (not a recorded failure)."""
-        if self._overflow(req, u, source):
-            return
-        u, source = self.truth_before(req.base_index), _MODEL
-        if u > self.window_at(req.base_index):
-            self.run.overflows += 1
-            self.run.failed_recoveries += 1
-        self._reply(req, u, source)
-
-    def window_at(self, i: int) -> int:
-        return self.window if self.window is not None else self.s.window_at(i)
 
     def _request(self, req: Request) -> None:
         i = req.base_index
