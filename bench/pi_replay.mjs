@@ -11,7 +11,7 @@
 //   node bench/pi_replay.mjs <pi package dir> <session.jsonl> <truth.json> <window> <reserve> <keep>
 //
 // Then one line per run on stdin ("run"); each answer is one JSON line on stdout:
-// {"ms": elapsed ms of parse + simulation, "compactions": [[parentId, firstKeptEntryId, tokensBefore], ...]}.
+// {"ms": elapsed ms of parse + simulation, "parse_ms": of reading + JSON.parse alone, "compactions": [[parentId, firstKeptEntryId, tokensBefore], ...]}.
 // The process stays alive between runs, so the measured runs are warm, like Python's.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -40,6 +40,7 @@ function simulate() {
         if (!line.trim()) continue;
         try { entries.push(JSON.parse(line)); } catch { /* Pi skips malformed lines */ }
     }
+    const parsed = performance.now();
     sm.migrateSessionEntries(entries);
     const base = entries.filter((e) => e.type !== "session");
     if (base.length !== truth.entry_tokens.length) throw new Error("truth does not describe this session");
@@ -152,7 +153,7 @@ function simulate() {
     }
     for (let j = pos; j < base.length; j++) synthetic.push(base[j]);
     const ms = performance.now() - t0;
-    return { ms, compactions: out, overflows, mid_run: midRun, early, late, billed, summarization_input: sumIn };
+    return { ms, parse_ms: parsed - t0, compactions: out, overflows, mid_run: midRun, early, late, billed, summarization_input: sumIn };
 }
 
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });

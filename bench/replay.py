@@ -32,6 +32,18 @@ def _python_run(session_file: Path, window: int) -> tuple[float, Any]:
     return time.perf_counter() - t, pr
 
 
+def _parse_only(session_file: Path) -> float:
+    """The floor under any Python replay: read the file and orjson.loads every line, nothing else."""
+    import orjson
+
+    t = time.perf_counter()
+    with open(session_file, "rb") as fh:
+        for line in fh:
+            if line.strip():
+                orjson.loads(line)
+    return time.perf_counter() - t
+
+
 def _grid_run(session_file: Path, window: int) -> float:
     from sessiontools.read import load_session
     from sessiontools.replay import replay_session
@@ -97,15 +109,17 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
 
         try:
             js_run()  # warm-up
-            t_one = t_grid = t_js = float("inf")
+            t_one = t_grid = t_js = t_parse = t_js_parse = float("inf")
             js_answer = None
             for _ in range(ROUNDS):  # interleaved: this shared machine's speed wanders
                 t, pr = _python_run(session_file, window)
                 t_one = min(t_one, t)
                 js_answer = js_run()
                 t_js = min(t_js, js_answer["ms"] / 1000)
+                t_js_parse = min(t_js_parse, js_answer["parse_ms"] / 1000)
                 # As many samples as the one-setting run: a best of fewer samples is biased upwards.
                 t_grid = min(t_grid, _grid_run(session_file, window))
+                t_parse = min(t_parse, _parse_only(session_file))
         finally:
             node.stdin.close()
             node.wait(timeout=60)
@@ -113,7 +127,8 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
     same = ours == theirs
     print(f"replay {session_file.name}: window {window}, compactions ours {len(ours)} vs Pi's functions "
           f"{len(theirs)}, positions and tokensBefore {'agree' if same else 'DIFFER'}; one {t_one * 1000:.0f} ms, "
-          f"grid 5x5 {t_grid * 1000:.0f} ms, Node {t_js * 1000:.0f} ms")
+          f"grid 5x5 {t_grid * 1000:.0f} ms, Node {t_js * 1000:.0f} ms; reading + orjson alone {t_parse * 1000:.1f} ms "
+          f"(Node's reading + JSON.parse {t_js_parse * 1000:.1f} ms)")
     if not same:
         for k, (a, b) in enumerate(zip(ours + [None] * len(theirs), theirs + [None] * len(ours), strict=False)):
             if a != b:
@@ -122,6 +137,8 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
     return {
         "replay_vs_pi_js": round(t_one / t_js, 3),
         "grid25_vs_one": round(t_grid / t_one, 3),
+        # Reported: Python's floor (reading + orjson.loads of the file, no replay) / Node's whole run.
+        "replay_parse_only_vs_pi_js": round(t_parse / t_js, 3),
         "replay_same_compactions": same,
         "replay_compactions": len(ours),
         "replay_window": window,
