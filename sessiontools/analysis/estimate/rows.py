@@ -45,6 +45,10 @@ class SessionRows:
     pi_version: str
     frame: Any  # pl.DataFrame
     skipped: Counter[str]
+    #: the file's tokenizer profile (`calibration.fit_tokenizer_profile` of `frame`: a pure function of the
+    #: rows, cached with them), valid when `profiled`
+    profile: Any = None
+    profiled: bool = False
 
 
 def _ms_timestamp(ts: str | None) -> int | None:

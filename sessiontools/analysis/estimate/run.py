@@ -10,6 +10,11 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from sessiontools.analysis.estimate.calibration import (
+    fit_tokenizer_profile,
+    profile_from_record,
+    profile_record,
+)
 from sessiontools.analysis.estimate.measure import MessageMeasurer
 from sessiontools.analysis.estimate.options import EstimateErrorOptions, needed_encodings
 from sessiontools.analysis.estimate.rows import SessionRows, session_rows
@@ -20,7 +25,7 @@ from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 ProgressFn = Callable[[int, int, str], None]
 
 #: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
-ROWS_VERSION = 2
+ROWS_VERSION = 3
 
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
@@ -56,13 +61,26 @@ def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: Estimat
             head, _, body = hit.partition(b"\n")
             meta = orjson.loads(head)
             return SessionRows(meta["session"], meta["pi_version"], pl.read_ipc(io.BytesIO(body)),
-                               Counter(meta["skipped"]))
-    sr = session_requests(s, measurer, leaf=options.leaf, all_leaves=options.all_leaves, pi_version=options.pi_version)
+                               Counter(meta["skipped"]), profile_from_record(meta["profile"]), True)
+    sr = with_profile(session_requests(s, measurer, leaf=options.leaf, all_leaves=options.all_leaves,
+                                       pi_version=options.pi_version))
     if key is not None:
+        try:
+            profile = profile_record(sr.profile)
+        except ValueError:  # not exactly storable: the rows are not cached
+            return sr
         buf = io.BytesIO()
         sr.frame.write_ipc(buf)
-        meta = orjson.dumps({"session": sr.session, "pi_version": sr.pi_version, "skipped": dict(sr.skipped)})
+        meta = orjson.dumps({"session": sr.session, "pi_version": sr.pi_version, "skipped": dict(sr.skipped),
+                             "profile": profile})
         store.put_result(key, meta + b"\n" + buf.getvalue())
+    return sr
+
+
+def with_profile(sr: SessionRows) -> SessionRows:
+    """`sr` with its tokenizer profile (computed once per file, cached with its rows)."""
+    if not sr.profiled:
+        sr.profile, sr.profiled = fit_tokenizer_profile(sr.frame), True
     return sr
 
 
