@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,6 +151,21 @@ def _pool(threads: int) -> Any:
     return pool
 
 
+def _count_chunk(encode: Callable[[str], list[int]], texts: Sequence[str]) -> list[int]:
+    return [len(encode(t)) for t in texts]
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Content keys being counted: their image tokens, whose key each text is, and the parts of
+    the texts' counts (lists, or futures of lists), in text order."""
+
+    counts: dict[bytes, int]
+    owners: list[bytes]
+    parts: list[Any]
+    done: bool = False
+
+
 class TiktokenCounter:
     """tiktoken counts of messages for one encoding, cached by content key, batched on misses."""
 
@@ -163,6 +178,7 @@ class TiktokenCounter:
         self._encoding = encoding  # loaded on first use: a warm cache never needs the vocabulary
         self.num_threads = num_threads or max(1, min(8, os.cpu_count() or 1))
         self._cache: dict[bytes, int] = {}
+        self._pending: dict[bytes, _Batch] = {}  # content keys being counted in the background
         self.texts_encoded = 0
         self.store = store  # a TokenStore shared across runs and processes, or None
 
@@ -201,9 +217,23 @@ class TiktokenCounter:
     def count_units(self, items: Iterable[MessageUnits]) -> list[int]:
         """Token counts of many messages' units; each distinct content key is tokenized once."""
         items = list(items)
+        self.submit_units(items)()
+        return [self._cache[u.key] for u in items]
+
+    def submit_units(self, items: Iterable[MessageUnits]) -> Callable[[], None]:
+        """Start counting the units of `items` not known yet (tiktoken threads, in the background: the
+        caller goes on with other work) and return `wait()`; after it, `count_units(items)` answers
+        from memory. Content keys are looked up in the store first, and a key being counted for an
+        earlier call is not counted again (its batch is waited for)."""
         missing: dict[bytes, MessageUnits] = {}
+        batches: dict[int, _Batch] = {}
         for u in items:
-            if u.key not in self._cache and u.key not in missing:
+            if u.key in self._cache or u.key in missing:
+                continue
+            batch = self._pending.get(u.key)
+            if batch is not None:
+                batches[id(batch)] = batch
+            else:
                 missing[u.key] = u
         if missing and self.store is not None:
             known = self.store.get_many(self.name, list(missing))
@@ -211,17 +241,47 @@ class TiktokenCounter:
                 self._cache[key] = n
                 del missing[key]
         if missing:
-            flat: list[str] = []
-            owners: list[bytes] = []
-            for key, u in missing.items():
-                self._cache[key] = IMAGE_TOKENS * u.images
-                flat.extend(u.texts)
-                owners.extend([key] * len(u.texts))
-            for key, n in zip(owners, self.count_texts(flat), strict=True):
-                self._cache[key] += n
+            batch = self._start(missing)
+            batches[id(batch)] = batch
+        todo = list(batches.values())
+        return lambda: self._finish(todo)
+
+    def _start(self, missing: Mapping[bytes, MessageUnits]) -> _Batch:
+        flat: list[str] = []
+        owners: list[bytes] = []
+        for key, u in missing.items():
+            flat.extend(u.texts)
+            owners.extend([key] * len(u.texts))
+        self.texts_encoded += len(flat)
+        encode = self.encoding.encode_ordinary
+        parts: list[Any] = []
+        if len(flat) <= 1 or self.num_threads == 1 or sum(map(len, flat)) < 20_000:
+            parts.append([len(encode(t)) for t in flat])  # not worth a thread
+        else:
+            size = -(-len(flat) // self.num_threads)
+            pool = _pool(self.num_threads)
+            for i in range(0, len(flat), size):
+                parts.append(pool.submit(_count_chunk, encode, flat[i: i + size]))
+        batch = _Batch({k: IMAGE_TOKENS * u.images for k, u in missing.items()}, owners, parts)
+        for key in missing:
+            self._pending[key] = batch
+        return batch
+
+    def _finish(self, batches: Sequence[_Batch]) -> None:
+        for batch in batches:
+            if batch.done:
+                continue
+            counts = batch.counts
+            owners = iter(batch.owners)
+            for part in batch.parts:
+                for n in part if isinstance(part, list) else part.result():
+                    counts[next(owners)] += n
+            batch.done = True
+            self._cache.update(counts)
+            for key in counts:
+                self._pending.pop(key, None)
             if self.store is not None:
-                self.store.put_many(self.name, {k: self._cache[k] for k in missing})
-        return [self._cache[u.key] for u in items]
+                self.store.put_many(self.name, counts)
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]], pi_version: str = "1") -> list[int]:
         """Token counts of messages over the text units Pi counts (see `message_units`)."""

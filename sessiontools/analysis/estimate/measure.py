@@ -8,7 +8,7 @@ sessions, and each distinct text is tokenized once per encoding, in batches.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,8 +127,21 @@ class MessageMeasurer:
 
     def count_tokens(self, measures: Iterable[MessageMeasure]) -> None:
         """Fill `tokens` of each measure for every tokenizer, one batch per tokenizer."""
+        self.submit_tokens(measures)()
+
+    def submit_tokens(self, measures: Iterable[MessageMeasure]) -> Callable[[], None]:
+        """Start counting the tokens of the measures (in the background, see
+        `TiktokenCounter.submit_units`) and return `wait()`, which fills their `tokens`."""
         todo = [m for m in measures if len(m.tokens) < len(self.tokenizers)]
+        started = []
         for name, counter in self.tokenizers.items():
             need = [m for m in todo if name not in m.tokens]
-            for m, n in zip(need, counter.count_units(m.units for m in need), strict=True):
-                m.tokens[name] = n
+            started.append((name, counter, need, counter.submit_units([m.units for m in need])))
+
+        def wait() -> None:
+            for name, counter, need, done in started:
+                done()
+                for m, n in zip(need, counter.count_units([m.units for m in need]), strict=True):
+                    m.tokens[name] = n
+
+        return wait

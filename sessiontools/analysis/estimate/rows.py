@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +134,17 @@ class _Columns:
 
 def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
     """One row per request of every path of `source` (a request on several paths once)."""
+    steps = session_rows_steps(source, measurer)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+
+
+def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[None, None, SessionRows]:
+    """`session_rows` in steps: it yields each time it has started counting tokens in the background,
+    so that the caller can do other work (e.g. start the next file) before resuming it."""
     t = source.transcript
     version = source.version or ""
     pi = t.agent == Agent.PI
@@ -146,7 +157,7 @@ def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
         todo = sorted((r for r in (*path.requests, *extra) if r.line not in seen), key=lambda r: r.line)
         seen.update(r.line for r in todo)
         if todo:
-            _path_rows(source, path, todo, resets, measurer, encodings, cols, pi, version)
+            yield from _path_rows(source, path, todo, resets, measurer, encodings, cols, pi, version)
     return SessionRows(t.source, version, _frame(cols), Counter(source.skipped))
 
 
@@ -180,7 +191,8 @@ class _MergedSystems:
 
 
 def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request], resets: Sequence[int],
-               measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool, version: str) -> None:
+               measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool,
+               version: str) -> Generator[None, None, None]:
     import numpy as np
 
     merge = pi and version == "1"
@@ -193,7 +205,11 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
         if i not in unsent:
             measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
     merged = [systems.of(r.context) if systems is not None else (None, 0) for r in requests]
-    measurer.count_tokens([m for m in (*measures, *(sm for sm, _ in merged)) if m is not None])
+    counted = measurer.submit_tokens([m for m in (*measures, *(sm for sm, _ in merged)) if m is not None])
+    owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
+            for r in requests]
+    yield  # the tokens are counted in the background meanwhile
+    counted()
     fields = [*_SUMS, *encodings]
     prefix = _prefix(measures, lambda ms: _vector(ms, encodings), len(fields))
     tot = _range_totals(prefix, [r.context for r in requests])
@@ -202,8 +218,6 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
         if sys_m is not None:
             tot[j] += np.asarray(_vector(sys_m, encodings), dtype=np.int64)
             n_messages[j] += 1 - n_sys
-    owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
-            for r in requests]
     trail = _range_totals(prefix, [_ranges(own.trailing) for own in owns])
     _add_rows(cols, source, path, requests, _named(fields, tot), n_messages, owns, pi)
     t = _named(fields, trail)

@@ -7,7 +7,7 @@ the CLI runs `SessionWorker` over the files (in processes with `--jobs`) and the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from sessiontools.analysis.estimate.calibration import (
@@ -17,7 +17,7 @@ from sessiontools.analysis.estimate.calibration import (
 )
 from sessiontools.analysis.estimate.measure import MessageMeasurer
 from sessiontools.analysis.estimate.options import EstimateErrorOptions, needed_encodings
-from sessiontools.analysis.estimate.rows import SessionRows, session_rows
+from sessiontools.analysis.estimate.rows import SessionRows, session_rows, session_rows_steps
 from sessiontools.analysis.estimate.source import transcript_source
 from sessiontools.analysis.estimate.summary import EstimateErrorReport, summarize
 from sessiontools.tokens.tiktoken_counter import TiktokenCounter
@@ -44,6 +44,20 @@ def session_requests(session: Any, measurer: MessageMeasurer, *, leaf: str | Non
 def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
                              store: Any | None) -> SessionRows:
     """`session_requests`, reusing the rows stored for the same file content, options and package."""
+    return _run(_session_job(s, measurer, options, store))
+
+
+def _run(job: Generator[None, None, SessionRows]) -> SessionRows:
+    while True:
+        try:
+            next(job)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+
+
+def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
+                 store: Any | None) -> Generator[None, None, SessionRows]:
+    """`_cached_session_requests` in steps (see `rows.session_rows_steps`)."""
     import io
 
     import orjson
@@ -62,8 +76,8 @@ def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: Estimat
             meta = orjson.loads(head)
             return SessionRows(meta["session"], meta["pi_version"], pl.read_ipc(io.BytesIO(body)),
                                Counter(meta["skipped"]), profile_from_record(meta["profile"]), True)
-    sr = with_profile(session_requests(s, measurer, leaf=options.leaf, all_leaves=options.all_leaves,
-                                       pi_version=options.pi_version))
+    source = transcript_source(s, leaf=options.leaf, all_leaves=options.all_leaves, version=options.pi_version)
+    sr = with_profile((yield from session_rows_steps(source, measurer)))
     if key is not None:
         try:
             profile = profile_record(sr.profile)
@@ -105,10 +119,25 @@ def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None
     options = options or EstimateErrorOptions()
     measurer = make_measurer(options, tokenizers=tokenizers, token_store=token_store)
     per_session: list[SessionRows] = []
-    for k, s in enumerate(sessions):
-        per_session.append(_cached_session_requests(s, measurer, options, token_store))
+
+    def finish(job: Generator[None, None, SessionRows] | SessionRows, s: Any) -> None:
+        per_session.append(job if isinstance(job, SessionRows) else _run(job))
         if progress is not None:
-            progress(k + 1, len(sessions), str(getattr(s, "path", getattr(s, "source", ""))))
+            progress(len(per_session), len(sessions), str(getattr(s, "path", getattr(s, "source", ""))))
+
+    # A pipeline: file k+1 is read and measured while file k's tokens are counted (tiktoken threads).
+    pending: tuple[Any, Any] | None = None
+    for s in sessions:
+        job: Generator[None, None, SessionRows] | SessionRows = _session_job(s, measurer, options, token_store)
+        try:
+            next(job)  # type: ignore[arg-type]
+        except StopIteration as stop:
+            job = stop.value
+        if pending is not None:
+            finish(*pending)
+        pending = (job, s)
+    if pending is not None:
+        finish(*pending)
     return summarize_requests(per_session, options)
 
 
