@@ -166,6 +166,20 @@ class _Batch:
     done: bool = False
 
 
+@dataclass(slots=True)
+class _Waiter:
+    """What `submit_units` returns: call it to wait for the counts; `ready()` says whether that would block."""
+
+    counter: TiktokenCounter
+    batches: list[_Batch]
+
+    def ready(self) -> bool:
+        return all(b.done or all(isinstance(p, list) or p.done() for p in b.parts) for b in self.batches)
+
+    def __call__(self) -> None:
+        self.counter._finish(self.batches)
+
+
 class TiktokenCounter:
     """tiktoken counts of messages for one encoding, cached by content key, batched on misses."""
 
@@ -220,7 +234,7 @@ class TiktokenCounter:
         self.submit_units(items)()
         return [self._cache[u.key] for u in items]
 
-    def submit_units(self, items: Iterable[MessageUnits]) -> Callable[[], None]:
+    def submit_units(self, items: Iterable[MessageUnits]) -> _Waiter:
         """Start counting the units of `items` not known yet (tiktoken threads, in the background: the
         caller goes on with other work) and return `wait()`; after it, `count_units(items)` answers
         from memory. Content keys are looked up in the store first, and a key being counted for an
@@ -243,8 +257,7 @@ class TiktokenCounter:
         if missing:
             batch = self._start(missing)
             batches[id(batch)] = batch
-        todo = list(batches.values())
-        return lambda: self._finish(todo)
+        return _Waiter(self, list(batches.values()))
 
     def _start(self, missing: Mapping[bytes, MessageUnits]) -> _Batch:
         flat: list[str] = []

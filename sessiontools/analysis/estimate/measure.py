@@ -8,7 +8,7 @@ sessions, and each distinct text is tokenized once per encoding, in batches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -129,19 +129,32 @@ class MessageMeasurer:
         """Fill `tokens` of each measure for every tokenizer, one batch per tokenizer."""
         self.submit_tokens(measures)()
 
-    def submit_tokens(self, measures: Iterable[MessageMeasure]) -> Callable[[], None]:
+    def submit_tokens(self, measures: Iterable[MessageMeasure]) -> TokensWait:
         """Start counting the tokens of the measures (in the background, see
-        `TiktokenCounter.submit_units`) and return `wait()`, which fills their `tokens`."""
+        `TiktokenCounter.submit_units`); calling the result waits and fills their `tokens`."""
         todo = [m for m in measures if len(m.tokens) < len(self.tokenizers)]
         started = []
         for name, counter in self.tokenizers.items():
             need = [m for m in todo if name not in m.tokens]
             started.append((name, counter, need, counter.submit_units([m.units for m in need])))
+        return TokensWait(started)
 
-        def wait() -> None:
-            for name, counter, need, done in started:
-                done()
-                for m, n in zip(need, counter.count_units([m.units for m in need]), strict=True):
-                    m.tokens[name] = n
 
-        return wait
+class TokensWait:
+    """Token counts being made for some measures: `ready()` (would not block), call to wait and fill."""
+
+    def __init__(self, started: list[tuple[str, TiktokenCounter, list[MessageMeasure], Any]]) -> None:
+        self.started = started
+
+    @classmethod
+    def of(cls, waits: Iterable[TokensWait]) -> TokensWait:
+        return cls([s for w in waits for s in w.started])
+
+    def ready(self) -> bool:
+        return all(done.ready() for _, _, _, done in self.started)
+
+    def __call__(self) -> None:
+        for name, counter, need, done in self.started:
+            done()
+            for m, n in zip(need, counter.count_units([m.units for m in need]), strict=True):
+                m.tokens[name] = n

@@ -19,6 +19,7 @@ from sessiontools.analysis.estimate.measure import (
     FEATURE_COLUMNS,
     MessageMeasure,
     MessageMeasurer,
+    TokensWait,
 )
 from sessiontools.analysis.estimate.options import TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
@@ -32,6 +33,8 @@ BASE_INT_COLUMNS = ("index", "line", "timestamp", "actual", "input", "cache_read
 STR_COLUMNS = ("session", "pi_version", "entry_id", "provider", "model", "model_key", "kind")
 #: The trailing part of the agent's check point (messages after the usage it trusted), for the hybrid.
 TRAIL_COLUMNS = ("t_messages", "t_images", *(f"t_{c}" for c in FEATURE_COLUMNS), "t_chars4", "t_cl100k", "t_o200k")
+#: Characters of new messages after which their token counting is started (while the path is measured).
+SUBMIT_CHARS = 200_000
 #: Sums per request, in matrix column order.
 _SUMS = ("chars", "chars4", "text_chars", "cjk_chars", "images", "tool_chars", *CHAR_COLUMNS, *FEATURE_COLUMNS)
 
@@ -142,7 +145,7 @@ def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
             return stop.value  # type: ignore[no-any-return]
 
 
-def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[None, None, SessionRows]:
+def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[TokensWait, None, SessionRows]:
     """`session_rows` in steps: it yields each time it has started counting tokens in the background,
     so that the caller can do other work (e.g. start the next file) before resuming it."""
     t = source.transcript
@@ -192,7 +195,7 @@ class _MergedSystems:
 
 def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request], resets: Sequence[int],
                measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool,
-               version: str) -> Generator[None, None, None]:
+               version: str) -> Generator[TokensWait, None, None]:
     import numpy as np
 
     merge = pi and version == "1"
@@ -200,15 +203,26 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
     # Pi 1.x sends its system messages replayed into one: they are measured (and tokenized) merged only.
     unsent = set(systems.at.tolist()) if systems is not None else set()
     measures: list[MessageMeasure | None] = [None] * len(path.messages)
+    waits: list[TokensWait] = []
+    todo: list[MessageMeasure] = []
+    size = 0
     for i in _covered(requests, len(path.messages)):
+        if i in unsent:
+            continue
         m = path.messages[i]
-        if i not in unsent:
-            measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
+        ms = measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
+        if len(ms.tokens) < len(measurer.tokenizers):
+            todo.append(ms)
+            size += ms.chars
+            if size >= SUBMIT_CHARS:  # long paths: counting starts while the rest is measured
+                waits.append(measurer.submit_tokens(todo))
+                todo, size = [], 0
     merged = [systems.of(r.context) if systems is not None else (None, 0) for r in requests]
-    counted = measurer.submit_tokens([m for m in (*measures, *(sm for sm, _ in merged)) if m is not None])
+    waits.append(measurer.submit_tokens([*todo, *(sm for sm, _ in merged if sm is not None)]))
     owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
             for r in requests]
-    yield  # the tokens are counted in the background meanwhile
+    counted = TokensWait.of(waits)
+    yield counted  # the tokens are counted in the background meanwhile
     counted()
     fields = [*_SUMS, *encodings]
     prefix = _prefix(measures, lambda ms: _vector(ms, encodings), len(fields))

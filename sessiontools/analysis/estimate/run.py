@@ -6,7 +6,7 @@ the CLI runs `SessionWorker` over the files (in processes with `--jobs`) and the
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
@@ -15,7 +15,7 @@ from sessiontools.analysis.estimate.calibration import (
     profile_from_record,
     profile_record,
 )
-from sessiontools.analysis.estimate.measure import MessageMeasurer
+from sessiontools.analysis.estimate.measure import MessageMeasurer, TokensWait
 from sessiontools.analysis.estimate.options import EstimateErrorOptions, needed_encodings
 from sessiontools.analysis.estimate.rows import SessionRows, session_rows, session_rows_steps
 from sessiontools.analysis.estimate.source import transcript_source
@@ -26,6 +26,8 @@ ProgressFn = Callable[[int, int, str], None]
 
 #: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
 ROWS_VERSION = 3
+#: Files read and measured ahead of the first file whose token counts are not ready (see `estimate_error`).
+LOOKAHEAD = 6
 
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
@@ -47,7 +49,7 @@ def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: Estimat
     return _run(_session_job(s, measurer, options, store))
 
 
-def _run(job: Generator[None, None, SessionRows]) -> SessionRows:
+def _run(job: Generator[TokensWait, None, SessionRows]) -> SessionRows:
     while True:
         try:
             next(job)
@@ -56,7 +58,7 @@ def _run(job: Generator[None, None, SessionRows]) -> SessionRows:
 
 
 def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
-                 store: Any | None) -> Generator[None, None, SessionRows]:
+                 store: Any | None) -> Generator[TokensWait, None, SessionRows]:
     """`_cached_session_requests` in steps (see `rows.session_rows_steps`)."""
     import io
 
@@ -119,25 +121,22 @@ def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None
     options = options or EstimateErrorOptions()
     measurer = make_measurer(options, tokenizers=tokenizers, token_store=token_store)
     per_session: list[SessionRows] = []
-
-    def finish(job: Generator[None, None, SessionRows] | SessionRows, s: Any) -> None:
-        per_session.append(job if isinstance(job, SessionRows) else _run(job))
-        if progress is not None:
-            progress(len(per_session), len(sessions), str(getattr(s, "path", getattr(s, "source", ""))))
-
-    # A pipeline: file k+1 is read and measured while file k's tokens are counted (tiktoken threads).
-    pending: tuple[Any, Any] | None = None
-    for s in sessions:
-        job: Generator[None, None, SessionRows] | SessionRows = _session_job(s, measurer, options, token_store)
+    # A pipeline: while a file's tokens are counted (tiktoken threads), the next files are read and
+    # measured; files are finished in order, each as soon as its counts are ready (at most LOOKAHEAD
+    # files are started and not finished).
+    started: deque[tuple[Any, Any, Any]] = deque()  # (job or its rows, its TokensWait or None, file)
+    for k, s in enumerate(sessions):
+        job: Any = _session_job(s, measurer, options, token_store)
         try:
-            next(job)  # type: ignore[arg-type]
+            started.append((job, next(job), s))
         except StopIteration as stop:
-            job = stop.value
-        if pending is not None:
-            finish(*pending)
-        pending = (job, s)
-    if pending is not None:
-        finish(*pending)
+            started.append((stop.value, None, s))
+        last = k == len(sessions) - 1
+        while started and (last or len(started) > LOOKAHEAD or started[0][1] is None or started[0][1].ready()):
+            job, _, done = started.popleft()
+            per_session.append(job if isinstance(job, SessionRows) else _run(job))
+            if progress is not None:
+                progress(len(per_session), len(sessions), str(getattr(done, "path", getattr(done, "source", ""))))
     return summarize_requests(per_session, options)
 
 
