@@ -201,3 +201,16 @@ def test_submitted_units_are_counted_in_the_background_once() -> None:
     assert sorted(enc.singles) == sorted([*(u.texts[0] for u in units), "short"])
     assert counter.count_units(units) == [-(-len(u.texts[0]) // 3) for u in units]
     assert counter.texts_encoded == 5
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_token_counter_equals_encode_ordinary(name: str) -> None:
+    """The count without a list of token ids equals len(encode_ordinary): special-token text,
+    lone surrogates (repaired as encode_ordinary repairs them), CJK, emoji, long text."""
+    from sessiontools.tokens.tiktoken_counter import token_counter
+
+    enc = get_encoding(name)
+    count = token_counter(enc)
+    texts = ["", "hello world", "<|endoftext|> a <|fim_prefix|><|endofprompt|>", "a\ud800b", "\udfff",
+             "日本語のテキスト 😀 1234567", "  \n\t x  ", "word " * 20_000, '{"a": [1, 2.5, "x"]}']
+    assert [count(t) for t in texts] == [len(enc.encode_ordinary(t)) for t in texts]

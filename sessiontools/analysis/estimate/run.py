@@ -28,6 +28,8 @@ ProgressFn = Callable[[int, int, str], None]
 ROWS_VERSION = 3
 #: Files read and measured ahead of the first file whose token counts are not ready (see `estimate_error`).
 LOOKAHEAD = 6
+#: The interpreter's switch interval (s) while the pipeline runs (see `_pipeline`).
+SWITCH_INTERVAL = 0.0005
 
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
@@ -120,24 +122,41 @@ def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None
     """
     options = options or EstimateErrorOptions()
     measurer = make_measurer(options, tokenizers=tokenizers, token_store=token_store)
+    return summarize_requests(_pipeline(sessions, measurer, options, token_store, progress), options)
+
+
+def _pipeline(sessions: Sequence[Any], measurer: MessageMeasurer, options: EstimateErrorOptions,
+              store: Any | None, progress: ProgressFn | None) -> list[SessionRows]:
+    """The rows of every file, in order, as a pipeline: while a file's tokens are counted (tiktoken
+    threads), the next files are read and measured; files are finished in order, each as soon as its
+    counts are ready (at most LOOKAHEAD files started and not finished).
+
+    The counting threads need the GIL for a moment after each text: the interpreter's switch
+    interval is lowered meanwhile (SWITCH_INTERVAL), else each text would wait up to 5 ms for the
+    main thread, and the counting would hardly overlap anything.
+    """
+    import sys
+
     per_session: list[SessionRows] = []
-    # A pipeline: while a file's tokens are counted (tiktoken threads), the next files are read and
-    # measured; files are finished in order, each as soon as its counts are ready (at most LOOKAHEAD
-    # files are started and not finished).
     started: deque[tuple[Any, Any, Any]] = deque()  # (job or its rows, its TokensWait or None, file)
-    for k, s in enumerate(sessions):
-        job: Any = _session_job(s, measurer, options, token_store)
-        try:
-            started.append((job, next(job), s))
-        except StopIteration as stop:
-            started.append((stop.value, None, s))
-        last = k == len(sessions) - 1
-        while started and (last or len(started) > LOOKAHEAD or started[0][1] is None or started[0][1].ready()):
-            job, _, done = started.popleft()
-            per_session.append(job if isinstance(job, SessionRows) else _run(job))
-            if progress is not None:
-                progress(len(per_session), len(sessions), str(getattr(done, "path", getattr(done, "source", ""))))
-    return summarize_requests(per_session, options)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+    try:
+        for k, s in enumerate(sessions):
+            job: Any = _session_job(s, measurer, options, store)
+            try:
+                started.append((job, next(job), s))
+            except StopIteration as stop:
+                started.append((stop.value, None, s))
+            last = k == len(sessions) - 1
+            while started and (last or len(started) > LOOKAHEAD or started[0][1] is None or started[0][1].ready()):
+                job, _, done = started.popleft()
+                per_session.append(job if isinstance(job, SessionRows) else _run(job))
+                if progress is not None:
+                    progress(len(per_session), len(sessions), str(getattr(done, "path", getattr(done, "source", ""))))
+    finally:
+        sys.setswitchinterval(interval)
+    return per_session
 
 
 def summarize_requests(per_session: Sequence[SessionRows], options: EstimateErrorOptions) -> EstimateErrorReport:
