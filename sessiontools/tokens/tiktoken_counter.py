@@ -110,13 +110,12 @@ def iter_units(message: Mapping[str, Any], pi_version: str = "1") -> Iterator[st
 
 def units_key(texts: Sequence[str], images: int) -> bytes:
     """A content hash of text units: equal keys mean equal counts under any encoding."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(images.to_bytes(4, "little"))
+    parts = [images.to_bytes(4, "little")]
     for t in texts:
         b = t.encode("utf-8", "surrogatepass")
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.digest()
+        parts.append(len(b).to_bytes(8, "little"))
+        parts.append(b)
+    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
 
 
 def message_units(message: Mapping[str, Any], pi_version: str = "1") -> MessageUnits:
