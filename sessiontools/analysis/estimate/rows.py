@@ -295,7 +295,8 @@ def _timestamp(raw: Any, r: Request) -> int | None:
 def _frame(cols: _Columns) -> Any:
     import polars as pl
 
-    schema: dict[str, Any] = {}
-    for c in cols.data:
-        schema[c] = pl.Utf8 if c in STR_COLUMNS else pl.Float64 if c in ("cjk_share", "tool_share") else pl.Int64
-    return pl.DataFrame(cols.data, schema=schema)
+    series = []  # a list of typed Series builds faster than a dict with a schema (same frame)
+    for c, values in cols.data.items():
+        dtype = pl.Utf8 if c in STR_COLUMNS else pl.Float64 if c in ("cjk_share", "tool_share") else pl.Int64
+        series.append(pl.Series(c, values, dtype=dtype))
+    return pl.DataFrame(series)
