@@ -26,6 +26,9 @@ from sessiontools.tokens.chars4 import _blocks, _text_len
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200
 
+#: Texts shorter than this (characters) are counted at once, not in the background threads.
+SHORT_TEXT = 512
+
 #: Encodings this counter knows (loaded offline by `tokens.vocab.get_encoding`).
 ENCODINGS = ("cl100k_base", "o200k_base")
 
@@ -281,15 +284,23 @@ class TiktokenCounter:
         return _Waiter(self, list(batches.values()))
 
     def _start(self, missing: Mapping[bytes, MessageUnits]) -> _Batch:
-        flat: list[str] = []
-        owners: list[bytes] = []
-        for key, u in missing.items():
-            flat.extend(u.texts)
-            owners.extend([key] * len(u.texts))
-        self.texts_encoded += len(flat)
+        """Count the texts of `missing`: short texts here and now, long ones in the thread pool (a
+        thread takes the GIL back after every text: short texts there would cost more in hand-overs
+        than in counting)."""
         if self._count is None:
             self._count = token_counter(self.encoding)
         count = self._count
+        counts = {k: IMAGE_TOKENS * u.images for k, u in missing.items()}
+        flat: list[str] = []
+        owners: list[bytes] = []
+        for key, u in missing.items():
+            self.texts_encoded += len(u.texts)
+            for t in u.texts:
+                if len(t) < SHORT_TEXT:
+                    counts[key] += count(t)
+                else:
+                    flat.append(t)
+                    owners.append(key)
         parts: list[Any] = []
         if len(flat) <= 1 or self.num_threads == 1 or sum(map(len, flat)) < 20_000:
             parts.append([count(t) for t in flat])  # not worth a thread
@@ -298,7 +309,7 @@ class TiktokenCounter:
             pool = _pool(self.num_threads)
             for i in range(0, len(flat), size):
                 parts.append(pool.submit(_count_with, count, flat[i: i + size]))
-        batch = _Batch({k: IMAGE_TOKENS * u.images for k, u in missing.items()}, owners, parts)
+        batch = _Batch(counts, owners, parts)
         for key in missing:
             self._pending[key] = batch
         return batch
