@@ -60,6 +60,8 @@ class ContextView(Sequence[Message]):
 
     def index_at(self, k: int) -> int:
         """The message index (in `messages`) of context position `k` (0 <= k < len)."""
+        if len(self._ranges) == 1:  # the common case: one run of messages
+            return self._ranges[0][0] + k
         j = bisect_right(self._offsets, k) - 1
         return self._ranges[j][0] + k - self._offsets[j]
 

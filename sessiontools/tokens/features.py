@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sessiontools.tokens.text import text_mix
+from sessiontools.tokens.text import text_counts
 
 #: Features whose value is a tokenizer's count of the context (tiktoken encodings by estimator name).
 TOKENIZER_FEATURES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
@@ -65,17 +65,25 @@ class FeatureModel:
 def text_features(units: Iterable[tuple[str, bool]], images: int = 0, messages: int = 1) -> tuple[int, ...]:
     """FEATURES of text units `(text, is_code)`, plus `images` and `messages` (overhead column = 1);
     the tokenizer features are 0 (`pi_features` counts them)."""
-    cjk = prose = code = digits = space = 0
-    for text, is_code in units:
-        mix = text_mix(text)
-        cjk += mix.cjk
-        digits += mix.digits
-        space += mix.space
-        if is_code:
-            code += mix.other
-        else:
-            prose += mix.other
+    _, cjk, prose, code, digits, space = text_classes(units)
     return (1, messages, cjk, prose, code, digits, space, images, *[0] * len(TOKENIZER_FEATURES))
+
+
+def text_classes(units: Iterable[tuple[str, bool]]) -> tuple[int, int, int, int, int, int]:
+    """(UTF-16 length, cjk, prose, code, digits, space) of text units `(text, is_code)`: the text
+    features (other characters are code or prose by the unit's flag) and the length the agent counts."""
+    utf16 = cjk = prose = code = digits = space = 0
+    for text, is_code in units:
+        n16, total, c, d, s = text_counts(text)
+        utf16 += n16
+        cjk += c
+        digits += d
+        space += s
+        if is_code:
+            code += total - c - d - s
+        else:
+            prose += total - c - d - s
+    return utf16, cjk, prose, code, digits, space
 
 
 def pi_units(message: Mapping[str, Any], pi_version: str = "1") -> tuple[list[tuple[str, bool]], int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +25,9 @@ from sessiontools.tokens.chars4 import _blocks, _text_len
 
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200
+
+#: Texts shorter than this (characters) are counted at once, not in the background threads.
+SHORT_TEXT = 512
 
 #: Encodings this counter knows (loaded offline by `tokens.vocab.get_encoding`).
 ENCODINGS = ("cl100k_base", "o200k_base")
@@ -110,13 +113,12 @@ def iter_units(message: Mapping[str, Any], pi_version: str = "1") -> Iterator[st
 
 def units_key(texts: Sequence[str], images: int) -> bytes:
     """A content hash of text units: equal keys mean equal counts under any encoding."""
-    h = hashlib.blake2b(digest_size=16)
-    h.update(images.to_bytes(4, "little"))
+    parts = [images.to_bytes(4, "little")]
     for t in texts:
         b = t.encode("utf-8", "surrogatepass")
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.digest()
+        parts.append(len(b).to_bytes(8, "little"))
+        parts.append(b)
+    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
 
 
 def message_units(message: Mapping[str, Any], pi_version: str = "1") -> MessageUnits:
@@ -151,6 +153,56 @@ def _pool(threads: int) -> Any:
     return pool
 
 
+def token_counter(encoding: Any) -> Callable[[str], int]:
+    """`len(encoding.encode_ordinary(text))` without building the list of token ids when tiktoken's
+    core offers its buffer (the same encoder: no special tokens are allowed, so none is split out;
+    text that UTF-8 cannot hold is repaired as `encode_ordinary` does). Building millions of Python
+    ints holds the GIL, which the thread counting in the background would take from the main thread."""
+    encode = encoding.encode_ordinary
+    core = getattr(encoding, "_core_bpe", None)
+    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
+    if to_buffer is None:
+        return lambda text: len(encode(text))
+    none: set[str] = set()
+
+    def count(text: str) -> int:
+        try:
+            return memoryview(to_buffer(text, none)).nbytes >> 2
+        except UnicodeEncodeError:
+            return len(encode(text))
+
+    return count
+
+
+def _count_with(count: Callable[[str], int], texts: Sequence[str]) -> list[int]:
+    return [count(t) for t in texts]
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Content keys being counted: their image tokens, whose key each text is, and the parts of
+    the texts' counts (lists, or futures of lists), in text order."""
+
+    counts: dict[bytes, int]
+    owners: list[bytes]
+    parts: list[Any]
+    done: bool = False
+
+
+@dataclass(slots=True)
+class _Waiter:
+    """What `submit_units` returns: call it to wait for the counts; `ready()` says whether that would block."""
+
+    counter: TiktokenCounter
+    batches: list[_Batch]
+
+    def ready(self) -> bool:
+        return all(b.done or all(isinstance(p, list) or p.done() for p in b.parts) for b in self.batches)
+
+    def __call__(self) -> None:
+        self.counter._finish(self.batches)
+
+
 class TiktokenCounter:
     """tiktoken counts of messages for one encoding, cached by content key, batched on misses."""
 
@@ -163,6 +215,8 @@ class TiktokenCounter:
         self._encoding = encoding  # loaded on first use: a warm cache never needs the vocabulary
         self.num_threads = num_threads or max(1, min(8, os.cpu_count() or 1))
         self._cache: dict[bytes, int] = {}
+        self._pending: dict[bytes, _Batch] = {}  # content keys being counted in the background
+        self._count: Callable[[str], int] | None = None
         self.texts_encoded = 0
         self.store = store  # a TokenStore shared across runs and processes, or None
 
@@ -201,9 +255,23 @@ class TiktokenCounter:
     def count_units(self, items: Iterable[MessageUnits]) -> list[int]:
         """Token counts of many messages' units; each distinct content key is tokenized once."""
         items = list(items)
+        self.submit_units(items)()
+        return [self._cache[u.key] for u in items]
+
+    def submit_units(self, items: Iterable[MessageUnits]) -> _Waiter:
+        """Start counting the units of `items` not known yet (tiktoken threads, in the background: the
+        caller goes on with other work) and return `wait()`; after it, `count_units(items)` answers
+        from memory. Content keys are looked up in the store first, and a key being counted for an
+        earlier call is not counted again (its batch is waited for)."""
         missing: dict[bytes, MessageUnits] = {}
+        batches: dict[int, _Batch] = {}
         for u in items:
-            if u.key not in self._cache and u.key not in missing:
+            if u.key in self._cache or u.key in missing:
+                continue
+            batch = self._pending.get(u.key)
+            if batch is not None:
+                batches[id(batch)] = batch
+            else:
                 missing[u.key] = u
         if missing and self.store is not None:
             known = self.store.get_many(self.name, list(missing))
@@ -211,17 +279,56 @@ class TiktokenCounter:
                 self._cache[key] = n
                 del missing[key]
         if missing:
-            flat: list[str] = []
-            owners: list[bytes] = []
-            for key, u in missing.items():
-                self._cache[key] = IMAGE_TOKENS * u.images
-                flat.extend(u.texts)
-                owners.extend([key] * len(u.texts))
-            for key, n in zip(owners, self.count_texts(flat), strict=True):
-                self._cache[key] += n
+            batch = self._start(missing)
+            batches[id(batch)] = batch
+        return _Waiter(self, list(batches.values()))
+
+    def _start(self, missing: Mapping[bytes, MessageUnits]) -> _Batch:
+        """Count the texts of `missing`: short texts here and now, long ones in the thread pool (a
+        thread takes the GIL back after every text: short texts there would cost more in hand-overs
+        than in counting)."""
+        if self._count is None:
+            self._count = token_counter(self.encoding)
+        count = self._count
+        counts = {k: IMAGE_TOKENS * u.images for k, u in missing.items()}
+        flat: list[str] = []
+        owners: list[bytes] = []
+        for key, u in missing.items():
+            self.texts_encoded += len(u.texts)
+            for t in u.texts:
+                if len(t) < SHORT_TEXT:
+                    counts[key] += count(t)
+                else:
+                    flat.append(t)
+                    owners.append(key)
+        parts: list[Any] = []
+        if len(flat) <= 1 or self.num_threads == 1 or sum(map(len, flat)) < 20_000:
+            parts.append([count(t) for t in flat])  # not worth a thread
+        else:
+            size = -(-len(flat) // self.num_threads)
+            pool = _pool(self.num_threads)
+            for i in range(0, len(flat), size):
+                parts.append(pool.submit(_count_with, count, flat[i: i + size]))
+        batch = _Batch(counts, owners, parts)
+        for key in missing:
+            self._pending[key] = batch
+        return batch
+
+    def _finish(self, batches: Sequence[_Batch]) -> None:
+        for batch in batches:
+            if batch.done:
+                continue
+            counts = batch.counts
+            owners = iter(batch.owners)
+            for part in batch.parts:
+                for n in part if isinstance(part, list) else part.result():
+                    counts[next(owners)] += n
+            batch.done = True
+            self._cache.update(counts)
+            for key in counts:
+                self._pending.pop(key, None)
             if self.store is not None:
-                self.store.put_many(self.name, {k: self._cache[k] for k in missing})
-        return [self._cache[u.key] for u in items]
+                self.store.put_many(self.name, counts)
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]], pi_version: str = "1") -> list[int]:
         """Token counts of messages over the text units Pi counts (see `message_units`)."""

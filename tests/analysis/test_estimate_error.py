@@ -722,3 +722,32 @@ def test_mape_is_error_stats_mape_to_the_bit() -> None:
         actual = [rng.choice([0, rng.randint(1, 300_000)]) for _ in range(n)]
         est = [None if rng.random() < 0.1 else rng.uniform(0, 400_000) for _ in range(n)]
         assert mape(est, actual) == error_stats(est, actual)["mape"]
+
+
+def test_pipelined_run_equals_file_by_file() -> None:
+    """`estimate_error` overlaps files (file k's tokens are counted while file k+1 is measured),
+    takes each file's tokenizer profile from its rows and its statistics from one grouped pass: the
+    same report as summarising rows made one file at a time, and each file's statistics equal the
+    statistics of its rows alone (floats to 1e-12: polars' single-group mean can differ from the grouped
+    one in the last bit, and the grouped one is the exact quotient here)."""
+    from sessiontools.analysis.estimate.run import make_measurer, session_requests, summarize_requests
+    from sessiontools.analysis.estimate.stats import estimator_stats
+    from sessiontools.analysis.estimate.summary import _mask_few
+
+    files = sorted((Path(__file__).parents[2] / "sample_sessions").glob("*.jsonl"))
+    sessions = [load_session(f) for f in files]
+    opts = EstimateErrorOptions()
+    piped = estimate_error(sessions, opts)
+    measurer = make_measurer(opts)
+    one_by_one = summarize_requests([session_requests(s, measurer) for s in sessions], opts)
+    assert orjson.dumps(estimate_error_json(piped)) == orjson.dumps(estimate_error_json(one_by_one))
+    start = 0
+    for s in piped.sessions:
+        alone = _mask_few(estimator_stats(piped.frame.slice(start, s.requests), piped.estimators), True)
+        start += s.requests
+        assert s.stats.columns == alone.columns and s.stats.schema == alone.schema, s.session
+        assert s.stats["estimator"].to_list() == alone["estimator"].to_list()
+        for c in alone.columns[1:]:
+            for x, y in zip(s.stats[c].to_list(), alone[c].to_list(), strict=True):
+                assert x == y or (x is not None and y is not None and math.isclose(x, y, rel_tol=1e-12)), (s.session, c)
+        assert s.tokenizer == fit_tokenizer_profile(piped.frame.slice(start - s.requests, s.requests))

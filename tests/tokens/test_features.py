@@ -49,6 +49,24 @@ def test_text_mix_matches_a_per_character_reference() -> None:
             len(text), sum(map(is_cjk, text)), sum(c in "0123456789" for c in text), sum(c in " \t\n\r" for c in text))
 
 
+def test_text_counts_is_text_mix_and_the_utf16_length() -> None:
+    """`text_counts` (one pass: BMP-only texts through UTF-16 units, others through code points) is
+    the UTF-16 length plus `text_mix`'s classes, lone surrogates and astral characters included."""
+    import random
+
+    from sessiontools.tokens.text import text_counts
+
+    rng = random.Random(3)
+    pool = [chr(c) for c in (0x41, 0x31, 0x20, 0x0A, 0xE9, 0x4E2D, 0x3042, 0xFF10, 0xD800, 0xDFFF, 0x1F600, 0x20001)]
+    for n in range(300):
+        text = "".join(rng.choice(pool[: 9 if n % 3 else None]) for _ in range(rng.choice((1, 5, 200))))
+        m = text_mix(text)
+        expected = (len(text.encode("utf-16-le", "surrogatepass")) // 2, m.total, m.cjk, m.digits, m.space)
+        assert text_counts(text) == expected
+        assert (m.total, m.cjk, m.digits, m.space) == (
+            len(text), sum(map(is_cjk, text)), sum(c in "0123456789" for c in text), sum(c in " \t\n\r" for c in text))
+
+
 def test_features_and_the_calibrated_hybrid() -> None:
     """Features split prose from code; the hybrid adds the trailing part without the overhead."""
     f = text_features([("hello 42", False), ('{"path":"a"}', True)], images=1, messages=2)

@@ -174,3 +174,43 @@ def test_builder_session_counts_are_positive() -> None:
     counter = TiktokenCounter("cl100k_base")
     counts = counter.count_messages([e.message for e in s.entries if e.message is not None], "0")
     assert all(c > 0 for c in counts)
+
+
+def test_submitted_units_are_counted_in_the_background_once() -> None:
+    """`submit_units` starts counting and returns at once; a key still being counted is not counted
+    again by a later call, which waits for it; the counts equal the synchronous ones."""
+    import threading
+
+    gate = threading.Event()
+
+    class Gated(RecordingEncoding):
+        def encode_ordinary(self, text: str) -> list[int]:
+            if len(text) > 1000:  # the long texts go to the threads
+                assert gate.wait(10)
+            return super().encode_ordinary(text)
+
+    enc = Gated()
+    counter = TiktokenCounter("o200k_base", enc, num_threads=2)
+    units = [message_units({"role": "user", "content": f"{k} " + "y" * 30_000}) for k in range(4)]
+    first = counter.submit_units(units)  # returns while the encoding is blocked
+    second = counter.submit_units([*units[:2], message_units({"role": "user", "content": "short"})])
+    assert counter.texts_encoded == 5 and len(counter) == 0  # nothing counted yet
+    gate.set()
+    second()
+    first()
+    assert sorted(enc.singles) == sorted([*(u.texts[0] for u in units), "short"])
+    assert counter.count_units(units) == [-(-len(u.texts[0]) // 3) for u in units]
+    assert counter.texts_encoded == 5
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_token_counter_equals_encode_ordinary(name: str) -> None:
+    """The count without a list of token ids equals len(encode_ordinary): special-token text,
+    lone surrogates (repaired as encode_ordinary repairs them), CJK, emoji, long text."""
+    from sessiontools.tokens.tiktoken_counter import token_counter
+
+    enc = get_encoding(name)
+    count = token_counter(enc)
+    texts = ["", "hello world", "<|endoftext|> a <|fim_prefix|><|endofprompt|>", "a\ud800b", "\udfff",
+             "日本語のテキスト 😀 1234567", "  \n\t x  ", "word " * 20_000, '{"a": [1, 2.5, "x"]}']
+    assert [count(t) for t in texts] == [len(enc.encode_ordinary(t)) for t in texts]

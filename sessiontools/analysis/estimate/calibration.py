@@ -182,3 +182,25 @@ def fit_tokenizer_profile(frame: Any) -> TokenizerProfile | None:
         warnings.append(f"{c[3]:.3g} tokens per message is above {MAX_TOKENS_PER_MESSAGE:g}: not reported")
         c[3] = None
     return TokenizerProfile(n, cpt, c[2], c[3], c[0], mape(pred, frame["actual"].to_list()), tuple(warnings))
+
+
+def profile_record(profile: TokenizerProfile | None) -> dict[str, Any] | None:
+    """A profile as a JSON-able dict that `profile_from_record` restores exactly (floats round-trip);
+    raises ValueError for a value JSON cannot hold exactly (NaN, infinity)."""
+    import math
+
+    if profile is None:
+        return None
+    out: dict[str, Any] = {}
+    for name in TokenizerProfile.__slots__:
+        v = getattr(profile, name)
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"{name} is {v}")
+        out[name] = list(v) if isinstance(v, tuple) else v
+    return out
+
+
+def profile_from_record(record: dict[str, Any] | None) -> TokenizerProfile | None:
+    if record is None:
+        return None
+    return TokenizerProfile(**{**record, "warnings": tuple(record["warnings"])})

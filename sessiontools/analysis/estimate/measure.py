@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.tokens.chars4 import IMAGE_CHARS
-from sessiontools.tokens.features import assistant_code_flags, text_features
+from sessiontools.tokens.features import assistant_code_flags, text_classes
 from sessiontools.tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_key
 from sessiontools.transcript.model import Message, Role, UnitKind
 
@@ -43,10 +43,6 @@ NEUTRAL_ROLE_COLUMNS = {
 FEATURE_COLUMNS = ("f_cjk", "f_digits", "f_prose", "f_code", "f_space")
 
 
-def _utf16_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 @dataclass(slots=True)
 class MessageMeasure:
     """Counts of one message: chars and chars/4 as the agent counts them, mix, tokens per encoding."""
@@ -68,9 +64,9 @@ _CODE_KINDS = (UnitKind.TOOL_CALL, UnitKind.TOOL_RESULT)
 
 def _measure(units: MessageUnits, kinds: tuple[bool, ...], role_column: str | None, tool: bool) -> MessageMeasure:
     """`kinds[i]`: whether text unit i is code/JSON/tool output (else prose). The content mix is
-    `tokens.features.text_features` (the one home of the feature rules)."""
-    chars = sum(_utf16_len(t) for t in units.texts) + IMAGE_CHARS * units.images
-    cjk, prose, code, digits, space = text_features(zip(units.texts, kinds, strict=True), units.images)[2:7]
+    `tokens.features.text_classes` (the one home of the feature rules, behind `text_features`)."""
+    utf16, cjk, prose, code, digits, space = text_classes(zip(units.texts, kinds, strict=True))
+    chars = utf16 + IMAGE_CHARS * units.images
     return MessageMeasure(role_column, tool, chars, -(-chars // 4), cjk + prose + code + digits + space, cjk,
                           units.images, units, (cjk, digits, prose, code, space))
 
@@ -127,8 +123,34 @@ class MessageMeasurer:
 
     def count_tokens(self, measures: Iterable[MessageMeasure]) -> None:
         """Fill `tokens` of each measure for every tokenizer, one batch per tokenizer."""
+        self.submit_tokens(measures)()
+
+    def submit_tokens(self, measures: Iterable[MessageMeasure]) -> TokensWait:
+        """Start counting the tokens of the measures (in the background, see
+        `TiktokenCounter.submit_units`); calling the result waits and fills their `tokens`."""
         todo = [m for m in measures if len(m.tokens) < len(self.tokenizers)]
+        started = []
         for name, counter in self.tokenizers.items():
             need = [m for m in todo if name not in m.tokens]
-            for m, n in zip(need, counter.count_units(m.units for m in need), strict=True):
+            started.append((name, counter, need, counter.submit_units([m.units for m in need])))
+        return TokensWait(started)
+
+
+class TokensWait:
+    """Token counts being made for some measures: `ready()` (would not block), call to wait and fill."""
+
+    def __init__(self, started: list[tuple[str, TiktokenCounter, list[MessageMeasure], Any]]) -> None:
+        self.started = started
+
+    @classmethod
+    def of(cls, waits: Iterable[TokensWait]) -> TokensWait:
+        return cls([s for w in waits for s in w.started])
+
+    def ready(self) -> bool:
+        return all(done.ready() for _, _, _, done in self.started)
+
+    def __call__(self) -> None:
+        for name, counter, need, done in self.started:
+            done()
+            for m, n in zip(need, counter.count_units([m.units for m in need]), strict=True):
                 m.tokens[name] = n

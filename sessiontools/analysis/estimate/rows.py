@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ from sessiontools.analysis.estimate.measure import (
     FEATURE_COLUMNS,
     MessageMeasure,
     MessageMeasurer,
+    TokensWait,
 )
 from sessiontools.analysis.estimate.options import TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
@@ -32,6 +33,8 @@ BASE_INT_COLUMNS = ("index", "line", "timestamp", "actual", "input", "cache_read
 STR_COLUMNS = ("session", "pi_version", "entry_id", "provider", "model", "model_key", "kind")
 #: The trailing part of the agent's check point (messages after the usage it trusted), for the hybrid.
 TRAIL_COLUMNS = ("t_messages", "t_images", *(f"t_{c}" for c in FEATURE_COLUMNS), "t_chars4", "t_cl100k", "t_o200k")
+#: Characters of new messages after which their token counting is started (while the path is measured).
+SUBMIT_CHARS = 200_000
 #: Sums per request, in matrix column order.
 _SUMS = ("chars", "chars4", "text_chars", "cjk_chars", "images", "tool_chars", *CHAR_COLUMNS, *FEATURE_COLUMNS)
 
@@ -45,6 +48,10 @@ class SessionRows:
     pi_version: str
     frame: Any  # pl.DataFrame
     skipped: Counter[str]
+    #: the file's tokenizer profile (`calibration.fit_tokenizer_profile` of `frame`: a pure function of the
+    #: rows, cached with them), valid when `profiled`
+    profile: Any = None
+    profiled: bool = False
 
 
 def _ms_timestamp(ts: str | None) -> int | None:
@@ -130,6 +137,17 @@ class _Columns:
 
 def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
     """One row per request of every path of `source` (a request on several paths once)."""
+    steps = session_rows_steps(source, measurer)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+
+
+def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[TokensWait, None, SessionRows]:
+    """`session_rows` in steps: it yields each time it has started counting tokens in the background,
+    so that the caller can do other work (e.g. start the next file) before resuming it."""
     t = source.transcript
     version = source.version or ""
     pi = t.agent == Agent.PI
@@ -142,7 +160,7 @@ def session_rows(source: Source, measurer: MessageMeasurer) -> SessionRows:
         todo = sorted((r for r in (*path.requests, *extra) if r.line not in seen), key=lambda r: r.line)
         seen.update(r.line for r in todo)
         if todo:
-            _path_rows(source, path, todo, resets, measurer, encodings, cols, pi, version)
+            yield from _path_rows(source, path, todo, resets, measurer, encodings, cols, pi, version)
     return SessionRows(t.source, version, _frame(cols), Counter(source.skipped))
 
 
@@ -176,7 +194,8 @@ class _MergedSystems:
 
 
 def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request], resets: Sequence[int],
-               measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool, version: str) -> None:
+               measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool,
+               version: str) -> Generator[TokensWait, None, None]:
     import numpy as np
 
     merge = pi and version == "1"
@@ -184,12 +203,27 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
     # Pi 1.x sends its system messages replayed into one: they are measured (and tokenized) merged only.
     unsent = set(systems.at.tolist()) if systems is not None else set()
     measures: list[MessageMeasure | None] = [None] * len(path.messages)
+    waits: list[TokensWait] = []
+    todo: list[MessageMeasure] = []
+    size = 0
     for i in _covered(requests, len(path.messages)):
+        if i in unsent:
+            continue
         m = path.messages[i]
-        if i not in unsent:
-            measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
+        ms = measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
+        if len(ms.tokens) < len(measurer.tokenizers):
+            todo.append(ms)
+            size += ms.chars
+            if size >= SUBMIT_CHARS:  # long paths: counting starts while the rest is measured
+                waits.append(measurer.submit_tokens(todo))
+                todo, size = [], 0
     merged = [systems.of(r.context) if systems is not None else (None, 0) for r in requests]
-    measurer.count_tokens([m for m in (*measures, *(sm for sm, _ in merged)) if m is not None])
+    waits.append(measurer.submit_tokens([*todo, *(sm for sm, _ in merged if sm is not None)]))
+    owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
+            for r in requests]
+    counted = TokensWait.of(waits)
+    yield counted  # the tokens are counted in the background meanwhile
+    counted()
     fields = [*_SUMS, *encodings]
     prefix = _prefix(measures, lambda ms: _vector(ms, encodings), len(fields))
     tot = _range_totals(prefix, [r.context for r in requests])
@@ -198,8 +232,6 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
         if sys_m is not None:
             tot[j] += np.asarray(_vector(sys_m, encodings), dtype=np.int64)
             n_messages[j] += 1 - n_sys
-    owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
-            for r in requests]
     trail = _range_totals(prefix, [_ranges(own.trailing) for own in owns])
     _add_rows(cols, source, path, requests, _named(fields, tot), n_messages, owns, pi)
     t = _named(fields, trail)
@@ -263,7 +295,8 @@ def _timestamp(raw: Any, r: Request) -> int | None:
 def _frame(cols: _Columns) -> Any:
     import polars as pl
 
-    schema: dict[str, Any] = {}
-    for c in cols.data:
-        schema[c] = pl.Utf8 if c in STR_COLUMNS else pl.Float64 if c in ("cjk_share", "tool_share") else pl.Int64
-    return pl.DataFrame(cols.data, schema=schema)
+    series = []  # a list of typed Series builds faster than a dict with a schema (same frame)
+    for c, values in cols.data.items():
+        dtype = pl.Utf8 if c in STR_COLUMNS else pl.Float64 if c in ("cjk_share", "tool_share") else pl.Int64
+        series.append(pl.Series(c, values, dtype=dtype))
+    return pl.DataFrame(series)

@@ -6,13 +6,18 @@ the CLI runs `SessionWorker` over the files (in processes with `--jobs`) and the
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
-from sessiontools.analysis.estimate.measure import MessageMeasurer
+from sessiontools.analysis.estimate.calibration import (
+    fit_tokenizer_profile,
+    profile_from_record,
+    profile_record,
+)
+from sessiontools.analysis.estimate.measure import MessageMeasurer, TokensWait
 from sessiontools.analysis.estimate.options import EstimateErrorOptions, needed_encodings
-from sessiontools.analysis.estimate.rows import SessionRows, session_rows
+from sessiontools.analysis.estimate.rows import SessionRows, session_rows, session_rows_steps
 from sessiontools.analysis.estimate.source import transcript_source
 from sessiontools.analysis.estimate.summary import EstimateErrorReport, summarize
 from sessiontools.tokens.tiktoken_counter import TiktokenCounter
@@ -20,7 +25,11 @@ from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 ProgressFn = Callable[[int, int, str], None]
 
 #: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
-ROWS_VERSION = 2
+ROWS_VERSION = 3
+#: Files read and measured ahead of the first file whose token counts are not ready (see `estimate_error`).
+LOOKAHEAD = 6
+#: The interpreter's switch interval (s) while the pipeline runs (see `_pipeline`).
+SWITCH_INTERVAL = 0.0005
 
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
@@ -39,6 +48,20 @@ def session_requests(session: Any, measurer: MessageMeasurer, *, leaf: str | Non
 def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
                              store: Any | None) -> SessionRows:
     """`session_requests`, reusing the rows stored for the same file content, options and package."""
+    return _run(_session_job(s, measurer, options, store))
+
+
+def _run(job: Generator[TokensWait, None, SessionRows]) -> SessionRows:
+    while True:
+        try:
+            next(job)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+
+
+def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
+                 store: Any | None) -> Generator[TokensWait, None, SessionRows]:
+    """`_cached_session_requests` in steps (see `rows.session_rows_steps`)."""
     import io
 
     import orjson
@@ -56,13 +79,26 @@ def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: Estimat
             head, _, body = hit.partition(b"\n")
             meta = orjson.loads(head)
             return SessionRows(meta["session"], meta["pi_version"], pl.read_ipc(io.BytesIO(body)),
-                               Counter(meta["skipped"]))
-    sr = session_requests(s, measurer, leaf=options.leaf, all_leaves=options.all_leaves, pi_version=options.pi_version)
+                               Counter(meta["skipped"]), profile_from_record(meta["profile"]), True)
+    source = transcript_source(s, leaf=options.leaf, all_leaves=options.all_leaves, version=options.pi_version)
+    sr = with_profile((yield from session_rows_steps(source, measurer)))
     if key is not None:
+        try:
+            profile = profile_record(sr.profile)
+        except ValueError:  # not exactly storable: the rows are not cached
+            return sr
         buf = io.BytesIO()
         sr.frame.write_ipc(buf)
-        meta = orjson.dumps({"session": sr.session, "pi_version": sr.pi_version, "skipped": dict(sr.skipped)})
+        meta = orjson.dumps({"session": sr.session, "pi_version": sr.pi_version, "skipped": dict(sr.skipped),
+                             "profile": profile})
         store.put_result(key, meta + b"\n" + buf.getvalue())
+    return sr
+
+
+def with_profile(sr: SessionRows) -> SessionRows:
+    """`sr` with its tokenizer profile (computed once per file, cached with its rows)."""
+    if not sr.profiled:
+        sr.profile, sr.profiled = fit_tokenizer_profile(sr.frame), True
     return sr
 
 
@@ -86,12 +122,41 @@ def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None
     """
     options = options or EstimateErrorOptions()
     measurer = make_measurer(options, tokenizers=tokenizers, token_store=token_store)
+    return summarize_requests(_pipeline(sessions, measurer, options, token_store, progress), options)
+
+
+def _pipeline(sessions: Sequence[Any], measurer: MessageMeasurer, options: EstimateErrorOptions,
+              store: Any | None, progress: ProgressFn | None) -> list[SessionRows]:
+    """The rows of every file, in order, as a pipeline: while a file's tokens are counted (tiktoken
+    threads), the next files are read and measured; files are finished in order, each as soon as its
+    counts are ready (at most LOOKAHEAD files started and not finished).
+
+    The counting threads need the GIL for a moment after each text: the interpreter's switch
+    interval is lowered meanwhile (SWITCH_INTERVAL), else each text would wait up to 5 ms for the
+    main thread, and the counting would hardly overlap anything.
+    """
+    import sys
+
     per_session: list[SessionRows] = []
-    for k, s in enumerate(sessions):
-        per_session.append(_cached_session_requests(s, measurer, options, token_store))
-        if progress is not None:
-            progress(k + 1, len(sessions), str(getattr(s, "path", getattr(s, "source", ""))))
-    return summarize_requests(per_session, options)
+    started: deque[tuple[Any, Any, Any]] = deque()  # (job or its rows, its TokensWait or None, file)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+    try:
+        for k, s in enumerate(sessions):
+            job: Any = _session_job(s, measurer, options, store)
+            try:
+                started.append((job, next(job), s))
+            except StopIteration as stop:
+                started.append((stop.value, None, s))
+            last = k == len(sessions) - 1
+            while started and (last or len(started) > LOOKAHEAD or started[0][1] is None or started[0][1].ready()):
+                job, _, done = started.popleft()
+                per_session.append(job if isinstance(job, SessionRows) else _run(job))
+                if progress is not None:
+                    progress(len(per_session), len(sessions), str(getattr(done, "path", getattr(done, "source", ""))))
+    finally:
+        sys.setswitchinterval(interval)
+    return per_session
 
 
 def summarize_requests(per_session: Sequence[SessionRows], options: EstimateErrorOptions) -> EstimateErrorReport:

@@ -184,11 +184,12 @@ def decision_stats(estimator: str, estimates: Sequence[float | None], actuals: S
 
 def mape(estimates: Sequence[float | None], actuals: Sequence[int]) -> float | None:
     """Mean |E - A| / A over pairs with an estimate and A > 0; None when there is none (the `mape`
-    of `error_stats`: the same frame and aggregation, without the other statistics)."""
+    of `error_stats`, to the bit: the same values and polars' mean, in one select instead of a
+    long frame and a group-by, which costs twice as much per call)."""
     import polars as pl
 
-    long = _long(_pairs_frame(estimates, actuals), ["x"], ())
-    ok = long.filter(pl.col("e").is_not_null() & (pl.col("a") > 0))
-    out = ok.group_by(["estimator"], maintain_order=True).agg(
-        ((pl.col("e") - pl.col("a")) / pl.col("a")).abs().mean().alias("mape"))
-    return out["mape"][0] if len(out) else None
+    frame = _pairs_frame(estimates, actuals)
+    e, a = pl.col("est_x"), pl.col("actual").cast(pl.Float64)
+    ok = e.is_not_null() & (a > 0)
+    out = frame.select(((e - a) / a).abs().filter(ok).mean().alias("mape"), ok.sum().alias("n"))
+    return out["mape"][0] if out["n"][0] else None

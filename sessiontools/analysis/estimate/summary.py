@@ -196,6 +196,23 @@ def _mask_few(stats: Any, fitted: bool) -> Any:
     return stats.with_columns([pl.when(few).then(None).otherwise(pl.col(c)).alias(c) for c in STAT_COLUMNS[1:]])
 
 
+def _per_file_stats(frame: Any, per_session: Sequence[SessionRows], estimators: Sequence[str], few: bool) -> list[Any]:
+    """`estimator_stats` of each file's rows, in one grouped pass over the whole frame (a file with no
+    usable request gets the empty frame of the same schema)."""
+    import numpy as np
+    import polars as pl
+
+    sizes = [len(sr.frame) for sr in per_session]
+    sidx = pl.Series("_file", np.repeat(np.arange(len(sizes), dtype=np.int64), sizes))
+    grouped = estimator_stats(frame.with_columns(sidx), estimators, ("_file",))
+    if "_file" not in grouped.columns:  # no estimators
+        return [grouped] * len(per_session)
+    grouped = _mask_few(grouped, few)
+    parts = grouped.partition_by("_file", as_dict=True, include_key=False, maintain_order=True)
+    empty = grouped.head(0).drop("_file")
+    return [parts.get((k,), empty) for k in range(len(per_session))]
+
+
 def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions) -> EstimateErrorReport:
     """See the module doc. Rows stay in file order and, within a file, in path order."""
     import polars as pl
@@ -238,13 +255,13 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
                                  decision_stats_frame(sub, estimators, ts)))
     sessions = []
     start = 0
-    for sr in per_session:
+    per_file = _per_file_stats(frame, per_session, estimators, few)
+    for sr, stats in zip(per_session, per_file, strict=True):
         n = len(sr.frame)
         sub = frame.slice(start, n)
         start += n
-        sessions.append(SessionStats(sr.session, sr.pi_version, n, sr.skipped,
-                                     _mask_few(estimator_stats(sub, estimators), few),
-                                     fit_tokenizer_profile(sub)))
+        sessions.append(SessionStats(sr.session, sr.pi_version, n, sr.skipped, stats,
+                                     sr.profile if sr.profiled else fit_tokenizer_profile(sub)))
     return EstimateErrorReport(
         frame, options, estimators, skipped, thresholds, _mask_few(estimator_stats(frame, estimators), few),
         decision_stats_frame(frame, estimators, ts), groups, sessions, cal,
