@@ -41,34 +41,68 @@ class FileResult(Generic[T]):
 ALL_AGENTS = frozenset(Agent)
 
 
-def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
-         agents: frozenset[Agent] = ALL_AGENTS) -> FileResult[T]:
-    out: FileResult[T] = FileResult(path)
+def _open(path: str, content_hash: bool, agents: frozenset[Agent]) -> tuple[FileResult[Any], Any]:
+    """The file read by its agent's reader: (its result so far, the source to work on or None)."""
+    out: FileResult[Any] = FileResult(path)
     try:
         s = load_source(path, content_hash=content_hash)
     except SessionToolsError as exc:
         out.error = str(exc)
-        return out
+        return out, None
     out.agent = s.agent
     out.diagnostics = list(s.diagnostics)
     out.readable = bool(getattr(s, "readable", True)) and not any(d.kind == "fatal" for d in s.diagnostics)
     if not out.readable:
-        return out
+        return out, None
     out.skipped_or_recovered = sum(1 for d in s.diagnostics if d.kind in ("skipped", "recovered"))
     if s.agent not in agents:
         out.unsupported = True
-        return out
+        return out, None
+    return out, s
+
+
+def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool = True) -> Any:
+    """`call()`, a user error becoming the file's error (an impossible command line still exits 2);
+    the notes `fn` raised meanwhile (in a worker process) travel back with the result."""
     try:
-        out.value = fn(s)
+        return call()
     except UsageError:
         raise  # the command line asks for something impossible (e.g. an unknown --leaf): exit 2
     except SessionToolsError as exc:
         out.error = str(exc)
+        return None
     finally:
         drain = getattr(fn, "drain_notes", None)
-        if callable(drain):  # notes raised in a worker process travel back with the result
-            out.notes = list(drain())
+        if notes and callable(drain):
+            out.notes.extend(drain())
+
+
+def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
+         agents: frozenset[Agent] = ALL_AGENTS) -> FileResult[T]:
+    out, s = _open(path, content_hash, agents)
+    if s is not None:
+        out.value = _guarded(out, fn, lambda: fn(s))
     return out
+
+
+def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent]) -> Iterator[FileResult[Any]]:
+    """`_one` over every file in this process, as a pipeline (`sessiontools.pipeline`): `fn.start(source)`
+    begins a file's background work (estimate-error's token counting), the next files are read and
+    started meanwhile, and each is finished (`job.finish()`) in order."""
+    from sessiontools.pipeline import in_order, short_switch_interval
+
+    def started() -> Iterator[tuple[FileResult[Any], Any]]:
+        for p in paths:
+            out, s = _open(p, content_hash, agents)
+            yield out, (None if s is None else _guarded(out, fn, lambda: fn.start(s), notes=False))  # noqa: B023
+
+    def finish(out: FileResult[Any], job: Any) -> FileResult[Any]:
+        if job is not None:
+            out.value = _guarded(out, fn, job.finish)
+        return out
+
+    with short_switch_interval():
+        yield from in_order(started(), finish)
 
 
 #: Input bytes per worker process: below this, starting a worker (a forkserver child that imports
@@ -110,6 +144,9 @@ def map_sessions(
                             preload=_preload(fn))
         return
     if jobs <= 1 or len(paths) <= 1:
+        if callable(getattr(fn, "start", None)) and len(paths) > 1:
+            yield from _pipelined(paths, fn, content_hash, agents)
+            return
         for p in paths:
             yield _one(p, fn, content_hash, agents)
         return

@@ -6,7 +6,7 @@ the CLI runs `SessionWorker` over the files (in processes with `--jobs`) and the
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
@@ -26,10 +26,6 @@ ProgressFn = Callable[[int, int, str], None]
 
 #: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
 ROWS_VERSION = 3
-#: Files read and measured ahead of the first file whose token counts are not ready (see `estimate_error`).
-LOOKAHEAD = 6
-#: The interpreter's switch interval (s) while the pipeline runs (see `_pipeline`).
-SWITCH_INTERVAL = 0.0005
 
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
@@ -45,10 +41,27 @@ def session_requests(session: Any, measurer: MessageMeasurer, *, leaf: str | Non
     return session_rows(transcript_source(session, leaf=leaf, all_leaves=all_leaves, version=pi_version), measurer)
 
 
-def _cached_session_requests(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
-                             store: Any | None) -> SessionRows:
-    """`session_requests`, reusing the rows stored for the same file content, options and package."""
-    return _run(_session_job(s, measurer, options, store))
+class RowsJob:
+    """A file's rows being made: run up to its first wait for token counts (counted in the
+    background meanwhile); `ready()` says whether `finish()` would wait."""
+
+    def __init__(self, job: Generator[TokensWait, None, SessionRows]) -> None:
+        self.job: Generator[TokensWait, None, SessionRows] | None = job
+        self.wait: TokensWait | None = None
+        self.rows: SessionRows | None = None
+        try:
+            self.wait = next(job)
+        except StopIteration as stop:  # nothing to count (rows from the cache, no requests)
+            self.rows, self.job = stop.value, None
+
+    def ready(self) -> bool:
+        return self.wait is None or self.wait.ready()
+
+    def finish(self) -> SessionRows:
+        if self.job is not None:
+            self.rows, self.job = _run(self.job), None
+        assert self.rows is not None
+        return self.rows
 
 
 def _run(job: Generator[TokensWait, None, SessionRows]) -> SessionRows:
@@ -61,7 +74,8 @@ def _run(job: Generator[TokensWait, None, SessionRows]) -> SessionRows:
 
 def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
                  store: Any | None) -> Generator[TokensWait, None, SessionRows]:
-    """`_cached_session_requests` in steps (see `rows.session_rows_steps`)."""
+    """`session_requests` in steps (see `rows.session_rows_steps`), reusing the rows stored for the
+    same file content, options and package."""
     import io
 
     import orjson
@@ -127,35 +141,21 @@ def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None
 
 def _pipeline(sessions: Sequence[Any], measurer: MessageMeasurer, options: EstimateErrorOptions,
               store: Any | None, progress: ProgressFn | None) -> list[SessionRows]:
-    """The rows of every file, in order, as a pipeline: while a file's tokens are counted (tiktoken
-    threads), the next files are read and measured; files are finished in order, each as soon as its
-    counts are ready (at most LOOKAHEAD files started and not finished).
+    """The rows of every file, in order, as a pipeline (`sessiontools.pipeline`): while a file's
+    tokens are counted (tiktoken threads), the next files are read and measured."""
+    from sessiontools.pipeline import in_order, short_switch_interval
 
-    The counting threads need the GIL for a moment after each text: the interpreter's switch
-    interval is lowered meanwhile (SWITCH_INTERVAL), else each text would wait up to 5 ms for the
-    main thread, and the counting would hardly overlap anything.
-    """
-    import sys
+    def finish(s: Any, job: RowsJob | None) -> SessionRows:
+        assert job is not None
+        rows = job.finish()
+        if progress is not None:
+            progress(len(per_session) + 1, len(sessions), str(getattr(s, "path", getattr(s, "source", ""))))
+        return rows
 
     per_session: list[SessionRows] = []
-    started: deque[tuple[Any, Any, Any]] = deque()  # (job or its rows, its TokensWait or None, file)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
-    try:
-        for k, s in enumerate(sessions):
-            job: Any = _session_job(s, measurer, options, store)
-            try:
-                started.append((job, next(job), s))
-            except StopIteration as stop:
-                started.append((stop.value, None, s))
-            last = k == len(sessions) - 1
-            while started and (last or len(started) > LOOKAHEAD or started[0][1] is None or started[0][1].ready()):
-                job, _, done = started.popleft()
-                per_session.append(job if isinstance(job, SessionRows) else _run(job))
-                if progress is not None:
-                    progress(len(per_session), len(sessions), str(getattr(done, "path", getattr(done, "source", ""))))
-    finally:
-        sys.setswitchinterval(interval)
+    with short_switch_interval():
+        started = ((s, RowsJob(_session_job(s, measurer, options, store))) for s in sessions)
+        per_session.extend(in_order(started, finish))
     return per_session
 
 
@@ -175,6 +175,15 @@ class SessionWorker:
         self.store_path = store_path
 
     def __call__(self, session: Any) -> SessionRows:
+        return self.start(session).finish()
+
+    def start(self, session: Any) -> RowsJob:
+        """The rows of `session`, started: its tokens are counted in the background until `finish()`
+        (`parallel.map_sessions` pipelines files through this in one process)."""
+        measurer, store = self._state()
+        return RowsJob(_session_job(session, measurer, self.options, store))
+
+    def _state(self) -> tuple[MessageMeasurer, Any]:
         key = (repr(self.options), self.store_path)
         state = SessionWorker._per_process.get(key)
         if state is None:
@@ -184,8 +193,7 @@ class SessionWorker:
 
                 store = TokenStore(self.store_path)  # type: ignore[arg-type]
             state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)
-        measurer, store = state
-        return _cached_session_requests(session, measurer, self.options, store)
+        return state
 
     def drain_notes(self) -> list[str]:
         """Cache notes raised in this process since the last call (sent back to the parent by
