@@ -71,29 +71,32 @@ def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
     seen: set[str] = set()
     lines = data.split(b"\n")
     unknown: dict[str, int] = {}
+    loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
     for i, raw in enumerate(lines):
-        n = i + 1
-        if not raw.strip():
+        if not raw:  # (the empty piece after the last newline, mostly)
             continue
         try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            obj = loads(raw)
+        except JSONDecodeError:
+            if not raw.strip():  # a line of blanks (orjson rejects it): nothing to read
+                continue
             last = i == len(lines) - 1 or all(not x.strip() for x in lines[i + 1:])
             why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
-            diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
+            diags.append(Diagnostic(path, i + 1, why, DiagnosticKind.SKIPPED))
             continue
-        rec = parse_record(obj, n, path)
+        rec = parse_record(obj, i + 1, path)
         if isinstance(rec, Diagnostic):
             diags.append(rec)
             continue
-        if rec.uuid and rec.uuid in seen and rec.type in ("user", "assistant", "system", "attachment"):
-            diags.append(Diagnostic(path, n, f"duplicate uuid {rec.uuid}: the first line is kept",
-                                    DiagnosticKind.SKIPPED))
-            continue
-        if rec.uuid:
-            seen.add(rec.uuid)
+        uuid = rec.uuid
+        if uuid:
+            if uuid in seen and rec.type in CONVERSATION_TYPES:
+                diags.append(Diagnostic(path, i + 1, f"duplicate uuid {uuid}: the first line is kept",
+                                        DiagnosticKind.SKIPPED))
+                continue
+            seen.add(uuid)
         if rec.type not in KNOWN_TYPES and rec.type not in unknown:
-            unknown[rec.type] = n
+            unknown[rec.type] = i + 1
         records.append(rec)
     for t, n in unknown.items():
         diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
