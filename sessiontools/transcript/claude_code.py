@@ -57,6 +57,7 @@ from sessiontools.read.claude_code import (
     subagent_files,
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.read.pi.load import gc_paused
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -449,11 +450,12 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     paths: list[TranscriptPath] = []
     rejected = _rejected(f)
     nodes = f.nodes()
-    for chain, side in _paths(f, nodes):
-        b = _Builder(provider_limit, rejected)
-        for r in chain:
-            b.add(r)
-        paths.append(b.path(chain[-1].uuid if chain else None, side))
+    with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
+        for chain, side in _paths(f, nodes):
+            b = _Builder(provider_limit, rejected)
+            for r in chain:
+                b.add(r)
+            paths.append(b.path(chain[-1].uuid if chain else None, side))
     legacy = bool(paths) and bool(paths[0].compactions) and not any(
         r.type == "system" and r.subtype == "compact_boundary" for r in f.records)  # Record.is_boundary
     version = f.version

@@ -57,6 +57,7 @@ from sessiontools.read.codex.records import (
     TurnContext,
     UsageRecord,
 )
+from sessiontools.read.pi.load import gc_paused
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -377,8 +378,9 @@ def _format(rollout: Rollout, cli_version: str | None) -> str:
 def codex_transcript(rollout: Rollout) -> Transcript:
     """A Codex rollout as a neutral transcript (see the module docstring for each decision)."""
     b = _Builder(rollout)
-    for r in rollout.records:
-        b.feed(r)
+    with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
+        for r in rollout.records:
+            b.feed(r)
     b.flush_pending()
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),
