@@ -31,7 +31,7 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
     """Counts, paths, compactions, usage, cost and problems of one transcript."""
     main = [p for p in t.paths if not p.sidechain]
     side = [p for p in t.paths if p.sidechain]
-    by_role: Counter[str] = Counter()
+    by_role: Counter[Any] = Counter()  # by Role (its .value, a property call, once per role at the end)
     models: Counter[str] = Counter()
     usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
     cost = 0.0
@@ -40,9 +40,10 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
     seen_requests: set[tuple[int, Any]] = set()
     for p in t.paths:
         for m in p.messages:
-            if (m.line, m.id) not in seen_messages:
-                seen_messages.add((m.line, m.id))
-                by_role[m.role.value] += 1
+            key = (m.line, m.id)
+            if key not in seen_messages:
+                seen_messages.add(key)
+                by_role[m.role] += 1
         for r in p.requests:
             if (r.line, r.id) in seen_requests:
                 continue
@@ -67,7 +68,7 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
         "session_name": None,
         "entries": len(seen_messages),
         "entries_by_type": {"message": len(seen_messages)},
-        "messages_by_role": dict(sorted(by_role.items())),
+        "messages_by_role": dict(sorted((r.value, n) for r, n in by_role.items())),
         "leaves": len(main),
         "branch_points": max(0, len(main) - 1),
         "leaf_ids": [p.leaf_id for p in main],
