@@ -46,6 +46,7 @@ import json
 import os
 import re
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 from sessiontools.read.claude_code import (
@@ -84,6 +85,7 @@ _SUMMARY_TAILS = ("\n\nIf you need specific details from before compaction", "\n
 #: json.dumps(x, ensure_ascii=False), without building an encoder per call
 _JSON = json.JSONEncoder(ensure_ascii=False).encode
 _TOO_LONG = re.compile(r"prompt is too long", re.I)
+_LINE = attrgetter("line")  # sort key of records, messages and diagnostics
 
 
 def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int | None = None,
@@ -142,7 +144,7 @@ def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> li
     todo = list(chain)
     while todo:
         r = todo.pop()
-        for k in kids.get(r.uuid or "", []):
+        for k in kids.get(r.uuid or "", ()):
             if k.uuid in on or k.sidechain != r.sidechain:
                 continue
             side_result = k.type == "user" and _has_tool_result(k) and not kids.get(k.uuid or "")
@@ -151,7 +153,7 @@ def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> li
                 on.add(k.uuid)
                 extra.append(k)
                 todo.append(k)
-    return sorted(chain + extra, key=lambda r: r.line) if extra else chain
+    return sorted(chain + extra, key=_LINE) if extra else chain
 
 
 def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], bool]]:
@@ -160,10 +162,10 @@ def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], 
     main = [r for r in talk if not r.sidechain]
     out: list[tuple[list[Record], bool]] = []
     if main:
-        out.append((_with_side_results(_walk(max(main, key=lambda r: r.line), nodes), kids), False))
+        out.append((_with_side_results(_walk(max(main, key=_LINE), nodes), kids), False))
     side_leaves = [r for r in talk if r.sidechain and not any(k.type in ("user", "assistant")
                                                               for k in kids.get(r.uuid or "", []))]
-    for leaf in sorted(side_leaves, key=lambda r: r.line):
+    for leaf in sorted(side_leaves, key=_LINE):
         if _has_tool_result(leaf) and leaf.parent and leaf.parent in nodes and any(
                 k.uuid != leaf.uuid for k in kids.get(leaf.parent, [])):
             continue  # a parallel tool result: put back on its sibling's path below
@@ -466,5 +468,5 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     else:
         fmt = "claude-code"
     return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
-                      diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=lambda d: d.line),
+                      diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=_LINE),
                       settings=_settings(f))

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
+from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -72,7 +73,7 @@ def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
         records, diags, unknown = _parse_lines(data, path)
     for t, n in unknown.items():
         diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
-    return ClaudeFile(path, _relink(records), sorted(diags, key=lambda d: d.line))
+    return ClaudeFile(path, _relink(records), sorted(diags, key=attrgetter("line")))
 
 
 def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic], dict[str, int]]:
