@@ -33,7 +33,7 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
     side = [p for p in t.paths if p.sidechain]
     by_role: Counter[Any] = Counter()  # by Role (its .value, a property call, once per role at the end)
     models: Counter[str] = Counter()
-    usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    inp = out = cache_read = cache_write = 0
     cost = 0.0
     requests = 0
     seen_messages: set[tuple[int, Any]] = set()
@@ -45,16 +45,20 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
                 seen_messages.add(key)
                 by_role[m.role] += 1
         for r in p.requests:
-            if (r.line, r.id) in seen_requests:
+            key = (r.line, r.id)
+            if key in seen_requests:
                 continue
-            seen_requests.add((r.line, r.id))
+            seen_requests.add(key)
             requests += 1
-            models[f"{r.provider or '?'}/{r.model or '?'}"] += 1
-            usage["input"] += r.usage.input
-            usage["output"] += r.usage.output
-            usage["cache_read"] += r.usage.cache_read
-            usage["cache_write"] += r.usage.cache_write
-            cost += r.usage.cost.total if r.usage.cost is not None else 0.0
+            models[f"{r.provider or '?'}/{r.model or '?'}"] += 1  # (a reader may pass any JSON value as model)
+            u = r.usage
+            inp += u.input
+            out += u.output
+            cache_read += u.cache_read
+            cache_write += u.cache_write
+            if u.cost is not None:
+                cost += u.cost.total
+    usage = {"input": inp, "output": out, "cache_read": cache_read, "cache_write": cache_write}
     first = main[0] if main else (t.paths[0] if t.paths else None)
     compactions = _compactions(first) if first is not None else []
     overflows = sum(len(p.overflows) for p in t.paths)
