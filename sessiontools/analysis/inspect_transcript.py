@@ -31,29 +31,34 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
     """Counts, paths, compactions, usage, cost and problems of one transcript."""
     main = [p for p in t.paths if not p.sidechain]
     side = [p for p in t.paths if p.sidechain]
-    by_role: Counter[str] = Counter()
+    by_role: Counter[Any] = Counter()  # by Role (its .value, a property call, once per role at the end)
     models: Counter[str] = Counter()
-    usage = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+    inp = out = cache_read = cache_write = 0
     cost = 0.0
     requests = 0
     seen_messages: set[tuple[int, Any]] = set()
     seen_requests: set[tuple[int, Any]] = set()
     for p in t.paths:
         for m in p.messages:
-            if (m.line, m.id) not in seen_messages:
-                seen_messages.add((m.line, m.id))
-                by_role[m.role.value] += 1
+            key = (m.line, m.id)
+            if key not in seen_messages:
+                seen_messages.add(key)
+                by_role[m.role] += 1
         for r in p.requests:
-            if (r.line, r.id) in seen_requests:
+            key = (r.line, r.id)
+            if key in seen_requests:
                 continue
-            seen_requests.add((r.line, r.id))
+            seen_requests.add(key)
             requests += 1
-            models[f"{r.provider or '?'}/{r.model or '?'}"] += 1
-            usage["input"] += r.usage.input
-            usage["output"] += r.usage.output
-            usage["cache_read"] += r.usage.cache_read
-            usage["cache_write"] += r.usage.cache_write
-            cost += r.usage.cost.total if r.usage.cost is not None else 0.0
+            models[f"{r.provider or '?'}/{r.model or '?'}"] += 1  # (a reader may pass any JSON value as model)
+            u = r.usage
+            inp += u.input
+            out += u.output
+            cache_read += u.cache_read
+            cache_write += u.cache_write
+            if u.cost is not None:
+                cost += u.cost.total
+    usage = {"input": inp, "output": out, "cache_read": cache_read, "cache_write": cache_write}
     first = main[0] if main else (t.paths[0] if t.paths else None)
     compactions = _compactions(first) if first is not None else []
     overflows = sum(len(p.overflows) for p in t.paths)
@@ -67,7 +72,7 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
         "session_name": None,
         "entries": len(seen_messages),
         "entries_by_type": {"message": len(seen_messages)},
-        "messages_by_role": dict(sorted(by_role.items())),
+        "messages_by_role": dict(sorted((r.value, n) for r, n in by_role.items())),
         "leaves": len(main),
         "branch_points": max(0, len(main) - 1),
         "leaf_ids": [p.leaf_id for p in main],

@@ -46,6 +46,7 @@ import json
 import os
 import re
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 from sessiontools.read.claude_code import (
@@ -57,6 +58,7 @@ from sessiontools.read.claude_code import (
     subagent_files,
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.read.pi.load import gc_paused
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -83,6 +85,7 @@ _SUMMARY_TAILS = ("\n\nIf you need specific details from before compaction", "\n
 #: json.dumps(x, ensure_ascii=False), without building an encoder per call
 _JSON = json.JSONEncoder(ensure_ascii=False).encode
 _TOO_LONG = re.compile(r"prompt is too long", re.I)
+_LINE = attrgetter("line")  # sort key of records, messages and diagnostics
 
 
 def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int | None = None,
@@ -118,7 +121,8 @@ def _walk(leaf: Record, nodes: dict[str, Record]) -> list[Record]:
     while cur is not None and cur.uuid not in seen and cur.sidechain == leaf.sidechain:
         seen.add(cur.uuid or "")
         chain.append(cur)
-        nxt = cur.parent or (cur.logical_parent if cur.is_boundary else None)
+        nxt = cur.parent or (cur.logical_parent if cur.subtype == "compact_boundary" and cur.type == "system"
+                             else None)  # Record.is_boundary
         cur = nodes.get(nxt) if nxt else None
     chain.reverse()
     return chain
@@ -140,7 +144,7 @@ def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> li
     todo = list(chain)
     while todo:
         r = todo.pop()
-        for k in kids.get(r.uuid or "", []):
+        for k in kids.get(r.uuid or "", ()):
             if k.uuid in on or k.sidechain != r.sidechain:
                 continue
             side_result = k.type == "user" and _has_tool_result(k) and not kids.get(k.uuid or "")
@@ -149,7 +153,7 @@ def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> li
                 on.add(k.uuid)
                 extra.append(k)
                 todo.append(k)
-    return sorted(chain + extra, key=lambda r: r.line) if extra else chain
+    return sorted(chain + extra, key=_LINE) if extra else chain
 
 
 def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], bool]]:
@@ -158,10 +162,10 @@ def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], 
     main = [r for r in talk if not r.sidechain]
     out: list[tuple[list[Record], bool]] = []
     if main:
-        out.append((_with_side_results(_walk(max(main, key=lambda r: r.line), nodes), kids), False))
+        out.append((_with_side_results(_walk(max(main, key=_LINE), nodes), kids), False))
     side_leaves = [r for r in talk if r.sidechain and not any(k.type in ("user", "assistant")
                                                               for k in kids.get(r.uuid or "", []))]
-    for leaf in sorted(side_leaves, key=lambda r: r.line):
+    for leaf in sorted(side_leaves, key=_LINE):
         if _has_tool_result(leaf) and leaf.parent and leaf.parent in nodes and any(
                 k.uuid != leaf.uuid for k in kids.get(leaf.parent, [])):
             continue  # a parallel tool result: put back on its sibling's path below
@@ -172,29 +176,30 @@ def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], 
 # -- messages ---------------------------------------------------------------------------------------
 
 def _block_units(content: Any, assistant: bool) -> list[Unit]:
+    text_kind = UnitKind.TEXT if assistant else UnitKind.USER
     if isinstance(content, str):
-        return [Unit(UnitKind.TEXT if assistant else UnitKind.USER, content)]
+        return [Unit(text_kind, content)]
     units: list[Unit] = []
-    for b in content if isinstance(content, list) else []:
+    append = units.append
+    for b in content if isinstance(content, list) else ():
         if not isinstance(b, dict):
             continue
         t = b.get("type")
         if t == "text":
-            units.append(Unit(UnitKind.TEXT if assistant else UnitKind.USER, b.get("text") or ""))
-        elif t in ("thinking", "redacted_thinking"):
-            units.append(Unit(UnitKind.THINKING, b.get("thinking") or ""))
+            append(Unit(text_kind, b.get("text") or ""))
         elif t == "tool_use":
-            args = _JSON(b.get("input"))
-            units.append(Unit(UnitKind.TOOL_CALL, f"{b.get('name') or ''} {args}"))
+            append(Unit(UnitKind.TOOL_CALL, f"{b.get('name') or ''} {_JSON(b.get('input'))}"))
         elif t == "tool_result":
             c = b.get("content")
-            units.append(Unit(UnitKind.TOOL_RESULT, c if isinstance(c, str) else content_text(c)))
+            append(Unit(UnitKind.TOOL_RESULT, c if isinstance(c, str) else content_text(c)))
             if isinstance(c, list):  # (not a string: that would test every character)
                 units += [Unit(UnitKind.IMAGE, "") for x in c if isinstance(x, dict) and x.get("type") == "image"]
+        elif t == "thinking" or t == "redacted_thinking":
+            append(Unit(UnitKind.THINKING, b.get("thinking") or ""))
         elif t == "image":
-            units.append(Unit(UnitKind.IMAGE, ""))
+            append(Unit(UnitKind.IMAGE, ""))
         else:
-            units.append(Unit(UnitKind.OTHER, _JSON(b)))
+            append(Unit(UnitKind.OTHER, _JSON(b)))
     return units
 
 
@@ -204,7 +209,10 @@ def _message(r: Record, index: int) -> Message | None:
                        r.timestamp, r.raw)
     if r.type != "user":
         return None
-    content = r.content
+    return _user_message(r, index, r.content)
+
+
+def _user_message(r: Record, index: int, content: Any) -> Message:
     full = content_text(content)
     text = full.lstrip()
     if r.raw.get("isCompactSummary") or text.startswith(CONTINUATION_PREFIX):  # Record.is_compact_summary
@@ -213,7 +221,7 @@ def _message(r: Record, index: int) -> Message | None:
     if r.raw.get("isMeta") or text.startswith(_COMMAND_PREFIXES):
         role = Role.OTHER
     else:
-        role = Role.TOOL if _has_tool_result(r) else Role.USER
+        role = Role.TOOL if any(u.kind is UnitKind.TOOL_RESULT for u in units) else Role.USER  # _has_tool_result
     return Message(index, r.uuid, r.line, role, units, r.timestamp, r.raw)
 
 
@@ -237,9 +245,14 @@ def _usage(u: Any) -> Usage | None:
     if not isinstance(u, dict):
         return None
     get = u.get
-    usage = Usage(input=_count(get("input_tokens")), cache_read=_count(get("cache_read_input_tokens")),
-                  cache_write=_count(get("cache_creation_input_tokens")), output=_count(get("output_tokens")))
-    return usage if usage.total > 0 else None
+    a, b, c, d = (get("input_tokens"), get("cache_read_input_tokens"), get("cache_creation_input_tokens"),
+                  get("output_tokens"))
+    # `_count` of each, with the common case (an int) tested inline
+    a = (a if a > 0 else 0) if type(a) is int else _count(a)
+    b = (b if b > 0 else 0) if type(b) is int else _count(b)
+    c = (c if c > 0 else 0) if type(c) is int else _count(c)
+    d = (d if d > 0 else 0) if type(d) is int else _count(d)
+    return Usage(a, b, c, d) if a + b + c + d > 0 else None  # (input, cache_read, cache_write, output)
 
 
 # -- one path ---------------------------------------------------------------------------------------
@@ -263,28 +276,34 @@ class _Builder:
         self.sent_from = self.sent_to = 0
 
     def add(self, r: Record) -> None:
-        if r.is_boundary:
-            if self.pending is not None:
-                self._compaction(self.pending, None)
-            self.pending = r
+        t = r.type
+        index = len(self.messages)
+        if t == "assistant":
+            msg = r.message
+            m = Message(index, r.uuid, r.line, Role.ASSISTANT, tuple(_block_units(msg.get("content"), True)),
+                        r.timestamp, r.raw)  # _message
+            self.messages.append(m)
+            if r.uuid:
+                self.by_uuid[r.uuid] = index
+            self._assistant(r, m, msg)
             return
-        m = _message(r, len(self.messages))
-        if m is None:
-            return
+        if t != "user":
+            if t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
+                if self.pending is not None:
+                    self._compaction(self.pending, None)
+                self.pending = r
+            return  # other lines are no messages (_message)
+        m = _user_message(r, index, r.content)
         self.messages.append(m)
         if r.uuid:
-            self.by_uuid[r.uuid] = m.index
+            self.by_uuid[r.uuid] = index
         if m.role is Role.SUMMARY:
             if self.pending is not None:
                 self._compaction(self.pending, m)
-            elif not self.compactions and m.index == 0:
+            elif not self.compactions and index == 0:
                 self._legacy(m)
-            return
-        if r.type == "assistant":
-            self._assistant(r, m)
 
-    def _assistant(self, r: Record, m: Message) -> None:
-        msg = r.message
+    def _assistant(self, r: Record, m: Message, msg: dict[str, Any]) -> None:
         if msg.get("model") == "<synthetic>":  # Record.is_synthetic
             self.unsent.add(m.index)
             self.skipped["synthetic"] += 1
@@ -302,10 +321,9 @@ class _Builder:
         if usage is None:
             self.skipped["no usage"] += 1
             return
-        self.requests.append(Request(
-            index=m.index, line=r.line, usage=usage, context=self._context(m.index), provider="anthropic",
-            model=msg.get("model"), timestamp=r.timestamp, id=msg.get("id") or r.raw.get("requestId"),
-            stop_reason=msg.get("stop_reason")))
+        # (index, line, usage, context, provider, model, timestamp, id, stop_reason)
+        self.requests.append(Request(m.index, r.line, usage, self._context(m.index), "anthropic", msg.get("model"),
+                                     r.timestamp, msg.get("id") or r.raw.get("requestId"), msg.get("stop_reason")))
 
     def _context(self, i: int) -> Ranges:
         start = 0 if self.window is None else self.window[0] + 1
@@ -380,13 +398,30 @@ class _Builder:
 
 def _settings(f: ClaudeFile) -> dict[str, Any]:
     types = Counter(r.type for r in f.records)
-    first = next((r.raw for r in f.records if r.type in ("user", "assistant")), {})
-    models = sorted({m for r in f.records if r.type == "assistant" and isinstance(m := r.message.get("model"), str)})
+    first: dict[str, Any] | None = None
+    models: set[str] = set()
+    titles: list[str] = []
+    boundaries = 0
+    for r in f.records:  # one pass for the rest
+        t = r.type
+        if t == "assistant":
+            if isinstance(m := r.message.get("model"), str):
+                models.add(m)
+            if first is None:
+                first = r.raw
+        elif t == "user":
+            if first is None:
+                first = r.raw
+        elif t == "summary":
+            if isinstance(title := r.raw.get("summary"), str):
+                titles.append(title)
+        elif t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
+            boundaries += 1
+    first = {} if first is None else first
     return {
         "version": f.version, "cwd": first.get("cwd"), "git_branch": first.get("gitBranch"),
-        "entrypoint": first.get("entrypoint"), "models": models,
-        "titles": [r.raw["summary"] for r in f.records if r.type == "summary" and isinstance(r.raw.get("summary"), str)],
-        "compact_boundaries": sum(1 for r in f.records if r.is_boundary), "line_types": dict(sorted(types.items())),
+        "entrypoint": first.get("entrypoint"), "models": sorted(models), "titles": titles,
+        "compact_boundaries": boundaries, "line_types": dict(sorted(types.items())),
     }
 
 
@@ -402,10 +437,13 @@ def _rejected(f: ClaudeFile) -> frozenset[str]:
     out: set[str] = set()
     last = None
     for r in f.records:
-        if r.is_boundary and last == "api-request" and r.uuid:
-            out.add(r.uuid)
-        if r.type in ("api-request", "assistant", "user") or r.is_boundary:
-            last = r.type
+        t = r.type
+        if t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
+            if last == "api-request" and r.uuid:
+                out.add(r.uuid)
+            last = t
+        elif t == "api-request" or t == "assistant" or t == "user":
+            last = t
     return frozenset(out)
 
 
@@ -414,12 +452,14 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     paths: list[TranscriptPath] = []
     rejected = _rejected(f)
     nodes = f.nodes()
-    for chain, side in _paths(f, nodes):
-        b = _Builder(provider_limit, rejected)
-        for r in chain:
-            b.add(r)
-        paths.append(b.path(chain[-1].uuid if chain else None, side))
-    legacy = not any(r.is_boundary for r in f.records) and bool(paths) and bool(paths[0].compactions)
+    with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
+        for chain, side in _paths(f, nodes):
+            b = _Builder(provider_limit, rejected)
+            for r in chain:
+                b.add(r)
+            paths.append(b.path(chain[-1].uuid if chain else None, side))
+    legacy = bool(paths) and bool(paths[0].compactions) and not any(
+        r.type == "system" and r.subtype == "compact_boundary" for r in f.records)  # Record.is_boundary
     version = f.version
     if legacy:
         fmt = "claude-code-legacy"
@@ -428,5 +468,5 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
     else:
         fmt = "claude-code"
     return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
-                      diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=lambda d: d.line),
+                      diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=_LINE),
                       settings=_settings(f))

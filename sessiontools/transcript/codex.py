@@ -57,6 +57,7 @@ from sessiontools.read.codex.records import (
     TurnContext,
     UsageRecord,
 )
+from sessiontools.read.pi.load import gc_paused
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -129,6 +130,13 @@ def is_summary_item(item: Mapping[str, Any]) -> bool:
 def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str | None) -> Message:
     """One response item as a neutral message."""
     kind = item.get("type")
+    if kind in TOOL_ITEMS:  # (the most common items first; none of these is a summary item)
+        return Message(index, _call_id(item), line, Role.TOOL,
+                       (Unit(UnitKind.TOOL_RESULT, output_text(item.get("output"))),), timestamp, item)
+    if kind == "function_call":
+        args = item.get("arguments")
+        text = f"{item.get('name', '')} {args if isinstance(args, str) else json.dumps(args)}"
+        return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
     if is_summary_item(item):
         texts = [t for t, _ in _text_parts(item.get("content"))]
         return Message(index, None, line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, "\n".join(texts)),), timestamp, item)
@@ -242,14 +250,19 @@ class _Builder:
             return
         self.append_request(r, last)
 
+    def on_agent_count(self, r: TokenCount) -> None:
+        before = len(self.requests)
+        self.on_count(r)
+        if len(self.requests) > before:
+            self.last_agent_total = self.requests[-1].usage.total
+
     def append_request(self, r: TokenCount, last: TokenUsage) -> None:
         index = self.first_reply if self.first_reply is not None else max(len(self.messages) - 1, 0)
         rec = self.last_usage_record
         rid = rec.response_id if rec is not None and rec.usage == last else None
-        self.requests.append(Request(
-            index=index, line=r.line, usage=usage_of(last), context=self.context(index), provider=self.provider,
-            model=self.model, timestamp=r.timestamp, id=rid, stop_reason=None, context_window=r.context_window,
-        ))
+        # (index, line, usage, context, provider, model, timestamp, id, stop_reason, context_window)
+        self.requests.append(Request(index, r.line, usage_of(last), self.context(index), self.provider, self.model,
+                                     r.timestamp, rid, None, r.context_window))
         self.last_agent_total = self.requests[-1].usage.total
         if not self.count_first:
             self.first_reply = None
@@ -310,8 +323,12 @@ class _Builder:
         kind = type(r)
         if kind is Other:  # the most common line (events, world state): nothing to build
             return
-        if kind is ResponseItem:
+        if kind is ResponseItem:  # then the other common lines, by exact type
             self.add(r.payload, r.line, r.timestamp)
+        elif kind is TokenCount:
+            self.on_agent_count(r)
+        elif kind is UsageRecord:
+            self.last_usage_record = r
         elif isinstance(r, SessionMeta):
             self.on_meta(r)
         elif isinstance(r, TurnContext):
@@ -321,10 +338,7 @@ class _Builder:
         elif isinstance(r, UsageRecord):
             self.last_usage_record = r
         elif isinstance(r, TokenCount):
-            before = len(self.requests)
-            self.on_count(r)
-            if len(self.requests) > before:
-                self.last_agent_total = self.requests[-1].usage.total
+            self.on_agent_count(r)
         elif isinstance(r, Compacted):
             agent_total = self.last_agent_total
             self.on_compacted(r)
@@ -377,8 +391,9 @@ def _format(rollout: Rollout, cli_version: str | None) -> str:
 def codex_transcript(rollout: Rollout) -> Transcript:
     """A Codex rollout as a neutral transcript (see the module docstring for each decision)."""
     b = _Builder(rollout)
-    for r in rollout.records:
-        b.feed(r)
+    with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
+        for r in rollout.records:
+            b.feed(r)
     b.flush_pending()
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),

@@ -13,6 +13,12 @@ Shapes:
 A non-request is never a `Request`: a harness's pseudo-reply (zero usage, a model id that is no
 model), an aborted or failed call. What was left out is counted in `TranscriptPath.skipped` with a
 reason, so reports can say so.
+
+The values (`Unit`, `Usage`, `Message`, `Request`, ...) are never changed once built (use
+`dataclasses.replace`). They are not `frozen` dataclasses only because a frozen dataclass's
+constructor sets each field through `object.__setattr__`, about three times slower than a plain
+one, and one is built for every message, unit and request of every file read; they compare and
+hash by value all the same (`unsafe_hash`), as the readers' records do.
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ class Trigger(StrEnum):
     UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Unit:
     """One piece of text the model was sent or produced. A tool call is `name + arguments JSON`;
     an image has empty text (its size is the estimator's business)."""
@@ -71,7 +77,7 @@ class Unit:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Cost:
     """The recorded itemised cost of one request in USD, when the file has one."""
 
@@ -82,7 +88,7 @@ class Cost:
     total: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Usage:
     """Recorded usage by class, as the provider counted it."""
 
@@ -102,7 +108,7 @@ class Usage:
         return self.prompt + self.output
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Message:
     """One conversation item on a path."""
 
@@ -141,7 +147,7 @@ def merge_ranges(ranges: Iterable[tuple[int, int]]) -> Ranges:
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Request:
     """One real model call with usable usage."""
 
@@ -161,7 +167,7 @@ class Request:
             yield from range(a, b)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Compaction:
     """A recorded compaction: the history before it was replaced by a summary."""
 
@@ -177,7 +183,7 @@ class Compaction:
     timestamp: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Overflow:
     """A request the provider rejected as too long."""
 

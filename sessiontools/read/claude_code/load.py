@@ -9,8 +9,10 @@ is where Claude Code keeps them: ``$CLAUDE_CONFIG_DIR/projects`` when that varia
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
+from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -24,9 +26,10 @@ from sessiontools.read.claude_code.records import (
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.files import read_file_bytes
-from sessiontools.read.pi.load import expand_paths
+from sessiontools.read.pi.load import expand_paths, gc_paused
 
 _SNIFF = 8192
+_NONBLANK = re.compile(rb"\S")  # (bytes.strip's whitespace is \s)
 
 
 def default_projects_dir(env: Mapping[str, str], home: Path) -> Path:
@@ -66,19 +69,37 @@ def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 
 def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
     """Parse transcript bytes; bad lines become Diagnostics, the rest records (file order)."""
+    with gc_paused():  # (see `gc_paused`: parsed JSON holds no cycles)
+        records, diags, unknown = _parse_lines(data, path)
+    for t, n in unknown.items():
+        diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
+    return ClaudeFile(path, _relink(records), sorted(diags, key=attrgetter("line")))
+
+
+def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic], dict[str, int]]:
+    """The records, the diagnostics and the first line of each unknown line type. Each line is
+    parsed from a view of `data` (no copy of the file cut into lines)."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     seen: set[str] = set()
-    lines = data.split(b"\n")
     unknown: dict[str, int] = {}
-    for i, raw in enumerate(lines):
-        n = i + 1
-        if not raw.strip():
+    loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+    view, find = memoryview(data), data.find
+    start, end, n = 0, len(data), 0
+    while start < end:
+        n += 1
+        nl = find(b"\n", start)
+        stop = nl if nl >= 0 else end
+        raw = view[start:stop]
+        start = stop + 1
+        if not raw:
             continue
         try:
-            obj = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            last = i == len(lines) - 1 or all(not x.strip() for x in lines[i + 1:])
+            obj = loads(raw)
+        except JSONDecodeError:
+            if not bytes(raw).strip():  # a line of blanks (orjson rejects it): nothing to read
+                continue
+            last = nl < 0 or _NONBLANK.search(data, start) is None  # only blank lines after it
             why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
             diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
             continue
@@ -86,18 +107,17 @@ def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
         if isinstance(rec, Diagnostic):
             diags.append(rec)
             continue
-        if rec.uuid and rec.uuid in seen and rec.type in ("user", "assistant", "system", "attachment"):
-            diags.append(Diagnostic(path, n, f"duplicate uuid {rec.uuid}: the first line is kept",
-                                    DiagnosticKind.SKIPPED))
-            continue
-        if rec.uuid:
-            seen.add(rec.uuid)
+        uuid = rec.uuid
+        if uuid:
+            if uuid in seen and rec.type in CONVERSATION_TYPES:
+                diags.append(Diagnostic(path, n, f"duplicate uuid {uuid}: the first line is kept",
+                                        DiagnosticKind.SKIPPED))
+                continue
+            seen.add(uuid)
         if rec.type not in KNOWN_TYPES and rec.type not in unknown:
             unknown[rec.type] = n
         records.append(rec)
-    for t, n in unknown.items():
-        diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
-    return ClaudeFile(path, _relink(records), sorted(diags, key=lambda d: d.line))
+    return records, diags, unknown
 
 
 def _relink(records: list[Record]) -> list[Record]:

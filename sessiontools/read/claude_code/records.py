@@ -83,26 +83,30 @@ def content_text(content: Any) -> str:
     return "\n".join(b.get("text") or "" for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
-def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) and v else None
-
-
 def parse_record(obj: Any, line: int, path: str) -> Record | Diagnostic:
     """A record, or the Diagnostic saying why the line was skipped."""
     if not isinstance(obj, dict):
         return Diagnostic(path, line, f"not a JSON object ({type(obj).__name__})", DiagnosticKind.SKIPPED)
-    t = obj.get("type")
+    # This runs for every line: each string field's test (a non-empty str, else None) is written out
+    # inline, a call per field costing more than the test.
+    get = obj.get
+    t = get("type")
     if not isinstance(t, str) or not t:
         return Diagnostic(path, line, "no 'type'", DiagnosticKind.SKIPPED)
-    if t in ("user", "assistant") and not isinstance(obj.get("message"), dict):
+    if (t == "user" or t == "assistant") and not isinstance(get("message"), dict):
         return Diagnostic(path, line, f"{t} line without a 'message' object", DiagnosticKind.SKIPPED)
-    get = obj.get
-    uuid = _str(get("uuid"))
-    if t in CONVERSATION_TYPES and uuid is None:
-        return Diagnostic(path, line, f"{t} line without a 'uuid'", DiagnosticKind.SKIPPED)
-    # (positional, in field order: this runs for every line)
-    return Record(line, t, obj, uuid, _str(get("parentUuid")), _str(get("logicalParentUuid")),
-                  get("isSidechain") is True, _str(get("subtype")), _str(get("sessionId")), _str(get("timestamp")))
+    uuid = get("uuid")
+    if not isinstance(uuid, str) or not uuid:
+        if t in CONVERSATION_TYPES:
+            return Diagnostic(path, line, f"{t} line without a 'uuid'", DiagnosticKind.SKIPPED)
+        uuid = None
+    parent, logical, subtype, sid, ts = (get("parentUuid"), get("logicalParentUuid"), get("subtype"),
+                                         get("sessionId"), get("timestamp"))
+    # (positional, in field order)
+    return Record(line, t, obj, uuid, parent if isinstance(parent, str) and parent else None,
+                  logical if isinstance(logical, str) and logical else None, get("isSidechain") is True,
+                  subtype if isinstance(subtype, str) and subtype else None,
+                  sid if isinstance(sid, str) and sid else None, ts if isinstance(ts, str) and ts else None)
 
 
 @dataclass(slots=True)

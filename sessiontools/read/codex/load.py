@@ -33,7 +33,7 @@ from sessiontools.read.codex.records import (
 )
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import read_file_bytes
-from sessiontools.read.pi.load import expand_paths
+from sessiontools.read.pi.load import expand_paths, gc_paused
 from sessiontools.read.pi.parse import parse_line
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
@@ -64,9 +64,12 @@ def token_usage(raw: Any) -> TokenUsage | None:
     if not isinstance(raw, _MAP):
         return None
     get = raw.get
-    return TokenUsage(_int(get("input_tokens")), _int(get("cached_input_tokens")), _int(get("output_tokens")),
-                      _int(get("reasoning_output_tokens")), _int(get("total_tokens")),
-                      _int(get("cache_write_input_tokens")))
+    a, b, c, d, e, f = (get("input_tokens"), get("cached_input_tokens"), get("output_tokens"),
+                        get("reasoning_output_tokens"), get("total_tokens"), get("cache_write_input_tokens"))
+    if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int:
+        # every count an int (what Codex writes): `_int` of each is itself; the last is often absent
+        return TokenUsage(a, b, c, d, e, f if type(f) is int else _int(f))
+    return TokenUsage(_int(a), _int(b), _int(c), _int(d), _int(e), _int(f))
 
 
 def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
@@ -75,8 +78,14 @@ def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
         info = p.get("info")
         if not isinstance(info, _MAP):
             return Other(n, ts, "event_msg", "token_count")  # rate-limit-only count: no usage
+        window = info.get("model_context_window")
         return TokenCount(n, ts, token_usage(info.get("total_token_usage")), token_usage(info.get("last_token_usage")),
-                          _opt_int(info.get("model_context_window")))
+                          window if type(window) is int else _opt_int(window))
+    if kind == "item_completed":
+        item = p.get("item")
+        if isinstance(item, _MAP) and item.get("type") == "ContextCompaction":
+            return CompactionEvent(n, ts, "item_completed")
+        return Other(n, ts, "event_msg", kind)
     if kind in ("task_started", "task_complete", "turn_aborted"):
         err = p.get("error") if isinstance(p.get("error"), _MAP) else {}
         attribution = p.get("turn_attribution") if isinstance(p.get("turn_attribution"), _MAP) else {}
@@ -88,14 +97,14 @@ def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
         return ErrorEvent(n, ts, str(p.get("message", "")), info if isinstance(info, str) else None)
     if kind == "context_compacted":
         return CompactionEvent(n, ts, "context_compacted")
-    if kind == "item_completed" and isinstance(p.get("item"), _MAP) and p["item"].get("type") == "ContextCompaction":
-        return CompactionEvent(n, ts, "item_completed")
     return Other(n, ts, "event_msg", _str(kind))
 
 
 def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
     """One parsed line as a record, or the reason it cannot be used."""
-    ts = _str(obj.get("timestamp"))
+    ts = obj.get("timestamp")
+    if not isinstance(ts, str):  # (`_str`, inline: this runs for every line)
+        ts = None
     kind = obj.get("type")
     if "payload" not in obj:
         if isinstance(kind, str) and kind in ITEM_TYPES:  # legacy: a bare response item
@@ -108,6 +117,17 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
     p = obj.get("payload")
     if not isinstance(p, _MAP):
         return Diagnostic(path, n, f"{kind!r} line without an object payload; line skipped", "skipped")
+    if kind == "event_msg":  # the line types in order of frequency, then the rest
+        return _event(n, ts, p)
+    if kind == "response_item":
+        item_type = p.get("type")
+        if not isinstance(item_type, str):
+            return Diagnostic(path, n, "response_item without a type; line skipped", "skipped")
+        role = p.get("role")
+        return ResponseItem(n, ts, item_type, role if isinstance(role, str) else None, p)
+    if kind == "token_usage_record":
+        rid = p.get("response_id")
+        return UsageRecord(n, ts, rid if isinstance(rid, str) else None, token_usage(p.get("usage")))
     if kind == "session_meta":
         meta = p.get("meta") if isinstance(p.get("meta"), _MAP) else p  # some versions nest it
         bi = meta.get("base_instructions")
@@ -116,15 +136,6 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
                            _str(meta.get("model_provider")), text, _str(meta.get("originator")), meta)
     if kind == "turn_context":
         return TurnContext(n, ts, _str(p.get("turn_id")), _str(p.get("model")), _str(p.get("cwd")))
-    if kind == "response_item":
-        item_type = p.get("type")
-        if not isinstance(item_type, str):
-            return Diagnostic(path, n, "response_item without a type; line skipped", "skipped")
-        return ResponseItem(n, ts, item_type, _str(p.get("role")), p)
-    if kind == "event_msg":
-        return _event(n, ts, p)
-    if kind == "token_usage_record":
-        return UsageRecord(n, ts, _str(p.get("response_id")), token_usage(p.get("usage")))
     if kind == "compacted":
         hist = p.get("replacement_history")
         items = tuple(it for it in hist if isinstance(it, _MAP)) if isinstance(hist, list) else None
@@ -148,18 +159,20 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
         start = nl + 1
 
 
-def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
-    """Read a rollout held in memory."""
-    if b"\x00" in data[:4096]:
-        return Rollout(path, (), [Diagnostic(path, 1, "binary file (NUL bytes): not a Codex rollout", "fatal")], "unknown")
+def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic], int, int]:
+    """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
+    `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines)."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
-    parts = data.split(b"\n")
-    if parts[-1] == b"":  # the newline that ends the last line starts no line
-        parts.pop()
-    last = len(parts)
-    for n, raw in enumerate(parts, 1):
+    view, find = memoryview(data), data.find
+    start, end, n = 0, len(data), 0
+    while start < end:
+        n += 1
+        nl = find(b"\n", start)
+        stop = nl if nl >= 0 else end
+        raw = view[start:stop]
+        start = stop + 1
         # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
         # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.
         try:
@@ -167,12 +180,6 @@ def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
         except JSONDecodeError:
             obj = None
         if type(obj) is dict:
-            objects: list[dict[str, Any]] = [obj]
-        else:
-            parsed = parse_line(raw, n, path, terminated=n < last or data.endswith(b"\n"))
-            diags.extend(parsed.diagnostics)
-            objects = parsed.objects
-        for obj in objects:
             rec = _record(n, obj, path)
             if isinstance(rec, Diagnostic):
                 diags.append(rec)
@@ -181,6 +188,27 @@ def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
             if "payload" in obj:
                 wrapped += 1
                 ordinal += "ordinal" in obj
+            continue
+        parsed = parse_line(bytes(raw), n, path, terminated=nl >= 0)
+        diags.extend(parsed.diagnostics)
+        for obj in parsed.objects:
+            rec = _record(n, obj, path)
+            if isinstance(rec, Diagnostic):
+                diags.append(rec)
+                continue
+            records.append(rec)
+            if "payload" in obj:
+                wrapped += 1
+                ordinal += "ordinal" in obj
+    return records, diags, wrapped, ordinal
+
+
+def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
+    """Read a rollout held in memory."""
+    if b"\x00" in data[:4096]:
+        return Rollout(path, (), [Diagnostic(path, 1, "binary file (NUL bytes): not a Codex rollout", "fatal")], "unknown")
+    with gc_paused():  # (see `gc_paused`: parsed JSON holds no cycles)
+        records, diags, wrapped, ordinal = _read_lines(data, path)
     schema = "legacy" if records and not wrapped else ("2025" if wrapped and ordinal < wrapped else "current")
     if not records and not any(d.kind == "fatal" for d in diags):
         diags.append(Diagnostic(path, 1, "no rollout lines in this file", "fatal"))
