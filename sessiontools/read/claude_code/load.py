@@ -26,6 +26,7 @@ from sessiontools.read.claude_code.records import (
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.files import read_file_bytes
+from sessiontools.read.lines import line_views
 from sessiontools.read.pi.load import expand_paths, gc_paused
 
 _SNIFF = 8192
@@ -84,14 +85,8 @@ def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic]
     seen: set[str] = set()
     unknown: dict[str, int] = {}
     loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
-    view, find = memoryview(data), data.find
-    start, end, n = 0, len(data), 0
-    while start < end:
-        n += 1
-        nl = find(b"\n", start)
-        stop = nl if nl >= 0 else end
-        raw = view[start:stop]
-        start = stop + 1
+    end = len(data)
+    for n, raw, after in line_views(data):
         if not raw:
             continue
         try:
@@ -99,7 +94,7 @@ def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic]
         except JSONDecodeError:
             if not bytes(raw).strip():  # a line of blanks (orjson rejects it): nothing to read
                 continue
-            last = nl < 0 or _NONBLANK.search(data, start) is None  # only blank lines after it
+            last = after > end or _NONBLANK.search(data, after) is None  # only blank lines after it
             why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
             diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
             continue

@@ -33,6 +33,7 @@ from sessiontools.read.codex.records import (
 )
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import read_file_bytes
+from sessiontools.read.lines import line_views
 from sessiontools.read.pi.load import expand_paths, gc_paused
 from sessiontools.read.pi.parse import parse_line
 
@@ -147,32 +148,14 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
     return Diagnostic(path, n, f"unknown rollout line type {kind!r}; line skipped", "skipped")
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, bytes, bool]]:
-    start, n, end = 0, 0, len(data)
-    while start < end:
-        n += 1
-        nl = data.find(b"\n", start)
-        if nl < 0:
-            yield n, data[start:end], False
-            return
-        yield n, data[start:nl], True
-        start = nl + 1
-
-
 def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic], int, int]:
     """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
     `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines)."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
-    view, find = memoryview(data), data.find
-    start, end, n = 0, len(data), 0
-    while start < end:
-        n += 1
-        nl = find(b"\n", start)
-        stop = nl if nl >= 0 else end
-        raw = view[start:stop]
-        start = stop + 1
+    end = len(data)
+    for n, raw, after in line_views(data):
         # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
         # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.
         try:
@@ -189,7 +172,7 @@ def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic],
                 wrapped += 1
                 ordinal += "ordinal" in obj
             continue
-        parsed = parse_line(bytes(raw), n, path, terminated=nl >= 0)
+        parsed = parse_line(bytes(raw), n, path, terminated=after <= end)
         diags.extend(parsed.diagnostics)
         for obj in parsed.objects:
             rec = _record(n, obj, path)
@@ -244,7 +227,7 @@ def expand_rollouts(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 
 def is_rollout(data: bytes) -> bool:
     """Whether the first line looks like a Codex rollout (for agent detection)."""
-    first = next((raw for _, raw, _ in _lines(data[:65536]) if raw.strip()), b"")
+    first = next((line for line in (bytes(raw) for _, raw, _ in line_views(data[:65536])) if line.strip()), b"")
     parsed = parse_line(first, 1, "<sniff>")
     if not parsed.objects:
         return False

@@ -16,6 +16,7 @@ import orjson
 from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import open_error
+from sessiontools.read.lines import line_views
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
 from sessiontools.read.pi.migrate import (
     check_structure,
@@ -107,15 +108,8 @@ def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
     acc = _Objects(path)
     objects, lines = acc.objects, acc.lines
     loads = orjson.loads
-    view = memoryview(data)
-    find = data.find
-    start, end, line_no = 0, len(data), 0
-    while start < end:
-        line_no += 1
-        nl = find(b"\n", start)
-        stop = nl if nl >= 0 else end
-        raw = view[start:stop]
-        start = stop + 1
+    end, line_no = len(data), 0
+    for line_no, raw, after in line_views(data):
         if line_no > 1 and acc.seen_any:
             try:
                 obj = loads(raw)
@@ -125,7 +119,7 @@ def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
                 objects.append(obj)
                 lines.append(line_no)
                 continue
-        acc.add_line(raw, line_no, nl >= 0)
+        acc.add_line(raw, line_no, after <= end)
     return acc, line_no
 
 
