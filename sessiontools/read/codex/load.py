@@ -163,18 +163,12 @@ def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic],
         except JSONDecodeError:
             obj = None
         if type(obj) is dict:
-            rec = _record(n, obj, path)
-            if isinstance(rec, Diagnostic):
-                diags.append(rec)
-                continue
-            records.append(rec)
-            if "payload" in obj:
-                wrapped += 1
-                ordinal += "ordinal" in obj
-            continue
-        parsed = parse_line(bytes(raw), n, path, terminated=after <= end)
-        diags.extend(parsed.diagnostics)
-        for obj in parsed.objects:
+            objs: Any = (obj,)
+        else:
+            parsed = parse_line(bytes(raw), n, path, terminated=after <= end)
+            diags.extend(parsed.diagnostics)
+            objs = parsed.objects
+        for obj in objs:
             rec = _record(n, obj, path)
             if isinstance(rec, Diagnostic):
                 diags.append(rec)
