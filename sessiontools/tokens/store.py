@@ -2,26 +2,58 @@
 per-session results keyed by the session file's content hash and every option that shapes them.
 
 Several processes may read and write at once (SQLite WAL with a busy timeout; inserts are
-idempotent). A cache file that is corrupt or of another format is removed and rebuilt; if even
-that fails, the store turns itself off and counting goes on uncached. The caller chooses the file
+idempotent); a file still locked by another process after the timeout and a few tries is left
+alone, and this store counts without it. A cache file that is corrupt or of another format is
+removed and rebuilt; if even that fails, the store turns itself off and counting goes on uncached. The caller chooses the file
 (the CLI uses the user cache directory); nothing here reads the environment.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 SCHEMA = 1
 _CHUNK = 500
+#: Opening attempts while another process holds the file locked (each waits the busy timeout).
+_OPEN_TRIES = 4
+#: SQLITE_BUSY and SQLITE_LOCKED (an extended result code keeps its primary code in the low byte).
+_BUSY_CODES = (5, 6)
+
+
+def _transient(exc: sqlite3.Error) -> bool:
+    """Whether `exc` is another connection's lock (worth waiting for), not damage to the file."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _BUSY_CODES
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _prepare(conn: sqlite3.Connection) -> None:
+    """WAL mode, the tables, and the schema check (a DatabaseError when the file is not ours)."""
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS counts (enc TEXT NOT NULL, key BLOB NOT NULL, n INTEGER NOT NULL,"
+        " PRIMARY KEY (enc, key)) WITHOUT ROWID"
+    )
+    conn.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+    conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
+    (schema,) = conn.execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()
+    if schema != str(SCHEMA):
+        raise sqlite3.DatabaseError(f"cache schema {schema}, expected {SCHEMA}")
+    conn.execute("SELECT count(*) FROM (SELECT 1 FROM counts LIMIT 1)").fetchone()
 
 
 class TokenStore:
     """Token counts by (encoding, content key) on disk."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout: float = 30.0) -> None:
         self.path = Path(path)
+        self.busy_timeout = busy_timeout  # seconds a statement waits for another process's lock
         self.notes: list[str] = []
         self.hits = 0
         self.misses = 0
@@ -29,35 +61,39 @@ class TokenStore:
         self._disabled = False
 
     def _open(self) -> sqlite3.Connection | None:
+        """The connection, opened on first use. A file another process holds locked past the busy
+        timeout is tried again, then left alone (counting goes on without it): a lock is not damage,
+        and removing a file other processes have open would lose their writes. A corrupt file, or one
+        of another schema, is removed and rebuilt once."""
         if self._conn is not None or self._disabled:
             return self._conn
-        for attempt in (1, 2):
+        rebuilt = False
+        for attempt in range(_OPEN_TRIES):
+            conn = None
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS counts (enc TEXT NOT NULL, key BLOB NOT NULL, n INTEGER NOT NULL,"
-                    " PRIMARY KEY (enc, key)) WITHOUT ROWID"
-                )
-                conn.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
-                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
-                (schema,) = conn.execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()
-                if schema != str(SCHEMA):
-                    raise sqlite3.DatabaseError(f"cache schema {schema}, expected {SCHEMA}")
-                conn.execute("SELECT count(*) FROM (SELECT 1 FROM counts LIMIT 1)").fetchone()
+                conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None)
+                _prepare(conn)
                 self._conn = conn
                 return conn
             except sqlite3.Error as exc:
-                if attempt == 1:
+                if conn is not None:
+                    conn.close()
+                if _transient(exc):
+                    if attempt + 1 < _OPEN_TRIES:
+                        time.sleep(0.05 * 2 ** attempt)
+                        continue
+                    self.notes.append(f"token cache {self.path} busy ({exc}); counting without it")
+                elif not rebuilt:
+                    rebuilt = True
                     self.notes.append(f"token cache {self.path} unusable ({exc}); rebuilt")
                     for suffix in ("", "-wal", "-shm"):
                         Path(str(self.path) + suffix).unlink(missing_ok=True)
+                    continue
                 else:
                     self.notes.append(f"token cache {self.path} unusable ({exc}); counting without it")
-                    self._disabled = True
+                self._disabled = True
+                return None
             except OSError as exc:
                 self.notes.append(f"token cache {self.path} unusable ({exc.strerror or exc}); counting without it")
                 self._disabled = True

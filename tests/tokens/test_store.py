@@ -74,3 +74,25 @@ def test_several_processes_write_at_once(tmp_path: Path) -> None:
     assert all(p.wait(timeout=120) == 0 for p in procs)
     got = TokenStore(path).get_many("enc", [f"k{j}".encode() for j in range(1045)])
     assert got == {f"k{j}".encode(): j for j in range(1045)}
+
+
+def test_a_file_locked_by_another_process_is_left_alone(tmp_path: Path) -> None:
+    """A lock is not damage: a store that cannot get past another connection's lock counts without
+    the cache and never removes the file (other processes have it open; their counts would be lost)."""
+    import sqlite3
+
+    path = tmp_path / "t.sqlite"
+    first = TokenStore(path)
+    first.put_many("enc", {b"a": 1})
+    first.close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")  # a rollback journal: an exclusive lock blocks readers
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        store = TokenStore(path, busy_timeout=0.01)
+        assert store.get_many("enc", [b"a"]) == {}
+        assert len(store.notes) == 1 and "busy" in store.notes[0] and "rebuilt" not in store.notes[0]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert TokenStore(path).get_many("enc", [b"a"]) == {b"a": 1}, "the file and its counts survive"
