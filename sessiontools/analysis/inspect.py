@@ -102,6 +102,10 @@ def _plain_request(msg: dict[str, Any], u: Any, stop: Any) -> bool:
     return out is None or (type(out) is int and out >= 0)
 
 
+#: Recorded usage classes, in the order of `_Counts.totals`.
+_USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+
+
 def _count(session: Session, pi_version: str) -> _Counts:
     """Entries by type, messages by role, models, usage, cost, requests and errors, in one pass.
 
@@ -113,7 +117,8 @@ def _count(session: Session, pi_version: str) -> _Counts:
     messages = [e for e in entries if e.type == "message"]
     c.by_role.update([e.role or "<none>" for e in messages])
     models: list[str] = []
-    t_in = t_out = t_cr = t_cw = cost = 0.0  # floats summed in file order, as before
+    totals = [0.0, 0.0, 0.0, 0.0]  # by _USAGE_KEYS, floats summed in file order
+    cost = 0.0
     requests = errors = overflow_errors = 0
     for e in messages:
         if e.role != "assistant":
@@ -126,18 +131,10 @@ def _count(session: Session, pi_version: str) -> _Counts:
         if reason != "pseudo_reply":  # a harness's message names no model that was called
             models.append(_model_key(msg))
         if type(u) is dict:
-            v = u.get("input")
-            if type(v) is int or type(v) is float:
-                t_in += v
-            v = u.get("output")
-            if type(v) is int or type(v) is float:
-                t_out += v
-            v = u.get("cacheRead")
-            if type(v) is int or type(v) is float:
-                t_cr += v
-            v = u.get("cacheWrite")
-            if type(v) is int or type(v) is float:
-                t_cw += v
+            for k, key in enumerate(_USAGE_KEYS):
+                v = u.get(key)
+                if type(v) is int or type(v) is float:
+                    totals[k] += v
             total_cost = u.get("cost")
             if type(total_cost) is dict:
                 v = total_cost.get("total")
@@ -151,7 +148,7 @@ def _count(session: Session, pi_version: str) -> _Counts:
             if is_context_overflow(msg, None, pi_version):
                 overflow_errors += 1
     c.models.update(models)
-    c.totals = [t_in, t_out, t_cr, t_cw]
+    c.totals = totals
     c.cost, c.requests, c.errors, c.overflow_errors = cost, requests, errors, overflow_errors
     return c
 
