@@ -10,7 +10,7 @@
 //
 //   node bench/pi_replay.mjs <pi package dir> <session.jsonl> <truth.json> <window> <reserve> <keep>
 //
-// Then one line per run on stdin ("run"); each answer is one JSON line on stdout:
+// Then one line per run on stdin ("run", or "grid R1,R2;K1,K2" for a grid of settings); each answer is one JSON line on stdout:
 // {"ms": elapsed ms of parse + simulation, "parse_ms": of reading + JSON.parse alone, "compactions": [[parentId, firstKeptEntryId, tokensBefore], ...]}.
 // The process stays alive between runs, so the measured runs are warm, like Python's.
 import { readFileSync } from "node:fs";
@@ -25,15 +25,15 @@ const utils = await imp("core/compaction/utils.js");
 const sm = await imp("core/session-manager.js");
 const messages = await imp("core/messages.js");
 const truth = JSON.parse(readFileSync(truthFile, "utf8")); // {entry_tokens: [...], overhead, ratio, summary_tokens, summary_chars_per_token}
-const settings = { enabled: true, reserveTokens: Number(reserveS), keepRecentTokens: Number(keepS) };
 const window = Number(windowS);
-const threshold = window - settings.reserveTokens;
 
 function textTokens(chars) {
     return truth.ratio * Math.ceil(chars / 4);
 }
 
-function simulate() {
+function simulate(reserve, keep) {
+    const settings = { enabled: true, reserveTokens: reserve, keepRecentTokens: keep };
+    const threshold = window - settings.reserveTokens;
     const t0 = performance.now();
     const entries = [];
     for (const line of readFileSync(file, "utf8").split("\n")) {
@@ -111,17 +111,20 @@ function simulate() {
     }
 
     let pos = 0;
-    const tried = new Set();
+    // Pi's _overflowRecoveryAttempted: set by a compact-and-retry, cleared when a user message starts
+    // and by any reply that is not an error (agent-session.js); a retry that overflows again is an error.
+    let recoveryTried = false;
     for (const req of requests) {
         const i = req.i;
+        if (req.first) recoveryTried = false;
         for (let j = pos; j < i; j++) synthetic.push(base[j]);
         pos = i + 1;
         let same = !compacted; // the simulated context is still the recorded one: recorded usage is the truth
         let u = same ? req.prompt : truthBefore(i);
         if (u > window) {
             overflows++;
-            if (!tried.has(req.run)) {
-                tried.add(req.run);
+            if (!recoveryTried) {
+                recoveryTried = true;
                 piEstimateBefore(i);
                 compact("overflow", i - 1, u);
             }
@@ -131,6 +134,7 @@ function simulate() {
         } else if (u > threshold && !req.first) {
             midRun++;
         }
+        if (u <= window) recoveryTried = false;
         billed += u;
         synthetic.push(base[i]);
         let usageTotal;
@@ -156,8 +160,24 @@ function simulate() {
     return { ms, parse_ms: parsed - t0, compactions: out, overflows, mid_run: midRun, early, late, billed, summarization_input: sumIn };
 }
 
+// "grid R1,R2,...;K1,K2,...": every setting of the grid as Pi's own code runs it, one full run
+// (reading, parsing, simulation) per setting; the answer's "ms" is the whole grid's elapsed time.
+function grid(spec) {
+    const [rs, ks] = spec.split(";").map((part) => part.split(",").map(Number));
+    const t0 = performance.now();
+    const runs = [];
+    let parseMs = 0;
+    for (const r of rs) for (const k of ks) {
+        const one = simulate(r, k);
+        parseMs += one.parse_ms;
+        runs.push({ reserve: r, keep: k, compactions: one.compactions });
+    }
+    return { ms: performance.now() - t0, parse_ms: parseMs, runs };
+}
+
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
-for await (const line of rl) {
-    if (line.trim() !== "run") continue;
-    process.stdout.write(JSON.stringify(simulate()) + "\n");
+for await (const raw of rl) {
+    const line = raw.trim();
+    if (line === "run") process.stdout.write(JSON.stringify(simulate(Number(reserveS), Number(keepS))) + "\n");
+    else if (line.startsWith("grid ")) process.stdout.write(JSON.stringify(grid(line.slice(5))) + "\n");
 }

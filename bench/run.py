@@ -17,6 +17,9 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 #: The ratios with a target (from the issues). The Codex and Claude Code readers' CLI ratios are
 #: reported without one: first measured in this round (about 0.2 against Pi's 0.4-0.6).
+#: `replay_vs_pi_js` (one setting against Node) is reported, not judged (issue 28): CPython's reading
+#: and parsing alone are ~0.6 of Node's whole run (`replay_parse_only_vs_pi_js`, the floor beside it);
+#: what users run is a grid, judged as `replay_grid25_vs_pi_js`.
 TARGETS = {
     "inspect_vs_orjson": (">=", 0.5),
     "inspect_cli_vs_orjson": (">=", 0.5),
@@ -24,18 +27,14 @@ TARGETS = {
     "startup_s": ("<=", 0.25),
     "o200k_vs_tiktoken": (">=", 0.7),
     "warm_vs_cold": (">=", 10),
-    "replay_vs_pi_js": ("<=", 1.0),
     "grid25_vs_one": ("<=", 3),
+    "replay_grid25_vs_pi_js": ("<=", 0.5),
     "dask_local_vs_jobs": ("<=", 1.3),
 }
 
 #: Targets of issues the tracker holds as blocked on this machine: still measured and judged
 #: (`meets_target` says false), listed in results.json with the reason, and not failing the run.
 BLOCKED = {
-    "replay_vs_pi_js": "issue 14, blocked: the same simulation in CPython cannot match V8 here. Reading + orjson.loads "
-                       "alone is 0.55-0.6 of Node's whole run (replay_parse_only_vs_pi_js); what is left for "
-                       "Python's truth fit, estimates and walk (~34 ms on s0049) would have to fit in Node's "
-                       "~6 ms of simulation after its own parse",
     "dask_local_vs_jobs": "issue 18, blocked: on 2 cores a LocalCluster's fixed start (~2.3 s: importing "
                           "distributed, the scheduler, 2 worker processes) exceeds 1.3 x the whole --jobs 2 "
                           "run (~1.3 s over 300 MB)",
