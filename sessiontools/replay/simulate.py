@@ -292,7 +292,8 @@ class _Sim(SimState):
                 usage_total = rec_total
         elif usable:
             # Pi would have seen the provider's usage for the simulated context.
-            self.usage_override = (len(self.synthetic) - 1, round(u), output)
+            # Rounded half up as JS's Math.round (Python's round() is half to even).
+            self.usage_override = (len(self.synthetic) - 1, int(u + 0.5), output)
         if usable:
             self.last_usage = (i, usage_total)
         if req.last_in_run:
