@@ -30,6 +30,10 @@ One path (a rollout is linear; a resume appends to it). Decisions, each a readin
   adding its bytes/4 estimate of newer items); `tokens_after` = Codex's estimate written right after.
   Older rollouts without `compacted` lines but with `context_compacted` events get compactions with
   no summary. Trigger: `threshold` (Codex compacts automatically), `manual` for a `/compact` turn.
+- **Billed** (`Transcript.billed`): every model call the rollout counts, the summarisation calls of
+  compactions included: each `token_count` whose `total_token_usage` changed, with its
+  `last_token_usage` (else the change of the total) and the model of the turn, as ccusage counts
+  Codex usage (its totals are the last `total_token_usage`).
 - **Overflows**: a failed turn with `codex_error_info: "context_window_exceeded"` (or an `error`
   event that says so). Codex does not record the provider's numbers.
 """
@@ -388,6 +392,33 @@ def _format(rollout: Rollout, cli_version: str | None) -> str:
     return f"codex-{parts[0]}.{parts[1]}" if len(parts) >= 2 else "codex"
 
 
+def _delta(a: TokenUsage, b: TokenUsage | None) -> TokenUsage:
+    if b is None:
+        return a
+    return TokenUsage(*(max(x - y, 0) for x, y in zip(_fields(a), _fields(b), strict=True)))
+
+
+def _fields(u: TokenUsage) -> tuple[int, ...]:
+    return tuple(getattr(u, f) for f in TokenUsage.__dataclass_fields__)
+
+
+def _billed(rollout: Rollout, provider: str | None) -> list[Request]:
+    """Every call the rollout's counts bill (see the module docstring), as requests on no path."""
+    out: list[Request] = []
+    model: str | None = None
+    prev: TokenUsage | None = None
+    for r in rollout.records:
+        if isinstance(r, TurnContext):
+            model = r.model or model
+        elif isinstance(r, TokenCount) and r.total is not None and r.total != prev:
+            use = r.last if r.last is not None else _delta(r.total, prev)
+            prev = r.total
+            u = usage_of(use)
+            if u.total > 0:
+                out.append(Request(-1, r.line, u, (), provider, model, r.timestamp))
+    return out
+
+
 def codex_transcript(rollout: Rollout) -> Transcript:
     """A Codex rollout as a neutral transcript (see the module docstring for each decision)."""
     b = _Builder(rollout)
@@ -412,7 +443,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
         "schema": rollout.schema,
     }
     return Transcript(Agent.CODEX, rollout.path, first.id if first else None, _format(rollout, cli_version), [path],
-                      list(rollout.diagnostics), settings)
+                      list(rollout.diagnostics), settings, billed=_billed(rollout, b.provider))
 
 
 def load_codex_transcript(path: Any) -> Transcript:
