@@ -19,9 +19,11 @@ Lookup (`agent_price`): the recorded id exactly, then normalised the way ccusage
 provider prefix (``anthropic/``, ``openai/``) and a bracketed tag (``[1m]``) dropped, ``.`` or
 ``@`` between version parts read as ``-`` (``claude-opus-4.5``, ``claude-sonnet-4@20250514``), and a
 date suffix (``-20251101``, ``-2025-11-01``) dropped on both sides; then the aliases below. The
-provider is the recorded one, or inferred from the id when none is recorded (``claude-`` ->
-anthropic, ``gpt-``/``o3``/``o4``/``codex-`` -> openai); an id is never matched across providers
-or across model versions (``claude-opus-4`` is not ``claude-opus-4-5``). A model the table does not
+provider is the recorded one when it is ``anthropic`` or ``openai``; else (none recorded, or a
+provider id of the user's own: Codex rollouts record ``codex``, a proxy's name, ...) it is inferred
+from the id (``claude-`` -> anthropic, ``gpt-``/``o3``/``o4``/``codex-`` -> openai), as ccusage
+prices by model id alone; an id is never matched against the other provider's table (``openai``
+with ``claude-...``) nor across model versions (``claude-opus-4-9`` is no ``claude-opus-4-8``). A model the table does not
 have is not priced: its requests are counted apart (`SessionCost.unpriced`), never as $0.
 """
 
@@ -42,6 +44,7 @@ from sessiontools.transcript.model import Cost, Request, Usage
 #: Recorded ids the price list does not publish, and the id it prices them under.
 ALIASES = {"gpt-5.3-spark": "gpt-5.3-codex-spark"}
 
+_PROVIDERS = ("anthropic", "openai")
 _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _TAG = re.compile(r"\[[^\]]*\]$")
 _VERSION_SEP = re.compile(r"(?<=\d)[.@](?=\d)")
@@ -133,10 +136,12 @@ def agent_price(provider: str | None, model: str | None) -> AgentPrice | None:
     """The price of a recorded (provider, model), or None when the table has no such model."""
     if not isinstance(model, str) or not model:
         return None
-    prov = provider.lower() if isinstance(provider, str) and provider else infer_provider(model)
+    exact, normal, _ = _table()
+    prov = provider.lower() if isinstance(provider, str) and provider else None
+    if prov not in _PROVIDERS:  # none recorded, or a provider id of the user's own (Codex's `codex`, a proxy)
+        prov = infer_provider(model)
     if prov is None:
         return None
-    exact, normal, _ = _table()
     hit = exact.get((prov, model))
     if hit is not None:
         return hit

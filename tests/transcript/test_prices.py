@@ -34,6 +34,7 @@ from sessiontools.transcript.prices import (
     (None, "gpt-5.4", "gpt-5.4"),
     ("openai", "gpt-5.4-2026-03-05", "gpt-5.4-2026-03-05"),
     ("openai", "gpt-5.2-codex", "gpt-5.2-codex"),
+    ("codex", "gpt-5.1-codex-max", "gpt-5.1-codex-max"),  # a Codex provider id of the user's own
 ])
 def test_recorded_ids_find_their_price(provider, model, want) -> None:  # type: ignore[no-untyped-def]
     p = agent_price(provider, model)
