@@ -82,12 +82,19 @@ def inspect_table(report: dict[str, Any]) -> Group:
                       _fmt(comp["tokens_before"]), safe_text(comp["first_kept_entry_id"]))
         parts.append(c)
     others = report.get("other_branch_compactions") or []
-    if others:
+    if others and report.get("agent", "pi") == "pi":
         o = FittedTable("compactions on other branches (analyse them with --leaf ID or --all-leaves)",
                         (*_COMPACTION_COLUMNS, Column("leaf", "a leaf whose path holds it", "left")))
         for comp in others:
             o.add_row(safe_text(comp["entry_id"]), str(comp["line"]), comp["kind"], comp.get("writer", "agent"),
                       _fmt(comp["tokens_before"]), safe_text(comp["first_kept_entry_id"]), safe_text(comp["leaf_id"]))
+        parts.append(o)
+    elif others:  # Claude Code: boundaries on branches off the resumed path (counted, not replayed)
+        o = FittedTable("compactions on branches off the resumed path (counted; replay walks the resumed path)",
+                        _COMPACTION_COLUMNS[:5])
+        for comp in others:
+            o.add_row(safe_text(comp["entry_id"]), str(comp["line"]), comp["kind"], comp.get("writer", "agent"),
+                      _fmt(comp["tokens_before"]))
         parts.append(o)
     return Group(*parts)
 
