@@ -22,9 +22,11 @@ only match with them). ``assistant`` lines -> ASSISTANT (text, thinking, tool ca
 attachment; see lab/README.md).
 
 Requests. One per API response: assistant lines sharing ``message.id`` (else ``requestId``, else
-the line's uuid) are one request, at the first of them, with the usage of that line:
-``Usage(input=input_tokens, cache_read=cache_read_input_tokens,
-cache_write=cache_creation_input_tokens, output=output_tokens)``. ``<synthetic>`` replies and
+the line's uuid) are one request, at the first of them, with the response's final usage (its line
+of most tokens: Claude Code writes a line per content block and ``output_tokens`` is a running
+count; `claude_usage.billed_responses`): ``Usage(input=input_tokens,
+cache_read=cache_read_input_tokens, cache_write=cache_creation_input_tokens, output=output_tokens)``.
+`Transcript.billed` is every billed response of the session's files, on these paths or not. ``<synthetic>`` replies and
 replies without usage are not requests (``TranscriptPath.skipped``). The context of a request is
 what Claude Code sends: before any compaction every earlier message; after one, the summary, the
 preserved messages, then every message after the summary; synthetic replies are never sent.
