@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12)
 
-.PHONY: demo test lint bench samples samples-codex samples-claude pi-env codex-env claude-env clean
+.PHONY: demo test lint bench samples samples-codex samples-claude pi-env codex-env claude-env ccusage-env clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,8 +43,13 @@ codex-env: $(STAMP)
 claude-env: $(STAMP)
 	$(PY) -m lab.claude_env
 
+## ccusage-env: install the pinned peer ccusage (npm ccusage@20.0.24 + its native linux-x64 build) into .cache/ccusage
+##              (tests/e2e/test_ccusage_peer.py compares our usage and cost with it; SESSIONTOOLS_SKIP_CCUSAGE=1 opts out)
+ccusage-env: $(STAMP)
+	$(PY) -m lab.ccusage_env
+
 ## test: create the environment if missing, install everything, run the whole suite
-test: $(STAMP) pi-env codex-env claude-env
+test: $(STAMP) pi-env codex-env claude-env ccusage-env
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 

@@ -235,8 +235,11 @@ class AnthropicModel:
         creation = max(0, total - cached - after)
         inp = total - cached - creation
         output = tok.count(reply["text"] + "".join(c["name"] + json.dumps(c["input"]) for c in reply["calls"]))
+        # with the 5-minute / 1-hour split the API sends (else Claude Code writes zeros there, and
+        # ccusage, which reads the split, counts no cache write)
         reply["usage"] = {"input_tokens": inp, "cache_creation_input_tokens": creation,
-                          "cache_read_input_tokens": cached, "output_tokens": output}
+                          "cache_read_input_tokens": cached, "output_tokens": output,
+                          "cache_creation": {"ephemeral_5m_input_tokens": creation, "ephemeral_1h_input_tokens": 0}}
         reply["stop"] = "tool_use" if reply["calls"] else "end_turn"
         reply["id"] = "msg_lab" + hashlib.sha256("\x00".join(segs).encode("utf-8", "surrogatepass")).hexdigest()[:20]
         with self._lock:

@@ -201,6 +201,7 @@ def inspect_session(
         "skipped_replies": dict(sorted(n.skipped_replies.items())),
         "usage": usage,
         "cost": round(cost, 6),
+        "cost_source": "recorded",  # Pi records every reply's cost (0 for a model it has no price for)
         "errors": errors,
         "overflow_errors": overflow_errors,
         "skipped_lines": [d.to_dict() for d in session.skipped],

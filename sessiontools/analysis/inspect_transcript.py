@@ -2,9 +2,13 @@
 Pi's inspect where they mean the same thing, from the neutral model.
 
 Entries are the transcript's messages; "leaves" are its conversation paths (main chain or branches),
-sidechains (Claude Code subagents) are counted apart; requests, usage and cost come from the
-transcript's requests (deduplicated by the reader); compactions carry their recorded trigger,
-tokens before and after, and who wrote the summary.
+sidechains (Claude Code subagents) are counted apart. Requests, usage and cost are the file's billed
+responses (`Transcript.billed_requests`: for Claude Code every response in the session's files once,
+on the resumed path or not, with its final output count; for Codex the rollout's requests), priced
+by `transcript.prices` (``cost_source``: ``recorded``, ``catalogue`` or ``none``; a session none of
+whose models has a price has ``cost`` null, never $0). Compactions carry their recorded trigger,
+tokens before and after, and who wrote the summary; those on no path (Claude Code branches off the
+resumed path) are listed in ``other_branch_compactions``.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from sessiontools.transcript.model import Transcript, TranscriptPath
+from sessiontools.transcript.model import Compaction, Transcript, TranscriptPath
+from sessiontools.transcript.prices import session_cost
 
 
 def _compactions(path: TranscriptPath) -> list[dict[str, Any]]:
@@ -27,6 +32,12 @@ def _compactions(path: TranscriptPath) -> list[dict[str, Any]]:
     return out
 
 
+def _off_path(c: Compaction) -> dict[str, Any]:
+    return {"entry_id": c.id, "index": None, "line": c.line, "tokens_before": c.tokens_before,
+            "tokens_after": c.tokens_after, "first_kept_entry_id": None, "kind": c.trigger.value,
+            "writer": c.writer, "leaf_id": None}
+
+
 def inspect_transcript(t: Transcript) -> dict[str, Any]:
     """Counts, paths, compactions, usage, cost and problems of one transcript."""
     main = [p for p in t.paths if not p.sidechain]
@@ -34,30 +45,23 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
     by_role: Counter[Any] = Counter()  # by Role (its .value, a property call, once per role at the end)
     models: Counter[str] = Counter()
     inp = out = cache_read = cache_write = 0
-    cost = 0.0
-    requests = 0
     seen_messages: set[tuple[int, Any]] = set()
-    seen_requests: set[tuple[int, Any]] = set()
     for p in t.paths:
         for m in p.messages:
             key = (m.line, m.id)
             if key not in seen_messages:
                 seen_messages.add(key)
                 by_role[m.role] += 1
-        for r in p.requests:
-            key = (r.line, r.id)
-            if key in seen_requests:
-                continue
-            seen_requests.add(key)
-            requests += 1
-            models[f"{r.provider or '?'}/{r.model or '?'}"] += 1  # (a reader may pass any JSON value as model)
-            u = r.usage
-            inp += u.input
-            out += u.output
-            cache_read += u.cache_read
-            cache_write += u.cache_write
-            if u.cost is not None:
-                cost += u.cost.total
+    billed = t.billed_requests()
+    for r in billed:
+        models[f"{r.provider or '?'}/{r.model or '?'}"] += 1  # (a reader may pass any JSON value as model)
+        u = r.usage
+        inp += u.input
+        out += u.output
+        cache_read += u.cache_read
+        cache_write += u.cache_write
+    requests = len(billed)
+    cost = session_cost(billed)
     usage = {"input": inp, "output": out, "cache_read": cache_read, "cache_write": cache_write}
     first = main[0] if main else (t.paths[0] if t.paths else None)
     compactions = _compactions(first) if first is not None else []
@@ -82,12 +86,12 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
         "path_leaf_id": first.leaf_id if first is not None else None,
         "path_entries": len(first.messages) if first is not None else 0,
         "compactions": compactions,
-        "other_branch_compactions": [],
+        "other_branch_compactions": [_off_path(c) for c in t.off_path_compactions],
         "models": dict(sorted(models.items())),
         "requests": requests,
         "skipped_replies": dict(sorted(sum((p.skipped for p in t.paths), Counter()).items())),
         "usage": usage,
-        "cost": round(cost, 6),
+        **cost.to_dict(),
         "errors": overflows,
         "overflow_errors": overflows,
         "settings": {k: v for k, v in sorted(t.settings.items()) if isinstance(v, str | int | float | bool)},

@@ -89,9 +89,9 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
         prompt = u["input"] + u["cache_read"] + u["cache_write"]
         leaves = ", ".join(s.get("leaf_ids") or []) if s["leaves"] > 1 else str(s["leaves"])
         rows.append([names[s["path"]], f"Pi {s['pi_version']}.x", f"{s['entries']:,}", f"{s['requests']:,}", comps,
-                     leaves, tokens(prompt), tokens(u["output"]), f"${s['cost']:.3f}",
+                     leaves, tokens(prompt), tokens(u["output"]), "-" if s["cost"] is None else f"${s['cost']:.3f}",
                      f"{s['errors']} ({s['overflow_errors']})"])
-        for k, v in enumerate((s["entries"], s["requests"], comps, prompt, s["cost"], s["errors"], u["output"])):
+        for k, v in enumerate((s["entries"], s["requests"], comps, prompt, s["cost"] or 0.0, s["errors"], u["output"])):
             tot[k] += v
     total = ["total", f"{len(sessions)} sessions", f"{tot[0]:,}", f"{tot[1]:,}", tot[2], "", tokens(tot[3]),
              tokens(tot[6]), f"${tot[4]:.3f}", str(tot[5])]

@@ -37,6 +37,19 @@ _COMPACTION_COLUMNS = (
 )
 
 
+def cost_text(report: Mapping[str, Any]) -> str:
+    """The cost with where it comes from: recorded by the agent, priced from the catalogue, or none."""
+    source = report.get("cost_source", "recorded")
+    unpriced = report.get("unpriced_requests") or 0
+    models = ", ".join(report.get("unpriced_models") or {})
+    if source == "none" or report.get("cost") is None:
+        return f"none (no recorded cost, no price for {models or 'its models'})"
+    text = f"${report['cost']:.4f} ({'recorded' if source == 'recorded' else 'catalogue prices'})"
+    if unpriced:
+        text += f"; {unpriced} request(s) of {models} not priced"
+    return text
+
+
 def inspect_table(report: dict[str, Any]) -> Group:
     """A summary table for one inspected session, with its compactions (and those on other branches)."""
     t = Table(title=safe_text(report["path"]), show_header=False, title_justify="left", title_style="bold")
@@ -55,7 +68,7 @@ def inspect_table(report: dict[str, Any]) -> Group:
         ("requests with usage", _fmt(report["requests"])),
         ("usage (tokens)", f"input {usage['input']:,}, output {usage['output']:,}, cache read {usage['cache_read']:,}, "
                            f"cache write {usage['cache_write']:,}"),
-        ("recorded cost", f"${report['cost']:.4f}"),
+        ("cost", cost_text(report)),
         ("errors / overflow errors", f"{report['errors']} / {report['overflow_errors']}"),
         ("skipped / recovered lines", f"{len(report['skipped_lines'])} / {len(report['recovered_lines'])}"),
     ]
@@ -69,12 +82,19 @@ def inspect_table(report: dict[str, Any]) -> Group:
                       _fmt(comp["tokens_before"]), safe_text(comp["first_kept_entry_id"]))
         parts.append(c)
     others = report.get("other_branch_compactions") or []
-    if others:
+    if others and report.get("agent", "pi") == "pi":
         o = FittedTable("compactions on other branches (analyse them with --leaf ID or --all-leaves)",
                         (*_COMPACTION_COLUMNS, Column("leaf", "a leaf whose path holds it", "left")))
         for comp in others:
             o.add_row(safe_text(comp["entry_id"]), str(comp["line"]), comp["kind"], comp.get("writer", "agent"),
                       _fmt(comp["tokens_before"]), safe_text(comp["first_kept_entry_id"]), safe_text(comp["leaf_id"]))
+        parts.append(o)
+    elif others:  # Claude Code: boundaries on branches off the resumed path (counted, not replayed)
+        o = FittedTable("compactions on branches off the resumed path (counted; replay walks the resumed path)",
+                        _COMPACTION_COLUMNS[:5])
+        for comp in others:
+            o.add_row(safe_text(comp["entry_id"]), str(comp["line"]), comp["kind"], comp.get("writer", "agent"),
+                      _fmt(comp["tokens_before"]))
         parts.append(o)
     return Group(*parts)
 
@@ -83,14 +103,15 @@ def inspect_totals(reports: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Totals across sessions (what the headline and the totals table show)."""
     tot: dict[str, Any] = {"sessions": len(reports), "entries": 0, "requests": 0, "compactions": 0, "input": 0,
                            "output": 0, "cache_read": 0, "cache_write": 0, "cost": 0.0, "errors": 0,
-                           "overflow_errors": 0, "branched": 0}
+                           "overflow_errors": 0, "branched": 0, "unpriced": 0}
     for r in reports:
         tot["entries"] += r["entries"]
         tot["requests"] += r["requests"]
         tot["compactions"] += len(r["compactions"]) + len(r.get("other_branch_compactions") or [])
         for k in ("input", "output", "cache_read", "cache_write"):
             tot[k] += r["usage"][k]
-        tot["cost"] += r["cost"]
+        tot["cost"] += r["cost"] or 0.0
+        tot["unpriced"] += 0 if r["cost"] is not None else 1
         tot["errors"] += r["errors"]
         tot["overflow_errors"] += r["overflow_errors"]
         tot["branched"] += 1 if r["leaves"] > 1 else 0
@@ -104,14 +125,16 @@ def inspect_totals_table(reports: Sequence[Mapping[str, Any]]) -> FittedTable:
         Column("entries", "entries in the file"), Column("req", "requests with usage"),
         Column("comp", "compactions in the file (all branches)"), Column("leaves", "leaves (branches)"),
         Column("input tok", "uncached input tokens"), Column("cache rd tok", "cache read tokens"),
-        Column("output tok", "output tokens", optional=True), Column("cost $", "recorded cost"),
+        Column("output tok", "output tokens", optional=True),
+        Column("cost $", "recorded cost, else priced from the catalogue; - when neither"),
         Column("err", "error replies, overflow errors in brackets"),
     ))
     for r in reports:
         u = r["usage"]
         t.add_row(_fmt(r["entries"]), _fmt(r["requests"]),
                   str(len(r["compactions"]) + len(r.get("other_branch_compactions") or [])), str(r["leaves"]),
-                  tokens(u["input"]), tokens(u["cache_read"]), tokens(u["output"]), dollars(r["cost"]),
+                  tokens(u["input"]), tokens(u["cache_read"]), tokens(u["output"]),
+                  dollars(r["cost"]) if r["cost"] is not None else "-",
                   f"{r['errors']} ({r['overflow_errors']})", group=names[r["path"]])
     tot = inspect_totals(reports)
     t.add_row(_fmt(tot["entries"]), _fmt(tot["requests"]), str(tot["compactions"]), "", tokens(tot["input"]),
@@ -124,4 +147,5 @@ def inspect_headline(reports: Sequence[Mapping[str, Any]]) -> str:
     tot = inspect_totals(reports)
     return (f"inspect: {tot['sessions']} session(s), {tot['entries']:,} entries, {tot['requests']:,} requests, "
             f"{tot['compactions']} compaction(s), {tot['overflow_errors']} overflow error(s), "
-            f"{tot['input'] + tot['cache_read'] + tot['cache_write']:,} prompt tokens, recorded cost ${tot['cost']:.2f}")
+            f"{tot['input'] + tot['cache_read'] + tot['cache_write']:,} prompt tokens, cost ${tot['cost']:.2f}"
+            + (f" ({tot['unpriced']} session(s) without a price)" if tot["unpriced"] else ""))

@@ -22,9 +22,11 @@ only match with them). ``assistant`` lines -> ASSISTANT (text, thinking, tool ca
 attachment; see lab/README.md).
 
 Requests. One per API response: assistant lines sharing ``message.id`` (else ``requestId``, else
-the line's uuid) are one request, at the first of them, with the usage of that line:
-``Usage(input=input_tokens, cache_read=cache_read_input_tokens,
-cache_write=cache_creation_input_tokens, output=output_tokens)``. ``<synthetic>`` replies and
+the line's uuid) are one request, at the first of them, with the response's final usage (its line
+of most tokens: Claude Code writes a line per content block and ``output_tokens`` is a running
+count; `claude_usage.billed_responses`): ``Usage(input=input_tokens,
+cache_read=cache_read_input_tokens, cache_write=cache_creation_input_tokens, output=output_tokens)``.
+`Transcript.billed` is every billed response of the session's files, on these paths or not. ``<synthetic>`` replies and
 replies without usage are not requests (``TranscriptPath.skipped``). The context of a request is
 what Claude Code sends: before any compaction every earlier message; after one, the summary, the
 preserved messages, then every message after the summary; synthetic replies are never sent.
@@ -59,6 +61,7 @@ from sessiontools.read.claude_code import (
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.pi.load import gc_paused
+from sessiontools.transcript.claude_usage import billed_responses, usage_of
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -91,17 +94,9 @@ _LINE = attrgetter("line")  # sort key of records, messages and diagnostics
 def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int | None = None,
                            subagents: bool = True) -> Transcript:
     """Read a transcript file and build its neutral Transcript; with ``subagents`` the files in
-    ``<session>/subagents/`` are added as sidechain paths (their diagnostics too)."""
-    t = claude_transcript(load_claude_file(path), provider_limit=provider_limit)
-    if subagents:
-        for sub in subagent_files(path):
-            st = claude_transcript(load_claude_file(sub), provider_limit=provider_limit)
-            for p in st.paths:
-                p.sidechain = True
-            t.paths.extend(st.paths)
-            t.diagnostics.extend(st.diagnostics)
-            t.settings.setdefault("subagent_files", []).append(str(sub))
-    return t
+    ``<session>/subagents/`` are added as sidechain paths (their diagnostics and billed responses too)."""
+    subs = [load_claude_file(sub) for sub in subagent_files(path)] if subagents else []
+    return claude_transcript(load_claude_file(path), provider_limit=provider_limit, subagents=subs)
 
 
 # -- paths ------------------------------------------------------------------------------------------
@@ -237,30 +232,14 @@ def summary_text(text: str) -> str:
 
 
 
-def _count(v: Any) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
-
-
-def _usage(u: Any) -> Usage | None:
-    if not isinstance(u, dict):
-        return None
-    get = u.get
-    a, b, c, d = (get("input_tokens"), get("cache_read_input_tokens"), get("cache_creation_input_tokens"),
-                  get("output_tokens"))
-    # `_count` of each, with the common case (an int) tested inline
-    a = (a if a > 0 else 0) if type(a) is int else _count(a)
-    b = (b if b > 0 else 0) if type(b) is int else _count(b)
-    c = (c if c > 0 else 0) if type(c) is int else _count(c)
-    d = (d if d > 0 else 0) if type(d) is int else _count(d)
-    return Usage(a, b, c, d) if a + b + c + d > 0 else None  # (input, cache_read, cache_write, output)
-
-
 # -- one path ---------------------------------------------------------------------------------------
 
 class _Builder:
-    def __init__(self, provider_limit: int | None, rejected: frozenset[str] = frozenset()):
+    def __init__(self, provider_limit: int | None, rejected: frozenset[str] = frozenset(),
+                 final: dict[int, Usage] | None = None):
         self.provider_limit = provider_limit
         self.rejected = rejected  # boundaries right after a request that got no response
+        self.final = final or {}  # id(record) -> its response's final usage (`billed_responses`)
         self.messages: list[Message] = []
         self.by_uuid: dict[str, int] = {}
         self.unsent: set[int] = set()
@@ -317,7 +296,7 @@ class _Builder:
         if key in self.seen_responses:
             return
         self.seen_responses.add(key)
-        usage = _usage(msg.get("usage"))
+        usage = self.final.get(id(r)) or usage_of(msg.get("usage"))
         if usage is None:
             self.skipped["no usage"] += 1
             return
@@ -361,15 +340,9 @@ class _Builder:
         meta = meta if isinstance(meta, dict) else {}
         pre, post = meta.get("preTokens"), meta.get("postTokens")
         pre = pre if isinstance(pre, int) else None
-        trig = meta.get("trigger")
-        if trig == "manual":
-            trigger = Trigger.MANUAL
-        elif trig == "auto":
-            reactive = self.overflow_since or boundary.uuid in self.rejected or (
-                self.provider_limit is not None and pre is not None and pre >= self.provider_limit)
-            trigger = Trigger.OVERFLOW if reactive else Trigger.THRESHOLD
-        else:
-            trigger = Trigger.UNKNOWN
+        reactive = self.overflow_since or boundary.uuid in self.rejected or (
+            self.provider_limit is not None and pre is not None and pre >= self.provider_limit)
+        trigger = _trigger(meta, reactive)
         kept = self._kept(meta)
         index = summary.index if summary is not None else len(self.messages)
         text = summary_text(summary.text) if summary is not None else None
@@ -447,14 +420,41 @@ def _rejected(f: ClaudeFile) -> frozenset[str]:
     return frozenset(out)
 
 
-def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Transcript:
-    """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains)."""
+def _trigger(meta: dict[str, Any], reactive: bool) -> Trigger:
+    trig = meta.get("trigger")
+    if trig == "manual":
+        return Trigger.MANUAL
+    if trig == "auto":
+        return Trigger.OVERFLOW if reactive else Trigger.THRESHOLD
+    return Trigger.UNKNOWN
+
+
+def _off_path(f: ClaudeFile, paths: list[TranscriptPath], rejected: frozenset[str],
+              provider_limit: int | None) -> list[Compaction]:
+    """The file's ``compact_boundary`` lines on none of its paths (branches off the resumed path):
+    every boundary line is a compaction, two with equal ``preTokens`` are two."""
+    on = {c.line for p in paths for c in p.compactions}
+    out = []
+    for r in f.records:
+        if r.type == "system" and r.subtype == "compact_boundary" and r.line not in on:  # Record.is_boundary
+            meta = r.raw.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            pre, post = meta.get("preTokens"), meta.get("postTokens")
+            pre = pre if isinstance(pre, int) else None
+            reactive = r.uuid in rejected or (provider_limit is not None and pre is not None and pre >= provider_limit)
+            out.append(Compaction(index=-1, line=r.line, trigger=_trigger(meta, reactive), tokens_before=pre,
+                                  tokens_after=post if isinstance(post, int) else None, id=r.uuid,
+                                  timestamp=r.timestamp))
+    return out
+
+
+def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int, Usage]) -> Transcript:
     paths: list[TranscriptPath] = []
     rejected = _rejected(f)
     nodes = f.nodes()
     with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
         for chain, side in _paths(f, nodes):
-            b = _Builder(provider_limit, rejected)
+            b = _Builder(provider_limit, rejected, final)
             for r in chain:
                 b.add(r)
             paths.append(b.path(chain[-1].uuid if chain else None, side))
@@ -469,4 +469,25 @@ def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None) -> Tr
         fmt = "claude-code"
     return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
                       diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=_LINE),
-                      settings=_settings(f))
+                      settings=_settings(f), off_path_compactions=_off_path(f, paths, rejected, provider_limit))
+
+
+def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None,
+                      subagents: list[ClaudeFile] | None = None) -> Transcript:
+    """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains),
+    with the paths of its subagent files (``subagents``, default ``f.subagents``) as sidechains.
+
+    Requests on the paths carry their response's final usage; `Transcript.billed` is every billed
+    response of the session's files, on a path or not (`claude_usage.billed_responses`)."""
+    subs = f.subagents if subagents is None else subagents
+    billed, final = billed_responses([f, *subs])
+    t = _file_transcript(f, provider_limit, final)
+    t.billed = billed
+    for sub in subs:
+        st = _file_transcript(sub, provider_limit, final)
+        for p in st.paths:
+            p.sidechain = True
+        t.paths.extend(st.paths)
+        t.diagnostics.extend(st.diagnostics)
+        t.settings.setdefault("subagent_files", []).append(sub.path)
+    return t

@@ -30,6 +30,12 @@ One path (a rollout is linear; a resume appends to it). Decisions, each a readin
   adding its bytes/4 estimate of newer items); `tokens_after` = Codex's estimate written right after.
   Older rollouts without `compacted` lines but with `context_compacted` events get compactions with
   no summary. Trigger: `threshold` (Codex compacts automatically), `manual` for a `/compact` turn.
+- **Billed** (`Transcript.billed`): every model call the rollout counts, the summarisation calls of
+  compactions included: each `token_count` whose `total_token_usage` changed, with its
+  `last_token_usage` (else the change of the total) and the model of the turn, as ccusage counts
+  Codex usage (its totals are the last `total_token_usage`). A spawned subagent's rollout (0.119+,
+  `session_meta.source.subagent.thread_spawn`) begins with its parent's counts replayed within one
+  second: those are the parent's, not billed again (ccusage's rule too).
 - **Overflows**: a failed turn with `codex_error_info: "context_window_exceeded"` (or an `error`
   event that says so). Codex does not record the provider's numbers.
 """
@@ -388,6 +394,59 @@ def _format(rollout: Rollout, cli_version: str | None) -> str:
     return f"codex-{parts[0]}.{parts[1]}" if len(parts) >= 2 else "codex"
 
 
+def _delta(a: TokenUsage, b: TokenUsage | None) -> TokenUsage:
+    if b is None:
+        return a
+    return TokenUsage(*(max(x - y, 0) for x, y in zip(_fields(a), _fields(b), strict=True)))
+
+
+def _fields(u: TokenUsage) -> tuple[int, ...]:
+    return tuple(getattr(u, f) for f in TokenUsage.__dataclass_fields__)
+
+
+def _spawned(rollout: Rollout) -> bool:
+    """A subagent's rollout (``session_meta.source.subagent.thread_spawn``, Codex 0.119+)."""
+    meta = rollout.metas[0].data if rollout.metas else {}
+    source = meta.get("source") if isinstance(meta, Mapping) else None
+    sub = source.get("subagent") if isinstance(source, Mapping) else None
+    return isinstance(sub, Mapping) and "thread_spawn" in sub
+
+
+def _replayed_second(counts: list[TokenCount]) -> str | None:
+    """The second (``YYYY-MM-DDTHH:MM:SS``) of the parent's counts a spawned subagent's rollout
+    begins with: its first two counts written in the same second are a replay, not its own calls."""
+    stamps = [(c.timestamp or "")[:19] for c in counts[:2]]
+    return stamps[0] if len(stamps) == 2 and len(stamps[0]) == 19 and stamps[0] == stamps[1] else None
+
+
+def _billed(rollout: Rollout, provider: str | None) -> list[Request]:
+    """Every call the rollout's counts bill (see the module docstring), as requests on no path."""
+    out: list[Request] = []
+    model: str | None = None
+    prev: TokenUsage | None = None
+    replay = None
+    if _spawned(rollout):
+        counts = [r for r in rollout.records if isinstance(r, TokenCount) and (r.total or r.last)]
+        replay = _replayed_second(counts)
+    for r in rollout.records:
+        if isinstance(r, TurnContext):
+            model = r.model or model
+        elif isinstance(r, TokenCount) and (r.total is not None or r.last is not None):
+            if replay is not None:
+                if (r.timestamp or "")[:19] == replay:
+                    prev = r.total or prev  # the parent's calls, replayed: not billed here
+                    continue
+                replay = None
+            if r.total is not None and r.total == prev:
+                continue  # Codex repeats an unchanged count
+            use = r.last if r.last is not None else _delta(r.total, prev)  # type: ignore[arg-type]
+            prev = r.total if r.total is not None else prev
+            u = usage_of(use)
+            if u.total > 0:
+                out.append(Request(-1, r.line, u, (), provider, model, r.timestamp))
+    return out
+
+
 def codex_transcript(rollout: Rollout) -> Transcript:
     """A Codex rollout as a neutral transcript (see the module docstring for each decision)."""
     b = _Builder(rollout)
@@ -412,7 +471,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
         "schema": rollout.schema,
     }
     return Transcript(Agent.CODEX, rollout.path, first.id if first else None, _format(rollout, cli_version), [path],
-                      list(rollout.diagnostics), settings)
+                      list(rollout.diagnostics), settings, billed=_billed(rollout, b.provider))
 
 
 def load_codex_transcript(path: Any) -> Transcript:

@@ -29,15 +29,7 @@ def _codex(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str |
 def _claude_code(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
     from sessiontools.transcript.claude_code import claude_transcript
 
-    t = claude_transcript(source)
-    for sub in source.subagents:
-        st = claude_transcript(sub)
-        for p in st.paths:
-            p.sidechain = True
-        t.paths.extend(st.paths)
-        t.diagnostics.extend(st.diagnostics)
-        t.settings.setdefault("subagent_files", []).append(sub.path)
-    return t
+    return claude_transcript(source)  # with its subagent files (`source.subagents`) as sidechains
 
 
 ADAPTERS: dict[Agent, Callable[..., Transcript]] = {

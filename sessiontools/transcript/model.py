@@ -97,6 +97,9 @@ class Usage:
     cache_write: int
     output: int
     cost: Cost | None = None
+    #: the part of `cache_write` written to the 1-hour cache (Claude Code records
+    #: `cache_creation.ephemeral_1h_input_tokens`; Anthropic bills it at twice the input price)
+    cache_write_1h: int = 0
 
     @property
     def prompt(self) -> int:
@@ -222,6 +225,25 @@ class Transcript:
     paths: list[TranscriptPath]  # main path first
     diagnostics: list[Any] = field(default_factory=list)  # read.Diagnostic
     settings: dict[str, Any] = field(default_factory=dict)  # what the agent recorded about its config
+    #: Every billed response in the file, once each, on any path or none (branches off the resumed
+    #: path, sidechains, subagent files): what the user paid for. Empty when the reader has no list
+    #: of its own: then the requests of `paths` are the billed ones (`billed_requests`).
+    billed: list[Request] = field(default_factory=list)
+    #: Recorded compactions on no path of `paths` (branches off the resumed path), in file order.
+    off_path_compactions: list[Compaction] = field(default_factory=list)
+
+    def billed_requests(self) -> list[Request]:
+        """`billed`, else every request of every path once (by line and id)."""
+        if self.billed:
+            return list(self.billed)
+        seen: set[tuple[int, str | None]] = set()
+        out: list[Request] = []
+        for p in self.paths:
+            for r in p.requests:
+                if (r.line, r.id) not in seen:
+                    seen.add((r.line, r.id))
+                    out.append(r)
+        return out
 
     @property
     def main(self) -> TranscriptPath | None:

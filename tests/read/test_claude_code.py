@@ -300,3 +300,40 @@ def test_request_contexts_built_incrementally_match_the_definition(monkeypatch) 
     # messages: u1 x1 u2 a1 x2 x3 u3 a2 | s1(8) x4 u4 a3 x5 u5 a4 (the x are synthetic, the boundary no message)
     assert got[0] == [((0, 1), (2, 3)), ((0, 1), (2, 4), (6, 7)), ((8, 9), (6, 8), (10, 11)),
                       ((8, 9), (6, 8), (10, 12), (13, 14))]
+
+
+def test_every_first_line_shape_is_recognised_by_content() -> None:
+    """Files that start with a file-history snapshot, a summary title, a mode line, or a first user
+    message of 20 KB and more (cut by the end of the sniffed head) are Claude Code transcripts;
+    before, a large first message pushed the sniffing past its 8 KiB window and the file was read as
+    "not a Pi session". The head the CLI sniffs is 64 KiB (`read.sources.SNIFF_BYTES`)."""
+    from sessiontools.read.agents import Agent
+    from sessiontools.read.sources import SNIFF_BYTES, detect_agent
+
+    body = _basic()[1:]
+    big = _user("u1", None, "x" * 20_000 + " Task 1")
+    huge = _user("u1", None, "y" * 200_000)
+    snap = {"type": "file-history-snapshot", "messageId": "m", "snapshot": {"trackedFileBackups": {}},
+            "isSnapshotUpdate": False}
+    title = {"type": "summary", "summary": "A title", "leafUuid": "a5"}
+    mode = {"type": "permission-mode", "permissionMode": "default", "sessionId": SID}
+    shapes = {
+        "big first message": [big, *body[1:]],
+        "snapshot, then a big message": [snap, big, *body[1:]],
+        "first line longer than the head": [huge, *body[1:]],
+        "summary title first": [title, *body],
+        "snapshot first": [snap, *body],
+        "mode line first": [mode, *body],
+    }
+    for name, lines in shapes.items():
+        head = _bytes(lines)[:SNIFF_BYTES]
+        assert looks_like_claude_code(head), name
+        assert detect_agent(head) is Agent.CLAUDE_CODE, name
+    # and the whole file reads with every request (the big message is the first message)
+    t = claude_transcript(parse_bytes(_bytes(shapes["snapshot, then a big message"])))
+    assert [r.id for r in t.main.requests] == ["msg_1", "msg_2", "msg_3"]
+    # what is not Claude Code stays so, however it is cut
+    pi = b'{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/w"}\n'
+    assert not looks_like_claude_code(pi)
+    pi_entry = json.dumps({"type": "message", "id": "a", "parentId": None, "message": {"content": "z" * 70_000}})
+    assert not looks_like_claude_code(pi_entry.encode()[:SNIFF_BYTES])

@@ -287,3 +287,37 @@ def test_2025_count_before_items_as_0_4x_writes_them() -> None:
     (c,) = p.compactions
     assert c.tokens_before == 620 and c.summary == "the summary"
     assert p.messages[p.requests[2].index].text == "ok"
+
+
+def test_billed_calls_include_compaction_summaries_as_the_totals_say() -> None:
+    """inspect's usage is every call the counts bill: the compaction's summarisation call too (it
+    is no agent request of the path), so the sum equals the last total_token_usage."""
+    objs = current_rollout()
+    t = codex_transcript(records_from_objects(objs))
+    assert len(t.billed) == len(t.main.requests) + 1
+    final = usage(5200, 2880, 275)
+    assert sum(r.usage.input + r.usage.cache_read for r in t.billed) == final["input_tokens"]
+    assert sum(r.usage.cache_read for r in t.billed) == final["cached_input_tokens"]
+    assert sum(r.usage.output for r in t.billed) == final["output_tokens"]
+    assert {r.model for r in t.billed} == {"m1"}
+
+
+def test_a_spawned_subagent_does_not_bill_its_parents_replayed_counts() -> None:
+    """Codex 0.119+ starts a spawned subagent's rollout with the parent's counts, written in one
+    second: they are the parent's calls (ccusage skips them too); the subagent's own calls follow."""
+    p1, p2 = usage(1000, 0, 10), usage(1200, 900, 20)
+    own = usage(500, 100, 30)
+    ts = "2026-04-15T17:58:29.4{}Z"
+    objs = [
+        line("session_meta", {"id": "S2", "cwd": "/w", "cli_version": "0.119.0", "model_provider": "openai",
+                              "source": {"subagent": {"thread_spawn": {"parent_thread_id": "P", "depth": 1}}}}),
+        line("turn_context", {"turn_id": "T1", "model": "gpt-5.4", "cwd": "/w"}),
+        line("event_msg", count(p1, p1), ts=ts.format("77")),
+        line("event_msg", count(p2, usage(2200, 900, 30)), ts=ts.format("79")),
+        line("response_item", user("explore")),
+        line("event_msg", count(own, usage(2700, 1000, 60)), ts="2026-04-15T17:58:35.000Z"),
+    ]
+    t = codex_transcript(records_from_objects(objs))
+    assert [(r.usage.input, r.usage.cache_read, r.usage.output) for r in t.billed] == [(400, 100, 30)]
+    objs[0]["payload"].pop("source")  # not spawned: every count is its own
+    assert len(codex_transcript(records_from_objects(objs)).billed) == 3

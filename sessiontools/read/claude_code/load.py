@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -29,7 +30,6 @@ from sessiontools.read.files import read_file_bytes
 from sessiontools.read.lines import line_views
 from sessiontools.read.pi.load import expand_paths, gc_paused
 
-_SNIFF = 8192
 _NONBLANK = re.compile(rb"\S")  # (bytes.strip's whitespace is \s)
 
 
@@ -149,25 +149,56 @@ def load_claude_file(path: str | os.PathLike[str]) -> ClaudeFile:
     return parse_bytes(read_file_bytes(p), str(p))
 
 
+#: Keys only Claude Code's lines carry among the JSONL session formats read here (a Pi entry has
+#: `id`/`parentId`, a Codex line `payload`): the conversation tree, a title's leaf, a snapshot's message.
+_CLAUDE_KEY = re.compile(rb'"(?:sessionId|uuid|parentUuid|leafUuid|isSidechain|messageId)"\s*:')
+_TYPE = re.compile(rb'"type"\s*:\s*"([^"\\]{1,64})"')
+_SNIFF_LINES = 400
+
+
+def _claims(obj: dict[str, Any]) -> bool | None:
+    """What one whole line says: True (a Claude Code line), False (another agent's header), None (nothing)."""
+    t = obj.get("type")
+    if t == "session":  # a Pi session header
+        return False
+    if t not in KNOWN_TYPES:
+        return None
+    if t == "file-history-snapshot":
+        return "messageId" in obj or "snapshot" in obj
+    if t == "summary":
+        return "leafUuid" in obj or "summary" in obj
+    return "sessionId" in obj or "uuid" in obj or "parentUuid" in obj or None
+
+
+def _claims_prefix(raw: bytes) -> bool:
+    """Whether the start of a line that does not parse (cut by the end of the head, or damaged) is a
+    Claude Code line: a line type Claude Code writes and one of its keys, in the bytes there are."""
+    m = _TYPE.search(raw)
+    return m is not None and m.group(1).decode("utf-8", "replace") in KNOWN_TYPES and (
+        _CLAUDE_KEY.search(raw) is not None)
+
+
 def looks_like_claude_code(head: bytes) -> bool:
-    """True when ``head`` looks like a Claude Code transcript: among its first JSON lines, one of a
-    line type Claude Code writes (a Pi session header first says no). Other tools' JSONL files that
-    carry a ``sessionId`` (OpenClaw's ``*.trajectory.jsonl`` traces: ``session.started``, ...) are not
-    Claude Code transcripts."""
-    for raw in head[:_SNIFF].split(b"\n")[:20]:
+    """True when ``head`` (the first bytes of a file, however many the caller read) looks like a
+    Claude Code transcript: among its lines, one of a line type Claude Code writes with the keys it
+    writes (a ``file-history-snapshot`` or ``summary`` line counts, so does the start of a line cut
+    by the end of the head: a first user message of 20 KB or more). A Pi session header first says
+    no. Other tools' JSONL files that carry a ``sessionId`` (OpenClaw's ``*.trajectory.jsonl``
+    traces: ``session.started``, ...) are not Claude Code transcripts: their line types are not."""
+    for raw in head.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
         if not raw.strip():
             continue
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError:
+            if _claims_prefix(raw):
+                return True
             continue
-        if not isinstance(obj, dict) or obj.get("type") == "session":
-            return False
-        t = obj.get("type")
-        if t in ("summary", "queue-operation"):
-            return True
-        if t in KNOWN_TYPES and ("sessionId" in obj or "uuid" in obj):
-            return True
+        if not isinstance(obj, dict):
+            continue
+        verdict = _claims(obj)
+        if verdict is not None:
+            return verdict
     return False
 
 

@@ -28,7 +28,7 @@ CONVERSATION_TYPES = frozenset({"user", "assistant", "system", "attachment"})
 KNOWN_TYPES = CONVERSATION_TYPES | frozenset({
     "summary", "api-request", "api-request-shape", "api-request-blob", "tools-used", "cost-state",
     "queue-operation", "last-prompt", "mode", "atis-latch", "file-history-snapshot", "custom-title",
-    "tag", "agent-name", "pr-link", "worktree-state", "progress",
+    "tag", "agent-name", "pr-link", "worktree-state", "progress", "permission-mode",
 })
 CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
 

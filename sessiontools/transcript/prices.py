@@ -1,0 +1,215 @@
+"""What the requests of a Claude Code or Codex session cost, priced as their users are billed.
+
+Neither CLI records a cost (Claude Code 1.0.x wrote ``costUSD``; no transcript read here has it), so
+a request is priced from its usage classes with the ``agent_prices`` table of
+``sessiontools/data/models.json`` (LiteLLM's price list, the one ccusage prices with; regenerate with
+``python -m lab.extract_prices``). Dollars per token, by class:
+
+- ``input`` (uncached), ``cache_read``, ``output`` (Codex: reasoning tokens are inside it, as OpenAI
+  bills them), ``cache_write`` at the 5-minute write price and its ``cache_write_1h`` part at the
+  1-hour write price (twice the input price; Claude Code records the split in
+  ``usage.cache_creation``);
+- long context: a request whose prompt (input + cache read + cache write) is above the model's
+  ``above_tokens`` (200k for Claude Sonnet 4 / 4.5, 272k for GPT-5.4) pays the ``long_context``
+  rates on every class, output too (Anthropic's and OpenAI's rule). ccusage instead prices only
+  the tokens of each class past 200k at the higher rate; at Claude Code's 200k window no request
+  reaches either threshold.
+
+Lookup (`agent_price`): the recorded id exactly, then normalised the way ccusage matches ids: a
+provider prefix (``anthropic/``, ``openai/``) and a bracketed tag (``[1m]``) dropped, ``.`` or
+``@`` between version parts read as ``-`` (``claude-opus-4.5``, ``claude-sonnet-4@20250514``), and a
+date suffix (``-20251101``, ``-2025-11-01``) dropped on both sides; then the aliases below. The
+provider is the recorded one when it is ``anthropic`` or ``openai``; else (none recorded, or a
+provider id of the user's own: Codex rollouts record ``codex``, a proxy's name, ...) it is inferred
+from the id (``claude-`` -> anthropic, ``gpt-``/``o3``/``o4``/``codex-`` -> openai), as ccusage
+prices by model id alone; an id is never matched against the other provider's table (``openai``
+with ``claude-...``) nor across model versions (``claude-opus-4-9`` is no ``claude-opus-4-8``). A model the table does not
+have is not priced: its requests are counted apart (`SessionCost.unpriced`), never as $0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import orjson
+
+from sessiontools.transcript.model import Cost, Request, Usage
+
+#: Recorded ids the price list does not publish, and the id it prices them under.
+ALIASES = {"gpt-5.3-spark": "gpt-5.3-codex-spark"}
+
+_PROVIDERS = ("anthropic", "openai")
+_DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+_TAG = re.compile(r"\[[^\]]*\]$")
+_VERSION_SEP = re.compile(r"(?<=\d)[.@](?=\d)")
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """Dollars per token by class."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+    cache_write_1h: float
+
+    @classmethod
+    def per_million(cls, d: Mapping[str, Any]) -> Rates:
+        def f(k: str, default: float = 0.0) -> float:
+            v = d.get(k)
+            return float(v) / 1e6 if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+        inp = f("input")
+        return cls(inp, f("output"), f("cache_read"), f("cache_write"), f("cache_write_1h", f("cache_write")))
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPrice:
+    provider: str
+    id: str
+    rates: Rates
+    above_tokens: int | None = None  # prompt size past which `long_context` applies
+    long_context: Rates | None = None
+
+    def rates_for(self, prompt: int) -> Rates:
+        if self.long_context is not None and self.above_tokens is not None and prompt > self.above_tokens:
+            return self.long_context
+        return self.rates
+
+
+@lru_cache(maxsize=1)
+def _table() -> tuple[dict[tuple[str, str], AgentPrice], dict[tuple[str, str], AgentPrice], str]:
+    doc = orjson.loads(resources.files("sessiontools").joinpath("data/models.json").read_bytes())
+    section = doc.get("agent_prices") or {}
+    exact: dict[tuple[str, str], AgentPrice] = {}
+    normal: dict[tuple[str, str], AgentPrice] = {}
+    for m in section.get("models") or []:
+        lc = m.get("long_context")
+        price = AgentPrice(m["provider"], m["id"], Rates.per_million(m["cost_per_million"]),
+                           lc.get("above_tokens") if lc else None,
+                           Rates.per_million(lc["cost_per_million"]) if lc else None)
+        exact[(price.provider, price.id)] = price
+        # a dated id and its undated twin share prices; the undated entry wins where both exist
+        key = (price.provider, normalise(price.id))
+        if key not in normal or price.id == key[1]:
+            normal[key] = price
+    return exact, normal, str(section.get("source") or "")
+
+
+def price_source() -> str:
+    """Where the table's prices come from (models.json `agent_prices.source`)."""
+    return _table()[2]
+
+
+def normalise(model: str) -> str:
+    """A recorded model id as the price table is keyed (see the module docstring)."""
+    m = model.strip().lower()
+    if "/" in m:
+        m = m.rsplit("/", 1)[1]
+    m = _TAG.sub("", m)
+    m = _VERSION_SEP.sub("-", m)
+    return _DATE.sub("", m)
+
+
+def infer_provider(model: str) -> str | None:
+    """The provider a provider-less id belongs to, when the id says (else None)."""
+    m = model.strip().lower()
+    head = m.split("/", 1)[0] if "/" in m else None
+    if head in ("anthropic", "openai"):
+        return head
+    bare = m.rsplit("/", 1)[-1]
+    if bare.startswith("claude-"):
+        return "anthropic"
+    if bare.startswith(("gpt-", "o1", "o3", "o4", "codex-")):
+        return "openai"
+    return None
+
+
+def agent_price(provider: str | None, model: str | None) -> AgentPrice | None:
+    """The price of a recorded (provider, model), or None when the table has no such model."""
+    if not isinstance(model, str) or not model:
+        return None
+    exact, normal, _ = _table()
+    prov = provider.lower() if isinstance(provider, str) and provider else None
+    if prov not in _PROVIDERS:  # none recorded, or a provider id of the user's own (Codex's `codex`, a proxy)
+        prov = infer_provider(model)
+    if prov is None:
+        return None
+    hit = exact.get((prov, model))
+    if hit is not None:
+        return hit
+    key = normalise(model)
+    return normal.get((prov, key)) or normal.get((prov, normalise(ALIASES.get(key, key))))
+
+
+def usage_cost(usage: Usage, price: AgentPrice) -> Cost:
+    """The itemised cost of one request's usage at `price` (``cache_write`` holds both write prices)."""
+    r = price.rates_for(usage.prompt)
+    hour = min(usage.cache_write_1h, usage.cache_write)
+    inp, read, out = usage.input * r.input, usage.cache_read * r.cache_read, usage.output * r.output
+    write = (usage.cache_write - hour) * r.cache_write + hour * r.cache_write_1h
+    return Cost(inp, read, write, out, inp + read + write + out)
+
+
+def request_cost(request: Request) -> tuple[Cost | None, str]:
+    """A request's cost and where it comes from: ``recorded`` (the file's own), ``catalogue`` (priced
+    here), or ``none`` (no recorded cost and a model the table does not have). This is the one rule
+    for what a recorded request cost: replay's ``cost_agent`` at the recorded settings is the sum of
+    these over the requests it keeps."""
+    if request.usage.cost is not None:
+        return request.usage.cost, "recorded"
+    price = agent_price(request.provider, request.model)
+    if price is None:
+        return None, "none"
+    return usage_cost(request.usage, price), "catalogue"
+
+
+@dataclass(slots=True)
+class SessionCost:
+    """What a session's billed requests cost, by class, and which could not be priced."""
+
+    total: float = 0.0
+    by_class: dict[str, float] = field(default_factory=lambda: dict.fromkeys(
+        ("input", "cache_read", "cache_write", "output"), 0.0))
+    sources: Counter[str] = field(default_factory=Counter)  # requests by cost source
+    unpriced: Counter[str] = field(default_factory=Counter)  # requests without a price, by model
+
+    @property
+    def source(self) -> str:
+        """``recorded`` when every costed request has its own recorded cost, ``catalogue`` when any
+        was priced from the table, ``none`` when no request has a cost."""
+        if self.sources["catalogue"]:
+            return "catalogue"
+        return "recorded" if self.sources["recorded"] else "none"
+
+    def to_dict(self) -> dict[str, Any]:
+        none = self.source == "none"
+        return {"cost": None if none else round(self.total, 6), "cost_source": self.source,
+                "cost_by_class": None if none else {k: round(v, 6) for k, v in self.by_class.items()},
+                "unpriced_requests": sum(self.unpriced.values()),
+                "unpriced_models": dict(sorted(self.unpriced.items()))}
+
+
+def session_cost(requests: Iterable[Request]) -> SessionCost:
+    """`request_cost` summed over a session's billed requests."""
+    out = SessionCost()
+    for r in requests:
+        cost, source = request_cost(r)
+        out.sources[source] += 1
+        if cost is None:
+            out.unpriced[f"{r.provider or '?'}/{r.model or '?'}"] += 1
+            continue
+        out.total += cost.total
+        bc = out.by_class
+        bc["input"] += cost.input
+        bc["cache_read"] += cost.cache_read
+        bc["cache_write"] += cost.cache_write
+        bc["output"] += cost.output
+    return out

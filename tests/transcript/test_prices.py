@@ -1,0 +1,101 @@
+"""Prices of the models Claude Code and Codex record: the lookup rule and the cost of a request."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+
+from sessiontools.transcript.model import Cost, Request, Usage
+from sessiontools.transcript.prices import (
+    agent_price,
+    normalise,
+    price_source,
+    request_cost,
+    session_cost,
+    usage_cost,
+)
+
+
+@pytest.mark.parametrize(("provider", "model", "want"), [
+    ("anthropic", "claude-opus-4-5-20251101", "claude-opus-4-5-20251101"),
+    ("anthropic", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5-20250929"),
+    ("anthropic", "claude-haiku-4-5-20251001", "claude-haiku-4-5-20251001"),
+    (None, "claude-opus-4-5-20251101", "claude-opus-4-5-20251101"),  # provider-less: inferred
+    (None, "anthropic/claude-opus-4-6", "claude-opus-4-6"),
+    ("anthropic", "claude-opus-4.5", "claude-opus-4-5"),  # dotted version
+    ("anthropic", "claude-sonnet-4-6[1m]", "claude-sonnet-4-6"),  # Claude Code's 1M tag
+    ("anthropic", "claude-sonnet-4@20250514", "claude-sonnet-4-20250514"),  # Vertex-style date
+    ("anthropic", "claude-sonnet-4", "claude-sonnet-4-20250514"),  # undated: its dated entry
+    ("anthropic", "claude-opus-4", "claude-opus-4-20250514"),  # Opus 4, not Opus 4.5
+    ("anthropic", "claude-opus-4-1-20250805", "claude-opus-4-1-20250805"),  # retired, from the Bedrock twin
+    ("openai", "gpt-5.3-codex", "gpt-5.3-codex"),
+    (None, "gpt-5.4", "gpt-5.4"),
+    ("openai", "gpt-5.4-2026-03-05", "gpt-5.4-2026-03-05"),
+    ("openai", "gpt-5.2-codex", "gpt-5.2-codex"),
+    ("codex", "gpt-5.1-codex-max", "gpt-5.1-codex-max"),  # a Codex provider id of the user's own
+])
+def test_recorded_ids_find_their_price(provider, model, want) -> None:  # type: ignore[no-untyped-def]
+    p = agent_price(provider, model)
+    assert p is not None and normalise(p.id) == normalise(want)
+
+
+@pytest.mark.parametrize(("provider", "model"), [
+    ("anthropic", "claude-opus-4-9"),  # no such model: never the nearest version (4-5, 4-8, ...)
+    ("anthropic", "glm-4.7"),  # another vendor's model behind ANTHROPIC_BASE_URL
+    ("openai", "claude-opus-4-5"),  # never across providers
+    ("ollama", "qwen3.5:cloud"),
+    ("lab", "lab-model"),
+    (None, "MiniMax-M2.1"),
+    (None, None),
+])
+def test_models_without_a_price_are_not_priced(provider, model) -> None:  # type: ignore[no-untyped-def]
+    assert agent_price(provider, model) is None
+
+
+def test_cost_by_class_one_hour_writes_and_long_context() -> None:
+    opus = agent_price("anthropic", "claude-opus-4-5-20251101")
+    assert opus is not None
+    u = Usage(input=1000, cache_read=100_000, cache_write=20_000, output=5000, cache_write_1h=8000)
+    c = usage_cost(u, opus)
+    # $5 in, $0.5 read, $6.25 5-minute write, $10 1-hour write, $25 out per million
+    assert c.input == pytest.approx(1000 * 5e-6)
+    assert c.cache_read == pytest.approx(100_000 * 0.5e-6)
+    assert c.cache_write == pytest.approx(12_000 * 6.25e-6 + 8000 * 10e-6)
+    assert c.output == pytest.approx(5000 * 25e-6)
+    assert c.total == pytest.approx(c.input + c.cache_read + c.cache_write + c.output)
+    sonnet = agent_price("anthropic", "claude-sonnet-4-5-20250929")
+    assert sonnet is not None and sonnet.above_tokens == 200_000
+    small = usage_cost(Usage(0, 200_000, 0, 1000), sonnet)
+    big = usage_cost(Usage(0, 200_001, 0, 1000), sonnet)  # past 200k of prompt: every class at the higher rate
+    assert small.cache_read == pytest.approx(200_000 * 0.3e-6) and small.output == pytest.approx(1000 * 15e-6)
+    assert big.cache_read == pytest.approx(200_001 * 0.6e-6) and big.output == pytest.approx(1000 * 22.5e-6)
+    gpt = agent_price("openai", "gpt-5.3-codex")
+    assert gpt is not None
+    cg = usage_cost(Usage(input=1000, cache_read=9000, cache_write=0, output=500), gpt)  # output has reasoning
+    assert cg.total == pytest.approx(1000 * 1.75e-6 + 9000 * 0.175e-6 + 500 * 14e-6)
+
+
+def test_session_cost_sources() -> None:
+    def req(model, cost=None):  # type: ignore[no-untyped-def]
+        return Request(-1, 1, Usage(10, 0, 0, 10, cost), (), "anthropic", model)
+
+    priced = session_cost([req("claude-haiku-4-5-20251001"), req("glm-4.7")])
+    assert priced.source == "catalogue" and dict(priced.unpriced) == {"anthropic/glm-4.7": 1}
+    assert priced.to_dict()["cost"] == pytest.approx(round(10 * 1e-6 + 10 * 5e-6, 6))
+    none = session_cost([req("glm-4.7")])
+    assert none.source == "none" and none.to_dict()["cost"] is None  # never "$0.0000"
+    rec = session_cost([req("glm-4.7", Cost(0.1, 0, 0, 0.2, 0.3))])
+    assert rec.source == "recorded" and rec.total == pytest.approx(0.3)
+    assert request_cost(req("glm-4.7"))[1] == "none"
+
+
+def test_the_table_states_its_source_and_every_entry_is_complete() -> None:
+    doc = json.loads(resources.files("sessiontools").joinpath("data/models.json").read_bytes())
+    assert "LiteLLM" in price_source() and "ccusage" in price_source()
+    for m in doc["agent_prices"]["models"]:
+        cost = m["cost_per_million"]
+        assert m["provider"] in ("anthropic", "openai") and cost["input"] >= 0 and cost["output"] >= 0
+        if m["provider"] == "anthropic":
+            assert cost["cache_write_1h"] >= cost["cache_write"]
