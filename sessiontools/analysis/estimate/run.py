@@ -16,7 +16,11 @@ from sessiontools.analysis.estimate.calibration import (
     profile_record,
 )
 from sessiontools.analysis.estimate.measure import MessageMeasurer, TokensWait
-from sessiontools.analysis.estimate.options import EstimateErrorOptions, needed_encodings, needs_model_tokenizer
+from sessiontools.analysis.estimate.options import (
+    EstimateErrorOptions,
+    needed_encodings,
+    needs_model_tokenizer,
+)
 from sessiontools.analysis.estimate.rows import SessionRows, session_rows, session_rows_steps
 from sessiontools.analysis.estimate.source import transcript_source
 from sessiontools.analysis.estimate.summary import EstimateErrorReport, summarize
