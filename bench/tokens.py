@@ -11,7 +11,14 @@ round, best of each:
 - `token_cache_warm_vs_cold`: the same cold run against a run with only the token-count cache warm
   (row cache off): it still builds every context and sums every request, and saves tokenization
   only. Reported, no target: tokenization is about half of a cold run (see `o200k_vs_tiktoken`),
-  so this ratio cannot pass about 2.
+  so this ratio cannot pass about 2;
+- `deepseek_vs_tokenizers`: the model tokenizer's `o200k_vs_tiktoken`: the same sessions with every
+  reply's model set to `deepseek-chat`, raw `tokenizers` (`encode_batch` of DeepSeek's
+  tokenizer.json, Rust threads) over the distinct texts against estimate-error (`model`) with an
+  empty token cache;
+- `model_vs_o200k`: estimate-error cold with `o200k` against the same run with `model` on those
+  DeepSeek-labelled sessions (1.0 = the model tokenizer costs what o200k costs); `qwen_vs_o200k`
+  likewise for `qwen3.5-plus` (tiktoken with Qwen's vocabulary).
 """
 
 from __future__ import annotations
@@ -98,5 +105,56 @@ def token_ratios(files: list[Path]) -> dict[str, float]:
     print(f"o200k: raw tiktoken {sum(map(len, texts)) / 1e6 / t_raw:.1f} MB/s of text; estimate-error cold "
           f"{t_cold:.2f}s, warm token cache {t_warm:.2f}s, warm rows {t_rows:.2f}s, raw {t_raw:.2f}s over "
           f"{len(subset)} sessions ({total / 1e6:.0f} MB)")
-    return {"o200k_vs_tiktoken": round(t_raw / t_cold, 3), "warm_vs_cold": round(t_cold / t_rows, 3),
-            "token_cache_warm_vs_cold": round(t_cold / t_warm, 3)}
+    out = {"o200k_vs_tiktoken": round(t_raw / t_cold, 3), "warm_vs_cold": round(t_cold / t_rows, 3),
+           "token_cache_warm_vs_cold": round(t_cold / t_warm, 3)}
+    out.update(model_tokenizer_ratios(subset, texts, t_cold))
+    return out
+
+
+def _relabelled(files: list[Path], provider: str, model: str) -> list:  # type: ignore[type-arg]
+    """The sessions with every assistant message's model set to `provider`/`model` (in memory)."""
+    from sessiontools.read import load_session
+
+    sessions = [load_session(f, content_hash=True) for f in files]
+    for s in sessions:
+        for e in s.entries:
+            if e.role == "assistant" and isinstance(e.message, dict):
+                e.message["provider"], e.message["model"] = provider, model
+    return sessions
+
+
+def _cold(sessions: list, options) -> float:  # type: ignore[no-untyped-def, type-arg]
+    from sessiontools.analysis.estimate import estimate_error
+    from sessiontools.tokens.store import TokenStore
+
+    with tempfile.TemporaryDirectory() as d:
+        store = TokenStore(Path(d) / "tokens.sqlite")
+        t = time.perf_counter()
+        estimate_error(sessions, options, token_store=store)
+        dt = time.perf_counter() - t
+        store.close()
+    return dt
+
+
+def model_tokenizer_ratios(files: list[Path], texts: list[str], t_o200k: float) -> dict[str, float]:
+    from tokenizers import Tokenizer
+
+    from sessiontools.analysis.estimate import EstimateErrorOptions
+    from sessiontools.tokens import registry
+
+    options = EstimateErrorOptions(estimators=("model",))
+    tok = Tokenizer.from_file(str(registry.data_path("deepseek_v4")))
+    registry.load("deepseek_v4"), registry.load("qwen3_5")  # loaded before timing either side
+    deepseek = _relabelled(files, "deepseek", "deepseek-chat")
+    qwen = _relabelled(files, "dashscope", "qwen3.5-plus")
+    t_raw = t_ds = t_qw = float("inf")
+    for _ in range(ROUNDS):
+        t = time.perf_counter()
+        tok.encode_batch(texts, add_special_tokens=False)
+        t_raw = min(t_raw, time.perf_counter() - t)
+        t_ds = min(t_ds, _cold(deepseek, options))
+        t_qw = min(t_qw, _cold(qwen, options))
+    print(f"model tokenizers: raw tokenizers (DeepSeek) {sum(map(len, texts)) / 1e6 / t_raw:.1f} MB/s of text; "
+          f"estimate-error cold model=deepseek {t_ds:.2f}s, model=qwen3.5 {t_qw:.2f}s, o200k {t_o200k:.2f}s")
+    return {"deepseek_vs_tokenizers": round(t_raw / t_ds, 3), "model_vs_o200k": round(t_o200k / t_ds, 3),
+            "qwen_vs_o200k": round(t_o200k / t_qw, 3)}

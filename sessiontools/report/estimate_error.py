@@ -10,12 +10,14 @@ from rich.console import Group
 from sessiontools.analysis.estimate import CHAR_COLUMNS, EstimateErrorReport, requests_columns
 from sessiontools.report.layout import Column, FittedTable, percent, short_names, tokens
 from sessiontools.report.text import safe_text
+from sessiontools.tokens.registry import TOKENIZERS, label
 
 _INT_COLUMNS = {
     "index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output", "messages", "images",
     "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS, "est_chars4", "est_pi", "est_cl100k", "est_o200k",
+    "est_model",
 }
-_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key", "kind"}
+_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key", "kind", "model_tokenizer"}
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
@@ -61,7 +63,8 @@ def _session_name(path: str) -> str:
 
 
 _EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own estimate (last usage + later messages); "
-               "cl100k, o200k = tiktoken; calibrated = hierarchical fit over text features (OOS = judged out of sample); "
+               "cl100k, o200k = tiktoken; model = the model's own tokenizer (o200k where it has none); "
+               "calibrated = hierarchical fit over text features (OOS = judged out of sample); "
                "calibrated_hybrid = last usage + calibrated count of later messages")
 
 
@@ -150,8 +153,9 @@ def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
     c = FittedTable("calibrated: A ~ coef . features, fitted per level, each shrunk toward the level above "
                     f"(judged {cal['judged_by']})", (
         Column("status", "fit, or too few requests/sessions (uses the level above)", "left"),
-        Column("model", "features: o200k (or cl100k) = a * tokens + per message + overhead, when the run "
-                        "counts it; else characters", "left"),
+        Column("model", "features: model (the model's own tokenizer, o200k where it has none), o200k or "
+                        "cl100k = a * tokens + per message + overhead, when the run counts it; else characters",
+               "left"),
         Column("n", "requests"),
         *[Column(f, f"tokens per {f}" if f != "overhead" else "fixed tokens per request", optional=f not in
                  ("overhead", "prose", "code", "cjk")) for f in feats],
@@ -394,6 +398,15 @@ def _calibration_json(report: EstimateErrorReport) -> dict[str, Any] | None:
     return out
 
 
+def _model_tokenizers_json(frame: Any) -> dict[str, Any]:
+    """`model_tokenizers`: the tokenizer each model's `model` counts used (when they were counted)."""
+    if "model_tokenizer" not in frame.columns or frame["model_tokenizer"].null_count() == len(frame):
+        return {}
+    pairs = frame.select("model_key", "model_tokenizer").unique().sort("model_key").iter_rows()
+    return {"model_tokenizers": {k: {"tokenizer": t, "own": t in TOKENIZERS, "label": label(t)}
+                                 for k, t in pairs if t is not None}}
+
+
 def estimate_error_json(report: EstimateErrorReport) -> dict[str, Any]:
     """The JSON body of `estimate-error --format json` (keys documented in docs/estimate-error.md)."""
     ests = report.estimators
@@ -404,6 +417,7 @@ def estimate_error_json(report: EstimateErrorReport) -> dict[str, Any]:
         "skipped_requests": {"total": sum(report.skipped.values()), **dict(sorted(report.skipped.items()))},
         "by": by,
         "thresholds": [{"spec": spec, "tokens": t} for spec, t in report.thresholds],
+        **_model_tokenizers_json(report.frame),
         "estimators": _stats_json(report.stats, ests, calibrated_in_sample=ins),
         "groups": [
             {"by": by, "group": g.label, "requests": g.requests,

@@ -4,7 +4,7 @@ A context is described by `FEATURES`: a fixed overhead (1), its messages (per-me
 CJK characters, other characters of prose (user and assistant text, thinking, summaries, system),
 other characters of code (tool-call names and JSON arguments, tool output), digits, whitespace,
 images and, when the run counts them, a real tokenizer's tokens (`TOKENIZER_FEATURES`: o200k,
-cl100k). The calibrated model predicts A = coef . features with every coefficient >= 0 and below a
+cl100k, and `model`: the request's own model tokenizer, `tokens.registry`). The calibrated model predicts A = coef . features with every coefficient >= 0 and below a
 physical bound (`UPPER`): with a tokenizer column it can say "A = 1.02 * o200k + 12 per message +
 corrections for CJK or code", which a provider that counts with that tokenizer needs (a character
 model cannot match o200k on OpenAI models). A tokenizer not counted in a run is a column of zeros:
@@ -21,13 +21,17 @@ from typing import Any
 
 from sessiontools.tokens.text import text_counts
 
-#: Features whose value is a tokenizer's count of the context (tiktoken encodings by estimator name).
-TOKENIZER_FEATURES = {"o200k": "o200k_base", "cl100k": "cl100k_base"}
+#: The feature counted with each request's own model tokenizer (`tokens.registry`; o200k where the
+#: model has none): its encoding depends on the model, not on the feature.
+MODEL_FEATURE = "model"
+#: Features whose value is a tokenizer's count of the context (tiktoken encodings by estimator name;
+#: `model`: the model's own tokenizer).
+TOKENIZER_FEATURES: dict[str, str | None] = {"o200k": "o200k_base", "cl100k": "cl100k_base", MODEL_FEATURE: None}
 FEATURES = ("overhead", "messages", "cjk", "prose", "code", "digits", "space", "images", *TOKENIZER_FEATURES)
 #: A tokenizer-agnostic starting point (tokens per unit): the root of the hierarchy shrinks toward it.
-PRIOR = (0.0, 4.0, 1.0, 0.25, 0.3, 0.4, 0.1, 1200.0, 0.0, 0.0)
+PRIOR = (0.0, 4.0, 1.0, 0.25, 0.3, 0.4, 0.1, 1200.0, 0.0, 0.0, 0.0)
 #: Physical upper bounds per coefficient (tokens per unit): a fit beyond one is clipped and reported.
-UPPER = (200_000.0, 500.0, 4.0, 2.0, 2.0, 2.0, 1.0, 10_000.0, 2.0, 2.0)
+UPPER = (200_000.0, 500.0, 4.0, 2.0, 2.0, 2.0, 1.0, 10_000.0, 2.0, 2.0, 2.0)
 
 
 def full_coef(coef: Sequence[float]) -> tuple[float, ...]:
@@ -124,16 +128,17 @@ def _counter(encoding: str) -> Any:
 
 
 def pi_features(messages: Sequence[Mapping[str, Any]], pi_version: str = "1",
-                tokenizers: Sequence[str] = ()) -> tuple[int, ...]:
+                tokenizers: Sequence[str] = (), model_encoding: str = "o200k_base") -> tuple[int, ...]:
     """FEATURES of a list of Pi messages (for replay: the trailing part of a check point); the
-    tokenizer features named in `tokenizers` are counted (tiktoken, offline), the others are 0."""
+    tokenizer features named in `tokenizers` are counted (offline), the others are 0. The `model`
+    feature is counted with `model_encoding` (`tokens.registry.encoding_for(provider, model)`)."""
     units: list[tuple[str, bool]] = []
     images = 0
     for m in messages:
         u, im = pi_units(m, pi_version)
         units.extend(u)
         images += im
-    counts = [sum(_counter(enc).count_messages(messages, pi_version)) if name in tokenizers else 0
+    counts = [sum(_counter(enc or model_encoding).count_messages(messages, pi_version)) if name in tokenizers else 0
               for name, enc in TOKENIZER_FEATURES.items()]
     return (*text_features(units, images, len(messages))[:-len(counts)], *counts)
 

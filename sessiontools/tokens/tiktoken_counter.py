@@ -208,10 +208,15 @@ class TiktokenCounter:
 
     def __init__(self, encoding_name: str, encoding: Any | None = None, *, num_threads: int | None = None,
                  store: Any | None = None) -> None:
-        if encoding_name not in ENCODINGS:
-            raise ValueError(f"unknown encoding {encoding_name!r} (expected one of {', '.join(ENCODINGS)})")
+        from sessiontools.tokens.registry import TOKENIZERS, store_name
+
+        if encoding_name not in ENCODINGS and encoding_name not in TOKENIZERS:
+            known = ", ".join((*ENCODINGS, *TOKENIZERS))
+            raise ValueError(f"unknown encoding {encoding_name!r} (expected one of {known})")
         self.name = encoding_name
-        self.short_name = SHORT_NAMES[encoding_name]
+        self.short_name = SHORT_NAMES.get(encoding_name, encoding_name)
+        #: the store's key for these counts (a model tokenizer's carries its package version)
+        self.store_name = store_name(encoding_name)
         self._encoding = encoding  # loaded on first use: a warm cache never needs the vocabulary
         self.num_threads = num_threads or max(1, min(8, os.cpu_count() or 1))
         self._cache: dict[bytes, int] = {}
@@ -222,11 +227,23 @@ class TiktokenCounter:
 
     @property
     def encoding(self) -> Any:
+        """The tiktoken encoding (cl100k/o200k only; a model tokenizer has `count_function`)."""
         if self._encoding is None:
             from sessiontools.tokens.vocab import get_encoding
 
             self._encoding = get_encoding(self.name)
         return self._encoding
+
+    def count_function(self) -> Callable[[str], int]:
+        """`text -> tokens` of this counter's tokenizer (loaded on first use)."""
+        if self._count is None:
+            if self._encoding is not None or self.name in ENCODINGS:
+                self._count = token_counter(self.encoding)
+            else:
+                from sessiontools.tokens.registry import load
+
+                self._count = load(self.name)
+        return self._count
 
     def __len__(self) -> int:
         return len(self._cache)
@@ -241,14 +258,20 @@ class TiktokenCounter:
         if not texts:
             return []
         self.texts_encoded += len(texts)
-        encode = self.encoding.encode_ordinary
+        if self.name in ENCODINGS or self._encoding is not None:
+            encode = self.encoding.encode_ordinary
+
+            def count(t: str) -> int:
+                return len(encode(t))
+        else:
+            count = self.count_function()
         n = len(texts)
         if n == 1 or self.num_threads == 1 or sum(map(len, texts)) < 20_000:
-            return [len(encode(t)) for t in texts]
+            return [count(t) for t in texts]
         size = -(-n // self.num_threads)
         chunks = [texts[i: i + size] for i in range(0, n, size)]
         out: list[int] = []
-        for part in _pool(self.num_threads).map(lambda chunk: [len(encode(t)) for t in chunk], chunks):
+        for part in _pool(self.num_threads).map(lambda chunk: [count(t) for t in chunk], chunks):
             out.extend(part)
         return out
 
@@ -274,7 +297,7 @@ class TiktokenCounter:
             else:
                 missing[u.key] = u
         if missing and self.store is not None:
-            known = self.store.get_many(self.name, list(missing))
+            known = self.store.get_many(self.store_name, list(missing))
             for key, n in known.items():
                 self._cache[key] = n
                 del missing[key]
@@ -287,9 +310,7 @@ class TiktokenCounter:
         """Count the texts of `missing`: short texts here and now, long ones in the thread pool (a
         thread takes the GIL back after every text: short texts there would cost more in hand-overs
         than in counting)."""
-        if self._count is None:
-            self._count = token_counter(self.encoding)
-        count = self._count
+        count = self.count_function()
         counts = {k: IMAGE_TOKENS * u.images for k, u in missing.items()}
         flat: list[str] = []
         owners: list[bytes] = []
@@ -328,7 +349,7 @@ class TiktokenCounter:
             for key in counts:
                 self._pending.pop(key, None)
             if self.store is not None:
-                self.store.put_many(self.name, counts)
+                self.store.put_many(self.store_name, counts)
 
     def count_messages(self, messages: Iterable[Mapping[str, Any]], pi_version: str = "1") -> list[int]:
         """Token counts of messages over the text units Pi counts (see `message_units`)."""

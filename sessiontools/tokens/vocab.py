@@ -82,7 +82,7 @@ def _tiktoken_spec(name: str) -> tuple[dict[str, Any], str]:
     return spec, expected
 
 
-def _parse_ranks(contents: bytes, name: str) -> dict[bytes, int]:
+def parse_ranks(contents: bytes, name: str) -> dict[bytes, int]:
     """`tiktoken.load.load_tiktoken_bpe`'s parsing (`base64 rank` per line), on bytes already in
     memory, in one pass over the fields (half the time of a loop over lines)."""
     fields = contents.split()
@@ -104,7 +104,7 @@ def _load_encoding(name: str) -> tiktoken.Encoding:
         raise VocabularyError(f"bundled {name} vocabulary has sha256 {actual}, tiktoken expects {expected}")
     kwargs: dict[str, Any] = {
         "pat_str": spec["pat_str"],
-        "mergeable_ranks": _parse_ranks(contents, name),
+        "mergeable_ranks": parse_ranks(contents, name),
         "special_tokens": spec["special_tokens"],
     }
     if "explicit_n_vocab" in spec:

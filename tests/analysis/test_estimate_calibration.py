@@ -77,7 +77,10 @@ def test_calibrated_beats_o200k_on_each_held_out_session_when_the_provider_count
     assert oos["mape"]["calibrated"] < 0.5 * min(oos["mape"][e] for e in RAW)
     assert oos["held_out_sessions"]["calibrated_worse_than_best_raw"] == 0
     corpus = next(lv for lv in doc["calibration"]["levels"] if lv["level"] == "corpus")
-    assert corpus["candidate"] == "o200k" and corpus["coef"]["o200k"] == pytest.approx(1.0, abs=0.05)
+    # the model's own tokenizer is the main feature; this model has none, so it counts with o200k
+    assert corpus["candidate"] == "model" and corpus["coef"]["model"] == pytest.approx(1.0, abs=0.05)
+    assert doc["model_tokenizers"] == {k: {"tokenizer": "o200k_base", "own": False, "label": "o200k (no own tokenizer)"}
+                                       for k in doc["model_tokenizers"]}
 
 
 def test_the_agent_estimate_is_a_hybrid_not_a_raw_estimator() -> None:

@@ -72,7 +72,7 @@ def test_features_and_the_calibrated_hybrid() -> None:
     f = text_features([("hello 42", False), ('{"path":"a"}', True)], images=1, messages=2)
     assert dict(zip(FEATURES, f, strict=True)) == {"overhead": 1, "messages": 2, "cjk": 0, "prose": 5, "code": 12,
                                                    "digits": 2, "space": 1, "images": 1,
-                                                   "o200k": 0, "cl100k": 0}
+                                                   "o200k": 0, "cl100k": 0, "model": 0}
     model = FeatureModel((1000.0, 4.0, 1.0, 0.25, 0.3, 0.5, 0.1, 1200.0))
     assert model.predict(f) == pytest.approx(1000 + 8 + 1.25 + 3.6 + 1 + 0.1 + 1200)
     assert model.trailing(f) == pytest.approx(model.predict(f) - 1000)

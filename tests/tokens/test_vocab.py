@@ -141,12 +141,12 @@ def test_ranks_are_tiktokens_own_parse(name, tmp_path):
     path = tmp_path / f"{name}.tiktoken"
     path.write_bytes(vocab._read_vocab_bytes(name))
     theirs = tiktoken.load.load_tiktoken_bpe(str(path))
-    ours = vocab._parse_ranks(path.read_bytes(), name)
+    ours = vocab.parse_ranks(path.read_bytes(), name)
     assert list(ours.items()) == list(theirs.items()) and len(ours) > 100_000
 
 
 def test_a_rank_missing_is_rejected():
     with pytest.raises(VocabularyError, match="without its rank"):
-        vocab._parse_ranks(b"aGVsbG8= 0\nd29ybGQ=\n", "test")
+        vocab.parse_ranks(b"aGVsbG8= 0\nd29ybGQ=\n", "test")
     with pytest.raises(VocabularyError, match="cannot parse"):
-        vocab._parse_ranks(b"aGVsbG8= zero\n", "test")
+        vocab.parse_ranks(b"aGVsbG8= zero\n", "test")

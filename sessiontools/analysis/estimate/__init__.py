@@ -8,6 +8,8 @@ of that request (the messages the agent sent):
 - `pi`: the agent's own check-point estimate (last usage + trailing messages), by agent through
   `policies.checkpoint.OWN_ESTIMATES` (named `pi` for compatibility of the output);
 - `cl100k`, `o200k`: tiktoken over the same text units (an image counts 1200 tokens);
+- `model`: the request's own model tokenizer over the same units (`tokens.registry`: DeepSeek,
+  Qwen), o200k for a model without one (the column `model_tokenizer` says which);
 - `calibrated`: A ~ a + b * x per provider/model, judged out of sample.
 
 The error is e = E - A (negative: underestimate). Modules: `options` (what to compute), `source`
@@ -67,6 +69,8 @@ def requests_columns(estimators: tuple[str, ...] | list[str]) -> list[str]:
         "actual", "input", "cache_read", "cache_write", "output", "messages", "images", "chars_total",
         "text_chars", "cjk_chars", *CHAR_COLUMNS, "cjk_share", "tool_share",
     ]
+    if "model" in estimators:
+        base.append("model_tokenizer")
     for est in estimators:
         base += [f"est_{est}", f"err_{est}", f"rel_err_{est}"]
     return base

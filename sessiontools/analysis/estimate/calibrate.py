@@ -42,7 +42,7 @@ class Calibrated:
 
 #: Columns of the trailing part of a check point, in FEATURES order after the overhead.
 TRAIL_FEATURES = ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits", "t_f_space", "t_images",
-                  "t_o200k", "t_cl100k")
+                  "t_o200k", "t_cl100k", "t_model")
 
 
 def rules_key(model_key: str, version: str | None) -> str:

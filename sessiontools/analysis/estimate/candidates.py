@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sessiontools.analysis.estimate.hierarchy import Sums, Tree, Unit, fit_tree
-from sessiontools.tokens.features import FEATURES, PRIOR, TOKENIZER_FEATURES
+from sessiontools.tokens.features import FEATURES, MODEL_FEATURE, PRIOR, TOKENIZER_FEATURES
 
 CHARACTERS = "characters"
 
@@ -45,7 +45,7 @@ def candidates(x: Any) -> list[Candidate]:
     out = [Candidate(CHARACTERS, tuple(n not in TOKENIZER_FEATURES for n in FEATURES),
                      tuple(0.0 if n in TOKENIZER_FEATURES else p for n, p in zip(FEATURES, PRIOR, strict=True)))]
     base = ("overhead", "messages", "images")
-    for t in TOKENIZER_FEATURES:
+    for t in (MODEL_FEATURE, *(t for t in TOKENIZER_FEATURES if t != MODEL_FEATURE)):
         if not len(x) or not (x[:, FEATURES.index(t)] > 0).any():
             continue
         prior = tuple(1.0 if n == t else p if n in base else 0.0 for n, p in zip(FEATURES, PRIOR, strict=True))
@@ -54,7 +54,7 @@ def candidates(x: Any) -> list[Candidate]:
 
 
 def primary(cands: Sequence[Candidate]) -> Candidate:
-    """The first tokenizer candidate (o200k before cl100k), else `characters`."""
+    """The first tokenizer candidate (the model's own, then o200k, then cl100k), else `characters`."""
     return cands[1] if len(cands) > 1 else cands[0]
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from sessiontools.analysis.estimate.hierarchy import MIN_OOS, LevelFit
 
 #: Raw estimators: full-context counts that use no recorded usage (no fit, no last reply's usage).
-RAW = ("chars4", "cl100k", "o200k")
+RAW = ("chars4", "cl100k", "o200k", "model")
 #: The agent's own check-point estimate, a hybrid: the bar for calibrated_hybrid.
 AGENT_HYBRID = "pi"
 

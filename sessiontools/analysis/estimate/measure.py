@@ -8,7 +8,7 @@ sessions, and each distinct text is tokenized once per encoding, in batches.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,10 +94,23 @@ def neutral_measure(message: Message) -> MessageMeasure:
 class MessageMeasurer:
     """Measures messages once (by content, across sessions) and fills their token counts in batches."""
 
-    def __init__(self, tokenizers: Mapping[str, TiktokenCounter]) -> None:
+    def __init__(self, tokenizers: Mapping[str, TiktokenCounter], *, model: bool = False,
+                 store: Any | None = None) -> None:
         self.tokenizers = dict(tokenizers)
+        #: the tokenizers every message is counted with (`tokenizers` also gets the model tokenizers)
+        self.base = tuple(self.tokenizers)
+        #: count each request's context with its model's own tokenizer too (`tokens.registry`)
+        self.model = model
+        self.store = store
         self._by_content: dict[tuple[bytes, str, str], MessageMeasure] = {}
         self.messages_measured = 0
+
+    def counter(self, name: str) -> TiktokenCounter:
+        """The counter of a tokenizer (one given, or a model tokenizer created on first use)."""
+        c = self.tokenizers.get(name)
+        if c is None:
+            c = self.tokenizers[name] = TiktokenCounter(name, store=self.store)
+        return c
 
     def pi(self, raw: Mapping[str, Any], pi_version: str) -> MessageMeasure:
         """Measure of a Pi message dict."""
@@ -121,16 +134,19 @@ class MessageMeasurer:
         self._by_content[key] = m
         return m
 
-    def count_tokens(self, measures: Iterable[MessageMeasure]) -> None:
-        """Fill `tokens` of each measure for every tokenizer, one batch per tokenizer."""
-        self.submit_tokens(measures)()
+    def count_tokens(self, measures: Iterable[MessageMeasure], names: Sequence[str] | None = None) -> None:
+        """Fill `tokens` of each measure for every tokenizer (or those `names`), one batch per tokenizer."""
+        self.submit_tokens(measures, names)()
 
-    def submit_tokens(self, measures: Iterable[MessageMeasure]) -> TokensWait:
-        """Start counting the tokens of the measures (in the background, see
-        `TiktokenCounter.submit_units`); calling the result waits and fills their `tokens`."""
-        todo = [m for m in measures if len(m.tokens) < len(self.tokenizers)]
+    def submit_tokens(self, measures: Iterable[MessageMeasure], names: Sequence[str] | None = None) -> TokensWait:
+        """Start counting the tokens of the measures with `names` (default: the tokenizers given at
+        creation) in the background (see `TiktokenCounter.submit_units`); calling the result waits
+        and fills their `tokens`."""
+        names = list(self.base) if names is None else list(names)
+        todo = [m for m in measures if any(n not in m.tokens for n in names)]
         started = []
-        for name, counter in self.tokenizers.items():
+        for name in names:
+            counter = self.counter(name)
             need = [m for m in todo if name not in m.tokens]
             started.append((name, counter, need, counter.submit_units([m.units for m in need])))
         return TokensWait(started)

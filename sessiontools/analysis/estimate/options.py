@@ -31,15 +31,18 @@ class Estimator(StrEnum):
     PI = "pi"
     CL100K = "cl100k"
     O200K = "o200k"
+    MODEL = "model"
     CALIBRATED = "calibrated"
     CALIBRATED_HYBRID = "calibrated_hybrid"
 
 
 #: Estimators reported when none are named.
-DEFAULT_ESTIMATORS: tuple[str, ...] = ("chars4", "pi", "cl100k", "o200k", "calibrated", "calibrated_hybrid")
+DEFAULT_ESTIMATORS: tuple[str, ...] = ("chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid")
 ESTIMATORS: tuple[str, ...] = tuple(e.value for e in Estimator)
 #: tiktoken encodings behind the tokenizer estimators.
 TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
+#: The estimator counting each request's context with its model's own tokenizer (`tokens.registry`).
+MODEL = "model"
 #: Estimators that need the calibration fitted (or loaded).
 CALIBRATED = ("calibrated", "calibrated_hybrid")
 
@@ -152,3 +155,15 @@ def needed_encodings(options: EstimateErrorOptions) -> set[str]:
             xs_needed |= set(options.calibration.tokenizers)
         need |= {TOKENIZERS[x] for x in xs_needed if x in TOKENIZERS}
     return need
+
+
+def needs_model_tokenizer(options: EstimateErrorOptions) -> bool:
+    """Whether contexts are counted with their model's own tokenizer: for the `model` estimator, and
+    for the calibrated model (its main feature), fitted or loaded with a `model` coefficient."""
+    if MODEL in options.estimators:
+        return True
+    if not options.calibrate:
+        return False
+    if isinstance(options.calibration, FeatureCalibration):
+        return MODEL in options.calibration.tokenizers
+    return options.calibration is None and options.calibration_x == DEFAULT_CALIBRATION_X

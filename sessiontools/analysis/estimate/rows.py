@@ -1,5 +1,6 @@
 """One row per request of a transcript: A, recorded usage, the context's composition, and E of the
-estimators that need no fit (chars4, pi, cl100k, o200k). Schema: `docs/estimate-error.md`.
+estimators that need no fit (chars4, pi, cl100k, o200k, model: each request's context counted
+with its model's own tokenizer, `tokens.registry`, o200k where it has none). Schema: `docs/estimate-error.md`.
 
 Each message of a path is measured once; a request's sums are differences of prefix sums over the
 index ranges of its context (`Request.context`), so a request costs O(ranges), not O(messages).
@@ -25,14 +26,23 @@ from sessiontools.analysis.estimate.options import TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
 from sessiontools.policies.checkpoint import ContextView, own_estimate
 from sessiontools.tokens.calibrated import model_key
+from sessiontools.tokens.registry import FALLBACK, available, encoding_for
 from sessiontools.transcript.model import Agent, Request, TranscriptPath
 
 #: Integer columns of the request frame before the estimator columns, in order.
 BASE_INT_COLUMNS = ("index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output",
                     "messages", "images", "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS)
-STR_COLUMNS = ("session", "pi_version", "entry_id", "provider", "model", "model_key", "kind")
+STR_COLUMNS = ("session", "pi_version", "entry_id", "provider", "model", "model_key", "kind", "model_tokenizer")
 #: The trailing part of the agent's check point (messages after the usage it trusted), for the hybrid.
-TRAIL_COLUMNS = ("t_messages", "t_images", *(f"t_{c}" for c in FEATURE_COLUMNS), "t_chars4", "t_cl100k", "t_o200k")
+TRAIL_COLUMNS = ("t_messages", "t_images", *(f"t_{c}" for c in FEATURE_COLUMNS), "t_chars4", "t_cl100k", "t_o200k",
+                 "t_model")
+#: A trusted usage below this share of the count of the messages before it (the context minus the
+#: trailing part, with the request's own tokenizer, else chars/4) cannot be those messages' usage
+#: (a provider that reported 0 or a fraction of the prompt): the calibrated hybrid then counts the
+#: whole context, as with no usage. Real prompts under the own count exist (a cheaper tokenizer:
+#: A/E 0.5 on some MiniMax files), none under 0.3 of it outside such broken rows (118 of 12,151
+#: requests with a trusted usage in the real files of docs/estimate-error.md).
+IMPLAUSIBLE_USAGE = 0.3
 #: Characters of new messages after which their token counting is started (while the path is measured).
 SUBMIT_CHARS = 200_000
 #: Sums per request, in matrix column order.
@@ -128,7 +138,7 @@ class _Columns:
         self.encodings = encodings
         self.data: dict[str, list[Any]] = {c: [] for c in (*STR_COLUMNS, *BASE_INT_COLUMNS, "cjk_share", "tool_share",
                                                            *FEATURE_COLUMNS, "est_chars4", "est_pi", "est_cl100k",
-                                                           "est_o200k", "hyb_usage", *TRAIL_COLUMNS)}
+                                                           "est_o200k", "est_model", "hyb_usage", *TRAIL_COLUMNS)}
 
     def extend(self, **values: Sequence[Any]) -> None:
         for k, v in values.items():
@@ -151,7 +161,7 @@ def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[T
     t = source.transcript
     version = source.version or ""
     pi = t.agent == Agent.PI
-    encodings = [enc for enc in TOKENIZERS.values() if enc in measurer.tokenizers]
+    encodings = [enc for enc in TOKENIZERS.values() if enc in measurer.base]
     cols = _Columns(encodings)
     seen: set[int] = set()
     for k, path in enumerate(t.paths):
@@ -198,6 +208,8 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
                version: str) -> Generator[TokensWait, None, None]:
     import numpy as np
 
+    own: list[str | None] = [_own_tokenizer(r) for r in requests] if measurer.model else [None] * len(requests)
+    encodings = [*encodings, *sorted({e for e in own if e is not None and e not in encodings})]
     merge = pi and version == "1"
     systems = _MergedSystems(path, measurer, version) if merge else None
     # Pi 1.x sends its system messages replayed into one: they are measured (and tokenized) merged only.
@@ -211,14 +223,14 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
             continue
         m = path.messages[i]
         ms = measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
-        if len(ms.tokens) < len(measurer.tokenizers):
+        if any(e not in ms.tokens for e in encodings):
             todo.append(ms)
             size += ms.chars
             if size >= SUBMIT_CHARS:  # long paths: counting starts while the rest is measured
-                waits.append(measurer.submit_tokens(todo))
+                waits.append(measurer.submit_tokens(todo, encodings))
                 todo, size = [], 0
     merged = [systems.of(r.context) if systems is not None else (None, 0) for r in requests]
-    waits.append(measurer.submit_tokens([*todo, *(sm for sm, _ in merged if sm is not None)]))
+    waits.append(measurer.submit_tokens([*todo, *(sm for sm, _ in merged if sm is not None)], encodings))
     owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
             for r in requests]
     counted = TokensWait.of(waits)
@@ -232,13 +244,32 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
         if sys_m is not None:
             tot[j] += np.asarray(_vector(sys_m, encodings), dtype=np.int64)
             n_messages[j] += 1 - n_sys
-    trail = _range_totals(prefix, [_ranges(own.trailing) for own in owns])
-    _add_rows(cols, source, path, requests, _named(fields, tot), n_messages, owns, pi)
+    trail = _range_totals(prefix, [_ranges(o.trailing) for o in owns])
+    named = _named(fields, tot)
+    _add_rows(cols, source, path, requests, named, n_messages, owns, pi, measurer.base)
     t = _named(fields, trail)
-    cols.extend(t_messages=[len(own.trailing) for own in owns], t_images=t["images"], t_chars4=t["chars4"],
-                t_cl100k=t.get("cl100k_base", [None] * len(requests)),
-                t_o200k=t.get("o200k_base", [None] * len(requests)),
+    none = [None] * len(requests)
+    check = [(named[e][j] - t[e][j]) if e is not None else (named["chars4"][j] - t["chars4"][j])
+             for j, e in enumerate(own)]
+    cols.extend(hyb_usage=[o.usage_tokens if o.usage_index is not None and o.usage_tokens >= IMPLAUSIBLE_USAGE * c
+                           else None for o, c in zip(owns, check, strict=True)])
+    cols.extend(t_messages=[len(o.trailing) for o in owns], t_images=t["images"], t_chars4=t["chars4"],
+                t_cl100k=t["cl100k_base"] if "cl100k_base" in measurer.base else none,
+                t_o200k=t["o200k_base"] if "o200k_base" in measurer.base else none,
                 **{f"t_{c}": t[c] for c in FEATURE_COLUMNS})
+    cols.extend(model_tokenizer=own, est_model=_by_request(named, own), t_model=_by_request(t, own))
+
+
+def _own_tokenizer(r: Request) -> str:
+    """The tokenizer of the request's model (`tokens.registry`), o200k when it has none or its
+    package is not installed."""
+    name = encoding_for(r.provider, r.model)
+    return name if name == FALLBACK or available(name) else FALLBACK
+
+
+def _by_request(columns: dict[str, list[int]], names: Sequence[str | None]) -> list[int | None]:
+    """Per request, the column of its own tokenizer (None where none was counted)."""
+    return [columns[n][j] if n is not None else None for j, n in enumerate(names)]
 
 
 def _named(fields: Sequence[str], matrix: Any) -> dict[str, list[int]]:
@@ -257,8 +288,10 @@ def _ranges(indices: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def _add_rows(cols: _Columns, source: Source, path: TranscriptPath, requests: Sequence[Request],
-              tot: dict[str, list[int]], n_messages: list[int], owns: Sequence[Any], pi: bool) -> None:
+              tot: dict[str, list[int]], n_messages: list[int], owns: Sequence[Any], pi: bool,
+              base: Sequence[str]) -> None:
     n = len(requests)
+    none = [None] * n
     usage = [r.usage for r in requests]
     cols.extend(
         session=[source.transcript.source] * n, pi_version=[source.version or ""] * n,
@@ -270,7 +303,6 @@ def _add_rows(cols: _Columns, source: Source, path: TranscriptPath, requests: Se
         actual=[u.prompt for u in usage], input=[u.input for u in usage], cache_read=[u.cache_read for u in usage],
         cache_write=[u.cache_write for u in usage], output=[u.output for u in usage],
         est_pi=[own.tokens for own in owns],
-        hyb_usage=[own.usage_tokens if own.usage_index is not None else None for own in owns],
     )
     cols.extend(
         messages=n_messages, images=tot["images"], chars_total=tot["chars"], text_chars=tot["text_chars"],
@@ -278,7 +310,8 @@ def _add_rows(cols: _Columns, source: Source, path: TranscriptPath, requests: Se
         cjk_share=[round(c / t, 6) if t else 0.0 for c, t in zip(tot["cjk_chars"], tot["text_chars"], strict=True)],
         tool_share=[round(c / t, 6) if t else 0.0 for c, t in zip(tot["tool_chars"], tot["chars"], strict=True)],
         **{c: tot[c] for c in FEATURE_COLUMNS}, est_chars4=tot["chars4"],
-        est_cl100k=tot.get("cl100k_base", [None] * n), est_o200k=tot.get("o200k_base", [None] * n),
+        est_cl100k=tot["cl100k_base"] if "cl100k_base" in base else none,
+        est_o200k=tot["o200k_base"] if "o200k_base" in base else none,
     )
 
 

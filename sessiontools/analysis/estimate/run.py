@@ -16,7 +16,11 @@ from sessiontools.analysis.estimate.calibration import (
     profile_record,
 )
 from sessiontools.analysis.estimate.measure import MessageMeasurer, TokensWait
-from sessiontools.analysis.estimate.options import EstimateErrorOptions, needed_encodings
+from sessiontools.analysis.estimate.options import (
+    EstimateErrorOptions,
+    needed_encodings,
+    needs_model_tokenizer,
+)
 from sessiontools.analysis.estimate.rows import SessionRows, session_rows, session_rows_steps
 from sessiontools.analysis.estimate.source import transcript_source
 from sessiontools.analysis.estimate.summary import EstimateErrorReport, summarize
@@ -25,7 +29,7 @@ from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 ProgressFn = Callable[[int, int, str], None]
 
 #: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
-ROWS_VERSION = 3
+ROWS_VERSION = 4
 
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
@@ -86,7 +90,7 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
     if store is not None and content_hash:
         key = "estimate-error:" + orjson.dumps([
             ROWS_VERSION, package_hash(), content_hash, getattr(s, "path", None), options.leaf, options.all_leaves,
-            options.pi_version, sorted(measurer.tokenizers),
+            options.pi_version, sorted(measurer.base), measurer.model,
         ]).decode()
         hit = store.get_result(key)
         if hit is not None:
@@ -123,7 +127,8 @@ def make_measurer(options: EstimateErrorOptions, *, tokenizers: Mapping[str, Tik
     for enc in sorted(need):
         if enc not in counters:
             counters[enc] = TiktokenCounter(enc, store=token_store)
-    return MessageMeasurer({k: v for k, v in counters.items() if k in need})
+    return MessageMeasurer({k: v for k, v in counters.items() if k in need}, model=needs_model_tokenizer(options),
+                           store=token_store)
 
 
 def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None = None, *,

