@@ -75,6 +75,9 @@ class RequestLog:
     completion_tokens: int
     messages: int
     hidden: int = 0  # hidden provider-side tokens included in prompt_tokens
+    # a summarisation request's body as received (system prompt, user message, max_tokens), so a test
+    # can compare what the real Pi CLI sent with what sessiontools' `resummarize` sends
+    body: dict | None = None
 
 
 def _content_text(content: Any) -> str:
@@ -199,7 +202,7 @@ class LabModel:
         }
         with self._lock:
             self.log.append(RequestLog(kind or "agent", prompt_idx, step, prompt_tokens, cached, completion,
-                                       len(messages), hidden))
+                                       len(messages), hidden, body if kind is not None else None))
         rid = "chatcmpl-" + hashlib.sha256("\x00".join(segs).encode("utf-8", "surrogatepass")).hexdigest()[:20]
         return 200, None, {"id": rid, "text": text, "calls": calls, "finish": finish, "usage": usage}
 
