@@ -84,7 +84,9 @@ class Endpoint:
         self._slots = threading.BoundedSemaphore(max(1, config.concurrency))
         self._lock = threading.Lock()
         self.sent = 0  # HTTP requests made (retries included)
-        self.hits = 0  # answers taken from the cache
+        self.hits = 0  # answers taken from the cache (or from the same request in flight)
+        self._inflight: dict[str, threading.Event] = {}
+        self._memo: dict[str, dict[str, Any]] = {}  # this run's answers (a re-asked request is never re-sent)
 
     def body(self, req: SummaryRequest) -> dict[str, Any]:
         c = self.config
@@ -101,22 +103,46 @@ class Endpoint:
             body["stream_options"] = {"include_usage": True}
         return body
 
+    def _cached(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            if key in self._memo:
+                return self._memo[key]
+        if self.cache is None or self.refresh:
+            return None
+        return self.cache.get(key)
+
     def __call__(self, req: SummaryRequest) -> Answer:
+        """The answer to `req`: from the cache, else sent. The same request asked twice at once (two
+        settings of a grid share their first compactions) is sent once; the other waits for it."""
         body = self.body(req)
         key = request_key(self.url, self.config.api.value, body)
-        if self.cache is not None and not self.refresh:
-            hit = self.cache.get(key)
+        while True:
+            hit = self._cached(key)
             if hit is not None:
                 with self._lock:
                     self.hits += 1
                 return Answer(hit["text"], hit.get("input_tokens"), hit.get("output_tokens"),
                               float(hit.get("latency_s") or 0.0), True, hit.get("stop_reason"))
-        with self._slots:
-            ans = self._send(body)
-        if self.cache is not None:
-            self.cache.put(key, {"text": ans.text, "input_tokens": ans.input_tokens, "output_tokens": ans.output_tokens,
-                                 "latency_s": round(ans.latency_s, 3), "stop_reason": ans.stop_reason})
-        return ans
+            with self._lock:
+                busy = self._inflight.get(key)
+                if busy is None:
+                    self._inflight[key] = threading.Event()
+                    break
+            busy.wait()  # then its answer is cached (or it failed, and this one tries itself)
+        try:
+            with self._slots:
+                ans = self._send(body)
+            value = {"text": ans.text, "input_tokens": ans.input_tokens, "output_tokens": ans.output_tokens,
+                     "latency_s": round(ans.latency_s, 3), "stop_reason": ans.stop_reason}
+            if self.cache is not None:
+                self.cache.put(key, value)
+            with self._lock:
+                self._memo[key] = value
+            return ans
+        finally:
+            with self._lock:
+                ev = self._inflight.pop(key)
+            ev.set()
 
     # -- HTTP -------------------------------------------------------------------------------------
     def _headers(self) -> dict[str, str]:
