@@ -237,3 +237,33 @@ def test_usage_errors(tmp_path: Path, capsys) -> None:  # type: ignore[no-untype
     assert "PROVIDER/ID" in capsys.readouterr().err
     # writing into the input's own directory under the input's name is refused
     assert main(["resummarize", src, "--endpoint", "http://127.0.0.1:9/v1", "--model", "a/b", "-o", src]) == 2
+
+
+def test_compare_two_settings_of_a_recorded_sample(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The CI recipe: resummarize at the recorded keep (A, = the recorded summaries) and at a smaller
+    one (B), then `diff-summaries --compare A B` pairs them by session and gates on the difference."""
+    m = MANIFEST["pi0-threshold-5x"]
+    src = str(SAMPLES / m["facts"]["file"])
+    outs = {}
+    with lab(m["seed"]) as srv:
+        for side, keep in (("a", "4000"), ("b", "6000")):
+            code, report, err = resum([src, "--endpoint", srv.base_url, "--model", "lab/lab-model",
+                                       "--context-window", "16000", "--reserve", "3000", "--keep-recent", keep,
+                                       "-o", str(tmp_path / side)], capsys, tmp_path)
+            assert code == 0, err
+            outs[side] = report["outputs"][0]
+    assert len(outs["b"]["compactions"]) > len(outs["a"]["compactions"])
+    code = main(["diff-summaries", "--compare", str(tmp_path / "a"), str(tmp_path / "b"), "--format", "json",
+                 "--fail-if", "delta.summaries<0"])
+    body = orjson.loads(capsys.readouterr().out)
+    assert code == 0
+    cmp = body["compare"]
+    assert len(cmp["pairs"]) == 1 and cmp["unpaired"] == []
+    assert cmp["metrics"]["delta.summaries"] == len(outs["b"]["compactions"]) - len(outs["a"]["compactions"])
+    # the lab's summariser drops a previous Done item at every update: both sides lose some
+    assert 0 < cmp["metrics"]["a.section.done"] < 1 and 0 < cmp["metrics"]["b.section.done"] < 1
+    assert cmp["metrics"]["compare.section.done"] == round(cmp["metrics"]["b.section.done"]
+                                                            / cmp["metrics"]["a.section.done"], 4)
+    assert main(["diff-summaries", "--compare", str(tmp_path / "a"), str(tmp_path / "b"),
+                 "--fail-if", "delta.summaries>0"]) == 1
+    assert "gate delta.summaries>0 tripped" in capsys.readouterr().err
