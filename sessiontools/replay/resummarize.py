@@ -34,6 +34,7 @@ from sessiontools.policies.pi.summarize import (
     plan_summary,
 )
 from sessiontools.policies.pi.usage import current_system_message
+from sessiontools.read.agents import Agent
 from sessiontools.read.pi.entries import Entry, Session
 from sessiontools.replay.records import ReplayRun, ReplaySettings, SimCompaction, TruthSource
 from sessiontools.replay.simulate import simulate
@@ -257,6 +258,30 @@ def session_records(result: ChainResult) -> list[dict[str, Any]]:
     return out
 
 
+CLAUDE_REASON = ("Claude Code compactions are not supported: the pinned CLI (2.1.332) assembles its compact prompt "
+                 "inside its bundle at run time, and no faithful port of it exists here")
+
+
+def _codex_reason(rollout: Any) -> str:
+    from sessiontools.policies.codex_compact import LOCAL_REASON, REMOTE_REASON
+
+    remote = any(getattr(r, "encrypted", False) for r in getattr(rollout, "records", ()))
+    return REMOTE_REASON if remote else LOCAL_REASON
+
+
+#: Why a session of another agent is not resummarized, by agent (a Pi session has no entry: supported).
+_UNSUPPORTED: dict[str, Callable[[Any], str]] = {
+    Agent.CODEX.value: _codex_reason,
+    Agent.CLAUDE_CODE.value: lambda _: CLAUDE_REASON,
+}
+
+
+def unsupported(source: Any) -> str | None:
+    """None when `source` (any reader's session) can be resummarized; else the reason, in words."""
+    reason = _UNSUPPORTED.get(str(getattr(source, "agent", Agent.PI)))
+    return reason(source) if reason is not None else None
+
+
 def estimated_tokens(text: str) -> int:
     """chars/4 of a text (Pi's own estimate, UTF-16 units), for the request/answer sizes reported."""
     return math.ceil(utf16_len(text) / 4)
@@ -274,4 +299,5 @@ __all__ = [
     "regenerate",
     "requests_of",
     "session_records",
+    "unsupported",
 ]

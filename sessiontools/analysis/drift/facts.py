@@ -79,12 +79,10 @@ def _blank(m: re.Match[str]) -> str:
 
 
 def work_text(text: str) -> str:
-    """A user message or tool result without the harness's metadata (ids, envelopes); same length
-    where it matters for nothing: removed spans become spaces or are cut."""
+    """A user message or tool result without the chat harness's envelopes and message-id tags."""
     text = _META_BLOCK.sub(" ", text)
     text = _META_HEADER.sub(" ", text)
-    text = _MESSAGE_ID.sub(" ", text)
-    return _CHAT_ID.sub(_blank, text)
+    return _MESSAGE_ID.sub(" ", text)
 
 
 def user_text(text: str) -> str:
@@ -166,7 +164,7 @@ def call_files(text: str) -> list[str]:
 def identifiers(text: str) -> list[str]:
     """ID-like tokens of a text, in the order of the patterns (each match masks what it covers)."""
     out: list[str] = []
-    rest = _URL.sub(_blank, text)  # a URL is no identifier, nor is anything inside one
+    rest = _CHAT_ID.sub(_blank, _URL.sub(_blank, text))  # no URL (nor anything inside one), no message id
     for pat in (_UUID, _HASH, _ISSUE, _VERSION, _LONG):
         found = []
         for m in pat.finditer(rest):
