@@ -11,15 +11,13 @@ from sessiontools.cli.choices import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE
 from sessiontools.cli.common import (
     EXIT_INPUT,
     LeafOpt,
-    Loaded,
     PathsArg,
     StrictOpt,
     emit_json,
     emit_renderables,
     exit_code_for,
+    load_all,
     parse_token_list,
-    report_diagnostics,
-    resolve_files,
     safe_text,
     stderr_console,
     token_cache_path,
@@ -129,7 +127,9 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
                 parse_token_list(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS],
                 parse_token_list(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS],
                 policy.value if policy else None, leaf, summary_tokens, model_max_tokens)
-    loaded = _load(paths, err)
+    from sessiontools.replay.resummarize import unsupported
+
+    loaded = load_all(paths, err, any_agent=True, skip=unsupported)
     sessions = loaded.sessions
     if not sessions:
         if loaded.unreadable:
@@ -158,36 +158,3 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
     code = exit_code_for(loaded, strict)
     raise typer.Exit(code or (EXIT_INPUT if any(r["error"] for r in records) else 0))
 
-
-def _load(paths, err) -> Loaded:  # type: ignore[no-untyped-def]
-    """Every session named, read by its agent's reader; a session of an agent whose compactions
-    cannot be regenerated is skipped with a note saying why (`replay.resummarize.unsupported`)."""
-    from sessiontools.read.sources import load_source
-    from sessiontools.replay.resummarize import unsupported
-
-    loaded = Loaded()
-    files, explicit = resolve_files(paths, err)
-    for f in files:
-        try:
-            s = load_source(f)
-        except InputError as exc:
-            err.print(safe_text(f"error: {exc}"))
-            loaded.unreadable += 1
-            continue
-        if not getattr(s, "readable", True):
-            fatal = getattr(s, "fatal", [])
-            why = fatal[0].reason if fatal else "empty"
-            if f in explicit:
-                err.print(safe_text(f"error: {f}: {why}"))
-                loaded.unreadable += 1
-            else:
-                err.print(safe_text(f"note: {f}: skipped, {why}"))
-            continue
-        why = unsupported(s)
-        if why is not None:
-            err.print(safe_text(f"note: {f}: skipped, {why}"))
-            continue
-        report_diagnostics(err, s)
-        loaded.lines_skipped_or_recovered += len(s.skipped) + len(s.recovered)
-        loaded.sessions.append(s)
-    return loaded
