@@ -13,6 +13,7 @@ from sessiontools.cli.common import (
     LeafOpt,
     PathsArg,
     StrictOpt,
+    TableJson,
     emit_json,
     emit_renderables,
     exit_code_for,
@@ -29,11 +30,6 @@ from sessiontools.errors import InputError, UsageError
 class ApiChoice(str, Enum):
     openai = "openai-completions"
     anthropic = "anthropic-messages"
-
-
-class ResumFormat(str, Enum):
-    table = "table"
-    json = "json"
 
 
 class PiPolicy(str, Enum):
@@ -62,7 +58,7 @@ def register(app: typer.Typer) -> None:
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size the replay gives a new summary when deciding where compactions fire (default: learnt from the recorded ones).")] = None,
         model_max_tokens: Annotated[int | None, tokens_option("--model-max-tokens", minimum=1, help="The model's output limit (Pi 1.x asks for it, clamped to the window; default 4096).")] = None,
         output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Directory for the new session files: <input stem>.<setting>.jsonl.")] = ...,  # type: ignore[assignment]
-        format: Annotated[ResumFormat, typer.Option("--format", "-f", help="table, or json (every file with each compaction's requests) on stdout.")] = ResumFormat.table,
+        format: Annotated[TableJson, typer.Option("--format", "-f", help="table, or json (every file with each compaction's requests) on stdout.")] = TableJson.table,
         stream: Annotated[bool, typer.Option("--stream/--no-stream", help="openai-completions: stream the answers (server-sent events).")] = False,
         max_tokens_field: Annotated[str, typer.Option("--max-tokens-field", help="openai-completions: max_tokens, or max_completion_tokens (OpenAI's newer models).")] = "max_tokens",
         concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, help="Requests in flight at once (settings and files run in parallel; one chain is sequential).")] = 4,
@@ -147,7 +143,7 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
     with progress(err, total_requests(chains), "summarising") as advance:
         records = resummarize(chains, client, output_dir, concurrency=concurrency, prompts=prompts_by_version,
                               prices=info.prices if info else None, on_answer=advance)
-    if format == ResumFormat.json:
+    if format == TableJson.json:
         emit_json(envelope("resummarize", endpoint=endpoint, model=model, api=api.value, outputs=records), None)
     else:
         emit_renderables([resummarize_table(records)], None)
