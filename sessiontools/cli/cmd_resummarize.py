@@ -149,7 +149,9 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
         emit_renderables([resummarize_table(records)], None)
     for r in records:
         if r["error"]:
-            err.print(safe_text(f"error: {r['session']} ({r['settings']}): {r['error']}"))
+            st = r["settings"]
+            setting = f"window {st['context_window']}, reserve {st['reserve_tokens']}, keep {st['keep_recent_tokens']}"
+            err.print(safe_text(f"error: {r['session']} ({setting}): {r['error']}"))
     err.print(resummarize_headline(records, client.sent, client.hits), markup=False)
     code = exit_code_for(loaded, strict)
     raise typer.Exit(code or (EXIT_INPUT if any(r["error"] for r in records) else 0))
