@@ -56,7 +56,7 @@ def register(app: typer.Typer) -> None:
         policy: Annotated[PiPolicy | None, typer.Option("--policy", help="pi-0 or pi-1 (default: the version that wrote the file).")] = None,
         leaf: LeafOpt = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size the replay gives a new summary when deciding where compactions fire (default: learnt from the recorded ones).")] = None,
-        model_max_tokens: Annotated[int | None, tokens_option("--model-max-tokens", minimum=1, help="The model's output limit (Pi 1.x asks for it, clamped to the window; default 4096).")] = None,
+        model_max_tokens: Annotated[int | None, tokens_option("--model-max-tokens", minimum=1, help="The model's output limit (Pi 1.x asks for it, clamped to the window; default: the catalogue's for --model, else 4096).")] = None,
         output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Directory for the new session files: <input stem>.<setting>.jsonl.")] = ...,  # type: ignore[assignment]
         format: Annotated[TableJson, typer.Option("--format", "-f", help="table, or json (every file with each compaction's requests) on stdout.")] = TableJson.table,
         stream: Annotated[bool, typer.Option("--stream/--no-stream", help="openai-completions: stream the answers (server-sent events).")] = False,
@@ -119,6 +119,9 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
     if output_dir.exists() and not output_dir.is_dir():
         raise UsageError(f"-o {output_dir}: not a directory")
     err = stderr_console()
+    info = lookup(provider, model_id)  # prices, and the model's output limit (Pi 1.x asks for it)
+    if model_max_tokens is None and info is not None and info.max_tokens:
+        model_max_tokens = info.max_tokens
     grid = Grid(parse_token_list(context_window, "--context-window", minimum=1),
                 parse_token_list(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS],
                 parse_token_list(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS],
@@ -139,7 +142,6 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
                             concurrency=concurrency)
     cache_root = cache_dir if cache_dir is not None else token_cache_path().parent / "resummarize"
     client = Endpoint(config, ResponseCache(cache_root), refresh=no_cache)
-    info = lookup(provider, model_id)
     with progress(err, total_requests(chains), "summarising") as advance:
         records = resummarize(chains, client, output_dir, concurrency=concurrency, prompts=prompts_by_version,
                               prices=info.prices if info else None, on_answer=advance)
