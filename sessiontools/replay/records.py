@@ -107,11 +107,12 @@ class SimCompaction:
     matches_recorded: bool
     early: bool = False
     thrash: bool = False
-    #: The hook `resummarize` reads (not part of the JSON record): Pi's `CompactionPreparation` this
-    #: compaction computed (None for a recorded user compaction, applied as recorded), and the
-    #: compaction entry put on the simulated path (the recorded one, or the replay's placeholder).
-    preparation: Preparation | None = None
-    entry: Entry | None = None
+    #: The hook `resummarize` reads (not part of the JSON record, nor of equality): Pi's
+    #: `CompactionPreparation` this compaction computed (None for a recorded user compaction, applied
+    #: as recorded), and the compaction entry put on the simulated path (the recorded one, or the
+    #: replay's placeholder).
+    preparation: Preparation | None = field(default=None, compare=False, repr=False)
+    entry: Entry | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -190,4 +191,4 @@ class ReplayRun:
     recorded_match: RecordedMatch = field(default_factory=lambda: RecordedMatch(0, 0, 0))
     #: The simulated path at the end of the walk (base entries and the compaction entries, in order);
     #: kept only when asked (`simulate(..., keep_path=True)`, for `resummarize`), else empty.
-    path: tuple[Entry, ...] = ()
+    path: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
