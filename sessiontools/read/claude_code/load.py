@@ -166,7 +166,7 @@ def looks_like_claude_code(head: bytes) -> bool:
         t = obj.get("type")
         if t in ("summary", "queue-operation"):
             return True
-        if t in KNOWN_TYPES and ("sessionId" in obj or "uuid" in obj):
+        if isinstance(t, str) and t in KNOWN_TYPES and ("sessionId" in obj or "uuid" in obj):  # a dict type is unhashable
             return True
     return False
 
