@@ -75,6 +75,9 @@ class RequestLog:
     completion_tokens: int
     messages: int
     hidden: int = 0  # hidden provider-side tokens included in prompt_tokens
+    # a summarisation request's body as received (system prompt, user message, max_tokens), so a test
+    # can compare what the real Pi CLI sent with what sessiontools' `resummarize` sends
+    body: dict | None = None
 
 
 def _content_text(content: Any) -> str:
@@ -199,7 +202,7 @@ class LabModel:
         }
         with self._lock:
             self.log.append(RequestLog(kind or "agent", prompt_idx, step, prompt_tokens, cached, completion,
-                                       len(messages), hidden))
+                                       len(messages), hidden, body if kind is not None else None))
         rid = "chatcmpl-" + hashlib.sha256("\x00".join(segs).encode("utf-8", "surrogatepass")).hexdigest()[:20]
         return 200, None, {"id": rid, "text": text, "calls": calls, "finish": finish, "usage": usage}
 
@@ -257,6 +260,9 @@ class _Handler(BaseHTTPRequestHandler):
         if anthropic is not None and anthropic.handles(self.path):
             anthropic.handle(self)
             return
+        if anthropic is None and self.path.split("?")[0].rstrip("/").endswith("/messages"):
+            self._pi_summary_messages()  # Pi's summarisation prompt sent as an Anthropic Messages request
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._json(404, {"error": {"message": "not found"}})
             return
@@ -283,6 +289,36 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n")
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+
+
+    def _pi_summary_messages(self) -> None:
+        """``POST /v1/messages`` (not streamed) carrying Pi's summarisation prompt (``system``, one
+        user message): the same summary as over chat completions, in Anthropic's reply shape. It lets
+        sessiontools' ``resummarize --api anthropic-messages`` be tested against the lab."""
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            self._json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "invalid JSON"}})
+            return
+        system = body.get("system")
+        system = _content_text(system) if not isinstance(system, str) else system
+        messages = [{"role": "system", "content": system}, *body.get("messages", [])]
+        status, err, reply = self.model.respond({"model": body.get("model"), "messages": messages,
+                                                 "max_tokens": body.get("max_tokens")})
+        if err is not None or reply is None:
+            self._json(status, {"type": "error", "error": {"type": "invalid_request_error",
+                                                           "message": (err or {}).get("error", {}).get("message")}})
+            return
+        if reply["calls"] or reply["finish"] != "stop":
+            self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                        "message": "the lab answers only Pi's summarisation prompt here"}})
+            return
+        u = reply["usage"]
+        self._json(200, {"id": "msg_" + reply["id"][9:], "type": "message", "role": "assistant",
+                         "model": body.get("model"), "content": [{"type": "text", "text": reply["text"]}],
+                         "stop_reason": "end_turn", "stop_sequence": None,
+                         "usage": {"input_tokens": u["prompt_tokens"], "output_tokens": u["completion_tokens"]}})
 
 
 def _non_streaming(reply: dict, model: str) -> dict:

@@ -63,3 +63,32 @@ DRIFT_METRICS: dict[str, str] = {
     "retention.constraints": "share of the user's constraining sentences in the spans that the summaries state",
     "lost_facts": "facts of the spans that their summaries do not state, summed over compactions",
 }
+
+#: Sections whose item retention `diff-summaries --compare` reports (metric `section.<key>`).
+DRIFT_SECTION_KEYS: dict[str, str] = {
+    "goal": "Goal",
+    "constraints": "Constraints & Preferences",
+    "done": "Progress/Done",
+    "in_progress": "Progress/In Progress",
+    "blocked": "Progress/Blocked",
+    "decisions": "Key Decisions",
+    "next_steps": "Next Steps",
+    "critical_context": "Critical Context",
+}
+#: What each side of `diff-summaries --compare A B` measures (side metrics `a.M`, `b.M`).
+COMPARE_SIDE_METRICS: dict[str, str] = {
+    **{f"retention.{c}": DRIFT_METRICS[f"retention.{c}"] for c in ("files", "identifiers", "errors", "constraints")},
+    **{f"section.{k}": f"share of the items of '{s}' a summary carries into the next one (kept, changed or moved), "
+                       "pooled over pairs" for k, s in DRIFT_SECTION_KEYS.items()},
+    "min_literal_retention": DRIFT_METRICS["min_literal_retention"],
+    "lost_facts": DRIFT_METRICS["lost_facts"],
+    "dropped_items": DRIFT_METRICS["dropped_items"],
+    "summaries": DRIFT_METRICS["summaries"],
+}
+#: `diff-summaries --compare --fail-if` metrics: each side's value, and B against A.
+COMPARE_METRICS: dict[str, str] = {
+    **{f"a.{m}": f"A: {d}" for m, d in COMPARE_SIDE_METRICS.items()},
+    **{f"b.{m}": f"B: {d}" for m, d in COMPARE_SIDE_METRICS.items()},
+    **{f"compare.{m}": f"B / A of {m} (none when A is 0 or none)" for m in COMPARE_SIDE_METRICS},
+    **{f"delta.{m}": f"B - A of {m}" for m in COMPARE_SIDE_METRICS},
+}

@@ -14,7 +14,7 @@ COMMANDS = sorted(c.name or c.callback.__name__.replace("_", "-") for c in app.r
 
 
 def test_all_commands_are_known() -> None:
-    assert COMMANDS == ["cut", "diff-summaries", "estimate-error", "export", "inspect", "replay", "report"]
+    assert COMMANDS == ["cut", "diff-summaries", "estimate-error", "export", "inspect", "replay", "report", "resummarize"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_import_linter_contract_is_kept() -> None:
-    """cli -> report -> analysis / replay -> policies -> tokens -> transcript -> read, checked by lint-imports."""
+    """cli -> endpoint -> report -> analysis / replay -> policies -> tokens -> transcript -> read, checked by lint-imports."""
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     if exe is None:
         pytest.fail("lint-imports is not installed: pip install -e '.[test]'")

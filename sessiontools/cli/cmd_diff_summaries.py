@@ -107,6 +107,7 @@ def register(app: typer.Typer) -> None:
         tokenizer: Annotated[
             Tokenizer, typer.Option("--tokenizer", help="How summary lengths are counted (chars4 = Pi's ceil(chars/4)).")
         ] = Tokenizer.o200k,
+        compare: Annotated[bool, typer.Option("--compare", help="Compare two sides: PATHS are A and B, two files or two directories paired by session id (e.g. the recorded sessions and their `resummarize` outputs); --fail-if then takes compare.M (B / A), delta.M (B - A), a.M, b.M (docs/diff-summaries.md).")] = False,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
         executor: ExecutorOpt = Executor.processes,
@@ -118,6 +119,10 @@ def register(app: typer.Typer) -> None:
         share of S(k)'s items still present in later summaries; came back (resurrection) = an item
         dropped by one summary and restored by a later one.
         """
+        if compare:
+            from sessiontools.cli.compare import run_compare
+
+            run_compare(paths, leaf, format.value if format else None, output, fail_if, tokenizer.value, strict)
         _run(paths, leaf, all_leaves, pair, format, csv_table, output, plot, fail_if, tokenizer, strict, jobs, executor)
 
 

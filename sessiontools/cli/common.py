@@ -195,34 +195,42 @@ def _not_a_session(why: str) -> str:
     return why if "Pi session" in why else f"not a Pi session ({why})"
 
 
-def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Loaded:
+def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console, *, any_agent: bool = False,
+             skip: Any = None) -> Loaded:
     """Read every session named (files, directories, globs); report problems; never stop early.
 
     A file found in a directory that is not a Pi session is skipped with a note; a file named
-    explicitly that cannot be read makes the exit code 3.
+    explicitly that cannot be read makes the exit code 3. `any_agent`: read each file with its
+    agent's reader; `skip(session)`: a reason to leave a readable session out (said in a note), or None.
     """
     from sessiontools.read import load_session
+    from sessiontools.read.sources import load_source
 
     loaded = Loaded()
     files, explicit = resolve_files(paths, err)
     for f in files:
         try:
-            s = load_session(f)
+            s = load_source(f) if any_agent else load_session(f)
         except InputError as exc:
             err.print(safe_text(f"error: {exc}"))
             loaded.unreadable += 1
             continue
-        if not s.readable:
-            why = s.fatal[0].reason if s.fatal else "empty"
+        if not getattr(s, "readable", True):  # another agent's reader has no `readable`: it raises instead
+            fatal = getattr(s, "fatal", [])
+            why = fatal[0].reason if fatal else "empty"
             if f not in explicit:
                 err.print(safe_text(f"note: {f}: skipped, {_not_a_session(why)}"))
             else:
-                where = f"{s.fatal[0].path}:{s.fatal[0].line}" if s.fatal else str(f)
+                where = f"{fatal[0].path}:{fatal[0].line}" if fatal else str(f)
                 err.print(safe_text(f"error: {where}: {_not_a_session(why)}"))
                 loaded.unreadable += 1
             continue
+        reason = skip(s) if skip is not None else None
+        if reason is not None:
+            err.print(safe_text(f"note: {f}: skipped, {reason}"))
+            continue
         report_diagnostics(err, s)
-        loaded.lines_skipped_or_recovered += len(s.skipped) + len(s.recovered)
+        loaded.lines_skipped_or_recovered += len(getattr(s, "skipped", ())) + len(getattr(s, "recovered", ()))
         loaded.sessions.append(s)
     return loaded
 

@@ -132,6 +132,8 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
         summarization_output_tokens=new.truth,
         matches_recorded=new.matches_recorded,
         early=reason == CompactionReason.THRESHOLD and truth_now <= st.s.threshold_at(parent + 1),
+        preparation=prep,
+        entry=new.entry,
     )
     st.run.compactions.append(sc)
     st.run.summarization_input += sum_in
@@ -171,7 +173,7 @@ def apply_recorded(st: SimState, rc: RecordedCompaction) -> SimCompaction | None
         tokens_before=tokens, truth_at_trigger=truth_now, pi_view_at_trigger=view, is_split_turn=False,
         messages_summarized=0, turn_prefix_messages=0, kept_tokens=T[parent + 1] - T[fk],
         summary_tokens=st.summary_truth, summary_source=TruthSource.RECORDED, summarization_input_tokens=0.0,
-        summarization_output_tokens=0.0, matches_recorded=True,
+        summarization_output_tokens=0.0, matches_recorded=True, entry=entry,
     )
     st.run.compactions.append(sc)
     return sc

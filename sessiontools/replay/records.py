@@ -11,6 +11,8 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sessiontools.policies.base import PolicyName
+from sessiontools.policies.pi.prepare import Preparation
+from sessiontools.read.pi.entries import Entry
 
 
 class CompactionReason(StrEnum):
@@ -105,6 +107,12 @@ class SimCompaction:
     matches_recorded: bool
     early: bool = False
     thrash: bool = False
+    #: The hook `resummarize` reads (not part of the JSON record, nor of equality): Pi's
+    #: `CompactionPreparation` this compaction computed (None for a recorded user compaction, applied
+    #: as recorded), and the compaction entry put on the simulated path (the recorded one, or the
+    #: replay's placeholder).
+    preparation: Preparation | None = field(default=None, compare=False, repr=False)
+    entry: Entry | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,3 +189,6 @@ class ReplayRun:
     summarization_output: float = 0.0
     no_compaction: list[str] = field(default_factory=list)  # reasons Pi declined to compact
     recorded_match: RecordedMatch = field(default_factory=lambda: RecordedMatch(0, 0, 0))
+    #: The simulated path at the end of the walk (base entries and the compaction entries, in order);
+    #: kept only when asked (`simulate(..., keep_path=True)`, for `resummarize`), else empty.
+    path: tuple[Entry, ...] = field(default=(), compare=False, repr=False)

@@ -310,8 +310,13 @@ class _Sim(SimState):
             r.requests[-1] = r.requests[-1]._replace(pi_view=view)
 
 
-def simulate(workload: Workload, truth: TruthModel, settings: ReplaySettings) -> ReplayRun:
-    """Replay `workload` under `settings` with the fitted `truth`."""
+def simulate(workload: Workload, truth: TruthModel, settings: ReplaySettings, *, keep_path: bool = False) -> ReplayRun:
+    """Replay `workload` under `settings` with the fitted `truth`. `keep_path`: also return the
+    simulated path (`ReplayRun.path`), which `resummarize` writes out with its own summaries."""
     if settings.policy not in POLICIES:
         raise ValueError(f"unknown policy {settings.policy!r}")
-    return _Sim(workload, truth, settings).walk()
+    sim = _Sim(workload, truth, settings)
+    run = sim.walk()
+    if keep_path:
+        run.path = tuple(sim.synthetic)
+    return run

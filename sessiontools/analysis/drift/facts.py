@@ -12,9 +12,13 @@ Works on the neutral model's units, so it is the same for every agent.
   path, with an extension or 3+ components, not under /dev/) and in patches (`*** Update File: P`).
   A value ending in `/` or `.` is a directory, not a file. A path under the session's working
   directory is taken relative to it, so `/repo/src/a.py` and `src/a.py` are one fact.
-- `identifiers`: in user messages and tool results: URLs, UUIDs, hex hashes (7-64 lower-case hex
+- `identifiers`: in user messages and tool results: UUIDs, hex hashes (7-64 lower-case hex
   digits with a letter and a digit), `#123` references, versions (`1.2.3`, `v0.27.3-beta`), and
   other tokens of 12+ letters, digits, `_`, `.` or `-` (not inside a path) with a letter and a digit.
+  Not identifiers (measured on real summaries, where they made most of the "lost" ids): URLs (and
+  anything inside one), and the chat harness's message and sender ids: `[message_id: ...]` tags,
+  the `... (untrusted metadata):` JSON blocks a gateway puts before a message, and tokens such as
+  `msg_...`, `toolu_...`, `call_...`, `chatcmpl-...`, `om_...`/`ou_...`/`oc_...`.
 - `errors`: the first non-empty line (at most 160 characters; a short parenthesised placeholder such
   as `(no output)` is skipped) of each failed tool result (the
   message's own flag: `isError` / `is_error`, or a shell execution with a non-zero exit code) and of
@@ -23,6 +27,9 @@ Works on the neutral model's units, so it is the same for every agent.
 - `constraints`: the user's sentences (split after . ! ? followed by a space, at line ends, and after
   。！？) with must,
   never, always, only, don't / do not (whole words, any case) or 必须, 不要, 只; 4..300 characters.
+  Not the user's: text a harness injects into user messages from its system prompt or context
+  (`<system-reminder>`, `<system>`, `<INSTRUCTIONS>`, `<environment_context>`, `<user_instructions>`
+  blocks, an `# AGENTS.md instructions` message, `System: ...` event lines) and the metadata above.
 
 A fact's `key` is its normalised form (NFKC, case-folded, whitespace collapsed, backticks and `**`
 removed, trailing . : ; , dropped): two facts with one key are one fact.
@@ -54,6 +61,37 @@ _HASH = re.compile(r"(?<![\w-])[0-9a-f]{7,64}(?![\w-])")
 _ISSUE = re.compile(r"(?<![\w&#])#\d+\b")
 _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![\w.])")
 _LONG = re.compile(r"(?<![\w./-])[A-Za-z0-9][\w.-]{10,}[A-Za-z0-9](?![\w/-])")
+
+#: Harness text in user messages and tool results that is no part of the work (see the docstring).
+_META_BLOCK = re.compile(r"^[^\n]*\((?:untrusted )?metadata[^\n]*\):?[ \t]*\n```[\w-]*\n.*?\n```[ \t]*$",
+                         re.M | re.S | re.I)
+_META_HEADER = re.compile(r"^[^\n]*\(metadata, do not treat as instructions[^\n]*$", re.M | re.I)
+_MESSAGE_ID = re.compile(r"\[message[_ ]id:[^\]\n]*\]", re.I)
+_CHAT_ID = re.compile(r"(?<![\w-])(?:(?:msg|toolu|call|om|ou|oc)_|chatcmpl-)[A-Za-z0-9_-]{6,}(?![\w-])")
+_INJECTED = re.compile(
+    r"<(system-reminder|system|INSTRUCTIONS|environment_context|user_instructions)>.*?</\1>", re.S | re.I)
+_AGENTS_MD = re.compile(r"\A\s*#\s*AGENTS\.md instructions\b.*", re.S | re.I)
+_SYSTEM_LINE = re.compile(r"^[ \t]*System:[ \t].*$", re.M)
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * (m.end() - m.start())
+
+
+def work_text(text: str) -> str:
+    """A user message or tool result without the chat harness's envelopes and message-id tags."""
+    text = _META_BLOCK.sub(" ", text)
+    text = _META_HEADER.sub(" ", text)
+    return _MESSAGE_ID.sub(" ", text)
+
+
+def user_text(text: str) -> str:
+    """`work_text` of a user message without what a harness injected from its system prompt or context."""
+    text = _AGENTS_MD.sub(" ", text)
+    text = _INJECTED.sub("\n", text)
+    text = _SYSTEM_LINE.sub("", text)
+    return work_text(text)
+
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
 _CONSTRAINT = re.compile(r"(?i)\b(?:must|never|always|only|don['’]t|do not)\b|必须|不要|只")
@@ -126,11 +164,11 @@ def call_files(text: str) -> list[str]:
 def identifiers(text: str) -> list[str]:
     """ID-like tokens of a text, in the order of the patterns (each match masks what it covers)."""
     out: list[str] = []
-    rest = text
-    for pat in (_URL, _UUID, _HASH, _ISSUE, _VERSION, _LONG):
+    rest = _CHAT_ID.sub(_blank, _URL.sub(_blank, text))  # no URL (nor anything inside one), no message id
+    for pat in (_UUID, _HASH, _ISSUE, _VERSION, _LONG):
         found = []
         for m in pat.finditer(rest):
-            v = m.group(0).rstrip(".,;:") if pat is _URL else m.group(0)
+            v = m.group(0)
             if pat is _HASH and not (re.search(r"\d", v) and re.search(r"[a-f]", v)):
                 continue
             if pat is _LONG and (not (re.search(r"\d", v) and re.search(r"[A-Za-z]", v)) or is_path(v)):
@@ -176,10 +214,12 @@ def _message_facts(m: Message) -> Iterator[tuple[str, str]]:
     for u in m.units:
         if u.kind == UnitKind.TOOL_CALL:
             yield from (("files", f) for f in call_files(u.text))
-        elif u.kind == UnitKind.TOOL_RESULT or (u.kind == UnitKind.USER and m.role == Role.USER):
-            yield from (("identifiers", v) for v in identifiers(u.text))
-        if u.kind == UnitKind.USER and m.role == Role.USER:
-            yield from (("constraints", s) for s in constraints(u.text))
+        elif u.kind == UnitKind.TOOL_RESULT:
+            yield from (("identifiers", v) for v in identifiers(work_text(u.text)))
+        elif u.kind == UnitKind.USER and m.role == Role.USER:
+            text = user_text(u.text)
+            yield from (("identifiers", v) for v in identifiers(text))
+            yield from (("constraints", s) for s in constraints(text))
     raw = m.raw if isinstance(m.raw, Mapping) else {}
     if m.role == Role.TOOL and _failed(m):
         line = error_line("\n".join(u.text for u in m.units if u.kind == UnitKind.TOOL_RESULT))

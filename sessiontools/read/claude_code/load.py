@@ -161,7 +161,7 @@ def _claims(obj: dict[str, Any]) -> bool | None:
     t = obj.get("type")
     if t == "session":  # a Pi session header
         return False
-    if t not in KNOWN_TYPES:
+    if not isinstance(t, str) or t not in KNOWN_TYPES:  # a list or object type is unhashable
         return None
     if t == "file-history-snapshot":
         return "messageId" in obj or "snapshot" in obj

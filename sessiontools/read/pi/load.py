@@ -133,7 +133,8 @@ def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
             diags.append(Diagnostic(path, 1, "empty file", "fatal"))
         elif not acc.seen_any:
             diags.append(Diagnostic(path, 1, "no JSON object in the file: not a Pi session", "fatal"))
-        if header is None and objects and not any(o.get("type") in KNOWN_ENTRY_TYPES for o in objects):
+        if header is None and objects and not any(isinstance(t := o.get("type"), str) and t in KNOWN_ENTRY_TYPES
+                                               for o in objects):
             diags.append(Diagnostic(path, lines[0], "not a Pi session (no session header and no Pi entry types)", "fatal"))
             return Session(path, None, (), 1, sorted(diags, key=lambda d: d.line))
         version = header_version(header.data if header else None, objects)  # type: ignore[arg-type]

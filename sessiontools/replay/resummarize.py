@@ -1,0 +1,303 @@
+"""Regenerate the summaries of a replay: each simulated compaction's own summarisation request,
+chained, answered by a summariser the caller passes in, written back as a Pi session.
+
+`plan_chains` replays a Pi session over a settings grid (the exact port of Pi's compaction, as
+`replay` does) and keeps, for every setting, the simulated path and each compaction's
+`Preparation`. `regenerate` walks one setting's compactions in order: it builds the requests Pi
+would send (`policies.pi.summarize`) with the previous *regenerated* summary as the previous summary,
+so drift accumulates as it would, asks `summarize` (a callable: the network lives above this layer),
+and assembles each answer as Pi does. `session_records` gives the new session file's records: the
+simulated path with the regenerated compactions at their simulated places, relinked.
+
+Where compactions fire is the replay's decision: it sizes a summary it has not seen by the recorded
+ones (the truth model), so a regenerated summary's own length does not move later compactions. A
+compaction the user or an extension made is kept as recorded (its prompt is not Pi's) and restarts
+the chain from its recorded summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sessiontools.errors import InputError
+from sessiontools.jsvalues import utf16_len
+from sessiontools.policies.pi.summarize import (
+    ModelLimits,
+    Prompts,
+    RequestKind,
+    SummaryPlan,
+    SummaryRequest,
+    plan_summary,
+)
+from sessiontools.policies.pi.usage import current_system_message
+from sessiontools.read.agents import Agent
+from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.replay.records import ReplayRun, ReplaySettings, SimCompaction, TruthSource
+from sessiontools.replay.simulate import simulate
+from sessiontools.replay.truth import entry_messages, fit_truth
+from sessiontools.replay.workload import build_workload
+from sessiontools.transcript.pi.tree import SessionTree
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A summariser's reply to one `SummaryRequest`."""
+
+    text: str
+    input_tokens: int | None = None  # as the endpoint counted them (None: it did not say)
+    output_tokens: int | None = None
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    stop_reason: str | None = None
+
+
+#: Answers one request (raises `SummarizerError` when it cannot).
+Summarize = Callable[[SummaryRequest], Answer]
+
+
+class SummarizerError(Exception):
+    """The summariser could not answer a request (after its retries): the chain stops there."""
+
+
+@dataclass(slots=True)
+class Chain:
+    """One path of one session under one setting, ready to regenerate."""
+
+    session: Session
+    leaf_id: str | None
+    settings: ReplaySettings
+    run: ReplayRun
+    limits: ModelLimits
+
+    @property
+    def label(self) -> str:
+        s = self.settings
+        return f"w{s.context_window}-r{s.reserve_tokens}-k{s.keep_recent_tokens}-{s.policy.value}"
+
+
+@dataclass(slots=True)
+class Regenerated:
+    """One compaction of a chain with its regenerated summary (or kept as recorded)."""
+
+    compaction: SimCompaction
+    plan: SummaryPlan | None  # None: a user's compaction, kept as recorded
+    calls: list[tuple[SummaryRequest, Answer]]
+    summary: str
+    record: dict[str, Any]  # the compaction entry written to the new session
+
+    @property
+    def regenerated(self) -> bool:
+        return self.plan is not None
+
+
+@dataclass(slots=True)
+class ChainResult:
+    chain: Chain
+    compactions: list[Regenerated] = field(default_factory=list)
+    error: str | None = None  # why the chain stopped (the summariser failed); no file then
+
+
+def plan_chains(
+    session: Session, *, windows: Sequence[int], reserves: Sequence[int], keeps: Sequence[int],
+    policy: str | None = None, leaf: str | None = None, summary_tokens: int | None = None,
+    model_max_tokens: int | None = None,
+) -> list[Chain]:
+    """Replay `session`'s path (the leaf Pi resumes, or `leaf`) at every setting of the grid."""
+    if not session.entries:
+        raise InputError(f"{session.path}: no entries after the header: nothing to resummarize")
+    path = SessionTree(session).path(leaf)
+    pol = policy or ("pi-1" if session.pi_version == "1" else "pi-0")
+    wl = build_workload(path.entries, "1" if pol == "pi-1" else "0")
+    truth = fit_truth(wl, summary_tokens=summary_tokens)
+    out = []
+    for w in windows:
+        for r in reserves:
+            if r >= w:
+                raise InputError(f"{session.path}: reserveTokens {r:,} is not below the window {w:,}")
+            for k in keeps:
+                s = ReplaySettings(w, r, k, pol)
+                run = simulate(wl, truth, s, keep_path=True)
+                limits = ModelLimits(w, model_max_tokens) if model_max_tokens else ModelLimits(w)
+                out.append(Chain(session, path.leaf_id, s, run, limits))
+    return out
+
+
+def _entry_id(chain: Chain, n: int, taken: set[str]) -> str:
+    """A deterministic 8-hex id (Pi's shape) for the n-th new compaction, unused in the session."""
+    seed = f"{chain.session.header.id if chain.session.header else chain.session.path}:{chain.label}:{n}"
+    k = 0
+    while True:
+        h = hashlib.sha256(f"{seed}:{k}".encode()).hexdigest()[:8]
+        if h not in taken:
+            taken.add(h)
+            return h
+        k += 1
+
+
+def _usage(calls: list[tuple[SummaryRequest, Answer]]) -> dict[str, Any] | None:
+    """Pi 1.x's `usage` of a compaction entry: the summarisation calls' tokens, as the endpoint counted."""
+    if not calls or any(a.input_tokens is None or a.output_tokens is None for _, a in calls):
+        return None
+    inp = sum(a.input_tokens or 0 for _, a in calls)
+    out = sum(a.output_tokens or 0 for _, a in calls)
+    return {"input": inp, "output": out, "cacheRead": 0, "cacheWrite": 0, "totalTokens": inp + out}
+
+
+def _system_message(path: Sequence[Entry], upto: int) -> dict[str, Any] | None:
+    msgs = [m for e in path[:upto] if e.role == "system" for m in entry_messages(e, "1")]
+    return current_system_message(msgs)
+
+
+def _record(chain: Chain, sc: SimCompaction, summary: str, plan: SummaryPlan,
+            calls: list[tuple[SummaryRequest, Answer]], n: int, taken: set[str], at: int) -> dict[str, Any]:
+    assert sc.entry is not None and sc.preparation is not None
+    prep = sc.preparation
+    base = dict(sc.entry.data) if sc.summary_source == TruthSource.RECORDED else {}
+    rec: dict[str, Any] = {
+        "type": "compaction",
+        "id": base.get("id") or _entry_id(chain, n, taken),
+        "parentId": sc.parent_entry_id,
+        "timestamp": base.get("timestamp") or _timestamp_before(chain.run.path, at),
+    }
+    rec.update({k: v for k, v in base.items() if k not in rec})
+    rec["summary"] = summary
+    rec["firstKeptEntryId"] = prep.first_kept_entry_id
+    rec["tokensBefore"] = prep.tokens_before
+    rec["details"] = plan.details()
+    if prep.pi_version == "1":
+        usage = _usage(calls)
+        if usage is not None:
+            rec["usage"] = usage
+        else:
+            rec.pop("usage", None)
+        rec.setdefault("fromHook", False)
+        if "systemMessage" not in rec:
+            system = _system_message(chain.run.path, at)
+            if system is not None:
+                rec["systemMessage"] = system
+    return rec
+
+
+def _timestamp_before(path: Sequence[Entry], at: int) -> Any:
+    for e in reversed(path[:at]):
+        ts = e.data.get("timestamp")
+        if ts is not None:
+            return ts
+    return None
+
+
+def regenerate(chain: Chain, summarize: Summarize, prompts: Prompts | None = None,
+               on_answer: Callable[[], None] | None = None) -> ChainResult:
+    """Regenerate `chain`'s summaries in order, each the next one's previous summary."""
+    result = ChainResult(chain)
+    at_of = {id(e): i for i, e in enumerate(chain.run.path)}
+    taken = {e.id for e in chain.session.entries if e.id}
+    previous: Any = None
+    n = 0
+    for sc in chain.run.compactions:
+        at = at_of.get(id(sc.entry), len(chain.run.path))
+        prep = sc.preparation
+        if prep is None:  # the user's own compaction: kept as recorded, the chain restarts from it
+            assert sc.entry is not None
+            previous = sc.entry.data.get("summary")
+            result.compactions.append(Regenerated(sc, None, [], previous or "", dict(sc.entry.data)))
+            continue
+        n += 1
+        prev = previous if prep.has_previous_compaction else None
+        plan = plan_summary(prep, prev, chain.limits, prompts)
+        calls: list[tuple[SummaryRequest, Answer]] = []
+        answers: dict[RequestKind, str] = {}
+        for req in plan.requests:
+            try:
+                ans = summarize(req)
+            except SummarizerError as exc:
+                result.error = f"compaction {n} ({req.kind.value} request): {exc}"
+                return result
+            calls.append((req, ans))
+            answers[req.kind] = ans.text
+            if on_answer is not None:
+                on_answer()
+        history = answers.get(RequestKind.UPDATE, answers.get(RequestKind.INITIAL))
+        summary = plan.assemble(history, answers.get(RequestKind.TURN_PREFIX))
+        result.compactions.append(
+            Regenerated(sc, plan, calls, summary, _record(chain, sc, summary, plan, calls, n, taken, at)))
+        previous = summary
+    return result
+
+
+def requests_of(chain: Chain) -> int:
+    """How many summarisation requests regenerating `chain` makes at most (for a progress bar)."""
+    n = 0
+    for sc in chain.run.compactions:
+        if sc.preparation is not None:
+            p = sc.preparation
+            split = p.is_split_turn and bool(p.turn_prefix_messages)
+            n += (1 if not split or p.messages_to_summarize else 0) + (1 if split else 0)
+    return n
+
+
+def session_records(result: ChainResult) -> list[dict[str, Any]]:
+    """The new session file: the input's header (version 3), then the simulated path with the
+    regenerated compactions in place, each entry's parentId the entry before it."""
+    chain = result.chain
+    header = dict(chain.session.header.data) if chain.session.header is not None else {"type": "session"}
+    header["version"] = 3
+    replaced = {id(r.compaction.entry): r.record for r in result.compactions}
+    out: list[dict[str, Any]] = [header]
+    parent: Any = None
+    for e in chain.run.path:
+        rec = replaced.get(id(e))
+        rec = dict(rec) if rec is not None else dict(e.data)
+        rec["parentId"] = parent
+        out.append(rec)
+        parent = rec.get("id")
+    return out
+
+
+CLAUDE_REASON = ("Claude Code compactions are not supported: the pinned CLI (2.1.332) assembles its compact prompt "
+                 "inside its bundle at run time, and no faithful port of it exists here")
+
+
+def _codex_reason(rollout: Any) -> str:
+    from sessiontools.policies.codex_compact import LOCAL_REASON, REMOTE_REASON
+
+    remote = any(getattr(r, "encrypted", False) for r in getattr(rollout, "records", ()))
+    return REMOTE_REASON if remote else LOCAL_REASON
+
+
+#: Why a session of another agent is not resummarized, by agent (a Pi session has no entry: supported).
+_UNSUPPORTED: dict[str, Callable[[Any], str]] = {
+    Agent.CODEX.value: _codex_reason,
+    Agent.CLAUDE_CODE.value: lambda _: CLAUDE_REASON,
+}
+
+
+def unsupported(source: Any) -> str | None:
+    """None when `source` (any reader's session) can be resummarized; else the reason, in words."""
+    reason = _UNSUPPORTED.get(str(getattr(source, "agent", Agent.PI)))
+    return reason(source) if reason is not None else None
+
+
+def estimated_tokens(text: str) -> int:
+    """chars/4 of a text (Pi's own estimate, UTF-16 units), for the request/answer sizes reported."""
+    return math.ceil(utf16_len(text) / 4)
+
+
+__all__ = [
+    "Answer",
+    "Chain",
+    "ChainResult",
+    "Regenerated",
+    "Summarize",
+    "SummarizerError",
+    "estimated_tokens",
+    "plan_chains",
+    "regenerate",
+    "requests_of",
+    "session_records",
+    "unsupported",
+]
