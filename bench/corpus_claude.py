@@ -79,11 +79,11 @@ class _File:
         self.ctx += new + out
         s.requests += 1
         uuids = []
+        req = f"req_{s.n:04x}{s.k:08x}"  # one API request id for every line of the response, as Claude Code writes it
         for b in blocks:
             uuids.append(self.conv("assistant", {"id": rid, "type": "message", "role": "assistant",
                                                  "model": "claude-sonnet-4-5", "content": [b], "stop_reason": stop,
-                                                 "stop_sequence": None, "usage": usage},
-                                   requestId=f"req_{s.n:04x}{s.k:08x}"))
+                                                 "stop_sequence": None, "usage": usage}, requestId=req))
         return uuids
 
     def tool_result(self, parent: str, call_id: str, text: str) -> str:
