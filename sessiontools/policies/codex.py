@@ -182,5 +182,7 @@ class CodexPolicy(Policy):
         return Kept(tuple(sorted(kept)), notes)
 
 
-def codex_policy() -> CodexPolicy:
+def codex_policy(version: str | None = None, model: str | None = None) -> CodexPolicy:
+    """Codex's rule. One row so far (`policies.codex_rules`): every version gets 0.171.0's rule; the
+    window comes from the rollout (`model_context_window`)."""
     return CodexPolicy()

@@ -180,8 +180,9 @@ def test_reader_marks_the_reactive_compactions() -> None:
         t = load_claude_transcript(DIR / f"{name}.jsonl")
         want = {"manual": Trigger.MANUAL, "auto": Trigger.THRESHOLD if meta["auto_window"] else Trigger.OVERFLOW}
         assert [c.trigger for c in t.main.compactions] == [want[f["trigger"]] for f in meta["facts"]["compactions"]]
-        assert default_policy(t) == (PolicyName.CLAUDE_CODE if meta["auto_window"]
-                                            else PolicyName.CLAUDE_CODE_REACTIVE)
+        # reactive only where the file compacted reactively; the manual-only file: the version's threshold
+        assert default_policy(t) == (PolicyName.CLAUDE_CODE_REACTIVE if name == "claude-reactive"
+                                     else PolicyName.CLAUDE_CODE)
 
 
 def test_records_for_transcript() -> None:
@@ -211,7 +212,7 @@ def test_cli_claude_code_defaults_and_options(capsys: pytest.CaptureFixture[str]
     code, doc, _ = _cli(capsys, "replay", str(DIR))
     assert code == 0
     pols = {Path(r["session"]).stem: r["settings"]["policy"] for r in doc["runs"]}
-    assert pols == {"claude-manual": "claude-code-reactive", "claude-reactive": "claude-code-reactive",
+    assert pols == {"claude-manual": "claude-code", "claude-reactive": "claude-code-reactive",
                     "claude-threshold-14": "claude-code", "claude-threshold-15": "claude-code"}
     code, doc, err = _cli(capsys, "replay", str(DIR / "claude-threshold-15.jsonl"), "--context-window", "100k",
                           "--autocompact-pct", "14,15")
