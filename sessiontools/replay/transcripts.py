@@ -17,11 +17,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.errors import InputError
-from sessiontools.policies.base import PolicyName, PolicySettings
+from sessiontools.policies.base import Policy, PolicyName, PolicySettings
 from sessiontools.replay.catalog import lookup
 from sessiontools.replay.neutral import NeutralRun, NeutralTruth, fit_neutral_truth, simulate_path
 from sessiontools.replay.priors import PriorTable, prior_text
-from sessiontools.policies.base import Policy
 from sessiontools.replay.registry import DEFAULT_POLICY, cli_version, make_policy
 from sessiontools.transcript.model import Transcript, TranscriptPath
 
