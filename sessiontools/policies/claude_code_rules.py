@@ -15,7 +15,7 @@ tool results); the usage of a response is input + cache creation + cache read + 
 
 What changed (each a column of `ClaudeCodeRule`):
 
-- **2.0.0 - 2.1.1**: the count is the usage of the newest response alone; R = min(32000, model max)
+- **2.0.0 - 2.1.1** (the percentage override from 2.0.20): the count is the usage of the newest response alone; R = min(32000, model max)
   (`CLAUDE_CODE_MAX_OUTPUT_TOKENS` defaults to 32000): T = 200000 - 32000 - 13000 = **155000** on the
   200k claude-*-4-x models. The compaction keeps nothing (the summary alone; lab 2.0.77).
 - **2.1.2 - 2.1.20**: the count adds an estimate of the messages after that response: Math.round(len/4)
@@ -87,9 +87,11 @@ class ClaudeCodeRule:
 
 
 RULES: tuple[ClaudeCodeRule, ...] = (
-    ClaudeCodeRule("2.0.0", "2.1.1", Count.USAGE, None, Keeps.NOTHING, False, False,
-                   "read: cli.js of 2.0.2, 2.0.10, 2.0.20, 2.0.30, 2.0.50, 2.0.70, 2.0.77, 2.1.0, 2.1.1 "
-                   "(count = usage of the newest response; PCT override from 2.0.20); measured: 2.0.77 on the lab"),
+    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.NOTHING, False, False,
+                   "read: cli.js of 2.0.2, 2.0.10, 2.0.13, 2.0.15, 2.0.19 (no CLAUDE_AUTOCOMPACT_PCT_OVERRIDE yet)"),
+    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.NOTHING, True, False,
+                   "read: cli.js of 2.0.20, 2.0.30, 2.0.50, 2.0.70, 2.0.77, 2.1.0, 2.1.1; "
+                   "measured: 2.0.77 and 2.1.1 on the lab"),
     ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.NOTHING, True, False,
                    "read: cli.js of 2.1.2, 2.1.3, 2.1.4, 2.1.5, 2.1.12, 2.1.14, 2.1.19, 2.1.20; "
                    "measured: 2.1.12 on the lab"),
