@@ -51,6 +51,7 @@ class ClaudeRecording:
     shows: str = ""
     version: str = ""  # the Claude Code version to run ("": the pinned one, lab.claude_env.VERSION)
     model: str | None = None  # --model (None: the CLI's default model)
+    bare: bool = True  # --bare where the release has it (False: its full system prompt and settings)
 
 
 @dataclass
@@ -117,8 +118,9 @@ def cli_flags(claude: ClaudeEnv, env: dict[str, str]) -> tuple[str, ...]:
 
 
 def _run(claude: ClaudeEnv, args: list[str], cwd: Path, env: dict[str, str], label: str,
-         timeout: float, model: str | None = None) -> ClaudeRun:
-    cmd = [*claude.command, "-p", *cli_flags(claude, env), *(("--model", model) if model else ()), *args]
+         timeout: float, model: str | None = None, bare: bool = True) -> ClaudeRun:
+    flags = [f for f in cli_flags(claude, env) if bare or f != "--bare"]
+    cmd = [*claude.command, "-p", *flags, *(("--model", model) if model else ()), *args]
     t = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
@@ -151,12 +153,12 @@ def record_claude(rec: ClaudeRecording, out_path: Path, *, workroot: Path | None
         env = claude_environment(work, server.httpd.server_address[1], rec)
         for i in range(rec.prompts):
             args = (["--continue"] if i > 0 else []) + [workload.prompts[i].prompt]
-            run = _run(claude, args, workspace, env, f"prompt {i}", timeout, rec.model)
+            run = _run(claude, args, workspace, env, f"prompt {i}", timeout, rec.model, rec.bare)
             result.runs.append(run)
             if run.returncode != 0:
                 log(f"  [{rec.name}] prompt {i}: claude exited {run.returncode}: {run.stderr[-300:]} {run.stdout[-200:]}")
             if i in rec.manual_after:
-                run = _run(claude, ["--continue", "/compact"], workspace, env, f"/compact after {i}", timeout, rec.model)
+                run = _run(claude, ["--continue", "/compact"], workspace, env, f"/compact after {i}", timeout, rec.model, rec.bare)
                 result.runs.append(run)
                 if run.returncode != 0:
                     log(f"  [{rec.name}] /compact: claude exited {run.returncode}: {run.stderr[-300:]}")
