@@ -141,7 +141,7 @@ def neutral_record(t: Transcript, path: TranscriptPath, run: NeutralRun, truth: 
         "peak_truth_tokens": round(run.peak_truth), "billed_input_tokens": round(run.agent_prompt_tokens + summ_in),
         "summarization_input_tokens": round(summ_in), "summarization_output_tokens": round(summ_out),
         # not modelled here: the cache split and prices of Pi's replay
-        "user_compactions": 0, "input_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None,
+        "user_compactions": run.user_compactions, "input_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None,
         "output_tokens": None, "rejected_input_tokens": None, "cost_agent": None, "cost_summarization": None,
         "cost": None,
     }
