@@ -71,7 +71,7 @@ from sessiontools.policies.claude_code_rules import (
     rule_for,
 )
 from sessiontools.policies.claude_code_rules import threshold as rule_threshold
-from sessiontools.transcript.model import Message, Transcript, Trigger, UnitKind
+from sessiontools.transcript.model import Message, Transcript, TranscriptPath, Trigger, UnitKind
 
 #: The Claude Code version these rules were measured on.
 MEASURED_VERSION = "2.1.332"
@@ -277,14 +277,36 @@ class ClaudeCodePolicy(Policy):
         return Kept(tuple(c.index for r in kept for c in r))
 
 
+def auto_compact_off(path: TranscriptPath, threshold: int) -> bool:
+    """Whether the file shows auto-compact was off: a request was sent after a response whose usage was
+    already at or above `threshold`, with no compaction between them (every release checks its count,
+    at least that usage, before each request)."""
+    cuts = sorted(c.index for c in path.compactions)
+    reqs = sorted(path.requests, key=lambda r: r.index)
+    for a, b in zip(reqs, reqs[1:], strict=False):
+        u = a.usage
+        if u.input + u.cache_read + u.cache_write + u.output >= threshold and not any(a.index < c < b.index for c in cuts):
+            return True
+    return False
+
+
 def default_policy(t: Transcript) -> PolicyName:
     """The rule that wrote a Claude Code file: `claude-code-reactive` when it compacted only after the
     provider rejected a request (the lab's reactive recordings: no threshold compaction, at least one
-    reactive one), else `claude-code` (every release compacts at its threshold, and also reactively;
-    a file with only manual compactions or none is replayed under the version's threshold)."""
-    triggers = {c.trigger for p in t.paths if not p.sidechain for c in p.compactions}
+    reactive one), or when auto-compact was evidently off (no automatic compaction, and a request sent
+    with the usage at or above the version's own threshold for the model, `auto_compact_off`); else
+    `claude-code` (every release compacts at its threshold, and also reactively)."""
+    main = [p for p in t.paths if not p.sidechain]
+    triggers = {c.trigger for p in main for c in p.compactions}
     if Trigger.OVERFLOW in triggers and Trigger.THRESHOLD not in triggers:
         return PolicyName.CLAUDE_CODE_REACTIVE
+    if Trigger.THRESHOLD not in triggers and main:
+        version = t.settings.get("version")
+        rule = rule_for(version if isinstance(version, str) else None)
+        model = next((r.model for r in reversed(main[0].requests) if r.model), None)
+        # 2.1.332's window is its auto-compact setting, which the file does not record: not inferred
+        if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model)):
+            return PolicyName.CLAUDE_CODE_REACTIVE
     return PolicyName.CLAUDE_CODE
 
 

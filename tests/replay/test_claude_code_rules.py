@@ -161,3 +161,20 @@ def test_cli_version_option(capsys: pytest.CaptureFixture[str], tmp_path: Path, 
     assert doc["runs"][0]["settings"]["threshold"] == 27000  # floor(180000 x 0.15)
     assert main(["replay", f, "--cli-version", "latest", "--format", "json"]) == 2
     assert "--cli-version" in capsys.readouterr().err
+
+
+def test_auto_compact_off_is_inferred_from_the_file() -> None:
+    """A request sent after a response whose usage was already >= T, with no compaction between:
+    auto-compact was off (the user compacts by hand); a response >= T followed by a compaction (manual
+    or not) is not evidence."""
+    from types import SimpleNamespace as NS
+
+    from sessiontools.policies.claude_code import auto_compact_off
+
+    def req(i: int, total: int) -> NS:
+        return NS(index=i, usage=NS(input=0, cache_read=total - 10, cache_write=5, output=5))
+
+    over = NS(requests=[req(0, 100000), req(2, 156000), req(4, 157000)], compactions=[])
+    assert auto_compact_off(over, 155000) and not auto_compact_off(over, 157001)
+    raced = NS(requests=[req(0, 100000), req(2, 156000), req(6, 30000)], compactions=[NS(index=4)])
+    assert not auto_compact_off(raced, 155000)  # the user's /compact came first: no check was skipped
