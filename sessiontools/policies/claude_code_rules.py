@@ -29,7 +29,7 @@ What changed (each a column of `ClaudeCodeRule`):
 
 The window (`context_window`): 1,000,000 for a model id with `[1m]` (or the 1M beta on a model that
 has it), else 200,000, in every release read (2.0.2 - 2.1.63); 2.1.63 also gives claude-opus-4-6 1M
-behind a server-side flag the transcript does not record (not modelled: 200k).
+behind a runtime flag (not decoded) the transcript does not record (not modelled: 200k).
 """
 
 from __future__ import annotations
