@@ -49,6 +49,9 @@ class ClaudeRecording:
     manual_after: tuple[int, ...] = ()  # run "/compact" after these prompt indexes
     ratio: float = 3.2
     shows: str = ""
+    version: str = ""  # the Claude Code version to run ("": the pinned one, lab.claude_env.VERSION)
+    model: str | None = None  # --model (None: the CLI's default model)
+    bare: bool = True  # --bare where the release has it (False: its full system prompt and settings)
 
 
 @dataclass
@@ -99,9 +102,25 @@ def claude_environment(work: Path, port: int, rec: ClaudeRecording) -> dict[str,
     return env
 
 
+_FLAGS: dict[str, tuple[str, ...]] = {}
+
+
+def cli_flags(claude: ClaudeEnv, env: dict[str, str]) -> tuple[str, ...]:
+    """The isolating flags this version has: `--bare` and `--tools` are newer than 2.0 (older
+    releases run with their full system prompt; `--allowedTools` exists in every 2.x)."""
+    if claude.version not in _FLAGS:
+        proc = subprocess.run([*claude.command, "--help"], env=env, capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        text = proc.stdout + proc.stderr
+        flags = (("--bare",) if "--bare" in text else ()) + ((f"--tools={TOOLS}",) if "--tools " in text else ())
+        _FLAGS[claude.version] = (*flags, f"--allowedTools={TOOLS}")
+    return _FLAGS[claude.version]
+
+
 def _run(claude: ClaudeEnv, args: list[str], cwd: Path, env: dict[str, str], label: str,
-         timeout: float) -> ClaudeRun:
-    cmd = [str(claude.binary), "-p", "--bare", f"--tools={TOOLS}", f"--allowedTools={TOOLS}", *args]
+         timeout: float, model: str | None = None, bare: bool = True) -> ClaudeRun:
+    flags = [f for f in cli_flags(claude, env) if bare or f != "--bare"]
+    cmd = [*claude.command, "-p", *flags, *(("--model", model) if model else ()), *args]
     t = time.monotonic()
     try:
         proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
@@ -115,7 +134,7 @@ def _run(claude: ClaudeEnv, args: list[str], cwd: Path, env: dict[str, str], lab
 def record_claude(rec: ClaudeRecording, out_path: Path, *, workroot: Path | None = None, log=print,
                   timeout: float = 300, keep_work: bool = False, dump: bool = False) -> ClaudeResult:
     """Record ``rec`` with the real Claude Code CLI and copy the transcript to ``out_path``."""
-    claude = ensure_claude()
+    claude = ensure_claude(rec.version) if rec.version else ensure_claude()
     work = (workroot or DEFAULT_WORKROOT) / rec.name
     shutil.rmtree(work, ignore_errors=True)
     workspace = work / "workspace"
@@ -134,19 +153,22 @@ def record_claude(rec: ClaudeRecording, out_path: Path, *, workroot: Path | None
         env = claude_environment(work, server.httpd.server_address[1], rec)
         for i in range(rec.prompts):
             args = (["--continue"] if i > 0 else []) + [workload.prompts[i].prompt]
-            run = _run(claude, args, workspace, env, f"prompt {i}", timeout)
+            run = _run(claude, args, workspace, env, f"prompt {i}", timeout, rec.model, rec.bare)
             result.runs.append(run)
             if run.returncode != 0:
                 log(f"  [{rec.name}] prompt {i}: claude exited {run.returncode}: {run.stderr[-300:]} {run.stdout[-200:]}")
             if i in rec.manual_after:
-                run = _run(claude, ["--continue", "/compact"], workspace, env, f"/compact after {i}", timeout)
+                run = _run(claude, ["--continue", "/compact"], workspace, env, f"/compact after {i}", timeout, rec.model, rec.bare)
                 result.runs.append(run)
                 if run.returncode != 0:
                     log(f"  [{rec.name}] /compact: claude exited {run.returncode}: {run.stderr[-300:]}")
         result.requests = list(model.log)
         result.mismatches = list(model.mismatches)
     project = work / "config" / "projects" / project_slug(workspace)
-    files = sorted(project.glob("*.jsonl")) if project.is_dir() else []
+    # Older releases (2.0.x) also leave an empty `<id>.jsonl` per `--continue` run and `agent-*.jsonl`
+    # warm-up sidechains beside the one transcript.
+    files = sorted(p for p in project.glob("*.jsonl") if p.stat().st_size and not p.name.startswith("agent-")) \
+        if project.is_dir() else []
     if len(files) != 1:
         found = sorted(str(p.relative_to(work)) for p in (work / "config").rglob("*.jsonl"))
         raise RuntimeError(f"expected one transcript in {project}, found {found}")

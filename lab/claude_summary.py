@@ -26,6 +26,9 @@ import re
 from lab.summarizer import summarize
 
 COMPACT_MARKER = "Respond with TEXT ONLY"
+#: Older releases (2.0.x to 2.1.6x at least) send the compact prompt without the TEXT ONLY line.
+OLD_COMPACT_MARKER = "Your task is to create a detailed summary of the conversation so far"
+COMPACT_MARKERS = (COMPACT_MARKER, OLD_COMPACT_MARKER)
 CONTINUATION_MARKER = "This session is being continued from a previous conversation"
 _PREV_RE = re.compile(r"Summary:\s*\n(.*?- Summary generation: \d+)", re.S)
 _WRITE_RE = re.compile(r"^cat > (\S+) <<'LAB_EOF'\n", re.S)
@@ -49,7 +52,8 @@ def is_summarise_request(messages: list[dict]) -> bool:
     """True when the last user message carries Claude Code's compact prompt."""
     for m in reversed(messages):
         if m.get("role") == "user":
-            return any(COMPACT_MARKER in b.get("text", "") for b in _blocks(m) if b.get("type") == "text")
+            return any(marker in b.get("text", "") for b in _blocks(m) if b.get("type") == "text"
+                       for marker in COMPACT_MARKERS)
     return False
 
 

@@ -50,6 +50,7 @@ class CodexRecording:
     ratio: float = 3.2
     cjk: float = 1.0
     shows: str = ""
+    version: str = ""  # the Codex version to run ("": the pinned one, lab.codex_env.CODEX_VERSION)
 
     @property
     def window(self) -> int:
@@ -119,7 +120,7 @@ def prompt_command(env: CodexEnv, prompt: str, first: bool) -> list[str]:
 def record(rec: CodexRecording, out_path: Path, *, workroot: Path | None = None, log=print,
            timeout: float = 300, keep_work: bool = False) -> CodexResult:
     """Record ``rec`` with the real Codex CLI and copy its rollout to ``out_path``."""
-    env = ensure_codex()
+    env = ensure_codex(rec.version) if rec.version else ensure_codex()
     work = (workroot or DEFAULT_WORKROOT) / rec.name
     shutil.rmtree(work, ignore_errors=True)
     workspace, codex_home = work / "workspace", work / "home" / ".codex"

@@ -67,41 +67,49 @@ def _find_binary(prefix: Path, triple: str) -> Path | None:
     return hits[0] if hits else None
 
 
-def ensure_codex(*, quiet: bool = True) -> CodexEnv:
-    """Install (once) and return the pinned Codex CLI."""
+def ensure_codex(version: str = CODEX_VERSION, *, quiet: bool = True) -> CodexEnv:
+    """Install (once) and return Codex `version` (default: the pinned one) into `.cache/codex/<version>`."""
     suffix, triple = _platform()
     try:
         node = node_binary()
     except PiUnavailable as exc:
         raise CodexUnavailable(str(exc)) from exc
-    prefix = CACHE / CODEX_VERSION
-    stamp = prefix / f".installed-{CODEX_VERSION}"
+    prefix = CACHE / version
+    stamp = prefix / f".installed-{version}"
     if stamp.exists():
         binary = _find_binary(prefix, triple)
         if binary is not None:
-            return CodexEnv(CODEX_VERSION, prefix, binary)
+            return CodexEnv(version, prefix, binary)
     prefix.mkdir(parents=True, exist_ok=True)
     (prefix / "package.json").write_text('{"name":"codex-cache","private":true}\n')
-    native = f"{CODEX_PACKAGE}-{suffix}@npm:{CODEX_PACKAGE}@{CODEX_VERSION}-{suffix}"
-    cmd = [str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-           "--ignore-scripts", "--loglevel=error", f"{CODEX_PACKAGE}@{CODEX_VERSION}", native]
+    native = f"{CODEX_PACKAGE}-{suffix}@npm:{CODEX_PACKAGE}@{version}-{suffix}"
     run_env = dict(os.environ)
     run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
+
+    def npm(*specs: str) -> subprocess.CompletedProcess[str]:
+        cmd = [str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+               "--ignore-scripts", "--loglevel=error", *specs]
+        return subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
+
+    # Older releases (0.x before the split into platform packages) carry vendor/<triple>/ themselves.
+    proc = npm(f"{CODEX_PACKAGE}@{version}")
     binary = _find_binary(prefix, triple) if proc.returncode == 0 else None
+    if binary is None and proc.returncode == 0:
+        proc = npm(f"{CODEX_PACKAGE}@{version}", native)
+        binary = _find_binary(prefix, triple) if proc.returncode == 0 else None
     if binary is None:
         shutil.rmtree(prefix / "node_modules", ignore_errors=True)
         raise CodexUnavailable(
-            f"npm could not install {CODEX_PACKAGE}@{CODEX_VERSION} (+ native {suffix}): "
+            f"npm could not install {CODEX_PACKAGE}@{version} (+ native {suffix}): "
             f"{(proc.stderr or proc.stdout).strip()[-800:] or 'binary not found after install'}")
     binary.chmod(binary.stat().st_mode | 0o111)
     check = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
-    if check.returncode != 0 or CODEX_VERSION not in check.stdout:
+    if check.returncode != 0 or version not in check.stdout:
         raise CodexUnavailable(f"{binary} --version failed: {check.stdout.strip()} {check.stderr.strip()[-400:]}")
-    stamp.write_text(CODEX_VERSION + "\n")
+    stamp.write_text(version + "\n")
     if not quiet:
-        print(f"installed {CODEX_PACKAGE}@{CODEX_VERSION} into {prefix}", file=sys.stderr)
-    return CodexEnv(CODEX_VERSION, prefix, binary)
+        print(f"installed {CODEX_PACKAGE}@{version} into {prefix}", file=sys.stderr)
+    return CodexEnv(version, prefix, binary)
 
 
 def main() -> int:

@@ -35,10 +35,27 @@ SAMPLES: tuple[ClaudeRecording, ...] = (
                     shows="a manual /compact in print mode after the second prompt"),
 )
 PAIR = ("claude-threshold-14", "claude-threshold-15")
+#: Older releases, one per series where the rule changed (sessiontools/policies/claude_code_rules.py), on
+#: one workload with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=14 and the model's own 200k window (no
+#: CLAUDE_CODE_AUTO_COMPACT_WINDOW before the native releases): T = min(floor(E x 14 / 100), E - 13000)
+#: = 23520 where E = 200000 - 32000 (<= 2.1.20), 25200 where E = 200000 - 20000 (>= 2.1.21).
+VERSIONED_PCT = 14
+VERSIONED = ("2.0.77", "2.1.12", "2.1.20", "2.1.21", "2.1.63")
+SAMPLES += tuple(
+    ClaudeRecording(f"claude-{v}", seed=3, prompts=6, profile="heavy", pct=VERSIONED_PCT, server_window=400000,
+                    version=v, model="claude-sonnet-4-5",
+                    shows=f"Claude Code {v}'s own threshold: model window 200000, {VERSIONED_PCT}%")
+    for v in VERSIONED)
 
 
 def threshold(rec: ClaudeRecording, max_output: int = 128000) -> int | None:
-    """Claude Code 2.1.332's auto-compact threshold for a recording (None: threshold compaction off)."""
+    """The auto-compact threshold of a recording: an older release's from its rule and the model's
+    window; 2.1.332's with the auto-compact window (None: threshold compaction off)."""
+    if rec.version:
+        from sessiontools.policies.claude_code_rules import context_window, rule_for
+        from sessiontools.policies.claude_code_rules import threshold as rule_threshold
+
+        return rule_threshold(rule_for(rec.version), context_window(rec.model), rec.model, rec.pct)
     if rec.auto_window is None:
         return None
     effective = rec.auto_window - min(max_output, 20000)
@@ -52,6 +69,10 @@ def _expectations(rec: ClaudeRecording, f) -> list[str]:
     trig = [c["trigger"] for c in f.compactions]
     if f.skipped:
         problems.append(f"{f.skipped} unparseable lines")
+    if rec.version and trig.count("auto") < 2:
+        problems.append(f"{trig.count('auto')} auto compactions (want >= 2)")
+    if f.version != (rec.version or VERSION):
+        problems.append(f"written by {f.version} (want {rec.version or VERSION})")
     if rec.name.startswith("claude-threshold") and trig.count("auto") < 3:
         problems.append(f"{trig.count('auto')} auto compactions (want >= 3)")
     if rec.name == "claude-reactive" and trig.count("auto") < 2:
@@ -82,12 +103,12 @@ def write_manifest(out: Path, server: dict[str, dict] | None = None) -> tuple[st
         f = analyze_claude(path)
         problems += [f"{rec.name}: {p}" for p in _expectations(rec, f)]
         meta = {k: v for k, v in asdict(rec).items() if k != "name"}
-        facts_all[rec.name] = {**meta, "claude_package": PACKAGE, "claude_version": VERSION,
+        facts_all[rec.name] = {**meta, "claude_package": PACKAGE, "claude_version": rec.version or VERSION,
                                "threshold": threshold(rec), "facts": f.as_dict()}
         if rec.name in server:
             facts_all[rec.name]["server"] = server[rec.name]
         comp = "; ".join(f"{c['trigger']} pre {c['preTokens']} post {c['postTokens']}" for c in f.compactions)
-        rows.append(f"| `{rec.name}.jsonl` | {rec.auto_window or '-'} | {rec.pct or '-'} | {threshold(rec) or '-'} "
+        rows.append(f"| `{rec.name}.jsonl` | {rec.version or VERSION} | {rec.auto_window or '-'} | {rec.pct or '-'} | {threshold(rec) or '-'} "
                     f"| {rec.server_window} | {rec.seed} | {rec.profile} | {f.bytes / 1024:.0f} KiB "
                     f"| {rec.shows}; {f.prompts} prompts, {f.responses} responses, {f.tool_calls} tool calls; "
                     f"{len(f.compactions)} compactions: {comp} |")
@@ -100,17 +121,20 @@ def write_manifest(out: Path, server: dict[str, dict] | None = None) -> tuple[st
 
 MANIFEST_HEAD = f"""# Claude Code sample transcripts
 
-Written by the real Claude Code CLI ({PACKAGE}@{VERSION}, print mode `claude -p`, then
-`--continue`; `--bare --tools Bash,Edit,Read`) against the scripted lab server (`lab/anthropic_api.py`).
+Written by the real Claude Code CLI ({PACKAGE}@{VERSION}, and for `claude-<version>.jsonl` that
+older release, print mode `claude -p`, then `--continue`; `--bare --tools Bash,Edit,Read` where the
+release has them, else its full system prompt with `--allowedTools Bash,Edit,Read`) against the
+scripted lab server (`lab/anthropic_api.py`).
 Regenerate with `make samples-claude`; see lab/README.md, "Claude Code". This table and
 `manifest.json` are computed from the files by `lab/claude_manifest.py`.
 
 Columns: auto window = `CLAUDE_CODE_AUTO_COMPACT_WINDOW`, pct = `CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`,
-threshold = min(floor((window - 20000) x pct / 100), window - 20000 - 13000), server limit = the lab
+threshold = min(floor((window - 20000) x pct / 100), window - 20000 - 13000) (the older releases:
+their rule's, sessiontools/policies/claude_code_rules.py, with the model's 200000 window), server limit = the lab
 server answers `prompt is too long` above it, seed/profile = lab workload.
 
-| file | auto window | pct | threshold | server limit | seed | profile | size | what it shows |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| file | Claude Code | auto window | pct | threshold | server limit | seed | profile | size | what it shows |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 """
 
 MANIFEST_TAIL = """

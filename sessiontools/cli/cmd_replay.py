@@ -105,13 +105,14 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         paths: PathsArg = None,
-        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue; Codex: the configured window, the rollout's model_context_window / 0.95).")] = None,
+        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated, for every file (default, per file: Codex: the configured window, the rollout's model_context_window / 0.95; Claude Code: the CLI's, 200k, 1M for [1m] models; else the recorded model's, from the bundled catalogue).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
-        policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: the agent's own; for Pi the version that wrote the file; for Claude Code threshold or reactive as the file shows).")] = None,
+        policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: the agent's own; for Pi the version that wrote the file; for Claude Code the recorded version's rule, reactive-only when the file compacted only reactively).")] = None,
         auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex's model_auto_compact_token_limit value(s), comma-separated (default: 90% of the window).")] = None,
         autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) P, comma-separated: T = min(floor(E x P / 100), E - 13000), E = W - min(max output, 20000).")] = None,
-        max_output_tokens: Annotated[int | None, tokens_option("--max-output-tokens", minimum=1, help="claude-code: the model's max output tokens (default 128000).")] = None,
+        max_output_tokens: Annotated[int | None, tokens_option("--max-output-tokens", minimum=1, help="claude-code: the model's max output tokens (default: the version's, 128000 for 2.1.332, min(32000, the model's) before).")] = None,
+        cli_version: Annotated[str | None, typer.Option("--cli-version", help="claude-code / codex: apply this CLI version's compaction rule and window instead of the version each file records (README: Claude Code's rule per version).")] = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
         models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
@@ -136,13 +137,13 @@ def register(app: typer.Typer) -> None:
         priced per token class with prompt caching.
         """
         _run(paths, context_window, reserve, keep_recent, policy, auto_compact_limit, autocompact_pct,
-             max_output_tokens, leaf, all_leaves, models, summary_tokens, format, output, plot, plot_metric, fail_if,
+             max_output_tokens, cli_version, leaf, all_leaves, models, summary_tokens, format, output, plot, plot_metric, fail_if,
              compactions_out, strict, jobs, executor)
 
 
 def _run(paths: list[Path] | None, context_window: str | None, reserve: str, keep_recent: str, policy: Any,
-         auto_compact_limit: str | None, autocompact_pct: str | None, max_output_tokens: int | None, leaf: str | None,
-         all_leaves: bool, models: list[Path] | None, summary_tokens: int | None, format: Fmt | None,
+         auto_compact_limit: str | None, autocompact_pct: str | None, max_output_tokens: int | None,
+         cli_version: str | None, leaf: str | None, all_leaves: bool, models: list[Path] | None, summary_tokens: int | None, format: Fmt | None,
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor) -> None:
     from sessiontools.gates import parse_gates, tripped
@@ -166,6 +167,12 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
     check_plot_path(plot)
     windows, reserves, keeps, agent_options = _grid_options(context_window, reserve, keep_recent, policy,
                                                             auto_compact_limit, autocompact_pct, max_output_tokens)
+    if cli_version is not None:
+        from sessiontools.policies.claude_code_rules import parse_version
+
+        if parse_version(cli_version) is None:
+            raise UsageError(f"--cli-version takes a version such as 2.1.63 or 0.171.0, got {cli_version!r}")
+        agent_options["cli_version"] = cli_version
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))

@@ -138,6 +138,10 @@ class Policy(ABC):
         """What the agent records as the compaction's tokens before."""
         return round(self.count(view))
 
+    def default_window(self) -> int | None:
+        """The window the agent assumed when the file does not record one (None: ask the catalogue)."""
+        return None
+
     def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
         """Whether a reactive policy compacts and retries after this overflow (default: always)."""
         return self.reactive

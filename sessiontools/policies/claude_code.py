@@ -1,5 +1,9 @@
 """Claude Code's compaction rule as `Policy` objects: `claude-code` (threshold) and `claude-code-reactive`.
 
+The rule differs per CLI version: `policies.claude_code_rules` holds the table (`rule_for(version)`);
+a policy made by `claude_code_policy(name, version, model)` follows that row. What follows is the
+newest row, 2.1.332's, in detail.
+
 Measured on Claude Code **2.1.332** (`@anthropic-ai/claude-code` + its native linux-x64 binary), read
 from the binary and confirmed on real runs against the lab server (lab/README.md, "Claude Code";
 sample_sessions/claude-code/). Claude Code is closed source: every constant below must be re-checked
@@ -57,7 +61,17 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
-from sessiontools.transcript.model import Message, Transcript, Trigger, UnitKind
+from sessiontools.policies.claude_code_rules import (
+    NEWEST,
+    ClaudeCodeRule,
+    Count,
+    Keeps,
+    context_window,
+    js_round4,
+    rule_for,
+)
+from sessiontools.policies.claude_code_rules import threshold as rule_threshold
+from sessiontools.transcript.model import Message, Transcript, TranscriptPath, Trigger, UnitKind
 
 #: The Claude Code version these rules were measured on.
 MEASURED_VERSION = "2.1.332"
@@ -122,6 +136,43 @@ def _block_chars(b: Any) -> int:
     return 0
 
 
+#: A JS release's estimate of an image block (2.1.2 - 2.1.20; 2.1.63 counts 2000).
+JS_IMAGE_TOKENS = 1334
+
+
+def _js_block_tokens(b: Any) -> int:
+    """A JS release's estimate of one content block: Math.round(len/4) of a text block or of each text
+    of a tool result; tool_use and thinking blocks count 0 (cli.js 2.1.2 - 2.1.63)."""
+    if isinstance(b, str):
+        return js_round4(len(b))
+    if not isinstance(b, dict):
+        return 0
+    t = b.get("type")
+    if t == "text":
+        return js_round4(len(b.get("text") or ""))
+    if t == "image":
+        return JS_IMAGE_TOKENS
+    if t == "tool_result":
+        c = b.get("content")
+        if isinstance(c, str):
+            return js_round4(len(c))
+        return sum(_js_block_tokens(x) for x in c or [])
+    return 0
+
+
+def js_tokens(m: Message) -> int:
+    """A JS release's estimate of a message (sum over its blocks); another agent's message: its units'
+    text, rounded once."""
+    raw = m.raw if isinstance(m.raw, dict) else None
+    msg = raw.get("message") if raw is not None and raw.get("type") in ("user", "assistant") else None
+    if isinstance(msg, dict):
+        c = msg.get("content")
+        return js_round4(len(c)) if isinstance(c, str) else sum(_js_block_tokens(b) for b in c or []
+                                                                if isinstance(c, list))
+    return js_round4(sum(len(u.text) for u in m.units
+                          if u.kind not in (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)))
+
+
 def claude_chars(m: Message) -> int:
     """The characters Claude Code's estimator counts in a message: text blocks, tool name + compact
     JSON input, tool-result text (thinking and images are not counted). A message of another agent
@@ -151,25 +202,41 @@ def _rounds(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
 
 
 class ClaudeCodePolicy(Policy):
-    """`claude-code` (threshold, and reactive on a rejected request) or `claude-code-reactive`."""
+    """`claude-code` (threshold, and reactive on a rejected request) or `claude-code-reactive`, under
+    one version's rule (`rule`, default the newest measured) for one model (its output ceiling)."""
 
     reactive = True
-    counts_own_reply = True  # the messages after the *first* line of the last response
 
-    def __init__(self, reactive_only: bool = False) -> None:
+    def __init__(self, reactive_only: bool = False, rule: ClaudeCodeRule = NEWEST, model: str | None = None) -> None:
         self.reactive_only = reactive_only
+        self.rule = rule
+        self.model = model
+        # 2.1.332: the messages after the *first* line of the last response; the JS releases: after its last
+        self.counts_own_reply = rule.counts_own_reply
         self.name = PolicyName.CLAUDE_CODE_REACTIVE if reactive_only else PolicyName.CLAUDE_CODE
         # Checked before every request; a reactive-only Claude Code never reaches a threshold.
         self.check_points = (frozenset() if reactive_only
                              else frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS}))
 
+    def default_window(self) -> int:
+        """The window this CLI assumed for the model: 1M for `[1m]` ids, else 200k."""
+        return context_window(self.model)
+
     def threshold(self, settings: PolicySettings) -> int:
         if self.reactive_only:
             return settings.context_window
+        if self.rule is not NEWEST:
+            return rule_threshold(self.rule, settings.context_window, self.model, settings.get("autocompact_pct"),
+                                  settings.get("max_output_tokens"))
         return claude_threshold(settings.context_window, settings.get("autocompact_pct"),
                                 settings.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS))
 
     def count(self, view: CountView) -> float:
+        if self.rule.count is Count.USAGE:  # 2.0.x: the newest response's usage alone (0 before one)
+            return float(view.last_usage_total or 0)
+        if self.rule.count is Count.USAGE_ROUND4:  # size() gives 4 x the per-block rounded estimate
+            items = view.trailing if view.last_usage_total is not None else view.context
+            return (view.last_usage_total or 0) + sum(c for c, _ in items) / 4
         if view.last_usage_total is None:
             return float(estimate_chars(sum(c for c, _ in view.context)))
         return view.last_usage_total + estimate_chars(sum(c for c, _ in view.trailing))
@@ -178,15 +245,22 @@ class ClaudeCodePolicy(Policy):
         return count >= threshold
 
     def tokens_before(self, view: CountView) -> int:
+        if self.rule.count is not Count.USAGE_CEIL4_X4_3:  # the JS releases record their count
+            return round(self.count(view))
         if view.last_usage_total is None:
             return recorded_chars(sum(c for c, _ in view.context))
         return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
 
     def size(self, message: Any) -> tuple[int, int]:
+        if self.rule.count is Count.USAGE_ROUND4:
+            return 4 * js_tokens(message), len(message.text.encode())
         return claude_chars(message), len(message.text.encode())
 
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
-        """The preserved segment of a threshold (or manual) compaction: the last round(s) of the turn."""
+        """The preserved segment of a threshold (or manual) compaction: the last round(s) of the turn
+        (2.1.332), nothing but the summary (the JS releases)."""
+        if self.rule.keeps is Keeps.NOTHING:
+            return Kept(())
         rounds = _rounds(candidates)
         kept = rounds[-THRESHOLD_KEPT_ROUNDS:] if THRESHOLD_KEPT_ROUNDS and rounds else []
         return Kept(tuple(c.index for r in kept for c in r))
@@ -194,7 +268,7 @@ class ClaudeCodePolicy(Policy):
     def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """A reactive compaction (reason "overflow") keeps up to `REACTIVE_MAX_KEPT_ROUNDS` rounds,
         giving up the oldest while they exceed `REACTIVE_KEEP_FRACTION` of the window; the others `keep`."""
-        if reason != "overflow":
+        if reason != "overflow" or self.rule.keeps is Keeps.NOTHING:
             return self.keep(candidates, settings)
         kept = _rounds(candidates)[-REACTIVE_MAX_KEPT_ROUNDS:]
         budget = REACTIVE_KEEP_FRACTION * settings.context_window
@@ -203,17 +277,45 @@ class ClaudeCodePolicy(Policy):
         return Kept(tuple(c.index for r in kept for c in r))
 
 
+def auto_compact_off(path: TranscriptPath, threshold: int) -> bool:
+    """Whether the file shows auto-compact was off: a request was sent after a response whose usage was
+    already at or above `threshold`, with no compaction between them (every release checks its count,
+    at least that usage, before each request)."""
+    cuts = sorted(c.index for c in path.compactions)
+    reqs = sorted(path.requests, key=lambda r: r.index)
+    for a, b in zip(reqs, reqs[1:], strict=False):
+        u = a.usage
+        if u.input + u.cache_read + u.cache_write + u.output >= threshold and not any(a.index < c < b.index for c in cuts):
+            return True
+    return False
+
+
 def default_policy(t: Transcript) -> PolicyName:
-    """The rule that wrote a Claude Code file: `claude-code` when it compacted at a threshold (an
-    auto-compact window was set), else `claude-code-reactive` (2.1.332 without a window compacts only
-    when the provider rejects a request; the file records no window)."""
-    triggers = {c.trigger for p in t.paths if not p.sidechain for c in p.compactions}
-    return PolicyName.CLAUDE_CODE if Trigger.THRESHOLD in triggers else PolicyName.CLAUDE_CODE_REACTIVE
+    """The rule that wrote a Claude Code file: `claude-code-reactive` when it compacted only after the
+    provider rejected a request (the lab's reactive recordings: no threshold compaction, at least one
+    reactive one), or when auto-compact was evidently off (no automatic compaction, and a request sent
+    with the usage at or above the version's own threshold for the model, `auto_compact_off`); else
+    `claude-code` (every release compacts at its threshold, and also reactively)."""
+    main = [p for p in t.paths if not p.sidechain]
+    triggers = {c.trigger for p in main for c in p.compactions}
+    if Trigger.OVERFLOW in triggers and Trigger.THRESHOLD not in triggers:
+        return PolicyName.CLAUDE_CODE_REACTIVE
+    if Trigger.THRESHOLD not in triggers and main:
+        version = t.settings.get("version")
+        rule = rule_for(version if isinstance(version, str) else None)
+        model = next((r.model for r in reversed(main[0].requests) if r.model), None)
+        # 2.1.332's window is its auto-compact setting, which the file does not record: not inferred
+        if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model)):
+            return PolicyName.CLAUDE_CODE_REACTIVE
+    return PolicyName.CLAUDE_CODE
 
 
-def claude_code_policy(name: str | PolicyName) -> ClaudeCodePolicy:
-    """The Policy object for `claude-code` or `claude-code-reactive`."""
+def claude_code_policy(name: str | PolicyName, version: str | None = None,
+                       model: str | None = None) -> ClaudeCodePolicy:
+    """The Policy object for `claude-code` or `claude-code-reactive` under `version`'s rule (None: the
+    newest measured one) for `model`."""
     n = PolicyName(name)
     if n not in (PolicyName.CLAUDE_CODE, PolicyName.CLAUDE_CODE_REACTIVE):
         raise ValueError(f"{n} is not a Claude Code policy")
-    return ClaudeCodePolicy(reactive_only=n == PolicyName.CLAUDE_CODE_REACTIVE)
+    return ClaudeCodePolicy(reactive_only=n == PolicyName.CLAUDE_CODE_REACTIVE,
+                            rule=rule_for(version) if version else NEWEST, model=model)

@@ -49,6 +49,7 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
+from sessiontools.policies.codex_rules import context_window as codex_context_window
 from sessiontools.transcript.codex import output_text
 
 #: `token_count.model_context_window` is this fraction of the configured window (observed, 0.171).
@@ -144,6 +145,11 @@ class CodexPolicy(Policy):
     check_points = frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS})
     reactive = False
     pre_turn_excludes_input = True
+    model: str | None = None
+
+    def default_window(self) -> int | None:
+        """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000)."""
+        return codex_context_window(self.model)
 
     def threshold(self, settings: PolicySettings) -> int:
         limit = default_limit(settings.context_window)
@@ -182,5 +188,9 @@ class CodexPolicy(Policy):
         return Kept(tuple(sorted(kept)), notes)
 
 
-def codex_policy() -> CodexPolicy:
-    return CodexPolicy()
+def codex_policy(version: str | None = None, model: str | None = None) -> CodexPolicy:
+    """Codex's rule for `version` (`policies.codex_rules`: one row so far, 0.171.0's) and `model` (its
+    window when the rollout records none)."""
+    pol = CodexPolicy()
+    pol.model = model
+    return pol

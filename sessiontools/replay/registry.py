@@ -18,34 +18,34 @@ from sessiontools.read.agents import Agent
 from sessiontools.transcript.model import Transcript
 
 
-def _pi0() -> Policy:
+def _pi0(version: str | None = None, model: str | None = None) -> Policy:
     from sessiontools.policies.pi.policy import pi_policy
 
     return pi_policy(PolicyName.PI_0)
 
 
-def _pi1() -> Policy:
+def _pi1(version: str | None = None, model: str | None = None) -> Policy:
     from sessiontools.policies.pi.policy import pi_policy
 
     return pi_policy(PolicyName.PI_1)
 
 
-def _codex() -> Policy:
+def _codex(version: str | None = None, model: str | None = None) -> Policy:
     from sessiontools.policies.codex import codex_policy
 
-    return codex_policy()
+    return codex_policy(version, model)
 
 
-def _claude_code() -> Policy:
+def _claude_code(version: str | None = None, model: str | None = None) -> Policy:
     from sessiontools.policies.claude_code import claude_code_policy
 
-    return claude_code_policy(PolicyName.CLAUDE_CODE)
+    return claude_code_policy(PolicyName.CLAUDE_CODE, version, model)
 
 
-def _claude_code_reactive() -> Policy:
+def _claude_code_reactive(version: str | None = None, model: str | None = None) -> Policy:
     from sessiontools.policies.claude_code import claude_code_policy
 
-    return claude_code_policy(PolicyName.CLAUDE_CODE_REACTIVE)
+    return claude_code_policy(PolicyName.CLAUDE_CODE_REACTIVE, version, model)
 
 
 def _claude_default(t: Transcript) -> PolicyName:
@@ -59,13 +59,13 @@ class PolicyEntry:
     """A policy replay implements: how to make it and whose transcripts it replays."""
 
     name: PolicyName
-    make: Callable[[], Policy]
+    make: Callable[[str | None, str | None], Policy]  # (CLI version, model) -> that version's rule
     agents: frozenset[Agent]
 
 
 EVERY_AGENT = frozenset(Agent)
 
-_MAKERS: dict[PolicyName, Callable[[], Policy]] = {
+_MAKERS: dict[PolicyName, Callable[[str | None, str | None], Policy]] = {
     PolicyName.PI_0: _pi0,
     PolicyName.PI_1: _pi1,
     PolicyName.CODEX: _codex,
@@ -85,6 +85,15 @@ DEFAULT_POLICY: dict[Agent, PolicyName | Callable[[Transcript], PolicyName] | No
 
 PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})
 
+#: The agent whose CLI a policy is the rule of, and the transcript setting that records that CLI's
+#: version: the policy follows the recorded version's rule on that agent's own files only.
+OWN_AGENT: dict[PolicyName, Agent] = {
+    PolicyName.CODEX: Agent.CODEX,
+    PolicyName.CLAUDE_CODE: Agent.CLAUDE_CODE,
+    PolicyName.CLAUDE_CODE_REACTIVE: Agent.CLAUDE_CODE,
+}
+VERSION_SETTING: dict[Agent, str] = {Agent.CODEX: "cli_version", Agent.CLAUDE_CODE: "version"}
+
 
 def replay_agents(policy: str | None) -> frozenset[Agent]:
     """The agents whose files `replay --policy POLICY` reads (no policy: those with a default)."""
@@ -93,5 +102,20 @@ def replay_agents(policy: str | None) -> frozenset[Agent]:
     return POLICIES[PolicyName(policy)].agents
 
 
-def make_policy(name: str | PolicyName) -> Policy:
-    return POLICIES[PolicyName(name)].make()
+def cli_version(name: str | PolicyName, t: Transcript, override: str | None = None) -> str | None:
+    """The CLI version whose rule `name` follows on `t`: `override` (--cli-version), else the version the
+    file records when `t` is that policy's own agent's, else None (the newest measured rule)."""
+    n = PolicyName(name)
+    if OWN_AGENT.get(n) is None:
+        return None
+    if override:
+        return override
+    if OWN_AGENT[n] is not t.agent:
+        return None
+    v = t.settings.get(VERSION_SETTING[t.agent])
+    return v if isinstance(v, str) and v else None
+
+
+def make_policy(name: str | PolicyName, version: str | None = None, model: str | None = None) -> Policy:
+    """The policy `name` under CLI `version`'s rule (None: the newest measured) for `model`."""
+    return POLICIES[PolicyName(name)].make(version, model)

@@ -246,6 +246,7 @@ def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
 
     limits = options.pop("limits", None) or [None]
     claude = options.pop("claude", None)
+    version = options.pop("cli_version", None)
     policy = options.get("policy")
     if getattr(session, "agent", "pi") == "pi" and (policy is None or policy in PI_POLICIES):
         bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
@@ -260,7 +261,7 @@ def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
     return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
                              policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
                              all_leaves=options.get("all_leaves", False), claude=claude,
-                             priors=options.get("priors"))
+                             priors=options.get("priors"), version=version)
 
 
 def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:

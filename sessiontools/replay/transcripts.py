@@ -17,16 +17,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.errors import InputError
-from sessiontools.policies.base import PolicyName, PolicySettings
+from sessiontools.policies.base import Policy, PolicyName, PolicySettings
 from sessiontools.replay.catalog import lookup
 from sessiontools.replay.neutral import NeutralRun, NeutralTruth, fit_neutral_truth, simulate_path
 from sessiontools.replay.priors import PriorTable, prior_text
-from sessiontools.replay.registry import DEFAULT_POLICY, make_policy
+from sessiontools.replay.registry import DEFAULT_POLICY, cli_version, make_policy
 from sessiontools.transcript.model import Transcript, TranscriptPath
 
 
-def default_window(t: Transcript, path: TranscriptPath) -> int:
-    """The configured context window of the session (see the module docstring)."""
+def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = None) -> int:
+    """The configured context window of the session (see the module docstring); when the file records
+    none, the window the policy's CLI assumed for the model (Claude Code: 200k, 1M for `[1m]`), else
+    the catalogue's."""
     from sessiontools.policies.codex import configured_window
 
     reported = t.settings.get("model_context_window")
@@ -35,6 +37,9 @@ def default_window(t: Transcript, path: TranscriptPath) -> int:
     recorded = [r.context_window for r in path.requests if r.context_window]
     if recorded:
         return recorded[-1]
+    assumed = policy.default_window() if policy is not None else None
+    if assumed:
+        return assumed
     req = next((r for r in reversed(path.requests) if r.model), None)
     info = lookup(req.provider, req.model) if req else None
     if info is None:
@@ -76,22 +81,30 @@ def replay_transcript(
     all_leaves: bool = False,
     claude: dict[str, Any] | None = None,
     priors: PriorTable | None = None,
+    version: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every (path x setting) of one transcript, as replay run records (`claude`: Claude Code's
     `autocompact_pcts` and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's
-    other sessions, `replay.priors`)."""
+    other sessions, `replay.priors`; `version`: --cli-version, the CLI version whose rule applies
+    instead of the one the file records)."""
     name = policy_for(t, policy)
-    pol = make_policy(name)
+    v = cli_version(name, t, version)
     paths = [p for p in t.paths if not p.sidechain] if all_leaves else t.paths[:1]
     out = []
     for path in paths:
-        ws = list(windows) if windows else [default_window(t, path)]
+        pol = make_policy(name, v, _model_id(path))
+        ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
         truth = fit_neutral_truth(path, summary_tokens, prior)
         for s in _grid(name, ws, reserves, keeps, limits or (None,), claude or {}):
             run = simulate_path(path, pol, s, truth)
             out.append(neutral_record(t, path, run, truth, pol.threshold(s)))
     return out
+
+
+def _model_id(path: TranscriptPath) -> str | None:
+    req = next((r for r in reversed(path.requests) if r.model), None)
+    return req.model if req else None
 
 
 def _model(path: TranscriptPath) -> str:
@@ -128,7 +141,7 @@ def neutral_record(t: Transcript, path: TranscriptPath, run: NeutralRun, truth: 
         "peak_truth_tokens": round(run.peak_truth), "billed_input_tokens": round(run.agent_prompt_tokens + summ_in),
         "summarization_input_tokens": round(summ_in), "summarization_output_tokens": round(summ_out),
         # not modelled here: the cache split and prices of Pi's replay
-        "user_compactions": 0, "input_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None,
+        "user_compactions": run.user_compactions, "input_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None,
         "output_tokens": None, "rejected_input_tokens": None, "cost_agent": None, "cost_summarization": None,
         "cost": None,
     }

@@ -22,6 +22,8 @@ from sessiontools.transcript.model import Role, Trigger
 
 DIR = Path(__file__).resolve().parents[2] / "sample_sessions" / "claude-code"
 MANIFEST = json.loads((DIR / "manifest.json").read_text()) if (DIR / "manifest.json").exists() else {}
+#: The pinned 2.1.332's samples (recorded with --bare); the others are older releases' (claude-<version>).
+PINNED = sorted(n for n, m in MANIFEST.items() if not m.get("version"))
 pytestmark = pytest.mark.skipif(not MANIFEST, reason="sample_sessions/claude-code/manifest.json is absent")
 
 
@@ -36,26 +38,42 @@ def test_counts_equal_plain_json(name: str) -> None:
     facts = analyze_claude(path).as_dict()
     assert facts == meta["facts"], "manifest.json is stale: run python -m lab.generate_claude --check"
     t = load_claude_transcript(path, provider_limit=_limit(meta))
-    assert t.diagnostics == [] and t.format == "claude-code-2.1" and len(t.paths) == 1
+    series = ".".join((meta.get("version") or "2.1").split(".")[:2])
+    # 2.1.63 re-wrote six lines of the first compaction on the next --continue (same uuids): reported, first kept
+    dup = [d for d in t.diagnostics if d.reason.startswith("duplicate uuid")] if name == "claude-2.1.63" else []
+    assert len(dup) == (6 if name == "claude-2.1.63" else 0)
+    assert [d for d in t.diagnostics if d not in dup] == [] and t.format == f"claude-code-{series}" and len(t.paths) == 1
     m = t.main
     assert len(m.requests) == facts["responses"]
     assert sum(1 for x in m.messages if x.role is Role.USER) == facts["prompts"]
-    assert len(m.compactions) == len(facts["compactions"])
-    want = {"manual": Trigger.MANUAL, "auto": Trigger.THRESHOLD if meta["auto_window"] else Trigger.OVERFLOW}
-    for c, f in zip(m.compactions, facts["compactions"], strict=True):
+    comps = facts["compactions"]
+    if name == "claude-2.1.63":
+        # 2.1.63 wrote its first compaction's boundary twice (same logicalParentUuid and preTokens; the lab
+        # server answered three compact requests, not four): the reader counts it once
+        assert len(meta["server"]["summarise_prompt_tokens"]) == len(comps) - 1
+        assert comps[0]["preTokens"] == comps[1]["preTokens"]
+        comps = [comps[0], *comps[2:]]  # the reader keeps the first copy
+    assert len(m.compactions) == len(comps)
+    threshold = meta["auto_window"] or meta.get("version")
+    want = {"manual": Trigger.MANUAL, "auto": Trigger.THRESHOLD if threshold else Trigger.OVERFLOW}
+    for c, f in zip(m.compactions, comps, strict=True):
         assert (c.line, c.trigger, c.tokens_before, c.tokens_after) == (f["line"], want[f["trigger"]],
                                                                          f["preTokens"], f["postTokens"])
         assert sum(b - a for a, b in c.kept) == f["preserved"]
         assert m.messages[c.index].role is Role.SUMMARY and c.summary and "Summary:" not in c.summary
-    # usage deduplicated: one request per response, each with the usage of its first line
+    # usage deduplicated: one request per response, at its first line, with the usage of its final line
+    # (Claude Code writes a line per content block; output is a running count, the last is the billed one)
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    firsts = {}
+    firsts: dict[str, int] = {}
+    final: dict[str, dict] = {}
     for n, d in enumerate(lines, 1):
         if d.get("type") == "assistant":
-            firsts.setdefault(d["message"]["id"], (n, d["message"]["usage"]))
+            mid = d["message"]["id"]
+            firsts.setdefault(mid, n)
+            final[mid] = d["message"]["usage"]
     assert [(r.line, r.usage.input, r.usage.cache_read, r.usage.cache_write, r.usage.output) for r in m.requests] == [
-        (n, u["input_tokens"], u["cache_read_input_tokens"], u["cache_creation_input_tokens"], u["output_tokens"])
-        for n, u in firsts.values()]
+        (n, final[mid]["input_tokens"], final[mid]["cache_read_input_tokens"],
+         final[mid]["cache_creation_input_tokens"], final[mid]["output_tokens"]) for mid, n in firsts.items()]
 
 
 def _segment(role: str, parts: list[str]) -> str:
@@ -93,7 +111,7 @@ def _api_messages(msgs) -> list[tuple[str, list[str]]]:
     return out
 
 
-@pytest.mark.parametrize("name", sorted(MANIFEST))
+@pytest.mark.parametrize("name", PINNED)  # --bare: the older releases send their full system prompt
 def test_context_reproduces_the_servers_prompt_tokens(name: str) -> None:
     meta = MANIFEST[name]
     t = load_claude_transcript(DIR / f"{name}.jsonl", provider_limit=_limit(meta))
@@ -118,7 +136,8 @@ def test_summaries_follow_the_lab_lossy_rule(name: str) -> None:
     m = load_claude_transcript(DIR / f"{name}.jsonl").main
     prev: list[str] | None = None
     for g, c in enumerate(m.compactions, 1):
-        assert c.summary.endswith(f"- Summary generation: {g}") and CONTINUATION_MARKER not in c.summary
+        # the older releases end the stored summary with a full stop
+        assert c.summary.rstrip(".").endswith(f"- Summary generation: {g}") and CONTINUATION_MARKER not in c.summary
         done = [ln[6:] for ln in c.summary.splitlines() if ln.startswith("- [x] ")]
         if prev is not None and len(prev) >= 2:
             k = drop_index(seed, g, len(prev))

@@ -238,3 +238,13 @@ def test_each_message_is_sized_once_per_walk(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(CodexPolicy, "size", counted)
     path, run = _replay("codex-pair-a", "codex-pair-a")
     assert run.check_points > 10 and calls and max(calls.values()) == 1
+
+
+def test_codex_window_when_the_rollout_records_none() -> None:
+    from sessiontools.policies.codex import codex_policy
+    from sessiontools.policies.codex_rules import rule_for
+
+    assert codex_policy("0.63.0", "gpt-5.1-codex-max").default_window() == 272000
+    assert codex_policy(None, "codex-mini").default_window() == 272000
+    assert codex_policy(None, "lab-model").default_window() is None
+    assert rule_for("0.63.0").reported_window_fraction == 0.95 and rule_for(None).limit_fraction == 0.9

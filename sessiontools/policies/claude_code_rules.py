@@ -1,0 +1,166 @@
+"""Claude Code's auto-compaction rule per CLI version: the table (data) and `rule_for(version)`.
+
+Every row says how it was established: **read** (the constants and functions of that release's bundled
+`cli.js`, `@anthropic-ai/claude-code@V` from npm, found from `isAboveAutoCompactThreshold`) or
+**measured** (the real CLI of that version run offline against the lab server, `lab/claude_env.py`
+`ensure_claude(V)`, `lab/generate_claude.py`; the samples in `sample_sessions/claude-code/`). Releases
+from about 2.1.1xx on ship a native binary only (the JS is compiled in); their rows can only be
+measured. The README has the same table for users ("Claude Code's rule per version").
+
+What every row shares (read in all of them): the threshold T = E - 13000, with
+`CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P` (from 2.0.20) T = min(floor(E x P / 100), E - 13000); the effective
+window E = W - R, R the output reserve (see `output_reserve`); W the model's window (`context_window`);
+the count is compared with `count >= T` before each model request (a turn's first and each one after
+tool results); the usage of a response is input + cache creation + cache read + output.
+
+What changed (each a column of `ClaudeCodeRule`):
+
+- **2.0.0 - 2.1.1** (the percentage override from 2.0.20): the count is the usage of the newest response alone; R = min(32000, model max)
+  (`CLAUDE_CODE_MAX_OUTPUT_TOKENS` defaults to 32000): T = 200000 - 32000 - 13000 = **155000** on the
+  200k claude-*-4-x models. The compaction keeps nothing (the summary alone; lab 2.0.77).
+- **2.1.2 - 2.1.20**: the count adds an estimate of the messages after that response: Math.round(len/4)
+  per text block and tool-result text (tool_use blocks are not counted, an image 1334).
+- **2.1.21 - 2.1.63 (and later JS releases)**: R is capped at 20000: T = 200000 - 20000 - 13000 =
+  **167000** (2.1.63 also counts an image as 2000 and attachment lines).
+- **2.1.332** (measured, `policies.claude_code`): the estimate is ceil(chars/4 x 4/3) over text,
+  tool_use name + JSON input and tool-result text, counted from the *first* line of the newest response;
+  `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (at least 100000) sets W; a threshold compaction keeps the last
+  round of the turn.
+
+The window (`context_window`): 1,000,000 for a model id with `[1m]` (or the 1M beta on a model that
+has it), else 200,000, in every release read (2.0.2 - 2.1.63); 2.1.63 also gives claude-opus-4-6 1M
+behind a runtime flag (not decoded) the transcript does not record (not modelled: 200k).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+#: Every release read: the model's window without the 1M option.
+DEFAULT_WINDOW = 200_000
+#: `[1m]` models (and the 1M context beta).
+LONG_WINDOW = 1_000_000
+#: `CLAUDE_CODE_MAX_OUTPUT_TOKENS`'s default in every JS release read (2.0.2 - 2.1.63).
+DEFAULT_MAX_OUTPUT = 32_000
+#: T = E - AUTOCOMPACT_BUFFER in every release.
+AUTOCOMPACT_BUFFER = 13_000
+
+
+class Count(StrEnum):
+    """What Claude Code compares with T."""
+
+    USAGE = "usage"  # the newest response's usage alone
+    USAGE_ROUND4 = "usage+round(chars/4)"  # + Math.round(len/4) per text / tool-result block after it
+    USAGE_CEIL4_X4_3 = "usage+ceil(chars/4*4/3)"  # + ceil(chars/4 x 4/3), tool_use included (2.1.332)
+
+
+class Keeps(StrEnum):
+    """What a threshold compaction keeps besides the summary."""
+
+    NOTHING = "nothing"
+    LAST_ROUND = "last round"
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeCodeRule:
+    """One row of the table: the rule of the releases `first` .. `last` (inclusive)."""
+
+    first: str
+    last: str | None  # None: up to the next row
+    count: Count
+    output_reserve_cap: int | None  # R = min(max output, cap); None: R = max output
+    keeps: Keeps
+    pct_override: bool  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE honoured
+    auto_compact_window_env: bool  # CLAUDE_CODE_AUTO_COMPACT_WINDOW honoured
+    how: str  # how the row was established (read / measured, where)
+
+    @property
+    def counts_own_reply(self) -> bool:
+        """The estimate starts after the newest response's *first* line (2.1.332), not its last."""
+        return self.count is Count.USAGE_CEIL4_X4_3
+
+    @property
+    def label(self) -> str:
+        return f"{self.first}-{self.last}" if self.last else f"{self.first}+"
+
+
+RULES: tuple[ClaudeCodeRule, ...] = (
+    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.NOTHING, False, False,
+                   "read: cli.js of 2.0.2, 2.0.10, 2.0.13, 2.0.15, 2.0.19 (no CLAUDE_AUTOCOMPACT_PCT_OVERRIDE yet)"),
+    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.NOTHING, True, False,
+                   "read: cli.js of 2.0.20, 2.0.30, 2.0.50, 2.0.70, 2.0.77, 2.1.0, 2.1.1; "
+                   "measured: 2.0.77 and 2.1.1 on the lab"),
+    ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.NOTHING, True, False,
+                   "read: cli.js of 2.1.2, 2.1.3, 2.1.4, 2.1.5, 2.1.12, 2.1.14, 2.1.19, 2.1.20; "
+                   "measured: 2.1.12 on the lab"),
+    ClaudeCodeRule("2.1.21", None, Count.USAGE_ROUND4, 20_000, Keeps.NOTHING, True, False,
+                   "read: cli.js of 2.1.21, 2.1.22, 2.1.23, 2.1.27, 2.1.30, 2.1.63; measured: 2.1.63 on the lab"),
+    ClaudeCodeRule("2.1.332", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True,
+                   "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code)"),
+)
+#: The rule when the file records no version (the newest measured one).
+NEWEST = RULES[-1]
+
+
+def parse_version(version: str | None) -> tuple[int, ...] | None:
+    """`"2.1.63"` -> (2, 1, 63); None for anything that does not start with a dotted number."""
+    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", version or "")
+    return tuple(int(x) for x in m.group(1).split(".")) if m else None
+
+
+def rule_for(version: str | None) -> ClaudeCodeRule:
+    """The row for a Claude Code version (the newest row at or below it); `NEWEST` when the version is
+    unknown or older than every row."""
+    v = parse_version(version)
+    if v is None:
+        return NEWEST
+    best = None
+    for r in RULES:
+        first = parse_version(r.first)
+        assert first is not None
+        if first <= v:
+            best = r
+    return best or RULES[0]
+
+
+def context_window(model: str | None) -> int:
+    """The window Claude Code assumes for a model: 1M for `[1m]` ids, else 200k (every release read)."""
+    return LONG_WINDOW if model and "[1m]" in model.lower() else DEFAULT_WINDOW
+
+
+def model_max_output(model: str | None) -> int:
+    """The model's own output ceiling as the JS releases list it (`claude-3-5-*` 8192, `claude-3-opus` /
+    `claude-3-haiku` 4096, `opus-4` / `opus-4-1` 32000, the other 4.x models 64000, unknown 32000)."""
+    m = (model or "").lower()
+    if "3-5" in m or "claude-3-sonnet" in m:
+        return 8192
+    if "claude-3-opus" in m or "claude-3-haiku" in m:
+        return 4096
+    if any(k in m for k in ("opus-4-5", "opus-4-6", "sonnet-4", "haiku-4", "3-7-sonnet")):
+        return 64_000
+    if "opus-4" in m:
+        return 32_000
+    return DEFAULT_MAX_OUTPUT
+
+
+def output_reserve(rule: ClaudeCodeRule, model: str | None, max_output_tokens: int | None = None) -> int:
+    """R: the max output tokens (`max_output_tokens`, else min(32000, the model's ceiling)), capped by the
+    row's cap."""
+    out = max_output_tokens if max_output_tokens is not None else min(DEFAULT_MAX_OUTPUT, model_max_output(model))
+    return min(out, rule.output_reserve_cap) if rule.output_reserve_cap is not None else out
+
+
+def threshold(rule: ClaudeCodeRule, window: int, model: str | None = None, pct: float | None = None,
+              max_output_tokens: int | None = None) -> int:
+    """T for a row: E = W - R, T = E - 13000, or min(floor(E x P / 100), E - 13000)."""
+    e = window - output_reserve(rule, model, max_output_tokens)
+    if pct is None or not rule.pct_override:
+        return e - AUTOCOMPACT_BUFFER
+    return min(int(e * pct // 100), e - AUTOCOMPACT_BUFFER)
+
+
+def js_round4(n: int) -> int:
+    """Math.round(n / 4) (halves up)."""
+    return (2 * n + 4) // 8
