@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
         paths: PathsArg = None,
         estimators: Annotated[
             str | None,
-            typer.Option("--estimators", help="Comma-separated: chars4,pi,cl100k,o200k,calibrated (default: all)."),
+            typer.Option("--estimators", help="Comma-separated: chars4,pi,cl100k,o200k,model,calibrated,calibrated_hybrid (default: all; model = the model's own tokenizer, o200k where it has none)."),
         ] = None,
         by: Annotated[By, typer.Option("--by", help="Group requests by model, provider, content (CJK and tool-result share) or size (A).")] = By.model,
         threshold_grid: Annotated[

