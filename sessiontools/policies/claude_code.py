@@ -155,6 +155,13 @@ class ClaudeCodePolicy(Policy):
 
     reactive = True
     counts_own_reply = True  # the messages after the *first* line of the last response
+    trims_summary_request = True  # its reactive compaction runs when the context no longer fits
+    axes = (("context_window", "window"), ("autocompact_pct", "pct"))
+
+    def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
+        out = options.get("max_output_tokens")
+        return [(("autocompact_pct", p), *((("max_output_tokens", out),) if out else ()))
+                for p in options.get("autocompact_pcts") or (None,)]
 
     def __init__(self, reactive_only: bool = False) -> None:
         self.reactive_only = reactive_only

@@ -144,6 +144,11 @@ class CodexPolicy(Policy):
     check_points = frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS})
     reactive = False
     pre_turn_excludes_input = True
+    trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
+    axes = (("context_window", "window"), ("auto_compact_limit", "limit"))
+
+    def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
+        return [(("auto_compact_limit", lim),) if lim is not None else () for lim in options.get("limits") or (None,)]
 
     def threshold(self, settings: PolicySettings) -> int:
         limit = default_limit(settings.context_window)

@@ -85,6 +85,20 @@ DEFAULT_POLICY: dict[Agent, PolicyName | Callable[[Transcript], PolicyName] | No
 
 PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})
 
+#: The (agent, policies) pairs replayed by an exact port of the agent's own code on its own entries
+#: instead of the transcript walk (`replay.walk`): Pi's `prepareCompaction` (`replay.simulate`). The
+#: one place that chooses: a Pi session under a Pi policy cannot reach the transcript walk
+#: (`replay.session.replay_source`, `replay.transcripts.replay_transcript`).
+EXACT_PORTS: dict[Agent, frozenset[PolicyName]] = {Agent.PI: PI_POLICIES}
+
+
+def has_exact_port(agent: str | Agent, policy: str | PolicyName | None) -> bool:
+    """Whether `agent`'s files under `policy` (None: the agent's own) go through an exact port."""
+    ports = EXACT_PORTS.get(Agent(agent))
+    if ports is None:
+        return False
+    return policy is None and DEFAULT_POLICY.get(Agent(agent)) is None or policy is not None and PolicyName(policy) in ports
+
 
 def replay_agents(policy: str | None) -> frozenset[Agent]:
     """The agents whose files `replay --policy POLICY` reads (no policy: those with a default)."""

@@ -68,7 +68,6 @@ class SimState:
         for rc in wl.recorded_compactions:
             self.rec_by_parent.setdefault(rc.parent_base_index, []).append(rc)
         self.used_recorded: set[int] = set()
-        self.policy_used: set[int] = set()  # recorded entries a policy compaction reproduced
         # One window throughout (no model switch): the window and threshold need no lookup per request.
         self.window = None if s.window_changes else s.context_window
         self.threshold = None if s.window_changes else s.context_window - s.reserve_tokens
@@ -116,6 +115,8 @@ class _Sim(SimState):
         """A check point of the policy: classify, and compact when Pi would."""
         r = self.run
         r.check_points += 1
+        if truth_now > r.peak_truth:  # the peak is the largest truth reported anywhere
+            r.peak_truth = truth_now
         threshold = self.threshold if self.threshold is not None else self.s.threshold_at(parent + 1)
         over = truth_now > threshold
         if self.pending_thrash is not None:
@@ -172,8 +173,7 @@ class _Sim(SimState):
         # The policy's to reproduce: threshold and overflow compactions, and a user's or extension's
         # compaction that the policy made itself at the same point (an extension's summary of Pi's own).
         recorded = len([rc for rc in self.wl.recorded_compactions
-                        if (rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user)
-                        or id(rc.entry) in self.policy_used])
+                        if rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user])
         r.recorded_match = RecordedMatch(recorded, matched, len(policy) - matched)
         return r
 
@@ -238,9 +238,18 @@ class _Sim(SimState):
 
     def _overflow(self, req: Request, u: float, source: TruthSource) -> bool:
         """The provider rejects the request; Pi compacts and retries unless it already tried with no
-        successful reply since (`PiPolicy.clears_recovery`). True when the walk is done with it."""
+        successful reply since (`PiPolicy.clears_recovery`). True when the walk is done with it.
+
+        A recorded rejection of the recorded context whose truth fits this setting's window (a server
+        limit below the model's window) is a provider rejection, not an overflow: rejected all the same."""
         r, i, wl = self.run, req.base_index, self.wl
-        r.overflows += 1
+        window = self.window if self.window is not None else self.s.window_at(i)
+        if u > window:
+            r.overflows += 1
+        else:
+            r.provider_rejections += 1
+            if req.provider_limit is not None:
+                r.provider_limits.append(req.provider_limit)
         r.peak_truth = max(r.peak_truth, u)
         self._point(req, u, source, True)
         if req.failed_overflow:
