@@ -40,9 +40,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.names import PolicyName
+
+
+class Axis(NamedTuple):
+    """A setting a policy's grid varies: its key in a run's settings, its label in words, its unit."""
+
+    key: str
+    label: str
+    unit: str = "tokens"  # or "percent"
 
 
 class CheckPoint(StrEnum):
@@ -118,8 +126,8 @@ class Policy(ABC):
 
     #: The settings a grid of this policy varies, as (key of the run's settings, label), in the order
     #: tables, heatmaps and gate messages show them (Pi: window, reserve, keep).
-    axes: tuple[tuple[str, str], ...] = (("context_window", "window"), ("reserve_tokens", "reserve"),
-                                         ("keep_recent_tokens", "keep"))
+    axes: tuple[Axis, ...] = (Axis("context_window", "W"), Axis("reserve_tokens", "reserve"),
+                              Axis("keep_recent_tokens", "keep"))
 
     def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
         """The policy's own options (`PolicySettings.extra`) of each setting of a grid, from the CLI's

@@ -49,6 +49,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
+    Axis,
     Candidate,
     CheckPoint,
     CountView,
@@ -156,7 +157,7 @@ class ClaudeCodePolicy(Policy):
     reactive = True
     counts_own_reply = True  # the messages after the *first* line of the last response
     trims_summary_request = True  # its reactive compaction runs when the context no longer fits
-    axes = (("context_window", "window"), ("autocompact_pct", "pct"))
+    axes = (Axis("context_window", "W"), Axis("autocompact_pct", "auto-compact at", "percent"))
 
     def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
         out = options.get("max_output_tokens")

@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
+    Axis,
     Candidate,
     CheckPoint,
     CountView,
@@ -145,7 +146,7 @@ class CodexPolicy(Policy):
     reactive = False
     pre_turn_excludes_input = True
     trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
-    axes = (("context_window", "window"), ("auto_compact_limit", "limit"))
+    axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
 
     def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
         return [(("auto_compact_limit", lim),) if lim is not None else () for lim in options.get("limits") or (None,)]

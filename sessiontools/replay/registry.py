@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sessiontools.names import POLICY_ORDER
-from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.policies.base import Axis, Policy, PolicyName
 from sessiontools.read.agents import Agent
 from sessiontools.transcript.model import Transcript
 
@@ -109,3 +109,15 @@ def replay_agents(policy: str | None) -> frozenset[Agent]:
 
 def make_policy(name: str | PolicyName) -> Policy:
     return POLICIES[PolicyName(name)].make()
+
+
+def policy_axes(name: str | PolicyName) -> tuple[Axis, ...]:
+    """The settings axes of a policy (`Policy.axes`), for grids, tables, heatmaps and gate messages."""
+    n = PolicyName(name)
+    got = _AXES.get(n)
+    if got is None:
+        got = _AXES[n] = make_policy(n).axes
+    return got
+
+
+_AXES: dict[PolicyName, tuple[Axis, ...]] = {}

@@ -302,10 +302,33 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
                              priors=options.get("priors"))
 
 
-def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
+def replay_records(session: Any, *, timeline: bool = False, **options: Any) -> list[dict[str, Any]]:
     """One session file of any agent replayed (`replay_source`), as JSON-ready run records (picklable,
-    for --jobs)."""
-    return [run_record(pr, run) for pr in replay_source(session, **options) for run in pr.runs]
+    for --jobs). `timeline`: the first run of each path also carries its `timeline` (`timeline_of`),
+    from the same run as its numbers (not a second replay)."""
+    out = []
+    for pr in replay_source(session, **options):
+        for k, run in enumerate(pr.runs):
+            rec = run_record(pr, run)
+            if timeline and k == 0:
+                rec["timeline"] = timeline_of(pr, run)
+            out.append(rec)
+    return out
+
+
+def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
+    """The request-by-request context of one run, JSON-ready (the data of `replay --plot` for one
+    setting and of the report's timelines): truth per request, the policy's own count at check points,
+    its compactions, the recorded ones, threshold and window."""
+    return {
+        "session": pr.source,
+        "threshold": run.settings.threshold,
+        "window": run.settings.context_window,
+        "truth": [[p.base_index, p.truth] for p in run.requests],
+        "pi_view": [[p.base_index, p.pi_view] for p in run.requests if p.pi_view is not None],
+        "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
+        "recorded": [list(x) for x in pr.recorded_points(run)],
+    }
 
 
 def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:

@@ -70,7 +70,7 @@ def _grid(policy: Policy, windows: Sequence[int], reserves: Sequence[int], keeps
           limits: Sequence[int | None], claude: dict[str, Any]) -> list[ReplaySettings]:
     """The grid of `policy` over its own axes (`Policy.axes`: reserve and keep only where the policy
     has them), each setting with the policy's own threshold."""
-    pi_axes = any(k == "reserve_tokens" for k, _ in policy.axes)
+    pi_axes = any(a.key == "reserve_tokens" for a in policy.axes)
     extras = policy.grid_extras(limits=limits, **claude)
     return [replay_settings(policy, w, r, k, extra) for w in windows for extra in extras
             for r in (reserves if pi_axes else (0,)) for k in (keeps if pi_axes else (0,))]
