@@ -115,13 +115,6 @@ def is_codex_item(raw: Any) -> bool:
     return isinstance(raw, Mapping) and isinstance(raw.get("type"), str) and "payload" not in raw
 
 
-def is_model_generated(role: str, raw: Any) -> bool:
-    """`is_model_generated_item`: assistant messages and the model's own calls/reasoning."""
-    if is_codex_item(raw):
-        return raw["type"] in MODEL_ITEMS or (raw["type"] == "message" and raw.get("role") == "assistant")
-    return role == "assistant"
-
-
 def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None) -> int:
     """Bytes Codex would count for a message: its own item's, or the item another agent's message
     would be in a Codex history."""

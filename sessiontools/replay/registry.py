@@ -2,9 +2,9 @@
 default policy. Adding a policy is adding one `PolicyEntry` line to `POLICIES` (and, when it is an
 agent's own rule, one line to `DEFAULT_POLICY`).
 
-Pi sessions replayed with a Pi policy go through the exact port (`replay.simulate`); every other
-pair (Codex rollouts, Claude Code transcripts, Pi sessions under another agent's rule) goes through
-the generic simulator (`replay.neutral`) with the policy object made here.
+Pi sessions replayed with a Pi policy go through the exact port (`replay.simulate`, `EXACT_PORTS`);
+every other pair (Codex rollouts, Claude Code transcripts, Pi sessions under another agent's rule)
+goes through the transcript walk (`replay.walk`) with the policy object made here.
 """
 
 from __future__ import annotations

@@ -77,11 +77,6 @@ class SimState:
         T = self.grid.truth_prefix
         return self.truth.overhead + self.summary_truth + T[i] - T[self.fk]
 
-    def same_as_recorded(self, i: int) -> bool:
-        comp = self.comp
-        cur = (id(comp), self.fk) if comp is not None else (None, 0)
-        return cur == self.grid.recorded_state[i]
-
     def pi_estimate_before(self, i: int) -> float:
         """Pi's estimateContextTokens / projected estimate of the context before base entry i."""
         C = self.grid.chars4_prefix
@@ -205,7 +200,7 @@ class _Sim(SimState):
         if not first and i > 0 and self.between_turns:
             # 1.x: between turns, before the next request, Pi checks its projected estimate.
             self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
-        comp = self.comp  # `same_as_recorded`
+        comp = self.comp  # the context is the recorded one when (newest compaction, first kept) match the recording's
         same = self._same = (
             self.grid.recorded_initial[i] if comp is None else (id(comp), self.fk) == self.grid.recorded_state[i]
         )

@@ -68,10 +68,6 @@ class Workload:
     provider: str | None = None
     model: str | None = None
 
-    @property
-    def request_at(self) -> dict[int, Request]:
-        return {r.base_index: r for r in self.requests}
-
 
 def _is_overflow_error(e: Entry, pi_version: str) -> bool:
     msg = e.message

@@ -1,4 +1,4 @@
-"""The agent-neutral simulator (replay/neutral.py) over the neutral transcript, with any Policy."""
+"""The transcript walk (replay/walk.py) over the neutral transcript, with any Policy."""
 
 from __future__ import annotations
 
