@@ -81,11 +81,14 @@ def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | No
 
 
 def run_label(record: dict) -> str:  # type: ignore[type-arg]
-    """A run in words, for gate messages."""
+    """A run in words, for gate messages: the window, then the policy's own axes (`Policy.axes`)."""
+    from sessiontools.replay.registry import policy_axes
+
     s = record["settings"]
     leaf = f", leaf {record['leaf_id']}" if record.get("leaf_id") else ""
-    return (f"session {record['session']}{leaf}, window {s['context_window']}, reserve {s['reserve_tokens']}, "
-            f"keep {s['keep_recent_tokens']}, policy {s['policy']}")
+    axes = "".join(f", {a.label} {s[a.key]}{'%' if a.unit == 'percent' else ''}"
+                   for a in policy_axes(s["policy"])[1:] if s.get(a.key) is not None)
+    return f"session {record['session']}{leaf}, window {s['context_window']}{axes}, policy {s['policy']}"
 
 
 def model_files(given: list[Path] | None) -> list[str]:

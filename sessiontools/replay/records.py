@@ -205,4 +205,16 @@ class ReplayRun:
     #: Compactions whose summarisation request was larger than the window: rejected, not billed, the
     #: context left as it was (each also counted in `overflows`).
     failed_compactions: list[SimCompaction] = field(default_factory=list)
+
+    def rejected(self, truth: float, window: int, stated_limit: int | None = None) -> None:
+        """Count a request the provider rejects, for both walks: an overflow when its truth exceeds the
+        setting's window, else a provider rejection (with the limit its error stated); in the peak."""
+        if truth > window:
+            self.overflows += 1
+        else:
+            self.provider_rejections += 1
+            if stated_limit:
+                self.provider_limits.append(stated_limit)
+        if truth > self.peak_truth:
+            self.peak_truth = truth
     recorded_match: RecordedMatch = field(default_factory=lambda: RecordedMatch(0, 0, 0))

@@ -238,14 +238,7 @@ class _Sim(SimState):
         A recorded rejection of the recorded context whose truth fits this setting's window (a server
         limit below the model's window) is a provider rejection, not an overflow: rejected all the same."""
         r, i, wl = self.run, req.base_index, self.wl
-        window = self.window if self.window is not None else self.s.window_at(i)
-        if u > window:
-            r.overflows += 1
-        else:
-            r.provider_rejections += 1
-            if req.provider_limit is not None:
-                r.provider_limits.append(req.provider_limit)
-        r.peak_truth = max(r.peak_truth, u)
+        r.rejected(u, self.window if self.window is not None else self.s.window_at(i), req.provider_limit)
         self._point(req, u, source, True)
         if req.failed_overflow:
             # Pi's path holds the failed attempt (and 1.x's omission edits) when it compacts.

@@ -215,14 +215,8 @@ class _Walk:
         source = TruthSource.MODEL if modelled else TruthSource.RECORDED
         r = self.run
         if u > self.W:
-            r.overflows += 1
-            self._peak(u)
-            self._point(req.index, u, source, True, 0, False)
-            if not self.policy.retries_after_overflow(state["recovered"], state["success"]):
-                r.failed_recoveries += 1
+            if not self.reject(req.index, u, source, k, state):
                 return
-            state["recovered"], state["success"] = True, False
-            self.compact(CompactionReason.OVERFLOW, k, u, self.view(k))
             u, source, modelled = self.truth_at(k), TruthSource.MODEL, True
             if u > self.W:
                 r.overflows += 1
@@ -260,7 +254,6 @@ class _Walk:
         provider's own count, when the error gave one) exceeds W, else a provider rejection."""
         k = self.pos_of.get(ovf.index, 0)
         self._before(k, first)
-        r = self.run
         if self.diverged(ovf.index):
             u, source = self.truth_at(k), TruthSource.MODEL
             if u <= self.W:
@@ -271,20 +264,23 @@ class _Walk:
             u, source = float(ovf.provider_tokens), TruthSource.PROVIDER
         else:
             u, source = self.truth_at(k), TruthSource.MODEL
-        if u > self.W:
-            r.overflows += 1
-        else:
-            r.provider_rejections += 1
-            if ovf.provider_limit:
-                r.provider_limits.append(ovf.provider_limit)
-        self._peak(u)
-        self._point(ovf.index, u, source, True, 0, False)
+        # The failed attempt is on the agent's path when it compacts (it is summarised or dropped).
+        self.reject(ovf.index, u, source, k + 1, state, ovf.provider_limit)
+
+    def reject(self, index: int, u: float, source: TruthSource, upto: int, state: dict[str, bool],
+               stated_limit: int | None = None) -> bool:
+        """The provider rejects the request at message `index` (an overflow, or a provider rejection
+        below the window, `ReplayRun.rejected`); a reactive policy compacts before work position `upto`.
+        Whether it compacted (the request is retried)."""
+        r = self.run
+        r.rejected(u, self.W, stated_limit)
+        self._point(index, u, source, True, 0, False)
         if not self.policy.retries_after_overflow(state["recovered"], state["success"]):
             r.failed_recoveries += 1
-            return
+            return False
         state["recovered"], state["success"] = True, False
-        # The failed attempt is on the agent's path when it compacts (it is summarised or dropped).
-        self.compact(CompactionReason.OVERFLOW, k + 1, u, self.view(k + 1))
+        self.compact(CompactionReason.OVERFLOW, upto, u, self.view(upto))
+        return True
 
     def user_compactions(self, before: int) -> None:
         """Apply the recorded user/extension compactions that come before message `before`."""
