@@ -121,12 +121,17 @@ class TranscriptReplay:
         }
 
     def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
-        """(request index, truth) of the last request before each recorded compaction."""
+        """(the last message before it, truth of the last request before it) of each recorded compaction,
+        on the axis of the run's own compactions (`SimCompaction.parent_base_index`)."""
+        from sessiontools.transcript.model import Role
+
         out = []
+        msgs = self.path.messages
         for c in self.path.compactions:
-            before = [p for p in run.requests if p.base_index < c.index]
+            after = max((m.index for m in msgs[:c.index] if m.role != Role.SUMMARY), default=-1)
+            before = [p for p in run.requests if p.base_index <= after and not p.overflow]
             if before:
-                out.append((before[-1].base_index, before[-1].truth))
+                out.append((after, before[-1].truth))
         return out
 
 

@@ -184,6 +184,8 @@ class _Walk:
             r.check_points_over += 1
         view = self.view(upto)
         count = self.policy.count(view)
+        if r.requests and r.requests[-1].pi_view is None:  # the check point after that request: its count
+            r.requests[-1] = r.requests[-1]._replace(pi_view=count)
         if self.policy.fires(count, self.T):
             sc = self.compact(CompactionReason.THRESHOLD, upto, truth_now, view)
             if sc is not None and sc.early:
@@ -237,8 +239,7 @@ class _Walk:
         self._point(index, u, source, False, output, same)
         self.last_usage = (index if self.policy.counts_own_reply else self.reply_end(index), u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
-            count = self.check(k + 1)
-            r.requests[-1] = r.requests[-1]._replace(pi_view=count)
+            self.check(k + 1)
 
     def reply_end(self, index: int) -> int:
         """The last message of the reply that starts at `index` (Codex writes one response as several

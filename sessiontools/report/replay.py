@@ -294,8 +294,8 @@ def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ign
     for r in records:
         by.setdefault(r["settings"]["policy"], []).append(r)
     panels = [heatmap_cells(rs, metric) for rs in by.values()]
-    width = max(1.6 + 1.2 * len(p["xs"]) for p in panels)
-    fig = Figure(figsize=(width, sum(1.4 + 0.8 * len(p["ys"]) for p in panels)), dpi=110)
+    width = max(5.5, *(1.6 + 1.2 * len(p["xs"]) for p in panels))
+    fig = Figure(figsize=(width, sum(1.8 + 0.8 * len(p["ys"]) for p in panels)), dpi=110)
     for n, p in enumerate(panels):
         ax = fig.add_subplot(len(panels), 1, n + 1)
         grid = np.ma.masked_invalid(np.array([[np.nan if v is None else v for v in row] for row in p["values"]],
@@ -315,6 +315,6 @@ def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ign
                         text += f"\n({p['known'][i][j]}/{p['runs'][i][j]} runs)"
                 ax.text(j, i, text, ha="center", va="center", color="white" if v is not None else "black", fontsize=8)
         fig.colorbar(im, ax=ax, label=metric)
-        ax.set_title(f"{metric} over {p['y'].label} x {p['x'].label} ({p['policy']})")
+        ax.set_title(f"{p['policy']}: {metric}\nover {p['y'].label} x {p['x'].label}", fontsize=9)
     fig.tight_layout()
     return fig
