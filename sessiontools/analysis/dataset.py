@@ -13,7 +13,7 @@ Row rules:
   on the shared prefix of two branches is one row), with the `path_index` of the first path it is
   on. So `count(*)` per file is what `inspect` reports for the file.
 - `summaries`: one row per compaction with a readable summary, parsed by `analysis.drift`.
-- `replay_runs` / `replay_compactions`: `replay.replay_records` rows (Pi sessions only).
+- `replay_runs` / `replay_compactions`: `replay.replay_records` rows (every agent, its own policy).
 
 Content mix of a request's context (over the neutral text units it sent; shares are fractions of
 its characters): `cjk_share` (drift's one CJK definition), `tool_result_share` (tool-result units),

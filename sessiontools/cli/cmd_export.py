@@ -34,8 +34,11 @@ def _replay_options(window: str | None, reserve: str | None, keep: str | None, p
         for r in reserves:
             if r >= w:
                 raise UsageError(f"--replay-reserve {r:,} is not below --replay-window {w:,}")
-    if policy is not None and policy not in ("pi-0", "pi-1"):
-        raise UsageError(f"--replay-policy {policy!r}: choose pi-0 or pi-1 (default: the version that wrote the file)")
+    from sessiontools.names import POLICY_ORDER
+
+    known = [p.value for p in POLICY_ORDER]
+    if policy is not None and policy not in known:
+        raise UsageError(f"--replay-policy {policy!r}: choose one of {', '.join(known)} (default: each agent's own)")
     return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy}
 
 
@@ -55,7 +58,7 @@ def register(app: typer.Typer) -> None:
         replay_window: Annotated[str | None, typer.Option("--replay-window", help="Also export replay_runs/replay_compactions for these windows (comma-separated; default: the recorded model's).")] = None,
         replay_reserve: Annotated[str | None, typer.Option("--replay-reserve", help="reserveTokens value(s) of the replay grid, comma-separated.")] = None,
         replay_keep: Annotated[str | None, typer.Option("--replay-keep", help="keepRecentTokens value(s) of the replay grid, comma-separated.")] = None,
-        replay_policy: Annotated[str | None, typer.Option("--replay-policy", help="pi-0 or pi-1 (default: the version that wrote the file).")] = None,
+        replay_policy: Annotated[str | None, typer.Option("--replay-policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: each agent's own; for Pi the version that wrote the file).")] = None,
         estimators: Annotated[str | None, typer.Option("--estimators", help="Also count each request's context with these tokenizers: o200k, cl100k (comma-separated; slower).")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,

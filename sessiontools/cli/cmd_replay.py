@@ -81,11 +81,14 @@ def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | No
 
 
 def run_label(record: dict) -> str:  # type: ignore[type-arg]
-    """A run in words, for gate messages."""
+    """A run in words, for gate messages: the window, then the policy's own axes (`Policy.axes`)."""
+    from sessiontools.replay.registry import policy_axes
+
     s = record["settings"]
     leaf = f", leaf {record['leaf_id']}" if record.get("leaf_id") else ""
-    return (f"session {record['session']}{leaf}, window {s['context_window']}, reserve {s['reserve_tokens']}, "
-            f"keep {s['keep_recent_tokens']}, policy {s['policy']}")
+    axes = "".join(f", {a.label} {s[a.key]}{'%' if a.unit == 'percent' else ''}"
+                   for a in policy_axes(s["policy"])[1:] if s.get(a.key) is not None)
+    return f"session {record['session']}{leaf}, window {s['context_window']}{axes}, policy {s['policy']}"
 
 
 def model_files(given: list[Path] | None) -> list[str]:
@@ -147,9 +150,8 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor) -> None:
     from sessiontools.gates import parse_gates, tripped
-    from sessiontools.read import load_session
     from sessiontools.read.sources import load_source
-    from sessiontools.replay import METRICS, replay_records, replay_session
+    from sessiontools.replay import METRICS, replay_records
     from sessiontools.replay.frames import compactions_frame, runs_frame
     from sessiontools.replay.priors import refit_with_priors
     from sessiontools.replay.registry import replay_agents
@@ -176,12 +178,14 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
-    replay_one = partial(replay_records, **agent_options, **options)
+    # With --plot of one setting, the run carries its timeline: the figure is of the same run as the table.
+    replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
     per_file, loaded = run_files(paths, err, replay_one, jobs, "replaying",
                                  agents=replay_agents(policy.value if policy else None), executor=executor)
     # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
     per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
     records = [r for recs in per_file for r in recs]
+    timelines = [r.pop("timeline", None) for r in records]
     if not records:
         if loaded.unreadable:  # each file's reason is already on stderr, one line each
             raise typer.Exit(exit_code_for(loaded, strict))
@@ -193,11 +197,8 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
     else:
         emit_renderables([replay_table(records)], output)
     if plot is not None:
-        if len(records) == 1 and records[0].get("agent", "pi") != "pi":
-            raise UsageError("--plot: the timeline of one setting is drawn for Pi sessions only; give a grid")
-        if len(records) == 1:
-            (pr,) = replay_session(load_session(records[0]["session"]), **options)
-            fig = timeline_figure(pr, pr.runs[0], records[0])
+        if len(records) == 1 and timelines[0] is not None:
+            fig = timeline_figure({**records[0], "timeline": timelines[0]})
         else:
             fig = heatmap_figure(records, plot_metric)
         save_figure(fig, plot)

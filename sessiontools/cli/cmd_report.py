@@ -54,7 +54,6 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
         estimate_error_document,
         inspect_document,
         replay_document,
-        replay_timeline,
     )
     from sessiontools.report.estimate_error import estimate_error_headline
     from sessiontools.report.html import render_report
@@ -74,11 +73,8 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
         if line.startswith("error: ") and line not in shown:  # e.g. a model missing from the catalogue
             err.print(line, markup=False, soft_wrap=True)
             failed = True
-    first: dict[str, dict] = {}
-    for r in rep["runs"]:
-        if r.get("agent", "pi") == "pi":  # timelines are drawn from Pi's exact replay
-            first.setdefault(r["session"], r["settings"])
-    timelines = [replay_timeline(s, st) for s, st in first.items()]
+    # Each session's first run carries its timeline (the same run as its row of the table).
+    timelines = [tl for tl in (r.pop("timeline", None) for r in rep["runs"]) if tl is not None]
     heads = []
     if insp["sessions"]:
         heads.append(inspect_headline(insp["sessions"]))

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
-from sessiontools.cli.common import PI_ONLY, Loaded, run_files, token_cache_path
+from sessiontools.cli.common import Loaded, run_files, token_cache_path
 from sessiontools.report.writers import envelope
 
 Paths = Iterable[str | os.PathLike[str]] | None
@@ -32,10 +32,13 @@ def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, wind
     from sessiontools.read.sources import load_source
     from sessiontools.replay import replay_records
     from sessiontools.replay.priors import refit_with_priors
+    from sessiontools.replay.registry import replay_agents
 
+    # Every agent's files, each under its own policy; the first run of each session carries its timeline
+    # (`replay.session.timeline_of`): the report's timeline and table come from the same run.
     fn = partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None, leaf=None,
-                 all_leaves=False, summary_tokens=None)
-    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=PI_ONLY)
+                 all_leaves=False, summary_tokens=None, timeline=True)
+    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=replay_agents(None))
     per_file = refit_with_priors(per_file, lambda s, table: fn(load_source(s), priors=table))  # as `replay` does
     return envelope("replay", runs=[r for recs in per_file for r in recs]), loaded
 
@@ -70,29 +73,3 @@ def drift_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple
                                  "analysing")
     report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
     return envelope("diff-summaries", **report_to_dict(report, None), gates=[]), loaded
-
-
-def replay_timeline(session_path: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """The request-by-request context of one replay run (the data of `replay --plot` for one setting)."""
-    from sessiontools.read import load_session
-    from sessiontools.replay import replay_session
-
-    (pr,) = replay_session(load_session(session_path), windows=[settings["context_window"]],
-                           reserves=[settings["reserve_tokens"]], keeps=[settings["keep_recent_tokens"]],
-                           policy=settings["policy"], leaf=None, all_leaves=False, summary_tokens=None)
-    run = pr.runs[0]
-    reqs = list(run.requests)
-    recorded = []
-    for rc in pr.workload.recorded_compactions:
-        before = [p for p in reqs if p.base_index <= rc.parent_base_index]
-        if before:
-            recorded.append([rc.parent_base_index, before[-1].truth])
-    return {
-        "session": session_path,
-        "threshold": run.settings.threshold,
-        "window": run.settings.context_window,
-        "truth": [[p.base_index, p.truth] for p in reqs],
-        "pi_view": [[p.base_index, p.pi_view] for p in reqs if p.pi_view is not None],
-        "compactions": [[c.parent_base_index, c.reason] for c in run.compactions],
-        "recorded": recorded,
-    }

@@ -29,7 +29,7 @@ A `Policy` answers five questions, over the agent-neutral transcript (`transcrip
    count without the 4/3 factor).
 
 `PolicySettings` holds the settings a grid varies (window, reserve, keep, and per-agent extras such
-as `auto_compact_limit`, `autocompact_pct`, `max_output_tokens`). `replay.neutral.simulate_path`
+as `auto_compact_limit`, `autocompact_pct`, `max_output_tokens`). `replay.walk.simulate_path`
 replays any `Policy` over any `TranscriptPath`; Pi's own policies (`policies.pi.policy`) add the
 exact port of `prepareCompaction` on top, used by `replay.simulate` on Pi sessions.
 """
@@ -40,9 +40,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.names import PolicyName
+
+
+class Axis(NamedTuple):
+    """A setting a policy's grid varies: its key in a run's settings, its label in words, its unit."""
+
+    key: str
+    label: str
+    unit: str = "tokens"  # or "percent"
 
 
 class CheckPoint(StrEnum):
@@ -108,6 +116,23 @@ class Policy(ABC):
     #: The count's trailing messages start after the *first* message of the newest reply (Claude Code
     #: counts the reply's own later lines), not after its last one.
     counts_own_reply: bool = False
+    #: A summarisation request larger than the window is retried with its oldest items dropped until it
+    #: fits (Codex's `compact.rs` on ContextWindowExceeded; Claude Code, whose reactive compaction runs
+    #: exactly when the context no longer fits). Otherwise (Pi) the compaction fails.
+    trims_summary_request: bool = False
+    #: The summarisation request sends the whole context, kept messages included (Codex, Claude Code);
+    #: Pi's sends only the messages it summarises (and the previous summary).
+    summary_request_sends_kept: bool = True
+
+    #: The settings a grid of this policy varies, as (key of the run's settings, label), in the order
+    #: tables, heatmaps and gate messages show them (Pi: window, reserve, keep).
+    axes: tuple[Axis, ...] = (Axis("context_window", "W"), Axis("reserve_tokens", "reserve"),
+                              Axis("keep_recent_tokens", "keep"))
+
+    def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
+        """The policy's own options (`PolicySettings.extra`) of each setting of a grid, from the CLI's
+        per-policy options (`limits`: Codex's; `autocompact_pcts`, `max_output_tokens`: Claude Code's)."""
+        return [()]
 
     def size(self, message: Any) -> tuple[int, int]:
         """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""

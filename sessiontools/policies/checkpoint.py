@@ -7,10 +7,12 @@ differs by agent, so it is looked up in ONE registry, `OWN_ESTIMATES`, by `Agent
 - Pi (`pi`): `estimateContextTokens` (0.x) or the projected view of 1.x that distrusts usage older
   than a compaction or context edit (`policies.pi.usage`): last trusted usage (`totalTokens` or
   input + output + cache) plus Pi's chars/4 (`estimateTokens`) of the trailing messages. Exact.
-- Codex (`codex`): the last response's `total_tokens` plus bytes/4 of the items after the last
-  model-generated item (codex-rs `auto_compact`).
-- Claude Code (`claude-code`): the last response's usage including output plus about bytes/4 of
-  the messages after it.
+- Codex (`codex`) and Claude Code (`claude-code`): their policy's own count (`policy_checkpoint`:
+  `Policy.size` and `Policy.count`, the one definition the replay uses too). Codex: the last
+  response's `total_tokens` plus ceil(bytes/4) of each later item as codex-rs serializes it
+  (`policies.codex.item_bytes`, codex-rs `approx_token_count`); Claude Code: the last response's
+  usage including output plus ceil(chars/4 x 4/3) of the messages after its first line (measured on
+  the recordings of 2.1.332, `policies.claude_code`).
 
 Each returns a `Checkpoint`: the estimate, its usage part and the context messages counted after
 the usage, so that the calibrated hybrid (`tokens.hybrid`) can count the same trailing part with
@@ -20,12 +22,14 @@ usage (Pi 1.x: compactions and context edits on the path); the source of the tra
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from sessiontools.transcript.model import Agent, Message, Request, Role, TranscriptPath, UnitKind
+from sessiontools.policies.base import CountView
+from sessiontools.transcript.model import Agent, Message, Request, Role, TranscriptPath
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +138,6 @@ def _pi(path: TranscriptPath, request: Request, context: Sequence[Message], rese
     return Checkpoint(tokens, 0, tuple(m.index for m in context))
 
 
-def message_bytes(message: Message) -> int:
-    """UTF-8 bytes of a message's text units (an image counts as nothing here)."""
-    return sum(len(u.text.encode("utf-8", "surrogatepass")) for u in message.units if u.kind != UnitKind.IMAGE)
-
-
 #: The last path's requests (a tuple, immutable) and their index: one build per path, not per request.
 _BY_INDEX: tuple[tuple[Request, ...], dict[int, Request]] = ((), {})
 
@@ -152,29 +151,40 @@ def _requests_by_index(requests: tuple[Request, ...]) -> dict[int, Request]:
     return cached[1]
 
 
-def _last_usage_plus_bytes4(path: TranscriptPath, request: Request, context: Sequence[Message]) -> Checkpoint:
-    """Last reply's total usage (prompt + output) plus ceil(bytes/4) of the context after it."""
+def policy_checkpoint(policy: Any, path: TranscriptPath, request: Request, context: Sequence[Message]) -> Checkpoint:
+    """The agent's own count before `request`, by its policy's one definition (`Policy.size` and
+    `Policy.count`, the same the replay uses): the newest earlier reply's usage total, plus the
+    policy's count of the context messages after that reply (Codex: after all the items of the
+    response; Claude Code: after its first line, `counts_own_reply`); none: the whole context."""
     by_index = _requests_by_index(path.requests)
     for k in range(len(context) - 1, -1, -1):
         m = context[k]
         prev = by_index.get(m.index) if m.role == Role.ASSISTANT else None
         if prev is not None and prev.index < request.index:
-            trailing = context[k + 1:]
-            chars = sum(message_bytes(t) for t in trailing)
-            return Checkpoint(prev.usage.total + -(-chars // 4), prev.usage.total,
-                              tuple(t.index for t in trailing), m.index)
-    chars = sum(message_bytes(t) for t in context)
-    return Checkpoint(-(-chars // 4), 0, tuple(t.index for t in context))
+            j = k
+            if not policy.counts_own_reply:  # the response's later items (reasoning, text, calls) are its own
+                while j + 1 < len(context) and context[j + 1].role == Role.ASSISTANT and context[j + 1].index not in by_index:
+                    j += 1
+            trailing = context[j + 1:]
+            view = CountView(float(prev.usage.total), [policy.size(t) for t in trailing], ())
+            return Checkpoint(math.ceil(policy.count(view)), prev.usage.total, tuple(t.index for t in trailing),
+                              m.index)
+    view = CountView(None, (), [policy.size(t) for t in context])
+    return Checkpoint(math.ceil(policy.count(view)), 0, tuple(t.index for t in context))
 
 
 def _codex(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
            version: str | None) -> Checkpoint:
-    return _last_usage_plus_bytes4(path, request, context)
+    from sessiontools.policies.codex import codex_policy
+
+    return policy_checkpoint(codex_policy(), path, request, context)
 
 
 def _claude_code(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
                  version: str | None) -> Checkpoint:
-    return _last_usage_plus_bytes4(path, request, context)
+    from sessiontools.policies.claude_code import claude_code_policy
+
+    return policy_checkpoint(claude_code_policy("claude-code"), path, request, context)
 
 
 #: The one registry: the agent's own check-point estimate, by agent.

@@ -53,6 +53,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
+    Axis,
     Candidate,
     CheckPoint,
     CountView,
@@ -206,6 +207,13 @@ class ClaudeCodePolicy(Policy):
     one version's rule (`rule`, default the newest measured) for one model (its output ceiling)."""
 
     reactive = True
+    trims_summary_request = True  # its reactive compaction runs when the context no longer fits
+    axes = (Axis("context_window", "W"), Axis("autocompact_pct", "auto-compact at", "percent"))
+
+    def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
+        out = options.get("max_output_tokens")
+        return [(("autocompact_pct", p), *((("max_output_tokens", out),) if out else ()))
+                for p in options.get("autocompact_pcts") or (None,)]
 
     def __init__(self, reactive_only: bool = False, rule: ClaudeCodeRule = NEWEST, model: str | None = None) -> None:
         self.reactive_only = reactive_only

@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
+    Axis,
     Candidate,
     CheckPoint,
     CountView,
@@ -115,13 +116,6 @@ def is_codex_item(raw: Any) -> bool:
     return isinstance(raw, Mapping) and isinstance(raw.get("type"), str) and "payload" not in raw
 
 
-def is_model_generated(role: str, raw: Any) -> bool:
-    """`is_model_generated_item`: assistant messages and the model's own calls/reasoning."""
-    if is_codex_item(raw):
-        return raw["type"] in MODEL_ITEMS or (raw["type"] == "message" and raw.get("role") == "assistant")
-    return role == "assistant"
-
-
 def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None) -> int:
     """Bytes Codex would count for a message: its own item's, or the item another agent's message
     would be in a Codex history."""
@@ -150,6 +144,11 @@ class CodexPolicy(Policy):
     def default_window(self) -> int | None:
         """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000)."""
         return codex_context_window(self.model)
+    trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
+    axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
+
+    def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
+        return [(("auto_compact_limit", lim),) if lim is not None else () for lim in options.get("limits") or (None,)]
 
     def threshold(self, settings: PolicySettings) -> int:
         limit = default_limit(settings.context_window)

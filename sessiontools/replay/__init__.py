@@ -1,7 +1,8 @@
 """Replay compaction policies offline over recorded sessions under other settings.
 
 - `replay.session`: one Pi session over a grid (exact port of Pi's compaction), JSON records;
-- `replay.neutral`: any `policies.base.Policy` over any agent's `TranscriptPath`;
+- `replay.walk`: any `policies.base.Policy` over any agent's `TranscriptPath` (truth: `replay.neutral`),
+  into the same `ReplayRun` and record (`replay.session.replay_source` chooses, `replay.registry.EXACT_PORTS`);
 - `replay.simulate` (the Pi walk), `replay.pi_compact`, `replay.truth`, `replay.workload`,
   `replay.cost` (prices and the cache model), `replay.metrics`, `replay.frames` (DataFrames),
   `replay.records` (typed records), `replay.catalog` (windows and prices).
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from sessiontools.replay.metrics import METRICS, run_metrics
 from sessiontools.replay.records import ReplayRun, ReplaySettings
-from sessiontools.replay.session import PathReplay, replay_records, replay_session, run_record
+from sessiontools.replay.session import PathReplay, replay_records, replay_session, replay_source, run_record
 from sessiontools.replay.simulate import POLICIES, simulate
 from sessiontools.replay.truth import TruthModel, fit_truth
 from sessiontools.replay.workload import Workload, build_workload
@@ -28,6 +29,7 @@ __all__ = [
     "fit_truth",
     "replay_records",
     "replay_session",
+    "replay_source",
     "run_record",
     "run_metrics",
     "simulate",

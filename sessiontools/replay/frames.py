@@ -2,7 +2,8 @@
 
 `runs_frame` schema (one row per session x path x setting):
   session (str: the file), leaf_id (str), model (str: provider/model), policy (str),
-  context_window, reserve_tokens, keep_recent_tokens, threshold (int, tokens),
+  context_window, reserve_tokens, keep_recent_tokens, threshold (int, tokens: the policy's own T),
+  agent (str: whose file), auto_compact_limit (int, Codex's axis), autocompact_pct (float, Claude Code's),
   every metric of `replay.metrics.METRICS` (ints are tokens or counts; `early_rate` and `late_rate`
   fractions 0-1; cost columns US dollars, null when no price is known),
   recorded, matched, missed, extra (int: the recorded compactions and how the replay matched them),
@@ -14,7 +15,7 @@
 
 `compactions_frame` schema (one row per compaction a run decided on):
   session, leaf_id, policy (str), context_window, reserve_tokens, keep_recent_tokens (int),
-  n (int: 1-based position in its run), reason (str: threshold | overflow), parent_entry_id,
+  n (int: 1-based position in its run), reason (str: threshold | overflow | user), parent_entry_id,
   first_kept_entry_id (str), tokens_before (int: Pi's own tokensBefore), truth_at_trigger,
   pi_view_at_trigger (int, tokens), early, thrash, is_split_turn (bool), messages_summarized,
   turn_prefix_messages (int), kept_tokens, summary_tokens (int, tokens), summary_source (str:
@@ -46,6 +47,7 @@ def runs_schema() -> dict[str, Any]:
     schema: dict[str, Any] = {
         "session": pl.Utf8, "leaf_id": pl.Utf8, "model": pl.Utf8, "policy": pl.Utf8, "context_window": pl.Int64,
         "reserve_tokens": pl.Int64, "keep_recent_tokens": pl.Int64, "threshold": pl.Int64,
+        "agent": pl.Utf8, "auto_compact_limit": pl.Int64, "autocompact_pct": pl.Float64,
     }
     schema.update({m: _metric_dtype(m, pl) for m in METRICS})
     schema.update({
@@ -68,7 +70,10 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
         rows.append({
             "session": r["session"], "leaf_id": r["leaf_id"], "model": r["model"], "policy": s["policy"],
             "context_window": s["context_window"], "reserve_tokens": s["reserve_tokens"],
-            "keep_recent_tokens": s["keep_recent_tokens"], "threshold": s["context_window"] - s["reserve_tokens"],
+            "keep_recent_tokens": s["keep_recent_tokens"],
+            "threshold": s.get("threshold", s["context_window"] - s["reserve_tokens"]),
+            "agent": r.get("agent", "pi"), "auto_compact_limit": s.get("auto_compact_limit"),
+            "autocompact_pct": None if s.get("autocompact_pct") is None else float(s["autocompact_pct"]),
             **{k: m.get(k) for k in METRICS},
             **{k: rm[k] for k in ("recorded", "matched", "missed", "extra")},
             "truth_overhead_tokens": tm["overhead_tokens"], "truth_ratio_to_chars4": tm["ratio_to_chars4"],

@@ -9,7 +9,7 @@ from sessiontools.replay.records import CompactionReason, ReplayRun
 
 METRICS = (
     "compactions", "threshold_compactions", "overflow_compactions", "user_compactions", "early", "late", "mid_run_crossings",
-    "overflows", "failed_recoveries", "thrash", "check_points", "early_rate", "late_rate", "peak_truth_tokens",
+    "overflows", "provider_rejections", "failed_recoveries", "failed_compactions", "thrash", "check_points", "early_rate", "late_rate", "peak_truth_tokens",
     "billed_input_tokens", "summarization_input_tokens", "summarization_output_tokens",
     "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "rejected_input_tokens",
     "cost_agent", "cost_summarization", "cost",
@@ -25,6 +25,9 @@ def run_metrics(run: ReplayRun, cost: RunCost | None = None) -> dict[str, Any]:
 
     `compactions` are the policy's own (threshold + overflow); `user_compactions` the recorded manual
     or extension-written ones, applied where they were recorded (not the policy's decision).
+    `overflows`: requests (and summarisation requests) whose truth exceeds the setting's window;
+    `provider_rejections`: recorded rejections of a context that fits it; `failed_compactions`:
+    compactions whose summarisation request exceeded the window (not billed).
     `billed_input_tokens`: prompt tokens of every answered request plus the summary requests' input
     (rejected requests are not billed: `rejected_input_tokens`); `input_tokens`, `cache_read_tokens`,
     `cache_write_tokens`, `output_tokens`: the agent's own requests by class; `cost_agent` their
@@ -41,7 +44,9 @@ def run_metrics(run: ReplayRun, cost: RunCost | None = None) -> dict[str, Any]:
         "late": run.late,
         "mid_run_crossings": run.mid_run_crossings,
         "overflows": run.overflows,
+        "provider_rejections": run.provider_rejections,
         "failed_recoveries": run.failed_recoveries,
+        "failed_compactions": len(run.failed_compactions),
         "thrash": run.thrash,
         "check_points": run.check_points,
         "early_rate": round(run.early / n_threshold, 6) if n_threshold else 0.0,

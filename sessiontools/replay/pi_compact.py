@@ -34,6 +34,9 @@ class NewSummary:
     estimate: int
     source: TruthSource
     matches_recorded: bool
+    #: The recorded summary a user or an extension wrote (`RecordedCompaction.by_user`): the compaction
+    #: is the user's at every setting, whoever decided it here.
+    by_user: bool = False
 
 
 def _with_usage(e: Entry, prompt: int, output: int) -> Entry:
@@ -76,10 +79,9 @@ def _summary(st: SimState, prep: Preparation, parent: int) -> NewSummary:
     if recorded is not None:
         entry = recorded.entry
         st.used_recorded.add(id(entry))
-        st.policy_used.add(id(entry))
         est = estimate_tokens({"role": "compactionSummary", "summary": entry.data.get("summary") or ""}, st.v)
         return NewSummary(entry, st.truth.entry_tokens(entry), est, TruthSource.RECORDED,
-                          recorded.tokens_before == prep.tokens_before)
+                          recorded.tokens_before == prep.tokens_before, recorded.by_user)
     read, modified = compute_file_lists(prep.file_ops)
     chars = int(st.truth.summary_tokens * st.truth.summary_chars_per_token)
     summary = "s" * chars + format_file_operations(read, modified)
@@ -94,18 +96,47 @@ def _summary(st: SimState, prep: Preparation, parent: int) -> NewSummary:
     return NewSummary(entry, truth, est, TruthSource.MODEL, False)
 
 
-def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: float, view: float) -> SimCompaction | None:
-    """Compact the simulated path after base entry `parent`, as Pi would; None when Pi declines."""
-    prep = _prepare(st, parent)
-    if prep is None:
-        return None
-    fk = st.grid.id_pos[prep.first_kept_entry_id]  # type: ignore[index]
-    new = _summary(st, prep, parent)
-    # The summariser's bill: the serialized conversation (+ previous summary and prompt), then the summary.
+def _summarization_input(st: SimState, prep: Preparation) -> float:
+    """The summariser's prompt: the serialized conversation (+ previous summary and prompt), and the
+    split turn's prefix request."""
     serialized = st.memo.serialized_chars(prep.messages_to_summarize) + len(str(prep.previous_summary or ""))
     sum_in = st.truth.text_tokens(serialized + SUMMARY_PROMPT_CHARS)
     if prep.is_split_turn and prep.turn_prefix_messages:
         sum_in += st.truth.text_tokens(st.memo.serialized_chars(prep.turn_prefix_messages) + TURN_PREFIX_PROMPT_CHARS)
+    return sum_in
+
+
+def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: float, view: float) -> SimCompaction | None:
+    """Compact the simulated path after base entry `parent`, as Pi would; None when Pi declines, or
+    when the summarisation request is larger than the window (the provider rejects it: a failed
+    compaction, in `ReplayRun.failed_compactions` and `overflows`, not billed; the path is unchanged)."""
+    prep = _prepare(st, parent)
+    if prep is None:
+        return None
+    fk = st.grid.id_pos[prep.first_kept_entry_id]  # type: ignore[index]
+    sum_in = _summarization_input(st, prep)
+    window = st.s.window_at(parent + 1)
+    if sum_in > window and any(rc.first_kept_entry_id == prep.first_kept_entry_id
+                               for rc in st.rec_by_parent.get(parent, [])):
+        sum_in = float(window)  # Pi recorded this compaction: its summariser's prompt fitted (the estimate is high)
+    elif sum_in > window:
+        T = st.grid.truth_prefix
+        st.run.failed_compactions.append(SimCompaction(
+            reason=reason, parent_entry_id=st.wl.base[parent].id, parent_base_index=parent,
+            first_kept_entry_id=prep.first_kept_entry_id, first_kept_base_index=fk, tokens_before=prep.tokens_before,
+            truth_at_trigger=truth_now, pi_view_at_trigger=view, is_split_turn=prep.is_split_turn,
+            messages_summarized=len(prep.messages_to_summarize), turn_prefix_messages=len(prep.turn_prefix_messages),
+            kept_tokens=T[parent + 1] - T[fk], summary_tokens=0.0, summary_source=TruthSource.MODEL,
+            summarization_input_tokens=sum_in, summarization_output_tokens=0.0, matches_recorded=False))
+        st.run.overflows += 1
+        if sum_in > st.run.peak_truth:  # a request the run reports: the peak includes it
+            st.run.peak_truth = sum_in
+        st.run.no_compaction.append(f"after {st.wl.base[parent].id}: the summarisation request "
+                                    f"({round(sum_in):,} tokens) is larger than the window ({window:,})")
+        return None
+    new = _summary(st, prep, parent)
+    if new.by_user:  # the user's (an extension's) summary: its compaction, not the policy's, at every setting
+        reason, sum_in = CompactionReason.USER, 0.0
     st.synthetic.append(new.entry)
     st.fk_syn = next(k for k in range(len(st.synthetic) - 1, -1, -1)
                      if st.synthetic[k].id == prep.first_kept_entry_id)
@@ -129,7 +160,7 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
         summary_tokens=new.truth,
         summary_source=new.source,
         summarization_input_tokens=sum_in,
-        summarization_output_tokens=new.truth,
+        summarization_output_tokens=0.0 if new.by_user else new.truth,
         matches_recorded=new.matches_recorded,
         early=reason == CompactionReason.THRESHOLD and truth_now <= st.s.threshold_at(parent + 1),
         preparation=prep,
@@ -137,7 +168,7 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
     )
     st.run.compactions.append(sc)
     st.run.summarization_input += sum_in
-    st.run.summarization_output += new.truth
+    st.run.summarization_output += sc.summarization_output_tokens
     st.pending_thrash = sc
     return sc
 
@@ -157,6 +188,8 @@ def apply_recorded(st: SimState, rc: RecordedCompaction) -> SimCompaction | None
         return None
     entry = rc.entry
     truth_now, view = st.truth_before(parent + 1), st.pi_estimate_before(parent + 1)
+    if truth_now > st.run.peak_truth:  # the peak is the largest truth reported anywhere
+        st.run.peak_truth = truth_now
     st.used_recorded.add(id(entry))
     st.synthetic.append(entry)
     st.fk_syn = next((k for k in range(len(st.synthetic) - 1, -1, -1) if st.synthetic[k].id == rc.first_kept_entry_id),

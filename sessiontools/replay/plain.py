@@ -114,8 +114,9 @@ def walk_plain(sim: _Sim) -> None:
         b = k + int(stop.argmax()) if stop.any() else hi
         if b > k:
             m = b - k
-            over = last[:m] & (((c + rows.t_next[k:b]) - t_fk) > threshold)
-            _bulk(sim, rows, k, b, u[:m], rec[:m], same[:m], last[:m], over)
+            at_check = (c + rows.t_next[k:b]) - t_fk  # the truth at the check point after each request
+            over = last[:m] & (at_check > threshold)
+            _bulk(sim, rows, k, b, u[:m], rec[:m], same[:m], last[:m], over, at_check)
         if b < hi:
             sim._request(sim.wl.requests[b])
             b += 1
@@ -132,7 +133,7 @@ def _column(flags: Any, yes: Any, no: Any) -> Any:
 
 
 def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u_a: Any, rec_a: Any, same_a: Any, last: Any,
-          over: Any) -> None:
+          over: Any, at_check: Any) -> None:
     """Requests k..b-1 (none overflows, none compacts, every reply is usable), as the step would."""
     import numpy as np
 
@@ -153,6 +154,9 @@ def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u_a: Any, rec_a: Any, same
         t = rows.rec_total[k + j]
         views[j] = t if rec[j] and t is not None else u[j] + out[j]
     if checks:
+        top_check = float(at_check[checks].max())  # `check`: the peak includes every check point's truth
+        if top_check > r.peak_truth:
+            r.peak_truth = top_check
         n_over = int(np.count_nonzero(over))
         if sim.pending_thrash is not None:
             if over[checks[0]]:

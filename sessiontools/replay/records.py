@@ -43,12 +43,19 @@ class ReplaySettings:
     #: (base index, window) from which a request's model has another window (the session switched
     #: models); empty when one window holds throughout. `context_window` is the session's model's.
     window_changes: tuple[tuple[int, int], ...] = ()
+    #: The policy's own options (`PolicySettings.extra`: Codex's `auto_compact_limit`, Claude Code's
+    #: `autocompact_pct`, `max_output_tokens`) and the threshold the policy derives from them (None: Pi's
+    #: W - reserve).
+    extra: tuple[tuple[str, Any], ...] = ()
+    policy_threshold: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "policy", PolicyName(self.policy))
 
     @property
     def threshold(self) -> int:
+        if self.policy_threshold is not None:
+            return self.policy_threshold
         return self.context_window - self.reserve_tokens
 
     def window_at(self, base_index: int) -> int:
@@ -61,6 +68,8 @@ class ReplaySettings:
         return w
 
     def threshold_at(self, base_index: int) -> int:
+        if self.policy_threshold is not None:
+            return self.policy_threshold
         return self.window_at(base_index) - self.reserve_tokens
 
     @property
@@ -81,6 +90,11 @@ class ReplaySettings:
         }
         if self.window_changes:  # only when the session switched to a model with another window
             out["window_changes"] = [list(c) for c in self.window_changes]
+        if self.policy_threshold is not None:  # a policy with its own options (Codex, Claude Code)
+            extra = dict(self.extra)
+            out["auto_compact_limit"] = extra.pop("auto_compact_limit", None)
+            out["threshold"] = self.policy_threshold
+            out.update(extra)
         return out
 
 
@@ -113,6 +127,8 @@ class SimCompaction:
     #: replay's placeholder).
     preparation: Preparation | None = field(default=None, compare=False, repr=False)
     entry: Entry | None = field(default=None, compare=False, repr=False)
+    #: The messages kept verbatim (path indices), where the walk knows them (the transcript walk).
+    kept: tuple[int, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -131,6 +147,7 @@ class SimCompaction:
             "summary_tokens": round(self.summary_tokens),
             "summary_source": self.summary_source.value,
             "matches_recorded": self.matches_recorded,
+            "summarization_input_tokens": round(self.summarization_input_tokens),
         }
 
 
@@ -188,6 +205,26 @@ class ReplayRun:
     summarization_input: float = 0.0
     summarization_output: float = 0.0
     no_compaction: list[str] = field(default_factory=list)  # reasons Pi declined to compact
+    #: Requests the provider rejected in the recording although their truth fits this setting's window
+    #: (a server limit below the model's window): not overflows. `provider_limits`: the limits the
+    #: errors stated, where they did.
+    provider_rejections: int = 0
+    provider_limits: list[int] = field(default_factory=list)
+    #: Compactions whose summarisation request was larger than the window: rejected, not billed, the
+    #: context left as it was (each also counted in `overflows`).
+    failed_compactions: list[SimCompaction] = field(default_factory=list)
+
+    def rejected(self, truth: float, window: int, stated_limit: int | None = None) -> None:
+        """Count a request the provider rejects, for both walks: an overflow when its truth exceeds the
+        setting's window, else a provider rejection (with the limit its error stated); in the peak."""
+        if truth > window:
+            self.overflows += 1
+        else:
+            self.provider_rejections += 1
+            if stated_limit:
+                self.provider_limits.append(stated_limit)
+        if truth > self.peak_truth:
+            self.peak_truth = truth
     recorded_match: RecordedMatch = field(default_factory=lambda: RecordedMatch(0, 0, 0))
     #: The simulated path at the end of the walk (base entries and the compaction entries, in order);
     #: kept only when asked (`simulate(..., keep_path=True)`, for `resummarize`), else empty.

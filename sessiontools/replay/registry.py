@@ -2,9 +2,9 @@
 default policy. Adding a policy is adding one `PolicyEntry` line to `POLICIES` (and, when it is an
 agent's own rule, one line to `DEFAULT_POLICY`).
 
-Pi sessions replayed with a Pi policy go through the exact port (`replay.simulate`); every other
-pair (Codex rollouts, Claude Code transcripts, Pi sessions under another agent's rule) goes through
-the generic simulator (`replay.neutral`) with the policy object made here.
+Pi sessions replayed with a Pi policy go through the exact port (`replay.simulate`, `EXACT_PORTS`);
+every other pair (Codex rollouts, Claude Code transcripts, Pi sessions under another agent's rule)
+goes through the transcript walk (`replay.walk`) with the policy object made here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sessiontools.names import POLICY_ORDER
-from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.policies.base import Axis, Policy, PolicyName
 from sessiontools.read.agents import Agent
 from sessiontools.transcript.model import Transcript
 
@@ -94,6 +94,20 @@ OWN_AGENT: dict[PolicyName, Agent] = {
 }
 VERSION_SETTING: dict[Agent, str] = {Agent.CODEX: "cli_version", Agent.CLAUDE_CODE: "version"}
 
+#: The (agent, policies) pairs replayed by an exact port of the agent's own code on its own entries
+#: instead of the transcript walk (`replay.walk`): Pi's `prepareCompaction` (`replay.simulate`). The
+#: one place that chooses: a Pi session under a Pi policy cannot reach the transcript walk
+#: (`replay.session.replay_source`, `replay.transcripts.replay_transcript`).
+EXACT_PORTS: dict[Agent, frozenset[PolicyName]] = {Agent.PI: PI_POLICIES}
+
+
+def has_exact_port(agent: str | Agent, policy: str | PolicyName | None) -> bool:
+    """Whether `agent`'s files under `policy` (None: the agent's own) go through an exact port."""
+    ports = EXACT_PORTS.get(Agent(agent))
+    if ports is None:
+        return False
+    return policy is None and DEFAULT_POLICY.get(Agent(agent)) is None or policy is not None and PolicyName(policy) in ports
+
 
 def replay_agents(policy: str | None) -> frozenset[Agent]:
     """The agents whose files `replay --policy POLICY` reads (no policy: those with a default)."""
@@ -119,3 +133,15 @@ def cli_version(name: str | PolicyName, t: Transcript, override: str | None = No
 def make_policy(name: str | PolicyName, version: str | None = None, model: str | None = None) -> Policy:
     """The policy `name` under CLI `version`'s rule (None: the newest measured) for `model`."""
     return POLICIES[PolicyName(name)].make(version, model)
+
+
+def policy_axes(name: str | PolicyName) -> tuple[Axis, ...]:
+    """The settings axes of a policy (`Policy.axes`), for grids, tables, heatmaps and gate messages."""
+    n = PolicyName(name)
+    got = _AXES.get(n)
+    if got is None:
+        got = _AXES[n] = make_policy(n).axes
+    return got
+
+
+_AXES: dict[PolicyName, tuple[Axis, ...]] = {}

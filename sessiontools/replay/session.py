@@ -59,6 +59,44 @@ class PathReplay:
     def prices(self) -> dict[str, float] | None:
         return self.price.per_token
 
+    @property
+    def source(self) -> str:
+        return self.session.path
+
+    @property
+    def agent(self) -> str:
+        return "pi"
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self.path.leaf_id
+
+    @property
+    def model_name(self) -> str:
+        return f"{self.workload.provider}/{self.workload.model}"
+
+    def truth_dict(self) -> dict[str, Any]:
+        t = self.truth
+        return {
+            "overhead_tokens": round(t.overhead),
+            "ratio_to_chars4": round(t.ratio, 4),
+            "entries_attributed": t.attributed,
+            "entries_modelled": t.modelled,
+            "summary_tokens": round(t.summary_tokens),
+            "requests_fitted": t.fit.n if t.fit else 0,
+            "prior_dominated": t.fit.prior_dominated if t.fit else True,
+            "notes": t.notes,
+        }
+
+    def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
+        """(base index, truth) of the last request before each compaction Pi recorded."""
+        out = []
+        for rc in self.workload.recorded_compactions:
+            before = [p for p in run.requests if p.base_index <= rc.parent_base_index]
+            if before:
+                out.append((rc.parent_base_index, before[-1].truth))
+        return out
+
     def cost_of(self, run: ReplayRun) -> RunCost:
         return price_run(run, self.recorded_classes, self.cache, self.price.per_token, self.truth.overhead,
                          self.recorded_costs)
@@ -235,25 +273,26 @@ def _replay_session(
     return out
 
 
-def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
-    """One session file of any agent replayed, as JSON-ready run records (picklable, for --jobs).
+def replay_source(session: Any, **options: Any) -> list[Any]:
+    """One session file of any agent replayed: `PathReplay`s (a Pi session under a Pi policy: the
+    exact port, `replay_session`) or `TranscriptReplay`s (any other pair: the transcript walk,
+    `replay.transcripts`). Both give `run_record` the same typed runs (`ReplayRun`).
 
-    A Pi session under a Pi policy: `replay_session` (the exact port). Anything else (a Codex rollout,
-    another agent's rule over a Pi session, ...): the generic simulator (`replay.transcripts`).
-    `limits` (Codex's --auto-compact-limit values) only applies to the latter.
-    """
-    from sessiontools.replay.registry import PI_POLICIES
+    `limits` (Codex's --auto-compact-limit values) and `claude` (Claude Code's options) only apply
+    to the policies that have them (`Policy.grid_extras`)."""
+    from sessiontools.replay.registry import has_exact_port
 
     limits = options.pop("limits", None) or [None]
     claude = options.pop("claude", None)
     version = options.pop("cli_version", None)
     policy = options.get("policy")
-    if getattr(session, "agent", "pi") == "pi" and (policy is None or policy in PI_POLICIES):
+    agent = getattr(session, "agent", "pi")
+    if has_exact_port(agent, policy):
         bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
         if bad:
             raise InputError(f"{session.path}: reserveTokens {bad[0][1]:,} is not below the window {bad[0][0]:,}: "
                              "Pi's threshold W - reserve would be zero or negative; give --reserve")
-        return [run_record(pr, run) for pr in replay_session(session, **options) for run in pr.runs]
+        return replay_session(session, **options)
     from sessiontools.replay.transcripts import replay_transcript
     from sessiontools.transcript.load import transcript_of
 
@@ -264,31 +303,52 @@ def replay_records(session: Any, **options: Any) -> list[dict[str, Any]]:
                              priors=options.get("priors"), version=version)
 
 
-def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
-    """One element of the replay JSON `runs` list."""
+def replay_records(session: Any, *, timeline: bool = False, **options: Any) -> list[dict[str, Any]]:
+    """One session file of any agent replayed (`replay_source`), as JSON-ready run records (picklable,
+    for --jobs). `timeline`: the first run of each path also carries its `timeline` (`timeline_of`),
+    from the same run as its numbers (not a second replay)."""
+    out = []
+    for pr in replay_source(session, **options):
+        for k, run in enumerate(pr.runs):
+            rec = run_record(pr, run)
+            if timeline and k == 0:
+                rec["timeline"] = timeline_of(pr, run)
+            out.append(rec)
+    return out
+
+
+def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
+    """The request-by-request context of one run, JSON-ready (the data of `replay --plot` for one
+    setting and of the report's timelines): truth per request, the policy's own count at check points,
+    its compactions, the recorded ones, threshold and window."""
+    return {
+        "session": pr.source,
+        "threshold": run.settings.threshold,
+        "window": run.settings.context_window,
+        "truth": [[p.base_index, p.truth] for p in run.requests],
+        "pi_view": [[p.base_index, p.pi_view] for p in run.requests if p.pi_view is not None],
+        "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
+        "recorded": [list(x) for x in pr.recorded_points(run)],
+    }
+
+
+def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:
+    """One element of the replay JSON `runs` list, for any agent's replay (`PathReplay`, `TranscriptReplay`)."""
     cost = pr.cost_of(run)
     compactions = [c.to_dict() for c in run.compactions]
     for c, bust in zip(compactions, cost.cache_bust_costs, strict=True):
         c["cache_bust_cost"] = None if bust is None else round(bust, 6)
     recorded_cost = sum(pr.recorded_costs.values()) if pr.recorded_costs else None
     return {
-        "session": pr.session.path,
-        "leaf_id": pr.path.leaf_id,
-        "model": f"{pr.workload.provider}/{pr.workload.model}",
+        "session": pr.source,
+        "agent": pr.agent,
+        "leaf_id": pr.leaf_id,
+        "model": pr.model_name,
         "settings": run.settings.to_dict(),
         "compactions": compactions,
         "metrics": run_metrics(run, cost),
         "recorded_match": run.recorded_match.to_dict(),
-        "truth_model": {
-            "overhead_tokens": round(pr.truth.overhead),
-            "ratio_to_chars4": round(pr.truth.ratio, 4),
-            "entries_attributed": pr.truth.attributed,
-            "entries_modelled": pr.truth.modelled,
-            "summary_tokens": round(pr.truth.summary_tokens),
-            "requests_fitted": pr.truth.fit.n if pr.truth.fit else 0,
-            "prior_dominated": pr.truth.fit.prior_dominated if pr.truth.fit else True,
-            "notes": pr.truth.notes,
-        },
+        "truth_model": pr.truth_dict(),
         "cache_model": pr.cache.to_dict(),
         "prices": {"source": pr.price.source, "per_million": None if pr.price.per_token is None else
                    {k: round(v * 1e6, 6) for k, v in pr.price.per_token.items()}},
@@ -297,4 +357,6 @@ def run_record(pr: PathReplay, run: ReplayRun) -> dict[str, Any]:
         "requests_from_model": sum(1 for r in run.requests if r.truth_source == TruthSource.MODEL),
         "requests_from_provider_error": sum(1 for r in run.requests if r.truth_source == TruthSource.PROVIDER),
         "no_compaction": run.no_compaction,
+        "failed_compactions": [c.to_dict() for c in run.failed_compactions],
+        "provider_limits": sorted(set(run.provider_limits)),
     }

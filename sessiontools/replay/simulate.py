@@ -68,7 +68,6 @@ class SimState:
         for rc in wl.recorded_compactions:
             self.rec_by_parent.setdefault(rc.parent_base_index, []).append(rc)
         self.used_recorded: set[int] = set()
-        self.policy_used: set[int] = set()  # recorded entries a policy compaction reproduced
         # One window throughout (no model switch): the window and threshold need no lookup per request.
         self.window = None if s.window_changes else s.context_window
         self.threshold = None if s.window_changes else s.context_window - s.reserve_tokens
@@ -77,11 +76,6 @@ class SimState:
         """Truth of the simulated context before base entry i."""
         T = self.grid.truth_prefix
         return self.truth.overhead + self.summary_truth + T[i] - T[self.fk]
-
-    def same_as_recorded(self, i: int) -> bool:
-        comp = self.comp
-        cur = (id(comp), self.fk) if comp is not None else (None, 0)
-        return cur == self.grid.recorded_state[i]
 
     def pi_estimate_before(self, i: int) -> float:
         """Pi's estimateContextTokens / projected estimate of the context before base entry i."""
@@ -116,6 +110,8 @@ class _Sim(SimState):
         """A check point of the policy: classify, and compact when Pi would."""
         r = self.run
         r.check_points += 1
+        if truth_now > r.peak_truth:  # the peak is the largest truth reported anywhere
+            r.peak_truth = truth_now
         threshold = self.threshold if self.threshold is not None else self.s.threshold_at(parent + 1)
         over = truth_now > threshold
         if self.pending_thrash is not None:
@@ -172,8 +168,7 @@ class _Sim(SimState):
         # The policy's to reproduce: threshold and overflow compactions, and a user's or extension's
         # compaction that the policy made itself at the same point (an extension's summary of Pi's own).
         recorded = len([rc for rc in self.wl.recorded_compactions
-                        if (rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user)
-                        or id(rc.entry) in self.policy_used])
+                        if rc.kind in (Trigger.THRESHOLD, Trigger.OVERFLOW) and not rc.by_user])
         r.recorded_match = RecordedMatch(recorded, matched, len(policy) - matched)
         return r
 
@@ -205,7 +200,7 @@ class _Sim(SimState):
         if not first and i > 0 and self.between_turns:
             # 1.x: between turns, before the next request, Pi checks its projected estimate.
             self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
-        comp = self.comp  # `same_as_recorded`
+        comp = self.comp  # the context is the recorded one when (newest compaction, first kept) match the recording's
         same = self._same = (
             self.grid.recorded_initial[i] if comp is None else (id(comp), self.fk) == self.grid.recorded_state[i]
         )
@@ -238,10 +233,12 @@ class _Sim(SimState):
 
     def _overflow(self, req: Request, u: float, source: TruthSource) -> bool:
         """The provider rejects the request; Pi compacts and retries unless it already tried with no
-        successful reply since (`PiPolicy.clears_recovery`). True when the walk is done with it."""
+        successful reply since (`PiPolicy.clears_recovery`). True when the walk is done with it.
+
+        A recorded rejection of the recorded context whose truth fits this setting's window (a server
+        limit below the model's window) is a provider rejection, not an overflow: rejected all the same."""
         r, i, wl = self.run, req.base_index, self.wl
-        r.overflows += 1
-        r.peak_truth = max(r.peak_truth, u)
+        r.rejected(u, self.window if self.window is not None else self.s.window_at(i), req.provider_limit)
         self._point(req, u, source, True)
         if req.failed_overflow:
             # Pi's path holds the failed attempt (and 1.x's omission edits) when it compacts.

@@ -1,11 +1,11 @@
-"""Replay any agent's transcript under any registered policy (`replay.registry`) with the generic
-simulator (`replay.neutral`), as run records of the replay JSON contract.
+"""Replay any agent's transcript under any registered policy (`replay.registry`) with the transcript
+walk (`replay.walk`): typed `TranscriptReplay`s, each run a `ReplayRun` priced with the session's own
+cache model and prices, as Pi's exact replay is (`replay.session`); `run_record` gives both the one
+JSON record of the replay contract.
 
-Used for Codex rollouts (default policy `codex`), for Pi's policies over other agents' transcripts and
-for Codex's rule over Pi and Claude Code sessions ("what would Codex's rule have done to this
-session"). The records have the keys of `replay.run_record`; what the generic simulator does not
-model is 0 or null (`mid_run_crossings`, `thrash`, `cost`), `billed_input_tokens` is the sum of the
-answered requests' prompt tokens (no cache pricing) and `agent_prompt_tokens` repeats it.
+Used for Codex rollouts (default policy `codex`), Claude Code transcripts, Pi's policies over other
+agents' transcripts and Codex's or Claude Code's rule over Pi sessions ("what would Codex's rule have
+done to this session").
 
 Default window: Codex rollouts record 95% of the configured window (`policies.codex.configured_window`
 gives it back); otherwise the window a request recorded, else the bundled catalogue's for the model.
@@ -13,15 +13,29 @@ gives it back); otherwise the window a request recorded, else the bundled catalo
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.errors import InputError
-from sessiontools.policies.base import Policy, PolicyName, PolicySettings
-from sessiontools.replay.catalog import lookup
-from sessiontools.replay.neutral import NeutralRun, NeutralTruth, fit_neutral_truth, simulate_path
+from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.replay.catalog import ModelInfo, lookup, recorded_prices
+from sessiontools.replay.cost import (
+    CacheModel,
+    Classes,
+    RecordedCall,
+    RunCost,
+    learn_cache,
+    price_run,
+    seconds,
+)
+from sessiontools.replay.neutral import NeutralTruth, fit_neutral_truth
 from sessiontools.replay.priors import PriorTable, prior_text
+from sessiontools.replay.records import ReplayRun, ReplaySettings
 from sessiontools.replay.registry import DEFAULT_POLICY, cli_version, make_policy
+from sessiontools.replay.session import Prices, RecordedUsage
+from sessiontools.replay.walk import replay_settings, simulate_path
 from sessiontools.transcript.model import Transcript, TranscriptPath
 
 
@@ -57,16 +71,103 @@ def policy_for(t: Transcript, policy: str | None) -> PolicyName:
     return default(t) if callable(default) else default
 
 
-def _grid(name: PolicyName, windows: Sequence[int], reserves: Sequence[int], keeps: Sequence[int],
-          limits: Sequence[int | None], claude: dict[str, Any]) -> list[PolicySettings]:
-    if name == PolicyName.CODEX:
-        return [PolicySettings(w, extra=(("auto_compact_limit", lim),) if lim is not None else ())
-                for w in windows for lim in limits]
-    if name in (PolicyName.CLAUDE_CODE, PolicyName.CLAUDE_CODE_REACTIVE):
-        out = claude.get("max_output_tokens")
-        return [PolicySettings(w, extra=(("autocompact_pct", p), *((("max_output_tokens", out),) if out else ())))
-                for w in windows for p in claude.get("autocompact_pcts") or (None,)]
-    return [PolicySettings(w, r, k) for w in windows for r in reserves for k in keeps]
+def _grid(policy: Policy, windows: Sequence[int], reserves: Sequence[int], keeps: Sequence[int],
+          limits: Sequence[int | None], claude: dict[str, Any]) -> list[ReplaySettings]:
+    """The grid of `policy` over its own axes (`Policy.axes`: reserve and keep only where the policy
+    has them), each setting with the policy's own threshold."""
+    pi_axes = any(a.key == "reserve_tokens" for a in policy.axes)
+    extras = policy.grid_extras(limits=limits, **claude)
+    return [replay_settings(policy, w, r, k, extra) for w in windows for extra in extras
+            for r in (reserves if pi_axes else (0,)) for k in (keeps if pi_axes else (0,))]
+
+
+@dataclass(slots=True)
+class TranscriptReplay:
+    """Everything replayed for one path of one transcript (the `PathReplay` of the transcript walk)."""
+
+    transcript: Transcript
+    path: TranscriptPath
+    truth: NeutralTruth
+    model: ModelInfo | None
+    runs: list[ReplayRun]
+    cache: CacheModel
+    recorded_classes: dict[int, Classes]
+    recorded_costs: dict[int, float]
+    price: Prices
+
+    @property
+    def source(self) -> str:
+        return self.transcript.source
+
+    @property
+    def agent(self) -> str:
+        return self.transcript.agent.value
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self.path.leaf_id
+
+    @property
+    def model_name(self) -> str:
+        return _model(self.path)
+
+    def cost_of(self, run: ReplayRun) -> RunCost:
+        return price_run(run, self.recorded_classes, self.cache, self.price.per_token, self.truth.overhead,
+                         self.recorded_costs)
+
+    def truth_dict(self) -> dict[str, Any]:
+        t = self.truth
+        return {
+            "overhead_tokens": round(t.overhead), "ratio_to_chars4": round(t.ratio, 4),
+            "entries_attributed": len(t.attributed), "entries_modelled": len(self.path.messages) - len(t.attributed),
+            "summary_tokens": round(t.summary_tokens), "requests_fitted": t.n, "prior_dominated": t.prior_dominated,
+            "notes": [f"{t.n} request(s): overhead and ratio shrunk toward the prior ({prior_text(t.prior)})"]
+            if t.prior is not None and t.prior_dominated else [],
+        }
+
+    def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
+        """(the last message before it, truth of the last request before it) of each recorded compaction,
+        on the axis of the run's own compactions (`SimCompaction.parent_base_index`)."""
+        from sessiontools.transcript.model import Role
+
+        out = []
+        msgs = self.path.messages
+        for c in self.path.compactions:
+            after = max((m.index for m in msgs[:c.index] if m.role != Role.SUMMARY), default=-1)
+            before = [p for p in run.requests if p.base_index <= after and not p.overflow]
+            if before:
+                out.append((after, before[-1].truth))
+        return out
+
+
+def recorded_path_usage(path: TranscriptPath) -> RecordedUsage:
+    """The recorded classes and costs of each request of a path, and the calls to learn the cache from."""
+    classes: dict[int, Classes] = {}
+    costs: dict[int, float] = {}
+    calls = []
+    breaks = sorted(c.index for c in path.compactions)
+    prev = -1
+    for r in path.requests:
+        u = r.usage
+        c = classes[r.index] = Classes(float(u.input), float(u.cache_read), float(u.cache_write), float(u.output))
+        if u.cost is not None:
+            costs[r.index] = float(u.cost.total)
+        k = bisect_left(breaks, prev)
+        calls.append(RecordedCall(seconds(r.timestamp), c, k < len(breaks) and breaks[k] < r.index))
+        prev = r.index
+    return RecordedUsage(classes, costs, calls)
+
+
+def _path_prices(info: ModelInfo | None, path: TranscriptPath) -> Prices:
+    if info is not None and info.prices:
+        return Prices(info.prices, "catalogue" if info.source == "bundled" else info.source)
+    pairs = [({"input": r.usage.input, "output": r.usage.output, "cacheRead": r.usage.cache_read,
+               "cacheWrite": r.usage.cache_write},
+              {"input": r.usage.cost.input, "output": r.usage.cost.output, "cacheRead": r.usage.cost.cache_read,
+               "cacheWrite": r.usage.cost.cache_write})
+             for r in path.requests if r.usage.cost is not None]
+    found = recorded_prices(pairs)
+    return Prices(found, "recorded usage.cost") if found else Prices(None, "none")
 
 
 def replay_transcript(
@@ -82,11 +183,17 @@ def replay_transcript(
     claude: dict[str, Any] | None = None,
     priors: PriorTable | None = None,
     version: str | None = None,
-) -> list[dict[str, Any]]:
-    """Every (path x setting) of one transcript, as replay run records (`claude`: Claude Code's
-    `autocompact_pcts` and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's
-    other sessions, `replay.priors`; `version`: --cli-version, the CLI version whose rule applies
-    instead of the one the file records)."""
+) -> list[TranscriptReplay]:
+    """Every (path x setting) of one transcript, replayed (`claude`: Claude Code's `autocompact_pcts`
+    and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's other sessions,
+    `replay.priors`; `version`: --cli-version, the CLI version whose rule applies instead of the one
+    the file records). A Pi transcript under a Pi policy is the exact port's (`replay_source`), never
+    this walk's."""
+    from sessiontools.replay.registry import has_exact_port
+
+    if has_exact_port(t.agent, policy):
+        raise ValueError(f"{t.source}: {t.agent.value} under {policy or 'its own policy'} is replayed by the exact "
+                         "port (replay.session.replay_source), not the transcript walk")
     name = policy_for(t, policy)
     v = cli_version(name, t, version)
     paths = [p for p in t.paths if not p.sidechain] if all_leaves else t.paths[:1]
@@ -96,9 +203,12 @@ def replay_transcript(
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
         truth = fit_neutral_truth(path, summary_tokens, prior)
-        for s in _grid(name, ws, reserves, keeps, limits or (None,), claude or {}):
-            run = simulate_path(path, pol, s, truth)
-            out.append(neutral_record(t, path, run, truth, pol.threshold(s)))
+        runs = [simulate_path(path, pol, s, truth) for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
+        req = next((r for r in reversed(path.requests) if r.model), None)
+        info = lookup(req.provider, req.model) if req else None
+        rec = recorded_path_usage(path)
+        out.append(TranscriptReplay(t, path, truth, info, runs, learn_cache(rec.calls), rec.classes, rec.costs,
+                                    _path_prices(info, path)))
     return out
 
 
@@ -110,64 +220,3 @@ def _model_id(path: TranscriptPath) -> str | None:
 def _model(path: TranscriptPath) -> str:
     req = next((r for r in reversed(path.requests) if r.model), None)
     return f"{req.provider}/{req.model}" if req else "unknown/unknown"
-
-
-def neutral_record(t: Transcript, path: TranscriptPath, run: NeutralRun, truth: NeutralTruth,
-                   threshold: int) -> dict[str, Any]:
-    """One element of the replay JSON `runs` list, from the generic simulator."""
-    s = run.settings
-    comps = []
-    for c in run.compactions:
-        m = path.messages[c.after_index] if 0 <= c.after_index < len(path.messages) else None
-        comps.append({
-            "reason": c.reason.value, "parent_entry_id": m.id if m else None, "after_line": m.line if m else None,
-            "first_kept_entry_id": None, "tokens_before": c.tokens_before, "truth_at_trigger": round(c.truth_at_trigger),
-            "pi_view_at_trigger": round(c.count_at_trigger), "early": c.early, "thrash": False, "is_split_turn": False,
-            "messages_summarized": None, "turn_prefix_messages": 0,
-            "kept_tokens": round(sum(truth.message_tokens(path.messages[i]) for i in c.kept)),
-            "summary_tokens": round(truth.summary_tokens), "summary_source": "model",
-            "matches_recorded": c.matches_recorded,
-        })
-    n_threshold = sum(1 for c in run.compactions if c.reason.value == "threshold")
-    summ_in = sum(c.truth_at_trigger for c in run.compactions)
-    summ_out = truth.summary_tokens * len(run.compactions)
-    early = sum(1 for c in run.compactions if c.early)
-    metrics = {
-        "compactions": len(run.compactions), "threshold_compactions": n_threshold,
-        "overflow_compactions": len(run.compactions) - n_threshold, "early": early, "late": run.late,
-        "mid_run_crossings": 0, "overflows": run.overflows, "failed_recoveries": run.failed_recoveries, "thrash": 0,
-        "check_points": run.check_points, "early_rate": round(early / n_threshold, 6) if n_threshold else 0.0,
-        "late_rate": round(run.late / run.check_points, 6) if run.check_points else 0.0,
-        "peak_truth_tokens": round(run.peak_truth), "billed_input_tokens": round(run.agent_prompt_tokens + summ_in),
-        "summarization_input_tokens": round(summ_in), "summarization_output_tokens": round(summ_out),
-        # not modelled here: the cache split and prices of Pi's replay
-        "user_compactions": run.user_compactions, "input_tokens": None, "cache_read_tokens": None, "cache_write_tokens": None,
-        "output_tokens": None, "rejected_input_tokens": None, "cost_agent": None, "cost_summarization": None,
-        "cost": None,
-    }
-    extra = {k: v for k, v in s.extra}
-    return {
-        "session": t.source,
-        "agent": t.agent.value,
-        "leaf_id": path.leaf_id,
-        "model": _model(path),
-        "settings": {"context_window": s.context_window, "reserve_tokens": s.reserve_tokens,
-                     "keep_recent_tokens": s.keep_recent_tokens, "policy": run.policy,
-                     "auto_compact_limit": extra.get("auto_compact_limit"), "threshold": threshold,
-                     **{k: v for k, v in extra.items() if k != "auto_compact_limit"}},
-        "compactions": comps,
-        "metrics": metrics,
-        "recorded_match": {"recorded": run.recorded, "matched": run.matched, "missed": run.recorded - run.matched,
-                           "extra": len(run.compactions) - run.matched},
-        "truth_model": {
-            "overhead_tokens": round(truth.overhead), "ratio_to_chars4": round(truth.ratio, 4),
-            "entries_attributed": None, "entries_modelled": None, "summary_tokens": round(truth.summary_tokens),
-            "requests_fitted": truth.n, "prior_dominated": truth.prior_dominated,
-            "notes": [f"{truth.n} request(s): overhead and ratio shrunk toward the prior ({prior_text(truth.prior)})"]
-            if truth.prior is not None and truth.prior_dominated else [],
-        },
-        "agent_prompt_tokens": round(run.agent_prompt_tokens),
-        "requests_from_recorded_usage": run.requests_recorded,
-        "requests_from_model": run.requests_modelled,
-        "no_compaction": [],
-    }

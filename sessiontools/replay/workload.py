@@ -40,6 +40,7 @@ class Request(NamedTuple):
     provider_tokens: int | None = None  # failed attempt: the prompt tokens the provider's error states
     provider: str | None = None  # who answered (recorded)
     model: str | None = None
+    provider_limit: int | None = None  # failed attempt: the limit the provider's error states
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +67,6 @@ class Workload:
     artefacts: frozenset[int] = frozenset()  # base indices of recovery edits (replayed only with their failure)
     provider: str | None = None
     model: str | None = None
-
-    @property
-    def request_at(self) -> dict[int, Request]:
-        return {r.base_index: r for r in self.requests}
 
 
 def _is_overflow_error(e: Entry, pi_version: str) -> bool:
@@ -152,11 +149,11 @@ def _requests(
             last = True
         p, m = msg.get("provider"), msg.get("model")
         fail = i in failed
+        counts = provider_counts(str(msg.get("errorMessage") or "")) if fail else (None, None)
         requests.append(Request(
             i, run, first, last, prompt_tokens(usage) if usage is not None else None, _num_or_zero(out),
             msg.get("stopReason"), fail, group_end.get(i, i) if fail else i,
-            provider_counts(str(msg.get("errorMessage") or ""))[0] if fail else None,
-            p if isinstance(p, str) else None, m if isinstance(m, str) else None,
+            counts[0], p if isinstance(p, str) else None, m if isinstance(m, str) else None, counts[1],
         ))
     return requests, provider, model
 

@@ -19,11 +19,8 @@ from typing import Any
 
 from sessiontools.analysis.dataset import ExportOptions, FileRows, transcript_rows
 from sessiontools.errors import InputError
-from sessiontools.read.agents import Agent
+from sessiontools.replay.registry import replay_agents
 from sessiontools.report.dataset import DatasetWriter
-
-#: Agents whose sessions `replay.replay_records` reads today; others get no replay rows.
-REPLAY_AGENTS = frozenset({Agent.PI})
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +35,7 @@ class ExportWorker:
         t = transcript_of(source, all_leaves=True)
         rows = transcript_rows(t, self.options)
         rows.file = str(source.path)
-        if self.options.replay is not None and source.agent in REPLAY_AGENTS:
+        if self.options.replay is not None and source.agent in replay_agents(self.options.replay.get("policy")):
             from sessiontools.replay import replay_records
 
             rows.tables["replay_runs"] = replay_records(source, **self.options.replay)

@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from sessiontools.report.layout import dollars, short_names, tokens
+from sessiontools.report.replay import priced_total, setting_cell
 from sessiontools.report.svg import (
     PALETTE,
     TIMELINE_LEGEND,
@@ -88,7 +89,8 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
         comps = len(s["compactions"]) + len(s.get("other_branch_compactions") or [])
         prompt = u["input"] + u["cache_read"] + u["cache_write"]
         leaves = ", ".join(s.get("leaf_ids") or []) if s["leaves"] > 1 else str(s["leaves"])
-        rows.append([names[s["path"]], f"Pi {s['pi_version']}.x", f"{s['entries']:,}", f"{s['requests']:,}", comps,
+        read_as = f"Pi {s['pi_version']}.x" if s.get("pi_version") else str(s.get("format") or s.get("agent") or "-")
+        rows.append([names[s["path"]], read_as, f"{s['entries']:,}", f"{s['requests']:,}", comps,
                      leaves, tokens(prompt), tokens(u["output"]), "-" if s["cost"] is None else f"${s['cost']:.3f}",
                      f"{s['errors']} ({s['overflow_errors']})"])
         for k, v in enumerate((s["entries"], s["requests"], comps, prompt, s["cost"] or 0.0, s["errors"], u["output"])):
@@ -126,15 +128,17 @@ def replay_section(doc: Mapping[str, Any], timelines: Sequence[Mapping[str, Any]
     rows = []
     for r in runs:
         s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
-        rows.append([names[r["session"]], f"{tokens(s['context_window'])} / {tokens(s['reserve_tokens'])} / {tokens(s['keep_recent_tokens'])}",
-                     s["policy"], m["compactions"], m["early"], m["late"], m["mid_run_crossings"], m["overflows"],
+        rows.append([names[r["session"]], setting_cell(s), s["policy"], m["compactions"], m["early"], m["late"], m["mid_run_crossings"], m["overflows"],
                      m["thrash"], tokens(m["peak_truth_tokens"]), tokens(m["billed_input_tokens"]),
                      "-" if m["cost"] is None else f"${dollars(m['cost'])}",
                      f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else "")])
-    out = [_table(["session", "W / R / K tokens", "policy", "compactions", "early", "late", "mid-run", "overflows",
+    out = [_table(["session", "setting", "policy", "compactions", "early", "late", "mid-run", "overflows",
                    "thrash", "peak tokens", "billed input tokens", "cost", "rec. match"], rows, left=3)]
-    out.append('<p class="note">W window, R reserveTokens, K keepRecentTokens. rec. match = recorded compactions '
-               "reproduced / recorded, +extra simulated ones (a setting far from the recorded one rarely matches).</p>")
+    out.append('<p class="note">setting: the window W, then the policy\'s own axes: Pi W / reserveTokens / '
+               "keepRecentTokens; Codex W / auto-compact limit (else its threshold); Claude Code W / threshold "
+               "@ auto-compact percentage. rec. match = recorded compactions reproduced / recorded, +extra "
+               "simulated ones (a setting far from the recorded one rarely matches). Cost: "
+               f"{_e(priced_total(runs))}.</p>")
     out.append("<h3>Grid heatmap: billed input tokens per setting (darker = more, per session)</h3>")
     out.append(_heatmap(runs, names))
     if timelines:
@@ -147,14 +151,12 @@ def replay_section(doc: Mapping[str, Any], timelines: Sequence[Mapping[str, Any]
 
 
 def _heatmap(runs: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> str:
-    settings = list(dict.fromkeys(
-        (r["settings"]["context_window"], r["settings"]["reserve_tokens"], r["settings"]["keep_recent_tokens"]) for r in runs))
+    settings = list(dict.fromkeys(setting_cell(r["settings"]) for r in runs))
     sessions = list(dict.fromkeys(r["session"] for r in runs))
-    val = {(r["session"], (r["settings"]["context_window"], r["settings"]["reserve_tokens"],
-                           r["settings"]["keep_recent_tokens"])): r["metrics"]["billed_input_tokens"] for r in runs}
+    val = {(r["session"], setting_cell(r["settings"])): r["metrics"]["billed_input_tokens"] for r in runs}
     rows, styles = [], []
     for st in settings:
-        row, sty = [f"{tokens(st[0])} / {tokens(st[1])} / {tokens(st[2])}"], [""]
+        row, sty = [st], [""]
         for s in sessions:
             col = [v for (ss, _), v in val.items() if ss == s]
             v = val.get((s, st))
@@ -162,7 +164,7 @@ def _heatmap(runs: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> str
             sty.append("" if v is None else f"background:{heat_color(v, min(col), max(col))}")
         rows.append(row)
         styles.append(sty)
-    return _table(["W / R / K", *[names[s] for s in sessions]], rows, styles=styles)
+    return _table(["setting", *[names[s] for s in sessions]], rows, styles=styles)
 
 
 def estimate_section(doc: Mapping[str, Any]) -> str:

@@ -44,13 +44,25 @@ def run_label(r: dict[str, Any], names: dict[str, str], multi_leaf: bool) -> str
     return f"{name} @ leaf {r['leaf_id']}" if multi_leaf and r.get("leaf_id") else name
 
 
-def _setting_cell(s: dict[str, Any]) -> str:
-    if s.get("policy") == "codex":  # Codex has no reserve/keep: its limit is the setting
-        return f"{_setting(s['context_window'])}/{_setting(s['threshold'])}"
-    if str(s.get("policy", "")).startswith("claude-code"):  # Claude Code: its auto-compact threshold
-        pct = f" @{s['autocompact_pct']}%" if s.get("autocompact_pct") else ""
-        return f"{_setting(s['context_window'])}/{_setting(s['threshold'])}{pct}"
-    return "/".join(_setting(s[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
+def _axes(s: dict[str, Any]) -> tuple[Any, ...]:
+    """The policy's settings axes after the window (`Policy.axes`: Pi reserve and keep, Codex its
+    limit, Claude Code its percentage): data, so no policy's name is tested here."""
+    from sessiontools.replay.registry import policy_axes
+
+    return policy_axes(s["policy"])[1:]
+
+
+def _axis_value(a: Any, v: Any) -> str:
+    return f"{v}%" if a.unit == "percent" else _setting(v)
+
+
+def setting_cell(s: dict[str, Any]) -> str:
+    """W/R/K (Pi), W/limit (Codex), W/T @P% (Claude Code): the window, then the policy's token axes
+    that are set, else its threshold; a percentage axis follows with @."""
+    axes = _axes(s)
+    toks = [_setting(s[a.key]) for a in axes if a.unit == "tokens" and s.get(a.key) is not None]
+    pct = "".join(f" @{_axis_value(a, s[a.key])}" for a in axes if a.unit != "tokens" and s.get(a.key) is not None)
+    return "/".join([_setting(s["context_window"]), *(toks or [_setting(s["threshold"])])]) + pct
 
 
 def _money(v: float) -> str:
@@ -73,7 +85,7 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     for r in records:
         s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
         t.add_row(
-            _setting_cell(s),
+            setting_cell(s),
             s["policy"],
             str(m["compactions"]),
             str(m["early"]),
@@ -123,25 +135,19 @@ COMPACTION_COLUMNS = (
 
 
 def _setting_key(s: dict[str, Any], window: bool = True) -> tuple[Any, ...]:
-    """What a user varies: Pi's window/reserve/keep; Codex's window/--auto-compact-limit; Claude Code's
-    window/--autocompact-pct. Not the policy or what follows from it and the file (Pi's version,
-    Claude Code's recorded auto-compact switch, its threshold; Codex's default limit, 90% of W)."""
+    """What a user varies: the window and the policy's own axes (`Policy.axes`). Not the policy or what
+    follows from it and the file (Pi's version, Claude Code's recorded auto-compact switch, the threshold)."""
     w = (s["context_window"],) if window else ()
-    if s.get("policy") == "codex":
-        return (*w, s.get("auto_compact_limit"))
-    if str(s.get("policy", "")).startswith("claude-code"):
-        return (*w, s.get("autocompact_pct"))
-    return (*w, s["reserve_tokens"], s["keep_recent_tokens"])
+    return (*w, *(s.get(a.key) for a in _axes(s)))
 
 
 def _setting_words(s: dict[str, Any], window: bool = True) -> str:
     w = f"W {s['context_window']:,}" if window else "each model's window"
-    if s.get("policy") == "codex":
-        limit = s.get("auto_compact_limit") or (s["threshold"] if window else None)
-        return f"{w}, auto-compact limit {limit:,}" if limit else f"{w}, Codex's default limit (90% of W)"
-    if str(s.get("policy", "")).startswith("claude-code"):
-        return f"{w}, auto-compact at {s['autocompact_pct']}%" if s.get("autocompact_pct") else w
-    return f"{w}, reserve {s['reserve_tokens']:,}, keep {s['keep_recent_tokens']:,}"
+    words = [f"{a.label} {s[a.key]:,}" if a.unit == "tokens" else f"{a.label} {s[a.key]}%"
+             for a in _axes(s) if s.get(a.key) is not None]
+    if not words and window and s.get("threshold") is not None:
+        words = [f"the policy's default threshold {s['threshold']:,}"]
+    return ", ".join([w, *words])
 
 
 def _score(rs: Sequence[dict[str, Any]]) -> tuple[float, float, float]:
@@ -149,9 +155,18 @@ def _score(rs: Sequence[dict[str, Any]]) -> tuple[float, float, float]:
             sum(r["metrics"]["billed_input_tokens"] for r in rs))
 
 
+def priced_total(rs: Sequence[dict[str, Any]], key: str = "cost") -> str:
+    """The sum of a cost over runs, saying how many runs had a price (an unknown cost is not $0)."""
+    known = [r["metrics"][key] for r in rs if r["metrics"].get(key) is not None]
+    if not known:
+        return "no price known"
+    total = f"${sum(known):.2f}"
+    return total if len(known) == len(rs) else f"{total} over the {len(known)} of {len(rs)} runs with a price"
+
+
 def _totals(rs: Sequence[dict[str, Any]]) -> str:
-    ovf, cost, billed = _score(rs)
-    priced = f"${cost:.2f}" if any(r["metrics"]["cost"] is not None for r in rs) else "no price known"
+    ovf, _, billed = _score(rs)
+    priced = priced_total(rs)
     rm = [r["recorded_match"] for r in rs]
     return (f"{int(ovf)} overflow(s), {tokens(billed)} billed input tokens, {priced}; "
             f"{sum(x['matched'] for x in rm)}/{sum(x['recorded'] for x in rm)} recorded compactions reproduced")
@@ -186,41 +201,40 @@ def replay_headline(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join(f"replay ({agent}): {_agent_headline(rs)}" for agent, rs in agents.items())
 
 
-def timeline_figure(pr: Any, run: Any, record: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
-    """Context size per request: truth and Pi's view, threshold and window, compaction markers (each
-    labelled with its cache-bust cost when priced), Pi's recorded compactions, the cost split in the title."""
+def timeline_figure(record: dict[str, Any]):  # type: ignore[no-untyped-def]
+    """Context size per request of one run (its `timeline`, `replay.session.timeline_of`): truth and
+    the policy's own count at check points, threshold and window, compaction markers (each labelled
+    with its cache-bust cost when priced), the recorded compactions, the cost split in the title."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
+    tl = record["timeline"]
     fig = Figure(figsize=(11, 5), dpi=110, layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
-    xs = [p.base_index for p in run.requests]
-    truth = [p.truth for p in run.requests]
-    ax.plot(xs, truth, lw=1.4, label="truth (actual prompt tokens)", color="#1f77b4")
-    vx = [p.base_index for p in run.requests if p.pi_view is not None]
-    vy = [p.pi_view for p in run.requests if p.pi_view is not None]
-    ax.scatter(vx, vy, s=10, color="#ff7f0e", label="Pi's view at a check point", zorder=3)
-    s = run.settings
-    ax.axhline(s.threshold, color="#d62728", ls="--", lw=1, label=f"threshold {s.threshold:,}")
-    ax.axhline(s.context_window, color="black", ls=":", lw=1, label=f"window {s.context_window:,}")
-    busts = [c.get("cache_bust_cost") for c in record["compactions"]] if record else [None] * len(run.compactions)
-    for c, bust in zip(run.compactions, busts, strict=False):
-        ax.axvline(c.parent_base_index, color="#2ca02c" if c.reason == "threshold" else "#9467bd", alpha=0.5, lw=1)
+    ax.plot([x for x, _ in tl["truth"]], [y for _, y in tl["truth"]], lw=1.4, label="truth (actual prompt tokens)",
+            color="#1f77b4")
+    ax.scatter([x for x, _ in tl["pi_view"]], [y for _, y in tl["pi_view"]], s=10, color="#ff7f0e",
+               label="the policy's own count at a check point", zorder=3)
+    ax.axhline(tl["threshold"], color="#d62728", ls="--", lw=1, label=f"threshold {tl['threshold']:,}")
+    ax.axhline(tl["window"], color="black", ls=":", lw=1, label=f"window {tl['window']:,}")
+    busts = [c.get("cache_bust_cost") for c in record["compactions"]]
+    for (x, reason), bust in zip(tl["compactions"], busts, strict=False):
+        ax.axvline(x, color=_REASON_COLORS.get(reason, "#7f7f7f"), alpha=0.5, lw=1)
         if bust is not None:
-            ax.annotate(f"bust {_money(bust)}", (c.parent_base_index, s.threshold), rotation=90, fontsize=7,
+            ax.annotate(f"bust {_money(bust)}", (x, tl["threshold"]), rotation=90, fontsize=7,
                         xytext=(2, 4), textcoords="offset points", va="bottom", color="#555555")
-    ax.plot([], [], color="#2ca02c", label="simulated compaction (threshold)")
-    ax.plot([], [], color="#9467bd", label="simulated compaction (overflow)")
-    rec = _recorded_points(pr, run)
+    for reason, color in _REASON_COLORS.items():
+        ax.plot([], [], color=color, label=f"simulated compaction ({reason})")
+    rec = tl["recorded"]
     if rec:
         ax.scatter([x for x, _ in rec], [y for _, y in rec], s=46, marker="o", facecolors="none",
-                   edgecolors="black", linewidths=1.4, zorder=4, label="Pi compacted here (recorded)")
-    ax.set_xlabel("entry index on the path (compactions removed)")
+                   edgecolors="black", linewidths=1.4, zorder=4, label="the agent compacted here (recorded)")
+    ax.set_xlabel("message index on the path (compactions removed)")
     ax.set_ylabel("tokens")
-    title = f"{pr.session.path.rsplit('/', 1)[-1]}: reserve {s.reserve_tokens:,}, keep {s.keep_recent_tokens:,}, {s.policy}"
-    if record is not None and record["metrics"].get("cost") is not None:
+    title = f"{record['session'].rsplit('/', 1)[-1]}: {_setting_words(record['settings'])}, {record['settings']['policy']}"
+    if record["metrics"].get("cost") is not None:
         title += f"\ncost {_cost_split(record['metrics'])} (agent + summaries)"
     ax.set_title(title)
     fig.legend(loc="outside right upper", fontsize=8)  # beside the axes: the legend never covers data
@@ -228,44 +242,79 @@ def timeline_figure(pr: Any, run: Any, record: dict[str, Any] | None = None):  #
     return fig
 
 
-def _recorded_points(pr: Any, run: Any) -> list[tuple[float, float]]:
-    """(x, truth) of the last request before each compaction Pi recorded, on the replay's x axis."""
-    reqs = list(run.requests)
-    points = []
-    for rc in pr.workload.recorded_compactions:
-        before = [p for p in reqs if p.base_index <= rc.parent_base_index]
-        if before:
-            points.append((rc.parent_base_index, before[-1].truth))
-    return points
+_REASON_COLORS = {"threshold": "#2ca02c", "overflow": "#9467bd", "user": "#8c564b"}
+
+
+def heatmap_cells(records: Sequence[dict[str, Any]], metric: str) -> dict[str, Any]:
+    """The grid of one policy's runs over its own axes (`Policy.axes`): rows the first axis that
+    varies after the window (Pi: reserve x keep; Codex: window x limit; Claude Code: window x
+    percentage), each cell the metric summed over sessions (and windows, for Pi), with how many of
+    its runs had the metric (None: no run had it; an unknown cost is not drawn as 0)."""
+    from sessiontools.replay.registry import policy_axes
+
+    axes = policy_axes(records[0]["settings"]["policy"])
+    y_axis, x_axis = (axes[1], axes[2]) if len(axes) >= 3 else (axes[0], axes[1])
+    ys = sorted({r["settings"].get(y_axis.key) for r in records}, key=_none_first)
+    xs = sorted({r["settings"].get(x_axis.key) for r in records}, key=_none_first)
+    total = [[0.0 for _ in xs] for _ in ys]
+    known = [[0 for _ in xs] for _ in ys]
+    runs = [[0 for _ in xs] for _ in ys]
+    for r in records:
+        i, j = ys.index(r["settings"].get(y_axis.key)), xs.index(r["settings"].get(x_axis.key))
+        runs[i][j] += 1
+        v = r["metrics"].get(metric)
+        if v is not None:
+            total[i][j] += float(v)
+            known[i][j] += 1
+    values = [[total[i][j] if known[i][j] else None for j in range(len(xs))] for i in range(len(ys))]
+    return {"policy": records[0]["settings"]["policy"], "y": y_axis, "x": x_axis, "ys": ys, "xs": xs,
+            "values": values, "known": known, "runs": runs}
+
+
+def _none_first(v: Any) -> tuple[int, Any]:
+    return (0, 0) if v is None else (1, v)
+
+
+def _tick(a: Any, v: Any) -> str:
+    if v is None:
+        return "default"
+    return f"{v}%" if a.unit == "percent" else f"{v:,}"
 
 
 def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ignore[no-untyped-def]
-    """A metric over reserve x keep (summed over sessions) for a grid."""
+    """A metric over each policy's own axes (one panel per policy of the grid, `heatmap_cells`); a cell
+    where some runs had no value says how many had one; a cell where none had is blank, not 0."""
     import matplotlib
 
     matplotlib.use("Agg")
+    import numpy as np
     from matplotlib.figure import Figure
 
-    reserves = sorted({r["settings"]["reserve_tokens"] for r in records})
-    keeps = sorted({r["settings"]["keep_recent_tokens"] for r in records})
-    grid = [[0.0 for _ in keeps] for _ in reserves]
+    by: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        i = reserves.index(r["settings"]["reserve_tokens"])
-        j = keeps.index(r["settings"]["keep_recent_tokens"])
-        v = r["metrics"].get(metric)
-        grid[i][j] += float(v or 0)
-    fig = Figure(figsize=(1.6 + 1.2 * len(keeps), 1.4 + 0.8 * len(reserves)), dpi=110)
-    ax = fig.add_subplot(1, 1, 1)
-    im = ax.imshow(grid, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(keeps)), [f"{k:,}" for k in keeps])
-    ax.set_yticks(range(len(reserves)), [f"{r:,}" for r in reserves])
-    ax.set_xlabel("keepRecentTokens")
-    ax.set_ylabel("reserveTokens")
-    for i in range(len(reserves)):
-        for j in range(len(keeps)):
-            ax.text(j, i, f"{grid[i][j]:,.0f}" if grid[i][j] >= 10 else f"{grid[i][j]:.2g}", ha="center", va="center",
-                    color="white", fontsize=8)
-    fig.colorbar(im, ax=ax, label=metric)
-    ax.set_title(f"{metric} over reserve x keep")
+        by.setdefault(r["settings"]["policy"], []).append(r)
+    panels = [heatmap_cells(rs, metric) for rs in by.values()]
+    width = max(5.5, *(1.6 + 1.2 * len(p["xs"]) for p in panels))
+    fig = Figure(figsize=(width, sum(1.8 + 0.8 * len(p["ys"]) for p in panels)), dpi=110)
+    for n, p in enumerate(panels):
+        ax = fig.add_subplot(len(panels), 1, n + 1)
+        grid = np.ma.masked_invalid(np.array([[np.nan if v is None else v for v in row] for row in p["values"]],
+                                             dtype=float))
+        im = ax.imshow(grid, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(p["xs"])), [_tick(p["x"], v) for v in p["xs"]])
+        ax.set_yticks(range(len(p["ys"])), [_tick(p["y"], v) for v in p["ys"]])
+        ax.set_xlabel(p["x"].label)
+        ax.set_ylabel(p["y"].label)
+        for i, row in enumerate(p["values"]):
+            for j, v in enumerate(row):
+                if v is None:
+                    text = "n/a"
+                else:
+                    text = f"{v:,.0f}" if v >= 10 else f"{v:.2g}"
+                    if p["known"][i][j] < p["runs"][i][j]:
+                        text += f"\n({p['known'][i][j]}/{p['runs'][i][j]} runs)"
+                ax.text(j, i, text, ha="center", va="center", color="white" if v is not None else "black", fontsize=8)
+        fig.colorbar(im, ax=ax, label=metric)
+        ax.set_title(f"{p['policy']}: {metric}\nover {p['y'].label} x {p['x'].label}", fontsize=9)
     fig.tight_layout()
     return fig

@@ -19,9 +19,11 @@ from sessiontools.policies.claude_code import (
     default_policy,
     effective_window,
 )
-from sessiontools.replay.neutral import fit_neutral_truth, simulate_path
+from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.records import CompactionReason
+from sessiontools.replay.session import run_record
 from sessiontools.replay.transcripts import replay_transcript
+from sessiontools.replay.walk import simulate_path
 from sessiontools.transcript.claude_code import load_claude_transcript
 from sessiontools.transcript.model import Message, Role, Trigger, Unit, UnitKind
 
@@ -130,22 +132,23 @@ def test_recorded_settings_reproduce_every_compaction(name: str) -> None:
     # the user's own /compact is applied where it was recorded, as recorded (replay's user compactions)
     facts = [f for f in every if f["trigger"] != "manual"]
     auto = [c for c in path.compactions if c.trigger is not Trigger.MANUAL]
-    assert run.user_compactions == len(every) - len(facts)
-    assert run.recorded == len(facts) == len(auto) and run.matched == run.recorded
-    assert len(run.compactions) == len(facts) and all(c.matches_recorded for c in run.compactions)
-    for sim, rec, f in zip(run.compactions, auto, facts, strict=True):
+    assert sum(c.reason == 'user' for c in run.compactions) == len(every) - len(facts)
+    assert run.recorded_match.recorded == len(facts) == len(auto) and run.recorded_match.matched == run.recorded_match.recorded
+    policy = [c for c in run.compactions if c.reason != CompactionReason.USER]
+    assert len(policy) == len(facts) and all(c.matches_recorded for c in policy)
+    for sim, rec, f in zip(policy, auto, facts, strict=True):
         assert abs(sim.tokens_before - f["preTokens"]) <= 0.01 * f["preTokens"], (sim.tokens_before, f["preTokens"])
         want = {"manual": CompactionReason.USER, "auto": CompactionReason.THRESHOLD if MANIFEST[name]["auto_window"]
                 else CompactionReason.OVERFLOW}[f["trigger"]]
         assert sim.reason == want
         assert len(sim.kept) == f["preserved"]  # the round model reproduces every recorded preserved segment
-        assert sim.after_index == max(i for i in range(rec.index) if path.messages[i].role is not Role.SUMMARY)
+        assert sim.parent_base_index == max(i for i in range(rec.index) if path.messages[i].role is not Role.SUMMARY)
     assert run.failed_recoveries == 0
     # the recorded usage is the truth throughout, but for the retries after a reactive compaction
     # (the rejected request is not in the file: its retry's prompt is the model's)
     want = sum(r.usage.prompt for r in path.requests)
-    assert run.requests_modelled == run.overflows
-    assert abs(run.agent_prompt_tokens - want) <= (0.01 * want if run.overflows else 0), (run.agent_prompt_tokens, want)
+    assert sum(p.truth_source == 'model' and not p.overflow for p in run.requests) == run.overflows
+    assert abs(run.billed_input - want) <= (0.01 * want if run.overflows else 0), (run.billed_input, want)
 
 
 def test_reactive_sample_needs_the_reactive_rule() -> None:
@@ -172,7 +175,7 @@ def test_threshold_pair_predicts_each_other(name: str, other: str) -> None:
     other_path = load_claude_transcript(DIR / f"{other}.jsonl").main
     assert len(run.compactions) == len(other_path.compactions)
     want = sum(r.usage.prompt for r in other_path.requests)
-    assert abs(run.agent_prompt_tokens - want) <= 0.05 * want, (run.agent_prompt_tokens, want)
+    assert abs(run.billed_input - want) <= 0.05 * want, (run.billed_input, want)
     assert run.overflows == 0
 
 
@@ -192,8 +195,9 @@ def test_reader_marks_the_reactive_compactions() -> None:
 
 def test_records_for_transcript() -> None:
     t = load_claude_transcript(DIR / "claude-threshold-15.jsonl")
-    (rec,) = replay_transcript(t, windows=[100000], reserves=[0], keeps=[0], policy=None,
-                               claude={"autocompact_pcts": [15]})
+    (tr,) = replay_transcript(t, windows=[100000], reserves=[0], keeps=[0], policy=None,
+                              claude={"autocompact_pcts": [15]})
+    (rec,) = [run_record(tr, run) for run in tr.runs]
     assert rec["settings"]["policy"] == "claude-code" and rec["settings"]["threshold"] == 12000
     assert rec["recorded_match"] == {"recorded": 3, "matched": 3, "missed": 0, "extra": 0}
     assert [c["tokens_before"] for c in rec["compactions"]] == [11927, 11649, 13207]

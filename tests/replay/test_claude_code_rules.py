@@ -25,6 +25,7 @@ from sessiontools.policies.claude_code_rules import (
     rule_for,
     threshold,
 )
+from sessiontools.replay.session import run_record
 from sessiontools.replay.transcripts import replay_transcript
 from sessiontools.transcript.claude_code import load_claude_transcript
 
@@ -33,6 +34,11 @@ DIR = ROOT / "sample_sessions" / "claude-code"
 MANIFEST = json.loads((DIR / "manifest.json").read_text())
 VERSIONED = sorted(n for n, m in MANIFEST.items() if m.get("version"))
 
+
+
+def _records(t, **kw):  # type: ignore[no-untyped-def]
+    """The replay JSON records of every path and setting of `t` (`replay_transcript` gives typed replays)."""
+    return [run_record(tr, run) for tr in replay_transcript(t, **kw) for run in tr.runs]
 
 def test_rows_and_lookup() -> None:
     assert [r.first for r in RULES] == ["2.0.0", "2.0.20", "2.1.2", "2.1.21", "2.1.332"]
@@ -89,7 +95,7 @@ def test_js_estimate() -> None:
 
 def _record(name: str, version: str | None = None) -> dict:
     t = load_claude_transcript(DIR / f"{name}.jsonl")
-    (rec,) = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
+    (rec,) = _records(t, windows=None, reserves=[0], keeps=[0], policy=None,
                                claude={"autocompact_pcts": [MANIFEST[name]["pct"]]}, version=version)
     return rec
 
@@ -139,10 +145,10 @@ def test_the_policy_follows_the_recorded_version() -> None:
     """A 2.1.332 sample keeps the measured rule at the recorded settings; --cli-version changes it."""
     t = load_claude_transcript(DIR / "claude-threshold-15.jsonl")
     assert t.settings["version"] == "2.1.332"
-    (rec,) = replay_transcript(t, windows=[100000], reserves=[0], keeps=[0], policy=None,
+    (rec,) = _records(t, windows=[100000], reserves=[0], keeps=[0], policy=None,
                                claude={"autocompact_pcts": [15]})
     assert rec["settings"]["threshold"] == 12000 and rec["recorded_match"]["extra"] == 0
-    (old,) = replay_transcript(t, windows=[100000], reserves=[0], keeps=[0], policy=None,
+    (old,) = _records(t, windows=[100000], reserves=[0], keeps=[0], policy=None,
                                claude={"autocompact_pcts": [15]}, version="2.1.12")
     assert old["settings"]["threshold"] == int(68000 * 15 // 100)  # E = 100000 - 32000, no minimum window
     # a Pi session under claude-code ignores Pi's own version field: the newest rule

@@ -17,8 +17,10 @@ from sessiontools.policies.codex import (
     configured_window,
     item_bytes,
 )
-from sessiontools.replay.neutral import NeutralRun, simulate_path
+from sessiontools.replay.records import ReplayRun
+from sessiontools.replay.session import run_record
 from sessiontools.replay.transcripts import replay_transcript
+from sessiontools.replay.walk import simulate_path
 from sessiontools.transcript.load import load_transcript
 from sessiontools.transcript.model import (
     Message,
@@ -35,7 +37,7 @@ MANIFEST = json.loads((SAMPLES / "manifest.json").read_text())
 PAIR = ("codex-pair-a", "codex-pair-b")
 
 
-def _replay(name: str, limit_of: str) -> tuple[TranscriptPath, NeutralRun]:
+def _replay(name: str, limit_of: str) -> tuple[TranscriptPath, ReplayRun]:
     t = load_transcript(SAMPLES / f"{name}.jsonl")
     path = t.main
     assert path is not None
@@ -52,14 +54,14 @@ def test_recorded_settings_reproduce_every_compaction(name: str) -> None:
     its tokens before within 1%, none extra."""
     path, run = _replay(name, name)
     facts = MANIFEST[name]["facts"]["compactions"]
-    assert len(path.compactions) == len(facts) == run.recorded
-    assert run.matched == run.recorded and len(run.compactions) == run.recorded
+    assert len(path.compactions) == len(facts) == run.recorded_match.recorded
+    assert run.recorded_match.matched == run.recorded_match.recorded and len(run.compactions) == run.recorded_match.recorded
     for sim, rec, fact in zip(run.compactions, path.compactions, facts, strict=True):
         assert sim.matches_recorded
         assert rec.tokens_before == fact["tokens_before"]
         assert abs(sim.tokens_before - fact["tokens_before"]) <= 0.01 * fact["tokens_before"]
         # the count at the trigger is Codex's own: tokens before + its estimate of the newer items
-        assert sim.count_at_trigger >= MANIFEST[name]["effective_limit"]
+        assert sim.pi_view_at_trigger >= MANIFEST[name]["effective_limit"]
 
 
 @pytest.mark.parametrize("name", PAIR)
@@ -83,23 +85,26 @@ def test_each_recording_predicts_the_other(name: str, other: str) -> None:
     assert other_path is not None
     assert len(run.compactions) == len(other_path.compactions) == MANIFEST[other]["facts"]["compaction_calls"]
     recorded_prompt = sum(r.usage.prompt for r in other_path.requests)
-    assert abs(run.agent_prompt_tokens - recorded_prompt) <= 0.05 * recorded_prompt
+    assert abs(run.billed_input - recorded_prompt) <= 0.05 * recorded_prompt
 
 
 def test_overflow_sample_fails_its_turns() -> None:
-    """The provider's window is below Codex's limit: every recorded context_length_exceeded stays an
-    overflow that fails the turn (Codex is never reactive), and nothing compacts."""
+    """The provider's window is below Codex's limit: every recorded context_length_exceeded fails the
+    turn (Codex is never reactive), and nothing compacts. Their contexts fit the configured window,
+    so they are provider rejections, not overflows (issue 24)."""
     path, run = _replay("codex-overflow", "codex-overflow")
     assert MANIFEST["codex-overflow"]["facts"]["overflows"] == len(path.overflows) == 6
     assert run.compactions == []
-    assert run.overflows == run.failed_recoveries == 6
+    assert run.provider_rejections == run.failed_recoveries == 6 and run.overflows == 0
+    assert run.peak_truth <= run.settings.context_window
 
 
 def test_replay_records_of_a_rollout() -> None:
     """The JSON records: the default policy of a rollout is codex, the default window the configured
     one, and a grid of limits gives one run per limit."""
     t = load_transcript(SAMPLES / "codex-pair-a.jsonl")
-    recs = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None, limits=[17000, 19500])
+    recs = [run_record(tr, run) for tr in replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
+                                                              limits=[17000, 19500]) for run in tr.runs]
     assert [r["settings"]["policy"] for r in recs] == ["codex", "codex"]
     assert [r["settings"]["context_window"] for r in recs] == [64000, 64000]
     assert [r["settings"]["threshold"] for r in recs] == [17000, 19500]
@@ -182,7 +187,7 @@ def test_mid_turn_and_pre_turn_checks(limit: int, after: list[int]) -> None:
     """Mid-turn (before the follow-up of the tool call): 1050 + ceil((2 + 3998)/4) = 2050. Pre-turn
     (before the next prompt is recorded): 2100 + 50 = 2150, the new 8000-byte prompt not counted."""
     run = simulate_path(_codex_path(), CodexPolicy(), PolicySettings(100000, extra=(("auto_compact_limit", limit),)))
-    assert [c.after_index for c in run.compactions][:1] == after
+    assert [c.parent_base_index for c in run.compactions][:1] == after
     if after:
         assert run.compactions[0].tokens_before == (1050 if after == [3] else 2150)
 

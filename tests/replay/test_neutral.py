@@ -1,4 +1,4 @@
-"""The agent-neutral simulator (replay/neutral.py) over the neutral transcript, with any Policy."""
+"""The transcript walk (replay/walk.py) over the neutral transcript, with any Policy."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from sessiontools.policies.base import (
 )
 from sessiontools.policies.pi.policy import pi_policy
 from sessiontools.read import load_session
-from sessiontools.replay.neutral import simulate_path
+from sessiontools.replay.records import CompactionReason
+from sessiontools.replay.walk import simulate_path
 from sessiontools.transcript.pi.neutral import pi_transcript
 from tests.conftest import SAMPLES
 
@@ -38,8 +39,8 @@ def test_pi_policies_reproduce_recorded_compactions(name: str) -> None:
     policy = pi_policy("pi-1" if session.pi_version == "1" else "pi-0")
     for path in pi_transcript(session, all_leaves=True).paths:
         run = simulate_path(path, policy, PolicySettings(st["window"], st["reserve"], st["keep"]))
-        assert run.matched == run.recorded == len(path.compactions)
-        assert len(run.compactions) == run.recorded
+        assert run.recorded_match.matched == run.recorded_match.recorded == len(path.compactions)
+        assert len(run.compactions) == run.recorded_match.recorded
 
 
 class EveryRequest(Policy):
@@ -88,4 +89,4 @@ def test_hook_compactions_are_applied_as_recorded() -> None:
     path = pi_transcript(b.session()).main
     assert path is not None
     run = simulate_path(path, pi_policy("pi-0"), PolicySettings(64000, 16384, 20000))
-    assert run.user_compactions == 1 and run.compactions == [] and run.overflows == 0 and run.late == 0
+    assert [c.reason for c in run.compactions] == [CompactionReason.USER] and run.overflows == 0 and run.late == 0

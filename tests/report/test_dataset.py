@@ -110,21 +110,25 @@ def test_summaries_and_replay_tables(dataset: Path) -> None:
     assert n_summ == n_comp > 0
     assert _q(dataset, "SELECT min(sections) FROM {summaries} WHERE summary_format LIKE 'pi-%'")[0][0] >= 1
     runs = _q(dataset, "SELECT DISTINCT agent, reserve_tokens FROM {replay_runs} ORDER BY ALL")
-    assert runs == [("pi", 2000), ("pi", 3000)]
+    # every agent's files get replay rows under their own policy (Codex and Claude Code have no reserve)
+    assert runs == [("claude-code", 0), ("codex", 0), ("pi", 2000), ("pi", 3000)]
+    axes = _q(dataset, "SELECT DISTINCT agent, policy, threshold IS NOT NULL FROM {replay_runs} "
+                       "WHERE agent <> 'pi' ORDER BY ALL")
+    assert {a for a, _, _ in axes} == {"claude-code", "codex"} and all(t for _, _, t in axes)
     assert _q(dataset, "SELECT count(*) FROM {replay_compactions}")[0][0] > 0
 
 
 def test_replay_rows_depend_on_their_file_alone(dataset: Path) -> None:
     """Each file's replay rows are that file replayed alone (the default prior, not the run's learnt
     one: appending stays incremental), and `truth_prior_dominated` says which fits leaned on it."""
-    from sessiontools.read import load_session
+    from sessiontools.read.sources import load_source
     from sessiontools.replay import replay_records
 
     rows = _q(dataset, "SELECT DISTINCT file, truth_prior_dominated, truth_ratio_to_chars4 FROM {replay_runs}")
     assert len({f for f, _, _ in rows}) == len(rows), "one fit per file"
     assert {d for _, d, _ in rows} == {True, False}, "the samples hold both kinds"
     for file, dominated, ratio in rows:
-        (alone, *_) = replay_records(load_session(Path(file)), windows=[16000], reserves=[2000], keeps=[4000],
+        (alone, *_) = replay_records(load_source(Path(file)), windows=[16000], reserves=[2000], keeps=[4000],
                                      policy=None)
         assert (dominated, ratio) == (alone["truth_model"]["prior_dominated"], alone["truth_model"]["ratio_to_chars4"])
 

@@ -34,6 +34,7 @@ class PiPolicy(Policy):
     """Pi 0.x (`pi-0`) or 1.x (`pi-1`)."""
 
     reactive = True
+    summary_request_sends_kept = False  # prepareCompaction's messagesToSummarize + the previous summary
 
     def __init__(self, version: str) -> None:
         if version not in ("0", "1"):

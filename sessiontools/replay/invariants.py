@@ -1,0 +1,108 @@
+"""What every replay run must satisfy, written once: the numbers of one run cannot contradict each other.
+
+`violations(record)` checks one run record of the replay JSON contract (`runs[]`, whichever policy and
+agent produced it) and returns each broken rule in words (empty: the run is consistent). Tests run it
+over every sample and every real session they read, at the recorded settings, under small grids and
+under every other agent's policy (tests/replay/test_invariants.py); `replay` itself does not (a run
+that breaks one is a bug to fix in the engine, not a warning for the user).
+
+The rules (docs: ARCHITECTURE.md section 2):
+
+1. **peak**: `peak_truth_tokens` is the largest truth the run reports anywhere, compactions' truth at
+   their trigger included (a check point's truth is at least as large as a compaction's trigger).
+2. **overflow**: an overflow is a request whose truth exceeds the window of its setting, so a run with
+   overflows has a peak above the window; a rejection the provider recorded below that window is a
+   `provider_rejections`, not an overflow.
+3. **compaction above the window**: a compaction above the window implies the overflow before it or
+   the one it prevented. A check point measures the context the next request would send: a truth
+   above the window there is an overflow the compaction prevented (rule 1 puts it in the peak); an
+   overflow compaction follows an overflow or a provider rejection (`overflow_compactions <=
+   overflows + provider_rejections`); a summarisation request above the window is itself an overflow
+   (rule 5).
+4. **late**: `late > 0` implies a check point above the threshold, hence a peak above it.
+5. **failed compaction**: a summarisation request larger than the window is rejected: counted as an
+   overflow, not billed; the compaction is failed (`failed_compactions`, the context left as it was)
+   unless the policy trims its request until it fits (`Policy.trims_summary_request`). No billed
+   compaction has a summarisation request above the window.
+6. **user compactions**: the recorded user/extension compactions applied are the same at every setting
+   (`consistent_user_compactions` over the runs of one session path).
+7. **counts**: compactions = threshold + overflow compactions; rates within [0, 1]; no negative count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+
+def _window(settings: Mapping[str, Any]) -> int:
+    """The largest window of the run (a session that switched models has several)."""
+    w = int(settings["context_window"])
+    for _, window in settings.get("window_changes") or ():
+        w = max(w, int(window))
+    return w
+
+
+def _threshold(settings: Mapping[str, Any]) -> float | None:
+    t = settings.get("threshold")
+    if t is not None:
+        return float(t)
+    if settings.get("policy") in ("pi-0", "pi-1") and not settings.get("window_changes"):
+        return float(settings["context_window"] - settings["reserve_tokens"])
+    return None
+
+
+def violations(record: Mapping[str, Any]) -> list[str]:
+    """The invariants (module docstring) one run record breaks, in words."""
+    out: list[str] = []
+    m, s = record["metrics"], record["settings"]
+    w = _window(s)
+    peak = m["peak_truth_tokens"]
+    comps: Sequence[Mapping[str, Any]] = record["compactions"]
+    policy = [c for c in comps if c["reason"] != "user"]
+    top = max((c["truth_at_trigger"] for c in comps), default=0)
+    if top > peak:
+        out.append(f"peak: a compaction's truth at trigger {top:,} is above peak_truth_tokens {peak:,}")
+    if m["overflows"] > 0 and peak <= w:
+        out.append(f"overflow: {m['overflows']} overflow(s) with peak {peak:,} not above the window {w:,}")
+    rejected = m["overflows"] + m.get("provider_rejections", 0)
+    if m["overflow_compactions"] > rejected:
+        out.append(f"overflow compactions: {m['overflow_compactions']} overflow compaction(s) after "
+                   f"{rejected} rejected request(s)")
+    t = _threshold(s)
+    if t is not None and m["late"] > 0 and peak <= t:
+        out.append(f"late: late {m['late']} with peak {peak:,} not above the threshold {t:,.0f}")
+    for c in policy:
+        sin = c.get("summarization_input_tokens")
+        if sin is not None and sin > w:
+            out.append(f"failed compaction: a summarisation request of {sin:,} tokens above the window {w:,} "
+                       "is billed as a compaction (it is rejected: a failed compaction)")
+    failed = record.get("failed_compactions") or []
+    if len(failed) > m["overflows"] or len(failed) != m.get("failed_compactions", 0):
+        out.append(f"failed compaction: {len(failed)} failed compaction(s) listed, {m.get('failed_compactions')} "
+                   f"counted, {m['overflows']} overflow(s)")
+    for c in failed:
+        if c["summarization_input_tokens"] > peak:
+            out.append(f"peak: a failed summarisation request of {c['summarization_input_tokens']:,} tokens is "
+                       f"above peak_truth_tokens {peak:,}")
+    n_thr = sum(1 for c in policy if c["reason"] == "threshold")
+    if m["threshold_compactions"] != n_thr or m["compactions"] != len(policy):
+        out.append(f"counts: compactions {m['compactions']} / threshold {m['threshold_compactions']} disagree "
+                   f"with the {len(policy)} listed ({n_thr} threshold)")
+    for k in ("early_rate", "late_rate"):
+        if not 0.0 <= m[k] <= 1.0:
+            out.append(f"counts: {k} {m[k]} outside [0, 1]")
+    for k, v in m.items():
+        if isinstance(v, int | float) and not isinstance(v, bool) and v < 0:
+            out.append(f"counts: {k} is negative ({v})")
+    return out
+
+
+def consistent_user_compactions(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Rule 6 over the runs of one session path: every setting applies the same recorded user and
+    extension compactions (a hook's compaction is not "recorded" at one window and "user" at another)."""
+    seen: dict[tuple[Any, Any], set[int]] = {}
+    for r in records:
+        seen.setdefault((r["session"], r.get("leaf_id")), set()).add(r["metrics"]["user_compactions"])
+    return [f"user compactions: {session} reports {sorted(n)} user compactions across its settings"
+            for (session, _), n in seen.items() if len(n) > 1]

@@ -1,0 +1,359 @@
+"""Replay any compaction `Policy` over any agent's `TranscriptPath`, into the one run record (`ReplayRun`).
+
+The workload is the path's messages without the recorded compactions' summary messages, in order;
+the requests are the path's real requests (`TranscriptPath.requests`: pseudo-replies, aborted and
+failed calls are not among them). A run starts at a user message. Walking the requests:
+
+- before a request: `BEFORE_SAMPLING` (a run's first request) and `BETWEEN_TURNS` (the others) are
+  check points; after a run's final reply: `RUN_END`;
+- the truth U of a request is its recorded usage while the simulated context is the recorded one
+  (no compaction differs so far), else `NeutralTruth` (`replay.neutral`);
+- at a check point the policy's `count` sees the newest usage total the agent would have (U + output
+  of its newest reply since the last compaction) and the (chars, bytes) of the messages after it;
+  it compacts when `fires(count, threshold)`: the policy's `keep` chooses which messages stay, and a
+  summary of `summary_tokens` replaces the rest. The summarisation request sends the context; a
+  policy that trims its summarisation request (`Policy.trims_summary_request`: Codex, Claude Code)
+  drops the oldest items until it fits (billed at the window), any other's is rejected (an
+  overflow) and the compaction fails (`ReplayRun.failed_compactions`, the context left as it was);
+- U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
+  request fails (counted, not billed); a rejection recorded in the recorded context whose truth fits
+  W is a provider rejection (`provider_rejections`), handled the same way but not an overflow;
+- recorded compactions the user or an extension made (trigger `manual`, writer `hook`) are applied
+  where they were recorded, with their recorded kept messages and summary, whatever the policy.
+
+The run has every counter, request point and compaction of Pi's exact walk (`replay.simulate`), so
+pricing, the cache model, the timeline and the invariants (`replay.invariants`) serve every agent.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Container, Sequence
+
+from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
+from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth, fit_neutral_truth
+from sessiontools.replay.records import (
+    CompactionReason,
+    RecordedMatch,
+    ReplayRun,
+    ReplaySettings,
+    RequestPoint,
+    SimCompaction,
+    TruthSource,
+)
+from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger
+
+
+class _Walk:
+    def __init__(self, path: TranscriptPath, policy: Policy, settings: ReplaySettings, truth: NeutralTruth) -> None:
+        self.path, self.policy, self.settings, self.truth = path, policy, settings, truth
+        self.s = policy_settings(settings)
+        self.T = settings.threshold
+        self.W = settings.context_window
+        # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
+        # Codex: also the replacement history written on the compaction's own line (copies of kept items).
+        ids = {c.id for c in path.compactions if c.id is not None}
+        lines = {c.line for c in path.compactions}
+        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages
+                                                           if m.id in ids or m.line in lines}
+        self.work = [m.index for m in path.messages if m.index not in summaries]
+        self.pos_of = {ix: k for k, ix in enumerate(self.work)}
+        self.prefix: tuple[int, ...] = ()  # kept messages of the newest simulated compaction
+        self.resume = 0  # work position from which messages follow the prefix
+        self.summary = 0.0  # truth of the simulated summary (0 before any)
+        self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
+        self.matched: set[int] = set()  # positions in `recorded` reproduced so far
+        # Compactions the user or an extension made: applied where recorded, not the policy's to match.
+        self.by_user = [k for k, c in enumerate(path.compactions)
+                        if c.trigger == Trigger.MANUAL or c.writer == "hook"]
+        self.next_user = 0
+        self.unmatched = 0  # simulated compactions at no recorded place
+        self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
+        self.starts = {e.index for e in (*path.requests, *path.overflows)}
+        self.run_start = 0  # work position where the current run's input begins
+        self.run = ReplayRun(settings)
+        self.pending_thrash: SimCompaction | None = None
+        # Each message's truth and policy size, computed once: every check point sums a whole context.
+        self._tokens: list[float | None] = [None] * len(path.messages)
+        self._sizes: list[tuple[int, int] | None] = [None] * len(path.messages)
+
+    def tokens_of(self, i: int) -> float:
+        got = self._tokens[i]
+        if got is None:
+            got = self._tokens[i] = self.truth.message_tokens(self.path.messages[i])
+        return got
+
+    def size_of(self, i: int) -> tuple[int, int]:
+        got = self._sizes[i]
+        if got is None:
+            got = self._sizes[i] = self.policy.size(self.path.messages[i])
+        return got
+
+    def context(self, upto: int) -> list[int]:
+        """Message indices of the simulated context before work position `upto`."""
+        return [*self.prefix, *self.work[self.resume:upto]]
+
+    def truth_at(self, upto: int) -> float:
+        t = self.truth
+        return t.overhead + self.summary + sum(map(self.tokens_of, self.context(upto)))
+
+    def view(self, upto: int) -> CountView:
+        ctx = self.context(upto)
+        size = list(map(self.size_of, ctx))
+        if self.last_usage is None:
+            return CountView(None, (), size)
+        after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
+        return CountView(self.last_usage[1], [size[k] for k in after], size)
+
+    def _peak(self, u: float) -> None:
+        if u > self.run.peak_truth:  # the peak is the largest truth reported anywhere
+            self.run.peak_truth = u
+
+    def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> SimCompaction | None:
+        """Compact before work position `upto`; None when the summarisation request fails."""
+        ctx = self.context(upto)
+        msgs = self.path.messages
+        after = ctx[-1] if ctx else -1
+        r = self.run
+        cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.tokens_of(i), msgs[i])
+                 for i in ctx]
+        kept = self.policy.keep_for(reason.value, cands, self.s)
+        if self.policy.summary_request_sends_kept:
+            sum_in = truth_now  # the context (and the summary prompt)
+        else:  # the summarised messages and the previous summary
+            keep = set(kept.indices)
+            sum_in = self.summary + sum(self.tokens_of(i) for i in ctx if i not in keep)
+        hit = next((k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched), None)
+        if sum_in > self.W and hit is not None:
+            sum_in = float(self.W)  # the agent recorded this compaction: its summariser's prompt fitted
+        elif sum_in > self.W:
+            if not self.policy.trims_summary_request:
+                r.overflows += 1  # the provider rejects the summarisation request
+                self._peak(sum_in)
+                m = msgs[after] if after >= 0 else None
+                r.failed_compactions.append(self._record(reason, after, (), view, truth_now, sum_in, 0.0, False))
+                r.no_compaction.append(f"after {m.id if m else 'the start'}: the summarisation request "
+                                       f"({round(sum_in):,} tokens) is larger than the window ({self.W:,})")
+                return None
+            sum_in = float(self.W)  # the oldest items dropped until it fits
+        if hit is None:
+            self.unmatched += 1
+        else:
+            self.matched.add(hit)
+        sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, self.truth.summary_tokens,
+                          hit is not None, len(ctx) - len(kept.indices))
+        r.compactions.append(sc)
+        r.summarization_input += sum_in
+        r.summarization_output += sc.summarization_output_tokens
+        self.pending_thrash = sc
+        self.prefix, self.resume, self.summary = kept.indices, upto, self.truth.summary_tokens
+        self.last_usage = None
+        return sc
+
+    def _record(self, reason: CompactionReason, after: int, kept: tuple[int, ...], view: CountView, truth_now: float,
+                sum_in: float, summary: float, matches: bool, summarized: int = 0) -> SimCompaction:
+        msgs = self.path.messages
+        m = msgs[after] if 0 <= after < len(msgs) else None
+        return SimCompaction(
+            reason=reason, parent_entry_id=m.id if m else None, parent_base_index=after,
+            first_kept_entry_id=msgs[kept[0]].id if kept else None, first_kept_base_index=kept[0] if kept else -1,
+            tokens_before=self.policy.tokens_before(view), truth_at_trigger=truth_now,
+            pi_view_at_trigger=self.policy.count(view), is_split_turn=False, messages_summarized=summarized,
+            turn_prefix_messages=0, kept_tokens=sum(self.tokens_of(i) for i in kept), summary_tokens=summary,
+            summary_source=TruthSource.MODEL, summarization_input_tokens=sum_in, summarization_output_tokens=summary,
+            matches_recorded=matches, early=reason == CompactionReason.THRESHOLD and truth_now <= self.T, kept=kept)
+
+    def diverged(self, index: int) -> bool:
+        """Whether the simulated context before message `index` differs from the recorded one."""
+        missed = any(r < index and k not in self.matched for k, r in enumerate(self.recorded))
+        return self.unmatched > 0 or missed
+
+    def check(self, upto: int) -> float:
+        """A check point: classify it (over T, late, thrash) and compact when the policy fires; the count."""
+        r = self.run
+        r.check_points += 1
+        truth_now = self.truth_at(upto)
+        self._peak(truth_now)
+        over = truth_now > self.T
+        if self.pending_thrash is not None:
+            if over:
+                self.pending_thrash.thrash = True
+                r.thrash += 1
+            self.pending_thrash = None
+        if over:
+            r.check_points_over += 1
+        view = self.view(upto)
+        count = self.policy.count(view)
+        if r.requests and r.requests[-1].pi_view is None:  # the check point after that request: its count
+            r.requests[-1] = r.requests[-1]._replace(pi_view=count)
+        if self.policy.fires(count, self.T):
+            sc = self.compact(CompactionReason.THRESHOLD, upto, truth_now, view)
+            if sc is not None and sc.early:
+                r.early += 1
+            if sc is None and over:
+                r.late += 1
+        elif over:
+            r.late += 1
+        return count
+
+    def _before(self, k: int, first: bool) -> None:
+        """The policy's check point before a request at work position k, if it has one there."""
+        cps = self.policy.check_points
+        if CheckPoint.BEFORE_SAMPLING in cps and first:
+            self.check(self.run_start if self.policy.pre_turn_excludes_input else k)
+        elif CheckPoint.BETWEEN_TURNS in cps and not first:
+            self.check(k)
+
+    def _point(self, index: int, u: float, source: TruthSource, overflow: bool, output: int, same: bool) -> None:
+        m = self.path.messages[index] if 0 <= index < len(self.path.messages) else None
+        self.run.requests.append(RequestPoint(index, m.id if m else None, u, source, None, overflow, output,
+                                              m.timestamp if m else None, len(self.run.compactions), same))
+
+    def request(self, req: Request, first: bool, last: bool, state: dict[str, bool]) -> None:
+        k = self.pos_of.get(req.index, 0)
+        self._before(k, first)
+        modelled = self.diverged(req.index)
+        u = self.truth_at(k) if modelled else float(req.usage.prompt)
+        source = TruthSource.MODEL if modelled else TruthSource.RECORDED
+        r = self.run
+        if u > self.W:
+            if not self.reject(req.index, u, source, k, state):
+                return
+            u, source, modelled = self.truth_at(k), TruthSource.MODEL, True
+            if u > self.W:
+                r.overflows += 1
+                r.failed_recoveries += 1
+                return
+        elif u > self.T and not first:
+            r.mid_run_crossings += 1
+        state["success"] = True
+        self.answered(k, req.index, u, req.usage.output, last, source, not modelled)
+
+    def answered(self, k: int, index: int, u: float, output: int, last: bool, source: TruthSource,
+                 same: bool) -> None:
+        """A request the provider answered (prompt U, `output` tokens out)."""
+        r = self.run
+        self._peak(u)
+        r.billed_input += u
+        r.output_tokens += output
+        self._point(index, u, source, False, output, same)
+        self.last_usage = (index if self.policy.counts_own_reply else self.reply_end(index), u + output)
+        if last and CheckPoint.RUN_END in self.policy.check_points:
+            self.check(k + 1)
+
+    def reply_end(self, index: int) -> int:
+        """The last message of the reply that starts at `index` (Codex writes one response as several
+        items: reasoning, text, tool calls; the count's trailing items are those after all of them)."""
+        msgs = self.path.messages
+        while index + 1 < len(msgs) and msgs[index + 1].role == Role.ASSISTANT and index + 1 not in self.starts:
+            index += 1
+        return index
+
+    def overflow(self, ovf: Overflow, first: bool, last: bool, state: dict[str, bool]) -> None:
+        """A request the provider rejected in the recording. In a changed context its truth decides (it
+        may fit); in the recorded one the provider rejects it again: an overflow when its truth (the
+        provider's own count, when the error gave one) exceeds W, else a provider rejection."""
+        k = self.pos_of.get(ovf.index, 0)
+        self._before(k, first)
+        if self.diverged(ovf.index):
+            u, source = self.truth_at(k), TruthSource.MODEL
+            if u <= self.W:
+                state["success"] = True
+                self.answered(k, ovf.index, u, 0, last, source, False)
+                return
+        elif ovf.provider_tokens:
+            u, source = float(ovf.provider_tokens), TruthSource.PROVIDER
+        else:
+            u, source = self.truth_at(k), TruthSource.MODEL
+        # The failed attempt is on the agent's path when it compacts (it is summarised or dropped).
+        self.reject(ovf.index, u, source, k + 1, state, ovf.provider_limit)
+
+    def reject(self, index: int, u: float, source: TruthSource, upto: int, state: dict[str, bool],
+               stated_limit: int | None = None) -> bool:
+        """The provider rejects the request at message `index` (an overflow, or a provider rejection
+        below the window, `ReplayRun.rejected`); a reactive policy compacts before work position `upto`.
+        Whether it compacted (the request is retried)."""
+        r = self.run
+        r.rejected(u, self.W, stated_limit)
+        self._point(index, u, source, True, 0, False)
+        if not self.policy.retries_after_overflow(state["recovered"], state["success"]):
+            r.failed_recoveries += 1
+            return False
+        state["recovered"], state["success"] = True, False
+        self.compact(CompactionReason.OVERFLOW, upto, u, self.view(upto))
+        return True
+
+    def user_compactions(self, before: int) -> None:
+        """Apply the recorded user/extension compactions that come before message `before`."""
+        while self.next_user < len(self.by_user) and self.path.compactions[self.by_user[self.next_user]].index < before:
+            k = self.by_user[self.next_user]
+            self.next_user += 1
+            c = self.path.compactions[k]
+            upto = len([i for i in self.work if i < c.index])
+            kept = tuple(i for a, b in c.kept for i in range(a, b) if i in self.pos_of)
+            self.matched.add(k)
+            truth_now = self.truth_at(upto)
+            self._peak(truth_now)
+            summary = self.truth.ratio * chars4(len(c.summary or ""))
+            sc = self._record(CompactionReason.USER, self.work[upto - 1] if upto else -1, kept, self.view(upto),
+                              truth_now, 0.0, summary, True)
+            sc.summarization_output_tokens = 0.0
+            sc.tokens_before = c.tokens_before if isinstance(c.tokens_before, int) else 0
+            self.run.compactions.append(sc)
+            self.prefix, self.resume, self.summary, self.last_usage = kept, upto, summary, None
+
+    def walk(self) -> ReplayRun:
+        events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
+        starts = _run_starts(self.path, events, self.pos_of)
+        state = {"recovered": False, "success": False}
+        prev = -1
+        for n, ev in enumerate(events):
+            self.user_compactions(ev.index)
+            if starts[n]:
+                state = {"recovered": False, "success": False}
+                self.run_start = bisect_right(self.work, prev)
+            prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
+            last = n + 1 == len(events) or starts[n + 1]
+            if isinstance(ev, Overflow):
+                self.overflow(ev, starts[n], last, state)
+            else:
+                self.request(ev, starts[n], last, state)
+        r = self.run
+        users = set(self.by_user)
+        matched = len(self.matched - users)
+        policy = sum(1 for c in r.compactions if c.reason != CompactionReason.USER)
+        r.recorded_match = RecordedMatch(len(self.recorded) - len(users), matched, policy - matched)
+        return r
+
+
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow], work: Container[int]) -> list[bool]:
+    """Whether each request starts a run (a user message of the workload since the previous request;
+    a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
+    out = []
+    prev = -1
+    for r in reqs:
+        out.append(prev < 0 or any(path.messages[i].role == Role.USER and i in work for i in range(prev + 1, r.index)))
+        prev = r.index
+    return out
+
+
+def policy_settings(s: ReplaySettings) -> PolicySettings:
+    """The `PolicySettings` a policy reads, from a replay setting."""
+    return PolicySettings(s.context_window, s.reserve_tokens, s.keep_recent_tokens, s.extra)
+
+
+def replay_settings(policy: Policy, window: int, reserve: int = 0, keep: int = 0,
+                    extra: tuple[tuple[str, object], ...] = ()) -> ReplaySettings:
+    """A replay setting of `policy`, its threshold the policy's own."""
+    t = policy.threshold(PolicySettings(window, reserve, keep, extra))
+    return ReplaySettings(window, reserve, keep, policy.name, extra=extra, policy_threshold=t)
+
+
+def simulate_path(path: TranscriptPath, policy: Policy, settings: ReplaySettings | PolicySettings,
+                  truth: NeutralTruth | None = None) -> ReplayRun:
+    """Replay `policy` over `path` under `settings` (see the module docstring; a `PolicySettings` or a
+    setting without the policy's threshold gets the policy's own)."""
+    if isinstance(settings, PolicySettings) or settings.policy_threshold is None:
+        settings = replay_settings(policy, settings.context_window, settings.reserve_tokens,
+                                   settings.keep_recent_tokens, settings.extra)
+    return _Walk(path, policy, settings, truth or fit_neutral_truth(path)).walk()

@@ -1,0 +1,77 @@
+"""The replay invariants (`replay.invariants`) hold on every run of every sample and real session:
+at the recorded settings, under small grids, and under every other agent's policy."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessiontools.errors import InputError
+from sessiontools.read.sources import load_source
+from sessiontools.replay import replay_records
+from sessiontools.replay.invariants import consistent_user_compactions, violations
+from tests.conftest import SAMPLES, shared_sessions
+
+POLICIES = (None, "pi-0", "pi-1", "codex", "claude-code", "claude-code-reactive")
+GRID: dict[str, Any] = {"windows": [16000, 24000, 48000], "reserves": [3000, 6000], "keeps": [2000, 6000]}
+REAL_GRID: dict[str, Any] = {"windows": [64000, 128000, 200000], "reserves": [16384], "keeps": [20000]}
+
+
+def _manifest(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _recorded(f: Path) -> dict[str, Any]:
+    """The settings a sample was recorded with (its manifest), else the file's defaults."""
+    pi = _manifest(SAMPLES / "manifest.json").get(f.stem)
+    if pi is not None:
+        return {"windows": [pi["window"]], "reserves": [pi["reserve"]], "keeps": [pi["keep"]]}
+    codex = _manifest(SAMPLES / "codex" / "manifest.json").get(f.stem)
+    if codex is not None:
+        spec = codex["spec"]
+        return {"windows": [spec["context_window"]], "reserves": [16384], "keeps": [20000],
+                "limits": [spec.get("auto_compact_limit")]}
+    return {"windows": None, "reserves": [16384], "keeps": [20000]}
+
+
+def _files() -> list[Path]:
+    return [*sorted(SAMPLES.glob("*.jsonl")), *sorted((SAMPLES / "codex").glob("*.jsonl")),
+            *sorted((SAMPLES / "claude-code").glob("*.jsonl")), *shared_sessions()]
+
+
+def _runs(f: Path) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    src = load_source(f)
+    grid = REAL_GRID if SAMPLES not in f.parents else GRID
+    rec = _recorded(f)
+    for policy in POLICIES:
+        for what, opts in (("recorded", rec), ("grid", grid)):
+            if policy is not None and what == "recorded" and rec["windows"] is None:
+                opts = {**opts, "windows": grid["windows"][-1:]}
+            try:
+                yield (f"{f.name} {policy or 'default'} {what}",
+                       replay_records(src, policy=policy, summary_tokens=None, models=[], leaf=None, all_leaves=True,
+                                      **opts))
+            except InputError as e:  # a setting the policy refuses (reserve >= window) is not a run
+                assert "not below" in str(e) or "catalogue" in str(e), str(e)
+
+
+CHECKED: list[int] = []
+
+
+@pytest.mark.parametrize("f", _files(), ids=lambda p: p.name)
+def test_every_run_is_consistent(f: Path) -> None:
+    """No run contradicts itself (`replay.invariants.violations`), and the recorded user/extension
+    compactions are the same at every setting of a session."""
+    problems = []
+    n = 0
+    for label, recs in _runs(f):
+        n += len(recs)
+        problems += [f"{label} W {r['settings']['context_window']}: {v}" for r in recs for v in violations(r)]
+        problems += [f"{label}: {v}" for v in consistent_user_compactions(recs)]
+    CHECKED.append(n)
+    assert n > 0
+    assert not problems, "\n".join(problems[:20])
