@@ -63,3 +63,6 @@ DRIFT_METRICS: dict[str, str] = {
     "retention.constraints": "share of the user's constraining sentences in the spans that the summaries state",
     "lost_facts": "facts of the spans that their summaries do not state, summed over compactions",
 }
+
+#: `--group-by` of the folder answers (inspect, replay, estimate-error, diff-summaries): see `report.folder`.
+GROUP_BY = ("agent", "model", "provider", "project", "day", "week", "month")

@@ -32,6 +32,7 @@ from sessiontools.cli.common import (
 )
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import InputError, UsageError
 
 
@@ -125,6 +126,8 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
         executor: ExecutorOpt = Executor.processes,
+        per_session: PerSessionOpt = False,
+        group_by: GroupByOpt = None,
     ) -> None:
         """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
 
@@ -137,14 +140,15 @@ def register(app: typer.Typer) -> None:
         """
         _run(paths, context_window, reserve, keep_recent, policy, auto_compact_limit, autocompact_pct,
              max_output_tokens, leaf, all_leaves, models, summary_tokens, format, output, plot, plot_metric, fail_if,
-             compactions_out, strict, jobs, executor)
+             compactions_out, strict, jobs, executor, per_session, group_by.value if group_by else None)
 
 
 def _run(paths: list[Path] | None, context_window: str | None, reserve: str, keep_recent: str, policy: Any,
          auto_compact_limit: str | None, autocompact_pct: str | None, max_output_tokens: int | None, leaf: str | None,
          all_leaves: bool, models: list[Path] | None, summary_tokens: int | None, format: Fmt | None,
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
-         compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor) -> None:
+         compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor,
+         per_session: bool = False, group_by: str | None = None) -> None:
     from sessiontools.gates import parse_gates, tripped
     from sessiontools.read import load_session
     from sessiontools.read.sources import load_source
@@ -183,8 +187,11 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
         emit_json(envelope("replay", runs=records), output)
     elif format in (Fmt.csv, Fmt.parquet):
         write_frame(runs_frame(records), format.value, output)
-    else:
+    elif per_session or len({r["session"] for r in records}) == 1:
         emit_renderables([replay_table(records)], output)
+    else:  # a folder: totals per setting and group, the worst sessions first
+        from sessiontools.report.replay_totals import folder_answer
+        emit_renderables([folder_answer(records, group_by, gates[0].metric if gates else None)], output)
     if plot is not None:
         if len(records) == 1 and records[0].get("agent", "pi") != "pi":
             raise UsageError("--plot: the timeline of one setting is drawn for Pi sessions only; give a grid")

@@ -65,15 +65,15 @@ _EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own est
                "calibrated_hybrid = last usage + calibrated count of later messages")
 
 
-def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
-    """Renderables for people: overall errors, groups, early/late, calibration, sessions (all fitted to the width)."""
+def overall_table(summary: Mapping[str, Any], estimators: Sequence[str], legend: str = _EST_LEGEND) -> FittedTable:
+    """One row per estimator over every request (the totals of a folder)."""
     skipped = summary["skipped_requests"]
     skipped_txt = ", ".join(f"{k} {v}" for k, v in skipped.items() if k != "total")
     title = f"estimate error over {summary['requests']:,} requests" + (
         f" ({skipped['total']} assistant messages skipped: {skipped_txt})" if skipped["total"] else ""
     )
     t = FittedTable(title, (
-        Column("estimator", _EST_LEGEND, "left"), Column("n", "requests"),
+        Column("estimator", legend, "left"), Column("n", "requests"),
         Column("bias %", "mean (E - A) / A: negative = under-counts"), Column("MAPE %", "mean |E - A| / A"),
         Column("A/E", "median of actual / estimate (x1.38 = actual is 38% above the estimate)"),
         Column("p50 |e|", "median |E - A| (tokens)"), Column("p95 |e|", "95th percentile (tokens)"),
@@ -86,11 +86,16 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
             name = f"{est} (file)" if summary["calibration"]["source"] == "file" else f"{est} (OOS)"
         t.add_row(name, f"{s['n']:,}", percent(s["bias"], signed=True), percent(s["mape"]), _ratio(s["median_ratio"]),
                   tokens(s["p50_abs"]), tokens(s["p95_abs"]), tokens(s["max_abs"]))
-    parts: list[Any] = [t]
+    return t
+
+
+def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
+    """Renderables for people: overall errors, groups, early/late, calibration, sessions (all fitted to the width)."""
+    parts: list[Any] = [overall_table(summary, estimators)]
     if summary["groups"]:
         parts.append(_groups_table(summary, estimators))
     if summary["thresholds"] and summary["timing"] and summary["requests"]:
-        parts.append(_timing_table(summary, estimators))
+        parts.append(timing_table(summary, estimators))
     cal = summary.get("calibration")
     if cal and cal.get("levels"):
         parts.append(_levels_table(cal))
@@ -130,7 +135,7 @@ def _groups_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Fitt
     return g
 
 
-def _timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
+def timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
     thresholds = summary["thresholds"]
     d = FittedTable("compaction decisions: early / late requests at each threshold T",
                     (Column("estimator", "", "left"),
