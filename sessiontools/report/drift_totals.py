@@ -151,5 +151,5 @@ def drift_folder_answer(report: DriftReport, *, groups: Mapping[str, str], by: s
     if with_summaries:
         parts.append(worst_table(with_summaries, metric, shown))
         parts.append(Text(more_line(min(shown, len(with_summaries)), len(with_summaries), "paths with summaries",
-                                    "--per-session for every path's tables and diffs"), style="dim"))
+                                    "--per-session shows their tables and diffs"), style="dim"))
     return Group(*parts)

@@ -166,6 +166,6 @@ def estimate_folder_answer(summary: Mapping[str, Any], report: Any, *, group_by:
     worst, total = worst_sessions_table(summary, estimators, rank, shown)
     parts.append(worst)
     parts.append(Text(more_line(min(shown, total), total, "sessions",
-                                "--per-session shows each (and the calibration fits)"),
+                                "--per-session shows each (and the fits)"),
                       style="dim"))
     return Group(*parts)
