@@ -42,6 +42,7 @@ from sessiontools.cli.common import (
     tokens_option,
 )
 from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import SessionToolsError, UsageError
 
 app = typer.Typer(
@@ -83,6 +84,8 @@ def inspect(
     jobs: JobsOpt = None,
     executor: ExecutorOpt = Executor.processes,
     pi_version: PiVersionOpt = None,
+    per_session: PerSessionOpt = False,
+    group_by: GroupByOpt = None,
 ) -> None:
     """What is in each session: format, counts, tree shape and leaf ids, compactions (also on other
     branches), usage, cost, problems; with several sessions, a table of them and their totals.
@@ -102,6 +105,14 @@ def inspect(
     reports, loaded = run_files(paths, err, fn, jobs, "inspecting", executor=executor)
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
+    elif len(reports) > 1 and not per_session:  # a folder: totals per group, the largest sessions
+        from sessiontools.report.folder import session_groups
+        from sessiontools.report.inspect_totals import inspect_folder_answer
+        by = group_by.value if group_by else "agent"
+        models = {r["path"]: max(r["models"], key=r["models"].get) if r["models"] else None for r in reports}
+        groups = ({r["path"]: r.get("agent", "pi") for r in reports} if by == "agent" else
+                  session_groups(by, [r["path"] for r in reports], models))
+        emit_renderables([inspect_folder_answer(reports, groups, by)], output)
     elif reports:
         items = [inspect_table(r) for r in reports]
         if len(reports) > 1:

@@ -103,9 +103,9 @@ def session_groups(by: str, sessions: Iterable[str], models: Mapping[str, str | 
     return out
 
 
-def more_line(shown: int, total: int, what: str, how: str) -> str:
+def more_line(shown: int, total: int, what: str, how: str, every: str = "JSON/CSV have every row") -> str:
     """The one line under a worst-first cut: how many `what` (a plural) are not shown, how to see them."""
     rest = total - shown
     if rest <= 0:
         return f"all {total:,} {what} shown; {how}"
-    return f"... and {rest:,} more {what}: {how}; JSON/CSV have every row"
+    return f"... and {rest:,} more {what}: {how}; {every}"

@@ -145,3 +145,32 @@ def test_diff_summaries_totals_per_section(folder: Path, outputs: dict[str, tupl
 def test_diff_summaries_per_session(folder: Path) -> None:
     code, out, _ = _run("diff-summaries", str(folder / "codex"), "--per-session")
     assert code == 0 and out.count("summaries on ") >= 16
+
+
+def test_inspect_table_of_1000_files_costs_at_most_1_5x_its_json(tmp_path: Path) -> None:
+    """Issue 26: the table of 1,000 files within 1.5x of the JSON, measured in one run (best of two
+    rounds each, interleaved); the folder answer prints totals, not 1,000 blocks."""
+    import time
+
+    from tests.folder import pi_session
+
+    for i in range(1000):
+        rel, data = pi_session(i)
+        p = tmp_path / "s" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    files = list((tmp_path / "s").rglob("*.jsonl"))
+    assert len(files) == 1000
+    best = {"table": float("inf"), "json": float("inf")}
+    for _ in range(2):
+        for fmt in ("table", "json"):
+            out = tmp_path / f"out.{'txt' if fmt == 'table' else 'json'}"
+            t = time.perf_counter()
+            code, _, err = _run("inspect", str(tmp_path / "s"), "--format", fmt, "-o", str(out), "--jobs", "1")
+            best[fmt] = min(best[fmt], time.perf_counter() - t)
+            assert code == 0, err
+    text = (tmp_path / "out.txt").read_text()
+    assert len(text.splitlines()) <= MAX_LINES and "totals per agent" in text
+    print(f"inspect over 1,000 files: table {best['table']:.2f}s, json {best['json']:.2f}s, "
+          f"ratio {best['table'] / best['json']:.2f}")
+    assert best["table"] <= 1.5 * best["json"], best
