@@ -23,6 +23,7 @@ from sessiontools.cli.common import (
     emit_renderables,
     exit_code_for,
     parse_token_list,
+    parse_tokens,
     resolve_format,
     run_files,
     save_figure,
@@ -106,7 +107,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         paths: PathsArg = None,
-        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue; Codex: the configured window, the rollout's model_context_window / 0.95).")] = None,
+        context_window: Annotated[list[str] | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the bundled catalogue, Pi's models.json, OpenClaw's config; Codex: the configured window, the rollout's model_context_window / 0.95); or MODEL=W for one model the catalogue lacks (provider/model, or a bare id); repeatable.")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
         policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: the agent's own; for Pi the version that wrote the file; for Claude Code threshold or reactive as the file shows).")] = None,
@@ -143,7 +144,7 @@ def register(app: typer.Typer) -> None:
              compactions_out, strict, jobs, executor, per_session, group_by.value if group_by else None)
 
 
-def _run(paths: list[Path] | None, context_window: str | None, reserve: str, keep_recent: str, policy: Any,
+def _run(paths: list[Path] | None, context_window: list[str] | str | None, reserve: str, keep_recent: str, policy: Any,
          auto_compact_limit: str | None, autocompact_pct: str | None, max_output_tokens: int | None, leaf: str | None,
          all_leaves: bool, models: list[Path] | None, summary_tokens: int | None, format: Fmt | None,
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
@@ -168,17 +169,23 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
         raise UsageError("--format parquet needs --output PATH")
     check_output_path(output)
     check_plot_path(plot)
+    from sessiontools.cli import windows as per_model_windows
+    context_window, per_model = per_model_windows.split_windows(
+        [context_window] if isinstance(context_window, str) else context_window)
+    model_windows = {m: parse_tokens(w, f"--context-window {m}=", minimum=1) for m, w in per_model.items()}
     windows, reserves, keeps, agent_options = _grid_options(context_window, reserve, keep_recent, policy,
                                                             auto_compact_limit, autocompact_pct, max_output_tokens)
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
+    per_file, loaded, misses = per_model_windows.replay_files(
+        paths, err, model_windows, options, partial(replay_records, **agent_options), jobs,
+        agents=replay_agents(policy.value if policy else None), executor=executor)
     replay_one = partial(replay_records, **agent_options, **options)
-    per_file, loaded = run_files(paths, err, replay_one, jobs, "replaying",
-                                 agents=replay_agents(policy.value if policy else None), executor=executor)
     # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
     per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
     records = [r for recs in per_file for r in recs]
+    loaded.unreadable += per_model_windows.report_misses(err, misses)
     if not records:
         if loaded.unreadable:  # each file's reason is already on stderr, one line each
             raise typer.Exit(exit_code_for(loaded, strict))

@@ -30,7 +30,7 @@ _SUMMED = ("compactions", "early", "late", "overflows", "thrash", "billed_input_
 def _setting(n: int | None) -> str:
     if n is None:
         return "-"
-    return f"{n // 1000}k" if n % 1000 == 0 and n >= 1000 else tokens(n)
+    return f"{n // 1000}k" if n % 1000 == 0 and 1000 <= n < 1_000_000 else tokens(n)
 
 
 def setting_label(row: Mapping[str, Any]) -> str:
