@@ -25,7 +25,6 @@ from sessiontools.cli.common import (
     parse_token_list,
     parse_tokens,
     resolve_format,
-    run_files,
     save_figure,
     stderr_console,
     tokens_option,
