@@ -227,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
         stderr_console().print(f"error: {where}{exc.strerror or exc}", markup=False)
         return EXIT_INPUT
     except Exception as exc:  # click's usage errors (Typer vendors click) and anything unexpected
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `sessiontools`: the help, not an error; exit 2
+            typer.echo(exc.format_message())  # type: ignore[attr-defined]
+            return 2
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             ctx = getattr(exc, "ctx", None)
             where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
