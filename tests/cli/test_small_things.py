@@ -30,3 +30,22 @@ def test_bare_command_prints_the_help(capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 2
     assert out.startswith("Usage: ") and "inspect" in out
     assert "error" not in err and "error:" not in out
+
+
+def test_options_no_file_reads_are_said_to_be_ignored(capsys: pytest.CaptureFixture[str]) -> None:
+    """--reserve and --autocompact-pct on Codex files, --keep-recent above a Pi window: a note each."""
+    codex = SAMPLES / "codex" / "codex-overflow.jsonl"
+    if not codex.exists():
+        pytest.skip("sample_sessions/codex is empty")
+    assert main(["replay", str(codex), "--context-window", "200k", "--reserve", "8k", "--autocompact-pct", "50",
+                 "--format", "json", "-o", "/dev/null"]) == 0
+    err = capsys.readouterr().err
+    assert "note: --reserve was ignored: it applies to pi-0, pi-1, and the files were replayed under codex" in err
+    assert "note: --autocompact-pct was ignored" in err
+    assert main(["replay", str(SAMPLES / "pi0-tiny.jsonl"), "--context-window", "16k", "--reserve", "3k",
+                 "--keep-recent", "500k", "--format", "json", "-o", "/dev/null"]) == 0
+    err = capsys.readouterr().err
+    assert "note: --keep-recent 500,000 is not below the window of 1 run(s)" in err
+    assert main(["replay", str(SAMPLES / "pi0-tiny.jsonl"), "--context-window", "16k", "--reserve", "3k",
+                 "--format", "json", "-o", "/dev/null"]) == 0
+    assert "ignored" not in capsys.readouterr().err
