@@ -113,6 +113,15 @@ def inspect(
         groups = ({r["path"]: r.get("agent", "pi") for r in reports} if by == "agent" else
                   session_groups(by, [r["path"] for r in reports], models))
         emit_renderables([inspect_folder_answer(reports, groups, by)], output)
+    elif len(reports) > 1:  # --per-session over a large folder: plain lines, streamed (not 1,000 rich tables)
+        from sessiontools.report.inspect_totals import PLAIN_AFTER, PlainLines, inspect_plain_lines
+        if len(reports) > PLAIN_AFTER:
+            from sessiontools.cli.common import output_width
+            from sessiontools.report.layout import DESIGN_WIDTH
+            width = DESIGN_WIDTH if output else output_width()
+            emit_renderables([PlainLines(inspect_plain_lines(reports, width))], output)
+        else:
+            emit_renderables([*(inspect_table(r) for r in reports), inspect_totals_table(reports)], output)
     elif reports:
         items = [inspect_table(r) for r in reports]
         if len(reports) > 1:

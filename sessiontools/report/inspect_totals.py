@@ -8,7 +8,7 @@ every session's block, JSON every field of every session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -66,3 +66,48 @@ def inspect_folder_answer(reports: Sequence[Mapping[str, Any]], groups: Mapping[
     hint = more_line(min(shown, len(reports)), len(reports), "sessions", "--per-session shows each",
                      "--format json has every field")
     return Group(t, w, Text(hint, style="dim"))
+
+
+#: More sessions than this are listed as plain text lines with --per-session (rich lays a table out
+#: by measuring every cell: 1,000 session tables took 8x the JSON).
+PLAIN_AFTER = 50
+_COMP_HEAD = ("entry", "line", "kind", "written by", "tok before", "first kept")
+
+
+def inspect_plain_lines(reports: Sequence[Mapping[str, Any]], width: int) -> Iterator[str]:
+    """Every session's fields and compactions as plain lines (session text stripped of control
+    characters), cut in the middle to `width`: what `--per-session` streams for a large folder."""
+    from sessiontools.report.inspect import inspect_fields
+    from sessiontools.report.text import strip_control
+
+    def fit(s: str) -> str:
+        return middle(strip_control(s).replace("\n", " "), width)
+
+    for r in reports:
+        yield fit(f"== {r['path']}")
+        for k, v in inspect_fields(r):
+            yield fit(f"{k:<26} {v}")
+        comps = [(c, "") for c in r["compactions"]] + [(c, f" (leaf {c.get('leaf_id')})")
+                                                       for c in r.get("other_branch_compactions") or []]
+        if comps:
+            yield fit("compactions: " + " | ".join(_COMP_HEAD))
+            for c, where in comps:
+                before = "-" if c["tokens_before"] is None else f"{c['tokens_before']:,}"
+                yield fit(f"  {c['entry_id'] or '-'} | {c['line']} | {c['kind']} | {c.get('writer', 'agent')} | "
+                          f"{before} | {c['first_kept_entry_id'] or '-'}{where}")
+        yield ""
+
+
+class PlainLines:
+    """A renderable of ready-made lines, written as they come: no measuring, no wrapping (each
+    line is already cut to the width)."""
+
+    def __init__(self, lines: Iterable[str]) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterator[Any]:
+        from rich.segment import Segment
+
+        for line in self.lines:
+            yield Segment(line)
+            yield Segment.line()

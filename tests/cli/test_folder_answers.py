@@ -149,7 +149,8 @@ def test_diff_summaries_per_session(folder: Path) -> None:
 
 def test_inspect_table_of_1000_files_costs_at_most_1_5x_its_json(tmp_path: Path) -> None:
     """Issue 26: the table of 1,000 files within 1.5x of the JSON, measured in one run (best of two
-    rounds each, interleaved); the folder answer prints totals, not 1,000 blocks."""
+    rounds each, interleaved); the folder answer prints totals, not 1,000 blocks, and --per-session
+    streams plain lines (not 1,000 rich tables), also within 1.5x."""
     import time
 
     from tests.folder import pi_session
@@ -161,16 +162,22 @@ def test_inspect_table_of_1000_files_costs_at_most_1_5x_its_json(tmp_path: Path)
         p.write_bytes(data)
     files = list((tmp_path / "s").rglob("*.jsonl"))
     assert len(files) == 1000
-    best = {"table": float("inf"), "json": float("inf")}
+    best = {"table": float("inf"), "json": float("inf"), "per-session": float("inf")}
+    args = {"table": ["--format", "table"], "json": ["--format", "json"], "per-session": ["--per-session"]}
     for _ in range(2):
-        for fmt in ("table", "json"):
-            out = tmp_path / f"out.{'txt' if fmt == 'table' else 'json'}"
+        for fmt in best:
+            out = tmp_path / f"{fmt}.{'json' if fmt == 'json' else 'txt'}"
             t = time.perf_counter()
-            code, _, err = _run("inspect", str(tmp_path / "s"), "--format", fmt, "-o", str(out), "--jobs", "1")
+            code, _, err = _run("inspect", str(tmp_path / "s"), *args[fmt], "-o", str(out), "--jobs", "1")
             best[fmt] = min(best[fmt], time.perf_counter() - t)
             assert code == 0, err
-    text = (tmp_path / "out.txt").read_text()
+    text = (tmp_path / "table.txt").read_text()
     assert len(text.splitlines()) <= MAX_LINES and "totals per agent" in text
+    every = (tmp_path / "per-session.txt").read_text().splitlines()
+    assert sum(1 for line in every if line.startswith("== ")) == 1000 and max(len(x) for x in every) <= WIDTH
+    print(f"inspect --per-session over 1,000 files: {best['per-session']:.2f}s, "
+          f"ratio {best['per-session'] / best['json']:.2f}")
+    assert best["per-session"] <= 1.5 * best["json"], best
     print(f"inspect over 1,000 files: table {best['table']:.2f}s, json {best['json']:.2f}s, "
           f"ratio {best['table'] / best['json']:.2f}")
     assert best["table"] <= 1.5 * best["json"], best
