@@ -211,13 +211,9 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
                     compactions_out)
     err.print(replay_headline(records), markup=False)
-    from sessiontools.cli.replay_notes import ignored_option_notes
-    given = [o for o, on in (("--reserve", reserve != str(DEFAULT_RESERVE_TOKENS)),
-                             ("--keep-recent", keep_recent != str(DEFAULT_KEEP_RECENT_TOKENS)),
-                             ("--autocompact-pct", autocompact_pct is not None),
-                             ("--max-output-tokens", max_output_tokens is not None),
-                             ("--auto-compact-limit", auto_compact_limit is not None)) if on]
-    for note in ignored_option_notes(records, given):
+    from sessiontools.cli.replay_notes import given_options, ignored_option_notes
+    for note in ignored_option_notes(records, given_options(reserve, keep_recent, autocompact_pct, max_output_tokens,
+                                                            auto_compact_limit)):
         err.print(note, markup=False, soft_wrap=True)
     problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
     for msg in problems:

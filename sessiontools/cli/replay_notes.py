@@ -22,6 +22,18 @@ OPTION_POLICIES: dict[str, tuple[str, ...]] = {
 }
 
 
+def given_options(reserve: str, keep_recent: str, autocompact_pct: str | None, max_output_tokens: int | None,
+                  auto_compact_limit: str | None) -> list[str]:
+    """The setting options given on the command line (a default value counts as not given)."""
+    from sessiontools.names import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+
+    return [o for o, on in (("--reserve", reserve != str(DEFAULT_RESERVE_TOKENS)),
+                            ("--keep-recent", keep_recent != str(DEFAULT_KEEP_RECENT_TOKENS)),
+                            ("--autocompact-pct", autocompact_pct is not None),
+                            ("--max-output-tokens", max_output_tokens is not None),
+                            ("--auto-compact-limit", auto_compact_limit is not None)) if on]
+
+
 def ignored_option_notes(records: Sequence[Mapping[str, Any]], given: Iterable[str]) -> list[str]:
     """One note per option given that no replayed run's policy reads, and one for Pi runs whose
     keepRecentTokens is not below their window."""
