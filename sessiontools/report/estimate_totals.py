@@ -25,15 +25,15 @@ from sessiontools.report.layout import Column, FittedTable, percent
 
 #: Short headers of the folder tables (the legend says which is which).
 SHORT = {"calibrated": "calib", "calibrated_hybrid": "cal.hyb"}
-_SHORT_LEGEND = "calib = calibrated, cal.hyb = calibrated_hybrid (OOS)"
+_SHORT_LEGEND = "calib, cal.hyb = calibrated(_hybrid)"
 
 
 def _head(est: str) -> str:
     return SHORT.get(est, est)
 
 
-_BRIEF_LEGEND = ("chars4 = chars/4; pi = the agent's own estimate; cl100k, o200k = tiktoken; calibrated = "
-                 "fitted, judged out of sample (OOS)")
+_BRIEF_LEGEND = ("E = an estimate, A = the provider's prompt tokens; chars4 = chars/4; pi = the agent's own "
+                 "estimate; cl100k, o200k = tiktoken; calibrated = fitted, judged out of sample (OOS)")
 
 #: Estimators that start from the provider's count of the last reply and estimate only what follows.
 HYBRIDS = (AGENT_HYBRID, "calibrated_hybrid")
@@ -82,14 +82,13 @@ def groups_table(groups: Sequence[tuple[str, int, Mapping[str, Mapping[str, Any]
     """One row per group and an `all` row: MAPE % (bias %) per estimator."""
     t = FittedTable(f"MAPE % (bias %) per {by} and estimator", (
         Column(by, "", "left"), Column("n", ""), *[Column(_head(e), "") for e in estimators],
-    ), notes=[f"n = requests; cells: MAPE % (bias %), negative = under-counts; {_SHORT_LEGEND}; under {MIN_REQUESTS} "
-              "requests: too few requests (n)"])
+    ), notes=[f"n = requests; cells MAPE % (bias %, - = under-counts); {_SHORT_LEGEND}; too few: under {MIN_REQUESTS}"])
     largest = {g[0] for g in sorted(groups, key=lambda g: -g[1])[:MAX_GROUPS]}
     for label, n, stats in (g for g in groups if g[0] in largest):
         cells = [_cell(stats[e]) for e in estimators]
         if n < MIN_REQUESTS:
             cells = [too_few(n)] + [""] * (len(estimators) - 1)
-        t.add_row(middle(label), f"{n:,}", *cells)
+        t.add_row(middle(label, 24), f"{n:,}", *cells)
     t.add_row("all", f"{total:,}", *[_cell(overall[e]) for e in estimators])
     if len(groups) > MAX_GROUPS:
         rest = [g for g in groups if g[0] not in largest]
@@ -146,7 +145,9 @@ def estimate_folder_answer(summary: Mapping[str, Any], report: Any, *, group_by:
     from sessiontools.report.estimate_error import overall_table, timing_table
 
     estimators = list(report.estimators)
-    parts: list[Any] = [overall_table(summary, estimators, _BRIEF_LEGEND)]
+    overall = overall_table(summary, estimators, _BRIEF_LEGEND)
+    overall.notes = []  # A and E are defined in the brief legend
+    parts: list[Any] = [overall]
     if group_by is not None:
         groups = group_stats(report, group_by)
         by = group_by

@@ -40,6 +40,14 @@ def _comps(s: Mapping[str, Any]) -> int:
     return len(s["compactions"]) + len(s.get("other_branch_compactions") or [])
 
 
+def _cost_sum(ss: Sequence[Mapping[str, Any]]) -> str:
+    """The recorded cost of some sessions; a session without a known cost adds nothing and is counted."""
+    known = [s["cost"] for s in ss if s.get("cost") is not None]
+    if not known:
+        return "-"
+    return f"${sum(known):.2f}" + ("" if len(known) == len(ss) else f" ({len(known)} of {len(ss)} priced)")
+
+
 def inspect_section(doc: Mapping[str, Any]) -> str:
     """Totals per agent, the largest sessions, then every session (largest first) collapsed."""
     h = _h()
@@ -54,7 +62,7 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
     def agg(label: str, ss: Sequence[Mapping[str, Any]]) -> list[Any]:
         return [label, f"{len(ss):,}", f"{sum(s['requests'] for s in ss):,}", f"{sum(_comps(s) for s in ss):,}",
                 f"{sum(s['overflow_errors'] for s in ss):,}", tokens(sum(_prompt(s) for s in ss)),
-                tokens(sum(s["usage"]["output"] for s in ss)), f"${sum(s['cost'] for s in ss):.2f}"]
+                tokens(sum(s["usage"]["output"] for s in ss)), _cost_sum(ss)]
 
     heads = ["agent", "sessions", "requests", "compactions", "overflow errors", "prompt tokens", "output tokens",
              "recorded cost"]
@@ -64,7 +72,7 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
     def row(s: Mapping[str, Any]) -> list[Any]:
         read_as = f"Pi {s['pi_version']}.x" if s.get("agent", "pi") == "pi" else s.get("agent", "")
         return [names[s["path"]], read_as, f"{s['entries']:,}", f"{s['requests']:,}", _comps(s), s["leaves"],
-                tokens(_prompt(s)), tokens(s["usage"]["output"]), f"${s['cost']:.3f}",
+                tokens(_prompt(s)), tokens(s["usage"]["output"]), "-" if s.get("cost") is None else f"${s['cost']:.3f}",
                 f"{s['errors']} ({s['overflow_errors']})"]
 
     cols = ["session", "read as", "entries", "requests", "compactions", "leaves", "prompt tokens", "output tokens",

@@ -62,7 +62,7 @@ def inspect_folder_answer(reports: Sequence[Mapping[str, Any]], groups: Mapping[
     for r in sorted(reports, key=lambda r: (-_prompt(r), r["path"]))[:shown]:
         w.add_row(names[r["path"]], f"{r['requests']:,}",
                   str(len(r["compactions"]) + len(r.get("other_branch_compactions") or [])),
-                  str(r["overflow_errors"]), tokens(_prompt(r)), dollars(r["cost"]))
+                  str(r["overflow_errors"]), tokens(_prompt(r)), dollars(r.get("cost")))
     hint = more_line(min(shown, len(reports)), len(reports), "sessions", "--per-session shows each",
                      "--format json has every field")
     return Group(t, w, Text(hint, style="dim"))
