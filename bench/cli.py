@@ -6,6 +6,8 @@ imports, worker processes, JSON written).
 - `inspect_cli_vs_orjson_codex`, `inspect_cli_vs_orjson_claude_code`: the same over the synthetic
   Codex and Claude Code corpora (`agent_cli_ratio`; bench/corpus_codex.py, bench/corpus_claude.py);
 - `jobs2_vs_jobs1`: the same command with `--jobs 2` / with `--jobs 1`;
+- `inspect_table_vs_json`: `sessiontools inspect DIR` as a table (the folder answer) / as JSON
+  (issue 26: drawing the table must not cost more than the analysis, at most 1.5x);
 - `startup_s`: wall time of `sessiontools --help`.
 
 Each is interleaved with its baseline, best of a few rounds (this shared machine's speed wanders).
@@ -36,7 +38,8 @@ def _wall(args: list[str]) -> float:
 
 def cli_ratios(corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]:
     inspect = ["inspect", str(corpus), "--format", "json", "-o", os.devnull]
-    t_raw = t_cli = t_j1 = t_j2 = float("inf")
+    table = ["inspect", str(corpus), "--format", "table"]  # stdout captured by _wall: a pipe, not a terminal
+    t_raw = t_cli = t_j1 = t_j2 = t_tab = float("inf")
     for _ in range(ROUNDS):
         t = time.perf_counter()
         orjson_run()
@@ -44,12 +47,14 @@ def cli_ratios(corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]
         t_cli = min(t_cli, _wall(inspect))
         t_j1 = min(t_j1, _wall([*inspect, "--jobs", "1"]))
         t_j2 = min(t_j2, _wall([*inspect, "--jobs", "2"]))
+        t_tab = min(t_tab, _wall(table))
     t_help = min(_wall(["--help"]) for _ in range(10))
     print(f"CLI: inspect (default --jobs) {t_cli:.2f}s vs raw orjson {t_raw:.2f}s; --jobs 1 {t_j1:.2f}s, "
           f"--jobs 2 {t_j2:.2f}s; --help {t_help * 1000:.0f} ms")
     return {
         "inspect_cli_vs_orjson": round(t_raw / t_cli, 3),
         "jobs2_vs_jobs1": round(t_j2 / t_j1, 3),
+        "inspect_table_vs_json": round(t_tab / t_cli, 3),
         "startup_s": round(t_help, 3),
     }
 

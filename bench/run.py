@@ -24,6 +24,7 @@ TARGETS = {
     "inspect_vs_orjson": (">=", 0.5),
     "inspect_cli_vs_orjson": (">=", 0.5),
     "jobs2_vs_jobs1": ("<=", 0.75),
+    "inspect_table_vs_json": ("<=", 1.5),
     "startup_s": ("<=", 0.25),
     "o200k_vs_tiktoken": (">=", 0.7),
     "warm_vs_cold": (">=", 10),

@@ -92,3 +92,5 @@ COMPARE_METRICS: dict[str, str] = {
     **{f"compare.{m}": f"B / A of {m} (none when A is 0 or none)" for m in COMPARE_SIDE_METRICS},
     **{f"delta.{m}": f"B - A of {m}" for m in COMPARE_SIDE_METRICS},
 }
+#: `--group-by` of the folder answers (inspect, replay, estimate-error, diff-summaries): see `report.folder`.
+GROUP_BY = ("agent", "model", "provider", "project", "day", "week", "month")

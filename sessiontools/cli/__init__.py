@@ -42,6 +42,7 @@ from sessiontools.cli.common import (
     tokens_option,
 )
 from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import SessionToolsError, UsageError
 
 app = typer.Typer(
@@ -83,6 +84,8 @@ def inspect(
     jobs: JobsOpt = None,
     executor: ExecutorOpt = Executor.processes,
     pi_version: PiVersionOpt = None,
+    per_session: PerSessionOpt = False,
+    group_by: GroupByOpt = None,
 ) -> None:
     """What is in each session: format, counts, tree shape and leaf ids, compactions (also on other
     branches), usage, cost, problems; with several sessions, a table of them and their totals.
@@ -102,6 +105,23 @@ def inspect(
     reports, loaded = run_files(paths, err, fn, jobs, "inspecting", executor=executor)
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
+    elif len(reports) > 1 and not per_session:  # a folder: totals per group, the largest sessions
+        from sessiontools.report.folder import session_groups
+        from sessiontools.report.inspect_totals import inspect_folder_answer
+        by = group_by.value if group_by else "agent"
+        models = {r["path"]: max(r["models"], key=r["models"].get) if r["models"] else None for r in reports}
+        groups = ({r["path"]: r.get("agent", "pi") for r in reports} if by == "agent" else
+                  session_groups(by, [r["path"] for r in reports], models))
+        emit_renderables([inspect_folder_answer(reports, groups, by)], output)
+    elif len(reports) > 1:  # --per-session over a large folder: plain lines, streamed (not 1,000 rich tables)
+        from sessiontools.report.inspect_totals import PLAIN_AFTER, PlainLines, inspect_plain_lines
+        if len(reports) > PLAIN_AFTER:
+            from sessiontools.cli.common import output_width
+            from sessiontools.report.layout import DESIGN_WIDTH
+            width = DESIGN_WIDTH if output else output_width()
+            emit_renderables([PlainLines(inspect_plain_lines(reports, width))], output)
+        else:
+            emit_renderables([*(inspect_table(r) for r in reports), inspect_totals_table(reports)], output)
     elif reports:
         items = [inspect_table(r) for r in reports]
         if len(reports) > 1:
@@ -216,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         stderr_console().print(f"error: {where}{exc.strerror or exc}", markup=False)
         return EXIT_INPUT
     except Exception as exc:  # click's usage errors (Typer vendors click) and anything unexpected
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `sessiontools`: the help, not an error; exit 2
+            typer.echo(exc.format_message())  # type: ignore[attr-defined]
+            return 2
         if hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             ctx = getattr(exc, "ctx", None)
             where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""

@@ -30,6 +30,7 @@ from sessiontools.cli.common import (
     wrote,
 )
 from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import UsageError
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ _FAIL_IF_HELP = (
 
 
 def _emit(report: "DriftReport", format: DriftFormat, csv_table: CsvTable, pair: int | None,
-          results: list[dict[str, Any]], output: Path | None) -> None:
+          results: list[dict[str, Any]], output: Path | None, folder: dict[str, Any] | None = None) -> None:
     """Write the report in the chosen format to `output` (stdout when None)."""
     from sessiontools.report.drift import drift_markdown, drift_renderables
     from sessiontools.report.drift_json import drift_frame, report_to_dict
@@ -80,6 +81,10 @@ def _emit(report: "DriftReport", format: DriftFormat, csv_table: CsvTable, pair:
         else:
             output.write_text(text, encoding="utf-8")
             wrote(output)
+    elif folder is not None and len({c.session for c in report.chains}) > 1:
+        from sessiontools.report.drift import gates_text
+        from sessiontools.report.drift_totals import drift_folder_answer
+        emit_renderables([drift_folder_answer(report, **folder), *([gates_text(results)] if results else [])], output)
     else:
         emit_renderables(drift_renderables(report, pair=pair, gates=results), output)
 
@@ -111,6 +116,8 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
         executor: ExecutorOpt = Executor.processes,
+        per_session: PerSessionOpt = False,
+        group_by: GroupByOpt = None,
     ) -> None:
         """How compaction summaries drift: items and literals kept, dropped, added, changed; decay; gates.
 
@@ -123,12 +130,14 @@ def register(app: typer.Typer) -> None:
             from sessiontools.cli.compare import run_compare
 
             run_compare(paths, leaf, format.value if format else None, output, fail_if, tokenizer.value, strict)
-        _run(paths, leaf, all_leaves, pair, format, csv_table, output, plot, fail_if, tokenizer, strict, jobs, executor)
+        _run(paths, leaf, all_leaves, pair, format, csv_table, output, plot, fail_if, tokenizer, strict, jobs, executor,
+             per_session or pair is not None, group_by.value if group_by else None)
 
 
 def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int | None, format: DriftFormat | None,
          csv_table: CsvTable, output: Path | None, plot: Path | None, fail_if: list[str] | None, tokenizer: Tokenizer,
-         strict: bool, jobs: int | None, executor: Executor) -> None:
+         strict: bool, jobs: int | None, executor: Executor, per_session: bool = False,
+         group_by: str | None = None) -> None:
     from sessiontools.analysis.drift import FUZZY_THRESHOLD, METRICS, DriftReport, DriftWorker, token_counter
     from sessiontools.gates import parse_gates, tripped
     from sessiontools.report.drift import decay_figure
@@ -154,7 +163,14 @@ def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int
         raise UsageError(f"--pair {pair}: the analysed paths have at most {most} pair(s)")
     m = report.metrics()
     results = gate_results(m, gates)
-    _emit(report, format, csv_table, pair, results, output)
+    folder = None
+    if not per_session and format == DriftFormat.table:
+        from sessiontools.report.folder import session_groups
+        by = group_by or "agent"
+        groups = ({c.session: c.agent for c in report.chains} if by == "agent" else
+                  session_groups(by, [c.session for c in report.chains]))
+        folder = {"groups": groups, "by": by, "metric": gates[0].metric if gates else None}
+    _emit(report, format, csv_table, pair, results, output, folder)
     if plot is not None:
         save_figure(decay_figure(report), plot)
     err.print(

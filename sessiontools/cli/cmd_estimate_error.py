@@ -32,6 +32,7 @@ from sessiontools.cli.common import (
 )
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -157,6 +158,8 @@ def register(app: typer.Typer) -> None:
         no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the token-count cache.")] = False,
         jobs: JobsOpt = None,
         executor: ExecutorOpt = Executor.processes,
+        per_session: PerSessionOpt = False,
+        group_by: GroupByOpt = None,
     ) -> None:
         """Estimated vs recorded actual prompt tokens per request: bias, MAPE, early/late, calibration.
 
@@ -172,7 +175,8 @@ def register(app: typer.Typer) -> None:
         check_leaf_options(leaf, all_leaves)
         try:
             _run(paths, estimators, by, threshold_grid, save_calibration_to, calibration, calibration_x, leaf,
-                 all_leaves, pi_version, format, output, plot, fail_if, strict, no_cache, jobs, executor)
+                 all_leaves, pi_version, format, output, plot, fail_if, strict, no_cache, jobs, executor,
+                 per_session, group_by.value if group_by else None)
         except OptionError as exc:
             raise UsageError(f"{FLAGS.get(exc.field, exc.field)}: {exc}") from exc
 
@@ -180,7 +184,8 @@ def register(app: typer.Typer) -> None:
 def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_calibration_to: Path | None,
          calibration: Path | None, calibration_x: CalibrationX, leaf: str | None, all_leaves: bool, pi_version: Any,
          format: Fmt | None, output: Path | None, plot: Path | None, fail_if: list[str] | None, strict: bool,
-         no_cache: bool, jobs: int | None, executor: Executor = Executor.processes) -> None:
+         no_cache: bool, jobs: int | None, executor: Executor = Executor.processes, each_session: bool = False,
+         group_by: str | None = None) -> None:
     from sessiontools.analysis.estimate import (
         EstimateErrorOptions,
         SessionWorker,
@@ -236,8 +241,12 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         emit_json(envelope("estimate-error", **summary), output)
     elif format in (Fmt.csv, Fmt.parquet):
         write_frame(requests_frame(report), format.value, output)
-    else:
+    elif each_session or len(summary["sessions"]) <= 1:
         emit_renderables([estimate_error_table(summary, report.estimators)], output)
+    else:  # a folder: per estimator and group, the verdict, the worst sessions first
+        from sessiontools.report.estimate_totals import estimate_folder_answer
+        rank = gates[0].metric.partition(".")[2] if gates else None
+        emit_renderables([estimate_folder_answer(summary, report, group_by=group_by, rank=rank)], output)
     if plot is not None:
         save_figure(estimate_error_figure(report.rows, report.estimators), plot)
     if save_calibration_to is not None:

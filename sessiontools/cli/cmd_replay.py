@@ -23,8 +23,8 @@ from sessiontools.cli.common import (
     emit_renderables,
     exit_code_for,
     parse_token_list,
+    parse_tokens,
     resolve_format,
-    run_files,
     save_figure,
     stderr_console,
     tokens_option,
@@ -32,6 +32,7 @@ from sessiontools.cli.common import (
 )
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import InputError, UsageError
 
 
@@ -108,7 +109,7 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         paths: PathsArg = None,
-        context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated, for every file (default, per file: Codex: the configured window, the rollout's model_context_window / 0.95; Claude Code: the CLI's, 200k, 1M for [1m] models; else the recorded model's, from the bundled catalogue).")] = None,
+        context_window: Annotated[list[str] | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default, per file: the recorded model's, from the bundled catalogue, Pi's models.json, OpenClaw's config; Codex: the configured window, the rollout's model_context_window / 0.95; Claude Code: the CLI's, 200k, 1M for [1m] models); or MODEL=W for one model the catalogue lacks (provider/model, or a bare id); repeatable.")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
         policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: the agent's own; for Pi the version that wrote the file; for Claude Code the recorded version's rule, reactive-only when the file compacted only reactively).")] = None,
@@ -129,6 +130,8 @@ def register(app: typer.Typer) -> None:
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
         executor: ExecutorOpt = Executor.processes,
+        per_session: PerSessionOpt = False,
+        group_by: GroupByOpt = None,
     ) -> None:
         """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
 
@@ -141,14 +144,25 @@ def register(app: typer.Typer) -> None:
         """
         _run(paths, context_window, reserve, keep_recent, policy, auto_compact_limit, autocompact_pct,
              max_output_tokens, cli_version, leaf, all_leaves, models, summary_tokens, format, output, plot, plot_metric, fail_if,
-             compactions_out, strict, jobs, executor)
+             compactions_out, strict, jobs, executor, per_session, group_by.value if group_by else None)
 
 
-def _run(paths: list[Path] | None, context_window: str | None, reserve: str, keep_recent: str, policy: Any,
+def _checked_cli_version(cli_version: str) -> str:
+    """--cli-version as given, refused (exit 2) unless it reads as a version."""
+    from sessiontools.policies.claude_code_rules import parse_version
+
+    if parse_version(cli_version) is None:
+        raise UsageError(f"--cli-version takes a version such as 2.1.63 or 0.171.0, got {cli_version!r}")
+    return cli_version
+
+
+def _run(paths: list[Path] | None, context_window: list[str] | str | None, reserve: str, keep_recent: str, policy: Any,
          auto_compact_limit: str | None, autocompact_pct: str | None, max_output_tokens: int | None,
-         cli_version: str | None, leaf: str | None, all_leaves: bool, models: list[Path] | None, summary_tokens: int | None, format: Fmt | None,
+         cli_version: str | None, leaf: str | None, all_leaves: bool, models: list[Path] | None, summary_tokens: int | None,
+         format: Fmt | None,
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
-         compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor) -> None:
+         compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor,
+         per_session: bool = False, group_by: str | None = None) -> None:
     from sessiontools.gates import parse_gates, tripped
     from sessiontools.read.sources import load_source
     from sessiontools.replay import METRICS, replay_records
@@ -167,25 +181,27 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
         raise UsageError("--format parquet needs --output PATH")
     check_output_path(output)
     check_plot_path(plot)
+    from sessiontools.cli import windows as per_model_windows
+    context_window, per_model = per_model_windows.split_windows(
+        [context_window] if isinstance(context_window, str) else context_window)
+    model_windows = {m: parse_tokens(w, f"--context-window {m}=", minimum=1) for m, w in per_model.items()}
     windows, reserves, keeps, agent_options = _grid_options(context_window, reserve, keep_recent, policy,
                                                             auto_compact_limit, autocompact_pct, max_output_tokens)
     if cli_version is not None:
-        from sessiontools.policies.claude_code_rules import parse_version
-
-        if parse_version(cli_version) is None:
-            raise UsageError(f"--cli-version takes a version such as 2.1.63 or 0.171.0, got {cli_version!r}")
-        agent_options["cli_version"] = cli_version
+        agent_options["cli_version"] = _checked_cli_version(cli_version)
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
     # With --plot of one setting, the run carries its timeline: the figure is of the same run as the table.
+    per_file, loaded, misses = per_model_windows.replay_files(
+        paths, err, model_windows, options, partial(replay_records, **agent_options, timeline=plot is not None), jobs,
+        agents=replay_agents(policy.value if policy else None), executor=executor)
     replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
-    per_file, loaded = run_files(paths, err, replay_one, jobs, "replaying",
-                                 agents=replay_agents(policy.value if policy else None), executor=executor)
     # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
     per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
     records = [r for recs in per_file for r in recs]
     timelines = [r.pop("timeline", None) for r in records]
+    loaded.unreadable += per_model_windows.report_misses(err, misses)
     if not records:
         if loaded.unreadable:  # each file's reason is already on stderr, one line each
             raise typer.Exit(exit_code_for(loaded, strict))
@@ -194,8 +210,11 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
         emit_json(envelope("replay", runs=records), output)
     elif format in (Fmt.csv, Fmt.parquet):
         write_frame(runs_frame(records), format.value, output)
-    else:
+    elif per_session or len({r["session"] for r in records}) == 1:
         emit_renderables([replay_table(records)], output)
+    else:  # a folder: totals per setting and group, the worst sessions first
+        from sessiontools.report.replay_totals import folder_answer
+        emit_renderables([folder_answer(records, group_by, gates[0].metric if gates else None)], output)
     if plot is not None:
         if len(records) == 1 and timelines[0] is not None:
             fig = timeline_figure({**records[0], "timeline": timelines[0]})
@@ -206,6 +225,10 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
         write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
                     compactions_out)
     err.print(replay_headline(records), markup=False)
+    from sessiontools.cli.replay_notes import given_options, ignored_option_notes
+    for note in ignored_option_notes(records, given_options(reserve, keep_recent, autocompact_pct, max_output_tokens,
+                                                            auto_compact_limit)):
+        err.print(note, markup=False, soft_wrap=True)
     problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
     for msg in problems:
         err.print(msg, markup=False)

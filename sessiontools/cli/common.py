@@ -432,6 +432,21 @@ def check_plot_path(path: Path | None) -> str:
 _SUFFIX_FORMATS = {".json": "json", ".csv": "csv", ".parquet": "parquet", ".md": "markdown"}
 
 
+#: Suffixes a text table may be written to (besides none at all).
+_TEXT_SUFFIXES = {"", ".txt", ".text", ".log", ".out"}
+
+
+def _check_text_suffix(output: Path | None, names: set[str]) -> None:
+    """A table goes to a text file: `-o r.xlsx` would be a text table in a file that claims to be a
+    spreadsheet, so an unknown suffix is refused (exit 2)."""
+    if output is None or output.suffix.lower() in _TEXT_SUFFIXES:
+        return
+    by = {"json": ".json", "csv": ".csv", "parquet": ".parquet", "markdown": ".md"}
+    known = ", ".join(f"{n} ({by[n]})" for n in sorted(names) if n in by)
+    raise UsageError(f"--output {output}: cannot write {output.suffix} files; a table goes to .txt (or no suffix)"
+                     + (f"; other formats: {known}" if known else ""))
+
+
 def resolve_format(fmt: Any, output: Path | None, allowed: type[Enum]) -> Any:
     """The format asked for, else the one the `-o` file's suffix names (out.csv -> csv), else table.
 
@@ -441,12 +456,15 @@ def resolve_format(fmt: Any, output: Path | None, allowed: type[Enum]) -> Any:
     names = {m.value for m in allowed}  # type: ignore[attr-defined]
     if fmt is None:
         if by_suffix is None:
+            _check_text_suffix(output, names)
             return allowed("table")
         if by_suffix not in names:
             raise UsageError(f"--output {output}: this command does not write {by_suffix}; "
                              f"formats: {', '.join(sorted(names))}")
         return allowed(by_suffix)
     value = fmt.value if isinstance(fmt, Enum) else str(fmt)
+    if value == "table" and by_suffix is None:
+        _check_text_suffix(output, names)
     if by_suffix is not None and by_suffix != value and not (value == "table" and by_suffix == "markdown"):
         raise UsageError(f"--format {value} with --output {output}: the suffix says {by_suffix}; "
                          "use a matching file name or drop --format")

@@ -81,15 +81,15 @@ def _model_tokenizer_notes(summary: Mapping[str, Any]) -> list[str]:
     return ["model tokenizer: " + "; ".join(parts)]
 
 
-def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
-    """Renderables for people: overall errors, groups, early/late, calibration, sessions (all fitted to the width)."""
+def overall_table(summary: Mapping[str, Any], estimators: Sequence[str], legend: str = _EST_LEGEND) -> FittedTable:
+    """One row per estimator over every request (the totals of a folder)."""
     skipped = summary["skipped_requests"]
     skipped_txt = ", ".join(f"{k} {v}" for k, v in skipped.items() if k != "total")
     title = f"estimate error over {summary['requests']:,} requests" + (
         f" ({skipped['total']} assistant messages skipped: {skipped_txt})" if skipped["total"] else ""
     )
     t = FittedTable(title, (
-        Column("estimator", _EST_LEGEND, "left"), Column("n", "requests"),
+        Column("estimator", legend, "left"), Column("n", "requests"),
         Column("bias %", "mean (E - A) / A: negative = under-counts"), Column("MAPE %", "mean |E - A| / A"),
         Column("A/E", "median of actual / estimate (x1.38 = actual is 38% above the estimate)"),
         Column("p50 |e|", "median |E - A| (tokens)"), Column("p95 |e|", "95th percentile (tokens)"),
@@ -103,11 +103,16 @@ def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) 
             name = f"{est} (file)" if summary["calibration"]["source"] == "file" else f"{est} (OOS)"
         t.add_row(name, f"{s['n']:,}", percent(s["bias"], signed=True), percent(s["mape"]), _ratio(s["median_ratio"]),
                   tokens(s["p50_abs"]), tokens(s["p95_abs"]), tokens(s["max_abs"]))
-    parts: list[Any] = [t]
+    return t
+
+
+def estimate_error_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Group:
+    """Renderables for people: overall errors, groups, early/late, calibration, sessions (all fitted to the width)."""
+    parts: list[Any] = [overall_table(summary, estimators)]
     if summary["groups"]:
         parts.append(_groups_table(summary, estimators))
     if summary["thresholds"] and summary["timing"] and summary["requests"]:
-        parts.append(_timing_table(summary, estimators))
+        parts.append(timing_table(summary, estimators))
     cal = summary.get("calibration")
     if cal and cal.get("levels"):
         parts.append(_levels_table(cal))
@@ -147,7 +152,7 @@ def _groups_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Fitt
     return g
 
 
-def _timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
+def timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> FittedTable:
     thresholds = summary["thresholds"]
     d = FittedTable("compaction decisions: early / late requests at each threshold T",
                     (Column("estimator", "", "left"),
@@ -163,7 +168,12 @@ def _timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Fitt
 
 
 def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
-    feats = cal["features"]
+    """One row per fitted level; a feature whose coefficient is 0 at every level is not a column (a
+    line says so), so the coefficients that matter are the ones shown at any width."""
+    levels = [lv for lv in cal["levels"] if lv["level"] != "session"]
+    zero = [f for f in cal["features"] if all(not lv["coef"].get(f) for lv in levels)]
+    feats = [f for f in cal["features"] if f not in zero]
+    notes = [f"coefficient 0 at every level (not shown): {', '.join(zero)}"] if zero else []
     c = FittedTable("calibrated: A ~ coef . features, fitted per level, each shrunk toward the level above "
                     f"(judged {cal['judged_by']})", (
         Column("status", "fit, or too few requests/sessions (uses the level above)", "left"),
@@ -171,18 +181,15 @@ def _levels_table(cal: Mapping[str, Any]) -> FittedTable:
                         "cl100k = a * tokens + per message + overhead, when the run counts it; else characters",
                "left"),
         Column("n", "requests"),
-        *[Column(f, f"tokens per {f}" if f != "overhead" else "fixed tokens per request", optional=f not in
-                 ("overhead", "prose", "code", "cjk")) for f in feats],
+        *[Column(f, f"tokens per {f}" if f != "overhead" else "fixed tokens per request") for f in feats],
         Column("MAPE in %", "in sample"), Column("MAPE OOS %", "out of sample (too few: under 10 predictions)"),
     ), group_header="level", notes=["levels: corpus -> provider -> model -> rules (the model under one agent rule "
-                                    "version); a level that is not fitted uses the level above"])
-    for lv in cal["levels"]:
-        if lv["level"] == "session":
-            continue
+                                    "version); a level that is not fitted uses the level above", *notes])
+    for lv in levels:
         c.add_row(lv["status"], lv["candidate"], f"{lv['n']:,}",
                   *[_num(lv["coef"][f], 0 if f in ("overhead", "images") else 3) for f in feats],
                   percent(lv["mape_in_sample"]),
-                  percent(lv["mape_out_of_sample"]) if lv["mape_out_of_sample"] is not None else "too few",
+                  _oos_cell(lv["mape_out_of_sample"], lv["n"]),
                   group=f"{lv['level']} {lv['key']}")
     return c
 
@@ -199,6 +206,16 @@ def _verdict_line(oos: Mapping[str, Any]) -> Any:
     return Text(line)
 
 
+def _oos_cell(mape: float | None, n: int) -> str:
+    """An out-of-sample MAPE, or "too few requests (n)" where n is below the fit's minimum: a MAPE of
+    6930% from two requests reads like any other and means nothing."""
+    from sessiontools.analysis.estimate.hierarchy import MIN_REQUESTS
+
+    if n < MIN_REQUESTS or mape is None:
+        return f"too few requests ({n})" if n < MIN_REQUESTS else "too few"
+    return percent(mape)
+
+
 def _calibration_table(cal: Mapping[str, Any]) -> FittedTable:
     c = FittedTable(f"linear fit (descriptive): A ~ a + b * {cal['x']} (least squares)", (
         Column("model", "provider/model; * = every model pooled (used for a model without its own fit)", "left"),
@@ -209,7 +226,8 @@ def _calibration_table(cal: Mapping[str, Any]) -> FittedTable:
     ))
     for key, m in cal["models"].items():
         c.add_row(safe_text(key), f"{m['a']:,.0f}", f"{m['b']:.3f}", f"{m['n']:,}", str(m["sessions"]),
-                  percent(m["mape_in_sample"]), percent(m["mape_out_of_sample"]), _METHODS.get(m["method"], m["method"]))
+                  percent(m["mape_in_sample"]), _oos_cell(m["mape_out_of_sample"], m["n"]),
+                  _METHODS.get(m["method"], m["method"]))
     return c
 
 

@@ -15,12 +15,9 @@ from typing import Any
 from sessiontools.report.layout import dollars, short_names, tokens
 from sessiontools.report.replay import priced_total, setting_cell
 from sessiontools.report.svg import (
-    PALETTE,
     TIMELINE_LEGEND,
-    bars_svg,
     heat_color,
     legend_html,
-    lines_svg,
     timeline_svg,
 )
 
@@ -76,33 +73,6 @@ def _pct(v: float | None, signed: bool = False) -> str:
 
 
 # --------------------------------------------------------------------------- sections
-
-
-def inspect_section(doc: Mapping[str, Any]) -> str:
-    sessions = doc["sessions"]
-    if not sessions:
-        return '<p class="empty">No readable session.</p>'
-    names = short_names([s["path"] for s in sessions])
-    rows, tot = [], [0, 0, 0, 0, 0.0, 0, 0]
-    for s in sessions:
-        u = s["usage"]
-        comps = len(s["compactions"]) + len(s.get("other_branch_compactions") or [])
-        prompt = u["input"] + u["cache_read"] + u["cache_write"]
-        leaves = ", ".join(s.get("leaf_ids") or []) if s["leaves"] > 1 else str(s["leaves"])
-        read_as = f"Pi {s['pi_version']}.x" if s.get("pi_version") else str(s.get("format") or s.get("agent") or "-")
-        rows.append([names[s["path"]], read_as, f"{s['entries']:,}", f"{s['requests']:,}", comps,
-                     leaves, tokens(prompt), tokens(u["output"]), "-" if s["cost"] is None else f"${s['cost']:.3f}",
-                     f"{s['errors']} ({s['overflow_errors']})"])
-        for k, v in enumerate((s["entries"], s["requests"], comps, prompt, s["cost"] or 0.0, s["errors"], u["output"])):
-            tot[k] += v
-    total = ["total", f"{len(sessions)} sessions", f"{tot[0]:,}", f"{tot[1]:,}", tot[2], "", tokens(tot[3]),
-             tokens(tot[6]), f"${tot[4]:.3f}", str(tot[5])]
-    table = _table(["session", "read as", "entries", "requests", "compactions", "leaves (ids)", "prompt tokens",
-                    "output tokens", "cost", "errors (overflow)"], rows, total=total)
-    details = "".join(_session_details(s, names[s["path"]]) for s in sessions)
-    return table + ('<p class="note">Compactions count every branch of the file; a file with several leaves '
-                    "lists their ids (pass one to <code>--leaf</code>). Prompt tokens = input + cache read + "
-                    "cache write, as recorded.</p>") + details
 
 
 def _session_details(s: Mapping[str, Any], name: str) -> str:
@@ -167,77 +137,6 @@ def _heatmap(runs: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> str
     return _table(["setting", *[names[s] for s in sessions]], rows, styles=styles)
 
 
-def estimate_section(doc: Mapping[str, Any]) -> str:
-    ests = doc["estimators"]
-    if not doc["requests"]:
-        return '<p class="empty">No request with usable usage.</p>'
-    names = list(ests)
-    rows = [[k, f"{v['n']:,}", _pct(v["bias"], True), _pct(v["mape"]), "-" if v["median_ratio"] is None
-             else f"x{v['median_ratio']:.3f}", tokens(v["p50_abs"]), tokens(v["p95_abs"]), tokens(v["max_abs"])]
-            for k, v in ests.items()]
-    out = [_table(["estimator", "requests", "bias", "MAPE", "median A/E", "p50 |E-A| tokens", "p95 |E-A| tokens",
-                   "max |E-A| tokens"], rows)]
-    series = [("MAPE %", [None if ests[k]["mape"] is None else ests[k]["mape"] * 100 for k in names]),
-              ("bias %", [None if ests[k]["bias"] is None else ests[k]["bias"] * 100 for k in names])]
-    out.append("<figure><figcaption>MAPE and bias by estimator (%)</figcaption>"
-               + bars_svg(names, series, "MAPE and bias by estimator", "%", percent=False)
-               + legend_html([(PALETTE[0], "MAPE % (mean |E - A| / A)"), (PALETTE[1], "bias % (negative = under-counts)")])
-               + "</figure>")
-    sessions = doc["sessions"]
-    if sessions:
-        snames = short_names([s["session"] for s in sessions])
-        rows, styles = [], []
-        for s in sessions:
-            vals = [s["estimators"][k]["mape"] for k in names]
-            rows.append([snames[s["session"]], f"{s['requests']:,}", *[_pct(v) for v in vals]])
-            styles.append(["", "", *[f"background:{heat_color(v or 0, 0, 0.6)}" for v in vals]])
-        out.append("<h3>MAPE by session</h3>" + _table(["session", "requests", *names], rows, styles=styles))
-    cal = doc.get("calibration") or {}
-    cal = cal.get("linear") or cal  # estimate-error keeps the linear fit under calibration.linear
-    if cal.get("models"):
-        rows = [[k, f"{m['a']:,.0f}", f"{m['b']:.3f}", f"{m['n']:,}", m["sessions"], _pct(m["mape_in_sample"]),
-                 _pct(m["mape_out_of_sample"]), m["method"]] for k, m in cal["models"].items()]
-        out.append(f"<h3>Calibration: A ~ a + b x {_e(cal['x'])}</h3>" + _table(
-            ["model (* = all pooled)", "a (tokens)", "b", "requests", "sessions", "MAPE in sample",
-             "MAPE out of sample", "judged by"], rows))
-    return "".join(out)
-
-
-def drift_section(doc: Mapping[str, Any]) -> str:
-    chains = [c for c in doc["chains"] if c["summaries"]]
-    if not chains:
-        return '<p class="empty">No compaction summaries in these sessions.</p>'
-    names = short_names([c["session"] for c in chains])
-    rows = []
-    for c in chains:
-        m = c["metrics"]
-        lit = m.get("min_literal_retention")
-        rows.append([names[c["session"]], m["summaries"], m["pairs"], m["dropped_items"], m["added_items"],
-                     m["dropped_literals"], "-" if lit is None else f"{lit:.0%}", m["resurrections"],
-                     f"{m['growth_tokens']:+,}"])
-    out = [_table(["session", "summaries", "pairs", "items dropped", "items added", "literals dropped",
-                   "min literal retention", "came back", "growth tokens"], rows)]
-    series = []
-    for c in chains:
-        for d in c["decay"][:1]:
-            if d["points"]:
-                pts = [(d["origin_position"], 1.0)] + [(p["position"], p["items_retained"]) for p in d["points"]
-                                                       if p["items_retained"] is not None]
-                series.append((names[c["session"]], pts))
-    if series:
-        out.append("<figure><figcaption>Items of the first summary still present, by summary position</figcaption>"
-                   + lines_svg(series[:10], "decay", "summary position in the chain", "share retained")
-                   + legend_html([(PALETTE[k % len(PALETTE)], n) for k, (n, _) in enumerate(series[:10])]) + "</figure>")
-    for c in chains:
-        dropped = [(p["position"], i) for p in c["pairs"] for i in p["items_detail"].get("dropped", [])]
-        if dropped:
-            items = "".join(f"<li>pair {k}, {_e(i['section'])}: {_e(i['text'])}</li>" for k, i in dropped[:12])
-            more = f"<li>... and {len(dropped) - 12} more (JSON has them)</li>" if len(dropped) > 12 else ""
-            out.append(f"<details><summary>{_e(names[c['session']])}: {len(dropped)} items dropped</summary>"
-                       f"<ul>{items}{more}</ul></details>")
-    return "".join(out)
-
-
 TERMS = (
     ("A", "actual prompt tokens: input + cache read + cache write, as the provider counted them"),
     ("E, bias, MAPE", "an estimate; mean (E - A) / A (negative = under-counts); mean |E - A| / A"),
@@ -257,6 +156,8 @@ def render_report(*, inspect: Mapping[str, Any], replay: Mapping[str, Any], esti
                   drift: Mapping[str, Any], timelines: Sequence[Mapping[str, Any]] = (),
                   headlines: Sequence[str] = (), title: str = "sessiontools report") -> str:
     """The whole page as a string (UTF-8 when written)."""
+    from sessiontools.report.html_folder import drift_section, estimate_section, inspect_section
+
     terms = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in TERMS)
     heads = "".join(f'<p class="headline">{_e(h)}</p>' for h in headlines)
     parts = [

@@ -50,13 +50,10 @@ def cost_text(report: Mapping[str, Any]) -> str:
     return text
 
 
-def inspect_table(report: dict[str, Any]) -> Group:
-    """A summary table for one inspected session, with its compactions (and those on other branches)."""
-    t = Table(title=safe_text(report["path"]), show_header=False, title_justify="left", title_style="bold")
-    t.add_column("field", style="bold", no_wrap=True)
-    t.add_column("value", overflow="fold")
+def inspect_fields(report: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(field, value) of one inspected session, as its table shows them."""
     usage = report["usage"]
-    rows = [
+    return [
         ("format version", f"v{report['format_version']} (read as Pi {report['pi_version']}.x)"
          if report.get("agent", "pi") == "pi" else f"{report['agent']} ({report['format_version']})"),
         ("session", report["session_id"] or "-"),
@@ -72,7 +69,14 @@ def inspect_table(report: dict[str, Any]) -> Group:
         ("errors / overflow errors", f"{report['errors']} / {report['overflow_errors']}"),
         ("skipped / recovered lines", f"{len(report['skipped_lines'])} / {len(report['recovered_lines'])}"),
     ]
-    for k, v in rows:
+
+
+def inspect_table(report: dict[str, Any]) -> Group:
+    """A summary table for one inspected session, with its compactions (and those on other branches)."""
+    t = Table(title=safe_text(report["path"]), show_header=False, title_justify="left", title_style="bold")
+    t.add_column("field", style="bold", no_wrap=True)
+    t.add_column("value", overflow="fold")
+    for k, v in inspect_fields(report):
         t.add_row(k, safe_text(v))
     parts: list[Any] = [t]
     if report["compactions"]:

@@ -84,13 +84,19 @@ def test_csv_and_parquet_have_one_row_per_request(sessions_dir: Path, tmp_path: 
 
 
 def test_table_output_names_estimators_and_groups(sessions_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """The table has estimators as rows and the chosen grouping as columns."""
-    assert main(["estimate-error", str(sessions_dir), "--by", "size", "--estimators", "chars4,pi,calibrated",
-                 "--calibration-x", "chars4"]) == 0
+    """The table has estimators as rows and the chosen grouping as columns: per session with
+    --per-session, one table with an `all` row in the folder answer."""
+    args = ["estimate-error", str(sessions_dir), "--by", "size", "--estimators", "chars4,pi,calibrated",
+            "--calibration-x", "chars4"]
+    assert main([*args, "--per-session"]) == 0
     out = capsys.readouterr().out
     assert "MAPE and bias by size" in out
     assert "chars4" in out and "calibrated" in out
     assert "<8k" in out or "8k-16k" in out
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "MAPE % (bias %) per size and estimator" in out and "MAPE and bias by size" not in out
+    assert any(line.startswith("all ") for line in out.splitlines())
 
 
 def test_fail_if_gate(sessions_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]

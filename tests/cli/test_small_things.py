@@ -1,0 +1,51 @@
+"""Issue 26's small things: an output suffix no format writes is refused, bare `sessiontools`
+prints the help without "error:"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sessiontools.cli import main
+from tests.conftest import SAMPLES
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["estimate-error", "--estimators", "chars4"], ["diff-summaries"],
+                                     ["replay", "--context-window", "16k", "--reserve", "3k"]])
+def test_a_table_into_a_spreadsheet_is_refused(command: list[str], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o r.xlsx` used to write a text table into an .xlsx file (exit 0): now exit 2, nothing written."""
+    out = tmp_path / "r.xlsx"
+    code = main([*command, str(SAMPLES / "pi0-tiny.jsonl"), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert "cannot write .xlsx files" in err
+    assert main([*command, str(SAMPLES / "pi0-tiny.jsonl"), "-o", str(tmp_path / "r.txt")]) in (0, 1)
+
+
+def test_bare_command_prints_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out.startswith("Usage: ") and "inspect" in out
+    assert "error" not in err and "error:" not in out
+
+
+def test_options_no_file_reads_are_said_to_be_ignored(capsys: pytest.CaptureFixture[str]) -> None:
+    """--reserve and --autocompact-pct on Codex files, --keep-recent above a Pi window: a note each."""
+    codex = SAMPLES / "codex" / "codex-overflow.jsonl"
+    if not codex.exists():
+        pytest.skip("sample_sessions/codex is empty")
+    assert main(["replay", str(codex), "--context-window", "200k", "--reserve", "8k", "--autocompact-pct", "50",
+                 "--format", "json", "-o", "/dev/null"]) == 0
+    err = capsys.readouterr().err
+    assert "note: --reserve was ignored: it applies to pi-0, pi-1, and the files were replayed under codex" in err
+    assert "note: --autocompact-pct was ignored" in err
+    assert main(["replay", str(SAMPLES / "pi0-tiny.jsonl"), "--context-window", "16k", "--reserve", "3k",
+                 "--keep-recent", "500k", "--format", "json", "-o", "/dev/null"]) == 0
+    err = capsys.readouterr().err
+    assert "note: --keep-recent 500,000 is not below the window of 1 run(s)" in err
+    assert main(["replay", str(SAMPLES / "pi0-tiny.jsonl"), "--context-window", "16k", "--reserve", "3k",
+                 "--format", "json", "-o", "/dev/null"]) == 0
+    assert "ignored" not in capsys.readouterr().err
