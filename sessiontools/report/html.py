@@ -12,15 +12,6 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from sessiontools.report.layout import dollars, short_names, tokens
-from sessiontools.report.replay import priced_total, setting_cell
-from sessiontools.report.svg import (
-    TIMELINE_LEGEND,
-    heat_color,
-    legend_html,
-    timeline_svg,
-)
-
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1f24;margin:0;background:#f6f7f9}
 main{max-width:1300px;margin:0 auto;padding:18px 28px 60px}
@@ -90,53 +81,6 @@ def _session_details(s: Mapping[str, Any], name: str) -> str:
     return f"<details><summary>{_e(name)}: {len(comps)} compaction(s)</summary>{body}</details>"
 
 
-def replay_section(doc: Mapping[str, Any], timelines: Sequence[Mapping[str, Any]]) -> str:
-    runs = doc["runs"]
-    if not runs:
-        return '<p class="empty">No session could be replayed.</p>'
-    names = short_names([r["session"] for r in runs])
-    rows = []
-    for r in runs:
-        s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
-        rows.append([names[r["session"]], setting_cell(s), s["policy"], m["compactions"], m["early"], m["late"], m["mid_run_crossings"], m["overflows"],
-                     m["thrash"], tokens(m["peak_truth_tokens"]), tokens(m["billed_input_tokens"]),
-                     "-" if m["cost"] is None else f"${dollars(m['cost'])}",
-                     f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else "")])
-    out = [_table(["session", "setting", "policy", "compactions", "early", "late", "mid-run", "overflows",
-                   "thrash", "peak tokens", "billed input tokens", "cost", "rec. match"], rows, left=3)]
-    out.append('<p class="note">setting: the window W, then the policy\'s own axes: Pi W / reserveTokens / '
-               "keepRecentTokens; Codex W / auto-compact limit (else its threshold); Claude Code W / threshold "
-               "@ auto-compact percentage. rec. match = recorded compactions reproduced / recorded, +extra "
-               "simulated ones (a setting far from the recorded one rarely matches). Cost: "
-               f"{_e(priced_total(runs))}.</p>")
-    out.append("<h3>Grid heatmap: billed input tokens per setting (darker = more, per session)</h3>")
-    out.append(_heatmap(runs, names))
-    if timelines:
-        out.append("<h3>Timelines (first setting of the grid)</h3>" + legend_html(TIMELINE_LEGEND) + '<div class="grid">')
-        for tl in timelines:
-            title = f"{names.get(tl['session'], tl['session'])}: threshold {tl['threshold']:,}, window {tl['window']:,}"
-            out.append(f"<figure><figcaption>{_e(title)}</figcaption>{timeline_svg(tl, title)}</figure>")
-        out.append("</div>")
-    return "".join(out)
-
-
-def _heatmap(runs: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> str:
-    settings = list(dict.fromkeys(setting_cell(r["settings"]) for r in runs))
-    sessions = list(dict.fromkeys(r["session"] for r in runs))
-    val = {(r["session"], setting_cell(r["settings"])): r["metrics"]["billed_input_tokens"] for r in runs}
-    rows, styles = [], []
-    for st in settings:
-        row, sty = [st], [""]
-        for s in sessions:
-            col = [v for (ss, _), v in val.items() if ss == s]
-            v = val.get((s, st))
-            row.append("-" if v is None else tokens(v))
-            sty.append("" if v is None else f"background:{heat_color(v, min(col), max(col))}")
-        rows.append(row)
-        styles.append(sty)
-    return _table(["setting", *[names[s] for s in sessions]], rows, styles=styles)
-
-
 TERMS = (
     ("A", "actual prompt tokens: input + cache read + cache write, as the provider counted them"),
     ("E, bias, MAPE", "an estimate; mean (E - A) / A (negative = under-counts); mean |E - A| / A"),
@@ -157,6 +101,7 @@ def render_report(*, inspect: Mapping[str, Any], replay: Mapping[str, Any], esti
                   headlines: Sequence[str] = (), title: str = "sessiontools report") -> str:
     """The whole page as a string (UTF-8 when written)."""
     from sessiontools.report.html_folder import drift_section, estimate_section, inspect_section
+    from sessiontools.report.html_replay import replay_section
 
     terms = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in TERMS)
     heads = "".join(f'<p class="headline">{_e(h)}</p>' for h in headlines)

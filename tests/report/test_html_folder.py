@@ -74,7 +74,5 @@ def test_folder_sections_are_a_screenful_and_fit_1280_px(probe: dict, section: s
     assert probe["width"] <= 1280
 
 
-@pytest.mark.xfail(strict=True, reason="the replay section (p-engine's, report/html.py) still shows one row, "
-                                       "heatmap column and timeline per session; the other sections are bounded")
 def test_whole_report_is_under_15000_px(probe: dict) -> None:  # type: ignore[type-arg]
     assert probe["height"] < 15_000 and not probe["cut"], probe
