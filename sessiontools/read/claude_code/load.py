@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 
+from sessiontools.read.claude_code.checks import check_line
 from sessiontools.read.claude_code.records import (
     CONVERSATION_TYPES,
     KNOWN_TYPES,
@@ -98,6 +99,8 @@ def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic]
             why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
             diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
             continue
+        if type(obj) is dict:
+            diags.extend(Diagnostic(path, n, why, DiagnosticKind.RECOVERED) for why in check_line(obj))
         rec = parse_record(obj, n, path)
         if isinstance(rec, Diagnostic):
             diags.append(rec)
@@ -166,7 +169,7 @@ def looks_like_claude_code(head: bytes) -> bool:
         t = obj.get("type")
         if t in ("summary", "queue-operation"):
             return True
-        if t in KNOWN_TYPES and ("sessionId" in obj or "uuid" in obj):
+        if type(t) is str and t in KNOWN_TYPES and ("sessionId" in obj or "uuid" in obj):
             return True
     return False
 

@@ -17,6 +17,7 @@ from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import open_error
 from sessiontools.read.lines import line_views
+from sessiontools.read.pi.checks import check_objects
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
 from sessiontools.read.pi.migrate import (
     check_structure,
@@ -129,6 +130,7 @@ def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
     with gc_paused():
         acc, line_no = _parse_lines(data, path)
         header, objects, lines, diags = acc.header, acc.objects, acc.lines, acc.diags
+        diags.extend(check_objects(objects, lines, path))
         if line_no == 0:
             diags.append(Diagnostic(path, 1, "empty file", "fatal"))
         elif not acc.seen_any:
