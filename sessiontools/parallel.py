@@ -40,6 +40,18 @@ class FileResult(Generic[T]):
 #: Every agent sessiontools reads.
 ALL_AGENTS = frozenset(Agent)
 
+#: An unexpected exception while one file is read or analysed becomes that file's error (named, the
+#: run going on for the others, exit 3 at the end) instead of ending the whole run. The CLI turns
+#: this off under `SESSIONTOOLS_DEBUG=1`, and the fuzzing tests do, so that such a bug is seen.
+CONTAIN_ERRORS = True
+
+
+def internal_error(path: str, exc: BaseException) -> str:
+    """The one-line error of a file whose reading or analysis raised an unexpected exception."""
+    what = "out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}"
+    return (f"{path}: internal error while reading or analysing this file ({what}); the file is left out "
+            "(a bug in sessiontools: please report it with SESSIONTOOLS_DEBUG=1's traceback)")
+
 
 def _open(path: str, content_hash: bool, agents: frozenset[Agent]) -> tuple[FileResult[Any], Any]:
     """The file read by its agent's reader: (its result so far, the source to work on or None)."""
@@ -48,6 +60,11 @@ def _open(path: str, content_hash: bool, agents: frozenset[Agent]) -> tuple[File
         s = load_source(path, content_hash=content_hash)
     except SessionToolsError as exc:
         out.error = str(exc)
+        return out, None
+    except Exception as exc:  # MemoryError, RecursionError and bugs alike: this file only
+        if not CONTAIN_ERRORS:
+            raise
+        out.error = internal_error(path, exc)
         return out, None
     out.agent = s.agent
     out.diagnostics = list(s.diagnostics)
@@ -70,6 +87,11 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
         raise  # the command line asks for something impossible (e.g. an unknown --leaf): exit 2
     except SessionToolsError as exc:
         out.error = str(exc)
+        return None
+    except Exception as exc:  # MemoryError, RecursionError and bugs alike: this file only
+        if not CONTAIN_ERRORS:
+            raise
+        out.error = internal_error(out.path, exc)
         return None
     finally:
         drain = getattr(fn, "drain_notes", None)

@@ -114,7 +114,7 @@ def inspect(
 
 @app.command()
 def cut(
-    file: Annotated[Path, typer.Argument(help="One session file (a directory or glob must name exactly one).")],
+    file: Annotated[Path, typer.Argument(readable=False, help="One session file (a directory or glob must name exactly one).")],
     at: Annotated[
         list[str] | None,
         typer.Option("--at", help="Entry id, or #N for the entry at path index N; repeatable (default: the leaf)."),
@@ -192,6 +192,10 @@ def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map library errors to exit codes, no tracebacks.
 
     The stderr console (rich) is made only when there is an error to print."""
+    if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
+        from sessiontools import parallel
+
+        parallel.CONTAIN_ERRORS = False  # a file's unexpected exception shows its traceback
     try:
         rv = app(args=argv, standalone_mode=False)
         return rv if isinstance(rv, int) else 0

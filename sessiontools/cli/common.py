@@ -90,7 +90,7 @@ PiVersionOpt = Annotated[
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 3 when any line was skipped or recovered.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: one per 32 MB of input, at most the number of cores). Results are the same for any value.")]
-PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
+PathsArg = Annotated[list[Path] | None, typer.Argument(readable=False, help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
 
 
 def __getattr__(name: str) -> Any:
@@ -210,6 +210,14 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console) -> Lo
             s = load_session(f)
         except InputError as exc:
             err.print(safe_text(f"error: {exc}"))
+            loaded.unreadable += 1
+            continue
+        except Exception as exc:  # a bug on this file: named, and the others are still read
+            from sessiontools import parallel
+
+            if not parallel.CONTAIN_ERRORS:
+                raise
+            err.print(safe_text(f"error: {parallel.internal_error(str(f), exc)}"))
             loaded.unreadable += 1
             continue
         if not s.readable:
