@@ -19,6 +19,10 @@ def _content(v: Any) -> tuple[Any, str | None]:
     return None, f"not a string or a list ({type(v).__name__})"
 
 
+def _list(v: Any) -> tuple[Any, str | None]:
+    return (v, None) if type(v) is list else (None, f"not a list ({type(v).__name__})")
+
+
 def _big_count(v: Any) -> tuple[int | None, str | None]:
     return count(v, MAX_TOTAL_TOKENS)
 
@@ -31,7 +35,10 @@ _USAGE = {"input_tokens": count, "output_tokens": count, "cache_creation_input_t
           "cache_read_input_tokens": count}
 _BLOCK = {"type": text, "text": text, "thinking": text, "name": text, "id": text, "tool_use_id": text,
           "content": _content}
-_COMPACT = {"trigger": text, "preTokens": _big_count, "postTokens": _big_count}
+_COMPACT = {"trigger": text, "preTokens": _big_count, "postTokens": _big_count, "preservedMessages": _object,
+            "preservedSegment": _object}
+_PRESERVED = {"uuids": _list, "allUuids": _list}
+_SEGMENT = {"headUuid": text, "tailUuid": text, "anchorUuid": text}
 
 
 def check_line(obj: dict[str, Any]) -> list[str]:
@@ -40,6 +47,10 @@ def check_line(obj: dict[str, Any]) -> list[str]:
     meta = obj.get("compactMetadata")
     if meta is not None:
         problems += check_fields(meta, _COMPACT, "compactMetadata.")
+        if "preservedMessages" in meta:
+            problems += check_fields(meta["preservedMessages"], _PRESERVED, "compactMetadata.preservedMessages.")
+        if "preservedSegment" in meta:
+            problems += check_fields(meta["preservedSegment"], _SEGMENT, "compactMetadata.preservedSegment.")
     msg = obj.get("message")
     if msg is None:
         return problems
