@@ -119,6 +119,9 @@ def _message(msg: dict[str, Any], where: str) -> list[str]:
     content = msg.get("content")
     if type(content) is list:
         problems += _blocks(content, where + "content")
+    for key in ("toolsAdded", "toolsRemoved"):  # (1.x system messages: tools by name)
+        if key in msg:
+            problems += _blocks(msg[key], where + key)
     return problems
 
 
