@@ -311,14 +311,14 @@ def exit_code_for(loaded: Loaded, strict: bool) -> int:
 
 
 def emit_json(obj: Any, output: Path | None) -> None:
-    from sessiontools.report.writers import dumps_json
+    from sessiontools.report.writers import dumps_json, write_atomic
 
     data = dumps_json(obj)
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        output.write_bytes(data)
+        write_atomic(output, data)
         wrote(output)
 
 
@@ -338,7 +338,9 @@ def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> N
         for it in items:
             con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
     else:
-        with open(output, "w", encoding="utf-8") as fh:
+        from sessiontools.report.writers import atomic_open
+
+        with atomic_open(output, "w") as fh:
             con = Console(file=fh, width=DESIGN_WIDTH, no_color=True, highlight=False)
             for it in items:
                 con.print(it, soft_wrap=isinstance(it, Text))
@@ -381,15 +383,17 @@ def progress(err: Console, total: int, label: str) -> _Progress:
 
 def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
     """CSV (stdout or file) or Parquet (file) from a polars DataFrame."""
+    from sessiontools.report.writers import frame_bytes, write_atomic
+
     if fmt == "parquet":
         if output is None:
             raise UsageError("--format parquet needs --output PATH")
-        frame.write_parquet(output)
+        write_atomic(output, frame_bytes(frame, "parquet"))
         wrote(output)
     elif output is None:
         sys.stdout.write(frame.write_csv())
     else:
-        frame.write_csv(output)
+        write_atomic(output, frame_bytes(frame, "csv"))
         wrote(output)
 
 

@@ -17,7 +17,6 @@ renames each file into place only once it is complete. The manifest is written l
 from __future__ import annotations
 
 import json
-import os
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 from sessiontools.analysis.dataset import SCHEMA_VERSION, TABLES
 from sessiontools.errors import UsageError
+from sessiontools.report.writers import frame_bytes, write_atomic
 
 MANIFEST = "_files"
 META = "_dataset.json"
@@ -32,9 +32,7 @@ META = "_dataset.json"
 
 def _write_parquet(frame: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    frame.write_parquet(tmp, compression="zstd", statistics=True)
-    os.replace(tmp, path)
+    write_atomic(path, frame_bytes(frame, "parquet"))  # (a temporary unique to this process and call)
 
 
 class DatasetWriter:
@@ -88,7 +86,7 @@ class DatasetWriter:
             written.append(path)
         meta = {"schema_version": SCHEMA_VERSION, "tables": list(TABLES), "partitions": ["agent", "month"],
                 "manifest": MANIFEST, "docs": "docs/dataset.md in the sessiontools repository"}
-        (self.root / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        write_atomic(self.root / META, json.dumps(meta, indent=2) + "\n")
         self.parts.clear()
         self.manifest = []
         return written

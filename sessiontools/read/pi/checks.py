@@ -45,6 +45,10 @@ def _object(v: Any) -> tuple[Any, str | None]:
     return None, f"not an object ({type(v).__name__})"
 
 
+def _optional_object(v: Any) -> tuple[Any, str | None]:
+    return (v, None) if v is None else _object(v)
+
+
 def _list(v: Any) -> tuple[Any, str | None]:
     if type(v) is list:
         return v, None
@@ -66,7 +70,7 @@ _BY_TYPE: dict[str, dict[str, Any]] = {
     "custom_message": {"customType": text, "content": _content},
     "label": {"targetId": optional_text, "label": optional_text},
     "session_info": {"name": optional_text},
-    "context_edit": {"targetId": optional_text, "replacement": _object},
+    "context_edit": {"targetId": optional_text, "replacement": _optional_object},
 }
 _MESSAGE = {
     "role": text, "content": _content, "model": text, "provider": text, "api": text, "stopReason": text,
@@ -106,7 +110,7 @@ def check_entry(obj: dict[str, Any]) -> list[str]:
             problems += _message(msg, key + ".")
     if t == "custom_message" and type(obj.get("content")) is list:
         problems += _blocks(obj["content"], "content")
-    elif t == "context_edit" and "replacement" in obj:
+    elif t == "context_edit" and obj.get("replacement") is not None:
         problems += check_fields(obj["replacement"], {"content": _content}, "replacement.")
     return problems
 
