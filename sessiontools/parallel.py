@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.read import Diagnostic
 from sessiontools.read.agents import Agent
+from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES
 from sessiontools.read.sources import load_source
 
 T = TypeVar("T")
@@ -53,11 +54,12 @@ def internal_error(path: str, exc: BaseException) -> str:
             "(a bug in sessiontools: please report it with SESSIONTOOLS_DEBUG=1's traceback)")
 
 
-def _open(path: str, content_hash: bool, agents: frozenset[Agent]) -> tuple[FileResult[Any], Any]:
+def _open(path: str, content_hash: bool, agents: frozenset[Agent],
+          max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> tuple[FileResult[Any], Any]:
     """The file read by its agent's reader: (its result so far, the source to work on or None)."""
     out: FileResult[Any] = FileResult(path)
     try:
-        s = load_source(path, content_hash=content_hash)
+        s = load_source(path, content_hash=content_hash, max_bytes=max_bytes)
     except SessionToolsError as exc:
         out.error = str(exc)
         return out, None
@@ -100,14 +102,15 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
 
 
 def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
-         agents: frozenset[Agent] = ALL_AGENTS) -> FileResult[T]:
-    out, s = _open(path, content_hash, agents)
+         agents: frozenset[Agent] = ALL_AGENTS, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> FileResult[T]:
+    out, s = _open(path, content_hash, agents, max_bytes)
     if s is not None:
         out.value = _guarded(out, fn, lambda: fn(s))
     return out
 
 
-def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent]) -> Iterator[FileResult[Any]]:
+def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent],
+               max_bytes: int | None) -> Iterator[FileResult[Any]]:
     """`_one` over every file in this process, as a pipeline (`sessiontools.pipeline`): `fn.start(source)`
     begins a file's background work (estimate-error's token counting), the next files are read and
     started meanwhile, and each is finished (`job.finish()`) in order."""
@@ -115,7 +118,7 @@ def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozen
 
     def started() -> Iterator[tuple[FileResult[Any], Any]]:
         for p in paths:
-            out, s = _open(p, content_hash, agents)
+            out, s = _open(p, content_hash, agents, max_bytes)
             yield out, (None if s is None else _guarded(out, fn, lambda: fn.start(s), notes=False))  # noqa: B023
 
     def finish(out: FileResult[Any], job: Any) -> FileResult[Any]:
@@ -149,6 +152,7 @@ def default_jobs(files: Sequence[str | Path] | None = None) -> int:
 def map_sessions(
     files: Sequence[str | Path], fn: Callable[[Any], T], *, jobs: int = 1, content_hash: bool = False,
     agents: frozenset[Agent] = ALL_AGENTS, dask: Any = None, on_done: Callable[[], None] | None = None,
+    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> Iterator[FileResult[T]]:
     """`fn(source)` for every file, yielded in file order; `fn` must be picklable when jobs > 1.
 
@@ -156,23 +160,24 @@ def map_sessions(
     `Rollout`, ...); files of agents not in `agents` are not passed to `fn` (`unsupported`).
     `content_hash` makes each Pi session carry the hash of its bytes (for result caches).
     With `dask` (an `executors.DaskCluster`) the same per-file work runs as Dask tasks instead of
-    processes; `on_done` is then called as each task finishes (for progress bars).
+    processes; `on_done` is then called as each task finishes (for progress bars). A file over
+    `max_bytes` (None: any size) or not a regular file is not read (its `error` says why).
     """
     paths = [str(f) for f in files]
     if dask is not None:
         from sessiontools.executors import dask_map
 
-        yield from dask_map(dask, _one, paths, (fn, content_hash, agents), on_done, sizes=_sizes(paths),
+        yield from dask_map(dask, _one, paths, (fn, content_hash, agents, max_bytes), on_done, sizes=_sizes(paths),
                             preload=_preload(fn))
         return
     if jobs <= 1 or len(paths) <= 1:
         if callable(getattr(fn, "start", None)) and len(paths) > 1:
-            yield from _pipelined(paths, fn, content_hash, agents)
+            yield from _pipelined(paths, fn, content_hash, agents, max_bytes)
             return
         for p in paths:
-            yield _one(p, fn, content_hash, agents)
+            yield _one(p, fn, content_hash, agents, max_bytes)
         return
-    yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents)
+    yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents, max_bytes)
 
 
 def _sizes(paths: Sequence[str]) -> list[int]:
@@ -225,7 +230,7 @@ def _threads() -> int:
 
 
 def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_hash: bool,
-              agents: frozenset[Agent]) -> Iterator[FileResult[T]]:
+              agents: frozenset[Agent], max_bytes: int | None) -> Iterator[FileResult[T]]:
     """`_one` over `paths` in `workers` processes, submitted largest first, yielded in file order.
 
     Workers read their files themselves (a path goes out, one file's result comes back)."""
@@ -240,7 +245,7 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
     try:
         for i in largest_first(paths):
-            futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents)
+            futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents, max_bytes)
         for i, fut in enumerate(futures):
             yield fut.result()
             futures[i] = None  # the parent keeps no result it has handed on

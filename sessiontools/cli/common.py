@@ -256,7 +256,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     dask = dask_cluster(executor, jobs, files)
     with progress(err, len(files), label) as advance:
         for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash,
-                                agents=agents, dask=dask, on_done=advance):
+                                agents=agents, dask=dask, on_done=advance, max_bytes=max_file_bytes()):
             if dask is None:  # on Dask the bar follows the cluster's futures (on_done)
                 advance()
             for note in res.notes:  # from this process or a --jobs worker; each shown once
@@ -298,6 +298,22 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
             loaded.processed += 1
             values.append(res.value)
     return values, loaded
+
+
+def max_file_bytes() -> int | None:
+    """The largest input file read: `$SESSIONTOOLS_MAX_FILE_BYTES` (0 = no limit), else the default."""
+    from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, MAX_FILE_BYTES_ENV
+
+    raw = os.environ.get(MAX_FILE_BYTES_ENV)
+    if raw is None or raw.strip() == "":
+        return DEFAULT_MAX_FILE_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        raise UsageError(f"{MAX_FILE_BYTES_ENV}={raw!r}: give a number of bytes (0 for no limit)") from None
+    if value < 0:
+        raise UsageError(f"{MAX_FILE_BYTES_ENV}={raw!r}: give a number of bytes (0 for no limit)")
+    return value or None
 
 
 def exit_code_for(loaded: Loaded, strict: bool) -> int:

@@ -26,7 +26,7 @@ from sessiontools.read.claude_code.records import (
     parse_record,
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
-from sessiontools.read.files import read_file_bytes
+from sessiontools.read.files import path_key, read_file_bytes
 from sessiontools.read.lines import line_views
 from sessiontools.read.pi.load import expand_paths, gc_paused
 
@@ -62,7 +62,7 @@ def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     for raw in paths:
         explicit = Path(os.fspath(raw)).is_file()
         for f in expand_paths([raw]):
-            key = f.resolve()
+            key = path_key(f)
             if key in seen or (not explicit and _is_stitched_subagent(f)):
                 continue
             seen.add(key)
