@@ -164,6 +164,7 @@ def _run(paths: list[Path] | None, context_window: str | None, reserve: str, kee
         raise UsageError("--format parquet needs --output PATH")
     check_output_path(output)
     check_plot_path(plot)
+    check_output_path(compactions_out, "--compactions-output")  # before the work, not after it
     windows, reserves, keeps, agent_options = _grid_options(context_window, reserve, keep_recent, policy,
                                                             auto_compact_limit, autocompact_pct, max_output_tokens)
     err = stderr_console()

@@ -407,7 +407,7 @@ def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
         write_atomic(output, frame_bytes(frame, "parquet"))
         wrote(output)
     elif output is None:
-        sys.stdout.write(frame.write_csv())
+        sys.stdout.write(frame_bytes(frame, "csv").decode("utf-8"))
     else:
         write_atomic(output, frame_bytes(frame, "csv"))
         wrote(output)

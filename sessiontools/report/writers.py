@@ -19,6 +19,7 @@ import orjson
 from sessiontools.errors import OutputError
 
 SCHEMA_VERSION = 1
+_CSV_CONTROL = r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 
 
 def envelope(command: str, **body: Any) -> dict[str, Any]:
@@ -125,6 +126,11 @@ def frame_bytes(frame: Any, fmt: str) -> bytes:
     """A polars DataFrame as Parquet (zstd, with statistics) or CSV bytes, for `write_atomic`: the
     bytes are made in memory first, so a write error is always an OS error on a file we name."""
     if fmt == "csv":
+        import polars as pl
+
+        # Control characters (an ESC from a file name: a terminal showing the CSV would obey it) go;
+        # tabs, newlines and carriage returns stay (quoted, they are data).
+        frame = frame.with_columns(pl.col(pl.Utf8).str.replace_all(_CSV_CONTROL, ""))
         return frame.write_csv().encode("utf-8")  # type: ignore[no-any-return]
     import io
 
