@@ -242,12 +242,35 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         # honoured before the server starts.
         ctx.set_forkserver_preload(["__main__", *_preload(fn)])
     futures: list[Any] = [None] * len(paths)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_ignores_sigint)
     try:
         for i in largest_first(paths):
             futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents, max_bytes)
         for i, fut in enumerate(futures):
             yield fut.result()
             futures[i] = None  # the parent keeps no result it has handed on
-    finally:  # a failure (or a consumer that stops early) cancels the files not yet started
+    except BaseException:  # Ctrl-C (or a failure): the workers are stopped now, not waited for
+        stop_workers(pool)
+        raise
+    finally:  # a consumer that stops early cancels the files not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_ignores_sigint() -> None:
+    """Ctrl-C reaches the whole process group: the parent alone handles it (one line, exit 130) and
+    stops the workers; a worker that handled it too would print a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the worker processes (their work is thrown away)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.terminate()
+        except (OSError, ValueError):
+            pass
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.join(timeout=5)
