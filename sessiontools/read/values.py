@@ -33,34 +33,38 @@ def _number(v: Any) -> bool:
     return t is int or t is float
 
 
+def _in_range(v: Any, limit: float) -> str | None:
+    """Why `v` is not a finite number in [0, limit] (None when it is)."""
+    if not _number(v):
+        return f"not a number ({type(v).__name__})"
+    if not math.isfinite(v):
+        return f"not a finite number ({v!r})"
+    if v < 0:
+        return f"negative ({v!r})"
+    if v > limit:
+        return f"out of range ({v!r} > {limit:,})"
+    return None
+
+
 def count(v: Any, limit: int = MAX_REQUEST_TOKENS) -> tuple[int | None, str | None]:
     """A token count: a whole, finite number in [0, limit] (a float such as 1677.0 is kept as 1677)."""
     if type(v) is int and 0 <= v <= limit:  # the common case first
         return v, None
-    if not _number(v):
-        return None, f"not a number ({type(v).__name__})"
-    if not math.isfinite(v):
-        return None, f"not a finite number ({v!r})"
-    if v < 0:
-        return None, f"negative ({v!r})"
-    if v > limit:
-        return None, f"out of range ({v!r} > {limit:,})"
-    if v != int(v):
-        return None, f"not a whole number ({v!r})"
-    return int(v), None
+    why = _in_range(v, limit)
+    if why is None and v != int(v):
+        why = f"not a whole number ({v!r})"
+    return (None, why) if why is not None else (int(v), None)
+
+
+def total_count(v: Any) -> tuple[int | None, str | None]:
+    """A running total of tokens (a session's, a compaction's tokens before): up to MAX_TOTAL_TOKENS."""
+    return count(v, MAX_TOTAL_TOKENS)
 
 
 def amount(v: Any, limit: float = MAX_COST) -> tuple[float | int | None, str | None]:
     """A cost: a finite number in [0, limit]."""
-    if not _number(v):
-        return None, f"not a number ({type(v).__name__})"
-    if not math.isfinite(v):
-        return None, f"not a finite number ({v!r})"
-    if v < 0:
-        return None, f"negative ({v!r})"
-    if v > limit:
-        return None, f"out of range ({v!r} > {limit:,})"
-    return v, None
+    why = _in_range(v, limit)
+    return (None, why) if why is not None else (v, None)
 
 
 def epoch_ms(v: Any) -> tuple[int | float | None, str | None]:
@@ -84,6 +88,28 @@ def optional_text(v: Any) -> tuple[str | None, str | None]:
     if v is None or type(v) is str:
         return v, None
     return None, f"not a string ({type(v).__name__})"
+
+
+def an_object(v: Any) -> tuple[Any, str | None]:
+    """A JSON object."""
+    return (v, None) if type(v) is dict else (None, f"not an object ({type(v).__name__})")
+
+
+def optional_object(v: Any) -> tuple[Any, str | None]:
+    """A JSON object or null."""
+    return (v, None) if v is None else an_object(v)
+
+
+def a_list(v: Any) -> tuple[Any, str | None]:
+    """A JSON array."""
+    return (v, None) if type(v) is list else (None, f"not a list ({type(v).__name__})")
+
+
+def content(v: Any) -> tuple[Any, str | None]:
+    """Message content, as every agent writes it: a string or a list of blocks."""
+    if type(v) is str or type(v) is list:
+        return v, None
+    return None, f"not a string or a list ({type(v).__name__})"
 
 
 def has_surrogates(s: str) -> bool:

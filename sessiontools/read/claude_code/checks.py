@@ -6,38 +6,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessiontools.read.values import MAX_TOTAL_TOKENS, check_fields, count, optional_text, text
-
-
-def _object(v: Any) -> tuple[Any, str | None]:
-    return (v, None) if type(v) is dict else (None, f"not an object ({type(v).__name__})")
-
-
-def _content(v: Any) -> tuple[Any, str | None]:
-    if type(v) is str or type(v) is list:
-        return v, None
-    return None, f"not a string or a list ({type(v).__name__})"
-
-
-def _list(v: Any) -> tuple[Any, str | None]:
-    return (v, None) if type(v) is list else (None, f"not a list ({type(v).__name__})")
-
-
-def _big_count(v: Any) -> tuple[int | None, str | None]:
-    return count(v, MAX_TOTAL_TOKENS)
-
+from sessiontools.read.values import (
+    a_list,
+    an_object,
+    check_fields,
+    content,
+    count,
+    optional_text,
+    text,
+    total_count,
+)
 
 _LINE = {"timestamp": text, "version": text, "cwd": text, "gitBranch": text, "requestId": text,
-         "compactMetadata": _object, "message": _object}
-_MESSAGE = {"role": text, "model": text, "id": text, "stop_reason": optional_text, "content": _content,
-            "usage": _object}
+         "compactMetadata": an_object, "message": an_object}
+_MESSAGE = {"role": text, "model": text, "id": text, "stop_reason": optional_text, "content": content,
+            "usage": an_object}
 _USAGE = {"input_tokens": count, "output_tokens": count, "cache_creation_input_tokens": count,
           "cache_read_input_tokens": count}
 _BLOCK = {"type": text, "text": text, "thinking": text, "name": text, "id": text, "tool_use_id": text,
-          "content": _content}
-_COMPACT = {"trigger": text, "preTokens": _big_count, "postTokens": _big_count, "preservedMessages": _object,
-            "preservedSegment": _object}
-_PRESERVED = {"uuids": _list, "allUuids": _list}
+          "content": content}
+_COMPACT = {"trigger": text, "preTokens": total_count, "postTokens": total_count, "preservedMessages": an_object,
+            "preservedSegment": an_object}
+_PRESERVED = {"uuids": a_list, "allUuids": a_list}
 _SEGMENT = {"headUuid": text, "tailUuid": text, "anchorUuid": text}
 
 

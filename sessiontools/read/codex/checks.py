@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessiontools.read.values import MAX_TOTAL_TOKENS, check_fields, count, optional_text, text
-
-
-def _object(v: Any) -> tuple[Any, str | None]:
-    return (v, None) if type(v) is dict else (None, f"not an object ({type(v).__name__})")
-
-
-def _content(v: Any) -> tuple[Any, str | None]:
-    if type(v) is str or type(v) is list:
-        return v, None
-    return None, f"not a string or a list ({type(v).__name__})"
+from sessiontools.read.values import (
+    MAX_REQUEST_TOKENS,
+    MAX_TOTAL_TOKENS,
+    check_fields,
+    content,
+    count,
+    optional_object,
+    optional_text,
+    text,
+    total_count,
+)
 
 
 def _output(v: Any) -> tuple[Any, str | None]:
@@ -26,17 +26,13 @@ def _output(v: Any) -> tuple[Any, str | None]:
     return None, f"not a string, list or object ({type(v).__name__})"
 
 
-def _window(v: Any) -> tuple[int | None, str | None]:
-    return count(v, MAX_TOTAL_TOKENS)
-
-
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
                "total_tokens", "cache_write_input_tokens")
 _LINE = {"timestamp": text}
-_PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": _content,
+_PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": content,
             "output": _output, "arguments": text, "input": text, "name": text, "call_id": text,
-            "message": optional_text, "model_context_window": _window, "turn_id": optional_text,
-            "info": lambda v: (v, None) if v is None or type(v) is dict else _object(v)}
+            "message": optional_text, "model_context_window": total_count, "turn_id": optional_text,
+            "info": optional_object}
 _BLOCK = {"type": text, "text": text}
 
 
@@ -70,13 +66,13 @@ def check_line(obj: dict[str, Any]) -> list[str]:
     problems += check_fields(p, _PAYLOAD, where)
     info = p.get("info")
     if type(info) is dict:
-        problems += check_fields(info, {"model_context_window": _window}, where + "info.")
+        problems += check_fields(info, {"model_context_window": total_count}, where + "info.")
         problems += _usage(info, "total_token_usage", MAX_TOTAL_TOKENS, where + "info.")
-        problems += _usage(info, "last_token_usage", 100_000_000, where + "info.")
-    problems += _usage(p, "usage", 100_000_000, where)
+        problems += _usage(info, "last_token_usage", MAX_REQUEST_TOKENS, where + "info.")
+    problems += _usage(p, "usage", MAX_REQUEST_TOKENS, where)
     latest = p.get("latest_token_usage_record")
     if type(latest) is dict:
-        problems += _usage(latest, "usage", 100_000_000, where + "latest_token_usage_record.")
+        problems += _usage(latest, "usage", MAX_REQUEST_TOKENS, where + "latest_token_usage_record.")
     for key in ("content", "output"):
         blocks = p.get(key)
         if type(blocks) is list:

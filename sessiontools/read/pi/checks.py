@@ -15,13 +15,17 @@ from typing import Any
 
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.values import (
-    MAX_TOTAL_TOKENS,
+    a_list,
     amount,
+    an_object,
     check_fields,
+    content,
     count,
     epoch_ms,
+    optional_object,
     optional_text,
     text,
+    total_count,
 )
 
 
@@ -32,55 +36,28 @@ def _text_or_ms(v: Any) -> tuple[Any, str | None]:
     return epoch_ms(v)
 
 
-def _content(v: Any) -> tuple[Any, str | None]:
-    """Message content: a string or a list of blocks."""
-    if type(v) is str or type(v) is list:
-        return v, None
-    return None, f"not a string or a list ({type(v).__name__})"
-
-
-def _object(v: Any) -> tuple[Any, str | None]:
-    if type(v) is dict:
-        return v, None
-    return None, f"not an object ({type(v).__name__})"
-
-
-def _optional_object(v: Any) -> tuple[Any, str | None]:
-    return (v, None) if v is None else _object(v)
-
-
-def _list(v: Any) -> tuple[Any, str | None]:
-    if type(v) is list:
-        return v, None
-    return None, f"not a list ({type(v).__name__})"
-
-
-def _big_count(v: Any) -> tuple[int | None, str | None]:
-    return count(v, MAX_TOTAL_TOKENS)
-
-
 _ENTRY = {"type": text, "id": optional_text, "parentId": optional_text, "timestamp": _text_or_ms}
 _BY_TYPE: dict[str, dict[str, Any]] = {
-    "message": {"message": _object},
-    "compaction": {"summary": text, "firstKeptEntryId": optional_text, "tokensBefore": _big_count,
-                   "usage": _object, "details": _object, "systemMessage": _object},
-    "branch_summary": {"summary": text, "fromId": optional_text, "details": _object},
+    "message": {"message": an_object},
+    "compaction": {"summary": text, "firstKeptEntryId": optional_text, "tokensBefore": total_count,
+                   "usage": an_object, "details": an_object, "systemMessage": an_object},
+    "branch_summary": {"summary": text, "fromId": optional_text, "details": an_object},
     "model_change": {"provider": text, "modelId": text},
     "thinking_level_change": {"thinkingLevel": text},
-    "custom_message": {"customType": text, "content": _content},
+    "custom_message": {"customType": text, "content": content},
     "label": {"targetId": optional_text, "label": optional_text},
     "session_info": {"name": optional_text},
-    "context_edit": {"targetId": optional_text, "replacement": _optional_object},
+    "context_edit": {"targetId": optional_text, "replacement": optional_object},
 }
 _MESSAGE = {
-    "role": text, "content": _content, "model": text, "provider": text, "api": text, "stopReason": text,
+    "role": text, "content": content, "model": text, "provider": text, "api": text, "stopReason": text,
     "errorMessage": text, "toolCallId": text, "toolName": text, "responseId": text, "timestamp": epoch_ms,
-    "usage": _object, "command": text, "output": text, "summary": text, "customType": text,
-    "tokensBefore": _big_count, "fromId": optional_text, "toolsAdded": _list, "toolsRemoved": _list,
-    "sections": _object,
+    "usage": an_object, "command": text, "output": text, "summary": text, "customType": text,
+    "tokensBefore": total_count, "fromId": optional_text, "toolsAdded": a_list, "toolsRemoved": a_list,
+    "sections": an_object,
 }
 _USAGE = {"input": count, "output": count, "cacheRead": count, "cacheWrite": count, "totalTokens": count,
-          "cost": _object}
+          "cost": an_object}
 _COST = {"input": amount, "output": amount, "cacheRead": amount, "cacheWrite": amount, "total": amount}
 _BLOCK = {"type": text, "text": text, "thinking": text, "name": text, "id": text, "data": text,
           "mimeType": text}
@@ -111,7 +88,7 @@ def check_entry(obj: dict[str, Any]) -> list[str]:
     if t == "custom_message" and type(obj.get("content")) is list:
         problems += _blocks(obj["content"], "content")
     elif t == "context_edit" and obj.get("replacement") is not None:
-        problems += check_fields(obj["replacement"], {"content": _content}, "replacement.")
+        problems += check_fields(obj["replacement"], {"content": content}, "replacement.")
     return problems
 
 
