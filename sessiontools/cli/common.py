@@ -245,6 +245,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     not kept in memory).
     """
     from sessiontools.cli.executor import dask_cluster
+    from sessiontools.cli.limits import max_file_bytes
     from sessiontools.parallel import ALL_AGENTS, default_jobs, map_sessions
 
     agents = ALL_AGENTS if agents is None else frozenset(agents)
@@ -298,22 +299,6 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
             loaded.processed += 1
             values.append(res.value)
     return values, loaded
-
-
-def max_file_bytes() -> int | None:
-    """The largest input file read: `$SESSIONTOOLS_MAX_FILE_BYTES` (0 = no limit), else the default."""
-    from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, MAX_FILE_BYTES_ENV
-
-    raw = os.environ.get(MAX_FILE_BYTES_ENV)
-    if raw is None or raw.strip() == "":
-        return DEFAULT_MAX_FILE_BYTES
-    try:
-        value = int(raw)
-    except ValueError:
-        raise UsageError(f"{MAX_FILE_BYTES_ENV}={raw!r}: give a number of bytes (0 for no limit)") from None
-    if value < 0:
-        raise UsageError(f"{MAX_FILE_BYTES_ENV}={raw!r}: give a number of bytes (0 for no limit)")
-    return value or None
 
 
 def exit_code_for(loaded: Loaded, strict: bool) -> int:
