@@ -29,7 +29,11 @@ def _output(v: Any) -> tuple[Any, str | None]:
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
                "total_tokens", "cache_write_input_tokens")
 _LINE = {"timestamp": text}
-_PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": content,
+def _optional_content(v: Any) -> tuple[Any, str | None]:
+    return (v, None) if v is None else content(v)  # (a reasoning item's content is null)
+
+
+_PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": _optional_content,
             "output": _output, "arguments": text, "input": text, "name": text, "call_id": text,
             "message": optional_text, "model_context_window": total_count, "turn_id": optional_text,
             "info": optional_object}
