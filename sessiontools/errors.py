@@ -15,6 +15,12 @@ class InputError(SessionToolsError):
     exit_code = 3
 
 
+class OutputError(SessionToolsError):
+    """An output file could not be written; the previous file, if any, is left as it was (exit 3)."""
+
+    exit_code = 3
+
+
 class UsageError(SessionToolsError):
     """The command line asks for something that does not make sense (exit 2)."""
 

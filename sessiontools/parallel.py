@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.read import Diagnostic
 from sessiontools.read.agents import Agent
+from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES
 from sessiontools.read.sources import load_source
 
 T = TypeVar("T")
@@ -40,14 +41,32 @@ class FileResult(Generic[T]):
 #: Every agent sessiontools reads.
 ALL_AGENTS = frozenset(Agent)
 
+#: An unexpected exception while one file is read or analysed becomes that file's error (named, the
+#: run going on for the others, exit 3 at the end) instead of ending the whole run. The CLI turns
+#: this off under `SESSIONTOOLS_DEBUG=1`, and the fuzzing tests do, so that such a bug is seen.
+CONTAIN_ERRORS = True
 
-def _open(path: str, content_hash: bool, agents: frozenset[Agent]) -> tuple[FileResult[Any], Any]:
+
+def internal_error(path: str, exc: BaseException) -> str:
+    """The one-line error of a file whose reading or analysis raised an unexpected exception."""
+    what = "out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}"
+    return (f"{path}: internal error while reading or analysing this file ({what}); the file is left out "
+            "(a bug in sessiontools: please report it with SESSIONTOOLS_DEBUG=1's traceback)")
+
+
+def _open(path: str, content_hash: bool, agents: frozenset[Agent],
+          max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> tuple[FileResult[Any], Any]:
     """The file read by its agent's reader: (its result so far, the source to work on or None)."""
     out: FileResult[Any] = FileResult(path)
     try:
-        s = load_source(path, content_hash=content_hash)
+        s = load_source(path, content_hash=content_hash, max_bytes=max_bytes)
     except SessionToolsError as exc:
         out.error = str(exc)
+        return out, None
+    except Exception as exc:  # MemoryError, RecursionError and bugs alike: this file only
+        if not CONTAIN_ERRORS:
+            raise
+        out.error = internal_error(path, exc)
         return out, None
     out.agent = s.agent
     out.diagnostics = list(s.diagnostics)
@@ -71,6 +90,11 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
     except SessionToolsError as exc:
         out.error = str(exc)
         return None
+    except Exception as exc:  # MemoryError, RecursionError and bugs alike: this file only
+        if not CONTAIN_ERRORS:
+            raise
+        out.error = internal_error(out.path, exc)
+        return None
     finally:
         drain = getattr(fn, "drain_notes", None)
         if notes and callable(drain):
@@ -78,14 +102,15 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
 
 
 def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
-         agents: frozenset[Agent] = ALL_AGENTS) -> FileResult[T]:
-    out, s = _open(path, content_hash, agents)
+         agents: frozenset[Agent] = ALL_AGENTS, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> FileResult[T]:
+    out, s = _open(path, content_hash, agents, max_bytes)
     if s is not None:
         out.value = _guarded(out, fn, lambda: fn(s))
     return out
 
 
-def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent]) -> Iterator[FileResult[Any]]:
+def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent],
+               max_bytes: int | None) -> Iterator[FileResult[Any]]:
     """`_one` over every file in this process, as a pipeline (`sessiontools.pipeline`): `fn.start(source)`
     begins a file's background work (estimate-error's token counting), the next files are read and
     started meanwhile, and each is finished (`job.finish()`) in order."""
@@ -93,7 +118,7 @@ def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozen
 
     def started() -> Iterator[tuple[FileResult[Any], Any]]:
         for p in paths:
-            out, s = _open(p, content_hash, agents)
+            out, s = _open(p, content_hash, agents, max_bytes)
             yield out, (None if s is None else _guarded(out, fn, lambda: fn.start(s), notes=False))  # noqa: B023
 
     def finish(out: FileResult[Any], job: Any) -> FileResult[Any]:
@@ -127,6 +152,7 @@ def default_jobs(files: Sequence[str | Path] | None = None) -> int:
 def map_sessions(
     files: Sequence[str | Path], fn: Callable[[Any], T], *, jobs: int = 1, content_hash: bool = False,
     agents: frozenset[Agent] = ALL_AGENTS, dask: Any = None, on_done: Callable[[], None] | None = None,
+    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
 ) -> Iterator[FileResult[T]]:
     """`fn(source)` for every file, yielded in file order; `fn` must be picklable when jobs > 1.
 
@@ -134,23 +160,24 @@ def map_sessions(
     `Rollout`, ...); files of agents not in `agents` are not passed to `fn` (`unsupported`).
     `content_hash` makes each Pi session carry the hash of its bytes (for result caches).
     With `dask` (an `executors.DaskCluster`) the same per-file work runs as Dask tasks instead of
-    processes; `on_done` is then called as each task finishes (for progress bars).
+    processes; `on_done` is then called as each task finishes (for progress bars). A file over
+    `max_bytes` (None: any size) or not a regular file is not read (its `error` says why).
     """
     paths = [str(f) for f in files]
     if dask is not None:
         from sessiontools.executors import dask_map
 
-        yield from dask_map(dask, _one, paths, (fn, content_hash, agents), on_done, sizes=_sizes(paths),
+        yield from dask_map(dask, _one, paths, (fn, content_hash, agents, max_bytes), on_done, sizes=_sizes(paths),
                             preload=_preload(fn))
         return
     if jobs <= 1 or len(paths) <= 1:
         if callable(getattr(fn, "start", None)) and len(paths) > 1:
-            yield from _pipelined(paths, fn, content_hash, agents)
+            yield from _pipelined(paths, fn, content_hash, agents, max_bytes)
             return
         for p in paths:
-            yield _one(p, fn, content_hash, agents)
+            yield _one(p, fn, content_hash, agents, max_bytes)
         return
-    yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents)
+    yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents, max_bytes)
 
 
 def _sizes(paths: Sequence[str]) -> list[int]:
@@ -203,7 +230,7 @@ def _threads() -> int:
 
 
 def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_hash: bool,
-              agents: frozenset[Agent]) -> Iterator[FileResult[T]]:
+              agents: frozenset[Agent], max_bytes: int | None) -> Iterator[FileResult[T]]:
     """`_one` over `paths` in `workers` processes, submitted largest first, yielded in file order.
 
     Workers read their files themselves (a path goes out, one file's result comes back)."""
@@ -215,12 +242,35 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         # honoured before the server starts.
         ctx.set_forkserver_preload(["__main__", *_preload(fn)])
     futures: list[Any] = [None] * len(paths)
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_ignores_sigint)
     try:
         for i in largest_first(paths):
-            futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents)
+            futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents, max_bytes)
         for i, fut in enumerate(futures):
             yield fut.result()
             futures[i] = None  # the parent keeps no result it has handed on
-    finally:  # a failure (or a consumer that stops early) cancels the files not yet started
+    except BaseException:  # Ctrl-C (or a failure): the workers are stopped now, not waited for
+        stop_workers(pool)
+        raise
+    finally:  # a consumer that stops early cancels the files not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_ignores_sigint() -> None:
+    """Ctrl-C reaches the whole process group: the parent alone handles it (one line, exit 130) and
+    stops the workers; a worker that handled it too would print a KeyboardInterrupt traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the worker processes (their work is thrown away)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            proc.terminate()
+        except (OSError, ValueError):
+            pass
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.join(timeout=5)

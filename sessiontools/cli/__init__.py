@@ -45,6 +45,8 @@ from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import SessionToolsError, UsageError
 
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
+
 app = typer.Typer(
     name="sessiontools",
     help=("Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.\n\n"
@@ -134,7 +136,7 @@ def inspect(
 
 @app.command()
 def cut(
-    file: Annotated[Path, typer.Argument(help="One session file (a directory or glob must name exactly one).")],
+    file: Annotated[Path, typer.Argument(readable=False, help="One session file (a directory or glob must name exactly one).")],
     at: Annotated[
         list[str] | None,
         typer.Option("--at", help="Entry id, or #N for the entry at path index N; repeatable (default: the leaf)."),
@@ -212,8 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map library errors to exit codes, no tracebacks.
 
     The stderr console (rich) is made only when there is an error to print."""
+    if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
+        from sessiontools import parallel
+
+        parallel.CONTAIN_ERRORS = False  # a file's unexpected exception shows its traceback
     try:
         rv = app(args=argv, standalone_mode=False)
+        if rv == EXIT_INTERRUPTED:  # Typer's answer to a KeyboardInterrupt (no command exits 130)
+            stderr_console().print("interrupted", markup=False)
         return rv if isinstance(rv, int) else 0
     except SessionToolsError as exc:
         if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
@@ -226,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(exc.code or 0)
     except KeyboardInterrupt:
         stderr_console().print("interrupted", markup=False)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
     except OSError as exc:  # an output or input the operating system refused: a file problem, not a bug
@@ -244,8 +252,9 @@ def main(argv: list[str] | None = None) -> int:
             where = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
             stderr_console().print(f"error: {exc.format_message()}{where}", markup=False)  # type: ignore[attr-defined]
             return int(exc.exit_code)  # type: ignore[attr-defined]
-        if type(exc).__name__ == "Abort":
-            return 130
+        if type(exc).__name__ == "Abort":  # click's name for a KeyboardInterrupt
+            stderr_console().print("interrupted", markup=False)
+            return EXIT_INTERRUPTED
         if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
             raise
         stderr_console().print(f"internal error: {type(exc).__name__}: {exc} (set SESSIONTOOLS_DEBUG=1 for a traceback)", markup=False)

@@ -68,7 +68,7 @@ def _emit(report: "DriftReport", format: DriftFormat, csv_table: CsvTable, pair:
     """Write the report in the chosen format to `output` (stdout when None)."""
     from sessiontools.report.drift import drift_markdown, drift_renderables
     from sessiontools.report.drift_json import drift_frame, report_to_dict
-    from sessiontools.report.writers import envelope
+    from sessiontools.report.writers import envelope, write_atomic
 
     if format == DriftFormat.csv:
         write_frame(drift_frame(report.chains, csv_table.value), "csv", output)
@@ -79,7 +79,7 @@ def _emit(report: "DriftReport", format: DriftFormat, csv_table: CsvTable, pair:
         if output is None:
             typer.echo(text, nl=False)
         else:
-            output.write_text(text, encoding="utf-8")
+            write_atomic(output, text)
             wrote(output)
     elif folder is not None and len({c.session for c in report.chains}) > 1:
         from sessiontools.report.drift import gates_text

@@ -250,7 +250,9 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     if plot is not None:
         save_figure(estimate_error_figure(report.rows, report.estimators), plot)
     if save_calibration_to is not None:
-        save_calibration_to.write_bytes(save_calibration(report.fitted))
+        from sessiontools.report.writers import write_atomic
+
+        write_atomic(save_calibration_to, save_calibration(report.fitted))
         wrote(save_calibration_to, "calibration")
     err.print(estimate_error_headline(summary), markup=False)
 

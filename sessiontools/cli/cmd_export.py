@@ -71,23 +71,29 @@ def register(app: typer.Typer) -> None:
         Columns are documented in docs/dataset.md (schema version in every row and _dataset.json).
         """
         from sessiontools.analysis.dataset import ExportOptions
+        from sessiontools.report.dataset import LOCK_TIMEOUT, dataset_lock
         from sessiontools.report.export import ExportWorker, plan_export, write_export
 
         options = ExportOptions(_tokenizers(estimators),
                                 _replay_options(replay_window, replay_reserve, replay_keep, replay_policy))
         err = stderr_console()
         files, _ = resolve_files(paths, err)
-        plan = plan_export(output, files)
-        if plan.already or plan.duplicates:
-            err.print(f"skipping {plan.already} file(s) already in {output}"
-                      + (f" and {plan.duplicates} duplicate(s)" if plan.duplicates else ""), markup=False)
-        if not plan.new_files:
-            err.print(f"nothing new to export into {output}", markup=False)
-            raise typer.Exit(EXIT_OK)
-        results, loaded = run_files(plan.new_files, err, ExportWorker(options), jobs, "exporting", executor=executor)
-        summary = write_export(plan, results)
-        parts = ", ".join(f"{k} {v}" for k, v in sorted(summary["parts"].items()))
-        err.print(f"exported {summary['files']} file(s): {summary['sessions']} session paths, {summary['requests']} "
-                  f"requests, {summary['compactions']} compactions into {output} (part files: {parts or 'none'})",
-                  markup=False)
+        with dataset_lock(output, on_wait=lambda: err.print(
+                f"waiting for another export into {output} to finish (at most {LOCK_TIMEOUT:.0f} s)", markup=False)):
+            plan = plan_export(output, files)
+            if plan.writer.removed:
+                err.print(f"note: removed {len(plan.writer.removed)} file(s) an interrupted export left in {output} "
+                          "(never in its manifest, so never counted)", markup=False)
+            if plan.already or plan.duplicates:
+                err.print(f"skipping {plan.already} file(s) already in {output}"
+                          + (f" and {plan.duplicates} duplicate(s)" if plan.duplicates else ""), markup=False)
+            if not plan.new_files:
+                err.print(f"nothing new to export into {output}", markup=False)
+                raise typer.Exit(EXIT_OK)
+            results, loaded = run_files(plan.new_files, err, ExportWorker(options), jobs, "exporting", executor=executor)
+            summary = write_export(plan, results)
+            parts = ", ".join(f"{k} {v}" for k, v in sorted(summary["parts"].items()))
+            err.print(f"exported {summary['files']} file(s): {summary['sessions']} session paths, {summary['requests']} "
+                      f"requests, {summary['compactions']} compactions into {output} (part files: {parts or 'none'})",
+                      markup=False)
         raise typer.Exit(exit_code_for(loaded, strict))

@@ -181,6 +181,7 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         raise UsageError("--format parquet needs --output PATH")
     check_output_path(output)
     check_plot_path(plot)
+    check_output_path(compactions_out, "--compactions-output")  # before the work, not after it
     from sessiontools.cli import windows as per_model_windows
     context_window, per_model = per_model_windows.split_windows(
         [context_window] if isinstance(context_window, str) else context_window)

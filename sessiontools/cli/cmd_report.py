@@ -59,6 +59,7 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     from sessiontools.report.html import render_report
     from sessiontools.report.inspect import inspect_headline
     from sessiontools.report.replay import replay_headline
+    from sessiontools.report.writers import write_atomic
 
     err = stderr_console()
     err.record = True
@@ -86,7 +87,7 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     heads.append(f"diff-summaries: {m['summaries']} summaries, {m['pairs']} pairs; dropped {m['dropped_items']} items "
                  f"and {m['dropped_literals']} literals")
     html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines, headlines=heads)
-    output.write_text(html, encoding="utf-8")
+    write_atomic(output, html)
     wrote(output, f"{len(html.encode('utf-8')) / 1024:.0f} KiB")
     code = exit_code_for(loaded, strict)
     return code or (EXIT_INPUT if failed else 0)  # the page is written, but a section lacks some sessions

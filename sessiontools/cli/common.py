@@ -90,7 +90,7 @@ PiVersionOpt = Annotated[
 StrictOpt = Annotated[bool, typer.Option("--strict", help="Exit 3 when any line was skipped or recovered.")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here instead of stdout.")]
 JobsOpt = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Processes to spread files over (default: one per 32 MB of input, at most the number of cores). Results are the same for any value.")]
-PathsArg = Annotated[list[Path] | None, typer.Argument(help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
+PathsArg = Annotated[list[Path] | None, typer.Argument(readable=False, help="Session files, directories (every *.jsonl below) or globs; default: Pi's session directory.")]
 
 
 def __getattr__(name: str) -> Any:
@@ -215,6 +215,14 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console, *, an
             err.print(safe_text(f"error: {exc}"))
             loaded.unreadable += 1
             continue
+        except Exception as exc:  # a bug on this file: named, and the others are still read
+            from sessiontools import parallel
+
+            if not parallel.CONTAIN_ERRORS:
+                raise
+            err.print(safe_text(f"error: {parallel.internal_error(str(f), exc)}"))
+            loaded.unreadable += 1
+            continue
         if not getattr(s, "readable", True):  # another agent's reader has no `readable`: it raises instead
             fatal = getattr(s, "fatal", [])
             why = fatal[0].reason if fatal else "empty"
@@ -245,6 +253,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     not kept in memory).
     """
     from sessiontools.cli.executor import dask_cluster
+    from sessiontools.cli.limits import max_file_bytes
     from sessiontools.parallel import ALL_AGENTS, default_jobs, map_sessions
 
     agents = ALL_AGENTS if agents is None else frozenset(agents)
@@ -256,7 +265,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     dask = dask_cluster(executor, jobs, files)
     with progress(err, len(files), label) as advance:
         for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash,
-                                agents=agents, dask=dask, on_done=advance):
+                                agents=agents, dask=dask, on_done=advance, max_bytes=max_file_bytes()):
             if dask is None:  # on Dask the bar follows the cluster's futures (on_done)
                 advance()
             for note in res.notes:  # from this process or a --jobs worker; each shown once
@@ -311,14 +320,14 @@ def exit_code_for(loaded: Loaded, strict: bool) -> int:
 
 
 def emit_json(obj: Any, output: Path | None) -> None:
-    from sessiontools.report.writers import dumps_json
+    from sessiontools.report.writers import dumps_json, write_atomic
 
     data = dumps_json(obj)
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        output.write_bytes(data)
+        write_atomic(output, data)
         wrote(output)
 
 
@@ -338,7 +347,9 @@ def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> N
         for it in items:
             con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
     else:
-        with open(output, "w", encoding="utf-8") as fh:
+        from sessiontools.report.writers import atomic_open
+
+        with atomic_open(output, "w") as fh:
             con = Console(file=fh, width=DESIGN_WIDTH, no_color=True, highlight=False)
             for it in items:
                 con.print(it, soft_wrap=isinstance(it, Text))
@@ -381,15 +392,17 @@ def progress(err: Console, total: int, label: str) -> _Progress:
 
 def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
     """CSV (stdout or file) or Parquet (file) from a polars DataFrame."""
+    from sessiontools.report.writers import frame_bytes, write_atomic
+
     if fmt == "parquet":
         if output is None:
             raise UsageError("--format parquet needs --output PATH")
-        frame.write_parquet(output)
+        write_atomic(output, frame_bytes(frame, "parquet"))
         wrote(output)
     elif output is None:
-        sys.stdout.write(frame.write_csv())
+        sys.stdout.write(frame_bytes(frame, "csv").decode("utf-8"))
     else:
-        frame.write_csv(output)
+        write_atomic(output, frame_bytes(frame, "csv"))
         wrote(output)
 
 

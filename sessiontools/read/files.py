@@ -3,9 +3,35 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from sessiontools.errors import InputError
+
+#: The largest input file read (a session file is read into memory whole, as Pi does). The CLI's
+#: override: the environment variable SESSIONTOOLS_MAX_FILE_BYTES (0 = no limit).
+DEFAULT_MAX_FILE_BYTES = 4 * 1024**3
+MAX_FILE_BYTES_ENV = "SESSIONTOOLS_MAX_FILE_BYTES"
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def check_input(path: str | os.PathLike[str], max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> os.stat_result:
+    """`os.stat` of an input before it is opened: only a regular file is read (a FIFO would block the
+    open forever, /dev/zero would fill memory), and only one of at most `max_bytes` (None or 0: any
+    size). Raises `InputError` with the reason."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise open_error(path, exc) from exc
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+        raise InputError(f"{path}: {kind}, not a regular file; not read")
+    if max_bytes and st.st_size > max_bytes:
+        raise InputError(f"{path}: {st.st_size:,} bytes, over the limit of {max_bytes:,} bytes for one input file; "
+                         f"not read (raise it with {MAX_FILE_BYTES_ENV}=N, 0 for no limit)")
+    return st
 
 
 def open_error(where: str | os.PathLike[str], exc: OSError) -> InputError:
@@ -19,9 +45,19 @@ def open_error(where: str | os.PathLike[str], exc: OSError) -> InputError:
     return InputError(f"{where}: cannot read ({exc.strerror or exc})")
 
 
+def path_key(p: Path) -> Path:
+    """The identity of a path for "each file once": its resolved path, or for a symlink loop (which
+    cannot be resolved) its absolute path; the reader then reports the loop when it opens it."""
+    try:
+        return p.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(p))
+
+
 def read_file_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a local file (never written to). Raises `InputError`."""
     p = Path(path)
+    check_input(p, None)
     try:
         return p.read_bytes()
     except OSError as exc:

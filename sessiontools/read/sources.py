@@ -20,7 +20,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.agents import Agent
-from sessiontools.read.files import open_error
+from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, open_error
 from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
 SNIFF_BYTES = 65536
@@ -124,9 +124,10 @@ def head_of(path: str | os.PathLike[str]) -> bytes:
         except InputError:
             return b""
     try:
+        check_input(path, None)
         with open(path, "rb") as fh:
             return fh.read(SNIFF_BYTES)
-    except OSError:
+    except (OSError, InputError):
         return b""
 
 
@@ -142,10 +143,12 @@ def reader_for(head: bytes) -> Reader:
     return FALLBACK
 
 
-def load_source(path: str | os.PathLike[str], *, content_hash: bool = False) -> Any:
+def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
+                max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> Any:
     """Read one session file with its agent's reader: a Pi `Session`, a Codex `Rollout`, ...
 
-    Every returned object has `path`, `diagnostics` and a class attribute `agent`.
+    Every returned object has `path`, `diagnostics` and a class attribute `agent`. Only a regular
+    file of at most `max_bytes` is opened (`read.files.check_input`).
     """
     if is_url(path):
         url = url_of(path) or os.fspath(path)
@@ -154,6 +157,7 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False) -> 
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
+    check_input(p, max_bytes)
     try:
         fh = open(p, "rb")
     except OSError:
@@ -180,6 +184,7 @@ def content_digest(path: str | os.PathLike[str]) -> str:
     if is_url(path):
         return hashlib.sha256(read_url(url_of(path) or os.fspath(path))).hexdigest()
     h = hashlib.sha256()
+    check_input(path, None)
     try:
         with open(path, "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):

@@ -32,5 +32,7 @@ def save_figure(fig: Any, path: Path) -> None:
         {"format": "svg", "metadata": {"Date": None, "Creator": None}} if fmt == "svg"
         else {"format": "png", "metadata": {"Software": None}, "dpi": 110}
     )
-    with matplotlib.rc_context({"svg.hashsalt": "sessiontools", "svg.fonttype": "none"}):
-        fig.savefig(path, **kwargs)
+    from sessiontools.report.writers import atomic_path
+
+    with matplotlib.rc_context({"svg.hashsalt": "sessiontools", "svg.fonttype": "none"}), atomic_path(path) as tmp:
+        fig.savefig(tmp, **kwargs)

@@ -9,8 +9,9 @@ never markup.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from html import escape
 from typing import Any
+
+from sessiontools.report.text import html_text
 
 CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1f24;margin:0;background:#f6f7f9}
@@ -38,8 +39,7 @@ dl.terms dt{font-weight:600;margin-top:6px}dl.terms dd{margin:0 0 0 18px}
 """
 
 
-def _e(s: object) -> str:
-    return escape(str(s), quote=True)
+_e = html_text  # (an ESC byte in a file name is no markup, but it is no text either)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 1,

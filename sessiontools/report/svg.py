@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from html import escape
+
+from sessiontools.report.text import html_text
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
 
 
-def _e(s: object) -> str:
-    return escape(str(s), quote=True)
+_e = html_text
 
 
 def _nice_max(v: float) -> float:

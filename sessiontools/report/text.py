@@ -14,6 +14,13 @@ def strip_control(s: str) -> str:
     return _CONTROL.sub("", s)
 
 
+def html_text(s: object) -> str:
+    """Text for HTML (the report and its SVG charts): control sequences stripped, then escaped."""
+    from html import escape
+
+    return escape(strip_control(str(s)), quote=True)
+
+
 def safe_text(s: object, *, limit: int | None = None, style: str | None = None) -> Text:
     """A rich `Text` (never parsed as markup) of `s`, control sequences stripped, optionally shortened."""
     t = strip_control(str(s))

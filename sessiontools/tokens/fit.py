@@ -92,11 +92,18 @@ def least_squares(
         extra[np.arange(len(sl)), np.flatnonzero(pen)] = sl
         a = np.vstack([a, extra])
         b = np.concatenate([b, sl * p[pen]])
-    if a.shape[0] == 0:
-        coef = np.maximum(p, 0.0) if nonneg else p
-    elif nonneg:
-        coef = _nnls(a, b)
-    else:
-        coef = np.linalg.lstsq(a, b, rcond=None)[0]
-    resid = xm @ coef - yv
-    return LeastSquares(tuple(float(c) for c in coef), int(len(yv)), float((w * resid * resid).sum()))
+    fallback = np.maximum(p, 0.0) if nonneg else p
+    # Degenerate data (a column of zeros, one huge row) makes numpy warn on stderr (divide, overflow,
+    # invalid value in matmul); the warning is no use to a user: the fit falls back to the prior.
+    with np.errstate(all="ignore"):
+        if a.shape[0] == 0:
+            coef = fallback
+        elif nonneg:
+            coef = _nnls(a, b)
+        else:
+            coef = np.linalg.lstsq(a, b, rcond=None)[0]
+        if not np.all(np.isfinite(coef)):
+            coef = fallback
+        resid = xm @ coef - yv
+        rss = float((w * resid * resid).sum())
+    return LeastSquares(tuple(float(c) for c in coef), int(len(yv)), rss)

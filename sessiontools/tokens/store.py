@@ -3,8 +3,9 @@ per-session results keyed by the session file's content hash and every option th
 
 Several processes may read and write at once (SQLite WAL with a busy timeout; inserts are
 idempotent); a file still locked by another process after the timeout and a few tries is left
-alone, and this store counts without it. A cache file that is corrupt or of another format is
-removed and rebuilt; if even that fails, the store turns itself off and counting goes on uncached. The caller chooses the file
+alone, and this store counts without it. Only a cache file proven corrupt or of another format is
+removed and rebuilt (an I/O error or a full disk turns the cache off for the run, one note, and
+keeps the file); if even that fails, the store turns itself off and counting goes on uncached. The caller chooses the file
 (the CLI uses the user cache directory); nothing here reads the environment.
 """
 
@@ -29,6 +30,22 @@ def _transient(exc: sqlite3.Error) -> bool:
     if isinstance(code, int):
         return code & 0xFF in _BUSY_CODES
     return "locked" in str(exc) or "busy" in str(exc)
+
+
+#: SQLITE_CORRUPT and SQLITE_NOTADB: the only errors that prove the file is damaged or not ours.
+_CORRUPT_CODES = (11, 26)
+
+
+def _corrupt(exc: sqlite3.Error) -> bool:
+    """Whether `exc` proves the file corrupt or foreign (then it may be rebuilt). An I/O error, a full
+    disk, a read-only or unopenable file proves nothing about the file: it is never deleted for one."""
+    if str(exc).startswith("cache schema "):
+        return True  # (our own check in `_prepare`: a file of another schema)
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return code & 0xFF in _CORRUPT_CODES
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
 
 
 def _prepare(conn: sqlite3.Connection) -> None:
@@ -84,6 +101,9 @@ class TokenStore:
                         time.sleep(0.05 * 2 ** attempt)
                         continue
                     self.notes.append(f"token cache {self.path} busy ({exc}); counting without it")
+                elif not _corrupt(exc):
+                    self.notes.append(f"token cache {self.path} not usable in this run ({exc}); counting without "
+                                      "it (the file is kept)")
                 elif not rebuilt:
                     rebuilt = True
                     self.notes.append(f"token cache {self.path} unusable ({exc}); rebuilt")

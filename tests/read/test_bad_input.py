@@ -40,8 +40,11 @@ EXPECTED = {
     "deep-nesting.jsonl": ("skipped", 3, "recursion", 1, 0),
     "message-without-message.jsonl": ("notice", 2, "without a message object", 1, 0),
     "v1-bad-index.jsonl": ("notice", 3, "firstKeptEntryIndex 99", 2, 0),
+    # Python cannot encode a lone surrogate (tokenizers, CSV, Parquet): it becomes U+FFFD, one UTF-16
+    # unit as the surrogate was, so Pi's character counts are unchanged (issue 27).
+    "lone-surrogate.jsonl": ("notice", 2, "lone surrogate escape(s) in 1 string(s) replaced by U+FFFD", 1, 0),
 }
-CLEAN = {"crlf.jsonl": 2, "blank-lines.jsonl": 2, "lone-surrogate.jsonl": 1, "header-only.jsonl": 0}
+CLEAN = {"crlf.jsonl": 2, "blank-lines.jsonl": 2, "header-only.jsonl": 0}
 
 
 def test_corpus_is_complete() -> None:
@@ -64,7 +67,7 @@ def test_bad_file_is_reported(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(CLEAN))
 def test_harmless_variants_read_cleanly(name: str) -> None:
-    """CRLF endings, blank lines and lone surrogate escapes are read as Pi reads them, silently."""
+    """CRLF endings and blank lines are read as Pi reads them, silently."""
     s = load_session(BAD / name)
     assert not s.diagnostics
     assert len(s.entries) == CLEAN[name]

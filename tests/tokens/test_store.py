@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sessiontools.tokens.store import TokenStore
 from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 
@@ -96,3 +98,71 @@ def test_a_file_locked_by_another_process_is_left_alone(tmp_path: Path) -> None:
         holder.execute("ROLLBACK")
         holder.close()
     assert TokenStore(path).get_many("enc", [b"a"]) == {b"a": 1}, "the file and its counts survive"
+
+
+def test_io_error_never_deletes_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An I/O error while opening (SQLITE_IOERR: a full disk, a failing device) proves nothing about
+    the file: one note, the cache off for this run, the file and its counts kept (issue 27: a
+    healthy cache was deleted as 'unusable (disk I/O error); rebuilt')."""
+    import sqlite3
+
+    import sessiontools.tokens.store as store_mod
+
+    path = tmp_path / "t.sqlite"
+    first = TokenStore(path)
+    first.put_many("enc", {bytes([i]): i for i in range(200)})
+    first.close()
+
+    def failing(conn: sqlite3.Connection) -> None:
+        exc = sqlite3.OperationalError("disk I/O error")
+        exc.sqlite_errorcode = 10  # SQLITE_IOERR
+        raise exc
+
+    with monkeypatch.context() as m:
+        m.setattr(store_mod, "_prepare", failing)
+        store = TokenStore(path)
+        assert store.get_many("enc", [b"\x01"]) == {}
+        store.put_many("enc", {b"new": 1})
+    assert len(store.notes) == 1 and "not usable in this run" in store.notes[0] and "kept" in store.notes[0]
+    assert len(TokenStore(path).get_many("enc", [bytes([i]) for i in range(200)])) == 200
+
+
+def test_full_disk_never_deletes_the_cache(tmp_path: Path) -> None:
+    """A real full disk (a 64 KiB tmpfs, filled): the cache counts without itself, one note, and
+    once there is space again every count is still there."""
+    import os
+    import shutil
+    import subprocess
+
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        path = mnt / "t.sqlite"
+        first = TokenStore(path)
+        first.put_many("enc", {bytes([i]): i for i in range(200)})
+        first.close()
+        filler = mnt / "filler"
+        with open(filler, "wb", buffering=0) as fh:  # fill every byte left
+            try:
+                while True:
+                    fh.write(b"f" * 512)
+            except OSError:
+                pass
+        store = TokenStore(path)
+        got = store.get_many("enc", [bytes([i]) for i in range(200)])
+        store.put_many("enc", {i.to_bytes(4, "big"): i for i in range(2000)})
+        store.close()
+        assert all("rebuilt" not in n for n in store.notes), store.notes
+        assert len(store.notes) <= 1
+        filler.unlink()
+        again = TokenStore(path)
+        assert len(again.get_many("enc", [bytes([i]) for i in range(200)])) == 200
+        again.close()
+        assert got in ({}, {bytes([i]): i for i in range(200)})
+    finally:
+        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)  # (a file still open: detach)

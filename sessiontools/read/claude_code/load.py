@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from sessiontools.read.claude_code.checks import check_line
 from sessiontools.read.claude_code.records import (
     CONVERSATION_TYPES,
     KNOWN_TYPES,
@@ -26,7 +27,7 @@ from sessiontools.read.claude_code.records import (
     parse_record,
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
-from sessiontools.read.files import read_file_bytes
+from sessiontools.read.files import path_key, read_file_bytes
 from sessiontools.read.lines import line_views
 from sessiontools.read.pi.load import expand_paths, gc_paused
 
@@ -61,7 +62,7 @@ def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     for raw in paths:
         explicit = Path(os.fspath(raw)).is_file()
         for f in expand_paths([raw]):
-            key = f.resolve()
+            key = path_key(f)
             if key in seen or (not explicit and _is_stitched_subagent(f)):
                 continue
             seen.add(key)
@@ -98,6 +99,8 @@ def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic]
             why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
             diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
             continue
+        if type(obj) is dict:
+            diags.extend(Diagnostic(path, n, why, DiagnosticKind.RECOVERED) for why in check_line(obj))
         rec = parse_record(obj, n, path)
         if isinstance(rec, Diagnostic):
             diags.append(rec)

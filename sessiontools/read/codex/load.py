@@ -16,6 +16,7 @@ from orjson import JSONDecodeError
 from orjson import loads as _loads
 
 from sessiontools.errors import InputError
+from sessiontools.read.codex.checks import check_line
 from sessiontools.read.codex.records import (
     Compacted,
     CompactionEvent,
@@ -169,6 +170,7 @@ def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic],
             diags.extend(parsed.diagnostics)
             objs = parsed.objects
         for obj in objs:
+            diags.extend(Diagnostic(path, n, why, "recovered") for why in check_line(obj))
             rec = _record(n, obj, path)
             if isinstance(rec, Diagnostic):
                 diags.append(rec)

@@ -15,8 +15,9 @@ import orjson
 
 from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
-from sessiontools.read.files import open_error
+from sessiontools.read.files import check_input, open_error, path_key
 from sessiontools.read.lines import line_views
+from sessiontools.read.pi.checks import check_objects
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
 from sessiontools.read.pi.migrate import (
     check_structure,
@@ -129,6 +130,7 @@ def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
     with gc_paused():
         acc, line_no = _parse_lines(data, path)
         header, objects, lines, diags = acc.header, acc.objects, acc.lines, acc.diags
+        diags.extend(check_objects(objects, lines, path))
         if line_no == 0:
             diags.append(Diagnostic(path, 1, "empty file", "fatal"))
         elif not acc.seen_any:
@@ -178,6 +180,7 @@ def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) ->
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory (give a session file, or use a command that takes directories)")
+    check_input(p, None)
     try:
         with open(p, "rb") as fh:
             return read_stream(fh, str(path), content_hash=content_hash)
@@ -190,7 +193,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     seen: set[Path] = set()
 
     def emit(p: Path) -> Iterator[Path]:
-        key = p.resolve()
+        key = path_key(p)
         if key not in seen:
             seen.add(key)
             yield p
@@ -203,7 +206,7 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
                 if f.is_file():
                     yield from emit(f)
         elif not p.exists() and glob.has_magic(s):
-            matches = sorted(glob.glob(s, recursive=True))
+            matches = safe_glob(s)
             if not matches:
                 raise InputError(f"{s}: no file matches")
             for m in matches:
@@ -215,3 +218,16 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
                     yield from emit(mp)
         else:
             yield from emit(p)
+
+
+def safe_glob(pattern: str) -> list[str]:
+    """The sorted matches of a glob. A `**` pattern does not descend into symlinked directories
+    (`glob.glob(recursive=True)` does, and two directory links that point at each other make it
+    walk the same tree exponentially often): pathlib's recursive selector, which never follows them."""
+    if "**" not in pattern:
+        return sorted(glob.glob(pattern))
+    parts = Path(pattern).parts
+    i = next(k for k, part in enumerate(parts) if glob.has_magic(part))
+    root = Path(*parts[:i]) if i else Path(".")
+    rest = "/".join(parts[i:])
+    return sorted(str(p) for p in root.glob(rest))

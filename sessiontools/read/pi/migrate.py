@@ -16,6 +16,7 @@ from typing import Any
 
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, KNOWN_ROLES, Entry, Header
+from sessiontools.read.values import count
 
 CURRENT_VERSION = 3
 
@@ -28,10 +29,8 @@ def v1_id(index: int) -> str:
 def header_version(header: dict[str, Any] | None, objects: Sequence[dict[str, Any]]) -> int:
     """The format version a file was written in: the header's `version`, absent meaning 1."""
     if header is not None:
-        version = header.get("version", 1)
-        if isinstance(version, bool) or not isinstance(version, int | float):
-            return 1
-        return int(version)
+        version, why = count(header.get("version", 1), 1000)
+        return 1 if why is not None or version is None else version
     # No header (Pi would refuse the file): infer from the entries themselves.
     return CURRENT_VERSION if any("id" in o for o in objects) else 1
 

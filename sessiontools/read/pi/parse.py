@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from sessiontools.read.diagnostics import Diagnostic
+from sessiontools.read.values import clean_surrogates
 
 _WS = b" \t\r\n\x0b\x0c"
 _BOM = b"\xef\xbb\xbf"
@@ -84,6 +85,9 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True) -> 
             text = body.decode("utf-8", errors="replace")
             out.diagnostics.append(Diagnostic(path, line, "invalid UTF-8 replaced by U+FFFD (as Pi's reader does)"))
         values, error = _slow_parse(text)
+        values, changed = clean_surrogates(values)
+        if changed:
+            out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s) replaced by U+FFFD"))
     objects = [v for v in values if isinstance(v, dict)]
     non_objects = [v for v in values if not isinstance(v, dict)]
     if non_objects:

@@ -1,0 +1,86 @@
+"""The typed boundary of the Codex reader: the fields the toolkit reads from a rollout line, checked
+once when the line is read (the checks live in `read.values`). A field that fails is removed from
+the line and named in a `file:line: field: reason; dropped` diagnostic (kind `recovered`); a usage
+with a bad count is dropped whole (a request's counts are only meaningful together)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessiontools.read.values import (
+    MAX_REQUEST_TOKENS,
+    MAX_TOTAL_TOKENS,
+    check_fields,
+    content,
+    count,
+    optional_object,
+    optional_text,
+    text,
+    total_count,
+)
+
+
+def _output(v: Any) -> tuple[Any, str | None]:
+    if type(v) is str or type(v) is list or type(v) is dict:
+        return v, None
+    return None, f"not a string, list or object ({type(v).__name__})"
+
+
+_USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
+               "total_tokens", "cache_write_input_tokens")
+_LINE = {"timestamp": text}
+def _optional_content(v: Any) -> tuple[Any, str | None]:
+    return (v, None) if v is None else content(v)  # (a reasoning item's content is null)
+
+
+_PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": _optional_content,
+            "output": _output, "arguments": text, "input": text, "name": text, "call_id": text,
+            "message": optional_text, "model_context_window": total_count, "turn_id": optional_text,
+            "info": optional_object}
+_BLOCK = {"type": text, "text": text}
+
+
+def _usage(holder: dict[str, Any], key: str, limit: int, where: str) -> list[str]:
+    u = holder.get(key)
+    if u is None:
+        return []
+    if type(u) is not dict:
+        del holder[key]
+        return [f"{where}{key}: not an object ({type(u).__name__}); dropped"]
+    for k in _USAGE_KEYS:
+        if k in u:
+            _, why = count(u[k], limit)
+            if why is not None:
+                del holder[key]
+                return [f"{where}{key}.{k}: {why}; the usage dropped"]
+    return []
+
+
+def check_line(obj: dict[str, Any]) -> list[str]:
+    """Check one line object in place; the reasons for what was dropped (empty when all is well)."""
+    problems = check_fields(obj, _LINE, "")
+    p = obj.get("payload")
+    if type(p) is not dict:
+        p = obj if "payload" not in obj else None  # a legacy bare item is its own payload
+        if p is None:
+            return problems
+        where = ""
+    else:
+        where = "payload."
+    problems += check_fields(p, _PAYLOAD, where)
+    info = p.get("info")
+    if type(info) is dict:
+        problems += check_fields(info, {"model_context_window": total_count}, where + "info.")
+        problems += _usage(info, "total_token_usage", MAX_TOTAL_TOKENS, where + "info.")
+        problems += _usage(info, "last_token_usage", MAX_REQUEST_TOKENS, where + "info.")
+    problems += _usage(p, "usage", MAX_REQUEST_TOKENS, where)
+    latest = p.get("latest_token_usage_record")
+    if type(latest) is dict:
+        problems += _usage(latest, "usage", MAX_REQUEST_TOKENS, where + "latest_token_usage_record.")
+    for key in ("content", "output"):
+        blocks = p.get(key)
+        if type(blocks) is list:
+            for i, block in enumerate(blocks):
+                if type(block) is dict:
+                    problems += check_fields(block, _BLOCK, f"{where}{key}[{i}].")
+    return problems

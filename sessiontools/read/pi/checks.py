@@ -1,0 +1,123 @@
+"""The typed boundary of the Pi reader: every field the toolkit reads from an entry has its type and
+range checked here, once, when the file is read (the checks themselves live in `read.values`).
+
+A field that fails is removed from the entry and named in a `file:line: field: reason; dropped`
+diagnostic (kind `recovered`: the line is read after a repair, so `--strict` exits 3). Removing is
+what Pi itself would come closest to: its code reads `usage.input ?? 0`, `role === "user"`, and so
+on, so an absent field is the one shape every consumer already handles. Entries keep their raw
+objects (`Entry.data`, for parity with Pi), so the repair is made on those objects in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.read.values import (
+    a_list,
+    amount,
+    an_object,
+    check_fields,
+    content,
+    count,
+    epoch_ms,
+    optional_object,
+    optional_text,
+    text,
+    total_count,
+)
+
+
+def _text_or_ms(v: Any) -> tuple[Any, str | None]:
+    """An entry timestamp: an ISO string as Pi writes, or a number of milliseconds."""
+    if type(v) is str:
+        return v, None
+    return epoch_ms(v)
+
+
+_ENTRY = {"type": text, "id": optional_text, "parentId": optional_text, "timestamp": _text_or_ms}
+_BY_TYPE: dict[str, dict[str, Any]] = {
+    "message": {"message": an_object},
+    "compaction": {"summary": text, "firstKeptEntryId": optional_text, "tokensBefore": total_count,
+                   "usage": an_object, "details": an_object, "systemMessage": an_object},
+    "branch_summary": {"summary": text, "fromId": optional_text, "details": an_object},
+    "model_change": {"provider": text, "modelId": text},
+    "thinking_level_change": {"thinkingLevel": text},
+    "custom_message": {"customType": text, "content": content},
+    "label": {"targetId": optional_text, "label": optional_text},
+    "session_info": {"name": optional_text},
+    "context_edit": {"targetId": optional_text, "replacement": optional_object},
+}
+_MESSAGE = {
+    "role": text, "content": content, "model": text, "provider": text, "api": text, "stopReason": text,
+    "errorMessage": text, "toolCallId": text, "toolName": text, "responseId": text, "timestamp": epoch_ms,
+    "usage": an_object, "command": text, "output": text, "summary": text, "customType": text,
+    "tokensBefore": total_count, "fromId": optional_text, "toolsAdded": a_list, "toolsRemoved": a_list,
+    "sections": an_object,
+}
+_USAGE = {"input": count, "output": count, "cacheRead": count, "cacheWrite": count, "totalTokens": count,
+          "cost": an_object}
+_COST = {"input": amount, "output": amount, "cacheRead": amount, "cacheWrite": amount, "total": amount}
+_BLOCK = {"type": text, "text": text, "thinking": text, "name": text, "id": text, "data": text,
+          "mimeType": text}
+
+
+def _usage(usage: dict[str, Any], where: str) -> list[str]:
+    problems = check_fields(usage, _USAGE, where)
+    cost = usage.get("cost")
+    if cost is not None:
+        problems += check_fields(cost, _COST, where + "cost.")
+    return problems
+
+
+def check_entry(obj: dict[str, Any]) -> list[str]:
+    """Check one entry object in place; the reasons for what was dropped (empty when all is well)."""
+    problems = check_fields(obj, _ENTRY, "")
+    t = obj.get("type")
+    fields = _BY_TYPE.get(t) if type(t) is str else None
+    if fields is None:
+        return problems
+    problems += check_fields(obj, fields, "")
+    if t == "compaction" and "usage" in obj:
+        problems += _usage(obj["usage"], "usage.")
+    for key in ("message", "systemMessage"):
+        msg = obj.get(key)
+        if type(msg) is dict:
+            problems += _message(msg, key + ".")
+    if t == "custom_message" and type(obj.get("content")) is list:
+        problems += _blocks(obj["content"], "content")
+    elif t == "context_edit" and obj.get("replacement") is not None:
+        problems += check_fields(obj["replacement"], {"content": content}, "replacement.")
+    return problems
+
+
+def _message(msg: dict[str, Any], where: str) -> list[str]:
+    problems = check_fields(msg, _MESSAGE, where)
+    usage = msg.get("usage")
+    if usage is not None:
+        problems += _usage(usage, where + "usage.")
+    content = msg.get("content")
+    if type(content) is list:
+        problems += _blocks(content, where + "content")
+    for key in ("toolsAdded", "toolsRemoved"):  # (1.x system messages: tools by name)
+        if key in msg:
+            problems += _blocks(msg[key], where + key)
+    return problems
+
+
+def _blocks(content: list[Any], where: str) -> list[str]:
+    problems: list[str] = []
+    for i, block in enumerate(content):
+        if type(block) is dict:
+            problems += check_fields(block, _BLOCK, f"{where}[{i}].")
+    return problems
+
+
+def check_objects(objects: Sequence[dict[str, Any]], lines: Sequence[int], path: str) -> list[Diagnostic]:
+    """`check_entry` over a file's entry objects: one diagnostic per dropped field."""
+    diags = []
+    for obj, line in zip(objects, lines, strict=True):
+        for why in check_entry(obj):
+            diags.append(Diagnostic(path, line, why, DiagnosticKind.RECOVERED))
+    return diags

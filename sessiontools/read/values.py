@@ -1,0 +1,159 @@
+"""The one home of value checks at the reading boundary: counts, amounts, times, strings.
+
+Every agent's reader hands the values it keeps through these functions, so nothing past `read/` is
+ever fed a count that is negative, non-finite or absurd, a role or model id that is not a string, a
+timestamp no calendar has, or a string with a lone surrogate (Node's `JSON.stringify` writes lone
+surrogates as `\\ud800` escapes, so real files hold them; Python cannot encode them).
+
+Each check returns the value to keep, or `None` and the reason for the `file:line: reason`
+diagnostic the reader writes (the value is then dropped, never replaced by a guess).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+#: The largest token count one request can carry: 100M, ten times the largest context window any
+#: model offers. A larger recorded count is a corrupt value, not a request.
+MAX_REQUEST_TOKENS = 100_000_000
+#: The largest running total (Codex's `total_token_usage` of a whole session).
+MAX_TOTAL_TOKENS = 10**12
+#: The largest amount of money (USD) one request can cost.
+MAX_COST = 1_000_000.0
+#: Milliseconds since 1970 up to the end of year 9999 (what `Date` and `datetime` both represent).
+MAX_EPOCH_MS = 253_402_300_799_999
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _number(v: Any) -> bool:
+    t = type(v)
+    return t is int or t is float
+
+
+def _in_range(v: Any, limit: float) -> str | None:
+    """Why `v` is not a finite number in [0, limit] (None when it is)."""
+    if not _number(v):
+        return f"not a number ({type(v).__name__})"
+    if not math.isfinite(v):
+        return f"not a finite number ({v!r})"
+    if v < 0:
+        return f"negative ({v!r})"
+    if v > limit:
+        return f"out of range ({v!r} > {limit:,})"
+    return None
+
+
+def count(v: Any, limit: int = MAX_REQUEST_TOKENS) -> tuple[int | None, str | None]:
+    """A token count: a whole, finite number in [0, limit] (a float such as 1677.0 is kept as 1677)."""
+    if type(v) is int and 0 <= v <= limit:  # the common case first
+        return v, None
+    why = _in_range(v, limit)
+    if why is None and v != int(v):
+        why = f"not a whole number ({v!r})"
+    return (None, why) if why is not None else (int(v), None)
+
+
+def total_count(v: Any) -> tuple[int | None, str | None]:
+    """A running total of tokens (a session's, a compaction's tokens before): up to MAX_TOTAL_TOKENS."""
+    return count(v, MAX_TOTAL_TOKENS)
+
+
+def amount(v: Any, limit: float = MAX_COST) -> tuple[float | int | None, str | None]:
+    """A cost: a finite number in [0, limit]."""
+    why = _in_range(v, limit)
+    return (None, why) if why is not None else (v, None)
+
+
+def epoch_ms(v: Any) -> tuple[int | float | None, str | None]:
+    """A time in milliseconds since 1970: a finite number between 1970 and the end of year 9999."""
+    if not _number(v):
+        return None, f"not a number ({type(v).__name__})"
+    if not math.isfinite(v) or not 0 <= v <= MAX_EPOCH_MS:
+        return None, f"not a time ({v!r} ms)"
+    return v, None
+
+
+def text(v: Any) -> tuple[str | None, str | None]:
+    """A string (without lone surrogates: `clean_surrogates` has replaced them when reading)."""
+    if type(v) is str:
+        return v, None
+    return None, f"not a string ({type(v).__name__})"
+
+
+def optional_text(v: Any) -> tuple[str | None, str | None]:
+    """A string or null."""
+    if v is None or type(v) is str:
+        return v, None
+    return None, f"not a string ({type(v).__name__})"
+
+
+def an_object(v: Any) -> tuple[Any, str | None]:
+    """A JSON object."""
+    return (v, None) if type(v) is dict else (None, f"not an object ({type(v).__name__})")
+
+
+def optional_object(v: Any) -> tuple[Any, str | None]:
+    """A JSON object or null."""
+    return (v, None) if v is None else an_object(v)
+
+
+def a_list(v: Any) -> tuple[Any, str | None]:
+    """A JSON array."""
+    return (v, None) if type(v) is list else (None, f"not a list ({type(v).__name__})")
+
+
+def content(v: Any) -> tuple[Any, str | None]:
+    """Message content, as every agent writes it: a string or a list of blocks."""
+    if type(v) is str or type(v) is list:
+        return v, None
+    return None, f"not a string or a list ({type(v).__name__})"
+
+
+def has_surrogates(s: str) -> bool:
+    return _SURROGATE.search(s) is not None
+
+
+def clean_surrogates(value: Any) -> tuple[Any, int]:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD, and how many
+    strings changed. U+FFFD is one UTF-16 unit like the surrogate, so Pi's character counts stay
+    exact. Only lines the standard library decoded can hold them (orjson refuses them)."""
+    if type(value) is str:
+        if _SURROGATE.search(value) is None:
+            return value, 0
+        return _SURROGATE.sub("\ufffd", value), 1
+    if type(value) is list:
+        out_l, n = [], 0
+        for item in value:
+            item, k = clean_surrogates(item)
+            out_l.append(item)
+            n += k
+        return out_l, n
+    if type(value) is dict:
+        out_d: dict[Any, Any] = {}
+        n = 0
+        for key, item in value.items():
+            key, k1 = clean_surrogates(key)
+            item, k2 = clean_surrogates(item)
+            out_d[key] = item
+            n += k1 + k2
+        return out_d, n
+    return value, 0
+
+
+def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
+    """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
+    Returns one reason per removed field (`where.field: reason; dropped`)."""
+    problems: list[str] = []
+    for key, check in checks.items():
+        if key in obj:
+            v = obj[key]
+            kept, why = check(v)
+            if why is not None:
+                del obj[key]
+                problems.append(f"{where}{key}: {why}; dropped")
+            elif kept is not v:
+                obj[key] = kept
+    return problems

@@ -1,0 +1,55 @@
+"""Ctrl-C (issue 27): with --jobs 2 the CLI exits 130 with one line ("interrupted"), no traceback
+from the parent, the workers or the forkserver, the workers stopped, and no output file (not even a
+partial one, not a temporary)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES
+
+
+@pytest.fixture(scope="module")
+def slow_input(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("slow")
+    for i in range(16):
+        shutil.copy(SAMPLES / "codex" / "codex-pair-a.jsonl", d / f"c{i:02d}.jsonl")
+        shutil.copy(SAMPLES / "pi1-branches.jsonl", d / f"p{i:02d}.jsonl")
+    return d
+
+
+@pytest.mark.parametrize("command", [
+    ["estimate-error", "--no-cache", "--format", "json", "-o", "{out}/e.json"],
+    ["inspect", "-o", "{out}/i.txt"],
+    ["report", "-o", "{out}/r.html", "--context-window", "30000", "--reserve", "2000"],
+])
+def test_sigint_with_two_jobs(slow_input: Path, tmp_path: Path, command: list[str]) -> None:
+    args = [a.replace("{out}", str(tmp_path)) for a in command]
+    p = subprocess.Popen([sys.executable, "-m", "sessiontools", args[0], str(slow_input), *args[1:], "--jobs", "2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         env={k: v for k, v in os.environ.items() if k != "SESSIONTOOLS_DEBUG"})
+    time.sleep(2.5)  # (past start-up: the workers are at work)
+    if p.poll() is not None:
+        pytest.skip("the command finished before the interrupt: the machine is faster than this input")
+    os.killpg(p.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+    t0 = time.monotonic()
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        pytest.fail("did not exit within 30 s of SIGINT")
+    assert p.returncode == 130, err
+    assert err == "interrupted\n", err
+    assert out == ""
+    assert time.monotonic() - t0 < 30
+    assert list(tmp_path.iterdir()) == []  # no output, no partial file, no temporary
+    leftover = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True)
+    assert leftover.stdout.strip() == "", "worker processes left running"
