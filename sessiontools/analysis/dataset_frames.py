@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.analysis.dataset import SCHEMA_VERSION
+from sessiontools.read.values import frame_safe
 
 S, N, F, B = "str", "int", "float", "bool"
 
@@ -68,7 +69,9 @@ def table_frame(table: str, rows: Sequence[dict[str, Any]], common: dict[str, An
     cols = {**COMMON, **COLUMNS[table]}
     base = {"schema_version": SCHEMA_VERSION, **common}
     data = [{**base, **{k: r.get(k) for k in COLUMNS[table]}} for r in rows]
-    return pl.DataFrame(data, schema=schema(cols)) if data else pl.DataFrame(schema=schema(cols))
+    if not data:
+        return pl.DataFrame(schema=schema(cols))
+    return frame_safe(lambda d: pl.DataFrame(d, schema=schema(cols)), data)
 
 
 def files_frame(rows: Sequence[dict[str, Any]]) -> Any:
@@ -76,5 +79,6 @@ def files_frame(rows: Sequence[dict[str, Any]]) -> Any:
 
     data = [{"schema_version": SCHEMA_VERSION, **{k: r.get(k) for k in FILES_COLUMNS if k != "schema_version"}}
             for r in rows]
-    return pl.DataFrame(data, schema=schema(FILES_COLUMNS)) if data else \
-        pl.DataFrame(schema=schema(FILES_COLUMNS))
+    if not data:
+        return pl.DataFrame(schema=schema(FILES_COLUMNS))
+    return frame_safe(lambda d: pl.DataFrame(d, schema=schema(FILES_COLUMNS)), data)

@@ -210,6 +210,18 @@ def _register_command_modules() -> None:
 _register_command_modules()
 
 
+def _replace_unencodable() -> None:
+    """stdout and stderr write what they cannot encode as "?": a lone surrogate, which Pi's entries keep
+    as Pi does (Node writes them), is shown, never an encoding error at the last step."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if callable(reconfigure):
+            try:
+                reconfigure(errors="replace")
+            except (ValueError, OSError):  # a closed or detached stream
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: run the app, map library errors to exit codes, no tracebacks.
 
@@ -218,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         from sessiontools import parallel
 
         parallel.CONTAIN_ERRORS = False  # a file's unexpected exception shows its traceback
+    _replace_unencodable()
     try:
         rv = app(args=argv, standalone_mode=False)
         if rv == EXIT_INTERRUPTED:  # Typer's answer to a KeyboardInterrupt (no command exits 130)

@@ -88,6 +88,6 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
                  f"and {m['dropped_literals']} literals")
     html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines, headlines=heads)
     write_atomic(output, html)
-    wrote(output, f"{len(html.encode('utf-8')) / 1024:.0f} KiB")
+    wrote(output, f"{output.stat().st_size / 1024:.0f} KiB")
     code = exit_code_for(loaded, strict)
     return code or (EXIT_INPUT if failed else 0)  # the page is written, but a section lacks some sessions

@@ -157,3 +157,12 @@ def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> lis
             elif kept is not v:
                 obj[key] = kept
     return problems
+
+
+def frame_safe(build: Any, rows: Any) -> Any:
+    """`build(rows)` (a polars frame or series), retried with lone surrogates replaced by U+FFFD when
+    polars cannot encode a string (Pi's entries keep them, as Pi does; Arrow strings are UTF-8)."""
+    try:
+        return build(rows)
+    except UnicodeEncodeError:
+        return build(clean_surrogates(rows)[0])

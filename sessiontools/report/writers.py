@@ -105,7 +105,9 @@ def atomic_open(target: str | os.PathLike[str], mode: str = "w", encoding: str |
     only when the block ends without an error (see `atomic_path`)."""
     with atomic_path(target) as tmp:
         try:
-            fh = open(tmp, "xb" if "b" in mode else "x", encoding=None if "b" in mode else encoding)
+            # errors="replace": a lone surrogate (Pi's entries keep them, as Pi does) is written as "?", never a crash
+            fh = open(tmp, "xb" if "b" in mode else "x", encoding=None if "b" in mode else encoding,
+                      errors=None if "b" in mode else "replace")
         except OSError as exc:
             raise write_failure(Path(target), exc) from exc
         with fh:
@@ -117,9 +119,10 @@ def atomic_open(target: str | os.PathLike[str], mode: str = "w", encoding: str |
 
 
 def write_atomic(target: str | os.PathLike[str], data: bytes | str) -> None:
-    """Write all of `data` to `target` atomically (text as UTF-8)."""
+    """Write all of `data` to `target` atomically (text as UTF-8; a lone surrogate, which Pi's entries
+    keep as Pi does, as "?")."""
     with atomic_open(target, "wb") as fh:
-        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        fh.write(data.encode("utf-8", errors="replace") if isinstance(data, str) else data)
 
 
 def frame_bytes(frame: Any, fmt: str) -> bytes:

@@ -42,7 +42,7 @@ EXPECTED = {
     "v1-bad-index.jsonl": ("notice", 3, "firstKeptEntryIndex 99", 2, 0),
     # Python cannot encode a lone surrogate (tokenizers, CSV, Parquet): it becomes U+FFFD, one UTF-16
     # unit as the surrogate was, so Pi's character counts are unchanged (issue 27).
-    "lone-surrogate.jsonl": ("notice", 2, "lone surrogate escape(s) in 1 string(s) replaced by U+FFFD", 1, 0),
+    "lone-surrogate.jsonl": ("notice", 2, "lone surrogate escape(s) in 1 string(s): kept as Pi keeps them", 1, 0),
 }
 CLEAN = {"crlf.jsonl": 2, "blank-lines.jsonl": 2, "header-only.jsonl": 0}
 

@@ -81,7 +81,7 @@ class _Objects:
                 raise ValueError
             objs = [obj]
         except ValueError:
-            parsed = parse_line(bytes(raw), line_no, self.path, terminated=terminated)
+            parsed = parse_line(bytes(raw), line_no, self.path, terminated=terminated, keep_surrogates=True)
             self.diags.extend(parsed.diagnostics)
             objs = parsed.objects
         for obj in objs:

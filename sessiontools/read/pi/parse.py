@@ -60,11 +60,14 @@ def _slow_parse(text: str) -> tuple[list[Any], str | None]:
         values.append(value)
 
 
-def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True) -> ParsedLine:
+def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
+               keep_surrogates: bool = False) -> ParsedLine:
     """Parse one physical line (without its newline) into zero or more entry objects.
 
     `terminated` is False for a last line that has no newline: a parse failure there is reported as
-    a truncated write rather than as corruption.
+    a truncated write rather than as corruption. A lone surrogate escape (Node's `JSON.stringify`
+    writes them) is replaced by U+FFFD, with a note; with `keep_surrogates` (the Pi reader: the port
+    must see what Pi sees, and Pi keeps them) it is kept, with a note all the same.
     """
     out = ParsedLine(line)
     body = raw.strip(_WS)
@@ -85,8 +88,12 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True) -> 
             text = body.decode("utf-8", errors="replace")
             out.diagnostics.append(Diagnostic(path, line, "invalid UTF-8 replaced by U+FFFD (as Pi's reader does)"))
         values, error = _slow_parse(text)
-        values, changed = clean_surrogates(values)
-        if changed:
+        repaired, changed = clean_surrogates(values)
+        if changed and keep_surrogates:
+            out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s): kept as Pi "
+                                                          "keeps them (outputs replace them)"))
+        elif changed:
+            values = repaired
             out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s) replaced by U+FFFD"))
     objects = [v for v in values if isinstance(v, dict)]
     non_objects = [v for v in values if not isinstance(v, dict)]
