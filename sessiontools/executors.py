@@ -90,13 +90,14 @@ def _start_forkserver(preload: Sequence[str]) -> None:
     importing and starting the scheduler. `__main__` stays in the list (multiprocessing's default):
     without it each worker re-runs the main module (for the CLI, every command's imports)."""
     import multiprocessing
-    from multiprocessing import forkserver
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return
     modules = ["__main__", "distributed", *preload]
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(dict.fromkeys(modules)))
-    forkserver.ensure_running()  # a server already running keeps its own preload
+    from sessiontools.parallel import start_forkserver_ignoring_sigint
+
+    start_forkserver_ignoring_sigint()  # a server already running keeps its own preload
 
 
 #: Files per Dask task: enough tasks for about this many per worker thread (load balance), each

@@ -241,6 +241,7 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         # each worker re-runs it); every worker forked from it starts with them loaded. Only
         # honoured before the server starts.
         ctx.set_forkserver_preload(["__main__", *_preload(fn)])
+        start_forkserver_ignoring_sigint()
     futures: list[Any] = [None] * len(paths)
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_ignores_sigint)
     try:
@@ -254,6 +255,25 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         raise
     finally:  # a consumer that stops early cancels the files not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def start_forkserver_ignoring_sigint() -> None:
+    """Start the forkserver (if it is not running) with SIGINT ignored, which it inherits: CPython's
+    forkserver ignores Ctrl-C only once its preload imports are done, and a Ctrl-C that reached it
+    during them printed a KeyboardInterrupt traceback (seen under load). The parent's own handler is
+    back as soon as the server is spawned."""
+    import signal
+    from multiprocessing import forkserver
+
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals cannot be changed here
+        forkserver.ensure_running()
+        return
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _worker_ignores_sigint() -> None:

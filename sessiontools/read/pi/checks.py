@@ -20,6 +20,7 @@ from sessiontools.read.values import (
     an_object,
     check_fields,
     content,
+    content_or_null,
     count,
     epoch_ms,
     optional_object,
@@ -50,7 +51,7 @@ _BY_TYPE: dict[str, dict[str, Any]] = {
     "context_edit": {"targetId": optional_text, "replacement": optional_object},
 }
 _MESSAGE = {
-    "role": text, "content": content, "model": text, "provider": text, "api": text, "stopReason": text,
+    "role": text, "content": content_or_null, "model": text, "provider": text, "api": text, "stopReason": text,
     "errorMessage": text, "toolCallId": text, "toolName": text, "responseId": text, "timestamp": epoch_ms,
     "usage": an_object, "command": text, "output": text, "summary": text, "customType": text,
     "tokensBefore": total_count, "fromId": optional_text, "toolsAdded": a_list, "toolsRemoved": a_list,

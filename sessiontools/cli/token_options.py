@@ -1,0 +1,63 @@
+"""Token counts as users write them on the command line: 16000, 16_000, 16k, 1.5m (one value or a
+comma-separated list), and the Typer option type that parses them. Re-exported by `cli.common`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from sessiontools.errors import UsageError
+
+__all__ = ["parse_token_list", "parse_tokens", "tokens_option"]
+
+
+_TOKEN_SUFFIX = {"k": 1_000, "m": 1_000_000}
+
+
+def parse_tokens(value: str | int, option: str, *, minimum: int = 0) -> int:
+    """A token count as users write it: 16000, 16_000, 16,000 is not allowed (lists), 16k, 1.5m."""
+    if isinstance(value, int):
+        n = value
+    else:
+        v = value.strip().lower().replace("_", "")
+        mult = _TOKEN_SUFFIX.get(v[-1:], 1)
+        num = v[:-1] if mult != 1 else v
+        try:
+            f = float(num)
+        except ValueError:
+            raise UsageError(f"{option} takes a token count such as 16000 or 16k, got {value!r}") from None
+        if f != f or f in (float("inf"), float("-inf")) or f * mult != int(f * mult):
+            raise UsageError(f"{option} takes a whole number of tokens, got {value!r}")
+        n = int(f * mult)
+    if n < minimum:
+        raise UsageError(f"{option} must be at least {minimum:,} tokens, got {value!r}")
+    return n
+
+
+def parse_token_list(value: str | None, option: str, *, minimum: int = 0) -> list[int] | None:
+    """Comma-separated token counts (`8k,16384,32k`), each checked by `parse_tokens`."""
+    if value is None:
+        return None
+    items = [v for v in value.split(",") if v.strip()]
+    if not items:
+        raise UsageError(f"{option} takes comma-separated token counts, got {value!r}")
+    return [parse_tokens(v, option, minimum=minimum) for v in items]
+
+
+def _token_value(value: str | int) -> int:
+    try:
+        return parse_tokens(value, "a token count")
+    except UsageError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def tokens_option(*names: str, help: str, minimum: int = 0) -> Any:
+    """A Typer option for one token count that accepts 16000, 16_000 and 16k alike."""
+    def parse(value: str | int) -> int:
+        n = _token_value(value)
+        if n < minimum:
+            raise typer.BadParameter(f"must be at least {minimum:,} tokens, got {value!r}")
+        return n
+
+    return typer.Option(*names, help=help + " Tokens; 16k = 16000.", parser=parse, metavar="TOKENS")
