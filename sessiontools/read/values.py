@@ -112,12 +112,6 @@ def content(v: Any) -> tuple[Any, str | None]:
     return None, f"not a string or a list ({type(v).__name__})"
 
 
-def content_or_null(v: Any) -> tuple[Any, str | None]:
-    """`content`, or null kept as written (Pi's reader: Pi keeps a null content and its own code
-    meets it, so the exact port must see it too; the toolkit's consumers treat it as empty)."""
-    return (None, None) if v is None else content(v)
-
-
 def has_surrogates(s: str) -> bool:
     return _SURROGATE.search(s) is not None
 

@@ -20,7 +20,6 @@ from sessiontools.read.values import (
     an_object,
     check_fields,
     content,
-    content_or_null,
     count,
     epoch_ms,
     optional_object,
@@ -51,7 +50,7 @@ _BY_TYPE: dict[str, dict[str, Any]] = {
     "context_edit": {"targetId": optional_text, "replacement": optional_object},
 }
 _MESSAGE = {
-    "role": text, "content": content_or_null, "model": text, "provider": text, "api": text, "stopReason": text,
+    "role": text, "content": content, "model": text, "provider": text, "api": text, "stopReason": text,
     "errorMessage": text, "toolCallId": text, "toolName": text, "responseId": text, "timestamp": epoch_ms,
     "usage": an_object, "command": text, "output": text, "summary": text, "customType": text,
     "tokensBefore": total_count, "fromId": optional_text, "toolsAdded": a_list, "toolsRemoved": a_list,
@@ -62,6 +61,23 @@ _USAGE = {"input": count, "output": count, "cacheRead": count, "cacheWrite": cou
 _COST = {"input": amount, "output": amount, "cacheRead": amount, "cacheWrite": amount, "total": amount}
 _BLOCK = {"type": text, "text": text, "thinking": text, "name": text, "id": text, "data": text,
           "mimeType": text}
+
+
+def _null_kept(check: Any) -> Any:
+    """`check`, but a null passes as written: Pi keeps a null field and its own code meets it, so the
+    exact port must see it too (the toolkit's consumers read a null and a missing field alike)."""
+    def kept(v: Any) -> tuple[Any, str | None]:
+        return (None, None) if v is None else check(v)
+    return kept
+
+
+def _nulls_kept(checks: dict[str, Any]) -> dict[str, Any]:
+    return {k: _null_kept(f) for k, f in checks.items()}
+
+
+_ENTRY, _MESSAGE, _USAGE, _COST, _BLOCK = map(_nulls_kept, (_ENTRY, _MESSAGE, _USAGE, _COST, _BLOCK))
+_BY_TYPE = {t: _nulls_kept(fields) for t, fields in _BY_TYPE.items()}
+_REPLACEMENT = _nulls_kept({"content": content})
 
 
 def _usage(usage: dict[str, Any], where: str) -> list[str]:
@@ -80,7 +96,7 @@ def check_entry(obj: dict[str, Any]) -> list[str]:
     if fields is None:
         return problems
     problems += check_fields(obj, fields, "")
-    if t == "compaction" and "usage" in obj:
+    if t == "compaction" and type(obj.get("usage")) is dict:
         problems += _usage(obj["usage"], "usage.")
     for key in ("message", "systemMessage"):
         msg = obj.get(key)
@@ -89,7 +105,7 @@ def check_entry(obj: dict[str, Any]) -> list[str]:
     if t == "custom_message" and type(obj.get("content")) is list:
         problems += _blocks(obj["content"], "content")
     elif t == "context_edit" and obj.get("replacement") is not None:
-        problems += check_fields(obj["replacement"], {"content": content}, "replacement.")
+        problems += check_fields(obj["replacement"], _REPLACEMENT, "replacement.")
     return problems
 
 
