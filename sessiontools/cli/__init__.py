@@ -4,8 +4,8 @@ Each command parses its options, makes one library call, and renders. One handle
 `SessionToolsError` into a one-line message and its exit code; `SESSIONTOOLS_DEBUG=1` re-raises.
 
 Start-up stays fast (`sessiontools --help` and every `CMD --help`): declaring a command imports only
-typer and light modules (cli.common, cli.choices); the analyses, the readers, the report code and rich
-are imported inside the command that runs them. The modules that declare commands do without
+typer and light modules (cli.options, cli.inputs, cli.outputs, cli.choices); the analyses, the
+readers, the report code and rich are imported inside the command that runs them. The modules that declare commands do without
 `from __future__ import annotations`: Typer would evaluate each parameter's annotation string (several
 times) on every start.
 """
@@ -19,7 +19,10 @@ from typing import Annotated, Any
 import typer
 
 from sessiontools.cli.choices import DEFAULT_RESERVE_TOKENS
-from sessiontools.cli.common import (
+from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
+from sessiontools.cli.inputs import exit_code_for, load_all, resolve_files, run_files
+from sessiontools.cli.options import (
     EXIT_INPUT,
     AllLeavesOpt,
     JobsOpt,
@@ -30,19 +33,15 @@ from sessiontools.cli.common import (
     StrictOpt,
     TableJson,
     check_leaf_options,
+)
+from sessiontools.cli.outputs import (
     check_output_path,
     emit_json,
     emit_renderables,
-    exit_code_for,
-    load_all,
-    resolve_files,
     resolve_format,
-    run_files,
     stderr_console,
-    tokens_option,
 )
-from sessiontools.cli.executor import Executor, ExecutorOpt
-from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
+from sessiontools.cli.token_options import tokens_option
 from sessiontools.errors import SessionToolsError, UsageError
 
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
@@ -118,7 +117,7 @@ def inspect(
     elif len(reports) > 1:  # --per-session over a large folder: plain lines, streamed (not 1,000 rich tables)
         from sessiontools.report.inspect_totals import PLAIN_AFTER, PlainLines, inspect_plain_lines
         if len(reports) > PLAIN_AFTER:
-            from sessiontools.cli.common import output_width
+            from sessiontools.cli.outputs import output_width
             from sessiontools.report.layout import DESIGN_WIDTH
             width = DESIGN_WIDTH if output else output_width()
             emit_renderables([PlainLines(inspect_plain_lines(reports, width))], output)

@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from sessiontools.cli.choices import DRIFT_METRICS
-from sessiontools.cli.common import (
+from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
+from sessiontools.cli.inputs import exit_code_for, run_files
+from sessiontools.cli.options import (
     EXIT_GATE,
     EXIT_OK,
     AllLeavesOpt,
@@ -17,20 +20,18 @@ from sessiontools.cli.common import (
     PathsArg,
     StrictOpt,
     check_leaf_options,
+)
+from sessiontools.cli.outputs import (
     check_output_path,
     check_plot_path,
     emit_json,
     emit_renderables,
-    exit_code_for,
     resolve_format,
-    run_files,
     save_figure,
     stderr_console,
     write_frame,
     wrote,
 )
-from sessiontools.cli.executor import Executor, ExecutorOpt
-from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import UsageError
 
 if TYPE_CHECKING:

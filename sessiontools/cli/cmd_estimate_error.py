@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from sessiontools.cli.choices import DEFAULT_THRESHOLD_GRID, CalibrationX
-from sessiontools.cli.common import (
+from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
+from sessiontools.cli.inputs import exit_code_for, run_files, token_cache_path
+from sessiontools.cli.options import (
     EXIT_GATE,
     AllLeavesOpt,
     JobsOpt,
@@ -17,22 +20,19 @@ from sessiontools.cli.common import (
     PiVersionOpt,
     StrictOpt,
     check_leaf_options,
+)
+from sessiontools.cli.options import TableFormat as Fmt
+from sessiontools.cli.outputs import (
     check_output_path,
     check_plot_path,
     emit_json,
     emit_renderables,
-    exit_code_for,
     resolve_format,
-    run_files,
     save_figure,
     stderr_console,
-    token_cache_path,
     write_frame,
     wrote,
 )
-from sessiontools.cli.common import TableFormat as Fmt
-from sessiontools.cli.executor import Executor, ExecutorOpt
-from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import InputError, UsageError
 
 if TYPE_CHECKING:

@@ -5,18 +5,11 @@ from typing import Annotated
 
 import typer
 
-from sessiontools.cli.common import (
-    EXIT_OK,
-    JobsOpt,
-    PathsArg,
-    StrictOpt,
-    exit_code_for,
-    parse_token_list,
-    resolve_files,
-    run_files,
-    stderr_console,
-)
 from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.inputs import exit_code_for, resolve_files, run_files
+from sessiontools.cli.options import EXIT_OK, JobsOpt, PathsArg, StrictOpt
+from sessiontools.cli.outputs import stderr_console
+from sessiontools.cli.token_options import parse_token_list
 from sessiontools.errors import UsageError
 
 TOKENIZERS = ("o200k", "cl100k")

@@ -8,7 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from sessiontools.cli.choices import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS, Policy
-from sessiontools.cli.common import (
+from sessiontools.cli.executor import Executor, ExecutorOpt
+from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
+from sessiontools.cli.inputs import exit_code_for
+from sessiontools.cli.options import (
     EXIT_GATE,
     AllLeavesOpt,
     JobsOpt,
@@ -17,22 +20,19 @@ from sessiontools.cli.common import (
     PathsArg,
     StrictOpt,
     check_leaf_options,
+)
+from sessiontools.cli.options import TableFormat as Fmt
+from sessiontools.cli.outputs import (
     check_output_path,
     check_plot_path,
     emit_json,
     emit_renderables,
-    exit_code_for,
-    parse_token_list,
-    parse_tokens,
     resolve_format,
     save_figure,
     stderr_console,
-    tokens_option,
     write_frame,
 )
-from sessiontools.cli.common import TableFormat as Fmt
-from sessiontools.cli.executor import Executor, ExecutorOpt
-from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
+from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
 
 

@@ -6,17 +6,10 @@ from typing import Annotated
 
 import typer
 
-from sessiontools.cli.common import (
-    EXIT_INPUT,
-    JobsOpt,
-    PathsArg,
-    StrictOpt,
-    check_output_path,
-    exit_code_for,
-    parse_token_list,
-    stderr_console,
-    wrote,
-)
+from sessiontools.cli.inputs import exit_code_for
+from sessiontools.cli.options import EXIT_INPUT, JobsOpt, PathsArg, StrictOpt
+from sessiontools.cli.outputs import check_output_path, stderr_console, wrote
+from sessiontools.cli.token_options import parse_token_list
 from sessiontools.errors import UsageError
 
 

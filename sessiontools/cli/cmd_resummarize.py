@@ -8,22 +8,11 @@ from typing import Annotated
 import typer
 
 from sessiontools.cli.choices import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
-from sessiontools.cli.common import (
-    EXIT_INPUT,
-    LeafOpt,
-    PathsArg,
-    StrictOpt,
-    TableJson,
-    emit_json,
-    emit_renderables,
-    exit_code_for,
-    load_all,
-    parse_token_list,
-    safe_text,
-    stderr_console,
-    token_cache_path,
-    tokens_option,
-)
+from sessiontools.cli.diagnostics import safe_text
+from sessiontools.cli.inputs import exit_code_for, load_all, token_cache_path
+from sessiontools.cli.options import EXIT_INPUT, LeafOpt, PathsArg, StrictOpt, TableJson
+from sessiontools.cli.outputs import emit_json, emit_renderables, stderr_console
+from sessiontools.cli.token_options import parse_token_list, tokens_option
 from sessiontools.errors import InputError, UsageError
 
 
@@ -103,7 +92,7 @@ def _prompts(prompt: Path | None, update_prompt: Path | None, version: str):  # 
 def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, reserve, keep_recent, policy, leaf,  # type: ignore[no-untyped-def]
          summary_tokens, model_max_tokens, output_dir, format, stream, max_tokens_field, concurrency, timeout, retries,
          no_cache, cache_dir, strict) -> None:
-    from sessiontools.cli.common import progress
+    from sessiontools.cli.inputs import progress
     from sessiontools.endpoint.cache import ResponseCache
     from sessiontools.endpoint.client import Api, Endpoint, EndpointConfig
     from sessiontools.endpoint.run import Grid, plan_all, resummarize, total_requests

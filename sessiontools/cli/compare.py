@@ -5,15 +5,9 @@ from typing import Any
 
 import typer
 
-from sessiontools.cli.common import (
-    EXIT_GATE,
-    EXIT_OK,
-    emit_json,
-    emit_renderables,
-    exit_code_for,
-    load_all,
-    stderr_console,
-)
+from sessiontools.cli.inputs import exit_code_for, load_all
+from sessiontools.cli.options import EXIT_GATE, EXIT_OK
+from sessiontools.cli.outputs import emit_json, emit_renderables, stderr_console
 from sessiontools.errors import InputError, UsageError
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
-from sessiontools.cli.common import Loaded, run_files, token_cache_path
+from sessiontools.cli.inputs import Loaded, run_files, token_cache_path
 from sessiontools.report.writers import envelope
 
 Paths = Iterable[str | os.PathLike[str]] | None

@@ -1,5 +1,5 @@
 """Token counts as users write them on the command line: 16000, 16_000, 16k, 1.5m (one value or a
-comma-separated list), and the Typer option type that parses them. Re-exported by `cli.common`."""
+comma-separated list), and the Typer option type that parses them. Imported by the commands that take token counts."""
 
 from __future__ import annotations
 

@@ -216,7 +216,7 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     `options["models"]` gets the windows files (the caller's later replays use them too)."""
     from functools import partial
 
-    from sessiontools.cli.common import run_files
+    from sessiontools.cli.inputs import run_files
 
     providers = _openclaw(err)
     first = _temp(windows_file({m: w for m, w in model_windows.items() if "/" in m}, (), providers))

@@ -1,0 +1,49 @@
+"""The one printer of input problems on stderr: `file:line: reason` per diagnostic, and the line for a
+file that is not a readable session (a note when it was found in a folder, an error when named)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from sessiontools.read.diagnostics import Diagnostic
+
+#: At most this many diagnostics are printed per file (the rest are counted in one line).
+MAX_DIAGNOSTICS_SHOWN = 20
+
+_LABELS = {"skipped": "skipped", "recovered": "recovered", "fatal": "error", "notice": "note"}
+
+
+def safe_text(s: object) -> Any:
+    """`report.text.safe_text` (a rich Text, never parsed as markup), imported on first use."""
+    from sessiontools.report.text import safe_text as text
+
+    return text(s)
+
+
+def print_diagnostics(err: Console, diagnostics: Sequence[Diagnostic], path: object) -> None:
+    """One line per problem, `kind: file:line: reason`, at most MAX_DIAGNOSTICS_SHOWN per file."""
+    for d in diagnostics[:MAX_DIAGNOSTICS_SHOWN]:
+        err.print(safe_text(f"{_LABELS[d.kind]}: {d}"))
+    if len(diagnostics) > MAX_DIAGNOSTICS_SHOWN:
+        err.print(safe_text(f"... and {len(diagnostics) - MAX_DIAGNOSTICS_SHOWN} more for {path}"))
+
+
+def _not_a_session(why: str) -> str:
+    return why if "Pi session" in why else f"not a Pi session ({why})"
+
+
+def print_unreadable(err: Console, path: Path, fatal: Diagnostic | None, explicit: bool) -> bool:
+    """A file that is not a readable session: a note when it was found in a folder (skipped), an error
+    at its first fatal line when it was named. Returns whether it counts as unreadable (exit 3)."""
+    why = fatal.reason if fatal is not None else "empty"
+    if not explicit:
+        err.print(safe_text(f"note: {path}: skipped, {_not_a_session(why)}"))
+        return False
+    where = f"{fatal.path}:{fatal.line}" if fatal is not None else str(path)
+    err.print(safe_text(f"error: {where}: {_not_a_session(why)}"))
+    return True
