@@ -51,7 +51,7 @@ def test_export_on_its_own_local_cluster_writes_the_same_rows(tmp_path: Path, mo
 
 
 def test_dask_map_keeps_file_order_and_reports_each_completion(cluster) -> None:  # type: ignore[no-untyped-def]
-    from sessiontools.executors import DaskCluster, dask_map
+    from sessiontools.read.executors import DaskCluster, dask_map
 
     done: list[int] = []
     got = list(dask_map(DaskCluster(cluster.scheduler_address), _slow_identity, [3, 0, 2, 1, 0], (),
@@ -93,7 +93,7 @@ def test_without_dask_the_option_says_how_to_install_it(monkeypatch: pytest.Monk
 
 
 def test_batches_cover_every_file_once_largest_first() -> None:
-    from sessiontools.executors import MAX_BATCH, batches
+    from sessiontools.read.executors import MAX_BATCH, batches
 
     for n, threads in [(0, 2), (1, 2), (5, 2), (272, 2), (10_000, 4), (7, 100)]:
         groups = batches([0] * n, threads)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from sessiontools import parallel
 from sessiontools.analysis.inspect import inspect_source
+from sessiontools.read import parallel
 from tests.conftest import SAMPLES
 
 

@@ -1,4 +1,4 @@
-"""`sessiontools.pipeline`: files finished in order while later ones are started, and the CLI's
+"""`sessiontools.read.pipeline`: files finished in order while later ones are started, and the CLI's
 one-process path (`parallel.map_sessions`) pipelining estimate-error's workers to the same results."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from sessiontools import parallel
 from sessiontools.analysis.estimate import EstimateErrorOptions
 from sessiontools.analysis.estimate.run import SessionWorker
-from sessiontools.pipeline import SWITCH_INTERVAL, in_order, short_switch_interval
+from sessiontools.read import parallel
+from sessiontools.read.pipeline import SWITCH_INTERVAL, in_order, short_switch_interval
 from tests.conftest import SAMPLES
 
 

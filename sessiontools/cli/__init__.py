@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
     The stderr console (rich) is made only when there is an error to print."""
     if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
-        from sessiontools import parallel
+        from sessiontools.read import parallel
 
         parallel.CONTAIN_ERRORS = False  # a file's unexpected exception shows its traceback
     _replace_unencodable()

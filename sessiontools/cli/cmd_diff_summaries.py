@@ -140,9 +140,9 @@ def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int
          strict: bool, jobs: int | None, executor: Executor, per_session: bool = False,
          group_by: str | None = None) -> None:
     from sessiontools.analysis.drift import FUZZY_THRESHOLD, METRICS, DriftReport, DriftWorker, token_counter
-    from sessiontools.gates import parse_gates, tripped
     from sessiontools.report.drift import decay_figure
     from sessiontools.report.drift_json import gate_results
+    from sessiontools.report.gates import parse_gates, tripped
     from sessiontools.report.text import safe_text
 
     check_leaf_options(leaf, all_leaves)

@@ -36,7 +36,7 @@ from sessiontools.cli.outputs import (
 from sessiontools.errors import InputError, UsageError
 
 if TYPE_CHECKING:
-    from sessiontools.gates import Gate
+    from sessiontools.report.gates import Gate
 
 
 class By(str, Enum):
@@ -96,7 +96,7 @@ def _oos_metrics(report: Any) -> tuple[dict[str, float | None], dict[str, dict[s
 def _gate_problems(gates: "list[Gate]", report: Any) -> list[str]:
     from pathlib import PurePath
 
-    from sessiontools.gates import tripped
+    from sessiontools.report.gates import tripped
 
     overall, per = _oos_metrics(report)
     rows = [("all sessions", {**_gate_metrics(report.stats, report.estimators, len(report.frame)), **overall})]
@@ -193,7 +193,6 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         parse_threshold_grid,
         summarize_requests,
     )
-    from sessiontools.gates import parse_gates
     from sessiontools.report.estimate_error import (
         estimate_error_figure,
         estimate_error_headline,
@@ -201,6 +200,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         estimate_error_table,
         requests_frame,
     )
+    from sessiontools.report.gates import parse_gates
     from sessiontools.report.writers import envelope
     from sessiontools.tokens.calibrated import load_calibration, save_calibration
 

@@ -163,12 +163,12 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor,
          per_session: bool = False, group_by: str | None = None) -> None:
-    from sessiontools.gates import parse_gates, tripped
     from sessiontools.read.sources import load_source
     from sessiontools.replay import METRICS, replay_records
     from sessiontools.replay.frames import compactions_frame, runs_frame
     from sessiontools.replay.priors import refit_with_priors
     from sessiontools.replay.registry import replay_agents
+    from sessiontools.report.gates import parse_gates, tripped
     from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
     from sessiontools.report.writers import envelope
 

@@ -19,9 +19,9 @@ def run_compare(paths: list[Path] | None, leaf: str | None, format: str | None, 
                 fail_if: list[str] | None, tokenizer: str, strict: bool) -> None:
     from sessiontools.analysis.drift import DriftWorker
     from sessiontools.analysis.drift.compare import METRICS, Comparison, pair_by_session, session_key
-    from sessiontools.gates import parse_gates, tripped
     from sessiontools.report.drift_compare import compare_headline, compare_table, compare_to_dict
     from sessiontools.report.drift_json import gate_results
+    from sessiontools.report.gates import parse_gates, tripped
     from sessiontools.report.writers import envelope
 
     if not paths or len(paths) != 2:

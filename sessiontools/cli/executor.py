@@ -46,8 +46,8 @@ def dask_cluster(executor: Executor | str | None, jobs: int | None, files: Seque
     """The `executors.DaskCluster` for `--executor dask` (None for processes); exit 2 without Dask."""
     if executor is None or Executor(executor) != Executor.dask:
         return None
-    from sessiontools.executors import DaskCluster, require_dask
-    from sessiontools.parallel import default_jobs
+    from sessiontools.read.executors import DaskCluster, require_dask
+    from sessiontools.read.parallel import default_jobs
 
     require_dask(load=False)  # installed? (distributed itself is imported as the cluster starts)
     return DaskCluster(address=scheduler_address(), workers=jobs or default_jobs(files))

@@ -103,7 +103,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console, *, an
             loaded.unreadable += 1
             continue
         except Exception as exc:  # a bug on this file: named, and the others are still read
-            from sessiontools import parallel
+            from sessiontools.read import parallel
 
             if not parallel.CONTAIN_ERRORS:
                 raise
@@ -136,7 +136,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     """
     from sessiontools.cli.executor import dask_cluster
     from sessiontools.cli.limits import max_file_bytes
-    from sessiontools.parallel import ALL_AGENTS, default_jobs, map_sessions
+    from sessiontools.read.parallel import ALL_AGENTS, default_jobs, map_sessions
 
     agents = ALL_AGENTS if agents is None else frozenset(agents)
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from sessiontools.analysis.drift import ChainDrift, ChainSummary, DriftReport, Item, PairDrift
 from sessiontools.analysis.drift.retention import SummaryFacts
-from sessiontools.gates import Gate
 from sessiontools.jsvalues import utf16_len
+from sessiontools.report.gates import Gate
 
 
 def _item_dict(it: Item) -> dict[str, Any]:

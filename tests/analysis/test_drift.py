@@ -27,9 +27,9 @@ from sessiontools.analysis.drift import (
     token_counter,
 )
 from sessiontools.errors import UsageError
-from sessiontools.gates import parse_gates
 from sessiontools.report.drift import decay_figure, drift_markdown, drift_renderables
 from sessiontools.report.drift_json import gate_results, report_to_dict
+from sessiontools.report.gates import parse_gates
 from sessiontools.report.writers import dumps_json
 from sessiontools.testing import SessionBuilder
 from sessiontools.transcript.pi.neutral import pi_transcript

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sessiontools import fingerprint, parallel
+from sessiontools.analysis.estimate import fingerprint
 from sessiontools.cli import main
+from sessiontools.read import parallel
 from tests.conftest import SAMPLES
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sessiontools import parallel
+from sessiontools.read import parallel
 from tests.robust.mutate import BASES, commands, first_line, mutated, run, write
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sessiontools import parallel
+from sessiontools.read import parallel
 from tests.robust.mutate import BASES, first_line, mutated, run, write
 
 

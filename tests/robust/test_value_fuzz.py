@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessiontools import parallel
+from sessiontools.read import parallel
 from tests.robust.mutate import BASES, ODD_VALUES, commands, field_paths, mutated, run, write
 
 INPUTS = int(os.environ.get("FUZZ_INPUTS", "10200"))

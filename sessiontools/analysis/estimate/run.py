@@ -34,7 +34,7 @@ ROWS_VERSION = 4
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
     never outlive a change anywhere in the package."""
-    from sessiontools import fingerprint
+    from sessiontools.analysis.estimate import fingerprint
 
     return fingerprint.code_fingerprint()
 
@@ -154,9 +154,9 @@ def estimate_error(sessions: Sequence[Any], options: EstimateErrorOptions | None
 
 def _pipeline(sessions: Sequence[Any], measurer: MessageMeasurer, options: EstimateErrorOptions,
               store: Any | None, progress: ProgressFn | None) -> list[SessionRows]:
-    """The rows of every file, in order, as a pipeline (`sessiontools.pipeline`): while a file's
+    """The rows of every file, in order, as a pipeline (`sessiontools.read.pipeline`): while a file's
     tokens are counted (tiktoken threads), the next files are read and measured."""
-    from sessiontools.pipeline import in_order, short_switch_interval
+    from sessiontools.read.pipeline import in_order, short_switch_interval
 
     def finish(s: Any, job: RowsJob | None) -> SessionRows:
         assert job is not None

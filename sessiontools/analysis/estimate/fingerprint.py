@@ -8,7 +8,8 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
+#: The `sessiontools` package folder (this module is sessiontools/analysis/estimate/fingerprint.py).
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 def sources_hash(root: Path) -> str:
@@ -25,6 +26,6 @@ def sources_hash(root: Path) -> str:
 @cache
 def code_fingerprint() -> str:
     """`<version>+<sources hash>` of the installed sessiontools package."""
-    from . import __version__
+    from sessiontools import __version__
 
     return f"{__version__}+{sources_hash(PACKAGE_ROOT)}"

@@ -95,7 +95,7 @@ def _start_forkserver(preload: Sequence[str]) -> None:
         return
     modules = ["__main__", "distributed", *preload]
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(dict.fromkeys(modules)))
-    from sessiontools.parallel import start_forkserver_ignoring_sigint
+    from sessiontools.read.parallel import start_forkserver_ignoring_sigint
 
     start_forkserver_ignoring_sigint()  # a server already running keeps its own preload
 

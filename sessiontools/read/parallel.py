@@ -111,10 +111,10 @@ def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
 
 def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent],
                max_bytes: int | None) -> Iterator[FileResult[Any]]:
-    """`_one` over every file in this process, as a pipeline (`sessiontools.pipeline`): `fn.start(source)`
+    """`_one` over every file in this process, as a pipeline (`sessiontools.read.pipeline`): `fn.start(source)`
     begins a file's background work (estimate-error's token counting), the next files are read and
     started meanwhile, and each is finished (`job.finish()`) in order."""
-    from sessiontools.pipeline import in_order, short_switch_interval
+    from sessiontools.read.pipeline import in_order, short_switch_interval
 
     def started() -> Iterator[tuple[FileResult[Any], Any]]:
         for p in paths:
@@ -165,7 +165,7 @@ def map_sessions(
     """
     paths = [str(f) for f in files]
     if dask is not None:
-        from sessiontools.executors import dask_map
+        from sessiontools.read.executors import dask_map
 
         yield from dask_map(dask, _one, paths, (fn, content_hash, agents, max_bytes), on_done, sizes=_sizes(paths),
                             preload=_preload(fn))
