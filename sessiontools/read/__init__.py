@@ -5,6 +5,8 @@ callers (and users' scripts) know Pi sessions first.
 """
 
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
+from sessiontools.read.files import expand_paths
+from sessiontools.read.parse import parse_line
 from sessiontools.read.pi import (
     KNOWN_ENTRY_TYPES,
     KNOWN_ROLES,
@@ -12,9 +14,7 @@ from sessiontools.read.pi import (
     Header,
     Session,
     detect_pi_version,
-    expand_paths,
     load_session,
-    parse_line,
     read_bytes,
     read_stream,
     session_from_records,

@@ -1,9 +1,12 @@
-"""Opening input files: the one place that turns an operating-system error into a user's message."""
+"""Opening input files: the one place that turns an operating-system error into a user's message;
+and the files a list of paths names (directories, globs), for every reader."""
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from sessiontools.errors import InputError
@@ -62,3 +65,48 @@ def read_file_bytes(path: str | os.PathLike[str]) -> bytes:
         return p.read_bytes()
     except OSError as exc:
         raise open_error(p, exc) from exc
+
+
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Files named, `*.jsonl` files below directories (sorted), and glob matches, each once, in order."""
+    seen: set[Path] = set()
+
+    def emit(p: Path) -> Iterator[Path]:
+        key = path_key(p)
+        if key not in seen:
+            seen.add(key)
+            yield p
+
+    for raw in paths:
+        s = os.fspath(raw)
+        p = Path(s)
+        if p.is_dir():
+            for f in sorted(p.rglob("*.jsonl")):
+                if f.is_file():
+                    yield from emit(f)
+        elif not p.exists() and glob.has_magic(s):
+            matches = safe_glob(s)
+            if not matches:
+                raise InputError(f"{s}: no file matches")
+            for m in matches:
+                mp = Path(m)
+                if mp.is_dir():
+                    for f in sorted(mp.rglob("*.jsonl")):
+                        yield from emit(f)
+                else:
+                    yield from emit(mp)
+        else:
+            yield from emit(p)
+
+
+def safe_glob(pattern: str) -> list[str]:
+    """The sorted matches of a glob. A `**` pattern does not descend into symlinked directories
+    (`glob.glob(recursive=True)` does, and two directory links that point at each other make it
+    walk the same tree exponentially often): pathlib's recursive selector, which never follows them."""
+    if "**" not in pattern:
+        return sorted(glob.glob(pattern))
+    parts = Path(pattern).parts
+    i = next(k for k, part in enumerate(parts) if glob.has_magic(part))
+    root = Path(*parts[:i]) if i else Path(".")
+    rest = "/".join(parts[i:])
+    return sorted(str(p) for p in root.glob(rest))

@@ -60,7 +60,7 @@ from sessiontools.read.claude_code import (
     subagent_files,
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
-from sessiontools.read.pi.load import gc_paused
+from sessiontools.read.parse import gc_paused
 from sessiontools.transcript.claude_usage import billed_responses, usage_of
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (

@@ -63,7 +63,7 @@ from sessiontools.read.codex.records import (
     TurnContext,
     UsageRecord,
 )
-from sessiontools.read.pi.load import gc_paused
+from sessiontools.read.parse import gc_paused
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,

@@ -27,9 +27,9 @@ from sessiontools.read.claude_code.records import (
     parse_record,
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
-from sessiontools.read.files import path_key, read_file_bytes
+from sessiontools.read.files import expand_paths, path_key, read_file_bytes
 from sessiontools.read.lines import line_views
-from sessiontools.read.pi.load import expand_paths, gc_paused
+from sessiontools.read.parse import gc_paused
 
 _NONBLANK = re.compile(rb"\S")  # (bytes.strip's whitespace is \s)
 

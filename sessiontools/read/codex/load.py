@@ -1,6 +1,6 @@
 """Read Codex rollouts into records (`read.codex.records`), reporting every line it cannot use.
 
-Lines are parsed like Pi's (`read.pi.parse.parse_line`: orjson, careful fallback, glued objects
+Lines are parsed like Pi's (`read.parse.parse_line`: orjson, careful fallback, glued objects
 recovered, a truncated last line named as such). A line that parses but has an unknown `type`, or a
 known type with a payload of the wrong shape, is skipped with a `Diagnostic`; reading goes on.
 """
@@ -33,10 +33,9 @@ from sessiontools.read.codex.records import (
     UsageRecord,
 )
 from sessiontools.read.diagnostics import Diagnostic
-from sessiontools.read.files import read_file_bytes
+from sessiontools.read.files import expand_paths, read_file_bytes
 from sessiontools.read.lines import line_views
-from sessiontools.read.pi.load import expand_paths, gc_paused
-from sessiontools.read.pi.parse import parse_line
+from sessiontools.read.parse import gc_paused, parse_line
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ITEM_TYPES = frozenset({

@@ -10,14 +10,12 @@ from sessiontools.read.pi.entries import (
     detect_pi_version,
 )
 from sessiontools.read.pi.load import (
-    expand_paths,
     load_session,
     read_bytes,
     read_stream,
     session_from_records,
 )
 from sessiontools.read.pi.migrate import v1_id
-from sessiontools.read.pi.parse import parse_line
 
 __all__ = [
     "KNOWN_ENTRY_TYPES",
@@ -27,9 +25,7 @@ __all__ = [
     "Header",
     "Session",
     "detect_pi_version",
-    "expand_paths",
     "load_session",
-    "parse_line",
     "read_bytes",
     "read_stream",
     "session_from_records",

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import gc
-import glob
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -15,8 +12,9 @@ import orjson
 
 from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
-from sessiontools.read.files import check_input, open_error, path_key
+from sessiontools.read.files import check_input, open_error
 from sessiontools.read.lines import line_views
+from sessiontools.read.parse import gc_paused, parse_line
 from sessiontools.read.pi.checks import check_objects
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
 from sessiontools.read.pi.migrate import (
@@ -26,7 +24,6 @@ from sessiontools.read.pi.migrate import (
     make_header,
     migrate_objects,
 )
-from sessiontools.read.pi.parse import parse_line
 
 _SNIFF = 4096
 
@@ -86,21 +83,6 @@ class _Objects:
             objs = parsed.objects
         for obj in objs:
             self.add(obj, line_no)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while a file's objects are built: parsed JSON holds no
-    reference cycles, and a collection every few hundred new dicts would traverse every object built
-    so far (a quarter of the reading time on a large session). The replay pauses it too
-    (`replay.session.replay_session`)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
@@ -186,48 +168,3 @@ def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) ->
             return read_stream(fh, str(path), content_hash=content_hash)
     except OSError as exc:
         raise open_error(p, exc) from exc
-
-
-def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Files named, `*.jsonl` files below directories (sorted), and glob matches, each once, in order."""
-    seen: set[Path] = set()
-
-    def emit(p: Path) -> Iterator[Path]:
-        key = path_key(p)
-        if key not in seen:
-            seen.add(key)
-            yield p
-
-    for raw in paths:
-        s = os.fspath(raw)
-        p = Path(s)
-        if p.is_dir():
-            for f in sorted(p.rglob("*.jsonl")):
-                if f.is_file():
-                    yield from emit(f)
-        elif not p.exists() and glob.has_magic(s):
-            matches = safe_glob(s)
-            if not matches:
-                raise InputError(f"{s}: no file matches")
-            for m in matches:
-                mp = Path(m)
-                if mp.is_dir():
-                    for f in sorted(mp.rglob("*.jsonl")):
-                        yield from emit(f)
-                else:
-                    yield from emit(mp)
-        else:
-            yield from emit(p)
-
-
-def safe_glob(pattern: str) -> list[str]:
-    """The sorted matches of a glob. A `**` pattern does not descend into symlinked directories
-    (`glob.glob(recursive=True)` does, and two directory links that point at each other make it
-    walk the same tree exponentially often): pathlib's recursive selector, which never follows them."""
-    if "**" not in pattern:
-        return sorted(glob.glob(pattern))
-    parts = Path(pattern).parts
-    i = next(k for k, part in enumerate(parts) if glob.has_magic(part))
-    root = Path(*parts[:i]) if i else Path(".")
-    rest = "/".join(parts[i:])
-    return sorted(str(p) for p in root.glob(rest))
