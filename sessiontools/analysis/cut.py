@@ -11,10 +11,6 @@ from sessiontools.read.pi.entries import Entry, Session
 from sessiontools.transcript.pi.tree import SessionTree
 
 
-def _first_last(messages: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
-    return (messages[0], messages[-1]) if messages else (None, None)
-
-
 def cut_at(
     path: Sequence[Entry], at_index: int, settings: CompactionSettings, pi_version: str
 ) -> dict[str, Any]:

@@ -44,7 +44,7 @@ def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, wind
 
 
 def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.analysis.estimate_error import (
+    from sessiontools.analysis.estimate import (
         DEFAULT_THRESHOLD_GRID,
         EstimateErrorOptions,
         SessionWorker,

@@ -73,8 +73,6 @@ CONTEXTUAL_USER_PREFIXES = (
 TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 #: A tool call id when another agent's transcript has none (OpenAI's are `call_` + 24 characters).
 DEFAULT_CALL_ID_BYTES = 29
-MODEL_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
-                         "image_generation_call", "tool_search_call", "compaction", "context_compaction"})
 
 
 def approx_tokens(nbytes: int) -> int:

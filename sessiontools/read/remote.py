@@ -82,14 +82,6 @@ def url_exists(url: str) -> bool:
         return False
 
 
-def url_size(url: str) -> int:
-    fs, path = _fs(url)
-    try:
-        return int(fs.size(path) or 0)
-    except OSError:
-        return 0
-
-
 def expand_url(url: str) -> Iterator[str]:
     """A file URL itself; a directory's `*.jsonl` below it (sorted); a glob's matches (sorted)."""
     fs, path = _fs(url)

@@ -26,10 +26,6 @@ def _pct(v: float | None, signed: bool = False) -> str:
     return f"{v:+.1%}" if signed else f"{v:.1%}"
 
 
-def _pct0(v: float | None) -> str:
-    return "-" if v is None else f"{v:.0%}"
-
-
 _METHODS = {"leave-one-session-out": "LOSO", "time-split": "time split", "none": "-"}
 
 
@@ -56,10 +52,6 @@ def requests_frame(report: EstimateErrorReport) -> Any:
         dtype = pl.Utf8 if c in _STR_COLUMNS else pl.Int64 if c in _INT_COLUMNS else pl.Float64
         exprs.append((pl.col(c) if c in frame.columns else pl.lit(None)).cast(dtype).alias(c))
     return frame.select(exprs)
-
-
-def _session_name(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 _EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own estimate (last usage + later messages); "

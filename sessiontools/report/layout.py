@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich import box
-from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -232,7 +232,3 @@ class _Null:
 
     def flush(self) -> None:
         pass
-
-
-def render_group(items: Sequence[Any]) -> Group:
-    return Group(*items)

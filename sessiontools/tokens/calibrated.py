@@ -2,7 +2,7 @@
 
 x is another estimator's count of the same context (`o200k` by default, or `chars4`, `cl100k`).
 Coefficients come from ordinary least squares over recorded requests (see
-`analysis.estimate_error`) and travel as a small JSON document so that other commands (`replay`)
+`analysis.estimate`) and travel as a small JSON document so that other commands (`replay`)
 can use them:
 
     {"schema_version": 1, "kind": "calibration",

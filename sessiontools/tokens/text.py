@@ -98,10 +98,6 @@ def cjk_count(text: str) -> int:
     return _classes(_code_points(text))[0]
 
 
-def has_cjk(text: str) -> bool:
-    return not text.isascii() and CJK_RE.search(text) is not None
-
-
 @dataclass(frozen=True, slots=True)
 class TextMix:
     """Characters (code points) of a text by class: cjk + digits + space + other == total."""

@@ -194,8 +194,3 @@ def pooled_survival_counts(chains: Sequence[ChainFacts], category: str) -> tuple
             stated[age] += a
             eligible[age] += b
     return tuple(zip(stated, eligible, strict=True))
-
-
-def pooled_survival(chains: Sequence[ChainFacts], category: str) -> tuple[float, ...]:
-    """Survival by age of one category over several chains: stated over eligible, summed per age."""
-    return tuple(round(a / b, 4) for a, b in pooled_survival_counts(chains, category))
