@@ -1,11 +1,11 @@
 """`sessiontools report`: one self-contained HTML page over every command's JSON."""
 
-import io
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from sessiontools.cli.diagnostics import safe_text
 from sessiontools.cli.inputs import exit_code_for
 from sessiontools.cli.options import EXIT_INPUT, JobsOpt, PathsArg, StrictOpt
 from sessiontools.cli.outputs import check_output_path, stderr_console, wrote
@@ -40,14 +40,7 @@ def register(app: typer.Typer) -> None:
 
 def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
            reserves: list[int], keeps: list[int], strict: bool) -> int:
-    from rich.console import Console
-
-    from sessiontools.cli.documents import (
-        drift_document,
-        estimate_error_document,
-        inspect_document,
-        replay_document,
-    )
+    from sessiontools.cli.documents import report_documents
     from sessiontools.report.estimate_error import estimate_error_headline
     from sessiontools.report.html import render_report
     from sessiontools.report.inspect import inspect_headline
@@ -55,18 +48,12 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     from sessiontools.report.writers import write_atomic
 
     err = stderr_console()
-    err.record = True
-    insp, loaded = inspect_document(paths, err, jobs)
-    shown = set(err.export_text().splitlines())
-    later = Console(file=io.StringIO(), width=10_000)  # the later passes meet the same files again
-    rep, _ = replay_document(paths, later, jobs, windows=windows, reserves=reserves, keeps=keeps)
-    est, _ = estimate_error_document(paths, later, jobs)
-    dri, _ = drift_document(paths, later, jobs)
-    failed = False
-    for line in dict.fromkeys(later.file.getvalue().splitlines()):  # type: ignore[attr-defined]
-        if line.startswith("error: ") and line not in shown:  # e.g. a model missing from the catalogue
-            err.print(line, markup=False, soft_wrap=True)
-            failed = True
+    # Each file is read once; every section is made from that one read (`report_documents`).
+    docs, errors, loaded = report_documents(paths, err, jobs, windows=windows, reserves=reserves, keeps=keeps)
+    insp, rep, est, dri = docs["inspect"], docs["replay"], docs["estimate-error"], docs["diff-summaries"]
+    for line in errors:  # a section lacks a file the others have, e.g. a model missing from the catalogue
+        err.print(safe_text(f"error: {line}"))
+    failed = bool(errors)
     # Each session's first run carries its timeline (the same run as its row of the table).
     timelines = [tl for tl in (r.pop("timeline", None) for r in rep["runs"]) if tl is not None]
     heads = []

@@ -1,4 +1,5 @@
-"""One thin function per command that returns the JSON document `--format json` prints.
+"""One thin function per command that returns the JSON document `--format json` prints, and the
+report's one pass that makes all four from each file read once.
 
 `sessiontools report` builds its HTML from these dicts only, so the report depends on the JSON
 schemas (kept stable by tests/golden) and on nothing inside the analyses. Each function reads the
@@ -8,16 +9,23 @@ files, reports problems on `err`, and returns `(document, loaded)`.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from rich.console import Console
 
 from sessiontools.cli.inputs import Loaded, run_files, token_cache_path
+from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.report.writers import envelope
 
 Paths = Iterable[str | os.PathLike[str]] | None
+
+#: A prior-dominated session (too few requests to fit its own truth model) is replayed again once the
+#: priors are pooled; its source is kept in memory for that, instead of being read again, when its
+#: file is at most this large (such sessions are small: a larger one is read again).
+KEEP_SOURCE_BYTES = 8 * 1024 * 1024
 
 
 def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
@@ -27,49 +35,201 @@ def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tup
     return envelope("inspect", sessions=reports), loaded
 
 
+def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int]) -> Callable[..., Any]:
+    """Every agent's files, each under its own policy; the first run of each session carries its
+    timeline (`replay.session.timeline_of`): the report's timeline and table come from the same run."""
+    from sessiontools.replay import replay_records
+
+    return partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None,
+                   leaf=None, all_leaves=False, summary_tokens=None, timeline=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """A file's run records, with its source when the session will be replayed again under a learnt
+    prior (prior-dominated and small: see KEEP_SOURCE_BYTES), so that it is not read a second time."""
+
+    records: list[dict[str, Any]]
+    source: Any = None
+
+
+def replay_keeping(replay: Callable[[Any], list[dict[str, Any]]], source: Any) -> Replayed:
+    """`replay(source)`, keeping `source` when its first record's truth fit was prior-dominated."""
+    records = replay(source)
+    tm = (records[0].get("truth_model") or {}) if records else {}
+    keep = bool(tm.get("prior_dominated")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
+    return Replayed(records, source if keep else None)
+
+
+def _file_bytes(path: object) -> float:
+    try:
+        return os.stat(os.fspath(path)).st_size  # type: ignore[arg-type]
+    except (OSError, TypeError, ValueError):
+        return float("inf")  # a URL, or gone: not kept
+
+
+def refit_kept(per_file: Sequence[Replayed], replay: Callable[..., list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """`replay.priors.refit_with_priors` over `Replayed` values: a kept source is replayed again as it
+    is, any other is read again (`replay(source, priors=table)`)."""
+    from sessiontools.read.sources import load_source
+    from sessiontools.replay.priors import refit_with_priors
+
+    kept = {r.records[0]["session"]: r.source for r in per_file if r.source is not None and r.records}
+    return refit_with_priors([r.records for r in per_file],
+                             lambda s, table: replay(kept.pop(s, None) or load_source(s), priors=table))
+
+
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
                     reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.read.sources import load_source
-    from sessiontools.replay import replay_records
-    from sessiontools.replay.priors import refit_with_priors
     from sessiontools.replay.registry import replay_agents
 
-    # Every agent's files, each under its own policy; the first run of each session carries its timeline
-    # (`replay.session.timeline_of`): the report's timeline and table come from the same run.
-    fn = partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None, leaf=None,
-                 all_leaves=False, summary_tokens=None, timeline=True)
-    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=replay_agents(None))
-    per_file = refit_with_priors(per_file, lambda s, table: fn(load_source(s), priors=table))  # as `replay` does
-    return envelope("replay", runs=[r for recs in per_file for r in recs]), loaded
+    fn = _replay_fn(windows, reserves, keeps)
+    per_file, loaded = run_files(paths, err, partial(replay_keeping, fn), jobs, "replaying", agents=replay_agents(None))
+    return _replay_doc(refit_kept(per_file, fn)), loaded  # as `replay` does
 
 
-def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
+def _replay_doc(per_file: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    return envelope("replay", runs=[r for recs in per_file for r in recs])
+
+
+def _estimate_options() -> Any:
     from sessiontools.analysis.estimate import (
         DEFAULT_THRESHOLD_GRID,
         EstimateErrorOptions,
-        SessionWorker,
         parse_estimators,
         parse_threshold_grid,
-        summarize_requests,
     )
 
-    options = EstimateErrorOptions(estimators=parse_estimators(None), by="model",
-                                   thresholds=parse_threshold_grid(DEFAULT_THRESHOLD_GRID), leaf=None, all_leaves=False,
-                                   pi_version=None, calibration=None, calibration_x="o200k", fit=False)
-    store = str(token_cache_path())
-    per_session, loaded = run_files(paths, err, SessionWorker(options, store), jobs, "estimating", content_hash=True)
-    report = summarize_requests(per_session, options)
+    return EstimateErrorOptions(estimators=parse_estimators(None), by="model",
+                                thresholds=parse_threshold_grid(DEFAULT_THRESHOLD_GRID), leaf=None, all_leaves=False,
+                                pi_version=None, calibration=None, calibration_x="o200k", fit=False)
+
+
+def _estimate_doc(per_session: list[Any], options: Any) -> dict[str, Any]:
+    from sessiontools.analysis.estimate import summarize_requests
     from sessiontools.report.estimate_error import estimate_error_json
 
-    return envelope("estimate-error", **estimate_error_json(report)), loaded
+    return envelope("estimate-error", **estimate_error_json(summarize_requests(per_session, options)))
+
+
+def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
+    from sessiontools.analysis.estimate import SessionWorker
+
+    options = _estimate_options()
+    per_session, loaded = run_files(paths, err, SessionWorker(options, str(token_cache_path())), jobs, "estimating",
+                                    content_hash=True)
+    return _estimate_doc(per_session, options), loaded
+
+
+def _drift_worker() -> Any:
+    from sessiontools.analysis.drift import DriftWorker
+
+    return DriftWorker(leaf=None, all_leaves=False, tokenizer="o200k")
+
+
+def _drift_doc(per_file: list[Any]) -> dict[str, Any]:
+    from sessiontools.analysis.drift import FUZZY_THRESHOLD, DriftReport, token_counter
+    from sessiontools.report.drift_json import report_to_dict
+
+    report = DriftReport(tuple(c for chains in per_file for c in chains), token_counter("o200k").name, FUZZY_THRESHOLD)
+    return envelope("diff-summaries", **report_to_dict(report, None), gates=[])
 
 
 def drift_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.analysis.drift import FUZZY_THRESHOLD, DriftReport, DriftWorker, token_counter
-    from sessiontools.report.drift_json import report_to_dict
+    per_file, loaded = run_files(paths, err, _drift_worker(), jobs, "analysing")
+    return _drift_doc(per_file), loaded
 
-    counter = token_counter("o200k")
-    per_file, loaded = run_files(paths, err, DriftWorker(leaf=None, all_leaves=False, tokenizer="o200k"), jobs,
-                                 "analysing")
-    report = DriftReport(tuple(c for chains in per_file for c in chains), counter.name, FUZZY_THRESHOLD)
-    return envelope("diff-summaries", **report_to_dict(report, None), gates=[]), loaded
+
+# --------------------------------------------------------------------------- the report's one pass
+
+
+@dataclass(slots=True)
+class Sections:
+    """One file's value for each section of the report, and the sections that failed on it."""
+
+    inspect: Any = None
+    replay: Replayed | None = None
+    estimate: Any = None
+    drift: Any = None
+    errors: list[str] = field(default_factory=list)
+
+
+def _section(out: Sections, path: str, call: Callable[[], Any]) -> Any:
+    """`call()`; a user error (or, contained, a bug) leaves this section without the file and is said
+    once, the other sections keep it (as when each section read the files on its own)."""
+    from sessiontools.read import parallel
+
+    try:
+        return call()
+    except UsageError:
+        raise
+    except SessionToolsError as exc:
+        out.errors.append(str(exc))
+    except Exception as exc:
+        if not parallel.CONTAIN_ERRORS:
+            raise
+        out.errors.append(parallel.internal_error(path, exc))
+    return None
+
+
+class _SectionsJob:
+    """A file's sections, estimate-error's token counting still running in the background."""
+
+    def __init__(self, out: Sections, path: str, job: Any) -> None:
+        self.out, self.path, self.job = out, path, job
+
+    def ready(self) -> bool:
+        return self.job is None or self.job.ready()
+
+    def finish(self) -> Sections:
+        if self.job is not None:
+            self.out.estimate = _section(self.out, self.path, self.job.finish)
+        return self.out
+
+
+class SectionsWorker:
+    """Every section's per-file function on the one source read (picklable, for `--jobs`): inspect,
+    replay (for the agents replay reads), estimate-error and drift. The inspect section's failure is
+    the file's (exit 3, as `inspect` would); another section's leaves only that section without it.
+    `start` lets `parallel.map_sessions` count estimate-error's tokens while the next files are read."""
+
+    def __init__(self, replay: Callable[..., Any], estimate: Any, drift: Any, replay_agents: frozenset[Any]) -> None:
+        self.replay, self.estimate, self.drift, self.replay_agents = replay, estimate, drift, replay_agents
+
+    def __call__(self, source: Any) -> Sections:
+        return self.start(source).finish()
+
+    def start(self, source: Any) -> _SectionsJob:
+        from sessiontools.analysis.inspect import inspect_source
+
+        path = str(getattr(source, "path", ""))
+        out = Sections(inspect=inspect_source(source))
+        if source.agent in self.replay_agents:
+            out.replay = _section(out, path, lambda: replay_keeping(self.replay, source))
+        out.drift = _section(out, path, lambda: self.drift(source))
+        return _SectionsJob(out, path, _section(out, path, lambda: self.estimate.start(source)))
+
+    def drain_notes(self) -> list[str]:
+        return [n for w in (self.estimate, self.drift) if callable(getattr(w, "drain_notes", None)) for n in w.drain_notes()]
+
+
+def report_documents(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
+                     reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)
+                     ) -> tuple[dict[str, dict[str, Any]], list[str], Loaded]:
+    """The inspect, replay, estimate-error and diff-summaries documents from one read of each file:
+    ({"inspect": ..., "replay": ..., "estimate-error": ..., "diff-summaries": ...}, the errors of the
+    sections that lack a file (in file order, each once), the `Loaded` summary)."""
+    from sessiontools.analysis.estimate import SessionWorker
+    from sessiontools.replay.registry import replay_agents
+
+    replay, options = _replay_fn(windows, reserves, keeps), _estimate_options()
+    worker = SectionsWorker(replay, SessionWorker(options, str(token_cache_path())), _drift_worker(),
+                            replay_agents(None))
+    per_file, loaded = run_files(paths, err, worker, jobs, "reading for the report", content_hash=True)
+    docs = {
+        "inspect": envelope("inspect", sessions=[f.inspect for f in per_file]),
+        "replay": _replay_doc(refit_kept([f.replay for f in per_file if f.replay is not None], replay)),
+        "estimate-error": _estimate_doc([f.estimate for f in per_file if f.estimate is not None], options),
+        "diff-summaries": _drift_doc([f.drift for f in per_file if f.drift is not None]),
+    }
+    return docs, list(dict.fromkeys(e for f in per_file for e in f.errors)), loaded

@@ -1,0 +1,97 @@
+"""`sessiontools report` reads each file once: every section (inspect, replay, estimate-error, drift)
+is made from the one read, and a prior-dominated session is replayed again from memory, not re-read.
+
+Before this, the report read every file four to ten times (once per section, and again for the
+prior refit): the opens-per-file counts of the samples were 4, 5, 8 and 10.
+"""
+
+from __future__ import annotations
+
+import builtins
+import collections
+import io
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessiontools.cli import main
+from tests.conftest import SAMPLES
+
+GRID = ["--context-window", "16k", "--reserve", "3000", "--keep-recent", "4000", "--jobs", "1"]
+
+
+@pytest.fixture
+def opens(monkeypatch: pytest.MonkeyPatch) -> Iterator[collections.Counter[str]]:
+    """How many times each sample file is opened for reading (`open`, `io.open`, `Path.read_bytes`)."""
+    counts: collections.Counter[str] = collections.Counter()
+    real, root = builtins.open, os.path.realpath(SAMPLES)
+
+    def counting(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, str | os.PathLike) and "r" in mode:
+            p = os.path.realpath(os.fspath(file))
+            if p.startswith(root) and p.endswith(".jsonl"):
+                counts[p] += 1
+        return real(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting)
+    monkeypatch.setattr(io, "open", counting)
+    yield counts
+
+
+def _inspect_opens(opens: collections.Counter[str], tmp_path: Path) -> dict[str, int]:
+    assert main(["inspect", str(SAMPLES), "--format", "json", "-o", str(tmp_path / "i.json"), "--jobs", "1"]) == 0
+    got = dict(opens)
+    opens.clear()
+    return got
+
+
+def test_report_opens_each_file_as_often_as_one_inspect(opens: collections.Counter[str], tmp_path: Path) -> None:
+    """One read per file: the report opens each sample exactly as often as `inspect` does (once for a
+    Pi file; a Codex or Claude Code file is opened to sniff its first bytes, then read)."""
+    one_pass = _inspect_opens(opens, tmp_path)
+    assert main(["report", str(SAMPLES), "-o", str(tmp_path / "r.html"), *GRID]) == 0
+    assert len(one_pass) >= 30 and set(opens) == set(one_pass)
+    assert dict(opens) == one_pass
+    assert max(one_pass.values()) <= 2 and all(n == 1 for p, n in one_pass.items() if "/sample_sessions/pi" in p
+                                               or p.rsplit("/", 1)[1].startswith(("pi", "v1")))
+
+
+def test_prior_refit_replays_the_kept_source_as_a_fresh_read_would() -> None:
+    """A session replayed again under a learnt prior gives the same records from the kept source as
+    from a second read (the first replay leaves no state behind in the source)."""
+    from sessiontools.cli.documents import Replayed, _replay_fn, refit_kept, replay_keeping
+    from sessiontools.read.sources import expand_sources, load_source
+
+    fn = _replay_fn([16000], [3000], [4000])
+    kept = [replay_keeping(fn, load_source(f)) for f in expand_sources([SAMPLES])]
+    assert any(r.source is not None for r in kept), "no prior-dominated sample: the test would prove nothing"
+    reread = [Replayed(r.records) for r in kept]
+    assert refit_kept(kept, fn) == refit_kept(reread, fn)
+
+
+def test_a_failing_section_keeps_the_file_in_the_others(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """One read serves four sections: when one of them fails on a file (a user error such as a model
+    missing from the catalogue), the others still show it, the error is said once, and the exit is 3."""
+    import sessiontools.replay as replay
+    from sessiontools.errors import InputError
+
+    real = replay.replay_records
+    bad = "pi0-tiny.jsonl"
+
+    def failing(source: Any, *args: Any, **kwargs: Any) -> Any:
+        if str(source.path).endswith(bad):
+            raise InputError(f"{source.path}: no such model")
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(replay, "replay_records", failing)
+    out = tmp_path / "r.html"
+    assert main(["report", str(SAMPLES), "-o", str(out), *GRID]) == 3
+    err = capsys.readouterr().err
+    assert err.count(f"{bad}: no such model") == 1
+    html = out.read_text(encoding="utf-8")
+    inspect_part = html[html.index('<section id="inspect">'):html.index('<section id="replay">')]
+    assert "pi0-tiny" in inspect_part
