@@ -163,10 +163,9 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor,
          per_session: bool = False, group_by: str | None = None) -> None:
-    from sessiontools.read.sources import load_source
+    from sessiontools.cli.priors import refit_kept, replay_keeping
     from sessiontools.replay import METRICS, replay_records
     from sessiontools.replay.frames import compactions_frame, runs_frame
-    from sessiontools.replay.priors import refit_with_priors
     from sessiontools.replay.registry import replay_agents
     from sessiontools.report.gates import parse_gates, tripped
     from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
@@ -195,11 +194,13 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
     # With --plot of one setting, the run carries its timeline: the figure is of the same run as the table.
     per_file, loaded, misses = per_model_windows.replay_files(
-        paths, err, model_windows, options, partial(replay_records, **agent_options, timeline=plot is not None), jobs,
+        paths, err, model_windows, options,
+        partial(replay_keeping, partial(replay_records, **agent_options, timeline=plot is not None)), jobs,
         agents=replay_agents(policy.value if policy else None), executor=executor)
     replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
     # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
-    per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
+    # Kept in memory (`cli.priors`): such a session's file is not read a second time.
+    per_file = refit_kept(per_file, replay_one)
     records = [r for recs in per_file for r in recs]
     timelines = [r.pop("timeline", None) for r in records]
     loaded.unreadable += per_model_windows.report_misses(err, misses)

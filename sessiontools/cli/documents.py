@@ -17,15 +17,11 @@ from typing import Any
 from rich.console import Console
 
 from sessiontools.cli.inputs import Loaded, run_files, token_cache_path
+from sessiontools.cli.priors import Replayed, refit_kept, replay_keeping
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.report.writers import envelope
 
 Paths = Iterable[str | os.PathLike[str]] | None
-
-#: A prior-dominated session (too few requests to fit its own truth model) is replayed again once the
-#: priors are pooled; its source is kept in memory for that, instead of being read again, when its
-#: file is at most this large (such sessions are small: a larger one is read again).
-KEEP_SOURCE_BYTES = 8 * 1024 * 1024
 
 
 def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
@@ -42,41 +38,6 @@ def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Se
 
     return partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None,
                    leaf=None, all_leaves=False, summary_tokens=None, timeline=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Replayed:
-    """A file's run records, with its source when the session will be replayed again under a learnt
-    prior (prior-dominated and small: see KEEP_SOURCE_BYTES), so that it is not read a second time."""
-
-    records: list[dict[str, Any]]
-    source: Any = None
-
-
-def replay_keeping(replay: Callable[[Any], list[dict[str, Any]]], source: Any) -> Replayed:
-    """`replay(source)`, keeping `source` when its first record's truth fit was prior-dominated."""
-    records = replay(source)
-    tm = (records[0].get("truth_model") or {}) if records else {}
-    keep = bool(tm.get("prior_dominated")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
-    return Replayed(records, source if keep else None)
-
-
-def _file_bytes(path: object) -> float:
-    try:
-        return os.stat(os.fspath(path)).st_size  # type: ignore[arg-type]
-    except (OSError, TypeError, ValueError):
-        return float("inf")  # a URL, or gone: not kept
-
-
-def refit_kept(per_file: Sequence[Replayed], replay: Callable[..., list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
-    """`replay.priors.refit_with_priors` over `Replayed` values: a kept source is replayed again as it
-    is, any other is read again (`replay(source, priors=table)`)."""
-    from sessiontools.read.sources import load_source
-    from sessiontools.replay.priors import refit_with_priors
-
-    kept = {r.records[0]["session"]: r.source for r in per_file if r.source is not None and r.records}
-    return refit_with_priors([r.records for r in per_file],
-                             lambda s, table: replay(kept.pop(s, None) or load_source(s), priors=table))
 
 
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,

@@ -1,8 +1,10 @@
 """`sessiontools report` reads each file once: every section (inspect, replay, estimate-error, drift)
-is made from the one read, and a prior-dominated session is replayed again from memory, not re-read.
+is made from the one read, and a prior-dominated session is replayed again from memory, not re-read
+(by `replay` too).
 
 Before this, the report read every file four to ten times (once per section, and again for the
-prior refit): the opens-per-file counts of the samples were 4, 5, 8 and 10.
+prior refit): the opens-per-file counts of the samples were 4, 5, 8 and 10; `replay` read the
+prior-dominated sample twice.
 """
 
 from __future__ import annotations
@@ -59,16 +61,24 @@ def test_report_opens_each_file_as_often_as_one_inspect(opens: collections.Count
                                                or p.rsplit("/", 1)[1].startswith(("pi", "v1")))
 
 
+def test_replay_opens_each_file_as_often_as_one_inspect(opens: collections.Counter[str], tmp_path: Path) -> None:
+    """The prior refit of `replay` replays the kept source: no file is read a second time."""
+    one_pass = _inspect_opens(opens, tmp_path)
+    assert main(["replay", str(SAMPLES), "--format", "json", "-o", str(tmp_path / "r.json"), *GRID]) == 0
+    assert dict(opens) == one_pass
+
+
 def test_prior_refit_replays_the_kept_source_as_a_fresh_read_would() -> None:
     """A session replayed again under a learnt prior gives the same records from the kept source as
     from a second read (the first replay leaves no state behind in the source)."""
-    from sessiontools.cli.documents import Replayed, _replay_fn, refit_kept, replay_keeping
+    from sessiontools.cli.documents import _replay_fn
+    from sessiontools.cli.priors import Replayed, refit_kept, replay_keeping
     from sessiontools.read.sources import expand_sources, load_source
 
     fn = _replay_fn([16000], [3000], [4000])
     kept = [replay_keeping(fn, load_source(f)) for f in expand_sources([SAMPLES])]
     assert any(r.source is not None for r in kept), "no prior-dominated sample: the test would prove nothing"
-    reread = [Replayed(r.records) for r in kept]
+    reread = [Replayed(r) for r in kept]
     assert refit_kept(kept, fn) == refit_kept(reread, fn)
 
 
