@@ -179,7 +179,7 @@ def inspect_session(
     header = session.header
     return {
         "path": session.path,
-        "agent": "pi",
+        "agent": session.agent.value,
         "session_id": header.id if header else None,
         "format_version": session.format_version,
         "pi_version": pi_version,

@@ -34,9 +34,14 @@ def _setting(n: int | None) -> str:
 
 
 def setting_label(row: Mapping[str, Any]) -> str:
-    """Pi's window/reserve/keep; an agent without a reserve (reserve 0): its window and policy."""
-    if str(row["policy"]).startswith("pi"):
-        return "/".join(_setting(row[k]) for k in ("context_window", "reserve_tokens", "keep_recent_tokens"))
+    """A totals row's setting along its policy's axes (`Policy.axes`) when the row carries every one
+    (Pi's window/reserve/keep); else its window and policy (the totals keep window, reserve and keep
+    only, so Codex's and Claude Code's own axes are named by the policy)."""
+    from sessiontools.replay.registry import policy_axes
+
+    keys = [a.key for a in policy_axes(str(row["policy"]))]
+    if all(k in row for k in keys):
+        return "/".join(_setting(row[k]) for k in keys)
     return f"{_setting(row['context_window'])} {row['policy']}"
 
 
