@@ -55,7 +55,7 @@ def inspect_fields(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     usage = report["usage"]
     return [
         ("format version", f"v{report['format_version']} (read as Pi {report['pi_version']}.x)"
-         if report.get("agent", "pi") == "pi" else f"{report['agent']} ({report['format_version']})"),
+         if report.get("pi_version") is not None else f"{report['agent']} ({report['format_version']})"),
         ("session", report["session_id"] or "-"),
         ("name", report["session_name"] or "-"),
         ("entries", _fmt(report["entries"]) + " (" + ", ".join(f"{k} {v}" for k, v in report["entries_by_type"].items()) + ")"),
