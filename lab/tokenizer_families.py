@@ -57,7 +57,8 @@ def _run(sessions: list[Any], own: bool) -> Any:
     if not own:
         registry.family_of = lambda provider, model: None  # type: ignore[assignment]
     try:
-        options = EstimateErrorOptions(estimators=("o200k", "model", "calibrated", "calibrated_hybrid"))
+        options = EstimateErrorOptions(estimators=("o200k", "model", "calibrated", "calibrated_hybrid",
+                                                   "calibrated_session"))
         return estimate_error(sessions, options).output_frame()
     finally:
         registry.family_of = real  # type: ignore[assignment]
@@ -113,6 +114,7 @@ def family_table(own: Any, base: Any) -> list[dict[str, Any]]:
                 "increments": int(len(inc)), "increment_error": inc_err, "increment_fit": inc_fit,
                 "calibrated_mape": float(np.nanmean(np.abs(f["rel_err_calibrated"].to_numpy()))),
                 "hybrid_mape": float(np.nanmean(np.abs(f["rel_err_calibrated_hybrid"].to_numpy()))),
+                "session_mape": float(np.nanmean(np.abs(f["rel_err_calibrated_session"].to_numpy()))),
             }
         rows.append(rec)
     return rows
@@ -125,6 +127,7 @@ def per_model(frame: Any, min_requests: int = 50) -> list[dict[str, Any]]:
         pl.len().alias("requests"),
         pl.col("rel_err_calibrated").abs().mean().alias("calibrated"),
         pl.col("rel_err_calibrated_hybrid").abs().mean().alias("hybrid"),
+        pl.col("rel_err_calibrated_session").abs().mean().alias("session"),
     ).filter(pl.col("requests") >= min_requests).sort("requests", descending=True)
     return g.to_dicts()
 
@@ -133,10 +136,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--frames", type=Path, help="write both request frames here (own.parquet, o200k.parquet)")
     a = ap.parse_args(argv)
     sessions = _sessions(a.paths)
     own, base = _run(sessions, True), _run(sessions, False)
     table = family_table(own, base)
+    if a.frames:
+        a.frames.mkdir(parents=True, exist_ok=True)
+        own.write_parquet(a.frames / "own.parquet")
+        base.write_parquet(a.frames / "o200k.parquet")
 
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{v:.1%}"
@@ -146,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print("| tokenizer | requests | sessions | A/E o200k (p10-p90) | A/E own (p10-p90) | dA/dE o200k (p10-p90) | "
           "dA/dE own (p10-p90) | increments | increment error o200k | increment error own | calibrated o200k | "
-          "calibrated own |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "calibrated own | time split o200k | time split own |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for t in table:
         o, w = t["o200k"], t["own"]
         print(f"| {t['tokenizer']} | {t['requests']:,} | {t['sessions']} | {r(o['a_over_e'])} "
@@ -156,18 +164,19 @@ def main(argv: list[str] | None = None) -> int:
               f"({r(o['da_over_de_p10_p90'][0])}-{r(o['da_over_de_p10_p90'][1])}) | {r(w['da_over_de'])} "
               f"({r(w['da_over_de_p10_p90'][0])}-{r(w['da_over_de_p10_p90'][1])}) | {w['increments']:,} | "
               f"{pct(o['increment_error'])} | {pct(w['increment_error'])} | {pct(o['calibrated_mape'])} | "
-              f"{pct(w['calibrated_mape'])} |")
+              f"{pct(w['calibrated_mape'])} | {pct(o['session_mape'])} | {pct(w['session_mape'])} |")
     import numpy as np
 
     for tag, f in (("o200k only", base), ("own tokenizers", own)):
         cal = float(np.nanmean(np.abs(f["rel_err_calibrated"].to_numpy())))
         hyb = float(np.nanmean(np.abs(f["rel_err_calibrated_hybrid"].to_numpy())))
-        print(f"overall ({tag}): {len(f):,} requests, {f['session'].n_unique()} sessions; calibrated {pct(cal)}, "
-              f"calibrated_hybrid {pct(hyb)}")
+        ses = float(np.nanmean(np.abs(f["rel_err_calibrated_session"].to_numpy())))
+        print(f"overall ({tag}): {len(f):,} requests, {f['session'].n_unique()} sessions; calibrated (LOSO) {pct(cal)}, "
+              f"calibrated_session (time split) {pct(ses)}, calibrated_hybrid {pct(hyb)}")
     models = per_model(own)
     for m in models:
-        print(f"  {m['model_key']}: {m['requests']:,} requests, calibrated {pct(m['calibrated'])}, "
-              f"hybrid {pct(m['hybrid'])}")
+        print(f"  {m['model_key']}: {m['requests']:,} requests, calibrated (LOSO) {pct(m['calibrated'])}, "
+              f"time split {pct(m['session'])}, hybrid {pct(m['hybrid'])}")
     if a.json:
         a.json.write_text(json.dumps({"families": table, "models": models}, indent=2) + "\n")
     return 0

@@ -65,7 +65,8 @@ def _session_name(path: str) -> str:
 _EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own estimate (last usage + later messages); "
                "cl100k, o200k = tiktoken; model = the model's own tokenizer (o200k where it has none); "
                "calibrated = hierarchical fit over text features (OOS = judged out of sample); "
-               "calibrated_hybrid = last usage + calibrated count of later messages")
+               "calibrated_hybrid = last usage + calibrated count of later messages; "
+               "calibrated_session = calibrated corrected by the session's earlier requests (time split)")
 
 
 def _model_tokenizer_notes(summary: Mapping[str, Any]) -> list[str]:

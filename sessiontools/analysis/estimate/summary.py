@@ -138,7 +138,25 @@ def _with_loaded(frame: Any, cal: Calibration | FeatureCalibration) -> Any:
         t = r.get(f"t_{fit.x}")
         hybrid.append(r["hyb_usage"] + max(0.0, fit.b * t) if r["hyb_usage"] is not None and t is not None else full[-1])
     return frame.with_columns(pl.Series("est_calibrated", _round1(full), dtype=pl.Float64),
-                              pl.Series("est_calibrated_hybrid", _round1(hybrid), dtype=pl.Float64))
+                              pl.Series("est_calibrated_hybrid", _round1(hybrid), dtype=pl.Float64),
+                              pl.Series("est_calibrated_session", _round1(_session_level(frame, full).tolist()),
+                                        dtype=pl.Float64))
+
+
+def _session_level(frame: Any, parent: Any) -> Any:
+    """`calibrated_session`: `parent` (the calibrated prediction of each row) corrected by the
+    session's own earlier requests (`session_level`; earlier by timestamp, then path order), per
+    session, model and rule version."""
+    import numpy as np
+
+    from sessiontools.analysis.estimate.calibrate import rules_key
+    from sessiontools.analysis.estimate.session_level import session_predictions, time_order
+
+    p = np.asarray([np.nan if v is None else v for v in parent], dtype=np.float64)
+    units = list(zip(frame["session"].to_list(), (rules_key(m, v) for m, v in
+                                                   zip(frame["model_key"].to_list(), frame["pi_version"].to_list(),
+                                                       strict=True)), strict=True))
+    return session_predictions(p, frame["actual"].to_numpy(), units, time_order(frame["timestamp"].to_list()))
 
 
 def _with_calibrated(frame: Any, options: EstimateErrorOptions, fitted: Any) -> Any:
@@ -154,6 +172,8 @@ def _with_calibrated(frame: Any, options: EstimateErrorOptions, fitted: Any) -> 
         pl.Series("ins_calibrated", p["ins_calibrated"], dtype=pl.Float64),
         pl.Series("est_calibrated_hybrid", _round1(p["oos_hybrid"].tolist()), dtype=pl.Float64),
         pl.Series("ins_calibrated_hybrid", p["ins_hybrid"], dtype=pl.Float64),
+        pl.Series("est_calibrated_session", _round1(_session_level(frame, p["oos_calibrated"]).tolist()),
+                  dtype=pl.Float64),
     )
 
 
