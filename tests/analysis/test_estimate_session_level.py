@@ -11,78 +11,95 @@ import pytest
 
 from sessiontools.analysis.estimate import EstimateErrorOptions, estimate_error
 from sessiontools.analysis.estimate.session_level import session_predictions, time_order
+from sessiontools.tokens.features import FEATURES, MODEL_FEATURE
 from tests.analysis.test_estimate_calibration import o200k_session
 
 
+#: A session level over (overhead, the model's tokens): the parent knows neither the session's
+#: overhead nor its scale.
+TOK = FEATURES.index(MODEL_FEATURE)
+MASK = tuple(n in ("overhead", MODEL_FEATURE) for n in FEATURES)
+PARENT = np.array([1000.0 if n == "overhead" else 1.0 if n == MODEL_FEATURE else 0.0 for n in FEATURES])
+
+
 def _affine(n: int, scale: float = 1.3, offset: float = 500.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(x: overhead 1 and the tokens, A = offset + scale * tokens)."""
     rng = np.random.default_rng(seed)
-    parent = np.cumsum(rng.uniform(200, 900, n)) + 2000
-    return parent, scale * parent + offset
+    tokens = np.cumsum(rng.uniform(200, 900, n)) + 2000
+    x = np.zeros((n, len(FEATURES)))
+    x[:, 0] = 1.0
+    x[:, TOK] = tokens
+    return x, offset + scale * tokens
+
+
+def _predict(x: np.ndarray, y: np.ndarray, units: list, order=None, pseudo: float = 2.0,
+             parent: np.ndarray | None = None) -> np.ndarray:
+    parent = np.tile(PARENT, (len(y), 1)) if parent is None else parent
+    return session_predictions(x, y, parent, units, order, MASK, pseudo)
 
 
 def test_the_first_request_of_a_unit_is_the_parent_prediction() -> None:
-    parent, actual = _affine(6)
-    units = ["a", "b", "a", "b", "c", "a"]
-    out = session_predictions(parent, actual, units)
+    x, y = _affine(6)
+    out = _predict(x, y, ["a", "b", "a", "b", "c", "a"])
     for i in (0, 1, 4):  # first of a, b, c
-        assert out[i] == parent[i]
-    assert out[2] != parent[2] and out[3] != parent[3]
+        assert out[i] == pytest.approx(PARENT[0] + PARENT[TOK] * x[i, TOK])
+    assert out[2] != pytest.approx(PARENT[0] + PARENT[TOK] * x[2, TOK])
 
 
 def test_no_request_sees_its_own_or_a_later_usage() -> None:
-    parent, actual = _affine(30)
+    x, y = _affine(30)
     units = ["s"] * 30
-    base = session_predictions(parent, actual, units)
+    base = _predict(x, y, units)
     for i in (0, 7, 29):
-        changed = actual.copy()
+        changed = y.copy()
         changed[i:] *= 5.0  # this request's usage and every later one's
-        out = session_predictions(parent, changed, units)
+        out = _predict(x, changed, units)
         np.testing.assert_array_equal(out[:i + 1], base[:i + 1])
         if i < 29:
             assert out[i + 1] != base[i + 1]  # the next request does learn from it
 
 
-def test_the_correction_converges_on_the_session_and_shrinks_toward_the_parent_when_data_are_few() -> None:
-    parent, actual = _affine(80)
-    out = session_predictions(parent, actual, ["s"] * 80)
-    err = np.abs(out - actual) / actual
-    parent_err = np.abs(parent - actual) / actual
+def test_the_session_level_converges_and_shrinks_toward_the_parent_when_data_are_few() -> None:
+    x, y = _affine(80)
+    out = _predict(x, y, ["s"] * 80)
+    err = np.abs(out - y) / y
+    parent_err = np.abs(PARENT[0] + PARENT[TOK] * x[:, TOK] - y) / y
     assert err[1] < parent_err[1]  # one request already helps...
-    assert err[1] > 0.02  # ...but is shrunk toward the parent
-    assert err[-10:].max() < 0.01  # many requests: the session's own overhead and scale are learnt
-    strong = session_predictions(parent, actual, ["s"] * 80, pseudo_offset=1e9, pseudo_scale=1e9)
-    np.testing.assert_allclose(strong, parent, rtol=1e-6)  # infinite shrinkage = the hierarchy above
+    assert err[1] > 0.01  # ...but is shrunk toward the parent
+    # many requests: the session's own overhead and scale take over, ever more closely
+    assert err[-1] < min(0.01, parent_err[-1] / 20)
+    assert (np.diff(err[-30:]) < 0).all()
+    strong = _predict(x, y, ["s"] * 80, pseudo=1e9)
+    np.testing.assert_allclose(strong, PARENT[0] + PARENT[TOK] * x[:, TOK], rtol=1e-4)  # the level above
 
 
-def test_units_do_not_share_their_correction() -> None:
-    p1, a1 = _affine(20, 1.3, 500.0, seed=1)
-    p2, a2 = _affine(20, 0.8, 0.0, seed=2)
-    alone = session_predictions(p2, a2, ["y"] * 20)
-    parent = np.concatenate([p1, p2])
-    actual = np.concatenate([a1, a2])
-    mixed = session_predictions(parent, actual, ["x"] * 20 + ["y"] * 20)
+def test_units_do_not_share_their_session_level() -> None:
+    x1, y1 = _affine(20, 1.3, 500.0, seed=1)
+    x2, y2 = _affine(20, 0.8, 0.0, seed=2)
+    alone = _predict(x2, y2, ["y"] * 20)
+    mixed = _predict(np.vstack([x1, x2]), np.concatenate([y1, y2]), ["x"] * 20 + ["y"] * 20)
     np.testing.assert_array_equal(mixed[20:], alone)
 
 
 def test_a_missing_parent_is_neither_predicted_nor_learnt_from() -> None:
-    parent, actual = _affine(10)
-    holes = parent.copy()
-    holes[3] = np.nan
-    out = session_predictions(holes, actual, ["s"] * 10)
+    x, y = _affine(10)
+    parent = np.tile(PARENT, (10, 1))
+    parent[3] = np.nan
+    out = _predict(x, y, ["s"] * 10, parent=parent)
     assert math.isnan(out[3])
-    skip = session_predictions(np.delete(parent, 3), np.delete(actual, 3), ["s"] * 9)
+    skip = _predict(np.delete(x, 3, axis=0), np.delete(y, 3), ["s"] * 9)
     np.testing.assert_allclose(np.delete(out, 3), skip)
 
 
 def test_earlier_means_earlier_in_time_not_in_the_frame() -> None:
     order = time_order([30, 10, None, 20])  # the missing time takes the one before it (10)
     assert order.tolist() == [1, 2, 3, 0]
-    parent, actual = _affine(4)
-    out = session_predictions(parent, actual, ["s"] * 4, order)
-    assert out[1] == parent[1]  # the earliest request is the parent's prediction
-    changed = actual.copy()
+    x, y = _affine(4)
+    out = _predict(x, y, ["s"] * 4, order)
+    assert out[1] == pytest.approx(PARENT[0] + PARENT[TOK] * x[1, TOK])  # the earliest: the parent's prediction
+    changed = y.copy()
     changed[0] *= 3  # the latest request (first row) cannot change any other prediction
-    np.testing.assert_array_equal(session_predictions(parent, changed, ["s"] * 4, order)[1:], out[1:])
+    np.testing.assert_array_equal(_predict(x, changed, ["s"] * 4, order)[1:], out[1:])
 
 
 def _sessions(n: int = 14) -> list:

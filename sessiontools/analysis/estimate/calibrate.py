@@ -38,6 +38,7 @@ class Calibrated:
     oos_coef: Any  # rows x features, NaN where no out-of-sample prediction exists
     x: Any
     y: Any
+    mask: tuple[bool, ...] | None = None  # the candidate's features (`candidates`)
 
 
 #: Columns of the trailing part of a check point, in FEATURES order after the overhead.
@@ -99,7 +100,7 @@ def calibrate(frame: Any) -> Calibrated:
             oos[i] = t.coef_for(keys[i][1], keys[i][2], keys[i][3])
     else:
         judged = Judged.NONE
-    return Calibrated(tree, sessions, judged, in_coef, oos, x, y)
+    return Calibrated(tree, sessions, judged, in_coef, oos, x, y, cand.mask)
 
 
 def predictions(cal: Calibrated, frame: Any) -> dict[str, Any]:

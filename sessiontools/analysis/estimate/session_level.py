@@ -3,19 +3,16 @@
 
 The hidden part of a prompt (system prompt, tool definitions, injected context) is never recorded
 and differs from session to session, so a fit on other sessions (`calibrated`, judged
-leave-one-session-out) cannot know it. A replay that diverges from the recording, or a what-if
-summary, still has the recorded requests before the divergence: from them the session's own
-correction of the calibrated prediction P can be learnt,
-
-    A ~ (1 + b) * P + d
-
-(d: the session's overhead the tree does not know; b: its scale, e.g. a content mix the model's
-tokenizer prices differently), by weighted least squares over the session's *earlier* requests
-(weights 1/A^2: relative error, as MAPE measures it), each coefficient shrunk toward 0, i.e.
-toward the tree's prediction (session -> rules -> model -> provider -> corpus), with the weight of
-`PSEUDO_OFFSET` and `PSEUDO_SCALE` requests: the first request of a session is the tree's
-prediction, the correction grows with the requests seen. Nothing about request i itself or a later
-request enters its prediction: the sums are updated only after it is predicted.
+leave-one-session-out) cannot know it; neither can anything else the files record (measured in
+docs/estimate-error.md). A replay that diverges from the recording, or a what-if summary, still has
+the recorded requests before the divergence: from them the session's own level of the tree is
+fitted, the same weighted least squares as every level (`hierarchy.solve`: weights 1/A^2,
+non-negative, the candidate's features), over the session's *earlier* requests only, shrunk toward
+its parent's coefficients (the out-of-sample tree: rules -> model -> provider -> corpus, or a
+loaded calibration) with the weight of `PSEUDO` requests. The first request of a session is its
+parent's prediction; the session's own overhead and tokenizer scale take over as its requests
+accumulate. Nothing of request i itself or of a later request enters its prediction: the sums are
+updated only after it is predicted, in time order.
 
 A unit is a session under one model and one version of the agent's rules (a session that switches
 models has one unit per model).
@@ -26,25 +23,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-#: Pseudo-requests of shrinkage of the session's overhead d (measured as d / mean P) toward 0.
-PSEUDO_OFFSET = 1.0
-#: Pseudo-requests of shrinkage of the session's scale b toward 0.
-PSEUDO_SCALE = 1.0
-
-
-def correction(g: Any, h: Any, n: int, p_sum: float,
-               pseudo_offset: float = PSEUDO_OFFSET, pseudo_scale: float = PSEUDO_SCALE) -> tuple[float, float]:
-    """(d, b) of the shrunk fit from the sums of earlier requests: g = sum w [1, P]'[1, P],
-    h = sum w [1, P]' (A - P), w = 1/A^2; p_sum = sum of P (the offset's penalty is relative to
-    the mean P, so that both pseudo-counts are in requests of relative error)."""
-    import numpy as np
-
-    if n <= 0:
-        return 0.0, 0.0
-    m = max(p_sum / n, 1.0)
-    pen = np.diag([pseudo_offset / m ** 2, pseudo_scale])
-    d, b = np.linalg.solve(g + pen, h)
-    return float(d), float(b)
+#: Pseudo-requests of shrinkage of the session level toward its parent (the tree's levels use
+#: `hierarchy.PSEUDO` = 20: a level there stands for many sessions, a session only for itself).
+PSEUDO = 2.0
 
 
 def time_order(timestamps: Sequence[int | None]) -> Any:
@@ -60,36 +41,37 @@ def time_order(timestamps: Sequence[int | None]) -> Any:
     return np.argsort(np.asarray(ts, dtype=np.int64), kind="stable")
 
 
-def session_predictions(parent: Any, actual: Any, units: Sequence[Hashable], order: Sequence[int] | None = None,
-                        pseudo_offset: float = PSEUDO_OFFSET, pseudo_scale: float = PSEUDO_SCALE) -> Any:
-    """Per row, the parent prediction corrected by the fit over the rows of the same unit that come
-    before it in `order` (default: row order; NaN where the parent is NaN). A row whose parent is
-    NaN or whose A is not positive is predicted but not learnt from."""
+def session_coefficients(x: Any, y: Any, parent: Any, units: Sequence[Hashable], order: Sequence[int] | None = None,
+                         mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO) -> Any:
+    """Per row, the coefficients of its unit's session level fitted on the unit's rows before it
+    in `order` (default: row order), shrunk toward the row's `parent` coefficients; the parent's
+    where the unit has no earlier row with A > 0; NaN where the parent is NaN (such a row is not
+    learnt from either)."""
     import numpy as np
 
+    from sessiontools.analysis.estimate.hierarchy import Sums, solve, sums
+
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
     parent = np.asarray(parent, dtype=np.float64)
-    actual = np.asarray(actual, dtype=np.float64)
-    out = np.full(len(parent), np.nan)
-    state: dict[Hashable, list[Any]] = {}  # unit -> [g, h, n, p_sum]
-    for i in (range(len(parent)) if order is None else order):
-        u = units[i]
-        p = parent[i]
-        if not np.isfinite(p):
+    out = np.full_like(parent, np.nan)
+    state: dict[Hashable, Sums] = {}
+    for i in (range(len(y)) if order is None else order):
+        if not np.isfinite(parent[i]).all():
             continue
+        u = units[i]
         s = state.get(u)
-        if s is None:
-            out[i] = max(p, 0.0)
-        else:
-            d, b = correction(s[0], s[1], s[2], s[3], pseudo_offset, pseudo_scale)
-            out[i] = max((1.0 + b) * p + d, 0.0)
-        a = actual[i]
-        if a > 0:
-            if s is None:
-                s = state[u] = [np.zeros((2, 2)), np.zeros(2), 0, 0.0]
-            v = np.array([1.0, p])
-            w = 1.0 / a ** 2
-            s[0] += w * np.outer(v, v)
-            s[1] += w * v * (a - p)
-            s[2] += 1
-            s[3] += p
+        out[i] = parent[i] if s is None else solve(s, tuple(parent[i]), pseudo, mask).coef
+        if y[i] > 0:
+            one = sums(x[i:i + 1], y[i:i + 1], 1.0 / y[i:i + 1] ** 2)
+            state[u] = one if s is None else s + one
     return out
+
+
+def session_predictions(x: Any, y: Any, parent: Any, units: Sequence[Hashable], order: Sequence[int] | None = None,
+                        mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO) -> Any:
+    """max(0, coef . x) with the coefficients of `session_coefficients` (NaN where those are)."""
+    import numpy as np
+
+    coef = session_coefficients(x, y, parent, units, order, mask, pseudo)
+    return np.maximum((coef * np.asarray(x, dtype=np.float64)).sum(axis=1), 0.0)
