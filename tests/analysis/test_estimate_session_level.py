@@ -138,3 +138,22 @@ def test_end_to_end_a_session_cut_short_keeps_its_predictions() -> None:
 def test_calibrated_session_alone_is_computed(estimators: tuple[str, ...]) -> None:
     rep = estimate_error(_sessions(12), EstimateErrorOptions(estimators=estimators))
     assert rep.frame["est_calibrated_session"].null_count() == 0
+
+
+def test_the_calibrated_model_feature_of_a_family_that_calibrates_worse_is_o200k() -> None:
+    """`hierarchy.calibration_feature`: DeepSeek rows feed o200k's counts to the calibrated model
+    (whole context and trailing part); the `model` estimator keeps DeepSeek's own count."""
+    from sessiontools.analysis.estimate.hierarchy import calibration_feature, design
+    from sessiontools.tokens.features import FEATURES
+
+    f = pl.DataFrame({"model_tokenizer": ["deepseek_v4", "qwen", "o200k_base", None],
+                      "est_model": [10, 20, 30, 40], "est_o200k": [11, 21, 31, 41],
+                      "t_model": [1, 2, 3, 4], "t_o200k": [5, 6, 7, 8],
+                      "messages": [1] * 4, "images": [0] * 4, "actual": [100] * 4,
+                      **{c: [0] * 4 for c in ("f_cjk", "f_prose", "f_code", "f_digits", "f_space")}})
+    g = calibration_feature(f)
+    assert g["f_model"].to_list() == [11, 20, 30, 40]
+    assert g["t_f_model"].to_list() == [5, 2, 3, 4]
+    assert g["est_model"].to_list() == [10, 20, 30, 40]
+    x, _, _ = design(g)
+    assert x[:, FEATURES.index("model")].tolist() == [11, 20, 30, 40]

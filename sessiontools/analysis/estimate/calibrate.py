@@ -46,6 +46,11 @@ TRAIL_FEATURES = ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits"
                   "t_o200k", "t_cl100k", "t_model")
 
 
+def trail_columns(frame: Any) -> tuple[str, ...]:
+    """TRAIL_FEATURES of `frame`, the `model` feature's as `hierarchy.calibration_feature` made it."""
+    return tuple("t_f_model" if c == "t_model" and "t_f_model" in frame.columns else c for c in TRAIL_FEATURES)
+
+
 def rules_key(model_key: str, version: str | None) -> str:
     """The key of the rules level: a model under one agent rule version."""
     return f"{model_key} · rules {version or '?'}"
@@ -108,7 +113,7 @@ def predictions(cal: Calibrated, frame: Any) -> dict[str, Any]:
     import numpy as np
 
     t = np.column_stack([np.zeros(len(frame)), *[np.asarray(frame[c].fill_null(0), dtype=np.float64)
-                                                  for c in TRAIL_FEATURES]]) if len(frame) else np.zeros_like(cal.x)
+                                                  for c in trail_columns(frame)]]) if len(frame) else np.zeros_like(cal.x)
     usage = np.asarray(frame["hyb_usage"].fill_null(np.nan), dtype=np.float64) if len(frame) else np.zeros(0)
     out = {}
     for tag, coef in (("ins", cal.in_coef), ("oos", cal.oos_coef)):

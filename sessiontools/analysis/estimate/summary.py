@@ -120,7 +120,8 @@ def _with_loaded(frame: Any, cal: Calibration | FeatureCalibration) -> Any:
     x, _, _ = design(frame)
     full: list[float | None] = []
     hybrid: list[float | None] = []
-    from sessiontools.analysis.estimate.calibrate import TRAIL_FEATURES as trail_cols
+    from sessiontools.analysis.estimate.calibrate import trail_columns
+    trail_cols = trail_columns(frame)
     for i, r in enumerate(frame.iter_rows(named=True)):
         if isinstance(cal, FeatureCalibration):
             model = cal.lookup(r["provider"], r["model"])
@@ -260,7 +261,9 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
     fitted = None
     if calibrate:
         from sessiontools.analysis.estimate.calibrate import calibrate as fit_hierarchy
+        from sessiontools.analysis.estimate.hierarchy import calibration_feature
 
+        frame = calibration_feature(frame)
         fitted = fit_hierarchy(frame)
         alternative = fit_calibration(frame, "chars4") if options.calibration_x != "chars4" else None
         profiles = {}
