@@ -14,7 +14,6 @@ from sessiontools.analysis.estimate.session_level import session_predictions, ti
 from sessiontools.tokens.features import FEATURES, MODEL_FEATURE
 from tests.analysis.test_estimate_calibration import o200k_session
 
-
 #: A session level over (overhead, the model's tokens): the parent knows neither the session's
 #: overhead nor its scale.
 TOK = FEATURES.index(MODEL_FEATURE)

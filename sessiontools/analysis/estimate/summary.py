@@ -155,10 +155,10 @@ def _loaded_session_level(frame: Any, cal: Calibration | FeatureCalibration) -> 
     parent = np.asarray(coefs, dtype=np.float64).reshape(len(frame), -1)
     used = parent.any(axis=0) if len(frame) else np.zeros(parent.shape[1], dtype=bool)
     used[0] = True  # the session's own overhead is what it learns first
-    return _session_level(frame, parent, tuple(bool(v) for v in used))
+    return session_level(frame, parent, tuple(bool(v) for v in used))
 
 
-def _session_level(frame: Any, parent: Any, mask: tuple[bool, ...] | None) -> list[float | None]:
+def session_level(frame: Any, parent: Any, mask: tuple[bool, ...] | None) -> list[float | None]:
     """`calibrated_session`: each row's session level fitted on the session's own earlier requests
     (`session_level`; earlier by timestamp, then path order) under `parent` (rows x features: the
     coefficients the calibrated estimator gave the row), per session, model and rule version."""
@@ -186,7 +186,7 @@ def _with_calibrated(frame: Any, options: EstimateErrorOptions, fitted: Any) -> 
         pl.Series("ins_calibrated", p["ins_calibrated"], dtype=pl.Float64),
         pl.Series("est_calibrated_hybrid", _round1(p["oos_hybrid"].tolist()), dtype=pl.Float64),
         pl.Series("ins_calibrated_hybrid", p["ins_hybrid"], dtype=pl.Float64),
-        pl.Series("est_calibrated_session", _session_level(frame, fitted.oos_coef, fitted.mask), dtype=pl.Float64),
+        pl.Series("est_calibrated_session", session_level(frame, fitted.oos_coef, fitted.mask), dtype=pl.Float64),
     )
 
 
