@@ -156,3 +156,23 @@ def test_the_calibrated_model_feature_of_a_family_that_calibrates_worse_is_o200k
     assert g["est_model"].to_list() == [10, 20, 30, 40]
     x, _, _ = design(g)
     assert x[:, FEATURES.index("model")].tolist() == [11, 20, 30, 40]
+
+
+def test_a_loaded_feature_calibration_is_the_parent_of_the_session_level() -> None:
+    """With `--calibration` (schema 2) the file's model level is the parent: the first request of a
+    session is the file's prediction, later ones learn the session's overhead; schema 1 (a + b * x)
+    has no feature coefficients to start from: null."""
+    from sessiontools.tokens.calibrated import Calibration, Fit
+
+    train, test = _sessions(), [o200k_session("new", "english", requests=14, overhead=5000, seed=9)]
+    fitted = estimate_error(train, EstimateErrorOptions(estimators=("o200k", "calibrated"))).fitted
+    f = estimate_error(test, EstimateErrorOptions(estimators=("o200k", "calibrated", "calibrated_session"),
+                                                  calibration=fitted)).frame
+    assert f["est_calibrated_session"][0] == f["est_calibrated"][0]
+    loaded = f.select(pl.col("rel_err_calibrated").abs().mean()).item()
+    session = f.select(pl.col("rel_err_calibrated_session").abs().mean()).item()
+    assert session < loaded / 2
+    linear = Calibration({"*": Fit("o200k", 150.0, 1.0, 10)})
+    f1 = estimate_error(test, EstimateErrorOptions(estimators=("o200k", "calibrated", "calibrated_session"),
+                                                   calibration=linear)).frame
+    assert f1["est_calibrated"].null_count() == 0 and f1["est_calibrated_session"].null_count() == len(f1)
