@@ -24,8 +24,8 @@ from sessiontools.report.folder import WORST_SHOWN, folder_names, middle, more_l
 from sessiontools.report.layout import Column, FittedTable, percent
 
 #: Short headers of the folder tables (the legend says which is which).
-SHORT = {"calibrated": "calib", "calibrated_hybrid": "cal.hyb"}
-_SHORT_LEGEND = "calib, cal.hyb = calibrated(_hybrid)"
+SHORT = {"calibrated": "calib", "calibrated_hybrid": "cal.hyb", "calibrated_session": "cal.ses"}
+_SHORT_LEGEND = "calib, cal.hyb, cal.ses = calibrated(_hybrid, _session)"
 
 
 def _head(est: str) -> str:
@@ -33,7 +33,8 @@ def _head(est: str) -> str:
 
 
 _BRIEF_LEGEND = ("E = an estimate, A = the provider's prompt tokens; chars4 = chars/4; pi = the agent's own "
-                 "estimate; cl100k, o200k = tiktoken; calibrated = fitted, judged out of sample (OOS)")
+                 "estimate; cl100k, o200k = tiktoken; calibrated = fitted, judged out of sample (OOS); "
+                 "calibrated_session = also from the session's earlier requests")
 
 #: Estimators that start from the provider's count of the last reply and estimate only what follows.
 HYBRIDS = (AGENT_HYBRID, "calibrated_hybrid")
