@@ -117,3 +117,20 @@ def test_an_implausible_trusted_usage_is_not_the_hybrids_base():
     assert after["est_pi"] < 0.2 * after["actual"]  # the agent's own estimate still trusts it
     assert abs(after["est_calibrated_hybrid"] - after["actual"]) < 0.02 * after["actual"]
     assert frame.row(7, named=True)["hyb_usage"] is not None
+
+
+def test_a_loaded_calibration_with_the_model_feature_counts_o200k_too():
+    """The calibrated `model` feature of DeepSeek is o200k's count (`NOT_CALIBRATION_FEATURE`): a
+    loaded calibration that uses `model` needs o200k counted as well, so DeepSeek rows get the
+    feature the calibration was fitted on."""
+    from sessiontools.analysis.estimate.options import needed_encodings
+    from sessiontools.tokens.calibrated import FeatureCalibration
+    from sessiontools.tokens.features import FEATURES
+
+    coef = tuple(1.0 if n == "model" else 100.0 if n == "overhead" else 0.0 for n in FEATURES)
+    options = EstimateErrorOptions(estimators=("calibrated",), calibration=FeatureCalibration(coef, {}, {}))
+    assert "o200k_base" in needed_encodings(options)
+    sessions = [own_session("ds", "deepseek", "deepseek-chat", "deepseek_v4", requests=3)]
+    rep = estimate_error(sessions, options)
+    o200k = estimate_error(sessions, EstimateErrorOptions(estimators=("o200k",))).frame["est_o200k"]
+    assert rep.frame["f_model"].to_list() == o200k.to_list()

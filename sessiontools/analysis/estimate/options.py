@@ -156,6 +156,8 @@ def needed_encodings(options: EstimateErrorOptions) -> set[str]:
         elif isinstance(options.calibration, FeatureCalibration):
             xs_needed |= set(options.calibration.tokenizers)
         need |= {TOKENIZERS[x] for x in xs_needed if x in TOKENIZERS}
+        if needs_model_tokenizer(options):  # the calibrated `model` feature of some families is o200k's
+            need.add(TOKENIZERS["o200k"])  # (`tokens.registry.NOT_CALIBRATION_FEATURE`)
     return need
 
 
