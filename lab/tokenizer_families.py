@@ -57,10 +57,37 @@ def _run(sessions: list[Any], own: bool) -> Any:
     if not own:
         registry.family_of = lambda provider, model: None  # type: ignore[assignment]
     try:
-        options = EstimateErrorOptions(estimators=("o200k", "model", "calibrated", "calibrated_hybrid"))
-        return estimate_error(sessions, options).output_frame()
+        options = EstimateErrorOptions(estimators=("o200k", "model", "calibrated", "calibrated_hybrid",
+                                                   "calibrated_session"))
+        return estimate_error(sessions, options).frame  # with the internal columns (features), for `refit`
     finally:
         registry.family_of = real  # type: ignore[assignment]
+
+
+def refit(frame: Any, not_calibration: frozenset[str] = frozenset()) -> Any:
+    """The frame's calibrated (LOSO) and calibrated_session (time split) errors refitted with
+    `tokens.registry.NOT_CALIBRATION_FEATURE` = `not_calibration` (empty: every family's own
+    tokenizer is the calibrated feature): what shipping the other choice would have measured."""
+    import numpy as np
+    import polars as pl
+
+    from sessiontools.analysis.estimate.calibrate import calibrate, predictions
+    from sessiontools.analysis.estimate.hierarchy import calibration_feature
+    from sessiontools.analysis.estimate.summary import session_level
+    from sessiontools.tokens import registry
+
+    real = registry.NOT_CALIBRATION_FEATURE
+    registry.NOT_CALIBRATION_FEATURE = not_calibration  # type: ignore[misc]
+    try:
+        f = calibration_feature(frame.drop([c for c in ("f_model", "t_f_model") if c in frame.columns]))
+    finally:
+        registry.NOT_CALIBRATION_FEATURE = real  # type: ignore[misc]
+    cal = calibrate(f)
+    loso = predictions(cal, f)["oos_calibrated"]
+    ts = np.asarray([np.nan if v is None else v for v in session_level(f, cal.oos_coef, cal.mask)])
+    a = f["actual"].to_numpy().astype(np.float64)
+    return f.with_columns(pl.Series("rel_err_calibrated", (loso - a) / a),
+                          pl.Series("rel_err_calibrated_session", (ts - a) / a))
 
 
 def _q(values: Any, q: float) -> float | None:
@@ -92,7 +119,10 @@ def _increments(frame: Any, col: str) -> tuple[Any, float | None, list[float]]:
     return y / x[:, 0], err, [round(float(c), 3) for c in coef]
 
 
-def family_table(own: Any, base: Any) -> list[dict[str, Any]]:
+def family_table(own: Any, base: Any, own_feature: Any) -> list[dict[str, Any]]:
+    """Per family: A/E, dA/dE and the increment error of o200k and of the family's own tokenizer,
+    and the calibrated errors with o200k, as shipped (`own`) and with the own tokenizer as the
+    calibrated feature of every family (`own_feature`, from `refit`)."""
     import numpy as np
     import polars as pl
 
@@ -102,6 +132,9 @@ def family_table(own: Any, base: Any) -> list[dict[str, Any]]:
         keys = own.filter(pl.col("model_tokenizer") == fam)["model_key"].unique().to_list()
         a = own.filter(pl.col("model_key").is_in(keys))
         b = base.filter(pl.col("model_key").is_in(keys))
+        c = own_feature.filter(pl.col("model_key").is_in(keys))
+        rec_feature = {"calibrated_mape": float(np.nanmean(np.abs(c["rel_err_calibrated"].to_numpy()))),
+                       "session_mape": float(np.nanmean(np.abs(c["rel_err_calibrated_session"].to_numpy())))}
         rec: dict[str, Any] = {"tokenizer": fam, "models": sorted(keys), "requests": len(a),
                                "sessions": a["session"].n_unique()}
         for tag, f, col in (("o200k", b, "est_o200k"), ("own", a, "est_model")):
@@ -113,7 +146,9 @@ def family_table(own: Any, base: Any) -> list[dict[str, Any]]:
                 "increments": int(len(inc)), "increment_error": inc_err, "increment_fit": inc_fit,
                 "calibrated_mape": float(np.nanmean(np.abs(f["rel_err_calibrated"].to_numpy()))),
                 "hybrid_mape": float(np.nanmean(np.abs(f["rel_err_calibrated_hybrid"].to_numpy()))),
+                "session_mape": float(np.nanmean(np.abs(f["rel_err_calibrated_session"].to_numpy()))),
             }
+        rec["own_feature"] = rec_feature
         rows.append(rec)
     return rows
 
@@ -125,6 +160,7 @@ def per_model(frame: Any, min_requests: int = 50) -> list[dict[str, Any]]:
         pl.len().alias("requests"),
         pl.col("rel_err_calibrated").abs().mean().alias("calibrated"),
         pl.col("rel_err_calibrated_hybrid").abs().mean().alias("hybrid"),
+        pl.col("rel_err_calibrated_session").abs().mean().alias("session"),
     ).filter(pl.col("requests") >= min_requests).sort("requests", descending=True)
     return g.to_dicts()
 
@@ -133,10 +169,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("paths", nargs="+")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--frames", type=Path, help="write both request frames here (own.parquet, o200k.parquet)")
     a = ap.parse_args(argv)
     sessions = _sessions(a.paths)
     own, base = _run(sessions, True), _run(sessions, False)
-    table = family_table(own, base)
+    if a.frames:
+        a.frames.mkdir(parents=True, exist_ok=True)
+        own.write_parquet(a.frames / "own.parquet")
+        base.write_parquet(a.frames / "o200k.parquet")
+    table = family_table(own, base, refit(own))
 
     def pct(v: float | None) -> str:
         return "-" if v is None else f"{v:.1%}"
@@ -146,8 +187,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print("| tokenizer | requests | sessions | A/E o200k (p10-p90) | A/E own (p10-p90) | dA/dE o200k (p10-p90) | "
           "dA/dE own (p10-p90) | increments | increment error o200k | increment error own | calibrated o200k | "
-          "calibrated own |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "calibrated own | calibrated shipped | time split o200k | time split own | time split shipped |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for t in table:
         o, w = t["o200k"], t["own"]
         print(f"| {t['tokenizer']} | {t['requests']:,} | {t['sessions']} | {r(o['a_over_e'])} "
@@ -156,18 +197,20 @@ def main(argv: list[str] | None = None) -> int:
               f"({r(o['da_over_de_p10_p90'][0])}-{r(o['da_over_de_p10_p90'][1])}) | {r(w['da_over_de'])} "
               f"({r(w['da_over_de_p10_p90'][0])}-{r(w['da_over_de_p10_p90'][1])}) | {w['increments']:,} | "
               f"{pct(o['increment_error'])} | {pct(w['increment_error'])} | {pct(o['calibrated_mape'])} | "
-              f"{pct(w['calibrated_mape'])} |")
+              f"{pct(t['own_feature']['calibrated_mape'])} | {pct(w['calibrated_mape'])} | {pct(o['session_mape'])} | "
+              f"{pct(t['own_feature']['session_mape'])} | {pct(w['session_mape'])} |")
     import numpy as np
 
     for tag, f in (("o200k only", base), ("own tokenizers", own)):
         cal = float(np.nanmean(np.abs(f["rel_err_calibrated"].to_numpy())))
         hyb = float(np.nanmean(np.abs(f["rel_err_calibrated_hybrid"].to_numpy())))
-        print(f"overall ({tag}): {len(f):,} requests, {f['session'].n_unique()} sessions; calibrated {pct(cal)}, "
-              f"calibrated_hybrid {pct(hyb)}")
+        ses = float(np.nanmean(np.abs(f["rel_err_calibrated_session"].to_numpy())))
+        print(f"overall ({tag}): {len(f):,} requests, {f['session'].n_unique()} sessions; calibrated (LOSO) {pct(cal)}, "
+              f"calibrated_session (time split) {pct(ses)}, calibrated_hybrid {pct(hyb)}")
     models = per_model(own)
     for m in models:
-        print(f"  {m['model_key']}: {m['requests']:,} requests, calibrated {pct(m['calibrated'])}, "
-              f"hybrid {pct(m['hybrid'])}")
+        print(f"  {m['model_key']}: {m['requests']:,} requests, calibrated (LOSO) {pct(m['calibrated'])}, "
+              f"time split {pct(m['session'])}, hybrid {pct(m['hybrid'])}")
     if a.json:
         a.json.write_text(json.dumps({"families": table, "models": models}, indent=2) + "\n")
     return 0

@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
         paths: PathsArg = None,
         estimators: Annotated[
             str | None,
-            typer.Option("--estimators", help="Comma-separated: chars4,pi,cl100k,o200k,model,calibrated,calibrated_hybrid (default: all; model = the model's own tokenizer, o200k where it has none)."),
+            typer.Option("--estimators", help="Comma-separated: chars4,pi,cl100k,o200k,model,calibrated,calibrated_hybrid,calibrated_session (default: all; model = the model's own tokenizer, o200k where it has none)."),
         ] = None,
         by: Annotated[By, typer.Option("--by", help="Group requests by model, provider, content (CJK and tool-result share) or size (A).")] = By.model,
         threshold_grid: Annotated[
@@ -168,7 +168,8 @@ def register(app: typer.Typer) -> None:
         early/late = E over/under a threshold T while A is not; OOS = out of sample; LOSO = leave
         one session out; the `*` row = all models pooled (linear fit); calibrated = a hierarchical
         fit (corpus, provider, model, rules, session);
-        calibrated_hybrid = the agent's last usage + the calibrated count of later messages.
+        calibrated_hybrid = the agent's last usage + the calibrated count of later messages;
+        calibrated_session = calibrated corrected by the session's own earlier requests (time split).
         """
         from sessiontools.analysis.estimate import OptionError
 

@@ -209,8 +209,8 @@ def pi_calibrated_hybrid(messages: Sequence[Any], pi_version: str, model: Any,
     of chars/4; with no trusted usage, `model` over the whole context.
 
     `messages`: Pi's message dicts of the context (as `build_context` gives them).
-    `model_encoding`: the tokenizer of the `model` feature, `tokens.registry.encoding_for(provider,
-    model_id)` (o200k when the model has none).
+    `model_encoding`: the tokenizer of the `model` feature,
+    `tokens.registry.calibration_encoding_for(provider, model_id)` (o200k when the model has none).
     """
     from sessiontools.policies.pi.usage import estimate_context_tokens
     from sessiontools.tokens.features import calibrated_hybrid, pi_features

@@ -10,7 +10,7 @@ from rich.console import Group
 from sessiontools.analysis.estimate import CHAR_COLUMNS, EstimateErrorReport, requests_columns
 from sessiontools.report.layout import Column, FittedTable, percent, short_names, tokens
 from sessiontools.report.text import safe_text
-from sessiontools.tokens.registry import TOKENIZERS, label
+from sessiontools.tokens.registry import TOKENIZERS, calibration_encoding, label
 
 _INT_COLUMNS = {
     "index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output", "messages", "images",
@@ -57,7 +57,8 @@ def requests_frame(report: EstimateErrorReport) -> Any:
 _EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own estimate (last usage + later messages); "
                "cl100k, o200k = tiktoken; model = the model's own tokenizer (o200k where it has none); "
                "calibrated = hierarchical fit over text features (OOS = judged out of sample); "
-               "calibrated_hybrid = last usage + calibrated count of later messages")
+               "calibrated_hybrid = last usage + calibrated count of later messages; "
+               "calibrated_session = calibrated corrected by the session's earlier requests (time split)")
 
 
 def _model_tokenizer_notes(summary: Mapping[str, Any]) -> list[str]:
@@ -67,7 +68,9 @@ def _model_tokenizer_notes(summary: Mapping[str, Any]) -> list[str]:
         return []
     by_label: dict[str, list[str]] = {}
     for key, t in used.items():
-        by_label.setdefault(t["label"], []).append(key)
+        own = t.get("calibrated_feature", t["tokenizer"]) == t["tokenizer"]
+        by_label.setdefault(t["label"] + ("" if own else " (calibrated with o200k: its own calibrates worse)"),
+                            []).append(key)
     parts = [f"{label}: {', '.join(keys[:3])}{f' and {len(keys) - 3} more' if len(keys) > 3 else ''}"
              for label, keys in sorted(by_label.items(), key=lambda kv: kv[0].startswith("o200k"))]
     return ["model tokenizer: " + "; ".join(parts)]
@@ -423,11 +426,14 @@ def _calibration_json(report: EstimateErrorReport) -> dict[str, Any] | None:
 
 
 def _model_tokenizers_json(frame: Any) -> dict[str, Any]:
-    """`model_tokenizers`: the tokenizer each model's `model` counts used (when they were counted)."""
+    """`model_tokenizers`: the tokenizer each model's `model` counts used (when they were counted) and
+    the one of the calibrated model's `model` feature (`calibrated_feature`: o200k for a family whose
+    own tokenizer calibrated worse, `tokens.registry.NOT_CALIBRATION_FEATURE`)."""
     if "model_tokenizer" not in frame.columns or frame["model_tokenizer"].null_count() == len(frame):
         return {}
     pairs = frame.select("model_key", "model_tokenizer").unique().sort("model_key").iter_rows()
-    return {"model_tokenizers": {k: {"tokenizer": t, "own": t in TOKENIZERS, "label": label(t)}
+    return {"model_tokenizers": {k: {"tokenizer": t, "own": t in TOKENIZERS, "label": label(t),
+                                     "calibrated_feature": calibration_encoding(t)}
                                  for k, t in pairs if t is not None}}
 
 

@@ -24,8 +24,8 @@ from sessiontools.report.folder import WORST_SHOWN, folder_names, middle, more_l
 from sessiontools.report.layout import Column, FittedTable, percent
 
 #: Short headers of the folder tables (the legend says which is which).
-SHORT = {"calibrated": "calib", "calibrated_hybrid": "cal.hyb"}
-_SHORT_LEGEND = "calib, cal.hyb = calibrated(_hybrid)"
+SHORT = {"calibrated": "calib", "calibrated_hybrid": "cal.hyb", "calibrated_session": "cal.ses"}
+_SHORT_LEGEND = "calib, cal.hyb, cal.ses = calibrated(_hybrid, _session)"
 
 
 def _head(est: str) -> str:
@@ -34,6 +34,10 @@ def _head(est: str) -> str:
 
 _BRIEF_LEGEND = ("E = an estimate, A = the provider's prompt tokens; chars4 = chars/4; pi = the agent's own "
                  "estimate; cl100k, o200k = tiktoken; calibrated = fitted, judged out of sample (OOS)")
+
+#: Estimators the folder answer shows in the totals and the worst sessions only (one screen); the
+#: per-group and decision tables of --per-session, and the JSON, have them.
+TOTALS_ONLY = ("calibrated_session",)
 
 #: Estimators that start from the provider's count of the last reply and estimate only what follows.
 HYBRIDS = (AGENT_HYBRID, "calibrated_hybrid")
@@ -168,10 +172,11 @@ def estimate_folder_answer(summary: Mapping[str, Any], report: Any, *, group_by:
     else:
         groups = [(str(g["group"]), g["requests"], g["estimators"]) for g in summary["groups"]]
         by = summary["by"]
+    tables = [e for e in estimators if e not in TOTALS_ONLY] or estimators
     if groups:
-        parts.append(groups_table(groups, summary["estimators"], estimators, by, summary["requests"]))
+        parts.append(groups_table(groups, summary["estimators"], tables, by, summary["requests"]))
     if summary["thresholds"] and summary["timing"] and summary["requests"]:
-        timing = timing_table(summary, estimators)
+        timing = timing_table(summary, tables)
         timing.notes = ["early = E > T while A <= T (compacts too soon), late = E <= T while A > T; rates in JSON"]
         parts.append(timing)
     verdict = verdict_text(summary)

@@ -131,7 +131,8 @@ def pi_features(messages: Sequence[Mapping[str, Any]], pi_version: str = "1",
                 tokenizers: Sequence[str] = (), model_encoding: str = "o200k_base") -> tuple[int, ...]:
     """FEATURES of a list of Pi messages (for replay: the trailing part of a check point); the
     tokenizer features named in `tokenizers` are counted (offline), the others are 0. The `model`
-    feature is counted with `model_encoding` (`tokens.registry.encoding_for(provider, model)`)."""
+    feature is counted with `model_encoding`
+    (`tokens.registry.calibration_encoding(tokens.registry.encoding_for(provider, model))`)."""
     units: list[tuple[str, bool]] = []
     images = 0
     for m in messages:

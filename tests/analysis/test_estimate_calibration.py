@@ -79,7 +79,8 @@ def test_calibrated_beats_o200k_on_each_held_out_session_when_the_provider_count
     corpus = next(lv for lv in doc["calibration"]["levels"] if lv["level"] == "corpus")
     # the model's own tokenizer is the main feature; this model has none, so it counts with o200k
     assert corpus["candidate"] == "model" and corpus["coef"]["model"] == pytest.approx(1.0, abs=0.05)
-    assert doc["model_tokenizers"] == {k: {"tokenizer": "o200k_base", "own": False, "label": "o200k (no own tokenizer)"}
+    assert doc["model_tokenizers"] == {k: {"tokenizer": "o200k_base", "own": False, "label": "o200k (no own tokenizer)",
+                                           "calibrated_feature": "o200k_base"}
                                        for k in doc["model_tokenizers"]}
 
 

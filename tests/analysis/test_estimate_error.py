@@ -113,7 +113,8 @@ def assert_incremental_equals_rebuild(session: Session, version: str) -> int:
 def test_parse_estimators_orders_and_rejects() -> None:
     """Names come back in canonical order; unknown names and empty lists are usage errors."""
     assert parse_estimators("o200k, chars4") == ("chars4", "o200k")
-    assert parse_estimators(None) == ("chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid")
+    assert parse_estimators(None) == ("chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid",
+                                      "calibrated_session")
     with pytest.raises(UsageError, match="unknown"):
         parse_estimators("chars4,bpe")
     with pytest.raises(UsageError):

@@ -47,18 +47,22 @@ def _run(sessions, estimators=ALL):  # type: ignore[no-untyped-def]
     return rep, orjson.loads(orjson.dumps(estimate_error_json(rep)))
 
 
-@pytest.mark.parametrize(("provider", "model", "encoding"), [
-    ("deepseek", "deepseek-chat", "deepseek_v4"),
-    ("dashscope", "qwen3.5-plus", "qwen3_5"),
+@pytest.mark.parametrize(("provider", "model", "encoding", "feature"), [
+    ("deepseek", "deepseek-chat", "deepseek_v4", "o200k_base"),
+    ("dashscope", "qwen3.5-plus", "qwen3_5", "qwen3_5"),
 ])
-def test_model_counts_with_the_models_own_tokenizer_and_calibrated_learns_its_overhead(provider, model, encoding):
+def test_model_counts_with_the_models_own_tokenizer_and_calibrated_learns_its_overhead(provider, model, encoding,
+                                                                                       feature):
     """On a provider that counts with its own tokenizer, `model` is that count (o200k is not), and the
-    calibrated model, with it as its main feature, learns a = 1 and the hidden overhead."""
+    calibrated model, with it as its main feature, learns a = 1 and the hidden overhead. DeepSeek's
+    calibrated feature is o200k (its own calibrated worse on real files, `NOT_CALIBRATION_FEATURE`):
+    the fit then scales o200k's count, still far better than o200k raw."""
     sessions = [own_session(f"{encoding}-{k}", provider, model, encoding, seed=k) for k in range(4)]
     rep, doc = _run(sessions)
     key = f"{provider}/{model}"
     assert doc["model_tokenizers"] == {key: {"tokenizer": encoding, "own": True,
-                                             "label": doc["model_tokenizers"][key]["label"]}}
+                                             "label": doc["model_tokenizers"][key]["label"],
+                                             "calibrated_feature": feature}}
     counter = TiktokenCounter(encoding, num_threads=1)
     first = sessions[0]
     msgs = build_context(SessionTree(first).path().entries[:1], "0").messages
@@ -72,16 +76,21 @@ def test_model_counts_with_the_models_own_tokenizer_and_calibrated_learns_its_ov
                                                                        strict=True))
     corpus = next(lv for lv in doc["calibration"]["levels"] if lv["level"] == "corpus")
     assert corpus["candidate"] == "model"
-    assert corpus["coef"]["model"] == pytest.approx(1.0, abs=0.05)
     oos = doc["calibration"]["out_of_sample"]["mape"]
-    assert oos["calibrated"] < 0.02 and oos["calibrated"] < 0.2 * oos["o200k"]
+    if feature == encoding:
+        assert corpus["coef"]["model"] == pytest.approx(1.0, abs=0.05)
+        assert oos["calibrated"] < 0.02 and oos["calibrated"] < 0.2 * oos["o200k"]
+    else:  # the feature is o200k's count: the fit scales it
+        assert rep.frame["f_model"].to_list() == rows["est_o200k"].to_list()
+        assert oos["calibrated"] < 0.5 * oos["o200k"]
 
 
 def test_a_model_without_its_own_tokenizer_counts_with_o200k_and_says_so():
     sessions = [own_session(f"glm-{k}", "zai", "glm-5", "o200k_base", requests=4, seed=k) for k in range(2)]
     rep, doc = _run(sessions, ("o200k", "model"))
     assert doc["model_tokenizers"] == {"zai/glm-5": {"tokenizer": "o200k_base", "own": False,
-                                                     "label": "o200k (no own tokenizer)"}}
+                                                     "label": "o200k (no own tokenizer)",
+                                                     "calibrated_feature": "o200k_base"}}
     rows = requests_frame(rep)
     assert rows["est_model"].to_list() == rows["est_o200k"].to_list()
 
@@ -108,3 +117,20 @@ def test_an_implausible_trusted_usage_is_not_the_hybrids_base():
     assert after["est_pi"] < 0.2 * after["actual"]  # the agent's own estimate still trusts it
     assert abs(after["est_calibrated_hybrid"] - after["actual"]) < 0.02 * after["actual"]
     assert frame.row(7, named=True)["hyb_usage"] is not None
+
+
+def test_a_loaded_calibration_with_the_model_feature_counts_o200k_too():
+    """The calibrated `model` feature of DeepSeek is o200k's count (`NOT_CALIBRATION_FEATURE`): a
+    loaded calibration that uses `model` needs o200k counted as well, so DeepSeek rows get the
+    feature the calibration was fitted on."""
+    from sessiontools.analysis.estimate.options import needed_encodings
+    from sessiontools.tokens.calibrated import FeatureCalibration
+    from sessiontools.tokens.features import FEATURES
+
+    coef = tuple(1.0 if n == "model" else 100.0 if n == "overhead" else 0.0 for n in FEATURES)
+    options = EstimateErrorOptions(estimators=("calibrated",), calibration=FeatureCalibration(coef, {}, {}))
+    assert "o200k_base" in needed_encodings(options)
+    sessions = [own_session("ds", "deepseek", "deepseek-chat", "deepseek_v4", requests=3)]
+    rep = estimate_error(sessions, options)
+    o200k = estimate_error(sessions, EstimateErrorOptions(estimators=("o200k",))).frame["est_o200k"]
+    assert rep.frame["f_model"].to_list() == o200k.to_list()

@@ -49,7 +49,8 @@ def test_json_summary_keys_and_fractions(sessions_dir: Path, capsys) -> None:  #
     assert data["schema_version"] == 1 and data["command"] == "estimate-error"
     for key in ("estimators", "groups", "calibration", "timing", "sessions", "thresholds", "by"):
         assert key in data
-    assert list(data["estimators"]) == ["chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid"]
+    assert list(data["estimators"]) == ["chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid",
+                                        "calibrated_session"]
     c4 = data["estimators"]["chars4"]
     assert set(c4) >= {"n", "bias", "mape", "p50_abs", "p95_abs", "max_abs"}
     assert -1 < c4["bias"] < 0 and 0 < c4["mape"] < 1

@@ -156,3 +156,14 @@ def test_message_counter_counts_a_pi_message_with_the_models_tokenizer():
     assert count(msg) == own(SAMPLES[1]) + own("read") + own('{"path":"a.py"}')
     assert registry.message_counter_for("zai", "glm-5")(msg) == sum(
         counter_for("zai", "glm-5")(t) for t in (SAMPLES[1], "read", '{"path":"a.py"}'))
+
+
+def test_deepseek_counts_with_its_own_tokenizer_but_calibrates_with_o200k():
+    """DeepSeek's calibrated estimator was worse out of sample on its own tokenizer than on o200k
+    (docs/estimate-error.md): `model` keeps DeepSeek's count, the calibrated feature uses o200k."""
+    assert registry.encoding_for("deepseek", "deepseek-chat") == "deepseek_v4"
+    assert registry.calibration_encoding_for("deepseek", "deepseek-chat") == FALLBACK
+    assert registry.calibration_encoding_for("openrouter", "qwen/qwen3.5-plus") == "qwen3_5"
+    assert registry.calibration_encoding_for("qwen-portal", "coder-model") == "qwen"
+    assert registry.calibration_encoding_for("zai", "glm-5") == FALLBACK
+    assert registry.NOT_CALIBRATION_FEATURE <= set(registry.TOKENIZERS)

@@ -38,11 +38,17 @@ class Calibrated:
     oos_coef: Any  # rows x features, NaN where no out-of-sample prediction exists
     x: Any
     y: Any
+    mask: tuple[bool, ...] | None = None  # the candidate's features (`candidates`)
 
 
 #: Columns of the trailing part of a check point, in FEATURES order after the overhead.
 TRAIL_FEATURES = ("t_messages", "t_f_cjk", "t_f_prose", "t_f_code", "t_f_digits", "t_f_space", "t_images",
                   "t_o200k", "t_cl100k", "t_model")
+
+
+def trail_columns(frame: Any) -> tuple[str, ...]:
+    """TRAIL_FEATURES of `frame`, the `model` feature's as `hierarchy.calibration_feature` made it."""
+    return tuple("t_f_model" if c == "t_model" and "t_f_model" in frame.columns else c for c in TRAIL_FEATURES)
 
 
 def rules_key(model_key: str, version: str | None) -> str:
@@ -99,7 +105,7 @@ def calibrate(frame: Any) -> Calibrated:
             oos[i] = t.coef_for(keys[i][1], keys[i][2], keys[i][3])
     else:
         judged = Judged.NONE
-    return Calibrated(tree, sessions, judged, in_coef, oos, x, y)
+    return Calibrated(tree, sessions, judged, in_coef, oos, x, y, cand.mask)
 
 
 def predictions(cal: Calibrated, frame: Any) -> dict[str, Any]:
@@ -107,7 +113,7 @@ def predictions(cal: Calibrated, frame: Any) -> dict[str, Any]:
     import numpy as np
 
     t = np.column_stack([np.zeros(len(frame)), *[np.asarray(frame[c].fill_null(0), dtype=np.float64)
-                                                  for c in TRAIL_FEATURES]]) if len(frame) else np.zeros_like(cal.x)
+                                                  for c in trail_columns(frame)]]) if len(frame) else np.zeros_like(cal.x)
     usage = np.asarray(frame["hyb_usage"].fill_null(np.nan), dtype=np.float64) if len(frame) else np.zeros(0)
     out = {}
     for tag, coef in (("ins", cal.in_coef), ("oos", cal.oos_coef)):

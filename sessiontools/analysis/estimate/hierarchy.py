@@ -70,14 +70,31 @@ def design(frame: Any) -> tuple[Any, Any, Any]:
     """(X in FEATURES order, y = A, weights 1/A^2) of a request frame."""
     import numpy as np
 
+    def tokens(t: str) -> Any:
+        col = next((c for c in (f"f_{t}", f"est_{t}") if c in frame.columns), None)  # f_model: `calibration_feature`
+        return frame[col].fill_null(0) if col else np.zeros(len(frame))
+
     cols = [np.ones(len(frame)), frame["messages"], frame["f_cjk"], frame["f_prose"], frame["f_code"],
-            frame["f_digits"], frame["f_space"], frame["images"],
-            *[frame[f"est_{t}"].fill_null(0) if f"est_{t}" in frame.columns else np.zeros(len(frame))
-              for t in TOKENIZER_FEATURES]]
+            frame["f_digits"], frame["f_space"], frame["images"], *[tokens(t) for t in TOKENIZER_FEATURES]]
     x = np.column_stack([np.asarray(c, dtype=np.float64) for c in cols]) if len(frame) else np.zeros((0, len(FEATURES)))
     y = np.asarray(frame["actual"], dtype=np.float64)
     w = np.where(y > 0, 1.0 / np.maximum(y, 1.0) ** 2, 0.0)
     return x, y, w
+
+
+def calibration_feature(frame: Any) -> Any:
+    """The frame with the calibrated model's `model` feature (`f_model`, `t_f_model` of the trailing
+    part): the `model` estimator's counts, except on rows whose tokenizer is not a calibration
+    feature (`tokens.registry.NOT_CALIBRATION_FEATURE`), which take o200k's (when counted)."""
+    import polars as pl
+
+    from sessiontools.tokens.registry import NOT_CALIBRATION_FEATURE
+
+    if not {"est_model", "est_o200k", "model_tokenizer"} <= set(frame.columns):
+        return frame
+    swap = pl.col("model_tokenizer").is_in(sorted(NOT_CALIBRATION_FEATURE)).fill_null(False)
+    return frame.with_columns(pl.when(swap).then(pl.col("est_o200k")).otherwise(pl.col("est_model")).alias("f_model"),
+                              pl.when(swap).then(pl.col("t_o200k")).otherwise(pl.col("t_model")).alias("t_f_model"))
 
 
 def sums(x: Any, y: Any, w: Any, session: str = "") -> Sums:

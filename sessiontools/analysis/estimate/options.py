@@ -34,17 +34,19 @@ class Estimator(StrEnum):
     MODEL = "model"
     CALIBRATED = "calibrated"
     CALIBRATED_HYBRID = "calibrated_hybrid"
+    CALIBRATED_SESSION = "calibrated_session"
 
 
 #: Estimators reported when none are named.
-DEFAULT_ESTIMATORS: tuple[str, ...] = ("chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid")
+DEFAULT_ESTIMATORS: tuple[str, ...] = ("chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid",
+                                       "calibrated_session")
 ESTIMATORS: tuple[str, ...] = tuple(e.value for e in Estimator)
 #: tiktoken encodings behind the tokenizer estimators.
 TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base"}
 #: The estimator counting each request's context with its model's own tokenizer (`tokens.registry`).
 MODEL = "model"
 #: Estimators that need the calibration fitted (or loaded).
-CALIBRATED = ("calibrated", "calibrated_hybrid")
+CALIBRATED = ("calibrated", "calibrated_hybrid", "calibrated_session")
 
 
 class Grouping(StrEnum):
@@ -154,6 +156,8 @@ def needed_encodings(options: EstimateErrorOptions) -> set[str]:
         elif isinstance(options.calibration, FeatureCalibration):
             xs_needed |= set(options.calibration.tokenizers)
         need |= {TOKENIZERS[x] for x in xs_needed if x in TOKENIZERS}
+        if needs_model_tokenizer(options):  # the calibrated `model` feature of some families is o200k's
+            need.add(TOKENIZERS["o200k"])  # (`tokens.registry.NOT_CALIBRATION_FEATURE`)
     return need
 
 

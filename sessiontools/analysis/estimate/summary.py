@@ -120,7 +120,8 @@ def _with_loaded(frame: Any, cal: Calibration | FeatureCalibration) -> Any:
     x, _, _ = design(frame)
     full: list[float | None] = []
     hybrid: list[float | None] = []
-    from sessiontools.analysis.estimate.calibrate import TRAIL_FEATURES as trail_cols
+    from sessiontools.analysis.estimate.calibrate import trail_columns
+    trail_cols = trail_columns(frame)
     for i, r in enumerate(frame.iter_rows(named=True)):
         if isinstance(cal, FeatureCalibration):
             model = cal.lookup(r["provider"], r["model"])
@@ -138,7 +139,38 @@ def _with_loaded(frame: Any, cal: Calibration | FeatureCalibration) -> Any:
         t = r.get(f"t_{fit.x}")
         hybrid.append(r["hyb_usage"] + max(0.0, fit.b * t) if r["hyb_usage"] is not None and t is not None else full[-1])
     return frame.with_columns(pl.Series("est_calibrated", _round1(full), dtype=pl.Float64),
-                              pl.Series("est_calibrated_hybrid", _round1(hybrid), dtype=pl.Float64))
+                              pl.Series("est_calibrated_hybrid", _round1(hybrid), dtype=pl.Float64),
+                              pl.Series("est_calibrated_session", _loaded_session_level(frame, cal), dtype=pl.Float64))
+
+
+def _loaded_session_level(frame: Any, cal: Calibration | FeatureCalibration) -> list[float | None]:
+    """`calibrated_session` under a loaded schema 2 calibration (its model's coefficients are the
+    parent, its non-zero features the session level's); a schema 1 file (a + b * x) has no feature
+    coefficients to start from: null."""
+    import numpy as np
+
+    if not isinstance(cal, FeatureCalibration):
+        return [None] * len(frame)
+    coefs = [cal.lookup(p, m).coef for p, m in zip(frame["provider"].to_list(), frame["model"].to_list(), strict=True)]
+    parent = np.asarray(coefs, dtype=np.float64).reshape(len(frame), -1)
+    used = parent.any(axis=0) if len(frame) else np.zeros(parent.shape[1], dtype=bool)
+    used[0] = True  # the session's own overhead is what it learns first
+    return session_level(frame, parent, tuple(bool(v) for v in used))
+
+
+def session_level(frame: Any, parent: Any, mask: tuple[bool, ...] | None) -> list[float | None]:
+    """`calibrated_session`: each row's session level fitted on the session's own earlier requests
+    (`session_level`; earlier by timestamp, then path order) under `parent` (rows x features: the
+    coefficients the calibrated estimator gave the row), per session, model and rule version."""
+    from sessiontools.analysis.estimate.calibrate import rules_key
+    from sessiontools.analysis.estimate.hierarchy import design
+    from sessiontools.analysis.estimate.session_level import session_predictions, time_order
+
+    x, y, _ = design(frame)
+    units = list(zip(frame["session"].to_list(), (rules_key(m, v) for m, v in
+                                                   zip(frame["model_key"].to_list(), frame["pi_version"].to_list(),
+                                                       strict=True)), strict=True))
+    return _round1(session_predictions(x, y, parent, units, time_order(frame["timestamp"].to_list()), mask).tolist())
 
 
 def _with_calibrated(frame: Any, options: EstimateErrorOptions, fitted: Any) -> Any:
@@ -154,6 +186,7 @@ def _with_calibrated(frame: Any, options: EstimateErrorOptions, fitted: Any) -> 
         pl.Series("ins_calibrated", p["ins_calibrated"], dtype=pl.Float64),
         pl.Series("est_calibrated_hybrid", _round1(p["oos_hybrid"].tolist()), dtype=pl.Float64),
         pl.Series("ins_calibrated_hybrid", p["ins_hybrid"], dtype=pl.Float64),
+        pl.Series("est_calibrated_session", session_level(frame, fitted.oos_coef, fitted.mask), dtype=pl.Float64),
     )
 
 
@@ -228,7 +261,9 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
     fitted = None
     if calibrate:
         from sessiontools.analysis.estimate.calibrate import calibrate as fit_hierarchy
+        from sessiontools.analysis.estimate.hierarchy import calibration_feature
 
+        frame = calibration_feature(frame)
         fitted = fit_hierarchy(frame)
         alternative = fit_calibration(frame, "chars4") if options.calibration_x != "chars4" else None
         profiles = {}

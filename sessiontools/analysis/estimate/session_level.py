@@ -1,0 +1,77 @@
+"""The session level of the calibrated estimator, learnt from the session's own earlier requests
+(`calibrated_session`): a time split inside each session.
+
+The hidden part of a prompt (system prompt, tool definitions, injected context) is never recorded
+and differs from session to session, so a fit on other sessions (`calibrated`, judged
+leave-one-session-out) cannot know it; neither can anything else the files record (measured in
+docs/estimate-error.md). A replay that diverges from the recording, or a what-if summary, still has
+the recorded requests before the divergence: from them the session's own level of the tree is
+fitted, the same weighted least squares as every level (`hierarchy.solve`: weights 1/A^2,
+non-negative, the candidate's features), over the session's *earlier* requests only, shrunk toward
+its parent's coefficients (the out-of-sample tree: rules -> model -> provider -> corpus, or a
+loaded calibration) with the weight of `PSEUDO` requests. The first request of a session is its
+parent's prediction; the session's own overhead and tokenizer scale take over as its requests
+accumulate. Nothing of request i itself or of a later request enters its prediction: the sums are
+updated only after it is predicted, in time order.
+
+A unit is a session under one model and one version of the agent's rules (a session that switches
+models has one unit per model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+#: Pseudo-requests of shrinkage of the session level toward its parent (the tree's levels use
+#: `hierarchy.PSEUDO` = 20: a level there stands for many sessions, a session only for itself).
+PSEUDO = 2.0
+
+
+def time_order(timestamps: Sequence[int | None]) -> Any:
+    """Row indices in time order (stable: rows with equal or missing times keep their order; a
+    missing time takes the one of the row before it)."""
+    import numpy as np
+
+    ts: list[int] = []
+    last = 0
+    for t in timestamps:
+        last = last if t is None else int(t)
+        ts.append(last)
+    return np.argsort(np.asarray(ts, dtype=np.int64), kind="stable")
+
+
+def session_coefficients(x: Any, y: Any, parent: Any, units: Sequence[Hashable], order: Sequence[int] | None = None,
+                         mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO) -> Any:
+    """Per row, the coefficients of its unit's session level fitted on the unit's rows before it
+    in `order` (default: row order), shrunk toward the row's `parent` coefficients; the parent's
+    where the unit has no earlier row with A > 0; NaN where the parent is NaN (such a row is not
+    learnt from either)."""
+    import numpy as np
+
+    from sessiontools.analysis.estimate.hierarchy import Sums, solve, sums
+
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    parent = np.asarray(parent, dtype=np.float64)
+    out = np.full_like(parent, np.nan)
+    state: dict[Hashable, Sums] = {}
+    for i in (range(len(y)) if order is None else order):
+        if not np.isfinite(parent[i]).all():
+            continue
+        u = units[i]
+        s = state.get(u)
+        out[i] = parent[i] if s is None else solve(s, tuple(parent[i]), pseudo, mask).coef
+        if y[i] > 0:
+            one = sums(x[i:i + 1], y[i:i + 1], 1.0 / y[i:i + 1] ** 2)
+            state[u] = one if s is None else s + one
+    return out
+
+
+def session_predictions(x: Any, y: Any, parent: Any, units: Sequence[Hashable], order: Sequence[int] | None = None,
+                        mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO) -> Any:
+    """max(0, coef . x) with the coefficients of `session_coefficients` (NaN where those are)."""
+    import numpy as np
+
+    coef = session_coefficients(x, y, parent, units, order, mask, pseudo)
+    return np.maximum((coef * np.asarray(x, dtype=np.float64)).sum(axis=1), 0.0)
