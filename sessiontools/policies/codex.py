@@ -50,6 +50,7 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
+from sessiontools.policies.codex_rules import NEWEST, CodexRule, rule_for
 from sessiontools.policies.codex_rules import context_window as codex_context_window
 from sessiontools.transcript.codex import output_text
 
@@ -98,15 +99,18 @@ def _serialized(obj: Any) -> int:
 
 
 
-def item_bytes(item: Mapping[str, Any]) -> int:
+def item_bytes(item: Mapping[str, Any], json_tool_outputs: bool = False) -> int:
     """`estimate_response_item_model_visible_bytes` of one Codex response item (as the rollout has it;
-    tool outputs as measured, see the module docstring)."""
+    tool outputs as measured on 0.171, see the module docstring, or, `json_tool_outputs`, as the
+    `serde_json` length of the item, as 0.100 - 0.145 count them)."""
     kind = item.get("type")
     encrypted = item.get("encrypted_content")
     if kind in ("reasoning", "compaction", "context_compaction", "compaction_summary") and isinstance(encrypted, str):
         return max(len(encrypted) * 3 // 4 - ENCRYPTED_REASONING_OVERHEAD, 0)
     if kind == "message":
         return _serialized({"type": kind, "role": item.get("role"), "content": item.get("content")})
+    if kind in TOOL_OUTPUTS and json_tool_outputs:
+        return _serialized({"type": kind, "call_id": item.get("call_id"), "output": item.get("output")})
     if kind in TOOL_OUTPUTS:
         return len(str(item.get("call_id") or "").encode("utf-8")) + len(output_text(item.get("output")).encode("utf-8"))
     return _serialized({k: v for k, v in item.items() if k not in NOT_SERIALIZED})
@@ -116,11 +120,14 @@ def is_codex_item(raw: Any) -> bool:
     return isinstance(raw, Mapping) and isinstance(raw.get("type"), str) and "payload" not in raw
 
 
-def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None) -> int:
+def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None, json_tool_outputs: bool = False) -> int:
     """Bytes Codex would count for a message: its own item's, or the item another agent's message
     would be in a Codex history."""
     if is_codex_item(raw):
-        return item_bytes(raw)
+        return item_bytes(raw, json_tool_outputs)
+    if role == "tool" and json_tool_outputs:
+        return _serialized({"type": "function_call_output", "call_id": call_id or "x" * DEFAULT_CALL_ID_BYTES,
+                            "output": text})
     if role == "tool":
         return (len(call_id.encode("utf-8")) if call_id else DEFAULT_CALL_ID_BYTES) + len(text.encode("utf-8"))
     part = "output_text" if role == "assistant" else "input_text"
@@ -133,17 +140,21 @@ def is_contextual(text: str) -> bool:
 
 
 class CodexPolicy(Policy):
-    """codex-rs 0.171's auto-compaction (see the module docstring)."""
+    """codex-rs's auto-compaction under one release's rule (`rule`, `policies.codex_rules`; default the
+    newest, 0.171's: see the module docstring)."""
 
     name = PolicyName.CODEX
     check_points = frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS})
     reactive = False
     pre_turn_excludes_input = True
     model: str | None = None
+    version: str | None = None
+    rule: CodexRule = NEWEST
 
     def default_window(self) -> int | None:
-        """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000)."""
-        return codex_context_window(self.model)
+        """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000; the
+        release's own catalogue where it lists the model)."""
+        return codex_context_window(self.model, self.version)
     trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
     axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
 
@@ -151,15 +162,27 @@ class CodexPolicy(Policy):
         return [(("auto_compact_limit", lim),) if lim is not None else () for lim in options.get("limits") or (None,)]
 
     def threshold(self, settings: PolicySettings) -> int:
+        """The release's limit: an explicit one (capped at 90% of the window from 0.171 on), else 90% of
+        the window, which before 0.77 only a model codex-rs knows gets; with no limit at all, W + 1
+        (nothing compacts below the window: Codex runs out of room)."""
         limit = default_limit(settings.context_window)
         explicit = settings.get("auto_compact_limit")
-        return min(int(explicit), limit) if explicit is not None else limit
+        if explicit is not None:
+            return min(int(explicit), limit) if self.rule.explicit_capped else int(explicit)
+        if self.rule.default_any_model or codex_context_window(self.model, self.version) is not None:
+            return limit
+        return settings.context_window + 1
 
     def size(self, message: Any) -> tuple[int, int]:
         role = message.role.value
-        return len(message.text), message_bytes(role, message.text, message.raw, message.id)
+        return len(message.text), message_bytes(role, message.text, message.raw, message.id,
+                                                self.rule.json_tool_outputs)
 
     def count(self, view: CountView) -> float:
+        """0.171: the last response's total + bytes/4 of the items after it (of the whole context when
+        there is none since the compaction); before: that total alone."""
+        if view.last_usage_total is not None and not self.rule.count_trailing:
+            return view.last_usage_total
         items = view.trailing if view.last_usage_total is not None else view.context
         return (view.last_usage_total or 0.0) + sum(approx_tokens(b) for _, b in items)
 
@@ -176,9 +199,11 @@ class CodexPolicy(Policy):
         for c in reversed(candidates):
             msg = c.message
             text = msg.text if msg is not None else ""
-            if c.role in ("system",) or (c.role == "user" and is_contextual(text)):
+            user = c.role == "user" or (c.role == "other" and isinstance(msg.raw if msg else None, Mapping)
+                                        and msg.raw.get("role") == "user")  # a user item Codex wrote itself
+            if c.role in ("system",) or (user and is_contextual(text)):
                 kept.append(c.index)  # initial context: re-injected after every compaction
-            elif c.role == "user" and budget > 0:
+            elif user and budget > 0:
                 kept.append(c.index)
                 need = approx_tokens(len(text.encode("utf-8")))
                 if need > budget:
@@ -188,8 +213,12 @@ class CodexPolicy(Policy):
 
 
 def codex_policy(version: str | None = None, model: str | None = None) -> CodexPolicy:
-    """Codex's rule for `version` (`policies.codex_rules`: one row so far, 0.171.0's) and `model` (its
-    window when the rollout records none)."""
+    """Codex's rule for `version` (`policies.codex_rules.rule_for`; None: the newest measured) and
+    `model` (its window when the rollout records none, and whether 0.63 gives it a limit)."""
     pol = CodexPolicy()
     pol.model = model
+    pol.version = version
+    pol.rule = rule_for(version)
+    if not pol.rule.pre_turn_check:
+        pol.check_points = frozenset({CheckPoint.BETWEEN_TURNS})
     return pol
