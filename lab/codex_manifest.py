@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 MODEL_ITEMS = ("function_call", "reasoning", "custom_tool_call", "local_shell_call", "web_search_call")
+#: User-role texts Codex writes itself (context, AGENTS.md, its apply_patch warning): not prompts.
+NOT_PROMPTS = ("<", "# AGENTS.md instructions", "Warning: apply_patch was requested via")
 
 
 def _bytes4(item: dict) -> int:
@@ -126,7 +128,7 @@ def analyze(path: Path) -> RolloutFacts:
                 facts.tool_calls += 1
             if p.get("type") == "message" and p.get("role") == "user":
                 text = "".join(c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict))
-                if text and not text.lstrip().startswith("<") and "- Summary generation: " not in text:
+                if text and not text.lstrip().startswith(NOT_PROMPTS) and "- Summary generation: " not in text:
                     facts.user_prompts += 1
         elif kind == "event_msg" and p.get("type") == "token_count" and p.get("info"):
             info = p["info"]

@@ -162,16 +162,18 @@ class CodexPolicy(Policy):
         return [(("auto_compact_limit", lim),) if lim is not None else () for lim in options.get("limits") or (None,)]
 
     def threshold(self, settings: PolicySettings) -> int:
-        """The release's limit: an explicit one (capped at 90% of the window from 0.171 on), else 90% of
-        the window, which before 0.77 only a model codex-rs knows gets; with no limit at all, W + 1
-        (nothing compacts below the window: Codex runs out of room)."""
+        """The release's limit: an explicit one (capped at 90% of the window from 0.100 on), else 90% of
+        the window. Before 0.77 only a model codex-rs knows has a default, 90% of *its own* window
+        (244800 for gpt-5*, whatever the configured one); with no limit at all, W + 1 (nothing compacts
+        below the window: Codex runs out of room)."""
         limit = default_limit(settings.context_window)
         explicit = settings.get("auto_compact_limit")
         if explicit is not None:
             return min(int(explicit), limit) if self.rule.explicit_capped else int(explicit)
-        if self.rule.default_any_model or codex_context_window(self.model, self.version) is not None:
+        if self.rule.default_any_model:
             return limit
-        return settings.context_window + 1
+        own = codex_context_window(self.model, self.version)
+        return default_limit(own) if own is not None else settings.context_window + 1
 
     def size(self, message: Any) -> tuple[int, int]:
         role = message.role.value
@@ -195,6 +197,7 @@ class CodexPolicy(Policy):
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         kept: list[int] = []
         notes: list[str] = []
+        context_seen: set[str] = set()
         budget = settings.get("user_message_max_tokens", COMPACT_USER_MESSAGE_MAX_TOKENS)
         for c in reversed(candidates):
             msg = c.message
@@ -202,7 +205,11 @@ class CodexPolicy(Policy):
             user = c.role == "user" or (c.role == "other" and isinstance(msg.raw if msg else None, Mapping)
                                         and msg.raw.get("role") == "user")  # a user item Codex wrote itself
             if c.role in ("system",) or (user and is_contextual(text)):
-                kept.append(c.index)  # initial context: re-injected after every compaction
+                # initial context: Codex writes the current one into the new history, once (a copy it
+                # wrote again after an earlier compaction, 0.121, is the same message)
+                if text not in context_seen:
+                    kept.append(c.index)
+                context_seen.add(text)
             elif user and budget > 0:
                 kept.append(c.index)
                 need = approx_tokens(len(text.encode("utf-8")))

@@ -72,15 +72,27 @@ class CodexRule:
 
 RULES: tuple[CodexRule, ...] = (
     # first, count_trailing, explicit_capped, default_any_model, replacement_history, pre_turn_check,
-    # json_tool_outputs
+    # json_tool_outputs, how
     CodexRule("0.0.0", False, False, False, False, True, False,
-              "measured: 0.63.0 on the lab"),
-    CodexRule("0.77.0", False, False, True, True, False, False,
-              "measured: 0.77.0 on the lab"),
-    CodexRule("0.100.0", True, True, True, True, True, True,
-              "measured: 0.100.0 on the lab"),
-    CodexRule("0.171.0", True, True, True, True, True, False,
-              "measured: 0.171.0 on the lab (RUST_LOG trace of every check)"),
+              "measured 0.63.0: explicit 14000 / 28500 at windows 64000 / 30000 (not capped, count = last "
+              "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs"),
+    CodexRule("0.77.0", False, False, True, False, False, False,
+              "measured 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex; only mid-turn checks), "
+              "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()"),
+    CodexRule("0.94.0", False, False, True, False, True, False,
+              "measured 0.94.0: a pre-turn check again (on a resumed turn after Codex re-records its "
+              "initial context, before the prompt); 28500 not capped, count = last total"),
+    CodexRule("0.97.0", True, False, True, False, True, True,
+              "measured 0.97.0, 0.98.0: the count adds bytes/4 of the newer items; 28500 still not capped"),
+    CodexRule("0.100.0", True, True, True, False, True, True,
+              "measured 0.100.0: 28500 capped at 27000 (90% of 30000); the pre-turn check on a resumed "
+              "turn counts the re-recorded initial context (not modelled: 4 of 6 reproduced)"),
+    CodexRule("0.110.0", True, True, True, True, True, True,
+              "measured 0.110.0, 0.116.0, 0.121.0, 0.145.0: replacement_history recorded; pre-turn check "
+              "before the turn's context; a tool output estimated as its serde_json item (read)"),
+    CodexRule("0.163.0", True, True, True, True, True, False,
+              "measured 0.163.0 and 0.171.0 (RUST_LOG trace of every check): a tool output counts "
+              "len(call_id) + its text bytes; 0.150.0 fits neither estimate (1 of 6), 0.155.0 both"),
 )
 #: The rule when the rollout records no version (the newest measured one).
 NEWEST = RULES[-1]
