@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sessiontools.errors import InputError
 from sessiontools.replay.transcripts import replay_transcript
 from sessiontools.transcript.load import load_transcript
 from sessiontools.transcript.model import Trigger
@@ -46,6 +47,7 @@ class VersionRow:
     usage_equal: int = 0
     priced: int = 0
     priced_within_2pct: int = 0
+    not_replayed: int = 0
     names: list[str] = field(default_factory=list)
 
 
@@ -113,8 +115,13 @@ def measure(folder: Path, manifest: dict[str, Any], ccusage: Any = None, model: 
         row.compactions += len(comps)
         row.automatic += sum(1 for c in comps if c.trigger == Trigger.THRESHOLD)
         lim = _limit(manifest, path)
-        trs = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
-                                limits=[lim] if lim is not None else None)
+        try:
+            trs = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
+                                    limits=[lim] if lim is not None else None)
+        except InputError as exc:  # no window to replay at (no request, no model): counted, not replayed
+            print(f"{path}: not replayed: {exc}", file=sys.stderr)
+            row.not_replayed += 1
+            trs = []
         for tr in trs:
             for run in tr.runs:
                 row.reproduced += run.recorded_match.matched

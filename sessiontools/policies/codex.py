@@ -1,6 +1,10 @@
-"""Codex's auto-compaction rule (codex-rs 0.171) as a `Policy`, read like codex-rs/core.
+"""Codex's auto-compaction rule as a `Policy`, read like codex-rs/core, per CLI release.
 
-One rule, four parts, each with the codex-rs function it follows:
+The rule of the rollout's own release (`session_meta.cli_version`, `--cli-version` overrides it) is
+a row of `policies.codex_rules` (measured on 20 releases, 0.63 - 0.171): before 0.95 the count is the
+last response's total alone, before 0.100 an explicit limit is not capped, 0.77 - 0.9x check only
+mid-turn, 0.63 gives only a model codex-rs knows a default limit. Below, the newest row (0.163 - 0.171),
+four parts, each with the codex-rs function it follows:
 
 - **Limit** (`threshold`): `model_info.auto_compact_token_limit()` = min(`model_auto_compact_token_limit`,
   90% of the configured `model_context_window`) (codex-rs `openai_models` / `turn.rs`

@@ -1,47 +1,56 @@
 """Codex's auto-compaction rule per CLI version: the table (data) and `rule_for(version)`.
 
 Every row was **measured**: the real CLI of that version (`@openai/codex@V` from npm, `lab/codex_env.py`
-`ensure_codex(V)`) run offline against the lab server (`lab/generate_codex.py`, `lab/codex_rules_probe.py`),
-and checked against the codex-rs source read where a stored copy could be found (the release tags
-themselves could not be fetched: the repository is too large). The README has the same table for
-users ("Codex's rule per version"). The probes, each on every measured release:
+`ensure_codex(V)`) run offline against the lab server (`lab/codex_rules_probe.py`, which records the
+probes below and replays them under this table), and checked against the codex-rs source where a stored
+copy could be read (the release tags themselves could not be fetched: the repository is too large).
+The README has the same table for users ("Codex's rule per version"). The probes:
 
-- *explicit limit above 90%*: `model_context_window = 30000`, `model_auto_compact_token_limit = 28500`
-  (90% = 27000): a release that caps the limit compacts from 27000 on, one that does not from 28500;
-- *no limit, unknown model*: `model = "lab-model"`, window 30000, no limit: 90% of the configured
-  window (27000), or no automatic compaction at all;
-- *no limit, known model*: `model = "gpt-5.1-codex"`, no window, no limit, the lab adding a fixed
-  232,800 hidden tokens to each request: compacts from 244,800 = 90% of the 272,000 codex-rs gives
-  gpt-5* models;
-- *count*: every check point of those recordings, replayed with and without the bytes/4 estimate of
-  the items after the newest model item (`count_trailing`): the variant that reproduces every
-  recorded compaction with none extra is the release's.
+- **C**: `model_context_window = 30000`, `model_auto_compact_token_limit = 28500` (90% = 27000), 40
+  prompts: a release that caps the explicit limit compacts from 27000 on, one that does not from 28500;
+- **D**: the same with no limit: 90% of the configured window (27000) for `lab-model`, or none at all;
+- **K**: `model = "gpt-5.1-codex"`, no window, no limit, the lab adding 232,800 hidden tokens to every
+  request: compacts from 244,800 = 90% of the 272,000 codex-rs gives gpt-5* models (0.63, 0.77, 0.121,
+  0.171);
+- **P**: window 64000, limit 20000, 24 prompts (mid-turn compactions with large tool outputs);
+- every check point of those recordings replayed with each combination of the columns below: the
+  combination that reproduces every recorded compaction with none extra is the release's.
 
-What every measured row shares: `token_count.model_context_window` reports 95% of the configured
-window (`effective_context_window_percent`, 95 in every release read); the default limit is 90% of
-the window (`default_auto_compact_limit`: context_window * 9 / 10); the check is `count >= limit`,
-after each model response that needs a follow-up (mid-turn) and before the next turn; no release is
-reactive (`context_length_exceeded` fails the turn).
+20 releases measured (0.63, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.97, 0.98, 0.99, 0.100, 0.105, 0.110,
+0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 34 probe recordings, 184 compactions: this table
+reproduces 161 with 23 extra (and all 32 of the 10 samples in `sample_sessions/codex/`). The misses: 0.94, 0.99 and 0.100 compact at the start of a *resumed* turn after Codex
+has written its initial context again but before the prompt (a point between the two the replay walk
+can check at), and 0.99 - 0.100 count that context; 0.150 fits neither tool-output estimate (1 of 6).
+
+What every row shares: `token_count.model_context_window` reports 95% of the configured window
+(`effective_context_window_percent`, 95 in every release read); the default limit is 90% of the
+window (`context_window * 9 / 10`); the check is `count >= limit`, after each model response that
+needs a follow-up (mid-turn); no release is reactive (`context_length_exceeded` fails the turn).
 
 What changed (each a column of `CodexRule`):
 
 - **0.63** (codex-rs `codex.rs` `run_task` of that time: `total_token_usage.tokens_in_context_window()`
-  of the last response; `config.rs`: `model_auto_compact_token_limit` or the model family's limit):
-  the count is the last response's `total_tokens` alone; an explicit limit is used as given, even
-  above 90% of the window; with no explicit limit, only a model codex-rs knows gets one (90% of its
-  own window: 244,800 for gpt-5*), an unknown model with a configured window never auto-compacts
-  (it runs out of room). The `compacted` line has no `replacement_history`.
-- **0.77** (`model_family.rs` `auto_compact_token_limit()`: `.or(context_window.map(90%))` after the
-  config's window): no explicit limit -> 90% of the configured window for every model. Still no cap.
-- **0.171** (`ModelInfo::auto_compact_token_limit()`: min(config, 90%); `ContextManager::
-  get_total_token_usage`): the explicit limit is capped at 90% of the window and the count adds
-  ceil(bytes/4) of the items after the newest model-generated item (`policies.codex`).
+  of the last response, checked after every response; `config.rs`: the explicit limit, else the model
+  family's): the count is the last response's `total_tokens` alone, checked after a final answer too;
+  an explicit limit is used as given, even above 90% of the window; with none, a model codex-rs knows
+  gets 90% of *its own* window (244,800 for gpt-5*), an unknown one never auto-compacts (it runs out of
+  room). `compacted` lines have no `replacement_history`.
+- **0.77** (`model_family.rs` `auto_compact_token_limit()`: `.or(context_window.map(90%))`, the
+  configured window included): no explicit limit -> 90% of the configured window for any model; only
+  mid-turn checks (measured 0.77, 0.80, 0.87, 0.90).
+- **0.94**: a check before a turn again; **0.95**: the count adds ceil(bytes/4) of the items after the
+  newest model-generated item; **0.100**: the explicit limit is capped at 90% of the window
+  (`ModelInfo::auto_compact_token_limit()` min(config, 90%)); **0.110**: `compacted` carries the
+  replacement history, and the pre-turn check runs before the turn's context is written;
+  **0.163**: a tool output counts len(call_id) + its text bytes (measured on 0.171 with
+  `RUST_LOG=codex_core=trace`), not its `serde_json` item.
 
 The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`
-reads it from the binary; 0.77 on) by exact slug, else codex-rs's prefix rules (`model_family.rs`):
-gpt-5* and codex-* 272,000; o3, o4-mini, codex-mini-latest 200,000; gpt-4.1 1,047,576; gpt-4o 128,000;
-gpt-oss 96,000; gpt-3.5 16,385. A rollout that records `model_context_window` is taken at its word
-(configured = reported / 0.95); these apply only when it records none.
+reads it from the binary; 0.77 on; `auto_compact_token_limit` is null for every model of every
+release read) by exact slug, else codex-rs's prefix rules (`model_family.rs`): gpt-5*, gpt-6* and codex-*
+272,000; o3, o4-mini, codex-mini-latest 200,000; gpt-4.1 1,047,576; gpt-4o 128,000; gpt-oss 96,000;
+gpt-3.5 16,385. A rollout that records `model_context_window` is taken at its word (configured =
+reported / 0.95); these apply only when it records none.
 """
 
 from __future__ import annotations
@@ -82,8 +91,9 @@ RULES: tuple[CodexRule, ...] = (
     CodexRule("0.94.0", False, False, True, False, True, False,
               "measured 0.94.0: a pre-turn check again (on a resumed turn after Codex re-records its "
               "initial context, before the prompt); 28500 not capped, count = last total"),
-    CodexRule("0.97.0", True, False, True, False, True, True,
-              "measured 0.97.0, 0.98.0: the count adds bytes/4 of the newer items; 28500 still not capped"),
+    CodexRule("0.95.0", True, False, True, False, True, True,
+              "measured 0.95.0, 0.97.0, 0.98.0: the count adds bytes/4 of the newer items; 28500 still not "
+              "capped; 0.99.0 as 0.100.0 on a resumed turn (0 of 5)"),
     CodexRule("0.100.0", True, True, True, False, True, True,
               "measured 0.100.0: 28500 capped at 27000 (90% of 30000); the pre-turn check on a resumed "
               "turn counts the re-recorded initial context (not modelled: 4 of 6 reproduced)"),

@@ -167,7 +167,7 @@ def test_threshold_per_release() -> None:
 
 
 def test_count_per_release() -> None:
-    """Before 0.97 the count is the last response's total alone; from 0.97 it adds bytes/4 of the items
+    """Before 0.95 the count is the last response's total alone; from 0.95 it adds bytes/4 of the items
     after it; 0.77 checks only before a follow-up (no pre-turn check)."""
     view = CountView(16111.0, [(0, 5224), (0, 3)])
     assert codex_policy("0.63.0").count(view) == 16111
