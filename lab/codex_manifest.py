@@ -15,6 +15,8 @@ Used by ``lab.generate_codex`` for MANIFEST.md and by tests as the reference the
   ``{"type","call_id","output"}`` / ``{"type","role","content"}`` with compact separators and UTF-8 -
   what codex-rs ``estimate_item_token_count`` adds to the last total (approximately: it serialises
   its own struct).
+* **user prompts**: user messages whose text is not Codex's own (``NOT_PROMPTS``: context tags,
+  AGENTS.md, the apply_patch warning of 0.77 - 0.1xx) and carries no summary.
 * **when**: ``mid-turn`` when the newest response item before the compaction call is a
   ``function_call_output`` (the turn needs a follow-up), else ``pre-turn``.
 * **overflows**: ``event_msg`` ``task_complete`` lines whose ``error.codex_error_info`` is

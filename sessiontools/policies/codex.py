@@ -1,7 +1,7 @@
 """Codex's auto-compaction rule as a `Policy`, read like codex-rs/core, per CLI release.
 
 The rule of the rollout's own release (`session_meta.cli_version`, `--cli-version` overrides it) is
-a row of `policies.codex_rules` (measured on 20 releases, 0.63 - 0.171): before 0.95 the count is the
+a row of `policies.codex_rules` (measured on 21 releases, 0.63 - 0.171): before 0.95 the count is the
 last response's total alone, before 0.100 an explicit limit is not capped, 0.77 - 0.9x check only
 mid-turn, 0.63 gives only a model codex-rs knows a default limit. Below, the newest row (0.163 - 0.171),
 four parts, each with the codex-rs function it follows:

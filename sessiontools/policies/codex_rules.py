@@ -16,9 +16,9 @@ The README has the same table for users ("Codex's rule per version"). The probes
 - every check point of those recordings replayed with each combination of the columns below: the
   combination that reproduces every recorded compaction with none extra is the release's.
 
-20 releases measured (0.63, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.97, 0.98, 0.99, 0.100, 0.105, 0.110,
-0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 34 probe recordings, 184 compactions: this table
-reproduces 161 with 23 extra (and all 32 of the 10 samples in `sample_sessions/codex/`). The misses: 0.94, 0.99 and 0.100 compact at the start of a *resumed* turn after Codex
+21 releases measured (0.63, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
+0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 35 probe recordings, 190 compactions: this table
+reproduces 167 with 23 extra (and all 32 of the 10 samples in `sample_sessions/codex/`). The misses: 0.94, 0.99 and 0.100 compact at the start of a *resumed* turn after Codex
 has written its initial context again but before the prompt (a point between the two the replay walk
 can check at), and 0.99 - 0.100 count that context; 0.150 fits neither tool-output estimate (1 of 6).
 
@@ -92,7 +92,7 @@ RULES: tuple[CodexRule, ...] = (
               "measured 0.94.0: a pre-turn check again (on a resumed turn after Codex re-records its "
               "initial context, before the prompt); 28500 not capped, count = last total"),
     CodexRule("0.95.0", True, False, True, False, True, True,
-              "measured 0.95.0, 0.97.0, 0.98.0: the count adds bytes/4 of the newer items; 28500 still not "
+              "measured 0.95.0 - 0.98.0: the count adds bytes/4 of the newer items; 28500 still not "
               "capped; 0.99.0 as 0.100.0 on a resumed turn (0 of 5)"),
     CodexRule("0.100.0", True, True, True, False, True, True,
               "measured 0.100.0: 28500 capped at 27000 (90% of 30000); the pre-turn check on a resumed "
