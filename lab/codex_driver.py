@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lab.codex_env import CodexEnv, ensure_codex
+from lab.rough import HiddenOverhead
 from lab.server import LabServer, RequestLog, ServerConfig
 from lab.tokenizer import PseudoTokenizer
 from lab.workload import build_workload
@@ -51,6 +52,8 @@ class CodexRecording:
     cjk: float = 1.0
     shows: str = ""
     version: str = ""  # the Codex version to run ("": the pinned one, lab.codex_env.CODEX_VERSION)
+    model: str = "lab-model"  # config.toml model (a model codex-rs knows gets its own window and limit)
+    overhead: int = 0  # hidden input tokens the lab server adds to every agent request
 
     @property
     def window(self) -> int:
@@ -76,12 +79,13 @@ class CodexResult:
 
 def config_toml(rec: CodexRecording, base_url: str) -> str:
     lines = [
-        'model = "lab-model"',
+        f'model = "{rec.model}"',
         'model_provider = "lab"',
         'approval_policy = "never"',
         'sandbox_mode = "danger-full-access"',
-        f"model_context_window = {rec.context_window}",
     ]
+    if rec.context_window:  # 0: none set, codex-rs's window for the model applies
+        lines.append(f"model_context_window = {rec.context_window}")
     if rec.auto_compact_limit is not None:
         lines.append(f"model_auto_compact_token_limit = {rec.auto_compact_limit}")
     lines += [
@@ -130,6 +134,7 @@ def record(rec: CodexRecording, out_path: Path, *, workroot: Path | None = None,
     workload.write_workspace(workspace)
     config = ServerConfig(
         workload=workload, window=rec.window, tokenizer=PseudoTokenizer(rec.ratio, rec.cjk),
+        overhead=HiddenOverhead(rec.overhead, rec.overhead),
         normalize=[(str(workspace), "/workspace"), (str(codex_home), "/codex-home"), (str(work), "/work")],
     )
     result = CodexResult(rec, out_path)

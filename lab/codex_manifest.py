@@ -15,6 +15,8 @@ Used by ``lab.generate_codex`` for MANIFEST.md and by tests as the reference the
   ``{"type","call_id","output"}`` / ``{"type","role","content"}`` with compact separators and UTF-8 -
   what codex-rs ``estimate_item_token_count`` adds to the last total (approximately: it serialises
   its own struct).
+* **user prompts**: user messages whose text is not Codex's own (``NOT_PROMPTS``: context tags,
+  AGENTS.md, the apply_patch warning of 0.77 - 0.1xx) and carries no summary.
 * **when**: ``mid-turn`` when the newest response item before the compaction call is a
   ``function_call_output`` (the turn needs a follow-up), else ``pre-turn``.
 * **overflows**: ``event_msg`` ``task_complete`` lines whose ``error.codex_error_info`` is
@@ -29,6 +31,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 MODEL_ITEMS = ("function_call", "reasoning", "custom_tool_call", "local_shell_call", "web_search_call")
+#: User-role texts Codex writes itself (context, AGENTS.md, its apply_patch warning): not prompts.
+NOT_PROMPTS = ("<", "# AGENTS.md instructions", "Warning: apply_patch was requested via")
 
 
 def _bytes4(item: dict) -> int:
@@ -126,7 +130,7 @@ def analyze(path: Path) -> RolloutFacts:
                 facts.tool_calls += 1
             if p.get("type") == "message" and p.get("role") == "user":
                 text = "".join(c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict))
-                if text and not text.lstrip().startswith("<") and "- Summary generation: " not in text:
+                if text and not text.lstrip().startswith(NOT_PROMPTS) and "- Summary generation: " not in text:
                     facts.user_prompts += 1
         elif kind == "event_msg" and p.get("type") == "token_count" and p.get("info"):
             info = p["info"]

@@ -1,4 +1,4 @@
-"""Record ``sample_sessions/codex/`` with the real Codex CLI (0.171.0) against the lab server.
+"""Record ``sample_sessions/codex/`` with the real Codex CLI (0.171.0, and older releases) against the lab server.
 
 ``make samples-codex`` = ``python -m lab.generate_codex --out sample_sessions/codex``. Each sample is
 one ``CodexRecording`` (seed, prompts, ``model_context_window``, ``model_auto_compact_token_limit``,
@@ -30,16 +30,44 @@ SAMPLES: tuple[CodexRecording, ...] = (
                    server_window=18000,
                    shows="the provider's real window (18000) is below Codex's limit (90% of 200000): "
                    "context_length_exceeded fails the turn, and later turns too"),
+    # the what-if pair of issue 25 (limits 20000 / 28000), and one recording per release where the rule
+    # changed (policies/codex_rules.py): each replayed at its recorded settings must reproduce every
+    # compaction under its own version's row
+    CodexRecording("codex-pair-20k", seed=71, prompts=24, context_window=64000, auto_compact_limit=20000,
+                   shows="pair with codex-pair-28k: same seed and workload, model_auto_compact_token_limit 20000"),
+    CodexRecording("codex-pair-28k", seed=71, prompts=24, context_window=64000, auto_compact_limit=28000,
+                   shows="pair with codex-pair-20k: same seed and workload, model_auto_compact_token_limit 28000"),
+    CodexRecording("codex-0.63-limit", seed=71, prompts=14, context_window=64000, auto_compact_limit=14000,
+                   version="0.63.0", shows="0.63: the count is the last response's total alone, checked after "
+                   "every response (a final answer too); compacted lines without replacement_history"),
+    CodexRecording("codex-0.63-gpt5", seed=71, prompts=14, context_window=0, model="gpt-5.1-codex",
+                   overhead=232_800, server_window=1_000_000, version="0.63.0",
+                   shows="0.63, a model codex-rs knows, no window or limit set: 90% of its 272000 = 244800 "
+                   "(the lab adds 232800 hidden tokens to every request)"),
+    CodexRecording("codex-0.77-gpt5", seed=71, prompts=14, context_window=0, model="gpt-5.1-codex",
+                   overhead=232_800, server_window=1_000_000, version="0.77.0",
+                   shows="0.77: 244800 for gpt-5.1-codex, checked only after a response that needs a follow-up"),
+    CodexRecording("codex-0.121-default", seed=71, prompts=40, context_window=30000, version="0.121.0",
+                   shows="0.121: no limit set: 90% of the configured 30000; the count adds bytes/4 of the "
+                   "newer items (a tool output as its serde_json item); replacement_history recorded"),
+    CodexRecording("codex-0.145-capped", seed=71, prompts=40, context_window=30000, auto_compact_limit=28500,
+                   version="0.145.0", shows="0.145: an explicit 28500 is capped at 90% of the window (27000)"),
 )
-PAIRS = (("codex-pair-a", "codex-pair-b"),)
+PAIRS = (("codex-pair-a", "codex-pair-b"), ("codex-pair-20k", "codex-pair-28k"))
+#: Fewer compactions than this in a recording is a failed recording (default 3 for a pair, else 0).
+MIN_COMPACTIONS = {"codex-pair-28k": 2, "codex-0.63-limit": 3, "codex-0.63-gpt5": 2, "codex-0.77-gpt5": 2,
+                   "codex-0.121-default": 3, "codex-0.145-capped": 3}
 
 
 def expectations(rec: CodexRecording, f: RolloutFacts) -> list[str]:
     problems = []
     if f.bad_lines:
         problems.append(f"{f.bad_lines} unparseable lines")
-    if "pair" in rec.name and len(f.compactions) < 3:
-        problems.append(f"only {len(f.compactions)} compactions (want >= 3)")
+    want = MIN_COMPACTIONS.get(rec.name, 3 if "pair" in rec.name else 0)
+    if len(f.compactions) < want:
+        problems.append(f"only {len(f.compactions)} compactions (want >= {want})")
+    if rec.version and rec.version not in f.cli_versions:
+        problems.append(f"recorded by {f.cli_versions}, not {rec.version}")
     if "pair" in rec.name and f.overflows:
         problems.append("pair recording hit context_length_exceeded")
     if "overflow" in rec.name and f.overflows < 1:
@@ -53,19 +81,24 @@ def write_manifest(out: Path, meta: dict[str, dict]) -> None:
     rows = [
         "# Codex sample rollouts",
         "",
-        f"Written by the real Codex CLI {CODEX_VERSION} (npm `@openai/codex`) against the lab server "
-        "(`lab/responses_api.py`), with `python -m lab.generate_codex --out sample_sessions/codex`. "
+        f"Written by the real Codex CLI (npm `@openai/codex`, the version in the table; {CODEX_VERSION} unless "
+        "it says otherwise, installed by `lab/codex_env.py`) run offline against the lab server "
+        "(`lab/responses_api.py`), with `python -m lab.generate_codex --out sample_sessions/codex` "
+        "(`--only NAME` for one). Model `lab-model` unless the table names one (then no window is set, "
+        "and the lab adds the hidden tokens shown to every request so a 272k model's limit is reached). "
         "Facts below are computed with plain `json` by `lab/codex_manifest.py` (its docstring defines them).",
         "",
-        "| file | prompts | window (config) | limit | server window | model_context_window (token_count) "
-        "| agent requests | compactions | overflows | shows |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| file | CLI | model | prompts | window (config) | limit | hidden | server window | "
+        "model_context_window (token_count) | agent requests | compactions | overflows | shows |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, m in meta.items():
         s, f = m["spec"], m["facts"]
-        rows.append(f"| `{name}.jsonl` | {s['prompts']} | {s['context_window']} | {s['auto_compact_limit']} | "
-                    f"{s['server_window'] or s['context_window']} | {f['model_context_window']} | "
-                    f"{f['agent_requests']} | {len(f['compactions'])} | {f['overflows']} | {s['shows']} |")
+        rows.append(f"| `{name}.jsonl` | {', '.join(f['cli_versions'])} | {s.get('model', 'lab-model')} | "
+                    f"{s['prompts']} | {s['context_window'] or '-'} | {s['auto_compact_limit']} | "
+                    f"{s.get('overhead', 0)} | {s['server_window'] or s['context_window']} | "
+                    f"{f['model_context_window']} | {f['agent_requests']} | {len(f['compactions'])} | "
+                    f"{f['overflows']} | {s['shows']} |")
     rows += ["", "## Compactions", "",
              "tokens before = `total_tokens` of the last agent response before the compaction call; estimate = "
              "bytes/4 of the items after the newest model-generated item; fired = tokens before + estimate.", "",
@@ -83,9 +116,16 @@ def write_manifest(out: Path, meta: dict[str, dict]) -> None:
 
 
 def effective_limit(rec: CodexRecording) -> int:
-    """min(model_auto_compact_token_limit, 90% of model_context_window), as codex-rs computes it."""
-    ninety = rec.context_window * 9 // 10
-    return min(rec.auto_compact_limit, ninety) if rec.auto_compact_limit else ninety
+    """The limit the recording's release applies (`policies.codex_rules`): the explicit one (capped at 90% of
+    the window from 0.100 on), else 90% of the window (the model's own, 272000 for gpt-5*, when none is set)."""
+    from sessiontools.policies.codex_rules import context_window, rule_for
+
+    window = rec.context_window or context_window(rec.model, rec.version or CODEX_VERSION) or 0
+    ninety = window * 9 // 10
+    if not rec.auto_compact_limit:
+        return ninety
+    capped = rule_for(rec.version or CODEX_VERSION).explicit_capped
+    return min(rec.auto_compact_limit, ninety) if capped else rec.auto_compact_limit
 
 
 def main(argv: list[str] | None = None) -> int:

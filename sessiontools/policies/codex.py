@@ -1,6 +1,10 @@
-"""Codex's auto-compaction rule (codex-rs 0.171) as a `Policy`, read like codex-rs/core.
+"""Codex's auto-compaction rule as a `Policy`, read like codex-rs/core, per CLI release.
 
-One rule, four parts, each with the codex-rs function it follows:
+The rule of the rollout's own release (`session_meta.cli_version`, `--cli-version` overrides it) is
+a row of `policies.codex_rules` (measured on 21 releases, 0.63 - 0.171): before 0.95 the count is the
+last response's total alone, before 0.100 an explicit limit is not capped, 0.77 - 0.9x check only
+mid-turn, 0.63 gives only a model codex-rs knows a default limit. Below, the newest row (0.163 - 0.171),
+four parts, each with the codex-rs function it follows:
 
 - **Limit** (`threshold`): `model_info.auto_compact_token_limit()` = min(`model_auto_compact_token_limit`,
   90% of the configured `model_context_window`) (codex-rs `openai_models` / `turn.rs`
@@ -50,6 +54,7 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
+from sessiontools.policies.codex_rules import NEWEST, CodexRule, rule_for
 from sessiontools.policies.codex_rules import context_window as codex_context_window
 from sessiontools.transcript.codex import output_text
 
@@ -96,15 +101,18 @@ def _serialized(obj: Any) -> int:
 
 
 
-def item_bytes(item: Mapping[str, Any]) -> int:
+def item_bytes(item: Mapping[str, Any], json_tool_outputs: bool = False) -> int:
     """`estimate_response_item_model_visible_bytes` of one Codex response item (as the rollout has it;
-    tool outputs as measured, see the module docstring)."""
+    tool outputs as measured on 0.171, see the module docstring, or, `json_tool_outputs`, as the
+    `serde_json` length of the item, as 0.100 - 0.145 count them)."""
     kind = item.get("type")
     encrypted = item.get("encrypted_content")
     if kind in ("reasoning", "compaction", "context_compaction", "compaction_summary") and isinstance(encrypted, str):
         return max(len(encrypted) * 3 // 4 - ENCRYPTED_REASONING_OVERHEAD, 0)
     if kind == "message":
         return _serialized({"type": kind, "role": item.get("role"), "content": item.get("content")})
+    if kind in TOOL_OUTPUTS and json_tool_outputs:
+        return _serialized({"type": kind, "call_id": item.get("call_id"), "output": item.get("output")})
     if kind in TOOL_OUTPUTS:
         return len(str(item.get("call_id") or "").encode("utf-8")) + len(output_text(item.get("output")).encode("utf-8"))
     return _serialized({k: v for k, v in item.items() if k not in NOT_SERIALIZED})
@@ -114,11 +122,14 @@ def is_codex_item(raw: Any) -> bool:
     return isinstance(raw, Mapping) and isinstance(raw.get("type"), str) and "payload" not in raw
 
 
-def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None) -> int:
+def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None, json_tool_outputs: bool = False) -> int:
     """Bytes Codex would count for a message: its own item's, or the item another agent's message
     would be in a Codex history."""
     if is_codex_item(raw):
-        return item_bytes(raw)
+        return item_bytes(raw, json_tool_outputs)
+    if role == "tool" and json_tool_outputs:
+        return _serialized({"type": "function_call_output", "call_id": call_id or "x" * DEFAULT_CALL_ID_BYTES,
+                            "output": text})
     if role == "tool":
         return (len(call_id.encode("utf-8")) if call_id else DEFAULT_CALL_ID_BYTES) + len(text.encode("utf-8"))
     part = "output_text" if role == "assistant" else "input_text"
@@ -131,17 +142,21 @@ def is_contextual(text: str) -> bool:
 
 
 class CodexPolicy(Policy):
-    """codex-rs 0.171's auto-compaction (see the module docstring)."""
+    """codex-rs's auto-compaction under one release's rule (`rule`, `policies.codex_rules`; default the
+    newest, 0.171's: see the module docstring)."""
 
     name = PolicyName.CODEX
     check_points = frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS})
     reactive = False
     pre_turn_excludes_input = True
     model: str | None = None
+    version: str | None = None
+    rule: CodexRule = NEWEST
 
     def default_window(self) -> int | None:
-        """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000)."""
-        return codex_context_window(self.model)
+        """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000; the
+        release's own catalogue where it lists the model)."""
+        return codex_context_window(self.model, self.version)
     trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
     axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
 
@@ -149,15 +164,29 @@ class CodexPolicy(Policy):
         return [(("auto_compact_limit", lim),) if lim is not None else () for lim in options.get("limits") or (None,)]
 
     def threshold(self, settings: PolicySettings) -> int:
+        """The release's limit: an explicit one (capped at 90% of the window from 0.100 on), else 90% of
+        the window. Before 0.77 only a model codex-rs knows has a default, 90% of *its own* window
+        (244800 for gpt-5*, whatever the configured one); with no limit at all, W + 1 (nothing compacts
+        below the window: Codex runs out of room)."""
         limit = default_limit(settings.context_window)
         explicit = settings.get("auto_compact_limit")
-        return min(int(explicit), limit) if explicit is not None else limit
+        if explicit is not None:
+            return min(int(explicit), limit) if self.rule.explicit_capped else int(explicit)
+        if self.rule.default_any_model:
+            return limit
+        own = codex_context_window(self.model, self.version)
+        return default_limit(own) if own is not None else settings.context_window + 1
 
     def size(self, message: Any) -> tuple[int, int]:
         role = message.role.value
-        return len(message.text), message_bytes(role, message.text, message.raw, message.id)
+        return len(message.text), message_bytes(role, message.text, message.raw, message.id,
+                                                self.rule.json_tool_outputs)
 
     def count(self, view: CountView) -> float:
+        """0.171: the last response's total + bytes/4 of the items after it (of the whole context when
+        there is none since the compaction); before: that total alone."""
+        if view.last_usage_total is not None and not self.rule.count_trailing:
+            return view.last_usage_total
         items = view.trailing if view.last_usage_total is not None else view.context
         return (view.last_usage_total or 0.0) + sum(approx_tokens(b) for _, b in items)
 
@@ -170,13 +199,20 @@ class CodexPolicy(Policy):
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         kept: list[int] = []
         notes: list[str] = []
+        context_seen: set[str] = set()
         budget = settings.get("user_message_max_tokens", COMPACT_USER_MESSAGE_MAX_TOKENS)
         for c in reversed(candidates):
             msg = c.message
             text = msg.text if msg is not None else ""
-            if c.role in ("system",) or (c.role == "user" and is_contextual(text)):
-                kept.append(c.index)  # initial context: re-injected after every compaction
-            elif c.role == "user" and budget > 0:
+            user = c.role == "user" or (c.role == "other" and isinstance(msg.raw if msg else None, Mapping)
+                                        and msg.raw.get("role") == "user")  # a user item Codex wrote itself
+            if c.role in ("system",) or (user and is_contextual(text)):
+                # initial context: Codex writes the current one into the new history, once (a copy it
+                # wrote again after an earlier compaction, 0.121, is the same message)
+                if text not in context_seen:
+                    kept.append(c.index)
+                context_seen.add(text)
+            elif user and budget > 0:
                 kept.append(c.index)
                 need = approx_tokens(len(text.encode("utf-8")))
                 if need > budget:
@@ -186,8 +222,12 @@ class CodexPolicy(Policy):
 
 
 def codex_policy(version: str | None = None, model: str | None = None) -> CodexPolicy:
-    """Codex's rule for `version` (`policies.codex_rules`: one row so far, 0.171.0's) and `model` (its
-    window when the rollout records none)."""
+    """Codex's rule for `version` (`policies.codex_rules.rule_for`; None: the newest measured) and
+    `model` (its window when the rollout records none, and whether 0.63 gives it a limit)."""
     pol = CodexPolicy()
     pol.model = model
+    pol.version = version
+    pol.rule = rule_for(version)
+    if not pol.rule.pre_turn_check:
+        pol.check_points = frozenset({CheckPoint.BETWEEN_TURNS})
     return pol

@@ -1,59 +1,156 @@
 """Codex's auto-compaction rule per CLI version: the table (data) and `rule_for(version)`.
 
-One row so far, with what each part was checked on:
+Every row was **measured**: the real CLI of that version (`@openai/codex@V` from npm, `lab/codex_env.py`
+`ensure_codex(V)`) run offline against the lab server (`lab/codex_rules_probe.py`, which records the
+probes below and replays them under this table), and checked against the codex-rs source where a stored
+copy could be read (the release tags themselves could not be fetched: the repository is too large).
+The README has the same table for users ("Codex's rule per version"). The probes:
 
-- **0.171.0, measured** (`policies.codex`, lab/README.md "Codex"): limit = min(`model_auto_compact_token_limit`,
-  90% of the configured `model_context_window`); count = the last response's total tokens + bytes/4 of
-  the items after the newest model item; checked before a turn and mid-turn after a follow-up; never
-  reactive.
-- **The recorded window is 95% of the configured one**: 0.171.0 (lab, 64000 -> 60800), 0.63.0 (its real
-  CLI against the lab, same config: 60800), and every real rollout of 0.63 - 0.121 we read that
-  records a window (gpt-5.1-codex, gpt-5.1-codex-max, gpt-5.3-codex, gpt-5.4, gpt-5.4-mini): 258400 =
-  95% of 272000. So `policies.codex.configured_window` holds for all of them.
-- **The window when the rollout records none** (`context_window`): 272000 for `gpt-5*` and `codex-*`
-  models, as codex-rs's `openai_model_info.rs` lists them (read in one stored version of the file;
-  the release tags could not be read here: the repository snapshot is larger than could be fetched).
+- **C**: `model_context_window = 30000`, `model_auto_compact_token_limit = 28500` (90% = 27000), 40
+  prompts: a release that caps the explicit limit compacts from 27000 on, one that does not from 28500;
+- **D**: the same with no limit: 90% of the configured window (27000) for `lab-model`, or none at all;
+- **K**: `model = "gpt-5.1-codex"`, no window, no limit, the lab adding 232,800 hidden tokens to every
+  request: compacts from 244,800 = 90% of the 272,000 codex-rs gives gpt-5* models (0.63, 0.77, 0.121,
+  0.171);
+- **P**: window 64000, limit 20000, 24 prompts (mid-turn compactions with large tool outputs);
+- every check point of those recordings replayed with each combination of the columns below: the
+  combination that reproduces every recorded compaction with none extra is the release's.
 
-Not established: the auto-compact limit per model family before 0.171 (codex-rs's
-`auto_compact_token_limit` per family; 0.63.0 against the lab never compacted below its limit 17000
-on the pair workload, whose context stayed at 12179 tokens, and hung at a limit of 8000), so every
-version gets 0.171.0's row.
+21 releases measured (0.63, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
+0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 35 probe recordings, 190 compactions: this table
+reproduces 167 with 23 extra (and all 32 of the 10 samples in `sample_sessions/codex/`). The misses: 0.94, 0.99 and 0.100 compact at the start of a *resumed* turn after Codex
+has written its initial context again but before the prompt (a point between the two the replay walk
+can check at), and 0.99 - 0.100 count that context; 0.150 fits neither tool-output estimate (1 of 6).
+
+What every row shares: `token_count.model_context_window` reports 95% of the configured window
+(`effective_context_window_percent`, 95 in every release read); the default limit is 90% of the
+window (`context_window * 9 / 10`); the check is `count >= limit`, after each model response that
+needs a follow-up (mid-turn); no release is reactive (`context_length_exceeded` fails the turn).
+
+What changed (each a column of `CodexRule`):
+
+- **0.63** (codex-rs `codex.rs` `run_task` of that time: `total_token_usage.tokens_in_context_window()`
+  of the last response, checked after every response; `config.rs`: the explicit limit, else the model
+  family's): the count is the last response's `total_tokens` alone, checked after a final answer too;
+  an explicit limit is used as given, even above 90% of the window; with none, a model codex-rs knows
+  gets 90% of *its own* window (244,800 for gpt-5*), an unknown one never auto-compacts (it runs out of
+  room). `compacted` lines have no `replacement_history`.
+- **0.77** (`model_family.rs` `auto_compact_token_limit()`: `.or(context_window.map(90%))`, the
+  configured window included): no explicit limit -> 90% of the configured window for any model; only
+  mid-turn checks (measured 0.77, 0.80, 0.87, 0.90).
+- **0.94**: a check before a turn again; **0.95**: the count adds ceil(bytes/4) of the items after the
+  newest model-generated item; **0.100**: the explicit limit is capped at 90% of the window
+  (`ModelInfo::auto_compact_token_limit()` min(config, 90%)); **0.110**: `compacted` carries the
+  replacement history, and the pre-turn check runs before the turn's context is written;
+  **0.163**: a tool output counts len(call_id) + its text bytes (measured on 0.171 with
+  `RUST_LOG=codex_core=trace`), not its `serde_json` item.
+
+The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`
+reads it from the binary; 0.77 on; `auto_compact_token_limit` is null for every model of every
+release read) by exact slug, else codex-rs's prefix rules (`model_family.rs`): gpt-5*, gpt-6* and codex-*
+272,000; o3, o4-mini, codex-mini-latest 200,000; gpt-4.1 1,047,576; gpt-4o 128,000; gpt-oss 96,000;
+gpt-3.5 16,385. A rollout that records `model_context_window` is taken at its word (configured =
+reported / 0.95); these apply only when it records none.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: codex-rs `openai_model_info.rs`: the gpt-5 and codex- families' context window.
+from sessiontools.policies.claude_code_rules import parse_version
+
+#: codex-rs `CONTEXT_WINDOW_272K`: the gpt-5 and codex- families' window in every release read.
 GPT5_WINDOW = 272_000
 
 
 @dataclass(frozen=True, slots=True)
 class CodexRule:
-    """One row: the rule of the releases from `first` on."""
+    """One row: the rule of the releases from `first` on (up to the next row)."""
 
     first: str
-    limit_fraction: float  # the default limit as a share of the configured window
-    reported_window_fraction: float  # token_count.model_context_window / configured window
+    count_trailing: bool  # count = last total_tokens + bytes/4 of the items after the newest model item
+    explicit_capped: bool  # an explicit model_auto_compact_token_limit is capped at 90% of the window
+    default_any_model: bool  # no explicit limit: 90% of the configured window for any model (else known ones)
+    replacement_history: bool  # `compacted` lines carry the history that replaced the old one
+    pre_turn_check: bool  # also checked before a turn (else only after a response that needs a follow-up)
+    json_tool_outputs: bool  # a tool output's estimate is its item's serde_json length (else call_id + text)
     how: str
+    limit_fraction: float = 0.9  # the default limit as a share of the window
+    reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
 
 
 RULES: tuple[CodexRule, ...] = (
-    CodexRule("0.0.0", 0.9, 0.95,
-              "measured: 0.171.0 on the lab (limit, count, check points); the 95% reported window also on "
-              "0.63.0 (lab) and on real rollouts of 0.63 - 0.121; the limit before 0.171 not established"),
+    # first, count_trailing, explicit_capped, default_any_model, replacement_history, pre_turn_check,
+    # json_tool_outputs, how
+    CodexRule("0.0.0", False, False, False, False, True, False,
+              "measured 0.63.0: explicit 14000 / 28500 at windows 64000 / 30000 (not capped, count = last "
+              "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs"),
+    CodexRule("0.77.0", False, False, True, False, False, False,
+              "measured 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex; only mid-turn checks), "
+              "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()"),
+    CodexRule("0.94.0", False, False, True, False, True, False,
+              "measured 0.94.0: a pre-turn check again (on a resumed turn after Codex re-records its "
+              "initial context, before the prompt); 28500 not capped, count = last total"),
+    CodexRule("0.95.0", True, False, True, False, True, True,
+              "measured 0.95.0 - 0.98.0: the count adds bytes/4 of the newer items; 28500 still not "
+              "capped; 0.99.0 as 0.100.0 on a resumed turn (0 of 5)"),
+    CodexRule("0.100.0", True, True, True, False, True, True,
+              "measured 0.100.0: 28500 capped at 27000 (90% of 30000); the pre-turn check on a resumed "
+              "turn counts the re-recorded initial context (not modelled: 4 of 6 reproduced)"),
+    CodexRule("0.110.0", True, True, True, True, True, True,
+              "measured 0.110.0, 0.116.0, 0.121.0, 0.145.0: replacement_history recorded; pre-turn check "
+              "before the turn's context; a tool output estimated as its serde_json item (read)"),
+    CodexRule("0.163.0", True, True, True, True, True, False,
+              "measured 0.163.0 and 0.171.0 (RUST_LOG trace of every check): a tool output counts "
+              "len(call_id) + its text bytes; 0.150.0 fits neither estimate (1 of 6), 0.155.0 both"),
 )
+#: The rule when the rollout records no version (the newest measured one).
 NEWEST = RULES[-1]
+
+#: `models.json` embedded in each release binary: slug -> context_window, for the slugs whose window is
+#: not the prefix rule's (`lab/codex_catalogue.py` over the installed CLIs; 0.77 - 0.145 list only
+#: gpt-5* at 272000, codex-mini-latest at 200000 and gpt-oss at 128000).
+CATALOGUES: tuple[tuple[str, dict[str, int]], ...] = (
+    ("0.121.0", {"gpt-oss-120b": 128_000, "gpt-oss-20b": 128_000}),
+    ("0.171.0", {"gpt-6.1-sol": 500_000, "gpt-6.1-terra": 500_000, "gpt-6.2-sol": 500_000,
+                 "gpt-daybreak-red-latest": 372_000}),
+)
+#: codex-rs `find_family_for_model` / `find_model_info_for_slug`: prefix -> window (first match wins).
+PREFIX_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("o3", 200_000), ("o4-mini", 200_000), ("codex-mini-latest", 200_000), ("gpt-4.1", 1_047_576),
+    ("gpt-oss", 96_000), ("openai/gpt-oss", 96_000), ("gpt-4o", 128_000), ("gpt-3.5", 16_385),
+    ("gpt-5", GPT5_WINDOW), ("gpt-6", GPT5_WINDOW), ("codex-", GPT5_WINDOW), ("exp-", GPT5_WINDOW),
+)
+
+
+def _newest_at_or_below(version: str | None, firsts: list[str]) -> int | None:
+    """Index of the newest `firsts` entry at or below `version` (None: below all or unparsable)."""
+    v = parse_version(version)
+    if v is None:
+        return None
+    best = None
+    for i, f in enumerate(firsts):
+        pf = parse_version(f)
+        if pf is not None and pf <= v:
+            best = i
+    return best
 
 
 def rule_for(version: str | None) -> CodexRule:
-    """The row for a Codex version (one row: every version)."""
-    return NEWEST
+    """The row for a Codex version (the newest row at or below it); `NEWEST` when it is unknown."""
+    i = _newest_at_or_below(version, [r.first for r in RULES])
+    return NEWEST if i is None else RULES[i]
 
 
-def context_window(model: str | None) -> int | None:
-    """The configured window codex-rs assumes for a model when the rollout records none (None: unknown)."""
+def context_window(model: str | None, version: str | None = None) -> int | None:
+    """The configured window codex-rs assumes for `model` under `version` when the rollout records none
+    (None: a model codex-rs does not know)."""
     m = (model or "").lower()
-    if m.startswith(("gpt-5", "codex-")):
-        return GPT5_WINDOW
-    return None
+    if not m:
+        return None
+    i = _newest_at_or_below(version, [c[0] for c in CATALOGUES])
+    catalogues = CATALOGUES[: i + 1] if i is not None else (CATALOGUES if parse_version(version) is None else ())
+    for _, table in reversed(catalogues):
+        if m in table:
+            return table[m]
+    return next((w for prefix, w in PREFIX_WINDOWS if m.startswith(prefix)), None)

@@ -133,6 +133,11 @@ def is_summary_item(item: Mapping[str, Any]) -> bool:
     return any(t.startswith(SUMMARY_PREFIX) for t, _ in _text_parts(item.get("content")))
 
 
+#: User-role messages Codex itself writes inside a turn (0.77 - 0.1xx, after a shell `apply_patch`): no
+#: prompt, so Role.OTHER (they start no turn); Codex still keeps them as user messages on compaction.
+INJECTED_USER_PREFIXES = ("Warning: apply_patch was requested via",)
+
+
 def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str | None) -> Message:
     """One response item as a neutral message."""
     kind = item.get("type")
@@ -148,6 +153,8 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
         return Message(index, None, line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, "\n".join(texts)),), timestamp, item)
     if kind == "message":
         role = ROLES.get(str(item.get("role")), Role.OTHER)
+        if role == Role.USER and any(t.startswith(INJECTED_USER_PREFIXES) for t, _ in _text_parts(item.get("content"))):
+            role = Role.OTHER
         ukind = {Role.SYSTEM: UnitKind.SYSTEM, Role.USER: UnitKind.USER, Role.ASSISTANT: UnitKind.TEXT}.get(
             role, UnitKind.OTHER)
         units = tuple(Unit(UnitKind.IMAGE, "") if img else Unit(ukind, t) for t, img in _text_parts(item.get("content")))
@@ -205,6 +212,7 @@ class _Builder:
     turn_overflowed: bool = False
     count_first: bool | None = None  # 2025 rollouts of 0.4x write a response's count before its items
     pending: TokenCount | None = None  # count-first: a request waiting for its first reply message
+    reply_less: bool = False  # the newest request's response recorded no item (no model item since the last)
 
     def add(self, msg_item: Mapping[str, Any], line: int, ts: str | None) -> Message:
         m = item_message(msg_item, len(self.messages), line, ts)
@@ -264,6 +272,7 @@ class _Builder:
 
     def append_request(self, r: TokenCount, last: TokenUsage) -> None:
         index = self.first_reply if self.first_reply is not None else max(len(self.messages) - 1, 0)
+        self.reply_less = self.first_reply is None and not self.count_first
         rec = self.last_usage_record
         rid = rec.response_id if rec is not None and rec.usage == last else None
         # (index, line, usage, context, provider, model, timestamp, id, stop_reason, context_window)
@@ -281,6 +290,12 @@ class _Builder:
             self.skipped["compaction summarisation call"] += 1
             return
         if not self.requests:
+            return
+        if self.reply_less:  # 0.77 - 0.1xx: the summary reply is not recorded; the call has no items
+            self.requests.pop()
+            self.last_agent_total = self.requests[-1].usage.total if self.requests else None
+            self.reply_less = False
+            self.skipped["compaction summarisation call"] += 1
             return
         req = self.requests[-1]
         tail = self.messages[req.index:]

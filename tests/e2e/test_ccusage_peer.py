@@ -33,6 +33,7 @@ from sessiontools.read.sources import load_source
 ROOT = Path(__file__).resolve().parents[2]
 CLAUDE = sorted((ROOT / "sample_sessions" / "claude-code").glob("*.jsonl"))
 CODEX = sorted((ROOT / "sample_sessions" / "codex").glob("*.jsonl"))
+CODEX_MANIFEST = json.loads((ROOT / "sample_sessions" / "codex" / "manifest.json").read_text())
 CLAUDE_MODELS = ("claude-opus-4-5-20251101", "claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001")
 CODEX_MODELS = ("gpt-5.3-codex", "gpt-5.1-codex-max", "gpt-5.4")
 
@@ -135,7 +136,12 @@ def test_codex_totals_and_cost_equal_ccusage(ccusage: CcusageEnv, sample: Path, 
     peer = _codex_peer(ccusage, sample, tmp_path / "h0")  # the recorded file itself, hard-linked
     ours = _ours(sample)
     assert ours["usage"] == _tokens(peer)  # every billed call, compaction summaries included
-    assert ours["cost"] is None and peer["costUSD"] == 0
+    spec = CODEX_MANIFEST[sample.stem]["spec"]
+    if spec.get("model", "lab-model") == "lab-model":
+        assert ours["cost"] is None and peer["costUSD"] == 0
+    else:  # recorded with a real model's name (gpt-5.1-codex): priced as it is
+        assert ours["cost_source"] == "catalogue" and peer["costUSD"] > 0
+        assert ours["cost"] == pytest.approx(peer["costUSD"], rel=0.02)
     for k, model in enumerate(CODEX_MODELS):
         priced = tmp_path / f"{model}.jsonl"
         _codex_copy(sample, priced, model)

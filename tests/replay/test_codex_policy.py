@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from sessiontools.policies.base import Candidate, CountView, PolicySettings
+from sessiontools.policies.base import Candidate, CheckPoint, CountView, PolicySettings
 from sessiontools.policies.codex import (
     CodexPolicy,
     approx_tokens,
+    codex_policy,
     configured_window,
     item_bytes,
 )
+from sessiontools.policies.codex_rules import context_window as codex_context_window
+from sessiontools.policies.codex_rules import rule_for
 from sessiontools.replay.records import ReplayRun
 from sessiontools.replay.session import run_record
 from sessiontools.replay.transcripts import replay_transcript
@@ -35,23 +38,32 @@ from sessiontools.transcript.model import (
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_sessions" / "codex"
 MANIFEST = json.loads((SAMPLES / "manifest.json").read_text())
 PAIR = ("codex-pair-a", "codex-pair-b")
+PAIRS = [PAIR, ("codex-pair-20k", "codex-pair-28k")]
+#: Every sample with compactions: recorded by 0.63.0, 0.77.0, 0.121.0, 0.145.0 and 0.171.0.
+COMPACTING = sorted(n for n, m in MANIFEST.items() if m["facts"]["compactions"])
+#: Samples whose `compacted` lines carry the replacement history (0.110 and later).
+WITH_HISTORY = [n for n in COMPACTING if all(c["replacement_items"] for c in MANIFEST[n]["facts"]["compactions"])]
 
 
 def _replay(name: str, limit_of: str) -> tuple[TranscriptPath, ReplayRun]:
+    """The sample replayed under the rule of the version it records, at its recorded window, with the
+    limit `limit_of` was recorded with."""
     t = load_transcript(SAMPLES / f"{name}.jsonl")
     path = t.main
     assert path is not None
     window = configured_window(t.settings["model_context_window"])
-    assert window == MANIFEST[limit_of]["spec"]["context_window"]
-    limit = MANIFEST[limit_of]["spec"]["auto_compact_limit"]
+    spec = MANIFEST[limit_of]["spec"]
+    model = path.requests[-1].model
+    assert window == (spec["context_window"] or codex_context_window(model, t.settings.get("cli_version")))
+    limit = spec["auto_compact_limit"]
     extra = (("auto_compact_limit", limit),) if limit is not None else ()
-    return path, simulate_path(path, CodexPolicy(), PolicySettings(window, extra=extra))
+    return path, simulate_path(path, codex_policy(t.settings.get("cli_version"), model), PolicySettings(window, extra=extra))
 
 
-@pytest.mark.parametrize("name", PAIR)
+@pytest.mark.parametrize("name", COMPACTING)
 def test_recorded_settings_reproduce_every_compaction(name: str) -> None:
-    """At the recorded window and limit every compaction is where Codex put it (after the same item),
-    its tokens before within 1%, none extra."""
+    """At the recorded window and limit, under the rule of the file's own CLI version, every compaction
+    is where Codex put it (after the same item), its tokens before within 1%, none extra."""
     path, run = _replay(name, name)
     facts = MANIFEST[name]["facts"]["compactions"]
     assert len(path.compactions) == len(facts) == run.recorded_match.recorded
@@ -64,28 +76,44 @@ def test_recorded_settings_reproduce_every_compaction(name: str) -> None:
         assert sim.pi_view_at_trigger >= MANIFEST[name]["effective_limit"]
 
 
-@pytest.mark.parametrize("name", PAIR)
+def test_every_release_in_the_samples() -> None:
+    versions = {v for m in MANIFEST.values() for v in m["facts"]["cli_versions"]}
+    assert versions == {"0.63.0", "0.77.0", "0.121.0", "0.145.0", "0.171.0"}
+    assert set(WITH_HISTORY) >= {"codex-pair-a", "codex-0.121-default", "codex-0.145-capped"}
+    assert "codex-0.63-limit" not in WITH_HISTORY and "codex-0.77-gpt5" not in WITH_HISTORY
+
+
+@pytest.mark.parametrize("name", WITH_HISTORY)
 def test_kept_messages_are_codex_replacement_history(name: str) -> None:
     """What the policy keeps at each compaction is, message for message, the replacement history Codex
     wrote (earlier user prompts, the initial context, the current prompt), the base instructions
-    (sent on every request, message 0) aside."""
+    (sent on every request, message 0) aside. 0.121 compacts *before* the turn's initial context is
+    recorded at a pre-turn check and writes it again after the `compacted` line, so there the initial
+    context is not in the replacement history (the policy keeps it: the same messages either way)."""
     path, run = _replay(name, name)
-    for sim, rec in zip(run.compactions, path.compactions, strict=True):
+    version = MANIFEST[name]["facts"]["cli_versions"][0]
+    facts = MANIFEST[name]["facts"]["compactions"]
+    for sim, rec, fact in zip(run.compactions, path.compactions, facts, strict=True):
         kept = Counter(path.messages[i].text for i in sim.kept if i != 0)
         recorded = Counter(path.messages[i].text for a, b in rec.kept for i in range(a, b))
+        if version == "0.121.0" and fact["when"] == "pre-turn":
+            contextual = {t for t in kept if t.lstrip().startswith(("<", "# AGENTS.md"))}
+            assert kept - Counter({t: kept[t] for t in contextual}) == recorded
+            continue
         assert kept == recorded
 
 
-@pytest.mark.parametrize(("name", "other"), [PAIR, PAIR[::-1]])
+@pytest.mark.parametrize(("name", "other"), [p for pair in PAIRS for p in (pair, pair[::-1])])
 def test_each_recording_predicts_the_other(name: str, other: str) -> None:
-    """One recording of the pair, replayed with the other's limit, predicts the other recording:
-    the same number of compactions, agent prompt tokens within 5%."""
+    """One recording of a pair, replayed with the other's limit, predicts the other recording: the
+    same number of compactions, agent prompt tokens within 3% (issue 25's target; measured: 17000/19500
+    -0.7% and -1.8%, 20000/28000 +0.3% and +0.8%)."""
     _, run = _replay(name, other)
     other_path = load_transcript(SAMPLES / f"{other}.jsonl").main
     assert other_path is not None
     assert len(run.compactions) == len(other_path.compactions) == MANIFEST[other]["facts"]["compaction_calls"]
     recorded_prompt = sum(r.usage.prompt for r in other_path.requests)
-    assert abs(run.billed_input - recorded_prompt) <= 0.05 * recorded_prompt
+    assert abs(run.billed_input - recorded_prompt) <= 0.03 * recorded_prompt
 
 
 def test_overflow_sample_fails_its_turns() -> None:
@@ -120,6 +148,35 @@ def test_threshold_is_the_explicit_limit_capped_at_90_percent() -> None:
     assert p.threshold(PolicySettings(64000, extra=(("auto_compact_limit", 17000),))) == 17000
     assert p.threshold(PolicySettings(64000, extra=(("auto_compact_limit", 60000),))) == 57600
     assert configured_window(60800) == 64000 and configured_window(190000) == 200000
+
+
+def test_threshold_per_release() -> None:
+    """0.63: an explicit limit as given, else 90% of the window codex-rs gives a model it knows (of
+    272000 for gpt-5*, whatever W), else nothing below the window; 0.77: 90% of W for any model, the
+    explicit limit not capped; from 0.100 capped at 90% of W."""
+    w = PolicySettings(30000)
+    over = PolicySettings(30000, extra=(("auto_compact_limit", 28500),))
+    assert codex_policy("0.63.0", "lab-model").threshold(w) == 30001
+    assert codex_policy("0.63.0", "gpt-5.1-codex").threshold(w) == 244800
+    assert codex_policy("0.63.0", "lab-model").threshold(over) == 28500
+    assert codex_policy("0.77.0", "lab-model").threshold(w) == 27000
+    assert codex_policy("0.87.0", "lab-model").threshold(over) == 28500
+    assert codex_policy("0.145.0", "lab-model").threshold(over) == 27000
+    assert codex_policy("0.171.0", "lab-model").threshold(over) == 27000
+    assert codex_policy(None, None).rule == rule_for("0.171.0")
+
+
+def test_count_per_release() -> None:
+    """Before 0.95 the count is the last response's total alone; from 0.95 it adds bytes/4 of the items
+    after it; 0.77 checks only before a follow-up (no pre-turn check)."""
+    view = CountView(16111.0, [(0, 5224), (0, 3)])
+    assert codex_policy("0.63.0").count(view) == 16111
+    assert codex_policy("0.121.0").count(view) == 16111 + 1306 + 1
+    assert codex_policy("0.77.0").check_points == frozenset({CheckPoint.BETWEEN_TURNS})
+    assert CheckPoint.BEFORE_SAMPLING in codex_policy("0.63.0").check_points
+    out = {"type": "function_call_output", "call_id": "call_1", "output": "ok"}
+    assert item_bytes(out) == 6 + 2
+    assert item_bytes(out, json_tool_outputs=True) == len('{"type":"function_call_output","call_id":"call_1","output":"ok"}')
 
 
 def test_count_and_fires() -> None:
@@ -213,6 +270,22 @@ def test_cli_replays_rollouts_with_codex_by_default(capsys: pytest.CaptureFixtur
     assert [c["tokens_before"] for c in run["compactions"]] == [18580, 19683, 19119]
 
 
+def test_cli_follows_the_recorded_version_and_cli_version_overrides_it(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 0.63.0 rollout is replayed under 0.63's row (the count without the estimate): every compaction
+    reproduced; `--cli-version 0.171.0` applies 0.171's row to it, which compacts earlier."""
+    monkeypatch.setenv("SESSIONTOOLS_CACHE_DIR", str(tmp_path))
+    f = str(SAMPLES / "codex-0.63-limit.jsonl")
+    code, doc, _ = _cli(capsys, "replay", f, "--auto-compact-limit", "14000")
+    assert code == 0
+    (run,) = doc["runs"]
+    assert run["recorded_match"] == {"recorded": 4, "matched": 4, "missed": 0, "extra": 0}
+    code, doc, _ = _cli(capsys, "replay", f, "--auto-compact-limit", "14000", "--cli-version", "0.171.0")
+    assert code == 0
+    (run,) = doc["runs"]
+    assert run["recorded_match"]["matched"] < 4 and run["recorded_match"]["extra"] > 0
+
+
 def test_cli_cross_agent(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Codex's rule over a Pi session, and Pi's policy over a rollout (both by the generic simulator)."""
     monkeypatch.setenv("SESSIONTOOLS_CACHE_DIR", str(tmp_path))
@@ -246,10 +319,53 @@ def test_each_message_is_sized_once_per_walk(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_codex_window_when_the_rollout_records_none() -> None:
-    from sessiontools.policies.codex import codex_policy
-    from sessiontools.policies.codex_rules import rule_for
-
     assert codex_policy("0.63.0", "gpt-5.1-codex-max").default_window() == 272000
     assert codex_policy(None, "codex-mini").default_window() == 272000
     assert codex_policy(None, "lab-model").default_window() is None
     assert rule_for("0.63.0").reported_window_fraction == 0.95 and rule_for(None).limit_fraction == 0.9
+
+
+@pytest.mark.xfail(strict=True, reason="replay/walk.py (task A): a pre-turn check sees the context either up to the "
+                   "previous reply (pre_turn_excludes_input) or up to the prompt; Codex 0.94 - 0.100 check a resumed "
+                   "turn after re-recording the initial context, before the prompt, so the compaction is placed one "
+                   "step early (0 of 5 on the 0.94 probe, 0 of 5 on 0.99)")
+def test_a_resumed_turn_compacts_after_the_rerecorded_context() -> None:
+    from sessiontools.read.codex import records_from_objects
+    from sessiontools.transcript.codex import codex_transcript
+
+    def line(kind: str, payload: dict) -> dict:
+        return {"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload}
+
+    def msg(role: str, text: str) -> dict:
+        part = "output_text" if role == "assistant" else "input_text"
+        return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+
+    def count(inp: int, out: int, total: int) -> dict:
+        u = {"input_tokens": inp, "cached_input_tokens": 0, "output_tokens": out, "reasoning_output_tokens": 0,
+             "total_tokens": inp + out}
+        t = dict(u, total_tokens=total)
+        return line("event_msg", {"type": "token_count", "info": {"last_token_usage": u, "total_token_usage": t,
+                                                                  "model_context_window": 28500}})
+
+    objs = [
+        line("session_meta", {"id": "S", "cli_version": "0.94.0"}),
+        line("turn_context", {"model": "lab-model"}),
+        line("response_item", msg("user", "Task 1: read a.py")),
+        line("response_item", msg("assistant", "a.py is short.")),
+        count(28600, 20, 28620),
+        # `codex exec resume`: the initial context written again, then the pre-turn compaction
+        line("response_item", msg("developer", "<permissions instructions>never</permissions instructions>")),
+        line("response_item", msg("user", "<environment_context><cwd>/w</cwd></environment_context>")),
+        count(9000, 300, 37920),  # the summarisation call (no item recorded)
+        line("compacted", {"message": "Another language model started to solve this problem ... analysis:\n## Goal"}),
+        line("response_item", msg("user", "Task 2: read b.py")),
+        line("response_item", msg("assistant", "b.py is short.")),
+        count(9500, 20, 47440),
+    ]
+    t = codex_transcript(records_from_objects(objs))
+    path = t.main
+    assert path is not None and len(path.compactions) == 1
+    run = simulate_path(path, codex_policy("0.94.0", "lab-model"),
+                        PolicySettings(30000, extra=(("auto_compact_limit", 28500),)))
+    assert len(run.compactions) == 1  # it fires where Codex did, on the same count ...
+    assert run.recorded_match.matched == 1  # ... but one step early: after the reply, not after the context

@@ -321,3 +321,33 @@ def test_a_spawned_subagent_does_not_bill_its_parents_replayed_counts() -> None:
     assert [(r.usage.input, r.usage.cache_read, r.usage.output) for r in t.billed] == [(400, 100, 30)]
     objs[0]["payload"].pop("source")  # not spawned: every count is its own
     assert len(codex_transcript(records_from_objects(objs)).billed) == 3
+
+
+def test_a_summary_call_that_records_no_item_is_not_an_agent_request() -> None:
+    """0.77 - 0.1xx write no item for the summarisation reply: the count right before `compacted` with no
+    model item since the previous count is that call (not billed to the agent's path, not its tokens
+    before); a user-role warning Codex writes itself mid-turn is Role.OTHER (it starts no turn)."""
+    warn = user("Warning: apply_patch was requested via exec_command. Use the apply_patch tool instead.")
+    objs = [
+        line("session_meta", {"id": "S9", "cli_version": "0.77.0"}),
+        line("response_item", user("Task 1: edit a.py")),
+        line("response_item", call("c1", "apply_patch <<'PATCH'")),
+        line("event_msg", count(usage(1000, 0, 20), usage(1000, 0, 20))),
+        line("response_item", warn),
+        line("response_item", output("c1", "Success.")),
+        line("event_msg", count(usage(1000, 0, 20), usage(1000, 0, 20))),  # repeated
+        line("event_msg", count(usage(900, 0, 80), usage(1900, 0, 100))),  # the summarisation call
+        line("event_msg", count(usage(0, 0, 0) | {"total_tokens": 300}, usage(1900, 0, 100))),
+        line("compacted", {"message": PREFIX + "## Goal\n- edit a.py"}),
+        line("event_msg", count(usage(0, 0, 0) | {"total_tokens": 300}, usage(1900, 0, 100))),  # again
+        line("response_item", assistant("done")),
+        line("event_msg", count(usage(400, 0, 5), usage(2300, 0, 105))),
+    ]
+    t = codex_transcript(records_from_objects(objs))
+    p = t.main
+    (c,) = p.compactions
+    assert c.tokens_before == 1020 and c.tokens_after == 300
+    assert [r.usage.total for r in p.requests] == [1020, 405]
+    assert p.skipped["compaction summarisation call"] == 1
+    assert [m.role for m in p.messages if "Warning: apply_patch" in m.text] == [Role.OTHER]
+    assert sum(b.usage.total for b in t.billed) == 1020 + 980 + 405  # every billed call still counted
