@@ -7,8 +7,8 @@ Used for Codex rollouts (default policy `codex`), Claude Code transcripts, Pi's 
 agents' transcripts and Codex's or Claude Code's rule over Pi sessions ("what would Codex's rule have
 done to this session").
 
-Default window: Codex rollouts record 95% of the configured window (`policies.codex.configured_window`
-gives it back); otherwise the window a request recorded, else the bundled catalogue's for the model.
+Default window: the configured window as the policy reads the file (`Policy.recorded_window`: Codex
+rollouts record 95% of it); otherwise the window a request recorded, else the bundled catalogue's for the model.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ from sessiontools.transcript.model import Transcript, TranscriptPath
 
 
 def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = None) -> int:
-    """The configured context window of the session (see the module docstring); when the file records
-    none, the window the policy's CLI assumed for the model (Claude Code: 200k, 1M for `[1m]`), else
-    the catalogue's."""
-    from sessiontools.policies.codex import configured_window
-
-    reported = t.settings.get("model_context_window")
-    if t.agent.value == "codex" and isinstance(reported, int) and reported > 0:
-        return configured_window(reported)
+    """The configured context window of the session (see the module docstring): as the file's own
+    agent's policy reads the file's settings (`Policy.recorded_window`), else the window a request recorded, else the window
+    the policy's CLI assumed for the model (Claude Code: 200k, 1M for `[1m]`), else the catalogue's."""
+    # A fact about the file, whichever rule replays it: read by the file's own agent's policy.
+    own = DEFAULT_POLICY.get(t.agent)
+    configured = make_policy(policy_for(t, None)).recorded_window(t.settings) if own is not None else None
+    if configured:
+        return configured
     recorded = [r.context_window for r in path.requests if r.context_window]
     if recorded:
         return recorded[-1]

@@ -253,3 +253,18 @@ def test_codex_window_when_the_rollout_records_none() -> None:
     assert codex_policy(None, "codex-mini").default_window() == 272000
     assert codex_policy(None, "lab-model").default_window() is None
     assert rule_for("0.63.0").reported_window_fraction == 0.95 and rule_for(None).limit_fraction == 0.9
+
+
+def test_the_configured_window_is_read_by_the_policy_not_by_an_agent_test() -> None:
+    """A rollout records 95% of its configured window: Codex's policy reads it back
+    (`Policy.recorded_window`); other policies read nothing from a file's settings, and
+    `replay.transcripts` names no agent."""
+    from sessiontools.policies.codex import codex_policy
+    from sessiontools.policies.pi.policy import pi_policy
+
+    assert codex_policy(None, None).recorded_window({"model_context_window": 60800}) == 64000
+    assert codex_policy(None, None).recorded_window({"model_context_window": True}) is None
+    assert codex_policy(None, None).recorded_window({}) is None
+    assert pi_policy("pi-1").recorded_window({"model_context_window": 60800}) is None
+    src = (Path(__file__).resolve().parents[2] / "sessiontools" / "replay" / "transcripts.py").read_text()
+    assert '"codex"' not in src and "Agent.CODEX" not in src
