@@ -183,11 +183,12 @@ def replay_transcript(
     claude: dict[str, Any] | None = None,
     priors: PriorTable | None = None,
     version: str | None = None,
+    defer_prior_dominated: bool = False,
 ) -> list[TranscriptReplay]:
     """Every (path x setting) of one transcript, replayed (`claude`: Claude Code's `autocompact_pcts`
     and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's other sessions,
     `replay.priors`; `version`: --cli-version, the CLI version whose rule applies instead of the one
-    the file records). A Pi transcript under a Pi policy is the exact port's (`replay_source`), never
+    the file records; `defer_prior_dominated`: as `replay.session.replay_session`'s). A Pi transcript under a Pi policy is the exact port's (`replay_source`), never
     this walk's."""
     from sessiontools.replay.registry import has_exact_port
 
@@ -203,7 +204,9 @@ def replay_transcript(
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
         truth = fit_neutral_truth(path, summary_tokens, prior)
-        runs = [simulate_path(path, pol, s, truth) for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
+        deferred = defer_prior_dominated and (truth.prior_dominated if not out else not out[0].runs)
+        runs = [] if deferred else [simulate_path(path, pol, s, truth)
+                                    for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
         req = next((r for r in reversed(path.requests) if r.model), None)
         info = lookup(req.provider, req.model) if req else None
         rec = recorded_path_usage(path)
