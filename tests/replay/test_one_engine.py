@@ -11,7 +11,14 @@ import pytest
 
 from sessiontools.read import load_session
 from sessiontools.read.sources import load_source
-from sessiontools.replay import ReplaySettings, build_workload, fit_truth, replay_records, replay_session, simulate
+from sessiontools.replay import (
+    ReplaySettings,
+    build_workload,
+    fit_truth,
+    replay_records,
+    replay_session,
+    simulate,
+)
 from sessiontools.replay.session import run_record
 from sessiontools.transcript.pi import SessionTree
 from tests.conftest import SAMPLES
