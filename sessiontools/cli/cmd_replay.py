@@ -195,11 +195,12 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
     # With --plot of one setting, the run carries its timeline: the figure is of the same run as the table.
     per_file, loaded, misses = per_model_windows.replay_files(
         paths, err, model_windows, options,
-        partial(replay_keeping, partial(replay_records, **agent_options, timeline=plot is not None)), jobs,
+        partial(replay_keeping, partial(replay_records, **agent_options, timeline=plot is not None,
+                                        defer_prior_dominated=True)), jobs,
         agents=replay_agents(policy.value if policy else None), executor=executor)
     replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
-    # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
-    # Kept in memory (`cli.priors`): such a session's file is not read a second time.
+    # Sessions with too few requests to fit their truth model were only fitted: replayed now, once, with
+    # a prior learnt from the rest. Kept in memory (`cli.priors`): such a session's file is not read a second time.
     per_file = refit_kept(per_file, replay_one)
     records = [r for recs in per_file for r in recs]
     timelines = [r.pop("timeline", None) for r in records]

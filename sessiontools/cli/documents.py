@@ -45,7 +45,8 @@ def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, wind
     from sessiontools.replay.registry import replay_agents
 
     fn = _replay_fn(windows, reserves, keeps)
-    per_file, loaded = run_files(paths, err, partial(replay_keeping, fn), jobs, "replaying", agents=replay_agents(None))
+    per_file, loaded = run_files(paths, err, partial(replay_keeping, partial(fn, defer_prior_dominated=True)), jobs,
+                                 "replaying", agents=replay_agents(None))
     return _replay_doc(refit_kept(per_file, fn)), loaded  # as `replay` does
 
 
@@ -166,7 +167,7 @@ class SectionsWorker:
         path = str(getattr(source, "path", ""))
         out = Sections(inspect=inspect_source(source))
         if source.agent in self.replay_agents:
-            out.replay = _section(out, path, lambda: replay_keeping(self.replay, source))
+            out.replay = _section(out, path, lambda: replay_keeping(partial(self.replay, defer_prior_dominated=True), source))
         out.drift = _section(out, path, lambda: self.drift(source))
         return _SectionsJob(out, path, _section(out, path, lambda: self.estimate.start(source)))
 

@@ -31,7 +31,7 @@ def replay_keeping(replay: Callable[..., list[dict[str, Any]]], source: Any, **o
     prior-dominated and its file is at most KEEP_SOURCE_BYTES."""
     records = replay(source, **options)
     tm = (records[0].get("truth_model") or {}) if records else {}
-    keep = bool(tm.get("prior_dominated")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
+    keep = bool(tm.get("prior_dominated") or records[0].get("deferred")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
     return Replayed(records, source if keep else None)
 
 

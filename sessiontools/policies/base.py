@@ -37,7 +37,7 @@ exact port of `prepareCompaction` on top, used by `replay.simulate` on Pi sessio
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
@@ -165,6 +165,11 @@ class Policy(ABC):
 
     def default_window(self) -> int | None:
         """The window the agent assumed when the file does not record one (None: ask the catalogue)."""
+        return None
+
+    def recorded_window(self, settings: Mapping[str, Any]) -> int | None:
+        """The window the agent was configured with, as its file records it in the transcript's
+        `settings` (Codex: `model_context_window` is 95% of the configured one); None: not recorded."""
         return None
 
     def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:

@@ -157,6 +157,11 @@ class CodexPolicy(Policy):
         """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000; the
         release's own catalogue where it lists the model)."""
         return codex_context_window(self.model, self.version)
+
+    def recorded_window(self, settings: Mapping[str, Any]) -> int | None:
+        """The configured window behind the rollout's reported `model_context_window` (reported / 0.95)."""
+        reported = settings.get("model_context_window")
+        return configured_window(reported) if type(reported) is int and reported > 0 else None
     trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
     axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
 

@@ -1,7 +1,7 @@
 """The agent-neutral truth model: what a simulated context of any agent's `TranscriptPath` costs.
 
-`NeutralTruth`: overhead + each message's tokens (what the recorded usage attributes to it,
-`attribute_messages`, else ratio * chars/4) + the simulated summaries, fitted on the path's own
+`NeutralTruth`: overhead + each message's tokens (what the recorded usage attributes to it by the
+one attribution rule of every agent, `replay.truth.attribute`, else ratio * chars/4) + the simulated summaries, fitted on the path's own
 requests by the one truth-fit rule (`replay.truth.fit_overhead_ratio`). The walk that uses it is
 `replay.walk`.
 """
@@ -38,24 +38,25 @@ class NeutralTruth:
         return got if got is not None else self.ratio * chars4(len(m.text))
 
 
-def attribute_messages(path: TranscriptPath) -> dict[int, float]:
-    """Each message's tokens as the recorded usage tells them: between two requests of one context
-    window (the later context holds the earlier one), the prompt grows by exactly the messages
-    appended (the reply, tool outputs, a new prompt); that growth is split over them in proportion to
-    chars/4. Messages never appended between two such requests are not in the result."""
-    out: dict[int, float] = {}
-    prev: set[int] | None = None
-    prev_u = 0
-    for r in path.requests:
+def attribute_messages(path: TranscriptPath, overhead: float = 0.0) -> dict[int, float]:
+    """Each message's tokens as the recorded usage tells them, by message index: the one attribution
+    of every agent (`replay.truth.attribute`: the growth of the prompt between two requests of one
+    context shared over the messages appended, in proportion to chars/4; after a compaction or an edit
+    the messages not known yet share what the prompt leaves after `overhead` and the known ones)."""
+    from sessiontools.replay.truth import attribute
+
+    counted = {m.index: chars4(len(m.text)) for m in path.messages}
+    contexts = []
+    wanted = {}
+    for k, r in enumerate(path.requests):
         ctx = list(r.context_indices())
-        if prev is not None and prev.issubset(ctx) and r.usage.prompt >= prev_u:
-            new = [i for i in ctx if i not in prev]
-            weights = [max(chars4(len(path.messages[i].text)), 1) for i in new]
-            total = sum(weights)
-            for i, w in zip(new, weights, strict=True):
-                out.setdefault(i, (r.usage.prompt - prev_u) * w / total)
-        prev, prev_u = set(ctx), r.usage.prompt
-    return out
+        contexts.append((k, ctx, len(ctx), None))
+        wanted[k] = float(r.usage.prompt)
+    return attribute(contexts, wanted, counted, overhead, key=_itself)
+
+
+def _itself(x: int) -> int:
+    return x
 
 
 def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
@@ -82,10 +83,6 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
                 for c in path.compactions if c.summary]
         summary_tokens = ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS
     ratio = ratio if ratio > 0 else 1.0
-    attributed = attribute_messages(path)
-    if attributed:  # the overhead that, with the attributed messages, best explains every request
-        plain = NeutralTruth(0.0, ratio, 0.0, fit.n, attributed)
-        tok = [plain.message_tokens(m) for m in path.messages]
-        overhead = max(statistics.median(
-            r.usage.prompt - sum(tok[i] for i in r.context_indices()) for r in path.requests), 0.0)
+    # With the fitted overhead every recorded context's truth is its recorded prompt (`attribute`).
+    attributed = attribute_messages(path, overhead)
     return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated, prior)

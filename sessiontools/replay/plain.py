@@ -181,6 +181,6 @@ def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u_a: Any, rec_a: Any, same
         sim.usage_override = None
         total = t if t is not None else u[-1] + out[-1]
     else:
-        sim.usage_override = (len(sim.synthetic) - 1, round(u[-1]), out[-1])
+        sim.usage_override = (len(sim.synthetic) - 1, int(u[-1] + 0.5), out[-1])  # JS's Math.round, as `_reply`
         total = u[-1] + out[-1]
     sim.last_usage = (i, total)

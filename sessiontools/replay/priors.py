@@ -7,7 +7,8 @@ from the truth for, say, Chinese text on a model whose tokenizer gives 2.5. When
 sessions, the ones whose data decided their fit say what the provider's tokenizer does:
 `pooled_priors` takes the median ratio of those fits by model, else provider, else the whole run
 (at least MIN_SESSIONS sessions at a level), and `needs_prior` names the sessions to fit again with
-it. Each session counts once (its first path), whatever the size of the settings grid.
+it. A run's first pass only fits the prior-dominated sessions (`replay_records(defer_prior_dominated=
+True)`), so each session is replayed once. Each session counts once (its first path), whatever the size of the settings grid.
 """
 
 from __future__ import annotations
@@ -91,12 +92,14 @@ def needs_prior(records: Iterable[Mapping[str, Any]], table: PriorTable) -> list
 def refit_with_priors(
     per_file: list[list[dict[str, Any]]], replay_again: Callable[[str, PriorTable], list[dict[str, Any]]],
 ) -> list[list[dict[str, Any]]]:
-    """Each file's run records, with the prior-dominated sessions replayed again (`replay_again(session,
-    table)`) under the priors pooled from every other session's records. Files keep their order; a
-    run of one session, or one without a session whose data decided its fit, is returned as it is."""
+    """Each file's run records, with the prior-dominated sessions replayed (`replay_again(session,
+    table)`) under the priors pooled from every other session's records. A session the first pass
+    only fitted (`replay.session.deferred_record`, `replay_records(defer_prior_dominated=True)`) is
+    replayed here, once, whatever the table holds for it; one the first pass replayed without a prior
+    is replayed again only when the table has one for it. Files keep their order."""
     records = [r for recs in per_file for r in recs]
     table = pooled_priors(records)
-    redo = set(needs_prior(records, table))
+    redo = set(needs_prior(records, table)) | {r["session"] for r in records if r.get("deferred")}
     if not redo:
         return per_file
     return [replay_again(recs[0]["session"], table) if recs and recs[0]["session"] in redo else recs

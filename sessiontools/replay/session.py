@@ -220,12 +220,15 @@ def replay_session(
     summary_tokens: int | None = None,
     models: Sequence[str] = (),
     priors: PriorTable | None = None,
+    defer_prior_dominated: bool = False,
 ) -> list[PathReplay]:
     """Replay every requested path of a session over the settings grid (window x reserve x keep).
 
     `models`: files in Pi's models.json format (custom providers), later ones winning. A path with no
     real request of its own (a leaf that ends before any reply) takes the session's model. `priors`:
-    truth-fit priors learnt from the run's other sessions (`replay.priors`), by the path's model."""
+    truth-fit priors learnt from the run's other sessions (`replay.priors`), by the path's model.
+    `defer_prior_dominated`: when the first path's fit is prior-dominated, fit only (every path's
+    `runs` empty): the run replays it once, later, with the priors learnt from the others."""
     if not session.entries:
         raise InputError(f"{session.path}: no entries after the header: nothing to replay")
     # The replay builds tens of thousands of small acyclic objects per session (requests, points,
@@ -234,13 +237,14 @@ def replay_session(
     # a 3.6 MB session costs ~17 ms, a sixth of a 25-setting grid) without ever freeing anything.
     with gc_paused():
         return _replay_session(session, windows=windows, reserves=reserves, keeps=keeps, policy=policy, leaf=leaf,
-                               all_leaves=all_leaves, summary_tokens=summary_tokens, models=models, priors=priors)
+                               all_leaves=all_leaves, summary_tokens=summary_tokens, models=models, priors=priors,
+                               defer=defer_prior_dominated)
 
 
 def _replay_session(
     session: Session, *, windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int],
     policy: str | None, leaf: str | None, all_leaves: bool, summary_tokens: int | None, models: Sequence[str],
-    priors: PriorTable | None,
+    priors: PriorTable | None, defer: bool = False,
 ) -> list[PathReplay]:
     extra = load_model_files(models)
     tree = SessionTree(session)
@@ -266,7 +270,12 @@ def _replay_session(
         changes = () if windows else window_changes(wl, extra)
         prior = priors.lookup(f"{wl.provider}/{wl.model}") if priors is not None else None
         truth = fit_truth(wl, summary_tokens=summary_tokens, prior=prior)
-        runs = [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes)) for w in ws for r in reserves for k in keeps]
+        if not out and defer and (truth.fit is None or truth.fit.prior_dominated):
+            defer_all = True
+        else:
+            defer_all = defer and bool(out) and not out[0].runs
+        runs = [] if defer_all else [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes))
+                                     for w in ws for r in reserves for k in keeps]
         rec = recorded_usage(wl)
         out.append(PathReplay(session, p, wl, truth, info, runs, learn_cache(rec.calls), rec.classes, rec.costs,
                               _prices(info, wl)))
@@ -300,21 +309,38 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
     return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
                              policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
                              all_leaves=options.get("all_leaves", False), claude=claude,
-                             priors=options.get("priors"), version=version)
+                             priors=options.get("priors"), version=version,
+                             defer_prior_dominated=options.get("defer_prior_dominated", False))
 
 
-def replay_records(session: Any, *, timeline: bool = False, **options: Any) -> list[dict[str, Any]]:
+def replay_records(session: Any, *, timeline: bool = False, defer_prior_dominated: bool = False,
+                   **options: Any) -> list[dict[str, Any]]:
     """One session file of any agent replayed (`replay_source`), as JSON-ready run records (picklable,
     for --jobs). `timeline`: the first run of each path also carries its `timeline` (`timeline_of`),
-    from the same run as its numbers (not a second replay)."""
+    from the same run as its numbers (not a second replay).
+
+    `defer_prior_dominated` (without `priors`): the cheap first pass of a run of many sessions. A
+    session whose truth fit is prior-dominated is fitted, not replayed: one `deferred_record` stands
+    for it, and `replay.priors.refit_with_priors` replays it once with the priors the others taught."""
+    defer = defer_prior_dominated and options.get("priors") is None
+    prs = replay_source(session, **options, defer_prior_dominated=defer) if defer else replay_source(session, **options)
+    if defer and prs and not prs[0].runs:
+        return [deferred_record(prs[0])]
     out = []
-    for pr in replay_source(session, **options):
+    for pr in prs:
         for k, run in enumerate(pr.runs):
             rec = run_record(pr, run)
             if timeline and k == 0:
                 rec["timeline"] = timeline_of(pr, run)
             out.append(rec)
     return out
+
+
+def deferred_record(pr: Any) -> dict[str, Any]:
+    """What the first pass knows of a prior-dominated session: its fit, to learn nothing from and to be
+    replayed with the learnt priors (`replay.priors.refit_with_priors`)."""
+    return {"session": pr.source, "agent": pr.agent, "model": pr.model_name, "truth_model": pr.truth_dict(),
+            "deferred": True}
 
 
 def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:

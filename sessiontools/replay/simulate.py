@@ -213,12 +213,18 @@ class _Sim(SimState):
             u, source = self.truth_before(i), _MODEL
         window = self.window if self.window is not None else self.s.window_at(i)
         if u > window or (req.failed_overflow and same):
+            retried = not self.recovery_tried
             if self._overflow(req, u, source):
                 return
+            if not retried:  # Pi already tried since the last user message: the request fails
+                self._failed(req, u, False)
+                return
             u, source = self.truth_before(i), _MODEL
-            if u > window:
-                self.run.overflows += 1
+            if u > window:  # the retry is rejected too
+                self.run.rejected(u, window)
                 self.run.failed_recoveries += 1
+                self._failed(req, u, True)
+                return
         elif req.failed_overflow:
             self._fits_unrecorded(req, u)
             return
@@ -265,6 +271,24 @@ class _Sim(SimState):
         if req.last_in_run:
             self.check(i, u, self.truth_before(i))
             r.requests[-1] = r.requests[-1]._replace(pi_view=u)
+
+    def _failed(self, req: Request, u: float, point: bool) -> None:
+        """A request the provider rejects with Pi's recovery spent (a retry that overflows again, or any
+        overflow after one until the next user message): an error message in Pi, so
+        `_overflowRecoveryAttempted` stays set and Pi does not compact again before the next user
+        message (`agent-session.js`, 0.73.1 and 1.6.0). Counted as an overflow, not billed; the recorded
+        run goes on after it, the walk's state (Pi's usage of it, the check after the run's final
+        reply) as `bench/pi_replay.mjs` keeps it."""
+        r, i, output = self.run, req.base_index, req.output
+        if point:
+            self._point(req, u, _MODEL, True, output)
+        self.synthetic.append(self.wl.base[i])
+        self.usage_override = (len(self.synthetic) - 1, int(u + 0.5), output)
+        view = u + output
+        self.last_usage = (i, view)
+        if req.last_in_run:
+            self.check(i, view, self.truth_before(i + 1))
+            r.requests[-1] = r.requests[-1]._replace(pi_view=view)
 
     def _reply(self, req: Request, u: float, source: TruthSource) -> None:
         r, i, g, output = self.run, req.base_index, self.grid, req.output

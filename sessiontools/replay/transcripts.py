@@ -7,8 +7,8 @@ Used for Codex rollouts (default policy `codex`), Claude Code transcripts, Pi's 
 agents' transcripts and Codex's or Claude Code's rule over Pi sessions ("what would Codex's rule have
 done to this session").
 
-Default window: Codex rollouts record 95% of the configured window (`policies.codex.configured_window`
-gives it back); otherwise the window a request recorded, else the bundled catalogue's for the model.
+Default window: the configured window as the policy reads the file (`Policy.recorded_window`: Codex
+rollouts record 95% of it); otherwise the window a request recorded, else the bundled catalogue's for the model.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ from sessiontools.transcript.model import Transcript, TranscriptPath
 
 
 def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = None) -> int:
-    """The configured context window of the session (see the module docstring); when the file records
-    none, the window the policy's CLI assumed for the model (Claude Code: 200k, 1M for `[1m]`), else
-    the catalogue's."""
-    from sessiontools.policies.codex import configured_window
-
-    reported = t.settings.get("model_context_window")
-    if t.agent.value == "codex" and isinstance(reported, int) and reported > 0:
-        return configured_window(reported)
+    """The configured context window of the session (see the module docstring): as the file's own
+    agent's policy reads the file's settings (`Policy.recorded_window`), else the window a request recorded, else the window
+    the policy's CLI assumed for the model (Claude Code: 200k, 1M for `[1m]`), else the catalogue's."""
+    # A fact about the file, whichever rule replays it: read by the file's own agent's policy.
+    own = DEFAULT_POLICY.get(t.agent)
+    configured = make_policy(policy_for(t, None)).recorded_window(t.settings) if own is not None else None
+    if configured:
+        return configured
     recorded = [r.context_window for r in path.requests if r.context_window]
     if recorded:
         return recorded[-1]
@@ -183,11 +183,12 @@ def replay_transcript(
     claude: dict[str, Any] | None = None,
     priors: PriorTable | None = None,
     version: str | None = None,
+    defer_prior_dominated: bool = False,
 ) -> list[TranscriptReplay]:
     """Every (path x setting) of one transcript, replayed (`claude`: Claude Code's `autocompact_pcts`
     and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's other sessions,
     `replay.priors`; `version`: --cli-version, the CLI version whose rule applies instead of the one
-    the file records). A Pi transcript under a Pi policy is the exact port's (`replay_source`), never
+    the file records; `defer_prior_dominated`: as `replay.session.replay_session`'s). A Pi transcript under a Pi policy is the exact port's (`replay_source`), never
     this walk's."""
     from sessiontools.replay.registry import has_exact_port
 
@@ -203,7 +204,9 @@ def replay_transcript(
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
         truth = fit_neutral_truth(path, summary_tokens, prior)
-        runs = [simulate_path(path, pol, s, truth) for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
+        deferred = defer_prior_dominated and (truth.prior_dominated if not out else not out[0].runs)
+        runs = [] if deferred else [simulate_path(path, pol, s, truth)
+                                    for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
         req = next((r for r in reversed(path.requests) if r.model), None)
         info = lookup(req.provider, req.model) if req else None
         rec = recorded_path_usage(path)

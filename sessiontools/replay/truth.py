@@ -189,17 +189,23 @@ def fit_overhead_ratio(xs: Sequence[float], ys: Sequence[float], prior_ratio: fl
     return TruthFit(a, b, n, prior, bounded)
 
 
-def _attribute(
-    contexts: Sequence[tuple[int, list[Entry], int, int]], wanted: Mapping[int, int], counted: Mapping[int, int],
-    overhead: float,
-) -> dict[int, float]:
-    """Per-entry actual tokens (by id of entry) from the differences of recorded prompt totals.
+def attribute(
+    contexts: Sequence[tuple[Any, Sequence[Any], int, Any]], wanted: Mapping[Any, float], counted: Mapping[Any, int],
+    overhead: float, key: Callable[[Any], Any] = id,
+) -> dict[Any, float]:
+    """Each message's (entry's) actual tokens from the differences of recorded prompt totals: the one
+    attribution of recorded usage to messages, for every agent (Pi: `fit_truth`, keyed by id of
+    entry; any transcript: `replay.neutral.attribute_messages`, keyed by message index).
 
-    When a request's context extends the previous one, the growth of A is shared among the new
-    entries in proportion to their counted size; otherwise the entries not known yet share what A
-    leaves after the overhead and the known entries."""
-    tokens: dict[int, float] = {}
-    prev_list: list[Entry] | None = None
+    `contexts`: (position, sources, n, _) of each request with usable usage, in order; its context is
+    `sources[:n]`, and `wanted[position]` its recorded prompt. When a request's context extends the
+    previous one (a prefix of it), the growth of the prompt is shared among the new sources in
+    proportion to their counted size (`counted`, by `key` of a source); otherwise (after a
+    compaction, a context edit, a branch) the sources not known yet share what the prompt leaves after
+    the overhead and the known sources. So the truth of every recorded context, overhead + its
+    sources' tokens, is its recorded prompt whenever no prompt shrank while its context grew."""
+    tokens: dict[Any, float] = {}
+    prev_list: Sequence[Any] | None = None
     prev_n = 0
     prev_a: float = overhead
     size = counted.get
@@ -210,10 +216,10 @@ def _attribute(
             n >= prev_n and prev_list is not None and lst[:prev_n] == prev_list[:prev_n]
         ):
             delta = a - prev_a
-            new = []  # (id, size) of the entries not attributed yet (a loop: usually one or two)
+            new = []  # (key, size) of the sources not attributed yet (a loop: usually one or two)
             total = 0
             for j in range(prev_n, n):
-                k = id(lst[j])
+                k = key(lst[j])
                 if k not in tokens:
                     c = size(k, 0)
                     new.append((k, c))
@@ -226,14 +232,14 @@ def _attribute(
                     for k, _ in new:
                         tokens[k] = delta * (1 / len(new))
         else:
-            sources = lst[:n]
-            unknown = [s for s in sources if id(s) not in tokens]
-            known = sum(tokens[id(s)] for s in sources if id(s) in tokens)
+            keys = [key(x) for x in lst[:n]]
+            unknown = [k for k in keys if k not in tokens]
+            known = sum(tokens[k] for k in keys if k in tokens)
             rest = a - overhead - known
-            total = sum(counted.get(id(s), 0) for s in unknown)
+            total = sum(counted.get(k, 0) for k in unknown)
             if unknown and rest >= 0:
-                for s in unknown:
-                    tokens[id(s)] = rest * (counted.get(id(s), 0) / total if total else 1 / len(unknown))
+                for k in unknown:
+                    tokens[k] = rest * (counted.get(k, 0) / total if total else 1 / len(unknown))
         prev_list, prev_n, prev_a = lst, n, a
     return tokens
 
@@ -269,7 +275,7 @@ def fit_truth(
     ys = [float(wanted[at]) for at, _, _, _ in contexts]
     fit = fit_overhead_ratio(xs, ys, prior.ratio if prior else PRIOR_RATIO)
     overhead, ratio = fit.overhead, fit.ratio
-    tokens = _attribute(contexts, wanted, counted, overhead)
+    tokens = attribute(contexts, wanted, counted, overhead)
     # What a new summary costs: learnt from the recorded summaries.
     sums = [(tokens.get(id(e)), e.data.get("summary")) for e in path if e.type == "compaction"]
     learnt = [t for t, s in sums if t and isinstance(s, str)]

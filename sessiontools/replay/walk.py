@@ -66,6 +66,7 @@ class _Walk:
         # Compactions the user or an extension made: applied where recorded, not the policy's to match.
         self.by_user = [k for k, c in enumerate(path.compactions)
                         if c.trigger == Trigger.MANUAL or c.writer == "hook"]
+        self.by_user_set = frozenset(self.by_user)
         self.next_user = 0
         self.unmatched = 0  # simulated compactions at no recorded place
         self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
@@ -73,6 +74,10 @@ class _Walk:
         self.run_start = 0  # work position where the current run's input begins
         self.run = ReplayRun(settings)
         self.pending_thrash: SimCompaction | None = None
+        #: (work position, recorded prompt) of the newest request answered in the recorded context
+        #: since the last compaction (`truth_at`); None after a compaction.
+        self.anchor: tuple[int, float] | None = None
+        self.applied: set[int] = set()  # recorded user compactions applied (`apply_user`)
         # Each message's truth and policy size, computed once: every check point sums a whole context.
         self._tokens: list[float | None] = [None] * len(path.messages)
         self._sizes: list[tuple[int, int] | None] = [None] * len(path.messages)
@@ -94,6 +99,12 @@ class _Walk:
         return [*self.prefix, *self.work[self.resume:upto]]
 
     def truth_at(self, upto: int) -> float:
+        """Truth of the simulated context before work position `upto`: while it is the recorded one,
+        the newest recorded prompt plus the messages since (an agent's unrecorded edits, such as
+        cleared tool results, are in that prompt), else the truth model's sum."""
+        a = self.anchor
+        if a is not None and a[0] <= upto and not self.diverged(self.work[upto - 1] if upto else 0):
+            return a[1] + sum(map(self.tokens_of, self.work[a[0]:upto]))
         t = self.truth
         return t.overhead + self.summary + sum(map(self.tokens_of, self.context(upto)))
 
@@ -124,6 +135,10 @@ class _Walk:
             keep = set(kept.indices)
             sum_in = self.summary + sum(self.tokens_of(i) for i in ctx if i not in keep)
         hit = next((k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched), None)
+        if hit is not None and hit in self.by_user_set:
+            # The user (or an extension) compacted right here in the recording: that compaction is
+            # applied, the policy's is not made on top of it.
+            return self.apply_user(hit, upto)
         if sum_in > self.W and hit is not None:
             sum_in = float(self.W)  # the agent recorded this compaction: its summariser's prompt fitted
         elif sum_in > self.W:
@@ -147,7 +162,7 @@ class _Walk:
         r.summarization_output += sc.summarization_output_tokens
         self.pending_thrash = sc
         self.prefix, self.resume, self.summary = kept.indices, upto, self.truth.summary_tokens
-        self.last_usage = None
+        self.last_usage = self.anchor = None
         return sc
 
     def _record(self, reason: CompactionReason, after: int, kept: tuple[int, ...], view: CountView, truth_now: float,
@@ -237,6 +252,8 @@ class _Walk:
         r.billed_input += u
         r.output_tokens += output
         self._point(index, u, source, False, output, same)
+        if source == TruthSource.RECORDED:
+            self.anchor = (k, u)
         self.last_usage = (index if self.policy.counts_own_reply else self.reply_end(index), u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
             self.check(k + 1)
@@ -288,19 +305,46 @@ class _Walk:
         while self.next_user < len(self.by_user) and self.path.compactions[self.by_user[self.next_user]].index < before:
             k = self.by_user[self.next_user]
             self.next_user += 1
-            c = self.path.compactions[k]
-            upto = len([i for i in self.work if i < c.index])
-            kept = tuple(i for a, b in c.kept for i in range(a, b) if i in self.pos_of)
-            self.matched.add(k)
-            truth_now = self.truth_at(upto)
-            self._peak(truth_now)
+            if k not in self.applied:
+                c = self.path.compactions[k]
+                self.apply_user(k, len([i for i in self.work if i < c.index]))
+
+    def apply_user(self, k: int, upto: int) -> SimCompaction:
+        """Apply recorded user/extension compaction `k` before work position `upto`, with its recorded
+        kept messages and summary (the summary's tokens as its recorded usage tells them, if it does)."""
+        c = self.path.compactions[k]
+        self.applied.add(k)
+        kept = tuple(i for a, b in c.kept for i in range(a, b) if i in self.pos_of)
+        self.matched.add(k)
+        truth_now = self.truth_at(upto)
+        self._peak(truth_now)
+        summary = self.truth.attributed.get(c.index)
+        if summary is None:
             summary = self.truth.ratio * chars4(len(c.summary or ""))
-            sc = self._record(CompactionReason.USER, self.work[upto - 1] if upto else -1, kept, self.view(upto),
-                              truth_now, 0.0, summary, True)
-            sc.summarization_output_tokens = 0.0
-            sc.tokens_before = c.tokens_before if isinstance(c.tokens_before, int) else 0
-            self.run.compactions.append(sc)
-            self.prefix, self.resume, self.summary, self.last_usage = kept, upto, summary, None
+        sc = self._record(CompactionReason.USER, self.work[upto - 1] if upto else -1, kept, self.view(upto),
+                          truth_now, 0.0, summary, True)
+        sc.summarization_output_tokens = 0.0
+        sc.tokens_before = c.tokens_before if isinstance(c.tokens_before, int) else 0
+        self.run.compactions.append(sc)
+        self.prefix, self.resume, self.summary, self.last_usage, self.anchor = kept, upto, summary, None, None
+        return sc
+
+    def _trailing_check(self, prev: int) -> None:
+        """The agent's check point before a request the file does not hold: an agent's own recorded
+        compaction after the last request (it checks before sampling, and the file ends with the
+        compaction) is where it checked; no other check point of the walk is there."""
+        tail = [k for k, rec in enumerate(self.recorded)
+                if rec >= prev and k not in self.matched and k not in self.by_user_set]
+        if not tail or not {CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS} & self.policy.check_points:
+            return
+        c = self.path.compactions[tail[0]]
+        self.user_compactions(c.index)
+        rec = self.recorded[tail[0]]
+        msgs = self.path.messages
+        first = any(msgs[i].role == Role.USER for i in self.work if prev < i <= rec)
+        if first:
+            self.run_start = bisect_right(self.work, prev)
+        self._before(bisect_right(self.work, rec), first)
 
     def walk(self) -> ReplayRun:
         events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
@@ -318,6 +362,8 @@ class _Walk:
                 self.overflow(ev, starts[n], last, state)
             else:
                 self.request(ev, starts[n], last, state)
+        self._trailing_check(prev)
+        self.user_compactions(len(self.path.messages) + 1)
         r = self.run
         users = set(self.by_user)
         matched = len(self.matched - users)

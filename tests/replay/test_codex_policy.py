@@ -369,3 +369,18 @@ def test_a_resumed_turn_compacts_after_the_rerecorded_context() -> None:
                         PolicySettings(30000, extra=(("auto_compact_limit", 28500),)))
     assert len(run.compactions) == 1  # it fires where Codex did, on the same count ...
     assert run.recorded_match.matched == 1  # ... but one step early: after the reply, not after the context
+
+
+def test_the_configured_window_is_read_by_the_policy_not_by_an_agent_test() -> None:
+    """A rollout records 95% of its configured window: Codex's policy reads it back
+    (`Policy.recorded_window`); other policies read nothing from a file's settings, and
+    `replay.transcripts` names no agent."""
+    from sessiontools.policies.codex import codex_policy
+    from sessiontools.policies.pi.policy import pi_policy
+
+    assert codex_policy(None, None).recorded_window({"model_context_window": 60800}) == 64000
+    assert codex_policy(None, None).recorded_window({"model_context_window": True}) is None
+    assert codex_policy(None, None).recorded_window({}) is None
+    assert pi_policy("pi-1").recorded_window({"model_context_window": 60800}) is None
+    src = (Path(__file__).resolve().parents[2] / "sessiontools" / "replay" / "transcripts.py").read_text()
+    assert '"codex"' not in src and "Agent.CODEX" not in src

@@ -92,6 +92,32 @@ def test_second_overflow_in_a_run_is_recovered_after_a_success() -> None:
     assert m["failed_recoveries"] == 0
 
 
+def test_a_retry_that_overflows_again_spends_the_recovery_until_the_next_user_message() -> None:
+    """Pi (agent-session.js, 0.73.1 and 1.6.0): a retry that overflows again is an error message, so
+    `_overflowRecoveryAttempted` stays set until the next user message. Keeping 12,000 tokens of a
+    20,000 window, the first retry of the long run overflows again: every later request of that run that
+    does not fit fails (an overflow, not billed) and no overflow compaction is made until the next run."""
+    from tests.replay.test_replay import scripted
+
+    s = scripted(runs=2, calls=20).session()
+    wl = build_workload(SessionTree(s).path().entries, "0")
+    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 0, 12000, "pi-0"))
+    second_run = next(r.base_index for r in wl.requests if r.first_in_run and r.base_index > 1)
+    last_of_first = max(r.base_index for r in wl.requests if r.base_index < second_run)
+    first_ovf = min(p.base_index for p in run.requests if p.overflow)
+    assert [p.base_index for p in run.requests if p.overflow].count(first_ovf) == 2  # the attempt and its retry
+    in_first = [c for c in run.compactions if first_ovf - 1 <= c.parent_base_index < second_run - 1]
+    # The recovery compaction before the first overflow, then only the check after the run's final reply.
+    assert [c.reason for c in in_first] == [CompactionReason.OVERFLOW, CompactionReason.THRESHOLD]
+    assert in_first[1].parent_base_index == last_of_first
+    failed = [p for p in run.requests if p.overflow]
+    assert run.overflows == len(failed) and len(failed) > 10
+    assert run.failed_recoveries == len(failed) - sum(1 for c in run.compactions if c.reason == CompactionReason.OVERFLOW)
+    assert run.billed_input == sum(p.truth for p in run.requests if not p.overflow)  # failed: not billed
+    # A user message re-arms it: the next run's overflow is compacted for again.
+    assert any(c.reason == CompactionReason.OVERFLOW and c.parent_base_index >= second_run - 1 for c in run.compactions)
+
+
 def two_overflows_1x() -> Session:
     """A 1.x run with two recorded overflows (the provider counts far more than Pi's chars/4, as with
     CJK text), each recovered by the compaction Pi's own port makes there, a successful retry between."""

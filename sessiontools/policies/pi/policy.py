@@ -7,7 +7,8 @@ count is strictly above T (`shouldCompact`). Both are reactive: after a context-
 compacts and retries once; its "recovery attempted" flag is cleared when a user message starts and
 by any assistant reply that is not an error (1.6.0: nor `length`), in 0.73.1 and 1.6.0 alike
 (`agent-session.js` `_processAgentEvent`), so a second overflow in the same run after a successful
-reply is recovered again.
+reply is recovered again. A retry that overflows again is an error message, which leaves the flag set:
+Pi does not compact for an overflow again until the next user message (`replay.simulate._failed`).
 
 On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
 tokens before; `keep` here is the agent-neutral approximation of `findCutPoint` for other agents'
