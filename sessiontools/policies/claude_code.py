@@ -72,7 +72,7 @@ from sessiontools.policies.claude_code_rules import (
     rule_for,
 )
 from sessiontools.policies.claude_code_rules import threshold as rule_threshold
-from sessiontools.transcript.model import Message, Transcript, TranscriptPath, Trigger, UnitKind
+from sessiontools.transcript.model import Message, Role, Transcript, TranscriptPath, Trigger, UnitKind
 
 #: The Claude Code version these rules were measured on.
 MEASURED_VERSION = "2.1.332"
@@ -221,6 +221,8 @@ class ClaudeCodePolicy(Policy):
         self.model = model
         # 2.1.332: the messages after the *first* line of the last response; the JS releases: after its last
         self.counts_own_reply = rule.counts_own_reply
+        # The JS releases do not compact after `prompt is too long`: the request fails, the user compacts
+        self.reactive = rule.reactive
         self.name = PolicyName.CLAUDE_CODE_REACTIVE if reactive_only else PolicyName.CLAUDE_CODE
         # Checked before every request; a reactive-only Claude Code never reaches a threshold.
         self.check_points = (frozenset() if reactive_only
@@ -285,17 +287,39 @@ class ClaudeCodePolicy(Policy):
         return Kept(tuple(c.index for r in kept for c in r))
 
 
-def auto_compact_off(path: TranscriptPath, threshold: int) -> bool:
-    """Whether the file shows auto-compact was off: a request was sent after a response whose usage was
-    already at or above `threshold`, with no compaction between them (every release checks its count,
-    at least that usage, before each request)."""
+def recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None = None) -> list[tuple[int, float]]:
+    """(message index, count) at each request the recording sent (answered or rejected), in order: the
+    count `policy`'s release compared with T before it (its newest reply's usage, plus its estimate of
+    the messages after that reply); no count before a session's first reply or after a compaction
+    until the next reply. `policy` None: the newest usage alone."""
     cuts = sorted(c.index for c in path.compactions)
-    reqs = sorted(path.requests, key=lambda r: r.index)
-    for a, b in zip(reqs, reqs[1:], strict=False):
-        u = a.usage
-        if u.input + u.cache_read + u.cache_write + u.output >= threshold and not any(a.index < c < b.index for c in cuts):
-            return True
-    return False
+    starts = {e.index for e in (*path.requests, *path.overflows)}
+    answered = {r.index: r for r in path.requests}
+    events = sorted(starts)
+    out: list[tuple[int, float]] = []
+    last: tuple[int, float] | None = None  # (last message of the newest reply, its usage total)
+    for ix in events:
+        if last is not None and not any(last[0] < c < ix for c in cuts):
+            count = last[1]
+            if policy is not None:
+                view = CountView(last[1], [policy.size(m) for m in path.messages[last[0] + 1:ix]])
+                count = policy.count(view)
+            out.append((ix, count))
+        r = answered.get(ix)
+        if r is not None:
+            end = ix
+            while end + 1 < len(path.messages) and path.messages[end + 1].role == Role.ASSISTANT and end + 1 not in starts:
+                end += 1
+            u = r.usage
+            last = (end, float(u.input + u.cache_read + u.cache_write + u.output))
+    return out
+
+
+def auto_compact_off(path: TranscriptPath, threshold: int, policy: ClaudeCodePolicy | None = None) -> bool:
+    """Whether the file shows auto-compact was off: a request was sent (answered or rejected) while the
+    release's count (`recorded_counts`) was already at or above `threshold`, with no compaction
+    between that count's reply and the request (every release checks its count before each request)."""
+    return any(c >= threshold for _, c in recorded_counts(path, policy))
 
 
 def default_policy(t: Transcript) -> PolicyName:
@@ -313,7 +337,8 @@ def default_policy(t: Transcript) -> PolicyName:
         rule = rule_for(version if isinstance(version, str) else None)
         model = next((r.model for r in reversed(main[0].requests) if r.model), None)
         # 2.1.332's window is its auto-compact setting, which the file does not record: not inferred
-        if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model)):
+        pol = ClaudeCodePolicy(rule=rule, model=model)
+        if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model), pol):
             return PolicyName.CLAUDE_CODE_REACTIVE
     return PolicyName.CLAUDE_CODE
 

@@ -27,6 +27,12 @@ What changed (each a column of `ClaudeCodeRule`):
   `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (at least 100000) sets W; a threshold compaction keeps the last
   round of the turn.
 
+- **reactive** (`reactive`): the JS releases (2.0.0 - 2.1.63) never compact after the API's `prompt is
+  too long`: the error ends the turn (written as an assistant line "Prompt is too long") and the user
+  runs `/compact` (read: 2.0.2 - 2.1.30 have no reactive compaction; 2.1.63's `tryReactiveCompact`
+  hook is `null` in the published build; the real transcripts show the error, then a manual
+  boundary). 2.1.332 compacts and retries (measured, `claude-reactive.jsonl`).
+
 The window (`context_window`): 1,000,000 for a model id with `[1m]` (or the 1M beta on a model that
 has it), else 200,000, in every release read (2.0.2 - 2.1.63); 2.1.63 also gives claude-opus-4-6 1M
 behind a runtime flag (not decoded) the transcript does not record (not modelled: 200k).
@@ -74,6 +80,7 @@ class ClaudeCodeRule:
     keeps: Keeps
     pct_override: bool  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE honoured
     auto_compact_window_env: bool  # CLAUDE_CODE_AUTO_COMPACT_WINDOW honoured
+    reactive: bool  # compacts and retries after the API's `prompt is too long`
     how: str  # how the row was established (read / measured, where)
 
     @property
@@ -87,17 +94,17 @@ class ClaudeCodeRule:
 
 
 RULES: tuple[ClaudeCodeRule, ...] = (
-    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.NOTHING, False, False,
+    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.NOTHING, False, False, False,
                    "read: cli.js of 2.0.2, 2.0.10, 2.0.13, 2.0.15, 2.0.19 (no CLAUDE_AUTOCOMPACT_PCT_OVERRIDE yet)"),
-    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.NOTHING, True, False,
+    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.NOTHING, True, False, False,
                    "read: cli.js of 2.0.20, 2.0.30, 2.0.50, 2.0.70, 2.0.77, 2.1.0, 2.1.1; "
                    "measured: 2.0.77 and 2.1.1 on the lab"),
-    ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.NOTHING, True, False,
+    ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.NOTHING, True, False, False,
                    "read: cli.js of 2.1.2, 2.1.3, 2.1.4, 2.1.5, 2.1.12, 2.1.14, 2.1.19, 2.1.20; "
                    "measured: 2.1.12 on the lab"),
-    ClaudeCodeRule("2.1.21", None, Count.USAGE_ROUND4, 20_000, Keeps.NOTHING, True, False,
+    ClaudeCodeRule("2.1.21", None, Count.USAGE_ROUND4, 20_000, Keeps.NOTHING, True, False, False,
                    "read: cli.js of 2.1.21, 2.1.22, 2.1.23, 2.1.27, 2.1.30, 2.1.63; measured: 2.1.63 on the lab"),
-    ClaudeCodeRule("2.1.332", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True,
+    ClaudeCodeRule("2.1.332", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
                    "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code)"),
 )
 #: The rule when the file records no version (the newest measured one).

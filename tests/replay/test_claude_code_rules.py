@@ -180,7 +180,7 @@ def test_auto_compact_off_is_inferred_from_the_file() -> None:
     def req(i: int, total: int) -> NS:
         return NS(index=i, usage=NS(input=0, cache_read=total - 10, cache_write=5, output=5))
 
-    over = NS(requests=[req(0, 100000), req(2, 156000), req(4, 157000)], compactions=[])
+    over = NS(requests=[req(0, 100000), req(2, 156000), req(4, 157000)], compactions=[], overflows=(), messages=())
     assert auto_compact_off(over, 155000) and not auto_compact_off(over, 157001)
-    raced = NS(requests=[req(0, 100000), req(2, 156000), req(6, 30000)], compactions=[NS(index=4)])
+    raced = NS(requests=[req(0, 100000), req(2, 156000), req(6, 30000)], compactions=[NS(index=4)], overflows=(), messages=())
     assert not auto_compact_off(raced, 155000)  # the user's /compact came first: no check was skipped
