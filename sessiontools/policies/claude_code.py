@@ -64,6 +64,9 @@ from sessiontools.policies.base import (
 )
 from sessiontools.policies.claude_code_rules import (
     NEWEST,
+    RESTORE_FILE_TOKENS,
+    RESTORE_FILES,
+    RESTORE_TOTAL_TOKENS,
     ClaudeCodeRule,
     Count,
     Keeps,
@@ -186,6 +189,55 @@ def claude_chars(m: Message) -> int:
     return sum(len(u.text) for u in m.units if u.kind not in (UnitKind.THINKING, UnitKind.IMAGE))
 
 
+def _read_result(m: Any) -> tuple[str, float] | None:
+    """(file path, whole-file share) of a Read result line: Claude Code writes `toolUseResult.file`
+    (`filePath`, `numLines`, `totalLines`) on it; the share is totalLines / numLines (a partial read
+    stands for a larger file)."""
+    raw = m.raw if m is not None and isinstance(m.raw, dict) else None
+    res = raw.get("toolUseResult") if raw is not None and raw.get("type") == "user" else None
+    f = res.get("file") if isinstance(res, dict) else None
+    if not isinstance(f, dict) or not isinstance(f.get("filePath"), str):
+        return None
+    try:
+        share = max(1.0, int(f.get("totalLines")) / max(1, int(f.get("numLines"))))
+    except (TypeError, ValueError):
+        share = 1.0
+    return f["filePath"], share
+
+
+def restored_files(candidates: Sequence[Candidate]) -> tuple[int, ...]:
+    """What a JS release attaches after its summary (cli.js 2.0.2 - 2.1.63): the `RESTORE_FILES` files
+    read most recently, each re-read whole and left out above `RESTORE_FILE_TOKENS`, newest first
+    while the total fits `RESTORE_TOTAL_TOKENS`. Modelled as the newest Read result of each file in
+    the context (a result restored by an earlier compaction counts as read then): the re-read is the
+    file as the model last saw it, scaled up for a partial read."""
+    newest: dict[str, tuple[Candidate, float]] = {}  # file path -> its newest Read result
+    for c in candidates:
+        got = _read_result(c.message)
+        if got is not None:
+            newest.pop(got[0], None)
+            newest[got[0]] = (c, got[1])  # re-inserted: dict order is read order
+    kept: list[int] = []
+    total = 0.0
+    for c, share in list(reversed(newest.values()))[:RESTORE_FILES]:
+        whole = c.tokens * share
+        if whole > RESTORE_FILE_TOKENS or total + c.tokens > RESTORE_TOTAL_TOKENS:
+            continue
+        total += c.tokens
+        kept.append(c.index)
+    return tuple(sorted(kept))
+
+
+def print_mode_prompt(m: Any) -> bool:
+    """Whether a prompt line was written by print mode (`claude -p`, one process per prompt, which
+    reloads the transcript): the interactive REPL writes `thinkingMetadata` (or `todos`) on a prompt
+    line, print mode neither (the lab recordings; real 2.0.x - 2.1.x files). Another agent's: False."""
+    raw = m.raw if m is not None and isinstance(m.raw, dict) else None
+    if raw is None or raw.get("type") != "user" or "version" not in raw:
+        return False
+    return "thinkingMetadata" not in raw and "todos" not in raw
+
+
 def _rounds(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
     """The API rounds of the current turn: a response's messages and the tool results after it, from
     the last user prompt on; none when the turn's prompt is no longer in the context (it was
@@ -266,11 +318,18 @@ class ClaudeCodePolicy(Policy):
             return 4 * js_tokens(message), len(message.text.encode())
         return claude_chars(message), len(message.text.encode())
 
+    def new_process(self, prompt: Any) -> bool:
+        """A print-mode prompt (`print_mode_prompt`): the restored files, never written to the
+        transcript, are gone when the next process reloads it."""
+        return print_mode_prompt(prompt)
+
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """The preserved segment of a threshold (or manual) compaction: the last round(s) of the turn
         (2.1.332), nothing but the summary (the JS releases)."""
         if self.rule.keeps is Keeps.NOTHING:
             return Kept(())
+        if self.rule.keeps is Keeps.READ_FILES:
+            return Kept(restored_files(candidates), until_next_prompt=True)
         rounds = _rounds(candidates)
         kept = rounds[-THRESHOLD_KEPT_ROUNDS:] if THRESHOLD_KEPT_ROUNDS and rounds else []
         return Kept(tuple(c.index for r in kept for c in r))
@@ -278,7 +337,7 @@ class ClaudeCodePolicy(Policy):
     def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """A reactive compaction (reason "overflow") keeps up to `REACTIVE_MAX_KEPT_ROUNDS` rounds,
         giving up the oldest while they exceed `REACTIVE_KEEP_FRACTION` of the window; the others `keep`."""
-        if reason != "overflow" or self.rule.keeps is Keeps.NOTHING:
+        if reason != "overflow" or self.rule.keeps is not Keeps.LAST_ROUND:
             return self.keep(candidates, settings)
         kept = _rounds(candidates)[-REACTIVE_MAX_KEPT_ROUNDS:]
         budget = REACTIVE_KEEP_FRACTION * settings.context_window

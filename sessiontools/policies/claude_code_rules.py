@@ -52,6 +52,13 @@ LONG_WINDOW = 1_000_000
 DEFAULT_MAX_OUTPUT = 32_000
 #: T = E - AUTOCOMPACT_BUFFER in every release.
 AUTOCOMPACT_BUFFER = 13_000
+#: After a compaction the JS releases (2.0.2 - 2.1.63, the same three constants in each) re-read the
+#: RESTORE_FILES most recently read files, each at most RESTORE_FILE_TOKENS (a larger one fails to
+#: read and is left out), while the total stays within RESTORE_TOTAL_TOKENS, and attach them after the
+#: summary (not written to the transcript).
+RESTORE_FILES = 5
+RESTORE_FILE_TOKENS = 5_000
+RESTORE_TOTAL_TOKENS = 50_000
 
 
 class Count(StrEnum):
@@ -66,6 +73,7 @@ class Keeps(StrEnum):
     """What a threshold compaction keeps besides the summary."""
 
     NOTHING = "nothing"
+    READ_FILES = "read files"  # the JS releases: the 5 most recently read files restored (see `RESTORE_*`)
     LAST_ROUND = "last round"
 
 
@@ -94,15 +102,15 @@ class ClaudeCodeRule:
 
 
 RULES: tuple[ClaudeCodeRule, ...] = (
-    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.NOTHING, False, False, False,
+    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.READ_FILES, False, False, False,
                    "read: cli.js of 2.0.2, 2.0.10, 2.0.13, 2.0.15, 2.0.19 (no CLAUDE_AUTOCOMPACT_PCT_OVERRIDE yet)"),
-    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.NOTHING, True, False, False,
+    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.READ_FILES, True, False, False,
                    "read: cli.js of 2.0.20, 2.0.30, 2.0.50, 2.0.70, 2.0.77, 2.1.0, 2.1.1; "
                    "measured: 2.0.77 and 2.1.1 on the lab"),
-    ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.NOTHING, True, False, False,
+    ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.READ_FILES, True, False, False,
                    "read: cli.js of 2.1.2, 2.1.3, 2.1.4, 2.1.5, 2.1.12, 2.1.14, 2.1.19, 2.1.20; "
                    "measured: 2.1.12 on the lab"),
-    ClaudeCodeRule("2.1.21", None, Count.USAGE_ROUND4, 20_000, Keeps.NOTHING, True, False, False,
+    ClaudeCodeRule("2.1.21", None, Count.USAGE_ROUND4, 20_000, Keeps.READ_FILES, True, False, False,
                    "read: cli.js of 2.1.21, 2.1.22, 2.1.23, 2.1.27, 2.1.30, 2.1.63; measured: 2.1.63 on the lab"),
     ClaudeCodeRule("2.1.332", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
                    "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code)"),

@@ -139,3 +139,78 @@ def test_threshold_compaction_before_a_failed_request_is_reproduced() -> None:
 
 def test_rule_lookup_for_the_real_versions() -> None:
     assert not rule_for("2.0.74").reactive and not rule_for("2.1.19").reactive
+
+
+def _cand(i: int, role: str, tokens: float, raw: dict | None = None):  # type: ignore[no-untyped-def]
+    from sessiontools.policies.base import Candidate
+    from sessiontools.transcript.model import Message, Role
+
+    msg = Message(i, f"m{i}", i, Role.TOOL if role == "tool" else Role(role), (), raw=raw)
+    return Candidate(i, role, role == "user", tokens, msg)
+
+
+def _read(i: int, path: str, tokens: float, num: int = 10, total: int = 10):  # type: ignore[no-untyped-def]
+    raw = {"type": "user", "version": "2.1.12", "message": {"content": [{"type": "tool_result", "tool_use_id": f"t{i}"}]},
+           "toolUseResult": {"type": "text", "file": {"filePath": path, "numLines": num, "totalLines": total}}}
+    return _cand(i, "tool", tokens, raw)
+
+
+def test_restored_files_are_the_five_newest_reads_within_the_limits() -> None:
+    """cli.js 2.0.2 - 2.1.63: the 5 files read most recently, each at most 5,000 tokens (a larger one
+    fails to re-read), newest first while the total fits 50,000; a file read twice counts once, at
+    its newest read; a partial read stands for the whole file (totalLines / numLines)."""
+    from sessiontools.policies.claude_code import restored_files
+
+    cands = [_cand(0, "user", 10), _read(1, "/a", 100), _read(2, "/b", 200), _read(3, "/c", 4000, num=10, total=20),
+             _read(4, "/d", 300), _read(5, "/a", 120), _read(6, "/e", 5001), _read(7, "/f", 400), _read(8, "/g", 500),
+             _read(9, "/h", 600)]
+    # newest first: /h 9, /g 8, /f 7, /e 6 (too big), /a 5 -> the five newest files are h g f e a
+    assert restored_files(cands) == (5, 7, 8, 9)
+    assert restored_files(cands[:5]) == (1, 2, 4)  # /c: 4000 x 20/10 lines > 5000
+    big = [_read(i, f"/{i}", 4900) for i in range(1, 12)]
+    assert restored_files(big) == (7, 8, 9, 10, 11)  # only five files, 24,500 tokens
+    pol = claude_code_policy("claude-code", "2.1.12")
+    kept = pol.keep(cands, None)  # type: ignore[arg-type]
+    assert kept.indices == (5, 7, 8, 9) and kept.until_next_prompt
+    assert claude_code_policy("claude-code", "2.1.332").keep(cands, None).until_next_prompt is False  # type: ignore[arg-type]
+
+
+def test_restored_files_leave_at_a_print_mode_prompt_only() -> None:
+    from sessiontools.policies.claude_code import print_mode_prompt
+    from sessiontools.transcript.model import Message, Role
+
+    pol = claude_code_policy("claude-code", "2.1.12")
+    printed = {"type": "user", "version": "2.1.12", "message": {"content": "Task 2"}}
+    repl = {**printed, "thinkingMetadata": {"level": "none"}, "todos": []}
+    assert print_mode_prompt(Message(0, "u", 0, Role.USER, (), raw=printed))
+    assert not pol.new_process(Message(0, "u", 0, Role.USER, (), raw=repl))
+    assert not pol.new_process(Message(0, "u", 0, Role.USER, (), raw={"type": "message"}))  # another agent's
+
+
+PAIRS = [("claude-2.1.20", "claude-2.1.21"), ("claude-2.1.21", "claude-2.1.20"), ("claude-2.1.12", "claude-2.1.20"),
+         ("claude-2.1.20", "claude-2.1.12"), ("claude-2.1.21", "claude-2.1.63"), ("claude-2.1.63", "claude-2.1.21")]
+
+
+@pytest.mark.parametrize(("name", "other"), PAIRS)
+def test_what_if_pairs_predict_each_other(name: str, other: str) -> None:
+    """A lab recording replayed under the other release's rule (same workload, same percentage, one
+    rule apart) predicts the other's compaction count and agent prompt tokens within 3%. Measured:
+    2.1.20 as 2.1.21 -2.3%, 2.1.21 as 2.1.20 -2.3% (before the restored files: -9.4%, -4.8%);
+    2.1.12 / 2.1.20 -1.6%, +1.6%; 2.1.21 / 2.1.63 +0.2%, -0.2%. The counts are equal in each."""
+    import json
+    from pathlib import Path
+
+    from sessiontools.transcript.claude_code import load_claude_transcript
+
+    d = Path(__file__).resolve().parents[2] / "sample_sessions" / "claude-code"
+    manifest = json.loads((d / "manifest.json").read_text())
+    if not {name, other} <= set(manifest):
+        pytest.skip("multi-version samples missing")
+    t = load_claude_transcript(d / f"{name}.jsonl")
+    (tr,) = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
+                              claude={"autocompact_pcts": [manifest[other]["pct"]]}, version=manifest[other]["version"])
+    run = tr.runs[0]
+    want = load_claude_transcript(d / f"{other}.jsonl").main
+    assert len(run.compactions) == len(want.compactions)
+    prompt = sum(r.usage.prompt for r in want.requests)
+    assert abs(run.billed_input / prompt - 1) <= 0.03, run.billed_input / prompt - 1
