@@ -7,7 +7,8 @@ files are read with their session, and `agent-*.jsonl` sidechain files of the 1.
 out, as ccusage's session view groups them under their parent), grouped by the CLI version the file
 records last:
 
-- **read**: files the reader read as Claude Code transcripts (no fatal diagnostic);
+- **read**: files the reader loaded as Claude Code transcripts (bad lines are diagnostics); **with
+  messages**: those with a conversation (the others hold metadata lines only: summaries, snapshots);
 - **auto / manual**: the recorded compactions on the path replay walks (trigger `auto` -> threshold
   or overflow, `manual`);
 - **reproduced / extra**: `replay` at default settings (the file's own version's rule, the window the
@@ -110,8 +111,9 @@ def file_record(file: Path, env: Any | None) -> dict[str, Any]:
         return rec
     v = t.settings.get("version")
     rec["version"] = v if isinstance(v, str) else None
-    rec["read"] = t.main is not None and bool(t.main.messages)
-    if not rec["read"]:
+    rec["read"] = True  # loaded (bad lines are diagnostics); a file of metadata lines only has no conversation
+    rec["conversation"] = t.main is not None and bool(t.main.messages)
+    if not rec["conversation"]:
         return rec
     main = t.main
     rec["recorded"] = [[c.trigger.value, c.tokens_before] for c in main.compactions]
@@ -153,14 +155,15 @@ def version_rows(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _row(version: str, recs: list[dict[str, Any]]) -> dict[str, Any]:
-    read = [r for r in recs if r.get("read")]
+    read = [r for r in recs if r.get("conversation")]
     usage = [r for r in read if _has_usage(r)]
     peered = [r for r in usage if r.get("peer") is not None]
     equal = [r for r in peered if all(r["usage"][k] == r["peer"][k] for k in CLASSES)]
     priced = [r for r in peered if r["peer"]["cost"] > 0]
     close = [r for r in priced if r.get("cost") and abs(r["cost"] / r["peer"]["cost"] - 1) <= COST_TOLERANCE]
     m = [r["match"] for r in read if r.get("match")]
-    return {"version": version, "files": len(recs), "read": len(read),
+    return {"version": version, "files": len(recs), "read": sum(bool(r.get("read")) for r in recs),
+            "conversations": len(read),
             "auto": sum(r.get("auto", 0) for r in read), "manual": sum(r.get("manual", 0) for r in read),
             "reproduced": sum(x["matched"] for x in m), "extra": sum(x["extra"] for x in m),
             "manual_applied": sum(min(r.get("user_applied", 0), r.get("manual", 0)) for r in read),
@@ -169,12 +172,12 @@ def _row(version: str, recs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def markdown(rows: list[dict[str, Any]], peer: bool) -> str:
-    head = ["version", "files read", "auto", "manual", "reproduced", "extra", "manual applied"]
+    head = ["version", "files read", "with messages", "auto", "manual", "reproduced", "extra", "manual applied"]
     if peer:
         head += ["usage = ccusage", "cost within 2%"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
-        cells = [r["version"], f"{r['read']}/{r['files']}", r["auto"], r["manual"],
+        cells = [r["version"], f"{r['read']}/{r['files']}", r["conversations"], r["auto"], r["manual"],
                  f"{r['reproduced']}/{r['auto']}", r["extra"], f"{r['manual_applied']}/{r['manual']}"]
         if peer:
             cells += [f"{r['usage_equal']}/{r['peered']}", f"{r['cost_within_2pct']}/{r['priced']}"]
