@@ -17,7 +17,8 @@ records last:
 - **usage = ccusage**: files whose input / output / cache read / cache write totals (`inspect`) equal
   ccusage 20.0.24's (`lab.ccusage_env`, `--offline`, on that session alone: its file and subagent
   files hard-linked into a fresh `CLAUDE_CONFIG_DIR/projects/`); of the files with usage;
-- **cost within 2%**: files priced by both with |ours / ccusage - 1| <= 0.02; of those priced by ccusage.
+- **cost within 2%**: files with |ours / ccusage - 1| <= 0.02, of those priced by both; **priced by
+  ccusage only**: files ccusage prices and the catalogue does not (their models).
 
 Nothing is written below DIR; the temporary config dirs live under the system temp dir. `--files`
 adds one row per file with a recorded compaction (recorded trigger:tokens before; ours). The output
@@ -159,8 +160,9 @@ def _row(version: str, recs: list[dict[str, Any]]) -> dict[str, Any]:
     usage = [r for r in read if _has_usage(r)]
     peered = [r for r in usage if r.get("peer") is not None]
     equal = [r for r in peered if all(r["usage"][k] == r["peer"][k] for k in CLASSES)]
-    priced = [r for r in peered if r["peer"]["cost"] > 0]
-    close = [r for r in priced if r.get("cost") and abs(r["cost"] / r["peer"]["cost"] - 1) <= COST_TOLERANCE]
+    priced = [r for r in peered if r["peer"]["cost"] > 0 and r.get("cost")]  # priced by both
+    peer_only = [r for r in peered if r["peer"]["cost"] > 0 and not r.get("cost")]
+    close = [r for r in priced if abs(r["cost"] / r["peer"]["cost"] - 1) <= COST_TOLERANCE]
     m = [r["match"] for r in read if r.get("match")]
     return {"version": version, "files": len(recs), "read": sum(bool(r.get("read")) for r in recs),
             "conversations": len(read),
@@ -168,19 +170,20 @@ def _row(version: str, recs: list[dict[str, Any]]) -> dict[str, Any]:
             "reproduced": sum(x["matched"] for x in m), "extra": sum(x["extra"] for x in m),
             "manual_applied": sum(min(r.get("user_applied", 0), r.get("manual", 0)) for r in read),
             "with_usage": len(usage), "peered": len(peered), "usage_equal": len(equal),
-            "priced": len(priced), "cost_within_2pct": len(close)}
+            "priced": len(priced), "cost_within_2pct": len(close), "priced_by_ccusage_only": len(peer_only)}
 
 
 def markdown(rows: list[dict[str, Any]], peer: bool) -> str:
     head = ["version", "files read", "with messages", "auto", "manual", "reproduced", "extra", "manual applied"]
     if peer:
-        head += ["usage = ccusage", "cost within 2%"]
+        head += ["usage = ccusage", "cost within 2%", "priced by ccusage only"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r["version"], f"{r['read']}/{r['files']}", r["conversations"], r["auto"], r["manual"],
                  f"{r['reproduced']}/{r['auto']}", r["extra"], f"{r['manual_applied']}/{r['manual']}"]
         if peer:
-            cells += [f"{r['usage_equal']}/{r['peered']}", f"{r['cost_within_2pct']}/{r['priced']}"]
+            cells += [f"{r['usage_equal']}/{r['peered']}", f"{r['cost_within_2pct']}/{r['priced']}",
+                      r["priced_by_ccusage_only"]]
         out.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(out)
 

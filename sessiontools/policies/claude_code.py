@@ -142,6 +142,8 @@ def _block_chars(b: Any) -> int:
 
 #: A JS release's estimate of an image block (2.1.2 - 2.1.20; 2.1.63 counts 2000).
 JS_IMAGE_TOKENS = 1334
+#: 2.1.74 - 2.1.112: an image or a document block.
+JS_NEW_IMAGE_TOKENS = 2000
 
 
 def _js_block_tokens(b: Any) -> int:
@@ -164,17 +166,42 @@ def _js_block_tokens(b: Any) -> int:
     return 0
 
 
-def js_tokens(m: Message) -> int:
-    """A JS release's estimate of a message (sum over its blocks); another agent's message: its units'
-    text, rounded once."""
+def _js_block_tokens_all(b: Any) -> int:
+    """2.1.74 - 2.1.112: Math.round(len/4) of text, thinking, tool_use name + JSON input and tool-result
+    text; an image or document 2000."""
+    if isinstance(b, str):
+        return js_round4(len(b))
+    if not isinstance(b, dict):
+        return 0
+    t = b.get("type")
+    if t == "text":
+        return js_round4(len(b.get("text") or ""))
+    if t in ("image", "document"):
+        return JS_NEW_IMAGE_TOKENS
+    if t == "tool_result":
+        c = b.get("content")
+        return js_round4(len(c)) if isinstance(c, str) else sum(_js_block_tokens_all(x) for x in c or [])
+    if t == "tool_use":
+        return js_round4(len(b.get("name") or "") + len(json.dumps(b.get("input") or {}, separators=(",", ":"),
+                                                                   ensure_ascii=False)))
+    if t == "thinking":
+        return js_round4(len(b.get("thinking") or ""))
+    if t == "redacted_thinking":
+        return js_round4(len(b.get("data") or ""))
+    return js_round4(len(json.dumps(b, separators=(",", ":"), ensure_ascii=False)))
+
+
+def js_tokens(m: Message, every_block: bool = False) -> int:
+    """A JS release's estimate of a message (sum over its blocks; `every_block`: 2.1.74 on, tool calls
+    and thinking too); another agent's message: its units' text, rounded once."""
     raw = m.raw if isinstance(m.raw, dict) else None
     msg = raw.get("message") if raw is not None and raw.get("type") in ("user", "assistant") else None
+    block = _js_block_tokens_all if every_block else _js_block_tokens
     if isinstance(msg, dict):
         c = msg.get("content")
-        return js_round4(len(c)) if isinstance(c, str) else sum(_js_block_tokens(b) for b in c or []
-                                                                if isinstance(c, list))
-    return js_round4(sum(len(u.text) for u in m.units
-                          if u.kind not in (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)))
+        return js_round4(len(c)) if isinstance(c, str) else sum(block(b) for b in c or [] if isinstance(c, list))
+    skip = (UnitKind.IMAGE,) if every_block else (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)
+    return js_round4(sum(len(u.text) for u in m.units if u.kind not in skip))
 
 
 def claude_chars(m: Message) -> int:
@@ -296,7 +323,7 @@ class ClaudeCodePolicy(Policy):
     def count(self, view: CountView) -> float:
         if self.rule.count is Count.USAGE:  # 2.0.x: the newest response's usage alone (0 before one)
             return float(view.last_usage_total or 0)
-        if self.rule.count is Count.USAGE_ROUND4:  # size() gives 4 x the per-block rounded estimate
+        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):  # size(): 4 x the per-block estimate
             items = view.trailing if view.last_usage_total is not None else view.context
             return (view.last_usage_total or 0) + sum(c for c, _ in items) / 4
         if view.last_usage_total is None:
@@ -314,8 +341,8 @@ class ClaudeCodePolicy(Policy):
         return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
 
     def size(self, message: Any) -> tuple[int, int]:
-        if self.rule.count is Count.USAGE_ROUND4:
-            return 4 * js_tokens(message), len(message.text.encode())
+        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):
+            return 4 * js_tokens(message, self.rule.count is Count.USAGE_ROUND4_ALL), len(message.text.encode())
         return claude_chars(message), len(message.text.encode())
 
     def new_process(self, prompt: Any) -> bool:
@@ -384,9 +411,10 @@ def auto_compact_off(path: TranscriptPath, threshold: int, policy: ClaudeCodePol
 def default_policy(t: Transcript) -> PolicyName:
     """The rule that wrote a Claude Code file: `claude-code-reactive` when it compacted only after the
     provider rejected a request (the lab's reactive recordings: no threshold compaction, at least one
-    reactive one), or when auto-compact was evidently off (no automatic compaction, and a request sent
-    with the usage at or above the version's own threshold for the model, `auto_compact_off`); else
-    `claude-code` (every release compacts at its threshold, and also reactively)."""
+    reactive one), when the release compacts at its threshold only with a configured auto-compact
+    window (2.1.332: `threshold_needs_window`) and the file has no threshold compaction, or when
+    auto-compact was evidently off (no automatic compaction, and a request sent with the release's
+    count at or above its own threshold for the model, `auto_compact_off`); else `claude-code`."""
     main = [p for p in t.paths if not p.sidechain]
     triggers = {c.trigger for p in main for c in p.compactions}
     if Trigger.OVERFLOW in triggers and Trigger.THRESHOLD not in triggers:
@@ -395,7 +423,8 @@ def default_policy(t: Transcript) -> PolicyName:
         version = t.settings.get("version")
         rule = rule_for(version if isinstance(version, str) else None)
         model = next((r.model for r in reversed(main[0].requests) if r.model), None)
-        # 2.1.332's window is its auto-compact setting, which the file does not record: not inferred
+        if rule.threshold_needs_window:  # no threshold compaction: no auto-compact window was configured
+            return PolicyName.CLAUDE_CODE_REACTIVE
         pol = ClaudeCodePolicy(rule=rule, model=model)
         if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model), pol):
             return PolicyName.CLAUDE_CODE_REACTIVE

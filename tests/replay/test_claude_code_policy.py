@@ -188,8 +188,9 @@ def test_reader_marks_the_reactive_compactions() -> None:
         threshold = meta["auto_window"] or meta.get("version")
         want = {"manual": Trigger.MANUAL, "auto": Trigger.THRESHOLD if threshold else Trigger.OVERFLOW}
         assert [c.trigger for c in t.main.compactions] == [want[f["trigger"]] for f in meta["facts"]["compactions"]]
-        # reactive only where the file compacted reactively; the manual-only file: the version's threshold
-        assert default_policy(t) == (PolicyName.CLAUDE_CODE_REACTIVE if name == "claude-reactive"
+        # reactive where the file compacted reactively, and for the manual-only 2.1.332 file (no
+        # threshold compaction: no auto-compact window was configured, which 2.1.332's threshold needs)
+        assert default_policy(t) == (PolicyName.CLAUDE_CODE_REACTIVE if name in ("claude-reactive", "claude-manual")
                                      else PolicyName.CLAUDE_CODE)
 
 
@@ -221,7 +222,8 @@ def test_cli_claude_code_defaults_and_options(capsys: pytest.CaptureFixture[str]
     code, doc, _ = _cli(capsys, "replay", str(DIR))
     assert code == 0
     pols = {Path(r["session"]).stem: r["settings"]["policy"] for r in doc["runs"]}
-    assert {n: pols[n] for n in PINNED} == {"claude-manual": "claude-code", "claude-reactive": "claude-code-reactive",
+    # claude-manual (2.1.332, no auto-compact window configured): that release's threshold needs one
+    assert {n: pols[n] for n in PINNED} == {"claude-manual": "claude-code-reactive", "claude-reactive": "claude-code-reactive",
                                             "claude-threshold-14": "claude-code", "claude-threshold-15": "claude-code"}
     assert all(pols[n] == "claude-code" for n in MANIFEST if n not in PINNED)
     code, doc, err = _cli(capsys, "replay", str(DIR / "claude-threshold-15.jsonl"), "--context-window", "100k",

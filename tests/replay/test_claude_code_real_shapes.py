@@ -214,3 +214,29 @@ def test_what_if_pairs_predict_each_other(name: str, other: str) -> None:
     assert len(run.compactions) == len(want.compactions)
     prompt = sum(r.usage.prompt for r in want.requests)
     assert abs(run.billed_input / prompt - 1) <= 0.03, run.billed_input / prompt - 1
+
+
+def test_rows_after_2_1_63_read_from_cli_js() -> None:
+    """2.1.74: the estimate counts tool calls (name + JSON input) and thinking, an image or document
+    2000; 2.1.75: CLAUDE_CODE_AUTO_COMPACT_WINDOW (at least 100000); 2.1.98: the estimate starts after
+    the newest response's first line."""
+    from sessiontools.policies.base import CountView, PolicySettings
+    from sessiontools.policies.claude_code_rules import threshold
+    from sessiontools.transcript.model import Message, Role
+
+    raw = {"type": "assistant", "message": {"content": [
+        {"type": "text", "text": "abcdef"},  # round(6/4) = 2
+        {"type": "tool_use", "id": "t", "name": "Read", "input": {"file_path": "/w/a.py"}},  # 4 + 22 chars: 7
+        {"type": "thinking", "thinking": "zzzz"},  # 1
+        {"type": "image", "source": {}}]}}  # 2000
+    m = Message(0, "u", 1, Role.ASSISTANT, (), raw=raw)
+    assert claude_code_policy("claude-code", "2.1.73").size(m)[0] == 4 * (2 + 1334)  # text and image only
+    assert claude_code_policy("claude-code", "2.1.74").size(m)[0] == 4 * (2 + 7 + 1 + 2000)
+    assert claude_code_policy("claude-code", "2.1.74").count(CountView(1000, [(40, 40)])) == 1010
+    assert threshold(rule_for("2.1.74"), 50_000, "claude-sonnet-4-5") == 50_000 - 20_000 - 13_000
+    assert threshold(rule_for("2.1.75"), 50_000, "claude-sonnet-4-5") == 100_000 - 20_000 - 13_000
+    assert threshold(rule_for("2.1.75"), 200_000, "claude-sonnet-4-5", 14) == 25_200
+    assert not claude_code_policy("claude-code", "2.1.97").counts_own_reply
+    assert claude_code_policy("claude-code", "2.1.98").counts_own_reply
+    pol = claude_code_policy("claude-code", "2.1.112", "claude-opus-4-5-20251101")
+    assert pol.threshold(PolicySettings(200_000)) == 167_000 and not pol.reactive
