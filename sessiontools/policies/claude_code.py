@@ -17,7 +17,9 @@ effective window is E = W - min(maxOutputTokens, 20000) and the threshold T = E 
 15 -> 12000). Before every request (a turn's first and each one after a tool result) Claude Code
 counts C = usage of its last response (input + cache creation + cache read + output) +
 ceil(chars / 4 * 4 / 3), chars = the text of every message after the *first* line of that response
-(text blocks, tool name + compact JSON input, tool-result text), and compacts when C >= T. On 6 runs
+(text blocks, tool name + compact JSON input, tool-result text), and compacts when C >= T. (The
+4/3 is the lab model's: the binary's JS divides by 3 bytes per token for a model family it does not
+list and by 4 for those it does, `bytes_per_token`; read, the listed families not measured.) On 6 runs
 (356 responses, 35 compactions) every compaction had C >= T (smallest margin +11) and no other
 request did; without the 4/3 factor 13 of the 35 fall below T. The recorded `preTokens` is the
 count without the factor, usage + ceil(chars / 4) (exact for 33 of 42, else 1 token off).
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -112,9 +115,31 @@ def claude_threshold(window: int, pct: float | None = None,
     return min(math.floor(e * pct / 100), e - AUTOCOMPACT_BUFFER)
 
 
-def estimate_chars(chars: int) -> int:
-    """ceil(chars / 4 * 4 / 3): the estimate Claude Code adds to the last usage before comparing with T."""
-    return math.ceil(chars / 4 * ESTIMATE_FACTOR)
+#: 2.1.222 / 2.1.332 (the JS in the native binary): models whose estimate is chars / 4; every other
+#: model (a newer one, such as the lab's) chars / 3, i.e. chars / 4 x `ESTIMATE_FACTOR`.
+FOUR_BYTES_PER_TOKEN = frozenset({
+    "claude-3-opus", "claude-3-sonnet", "claude-3-haiku", "claude-3-5-sonnet", "claude-3-5-haiku", "claude-3-7-sonnet",
+    "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-0",
+    "claude-sonnet-4-5", "claude-sonnet-4-6", "claude-haiku-4-5"})
+
+
+def bytes_per_token(model: str | None) -> int:
+    """2.1.332's characters per estimated token for a model: 4 for the families it lists (and no model),
+    else 3. The id is reduced to its family (provider prefix, `[1m]`, a date suffix dropped; `.`/`_`
+    as `-`; a bare `claude-opus-4` / `claude-sonnet-4` is the `-0` release)."""
+    if not model:
+        return 4
+    m = model.lower().split("/")[-1].split("[")[0].replace(".", "-").replace("_", "-")
+    m = re.sub(r"-\d{8}$", "", m).removesuffix("-latest")
+    if m in ("claude-opus-4", "claude-sonnet-4"):
+        m += "-0"
+    return 4 if m in FOUR_BYTES_PER_TOKEN else 3
+
+
+def estimate_chars(chars: int, model: str | None = "claude-opus-5-5") -> int:
+    """ceil(chars / bytes per token): the estimate Claude Code 2.1.332 adds to the last usage before
+    comparing with T (measured on the lab's model, 3 bytes per token: ceil(chars / 4 x 4 / 3))."""
+    return math.ceil(chars / bytes_per_token(model))
 
 
 def recorded_chars(chars: int) -> int:
@@ -327,8 +352,8 @@ class ClaudeCodePolicy(Policy):
             items = view.trailing if view.last_usage_total is not None else view.context
             return (view.last_usage_total or 0) + sum(c for c, _ in items) / 4
         if view.last_usage_total is None:
-            return float(estimate_chars(sum(c for c, _ in view.context)))
-        return view.last_usage_total + estimate_chars(sum(c for c, _ in view.trailing))
+            return float(estimate_chars(sum(c for c, _ in view.context), self.model))
+        return view.last_usage_total + estimate_chars(sum(c for c, _ in view.trailing), self.model)
 
     def fires(self, count: float, threshold: int) -> bool:
         return count >= threshold

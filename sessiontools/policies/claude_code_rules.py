@@ -25,11 +25,13 @@ What changed (each a column of `ClaudeCodeRule`):
 - **2.1.74**: the estimate also counts tool_use blocks (name + JSON input) and thinking, an image or
   document 2000 (Math.round(len/4) per block).
 - **2.1.75 - 2.1.97**: `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (100000 - 1000000; W = min(model window, it)).
-- **2.1.98 - 2.1.112** (the last JS release): the estimate starts after the newest response's *first*
-  line (its other lines, one per content block, are counted by the estimate). 2.1.111 adds a gate
-  behind a remote flag (off by default, never in print mode). The native releases 2.1.113 - 2.1.331
-  are not read: they get this row.
-- **2.1.332** (measured, `policies.claude_code`): the estimate is ceil(chars/4 x 4/3) over text,
+- **2.1.98 - 2.1.112** (the last JS release; measured: 2.1.112): the estimate starts after the newest
+  response's *first* line (its other lines, one per content block, are counted by the estimate).
+  2.1.111 adds a gate behind a remote flag (off by default, never in print mode). The native
+  releases 2.1.113 - 2.1.221 are not read: they get this row.
+- **2.1.222 on** (measured on 2.1.332, `policies.claude_code`; the gate and the estimator read in the
+  JS embedded in the 2.1.222 and 2.1.332 binaries): the estimate is ceil(chars / bytes per token),
+  4 for the model families the release lists, 3 for the others (the lab's model: ceil(chars/4 x 4/3)), over text,
   tool_use name + JSON input and tool-result text, counted from the *first* line of the newest response;
   `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (at least 100000) sets W; a threshold compaction keeps the last
   round of the turn. The threshold runs only when an auto-compact window is configured (environment
@@ -141,11 +143,11 @@ RULES: tuple[ClaudeCodeRule, ...] = (
                    "read: cli.js of 2.1.73 (not yet) and 2.1.74"),
     ClaudeCodeRule("2.1.75", "2.1.97", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
                    "read: cli.js of 2.1.75, 2.1.76, 2.1.84, 2.1.90, 2.1.97"),
-    ClaudeCodeRule("2.1.98", "2.1.331", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
+    ClaudeCodeRule("2.1.98", "2.1.221", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
                    "read: cli.js of 2.1.98, 2.1.100, 2.1.104, 2.1.105, 2.1.110, 2.1.111, 2.1.112 (the last JS "
-                   "release); the native releases 2.1.113 - 2.1.331 not read, given this row",
+                   "release); measured: 2.1.112 on the lab; the native releases 2.1.113 - 2.1.221 not read, given this row",
                    from_first_line=True),
-    ClaudeCodeRule("2.1.332", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
+    ClaudeCodeRule("2.1.222", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
                    "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code); read: "
                    "the JS embedded in the native binaries of 2.1.222 and 2.1.332 (the threshold needs a "
                    "configured auto-compact window)", threshold_needs_window=True),

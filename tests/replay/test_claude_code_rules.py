@@ -41,11 +41,12 @@ def _records(t, **kw):  # type: ignore[no-untyped-def]
     return [run_record(tr, run) for tr in replay_transcript(t, **kw) for run in tr.runs]
 
 def test_rows_and_lookup() -> None:
-    assert [r.first for r in RULES] == ["2.0.0", "2.0.20", "2.1.2", "2.1.21", "2.1.74", "2.1.75", "2.1.98", "2.1.332"]
+    assert [r.first for r in RULES] == ["2.0.0", "2.0.20", "2.1.2", "2.1.21", "2.1.74", "2.1.75", "2.1.98", "2.1.222"]
     assert rule_for("2.1.73") is rule_for("2.1.21") and rule_for("2.1.74").count is Count.USAGE_ROUND4_ALL
     assert not rule_for("2.1.74").auto_compact_window_env and rule_for("2.1.75").auto_compact_window_env
     assert not rule_for("2.1.97").counts_own_reply and rule_for("2.1.98").counts_own_reply
-    assert rule_for("2.1.222") is rule_for("2.1.112") and NEWEST.threshold_needs_window
+    assert rule_for("2.1.221") is rule_for("2.1.112") and rule_for("2.1.222") is NEWEST
+    assert NEWEST.threshold_needs_window
     assert not any(r.threshold_needs_window for r in RULES if r is not NEWEST)
     assert rule_for("2.0.2").count is Count.USAGE and not rule_for("2.0.19").pct_override
     assert rule_for("2.0.20").pct_override and rule_for("2.1.1").count is Count.USAGE
