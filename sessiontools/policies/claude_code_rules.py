@@ -43,8 +43,9 @@ What changed (each a column of `ClaudeCodeRule`):
   is too long`: the error ends the turn (written as an assistant line "Prompt is too long") and the
   user runs `/compact` (read: 2.0.2 - 2.1.30 have no reactive compaction; the `tryReactiveCompact`
   hook of 2.1.63 - 2.1.97 is `null` in the published builds, 2.1.110 and 2.1.112 have none; the real
-  transcripts show the error, then a manual boundary). 2.1.332 compacts and retries (measured,
-  `claude-reactive.jsonl`).
+  transcripts show the error, then a manual boundary; measured: 2.1.112 against a lab limit of 13000
+  answers "Prompt is too long", exits 1 and writes no boundary, tests/e2e/test_claude_cli.py). 2.1.332
+  compacts and retries (measured, `claude-reactive.jsonl`).
 - **kept** (`keeps`): after its summary every JS release re-reads the 5 most recently read files
   (`RESTORE_*`, the same constants in 1.0.89 - 2.1.112) and attaches them; they are never written to
   the transcript, so a process that reloads it (print mode's next prompt, `--continue`) has lost them.
