@@ -102,6 +102,9 @@ class Kept:
 
     indices: tuple[int, ...]
     notes: list[str] = field(default_factory=list)
+    #: The kept messages leave the context at the next user prompt that starts a new agent process
+    #: (`Policy.new_process`): what the agent attached in memory and never wrote to its transcript.
+    until_next_prompt: bool = False
 
 
 class Policy(ABC):
@@ -158,6 +161,11 @@ class Policy(ABC):
     def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """What a compaction for `reason` ("threshold", "overflow", "user": a recorded manual one) keeps (default: `keep`)."""
         return self.keep(candidates, settings)
+
+    def new_process(self, prompt: Any) -> bool:
+        """Whether the user prompt `prompt` (a transcript Message) was sent by a new agent process that
+        reloaded the session from its file (default: no)."""
+        return False
 
     def tokens_before(self, view: CountView) -> int:
         """What the agent records as the compaction's tokens before."""

@@ -17,7 +17,9 @@ effective window is E = W - min(maxOutputTokens, 20000) and the threshold T = E 
 15 -> 12000). Before every request (a turn's first and each one after a tool result) Claude Code
 counts C = usage of its last response (input + cache creation + cache read + output) +
 ceil(chars / 4 * 4 / 3), chars = the text of every message after the *first* line of that response
-(text blocks, tool name + compact JSON input, tool-result text), and compacts when C >= T. On 6 runs
+(text blocks, tool name + compact JSON input, tool-result text), and compacts when C >= T. (The
+4/3 is the lab model's: the binary's JS divides by 3 bytes per token for a model family it does not
+list and by 4 for those it does, `bytes_per_token`; read, the listed families not measured.) On 6 runs
 (356 responses, 35 compactions) every compaction had C >= T (smallest margin +11) and no other
 request did; without the 4/3 factor 13 of the 35 fall below T. The recorded `preTokens` is the
 count without the factor, usage + ceil(chars / 4) (exact for 33 of 42, else 1 token off).
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,17 +65,17 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
+from sessiontools.policies.claude_code_js import js_tokens, print_mode_prompt, restored_files
 from sessiontools.policies.claude_code_rules import (
     NEWEST,
     ClaudeCodeRule,
     Count,
     Keeps,
     context_window,
-    js_round4,
     rule_for,
 )
 from sessiontools.policies.claude_code_rules import threshold as rule_threshold
-from sessiontools.transcript.model import Message, Transcript, TranscriptPath, Trigger, UnitKind
+from sessiontools.transcript.model import Message, Role, Transcript, TranscriptPath, Trigger, UnitKind
 
 #: The Claude Code version these rules were measured on.
 MEASURED_VERSION = "2.1.332"
@@ -109,9 +112,31 @@ def claude_threshold(window: int, pct: float | None = None,
     return min(math.floor(e * pct / 100), e - AUTOCOMPACT_BUFFER)
 
 
-def estimate_chars(chars: int) -> int:
-    """ceil(chars / 4 * 4 / 3): the estimate Claude Code adds to the last usage before comparing with T."""
-    return math.ceil(chars / 4 * ESTIMATE_FACTOR)
+#: 2.1.222 / 2.1.332 (the JS in the native binary): models whose estimate is chars / 4; every other
+#: model (a newer one, such as the lab's) chars / 3, i.e. chars / 4 x `ESTIMATE_FACTOR`.
+FOUR_BYTES_PER_TOKEN = frozenset({
+    "claude-3-opus", "claude-3-sonnet", "claude-3-haiku", "claude-3-5-sonnet", "claude-3-5-haiku", "claude-3-7-sonnet",
+    "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-0",
+    "claude-sonnet-4-5", "claude-sonnet-4-6", "claude-haiku-4-5"})
+
+
+def bytes_per_token(model: str | None) -> int:
+    """2.1.332's characters per estimated token for a model: 4 for the families it lists (and no model),
+    else 3. The id is reduced to its family (provider prefix, `[1m]`, a date suffix dropped; `.`/`_`
+    as `-`; a bare `claude-opus-4` / `claude-sonnet-4` is the `-0` release)."""
+    if not model:
+        return 4
+    m = model.lower().split("/")[-1].split("[")[0].replace(".", "-").replace("_", "-")
+    m = re.sub(r"-\d{8}$", "", m).removesuffix("-latest")
+    if m in ("claude-opus-4", "claude-sonnet-4"):
+        m += "-0"
+    return 4 if m in FOUR_BYTES_PER_TOKEN else 3
+
+
+def estimate_chars(chars: int, model: str | None = "claude-opus-5-5") -> int:
+    """ceil(chars / bytes per token): the estimate Claude Code 2.1.332 adds to the last usage before
+    comparing with T (measured on the lab's model, 3 bytes per token: ceil(chars / 4 x 4 / 3))."""
+    return math.ceil(chars / bytes_per_token(model))
 
 
 def recorded_chars(chars: int) -> int:
@@ -135,43 +160,6 @@ def _block_chars(b: Any) -> int:
         return sum(len(x.get("text") or "") for x in c or []
                    if isinstance(x, dict) and x.get("type") == "text")
     return 0
-
-
-#: A JS release's estimate of an image block (2.1.2 - 2.1.20; 2.1.63 counts 2000).
-JS_IMAGE_TOKENS = 1334
-
-
-def _js_block_tokens(b: Any) -> int:
-    """A JS release's estimate of one content block: Math.round(len/4) of a text block or of each text
-    of a tool result; tool_use and thinking blocks count 0 (cli.js 2.1.2 - 2.1.63)."""
-    if isinstance(b, str):
-        return js_round4(len(b))
-    if not isinstance(b, dict):
-        return 0
-    t = b.get("type")
-    if t == "text":
-        return js_round4(len(b.get("text") or ""))
-    if t == "image":
-        return JS_IMAGE_TOKENS
-    if t == "tool_result":
-        c = b.get("content")
-        if isinstance(c, str):
-            return js_round4(len(c))
-        return sum(_js_block_tokens(x) for x in c or [])
-    return 0
-
-
-def js_tokens(m: Message) -> int:
-    """A JS release's estimate of a message (sum over its blocks); another agent's message: its units'
-    text, rounded once."""
-    raw = m.raw if isinstance(m.raw, dict) else None
-    msg = raw.get("message") if raw is not None and raw.get("type") in ("user", "assistant") else None
-    if isinstance(msg, dict):
-        c = msg.get("content")
-        return js_round4(len(c)) if isinstance(c, str) else sum(_js_block_tokens(b) for b in c or []
-                                                                if isinstance(c, list))
-    return js_round4(sum(len(u.text) for u in m.units
-                          if u.kind not in (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)))
 
 
 def claude_chars(m: Message) -> int:
@@ -221,6 +209,8 @@ class ClaudeCodePolicy(Policy):
         self.model = model
         # 2.1.332: the messages after the *first* line of the last response; the JS releases: after its last
         self.counts_own_reply = rule.counts_own_reply
+        # The JS releases do not compact after `prompt is too long`: the request fails, the user compacts
+        self.reactive = rule.reactive
         self.name = PolicyName.CLAUDE_CODE_REACTIVE if reactive_only else PolicyName.CLAUDE_CODE
         # Checked before every request; a reactive-only Claude Code never reaches a threshold.
         self.check_points = (frozenset() if reactive_only
@@ -242,12 +232,12 @@ class ClaudeCodePolicy(Policy):
     def count(self, view: CountView) -> float:
         if self.rule.count is Count.USAGE:  # 2.0.x: the newest response's usage alone (0 before one)
             return float(view.last_usage_total or 0)
-        if self.rule.count is Count.USAGE_ROUND4:  # size() gives 4 x the per-block rounded estimate
+        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):  # size(): 4 x the per-block estimate
             items = view.trailing if view.last_usage_total is not None else view.context
             return (view.last_usage_total or 0) + sum(c for c, _ in items) / 4
         if view.last_usage_total is None:
-            return float(estimate_chars(sum(c for c, _ in view.context)))
-        return view.last_usage_total + estimate_chars(sum(c for c, _ in view.trailing))
+            return float(estimate_chars(sum(c for c, _ in view.context), self.model))
+        return view.last_usage_total + estimate_chars(sum(c for c, _ in view.trailing), self.model)
 
     def fires(self, count: float, threshold: int) -> bool:
         return count >= threshold
@@ -260,15 +250,22 @@ class ClaudeCodePolicy(Policy):
         return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
 
     def size(self, message: Any) -> tuple[int, int]:
-        if self.rule.count is Count.USAGE_ROUND4:
-            return 4 * js_tokens(message), len(message.text.encode())
+        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):
+            return 4 * js_tokens(message, self.rule.count is Count.USAGE_ROUND4_ALL), len(message.text.encode())
         return claude_chars(message), len(message.text.encode())
+
+    def new_process(self, prompt: Any) -> bool:
+        """A print-mode prompt (`print_mode_prompt`): the restored files, never written to the
+        transcript, are gone when the next process reloads it."""
+        return print_mode_prompt(prompt)
 
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """The preserved segment of a threshold (or manual) compaction: the last round(s) of the turn
         (2.1.332), nothing but the summary (the JS releases)."""
         if self.rule.keeps is Keeps.NOTHING:
             return Kept(())
+        if self.rule.keeps is Keeps.READ_FILES:
+            return Kept(restored_files(candidates), until_next_prompt=True)
         rounds = _rounds(candidates)
         kept = rounds[-THRESHOLD_KEPT_ROUNDS:] if THRESHOLD_KEPT_ROUNDS and rounds else []
         return Kept(tuple(c.index for r in kept for c in r))
@@ -276,7 +273,7 @@ class ClaudeCodePolicy(Policy):
     def keep_for(self, reason: str, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         """A reactive compaction (reason "overflow") keeps up to `REACTIVE_MAX_KEPT_ROUNDS` rounds,
         giving up the oldest while they exceed `REACTIVE_KEEP_FRACTION` of the window; the others `keep`."""
-        if reason != "overflow" or self.rule.keeps is Keeps.NOTHING:
+        if reason != "overflow" or self.rule.keeps is not Keeps.LAST_ROUND:
             return self.keep(candidates, settings)
         kept = _rounds(candidates)[-REACTIVE_MAX_KEPT_ROUNDS:]
         budget = REACTIVE_KEEP_FRACTION * settings.context_window
@@ -285,25 +282,48 @@ class ClaudeCodePolicy(Policy):
         return Kept(tuple(c.index for r in kept for c in r))
 
 
-def auto_compact_off(path: TranscriptPath, threshold: int) -> bool:
-    """Whether the file shows auto-compact was off: a request was sent after a response whose usage was
-    already at or above `threshold`, with no compaction between them (every release checks its count,
-    at least that usage, before each request)."""
+def recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None = None) -> list[tuple[int, float]]:
+    """(message index, count) at each request the recording sent (answered or rejected), in order: the
+    count `policy`'s release compared with T before it (its newest reply's usage, plus its estimate of
+    the messages after that reply); no count before a session's first reply or after a compaction
+    until the next reply. `policy` None: the newest usage alone."""
     cuts = sorted(c.index for c in path.compactions)
-    reqs = sorted(path.requests, key=lambda r: r.index)
-    for a, b in zip(reqs, reqs[1:], strict=False):
-        u = a.usage
-        if u.input + u.cache_read + u.cache_write + u.output >= threshold and not any(a.index < c < b.index for c in cuts):
-            return True
-    return False
+    starts = {e.index for e in (*path.requests, *path.overflows)}
+    answered = {r.index: r for r in path.requests}
+    events = sorted(starts)
+    out: list[tuple[int, float]] = []
+    last: tuple[int, float] | None = None  # (last message of the newest reply, its usage total)
+    for ix in events:
+        if last is not None and not any(last[0] < c < ix for c in cuts):
+            count = last[1]
+            if policy is not None:
+                view = CountView(last[1], [policy.size(m) for m in path.messages[last[0] + 1:ix]])
+                count = policy.count(view)
+            out.append((ix, count))
+        r = answered.get(ix)
+        if r is not None:
+            end = ix
+            while end + 1 < len(path.messages) and path.messages[end + 1].role == Role.ASSISTANT and end + 1 not in starts:
+                end += 1
+            u = r.usage
+            last = (end, float(u.input + u.cache_read + u.cache_write + u.output))
+    return out
+
+
+def auto_compact_off(path: TranscriptPath, threshold: int, policy: ClaudeCodePolicy | None = None) -> bool:
+    """Whether the file shows auto-compact was off: a request was sent (answered or rejected) while the
+    release's count (`recorded_counts`) was already at or above `threshold`, with no compaction
+    between that count's reply and the request (every release checks its count before each request)."""
+    return any(c >= threshold for _, c in recorded_counts(path, policy))
 
 
 def default_policy(t: Transcript) -> PolicyName:
     """The rule that wrote a Claude Code file: `claude-code-reactive` when it compacted only after the
     provider rejected a request (the lab's reactive recordings: no threshold compaction, at least one
-    reactive one), or when auto-compact was evidently off (no automatic compaction, and a request sent
-    with the usage at or above the version's own threshold for the model, `auto_compact_off`); else
-    `claude-code` (every release compacts at its threshold, and also reactively)."""
+    reactive one), when the release compacts at its threshold only with a configured auto-compact
+    window (2.1.332: `threshold_needs_window`) and the file has no threshold compaction, or when
+    auto-compact was evidently off (no automatic compaction, and a request sent with the release's
+    count at or above its own threshold for the model, `auto_compact_off`); else `claude-code`."""
     main = [p for p in t.paths if not p.sidechain]
     triggers = {c.trigger for p in main for c in p.compactions}
     if Trigger.OVERFLOW in triggers and Trigger.THRESHOLD not in triggers:
@@ -312,8 +332,10 @@ def default_policy(t: Transcript) -> PolicyName:
         version = t.settings.get("version")
         rule = rule_for(version if isinstance(version, str) else None)
         model = next((r.model for r in reversed(main[0].requests) if r.model), None)
-        # 2.1.332's window is its auto-compact setting, which the file does not record: not inferred
-        if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model)):
+        if rule.threshold_needs_window:  # no threshold compaction: no auto-compact window was configured
+            return PolicyName.CLAUDE_CODE_REACTIVE
+        pol = ClaudeCodePolicy(rule=rule, model=model)
+        if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model), pol):
             return PolicyName.CLAUDE_CODE_REACTIVE
     return PolicyName.CLAUDE_CODE
 

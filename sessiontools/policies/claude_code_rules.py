@@ -20,12 +20,35 @@ What changed (each a column of `ClaudeCodeRule`):
   200k claude-*-4-x models. The compaction keeps nothing (the summary alone; lab 2.0.77).
 - **2.1.2 - 2.1.20**: the count adds an estimate of the messages after that response: Math.round(len/4)
   per text block and tool-result text (tool_use blocks are not counted, an image 1334).
-- **2.1.21 - 2.1.63 (and later JS releases)**: R is capped at 20000: T = 200000 - 20000 - 13000 =
-  **167000** (2.1.63 also counts an image as 2000 and attachment lines).
-- **2.1.332** (measured, `policies.claude_code`): the estimate is ceil(chars/4 x 4/3) over text,
+- **2.1.21 - 2.1.73**: R is capped at 20000: T = 200000 - 20000 - 13000 = **167000** (2.1.63 also
+  counts an image as 2000 and attachment lines).
+- **2.1.74**: the estimate also counts tool_use blocks (name + JSON input) and thinking, an image or
+  document 2000 (Math.round(len/4) per block).
+- **2.1.75 - 2.1.97**: `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (100000 - 1000000; W = min(model window, it)).
+- **2.1.98 - 2.1.112** (the last JS release; measured: 2.1.112): the estimate starts after the newest
+  response's *first* line (its other lines, one per content block, are counted by the estimate).
+  2.1.111 adds a gate behind a remote flag (off by default, never in print mode). The native
+  releases 2.1.113 - 2.1.221 are not read: they get this row.
+- **2.1.222 on** (measured on 2.1.332, `policies.claude_code`; the gate and the estimator read in the
+  JS embedded in the 2.1.222 and 2.1.332 binaries): the estimate is ceil(chars / bytes per token),
+  4 for the model families the release lists, 3 for the others (the lab's model: ceil(chars/4 x 4/3)), over text,
   tool_use name + JSON input and tool-result text, counted from the *first* line of the newest response;
   `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (at least 100000) sets W; a threshold compaction keeps the last
-  round of the turn.
+  round of the turn. The threshold runs only when an auto-compact window is configured (environment
+  or `autoCompactWindow` setting): `if (gate() && source(window) === "auto") return false` in the JS
+  embedded in the 2.1.222 and 2.1.332 binaries, which is why they never compacted at the model's own
+  window in the lab; without one they compact reactively only.
+
+- **reactive** (`reactive`): the JS releases (1.0.89 - 2.1.112) never compact after the API's `prompt
+  is too long`: the error ends the turn (written as an assistant line "Prompt is too long") and the
+  user runs `/compact` (read: 2.0.2 - 2.1.30 have no reactive compaction; the `tryReactiveCompact`
+  hook of 2.1.63 - 2.1.97 is `null` in the published builds, 2.1.110 and 2.1.112 have none; the real
+  transcripts show the error, then a manual boundary; measured: 2.1.112 against a lab limit of 13000
+  answers "Prompt is too long", exits 1 and writes no boundary, tests/e2e/test_claude_cli.py). 2.1.332
+  compacts and retries (measured, `claude-reactive.jsonl`).
+- **kept** (`keeps`): after its summary every JS release re-reads the 5 most recently read files
+  (`RESTORE_*`, the same constants in 1.0.89 - 2.1.112) and attaches them; they are never written to
+  the transcript, so a process that reloads it (print mode's next prompt, `--continue`) has lost them.
 
 The window (`context_window`): 1,000,000 for a model id with `[1m]` (or the 1M beta on a model that
 has it), else 200,000, in every release read (2.0.2 - 2.1.63); 2.1.63 also gives claude-opus-4-6 1M
@@ -46,6 +69,15 @@ LONG_WINDOW = 1_000_000
 DEFAULT_MAX_OUTPUT = 32_000
 #: T = E - AUTOCOMPACT_BUFFER in every release.
 AUTOCOMPACT_BUFFER = 13_000
+#: The smallest `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (2.1.75 on).
+MIN_AUTO_COMPACT_WINDOW = 100_000
+#: After a compaction the JS releases (1.0.89 - 2.1.112, the same three constants in each) re-read the
+#: RESTORE_FILES most recently read files, each at most RESTORE_FILE_TOKENS (a larger one fails to
+#: read and is left out), while the total stays within RESTORE_TOTAL_TOKENS, and attach them after the
+#: summary (not written to the transcript).
+RESTORE_FILES = 5
+RESTORE_FILE_TOKENS = 5_000
+RESTORE_TOTAL_TOKENS = 50_000
 
 
 class Count(StrEnum):
@@ -53,6 +85,9 @@ class Count(StrEnum):
 
     USAGE = "usage"  # the newest response's usage alone
     USAGE_ROUND4 = "usage+round(chars/4)"  # + Math.round(len/4) per text / tool-result block after it
+    #: + Math.round(len/4) per text, tool-result, tool_use (name + JSON input) and thinking block, an
+    #: image or document 2000 (2.1.74 - 2.1.112)
+    USAGE_ROUND4_ALL = "usage+round(chars/4), calls and thinking too"
     USAGE_CEIL4_X4_3 = "usage+ceil(chars/4*4/3)"  # + ceil(chars/4 x 4/3), tool_use included (2.1.332)
 
 
@@ -60,6 +95,7 @@ class Keeps(StrEnum):
     """What a threshold compaction keeps besides the summary."""
 
     NOTHING = "nothing"
+    READ_FILES = "read files"  # the JS releases: the 5 most recently read files restored (see `RESTORE_*`)
     LAST_ROUND = "last round"
 
 
@@ -74,12 +110,17 @@ class ClaudeCodeRule:
     keeps: Keeps
     pct_override: bool  # CLAUDE_AUTOCOMPACT_PCT_OVERRIDE honoured
     auto_compact_window_env: bool  # CLAUDE_CODE_AUTO_COMPACT_WINDOW honoured
+    reactive: bool  # compacts and retries after the API's `prompt is too long`
     how: str  # how the row was established (read / measured, where)
+    from_first_line: bool = False  # the estimate starts after the newest response's first line (2.1.98 on)
+    #: The threshold compaction runs only with a configured auto-compact window (the environment's
+    #: `CLAUDE_CODE_AUTO_COMPACT_WINDOW` or the `autoCompactWindow` setting); else only reactively.
+    threshold_needs_window: bool = False
 
     @property
     def counts_own_reply(self) -> bool:
-        """The estimate starts after the newest response's *first* line (2.1.332), not its last."""
-        return self.count is Count.USAGE_CEIL4_X4_3
+        """The estimate starts after the newest response's *first* line (2.1.98 on), not its last."""
+        return self.from_first_line or self.count is Count.USAGE_CEIL4_X4_3
 
     @property
     def label(self) -> str:
@@ -87,18 +128,30 @@ class ClaudeCodeRule:
 
 
 RULES: tuple[ClaudeCodeRule, ...] = (
-    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.NOTHING, False, False,
-                   "read: cli.js of 2.0.2, 2.0.10, 2.0.13, 2.0.15, 2.0.19 (no CLAUDE_AUTOCOMPACT_PCT_OVERRIDE yet)"),
-    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.NOTHING, True, False,
+    ClaudeCodeRule("2.0.0", "2.0.19", Count.USAGE, None, Keeps.READ_FILES, False, False, False,
+                   "read: cli.js of 2.0.2, 2.0.10, 2.0.13, 2.0.15, 2.0.19 (no CLAUDE_AUTOCOMPACT_PCT_OVERRIDE yet) "
+                   "and of 1.0.89 (the same rule: older releases get this row)"),
+    ClaudeCodeRule("2.0.20", "2.1.1", Count.USAGE, None, Keeps.READ_FILES, True, False, False,
                    "read: cli.js of 2.0.20, 2.0.30, 2.0.50, 2.0.70, 2.0.77, 2.1.0, 2.1.1; "
                    "measured: 2.0.77 and 2.1.1 on the lab"),
-    ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.NOTHING, True, False,
+    ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.READ_FILES, True, False, False,
                    "read: cli.js of 2.1.2, 2.1.3, 2.1.4, 2.1.5, 2.1.12, 2.1.14, 2.1.19, 2.1.20; "
                    "measured: 2.1.12 on the lab"),
-    ClaudeCodeRule("2.1.21", None, Count.USAGE_ROUND4, 20_000, Keeps.NOTHING, True, False,
-                   "read: cli.js of 2.1.21, 2.1.22, 2.1.23, 2.1.27, 2.1.30, 2.1.63; measured: 2.1.63 on the lab"),
-    ClaudeCodeRule("2.1.332", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True,
-                   "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code)"),
+    ClaudeCodeRule("2.1.21", "2.1.73", Count.USAGE_ROUND4, 20_000, Keeps.READ_FILES, True, False, False,
+                   "read: cli.js of 2.1.21, 2.1.22, 2.1.23, 2.1.27, 2.1.30, 2.1.63, 2.1.69, 2.1.72, 2.1.73; "
+                   "measured: 2.1.21 and 2.1.63 on the lab"),
+    ClaudeCodeRule("2.1.74", "2.1.74", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, False, False,
+                   "read: cli.js of 2.1.73 (not yet) and 2.1.74"),
+    ClaudeCodeRule("2.1.75", "2.1.97", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
+                   "read: cli.js of 2.1.75, 2.1.76, 2.1.84, 2.1.90, 2.1.97"),
+    ClaudeCodeRule("2.1.98", "2.1.221", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
+                   "read: cli.js of 2.1.98, 2.1.100, 2.1.104, 2.1.105, 2.1.110, 2.1.111, 2.1.112 (the last JS "
+                   "release); measured: 2.1.112 on the lab; the native releases 2.1.113 - 2.1.221 not read, given this row",
+                   from_first_line=True),
+    ClaudeCodeRule("2.1.222", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
+                   "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code); read: "
+                   "the JS embedded in the native binaries of 2.1.222 and 2.1.332 (the threshold needs a "
+                   "configured auto-compact window)", threshold_needs_window=True),
 )
 #: The rule when the file records no version (the newest measured one).
 NEWEST = RULES[-1]
@@ -155,6 +208,8 @@ def output_reserve(rule: ClaudeCodeRule, model: str | None, max_output_tokens: i
 def threshold(rule: ClaudeCodeRule, window: int, model: str | None = None, pct: float | None = None,
               max_output_tokens: int | None = None) -> int:
     """T for a row: E = W - R, T = E - 13000, or min(floor(E x P / 100), E - 13000)."""
+    if rule.auto_compact_window_env:  # --context-window is then the auto-compact window (>= 100000)
+        window = max(window, MIN_AUTO_COMPACT_WINDOW)
     e = window - output_reserve(rule, model, max_output_tokens)
     if pct is None or not rule.pct_override:
         return e - AUTOCOMPACT_BUFFER

@@ -59,10 +59,15 @@ class _Walk:
         self.work = [m.index for m in path.messages if m.index not in summaries]
         self.pos_of = {ix: k for k, ix in enumerate(self.work)}
         self.prefix: tuple[int, ...] = ()  # kept messages of the newest simulated compaction
+        self.prefix_until_prompt = False  # they leave the context at the next user prompt (`Kept`)
         self.resume = 0  # work position from which messages follow the prefix
         self.summary = 0.0  # truth of the simulated summary (0 before any)
         self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
         self.matched: set[int] = set()  # positions in `recorded` reproduced so far
+        # A compaction before the workload's first message (a file that starts with the summary of an
+        # earlier file's compaction, Claude Code 1.x) happened before the recording: nothing to match.
+        self.before_start = {k for k, r in enumerate(self.recorded) if r < 0 and path.compactions[k].index == 0}
+        self.matched |= self.before_start
         # Compactions the user or an extension made: applied where recorded, not the policy's to match.
         self.by_user = [k for k, c in enumerate(path.compactions)
                         if c.trigger == Trigger.MANUAL or c.writer == "hook"]
@@ -162,6 +167,7 @@ class _Walk:
         r.summarization_output += sc.summarization_output_tokens
         self.pending_thrash = sc
         self.prefix, self.resume, self.summary = kept.indices, upto, self.truth.summary_tokens
+        self.prefix_until_prompt = kept.until_next_prompt
         self.last_usage = self.anchor = None
         return sc
 
@@ -327,6 +333,7 @@ class _Walk:
         sc.tokens_before = c.tokens_before if isinstance(c.tokens_before, int) else 0
         self.run.compactions.append(sc)
         self.prefix, self.resume, self.summary, self.last_usage, self.anchor = kept, upto, summary, None, None
+        self.prefix_until_prompt = False
         return sc
 
     def _trailing_check(self, prev: int) -> None:
@@ -356,6 +363,10 @@ class _Walk:
             if starts[n]:
                 state = {"recovered": False, "success": False}
                 self.run_start = bisect_right(self.work, prev)
+                if self.prefix_until_prompt and any(self.policy.new_process(self.path.messages[i])
+                                                    for i in self.work[self.run_start:self.pos_of.get(ev.index, 0)]
+                                                    if self.path.messages[i].role == Role.USER):
+                    self.prefix, self.prefix_until_prompt = (), False
             prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1]
             if isinstance(ev, Overflow):
@@ -363,12 +374,12 @@ class _Walk:
             else:
                 self.request(ev, starts[n], last, state)
         self._trailing_check(prev)
-        self.user_compactions(len(self.path.messages) + 1)
+        self.user_compactions(len(self.path.messages) + 1)  # a /compact after the last request
         r = self.run
         users = set(self.by_user)
-        matched = len(self.matched - users)
+        matched = len(self.matched - users - self.before_start)
         policy = sum(1 for c in r.compactions if c.reason != CompactionReason.USER)
-        r.recorded_match = RecordedMatch(len(self.recorded) - len(users), matched, policy - matched)
+        r.recorded_match = RecordedMatch(len(self.recorded) - len(users | self.before_start), matched, policy - matched)
         return r
 
 

@@ -65,3 +65,33 @@ def test_manual_compact_in_print_mode(claude: None, tmp_path: Path) -> None:
     assert all(r.returncode == 0 for r in res.runs), [r.stderr for r in res.runs]
     boundaries = [e for e in _lines(out) if e.get("subtype") == "compact_boundary"]
     assert [b["compactMetadata"]["trigger"] for b in boundaries] == ["manual"]
+
+
+@pytest.mark.e2e
+def test_js_release_does_not_compact_on_prompt_too_long(tmp_path: Path) -> None:
+    """Claude Code 2.1.112 (the last JS release, installed from npm at test time) against a lab limit
+    of 13,000 tokens: the request that no longer fits gets the API's "prompt is too long", the CLI
+    writes it as a synthetic reply and exits 1; it never compacts (no boundary). The replay under its
+    own rule agrees (the request fails, no compaction); under 2.1.332's rule it would compact."""
+    try:
+        ensure_claude("2.1.112")
+    except ClaudeUnavailable as exc:
+        if skip_requested():
+            pytest.skip(f"{SKIP_ENV}=1: {exc}")
+        pytest.fail(f"Claude Code 2.1.112 cannot be installed ({exc}); set {SKIP_ENV}=1 to skip", pytrace=False)
+    from sessiontools.replay.transcripts import replay_transcript
+    from sessiontools.transcript.claude_code import load_claude_transcript
+
+    rec = ClaudeRecording("e2e-2.1.112-too-long", seed=3, prompts=3, profile="heavy", server_window=13000,
+                          version="2.1.112", model="claude-sonnet-4-5")
+    out = tmp_path / "r.jsonl"
+    res = record_claude(rec, out, workroot=tmp_path / "work", timeout=120)
+    assert res.runs[0].returncode == 0 and any(r.returncode == 1 for r in res.runs[1:])
+    lines = _lines(out)
+    assert not any(d.get("subtype") == "compact_boundary" for d in lines)
+    assert any(d.get("isApiErrorMessage") and "Prompt is too long" in json.dumps(d.get("message")) for d in lines)
+    t = load_claude_transcript(out)
+    (own,) = replay_transcript(t, windows=[13000], reserves=[0], keeps=[0], policy=None)
+    assert own.runs[0].compactions == [] and own.runs[0].failed_recoveries >= 1
+    (new,) = replay_transcript(t, windows=[13000], reserves=[0], keeps=[0], policy=None, version="2.1.332")
+    assert len(new.runs[0].compactions) >= 1

@@ -32,14 +32,17 @@ DIR = ROOT / "sample_sessions" / "claude-code"
 MANIFEST = json.loads((DIR / "manifest.json").read_text())
 #: The samples of the pinned 2.1.332 (the older releases' ones: tests/replay/test_claude_code_rules.py).
 PINNED = sorted(n for n, m in MANIFEST.items() if not m.get("version"))
+#: The model the lab server answers as (not a family 2.1.332 lists: 3 bytes per estimated token).
+LAB_MODEL = "claude-opus-5-5"
 
 
 def _settings(meta: dict, pct: float | None = None) -> tuple[ClaudeCodePolicy, PolicySettings]:
     """The policy and settings a recording was made with (manifest.json)."""
     if meta["auto_window"]:
         p = meta["pct"] if pct is None else pct
-        return claude_code_policy("claude-code"), PolicySettings(meta["auto_window"], extra=(("autocompact_pct", p),))
-    return claude_code_policy("claude-code-reactive"), PolicySettings(meta["server_window"])
+        return claude_code_policy("claude-code", model=LAB_MODEL), PolicySettings(meta["auto_window"],
+                                                                               extra=(("autocompact_pct", p),))
+    return claude_code_policy("claude-code-reactive", model=LAB_MODEL), PolicySettings(meta["server_window"])
 
 
 def _replay(name: str, pct: float | None = None):  # type: ignore[no-untyped-def]
@@ -65,10 +68,13 @@ def test_threshold_formula() -> None:
 
 
 def test_count_tokens_before_and_fires() -> None:
-    pol = claude_code_policy("claude-code")
+    pol = claude_code_policy("claude-code", model="claude-opus-5-5")  # the lab's model: 3 bytes per token
     # claude-threshold-15's first compaction: last usage 11412, 2058 chars after its first line
     v = CountView(11412, [(2000, 2000), (58, 58)])
     assert pol.count(v) == 11412 + 686  # ceil(2058 / 4 * 4 / 3) = ceil(686.0)
+    # the families 2.1.332 lists count 4 bytes per token (and no model)
+    assert claude_code_policy("claude-code", model="claude-opus-4-6").count(v) == 11412 + 515
+    assert claude_code_policy("claude-code").count(v) == 11412 + 515
     assert pol.tokens_before(v) == 11412 + 515  # ceil(2058 / 4) = 515 -> preTokens 11927
     assert pol.count(CountView(100, [(1, 1)])) == 101 and pol.tokens_before(CountView(100, [(1, 1)])) == 101
     assert pol.count(CountView(None, (), [(300, 300)])) == 100
@@ -188,8 +194,9 @@ def test_reader_marks_the_reactive_compactions() -> None:
         threshold = meta["auto_window"] or meta.get("version")
         want = {"manual": Trigger.MANUAL, "auto": Trigger.THRESHOLD if threshold else Trigger.OVERFLOW}
         assert [c.trigger for c in t.main.compactions] == [want[f["trigger"]] for f in meta["facts"]["compactions"]]
-        # reactive only where the file compacted reactively; the manual-only file: the version's threshold
-        assert default_policy(t) == (PolicyName.CLAUDE_CODE_REACTIVE if name == "claude-reactive"
+        # reactive where the file compacted reactively, and for the manual-only 2.1.332 file (no
+        # threshold compaction: no auto-compact window was configured, which 2.1.332's threshold needs)
+        assert default_policy(t) == (PolicyName.CLAUDE_CODE_REACTIVE if name in ("claude-reactive", "claude-manual")
                                      else PolicyName.CLAUDE_CODE)
 
 
@@ -221,7 +228,8 @@ def test_cli_claude_code_defaults_and_options(capsys: pytest.CaptureFixture[str]
     code, doc, _ = _cli(capsys, "replay", str(DIR))
     assert code == 0
     pols = {Path(r["session"]).stem: r["settings"]["policy"] for r in doc["runs"]}
-    assert {n: pols[n] for n in PINNED} == {"claude-manual": "claude-code", "claude-reactive": "claude-code-reactive",
+    # claude-manual (2.1.332, no auto-compact window configured): that release's threshold needs one
+    assert {n: pols[n] for n in PINNED} == {"claude-manual": "claude-code-reactive", "claude-reactive": "claude-code-reactive",
                                             "claude-threshold-14": "claude-code", "claude-threshold-15": "claude-code"}
     assert all(pols[n] == "claude-code" for n in MANIFEST if n not in PINNED)
     code, doc, err = _cli(capsys, "replay", str(DIR / "claude-threshold-15.jsonl"), "--context-window", "100k",

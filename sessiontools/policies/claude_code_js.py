@@ -1,0 +1,130 @@
+"""The JS releases of Claude Code (1.0.89 - 2.1.112): their token estimate of a message and what they
+restore after a compaction, read from each release's `cli.js` (`policies.claude_code_rules` has the
+table; `policies.claude_code` the Policy that uses these)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sessiontools.policies.base import Candidate
+from sessiontools.policies.claude_code_rules import (
+    RESTORE_FILE_TOKENS,
+    RESTORE_FILES,
+    RESTORE_TOTAL_TOKENS,
+    js_round4,
+)
+from sessiontools.transcript.model import Message, UnitKind
+
+#: A JS release's estimate of an image block (2.1.2 - 2.1.20; 2.1.63 counts 2000).
+JS_IMAGE_TOKENS = 1334
+#: 2.1.74 - 2.1.112: an image or a document block.
+JS_NEW_IMAGE_TOKENS = 2000
+
+
+def _js_block_tokens(b: Any) -> int:
+    """A JS release's estimate of one content block: Math.round(len/4) of a text block or of each text
+    of a tool result; tool_use and thinking blocks count 0 (cli.js 2.1.2 - 2.1.63)."""
+    if isinstance(b, str):
+        return js_round4(len(b))
+    if not isinstance(b, dict):
+        return 0
+    t = b.get("type")
+    if t == "text":
+        return js_round4(len(b.get("text") or ""))
+    if t == "image":
+        return JS_IMAGE_TOKENS
+    if t == "tool_result":
+        c = b.get("content")
+        if isinstance(c, str):
+            return js_round4(len(c))
+        return sum(_js_block_tokens(x) for x in c or [])
+    return 0
+
+
+def _js_block_tokens_all(b: Any) -> int:
+    """2.1.74 - 2.1.112: Math.round(len/4) of text, thinking, tool_use name + JSON input and tool-result
+    text; an image or document 2000."""
+    if isinstance(b, str):
+        return js_round4(len(b))
+    if not isinstance(b, dict):
+        return 0
+    t = b.get("type")
+    if t == "text":
+        return js_round4(len(b.get("text") or ""))
+    if t in ("image", "document"):
+        return JS_NEW_IMAGE_TOKENS
+    if t == "tool_result":
+        c = b.get("content")
+        return js_round4(len(c)) if isinstance(c, str) else sum(_js_block_tokens_all(x) for x in c or [])
+    if t == "tool_use":
+        return js_round4(len(b.get("name") or "") + len(json.dumps(b.get("input") or {}, separators=(",", ":"),
+                                                                   ensure_ascii=False)))
+    if t == "thinking":
+        return js_round4(len(b.get("thinking") or ""))
+    if t == "redacted_thinking":
+        return js_round4(len(b.get("data") or ""))
+    return js_round4(len(json.dumps(b, separators=(",", ":"), ensure_ascii=False)))
+
+
+def js_tokens(m: Message, every_block: bool = False) -> int:
+    """A JS release's estimate of a message (sum over its blocks; `every_block`: 2.1.74 on, tool calls
+    and thinking too); another agent's message: its units' text, rounded once."""
+    raw = m.raw if isinstance(m.raw, dict) else None
+    msg = raw.get("message") if raw is not None and raw.get("type") in ("user", "assistant") else None
+    block = _js_block_tokens_all if every_block else _js_block_tokens
+    if isinstance(msg, dict):
+        c = msg.get("content")
+        return js_round4(len(c)) if isinstance(c, str) else sum(block(b) for b in c or [] if isinstance(c, list))
+    skip = (UnitKind.IMAGE,) if every_block else (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)
+    return js_round4(sum(len(u.text) for u in m.units if u.kind not in skip))
+
+
+def _read_result(m: Any) -> tuple[str, float] | None:
+    """(file path, whole-file share) of a Read result line: Claude Code writes `toolUseResult.file`
+    (`filePath`, `numLines`, `totalLines`) on it; the share is totalLines / numLines (a partial read
+    stands for a larger file)."""
+    raw = m.raw if m is not None and isinstance(m.raw, dict) else None
+    res = raw.get("toolUseResult") if raw is not None and raw.get("type") == "user" else None
+    f = res.get("file") if isinstance(res, dict) else None
+    if not isinstance(f, dict) or not isinstance(f.get("filePath"), str):
+        return None
+    try:
+        share = max(1.0, int(f.get("totalLines")) / max(1, int(f.get("numLines"))))
+    except (TypeError, ValueError):
+        share = 1.0
+    return f["filePath"], share
+
+
+def restored_files(candidates: Sequence[Candidate]) -> tuple[int, ...]:
+    """What a JS release attaches after its summary (cli.js 2.0.2 - 2.1.63): the `RESTORE_FILES` files
+    read most recently, each re-read whole and left out above `RESTORE_FILE_TOKENS`, newest first
+    while the total fits `RESTORE_TOTAL_TOKENS`. Modelled as the newest Read result of each file in
+    the context (a result restored by an earlier compaction counts as read then): the re-read is the
+    file as the model last saw it, scaled up for a partial read."""
+    newest: dict[str, tuple[Candidate, float]] = {}  # file path -> its newest Read result
+    for c in candidates:
+        got = _read_result(c.message)
+        if got is not None:
+            newest.pop(got[0], None)
+            newest[got[0]] = (c, got[1])  # re-inserted: dict order is read order
+    kept: list[int] = []
+    total = 0.0
+    for c, share in list(reversed(newest.values()))[:RESTORE_FILES]:
+        whole = c.tokens * share
+        if whole > RESTORE_FILE_TOKENS or total + c.tokens > RESTORE_TOTAL_TOKENS:
+            continue
+        total += c.tokens
+        kept.append(c.index)
+    return tuple(sorted(kept))
+
+
+def print_mode_prompt(m: Any) -> bool:
+    """Whether a prompt line was written by print mode (`claude -p`, one process per prompt, which
+    reloads the transcript): the interactive REPL writes `thinkingMetadata` (or `todos`) on a prompt
+    line, print mode neither (the lab recordings; real 2.0.x - 2.1.x files). Another agent's: False."""
+    raw = m.raw if m is not None and isinstance(m.raw, dict) else None
+    if raw is None or raw.get("type") != "user" or "version" not in raw:
+        return False
+    return "thinkingMetadata" not in raw and "todos" not in raw
