@@ -1,0 +1,361 @@
+"""Regenerate the local compactions of a Codex rollout (0.171.0): each simulated compaction's own
+request, chained, answered by a summariser the caller passes in, written back as a rollout.
+
+`plan_codex_chains` replays the rollout under Codex's rule over a grid (`replay_transcript`, the
+transcript walk `replay` uses) and keeps each setting's compactions. `regenerate_codex` walks the
+rollout's lines in order, holding the history as Codex holds it (the response items; a compaction
+replaces it with its replacement history), and at each compaction of the setting:
+
+- builds the request Codex sends (`policies.codex_compact.request_body`: its base instructions, the
+  history, its compact prompt; the lab and the real CLI's log agree on it) and asks `summarize`;
+- at a recorded compaction's place: writes the recorded `compacted` line with the new summary (its
+  `message` and the summary item of its `replacement_history`; the user messages and context Codex
+  kept are the recorded ones) and the compaction's answer item with the new text;
+- at a place no recorded compaction has: writes the answer item and a `compacted` line whose
+  replacement history is Codex's rule applied to the history (`replacement_history`), right before
+  the next response item after the simulated place;
+- drops a recorded compaction (its `compacted` line and answer item) the setting does not make;
+- keeps a user's manual compaction as recorded (the chain restarts from its replacement history).
+
+The regenerated summary is in the history of the next request, so the next summary is written from
+it: drift accumulates as it would. A remote (encrypted) compaction cannot be regenerated
+(`policies.codex_compact.REMOTE_REASON`). Where the compactions fire is the transcript walk's
+decision, which sizes a new summary by the truth model: unlike Pi's chains, a regenerated Codex
+summary's own length does not move the later ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from sessiontools.policies import codex_compact as cc
+from sessiontools.read.codex.records import Compacted, Rollout, SessionMeta, TurnContext
+from sessiontools.replay.records import CompactionReason, ReplayRun, ReplaySettings, SimCompaction
+from sessiontools.replay.resummarize import SummarizerError
+
+
+class CodexKind(StrEnum):
+    COMPACT = "compact"
+
+
+@dataclass(frozen=True, slots=True)
+class CodexRequest:
+    """One local compaction request: the Responses body and Codex's headers."""
+
+    body: Mapping[str, Any]
+    headers: Mapping[str, str]
+    kind: CodexKind = CodexKind.COMPACT
+    max_tokens: int | None = None  # Codex sends no output limit
+
+    @property
+    def system(self) -> str:
+        """The developer (base instructions) text, for the size estimates of the report."""
+        items = self.body.get("input") or []
+        return cc.item_text(items[0]) if items and items[0].get("role") == "developer" else ""
+
+    @property
+    def user(self) -> str:
+        """The text of every other item (messages, calls, outputs), for the size estimates."""
+        items = self.body.get("input") or []
+        start = 1 if items and items[0].get("role") == "developer" else 0
+        return "\n".join(_item_chars(it) for it in items[start:])
+
+
+def _item_chars(item: Mapping[str, Any]) -> str:
+    if item.get("type") == "message":
+        return cc.item_text(item)
+    if item.get("type") == "function_call":
+        return f"{item.get('name', '')}{item.get('arguments', '')}"
+    out = item.get("output")
+    return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False) if out is not None else ""
+
+
+@dataclass(slots=True)
+class CodexChain:
+    """One rollout under one setting, ready to regenerate."""
+
+    session: Rollout
+    objects: Sequence[Mapping[str, Any] | None]  # the rollout's lines (index = line - 1)
+    settings: ReplaySettings
+    run: ReplayRun
+    places: dict[int, SimCompaction]  # compacted line (recorded) or negative "after line" (new) -> compaction
+    leaf_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        s = self.settings
+        limit = dict(s.extra).get("auto_compact_limit")
+        return f"w{s.context_window}-l{limit if limit is not None else 'default'}-{s.policy.value}"
+
+
+@dataclass(slots=True)
+class CodexRegenerated:
+    compaction: SimCompaction
+    calls: list[tuple[CodexRequest, Any]]
+    summary: str
+    regenerated: bool = True
+
+
+@dataclass(slots=True)
+class CodexChainResult:
+    chain: CodexChain
+    compactions: list[CodexRegenerated] = field(default_factory=list)
+    error: str | None = None
+    lines: list[dict[str, Any]] = field(default_factory=list)
+
+    def records(self) -> list[dict[str, Any]]:
+        return self.lines
+
+
+def plan_codex_chains(rollout: Rollout, objects: Sequence[Mapping[str, Any] | None], *,
+                      windows: Sequence[int] | None, limits: Sequence[int | None]) -> list[CodexChain]:
+    """Replay `rollout` under Codex's rule at every (window, auto-compact limit) of the grid."""
+    from sessiontools.replay.transcripts import replay_transcript
+    from sessiontools.transcript.load import transcript_of
+
+    t = transcript_of(rollout)
+    out = []
+    for tr in replay_transcript(t, windows=windows, reserves=[0], keeps=[0], policy=None, limits=limits):
+        path = tr.path
+        work = [m.index for m in path.messages]
+        recorded_parent = {}
+        for c in path.compactions:
+            parent = max((i for i in work if i < c.index and path.messages[i].line < c.line), default=-1)
+            recorded_parent.setdefault(parent, c.line)
+        for run in tr.runs:
+            places: dict[int, SimCompaction] = {}
+            for sc in run.compactions:
+                rec_line = recorded_parent.get(sc.parent_base_index)
+                if (sc.matches_recorded or sc.reason == CompactionReason.USER) and rec_line is not None:
+                    places[rec_line] = sc
+                else:
+                    after = path.messages[sc.parent_base_index].line if sc.parent_base_index >= 0 else 1
+                    places[-after] = sc
+            out.append(CodexChain(rollout, objects, run.settings, run, places))
+    return out
+
+
+def _answer_lines(objects: Sequence[Mapping[str, Any] | None]) -> dict[int, int]:
+    """compacted line -> the line of its answer (the assistant message recorded just before it)."""
+    out: dict[int, int] = {}
+    last_assistant = None
+    for n, obj in enumerate(objects, 1):
+        if obj is None:
+            continue
+        if obj.get("type") == "response_item":
+            p = obj.get("payload") or {}
+            last_assistant = n if p.get("type") == "message" and p.get("role") == "assistant" else None
+        elif obj.get("type") == "compacted" and last_assistant is not None:
+            out[n] = last_assistant
+            last_assistant = None
+    return out
+
+
+def _new_id(seed: str, what: str) -> str:
+    h = hashlib.sha256(f"{seed}:{what}".encode()).hexdigest()
+    return f"msg_{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+def regenerate_codex(chain: CodexChain, summarize: Callable[[CodexRequest], Any],
+                     on_answer: Callable[[], None] | None = None) -> CodexChainResult:
+    """Regenerate `chain`'s compactions in order (see the module docstring); `result.lines` is the
+    new rollout (None of it when the summariser failed: `result.error` says where)."""
+    return _Regen(chain, summarize, on_answer).run()
+
+
+class _Regen:
+    def __init__(self, chain: CodexChain, summarize: Callable[[CodexRequest], Any],
+                 on_answer: Callable[[], None] | None) -> None:
+        self.chain, self.summarize, self.on_answer = chain, summarize, on_answer
+        self.result = CodexChainResult(chain)
+        self.meta = next((r for r in chain.session.records if isinstance(r, SessionMeta)), None)
+        self.models = {r.line: r.model for r in chain.session.records if isinstance(r, TurnContext) and r.model}
+        self.model = "unknown"
+        self.history: list[Mapping[str, Any]] = []
+        self.out: list[dict[str, Any]] = []
+        self.seed = f"{self.meta.id if self.meta else chain.session.path}:{chain.label}"
+        self.new = 0
+        self.texts: dict[int, str] = {}  # compacted line -> its regenerated summary text
+
+    def ask(self, sc: SimCompaction) -> str | None:
+        meta = self.meta
+        body = cc.request_body(self.history, model=self.model, base_instructions=meta.base_instructions if meta else None,
+                               session_id=meta.id if meta else None)
+        req = CodexRequest(body, cc.request_headers())
+        try:
+            ans = self.summarize(req)
+        except SummarizerError as exc:
+            self.result.error = f"compaction {len(self.result.compactions) + 1} (compact request): {exc}"
+            return None
+        if self.on_answer is not None:
+            self.on_answer()
+        text = cc.summary_text(ans.text)
+        self.result.compactions.append(CodexRegenerated(sc, [(req, ans)], text))
+        return text
+
+    def insert(self, sc: SimCompaction, ts: Any) -> bool:
+        """A compaction at a place no recorded one has: its answer item and `compacted` line."""
+        self.new += 1
+        k = self.new
+        text = self.ask(sc)
+        if text is None:
+            return False
+        answer = {"type": "message", "status": "completed", "id": _new_id(self.seed, f"answer-{k}"), "role": "assistant",
+                  "content": [{"type": "output_text", "text": _answer_of(text), "annotations": []}]}
+        repl = cc.replacement_history(self.history, text, lambda what: _new_id(self.seed, f"{k}-{what}"))
+        self.out.append({"timestamp": ts, "type": "response_item", "payload": answer})
+        self.out.append({"timestamp": ts, "type": "compacted", "payload": {"message": text, "replacement_history": repl}})
+        self.history = list(repl)
+        return True
+
+    def answer(self, n: int, obj: Mapping[str, Any], compacted: int) -> bool:
+        """A recorded compaction's answer item: the request is sent here (the history is the one the
+        compaction summarised), the item written with the new text, or dropped with its compaction."""
+        sc = self.chain.places.get(compacted)
+        if sc is None:
+            return True
+        if sc.reason == CompactionReason.USER:
+            self.out.append(dict(obj))
+            return True
+        text = self.ask(sc)
+        if text is None:
+            return False
+        self.texts[compacted] = text
+        item = json.loads(json.dumps(obj))
+        hp = item["payload"]
+        first = (hp.get("content") or [{"type": "output_text"}])[0]
+        hp["content"] = [{**first, "text": _answer_of(text)}]
+        self.out.append(item)
+        return True
+
+    def recorded(self, n: int, obj: Mapping[str, Any]) -> bool:
+        """A recorded `compacted` line: regenerated, kept (a user's), or dropped (not at this setting)."""
+        sc = self.chain.places.get(n)
+        payload = obj.get("payload") or {}
+        replacement = list(payload.get("replacement_history") or [])
+        if sc is None:  # the setting does not make this compaction: the history goes on
+            return True
+        if sc.reason == CompactionReason.USER:
+            self.out.append(dict(obj))
+            self.history = replacement
+            return True
+        text = self.texts.pop(n, None)
+        if text is None:  # no answer item recorded before it
+            text = self.ask(sc)
+            if text is None:
+                return False
+        repl = _with_summary(replacement, text) if replacement else cc.replacement_history(
+            self.history, text, lambda what: _new_id(self.seed, f"{n}-{what}"))
+        self.out.append({**obj, "payload": {**payload, "message": text, "replacement_history": repl}})
+        self.history = list(repl)
+        return True
+
+    def run(self) -> CodexChainResult:
+        objs = self.chain.objects
+        answer_of = {a: c for c, a in _answer_lines(objs).items()}
+        next_item = _next_items(objs)
+        before: dict[int, list[SimCompaction]] = {}
+        for key, sc in sorted(self.chain.places.items(), key=lambda kv: -kv[0]):
+            if key < 0:
+                before.setdefault(next_item.get(-key, len(objs) + 1), []).append(sc)
+        for n, obj in enumerate(objs, 1):
+            for sc in before.get(n, ()):
+                if not self.insert(sc, _timestamp(obj) or _timestamp(self.out[-1] if self.out else None)):
+                    return self.result
+            if obj is None:
+                continue
+            self.model = self.models.get(n, self.model)
+            if n in answer_of:
+                if not self.answer(n, obj, answer_of[n]):
+                    return self.result
+                continue
+            if obj.get("type") == "compacted":
+                if not self.recorded(n, obj):
+                    return self.result
+                continue
+            self.out.append(dict(obj))
+            if obj.get("type") == "response_item" and isinstance(obj.get("payload"), Mapping):
+                self.history.append(obj["payload"])
+        for sc in before.get(len(objs) + 1, ()):  # after the last response item
+            if not self.insert(sc, _timestamp(self.out[-1] if self.out else None)):
+                return self.result
+        self.result.lines = _renumbered(self.out)
+        return self.result
+
+
+def _answer_of(summary_text: str) -> str:
+    return summary_text[len(cc.summary_prefix()) + 1:]
+
+
+def _with_summary(replacement: Sequence[Mapping[str, Any]], text: str) -> list[dict[str, Any]]:
+    """The recorded replacement history with its summary item's text replaced (ids kept)."""
+    out = [dict(it) for it in replacement]
+    for k in range(len(out) - 1, -1, -1):
+        it = out[k]
+        if it.get("type") == "message" and it.get("role") == "user" and cc.is_summary_text(cc.item_text(it)):
+            content = list(it.get("content") or [{"type": "input_text"}])
+            out[k] = {**it, "content": [{**content[0], "text": text}]}
+            return out
+    out.append(cc.message("user", text))
+    return out
+
+
+def _next_items(objs: Sequence[Mapping[str, Any] | None]) -> dict[int, int]:
+    """line L -> the line of the first response item after L (a new compaction goes right before it)."""
+    out: dict[int, int] = {}
+    nxt = len(objs) + 1
+    for n in range(len(objs), 0, -1):
+        out[n] = nxt
+        obj = objs[n - 1]
+        if obj is not None and obj.get("type") == "response_item":
+            nxt = n
+    return out
+
+
+def _timestamp(obj: Mapping[str, Any] | None) -> Any:
+    return obj.get("timestamp") if obj is not None else None
+
+
+def _renumbered(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """0.171's lines carry an `ordinal` (their position): count again (lines were added or dropped)."""
+    if not any("ordinal" in ln for ln in lines):
+        return lines
+    out = []
+    for k, ln in enumerate(lines):
+        rec = {"timestamp": ln.get("timestamp"), "ordinal": k}
+        rec.update((key, v) for key, v in ln.items() if key not in ("timestamp", "ordinal"))
+        out.append(rec)
+    return out
+
+
+def requests_of_codex(chain: CodexChain) -> int:
+    return sum(1 for sc in chain.places.values() if sc.reason != CompactionReason.USER)
+
+
+def codex_unsupported(rollout: Rollout) -> str | None:
+    """None when the rollout's compactions can be regenerated; else why not (said once per file)."""
+    remote = [r for r in rollout.records if isinstance(r, Compacted) and r.encrypted]
+    if remote:
+        return (f"{len(remote)} compaction(s) ran on OpenAI's servers (remote compaction: the summary is "
+                "encrypted and the request is not visible): they cannot be regenerated")
+    versions = {m.cli_version for m in rollout.metas if m.cli_version}
+    if versions and versions != {cc.RELEASE}:
+        return (f"written by Codex {', '.join(sorted(versions))}: only the local compaction of {cc.RELEASE} is ported "
+                "(its prompt and history differ between releases)")
+    return None
+
+
+__all__ = [
+    "CodexChain",
+    "CodexChainResult",
+    "CodexRequest",
+    "codex_unsupported",
+    "plan_codex_chains",
+    "regenerate_codex",
+    "requests_of_codex",
+]
