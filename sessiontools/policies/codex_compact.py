@@ -37,11 +37,10 @@ def summary_prefix(release: str = RELEASE) -> str:
     return text[:-1] if text.endswith("\n") else text
 
 
-#: Why a Codex rollout is not resummarized (said once per file).
+#: Why a Codex rollout with remote compactions is not resummarized (said once per file).
 REMOTE_REASON = ("its compactions ran on OpenAI's servers (remote compaction: the summary is encrypted and the "
                  "request is not visible), so they cannot be regenerated")
-LOCAL_REASON = (f"regenerating Codex's local compactions is not supported yet (its compact prompt of {RELEASE} is "
-                "ported in sessiontools/policies/codex_compact.py; the rollout replay and writer are missing)")
+
 
 
 # -- the local compaction request and its result, as Codex 0.171.0 builds them ----------------------

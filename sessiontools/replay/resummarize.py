@@ -295,15 +295,15 @@ CLAUDE_REASON = ("Claude Code compactions are not supported: the pinned CLI (2.1
                  "inside its bundle at run time, and no faithful port of it exists here")
 
 
-def _codex_reason(rollout: Any) -> str:
-    from sessiontools.policies.codex_compact import LOCAL_REASON, REMOTE_REASON
+def _codex_reason(rollout: Any) -> str | None:
+    from sessiontools.replay.resummarize_codex import codex_unsupported
 
-    remote = any(getattr(r, "encrypted", False) for r in getattr(rollout, "records", ()))
-    return REMOTE_REASON if remote else LOCAL_REASON
+    return codex_unsupported(rollout)
 
 
-#: Why a session of another agent is not resummarized, by agent (a Pi session has no entry: supported).
-_UNSUPPORTED: dict[str, Callable[[Any], str]] = {
+#: Why a session of another agent is not resummarized, by agent (a Pi session has no entry: supported;
+#: a Codex rollout of the ported release whose compactions are local is supported too).
+_UNSUPPORTED: dict[str, Callable[[Any], str | None]] = {
     Agent.CODEX.value: _codex_reason,
     Agent.CLAUDE_CODE.value: lambda _: CLAUDE_REASON,
 }

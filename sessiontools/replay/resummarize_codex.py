@@ -341,8 +341,7 @@ def codex_unsupported(rollout: Rollout) -> str | None:
     """None when the rollout's compactions can be regenerated; else why not (said once per file)."""
     remote = [r for r in rollout.records if isinstance(r, Compacted) and r.encrypted]
     if remote:
-        return (f"{len(remote)} compaction(s) ran on OpenAI's servers (remote compaction: the summary is "
-                "encrypted and the request is not visible): they cannot be regenerated")
+        return f"{len(remote)} remote compaction(s): {cc.REMOTE_REASON}"
     versions = {m.cli_version for m in rollout.metas if m.cli_version}
     if versions and versions != {cc.RELEASE}:
         return (f"written by Codex {', '.join(sorted(versions))}: only the local compaction of {cc.RELEASE} is ported "
