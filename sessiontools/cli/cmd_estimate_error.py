@@ -233,7 +233,10 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     store_path = None if no_cache else str(token_cache_path())
     per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
                                     content_hash=store_path is not None, executor=executor)
-    report = summarize_requests(per_session, options)
+    from sessiontools.cli.progress import phase
+
+    with phase(err, "fitting the estimators and the calibration"):
+        report = summarize_requests(per_session, options)
 
     _require_rows(report, loaded, strict)
     summary = estimate_error_json(report)

@@ -199,7 +199,10 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         agents=replay_agents(policy.value if policy else None), executor=executor)
     replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
     # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
-    per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
+    from sessiontools.cli.progress import phase
+
+    with phase(err, "fitting priors; replaying the sessions with few requests again"):
+        per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
     records = [r for recs in per_file for r in recs]
     timelines = [r.pop("timeline", None) for r in records]
     loaded.unreadable += per_model_windows.report_misses(err, misses)

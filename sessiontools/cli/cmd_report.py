@@ -61,14 +61,21 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     from sessiontools.report.replay import replay_headline
     from sessiontools.report.writers import write_atomic
 
+    from sessiontools.cli.progress import phase, shown_on, stage
+
     err = stderr_console()
     err.record = True
-    insp, loaded = inspect_document(paths, err, jobs)
+    with stage("report 1/4 inspect"):
+        insp, loaded = inspect_document(paths, err, jobs)
     shown = set(err.export_text().splitlines())
     later = Console(file=io.StringIO(), width=10_000)  # the later passes meet the same files again
-    rep, _ = replay_document(paths, later, jobs, windows=windows, reserves=reserves, keeps=keeps)
-    est, _ = estimate_error_document(paths, later, jobs)
-    dri, _ = drift_document(paths, later, jobs)
+    with shown_on(err):  # their notes are swallowed, their progress is not
+        with stage("report 2/4 replay"):
+            rep, _ = replay_document(paths, later, jobs, windows=windows, reserves=reserves, keeps=keeps)
+        with stage("report 3/4 estimate-error"):
+            est, _ = estimate_error_document(paths, later, jobs)
+        with stage("report 4/4 diff-summaries"):
+            dri, _ = drift_document(paths, later, jobs)
     failed = False
     for line in dict.fromkeys(later.file.getvalue().splitlines()):  # type: ignore[attr-defined]
         if line.startswith("error: ") and line not in shown:  # e.g. a model missing from the catalogue
@@ -86,8 +93,11 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     m = dri["metrics"]
     heads.append(f"diff-summaries: {m['summaries']} summaries, {m['pairs']} pairs; dropped {m['dropped_items']} items "
                  f"and {m['dropped_literals']} literals")
-    html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines, headlines=heads)
-    write_atomic(output, html)
+    with phase(err, "report: rendering the HTML page"):
+        html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines,
+                             headlines=heads)
+    with phase(err, f"report: writing {output.name}"):
+        write_atomic(output, html)
     wrote(output, f"{output.stat().st_size / 1024:.0f} KiB")
     code = exit_code_for(loaded, strict)
     return code or (EXIT_INPUT if failed else 0)  # the page is written, but a section lacks some sessions

@@ -10,12 +10,14 @@ import glob
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from sessiontools.cli.progress import phase, progress  # noqa: F401 (the one progress display; progress re-exported)
 from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option  # noqa: F401 (re-exported)
 from sessiontools.errors import InputError, UsageError
 
@@ -305,12 +307,14 @@ def exit_code_for(loaded: Loaded, strict: bool) -> int:
 def emit_json(obj: Any, output: Path | None) -> None:
     from sessiontools.report.writers import dumps_json, write_atomic
 
-    data = dumps_json(obj)
+    with phase(stderr_console(), "rendering JSON"):
+        data = dumps_json(obj)
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        write_atomic(output, data)
+        with phase(stderr_console(), f"writing {output.name}"):
+            write_atomic(output, data)
         wrote(output)
 
 
@@ -327,12 +331,15 @@ def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> N
 
     if output is None:
         con = stdout_console()
-        for it in items:
-            con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
+        # On the same terminal the table appearing is the progress (a spinner would draw into it);
+        # into a pipe or a file, a spinner on stderr says the table is being drawn.
+        with phase(stderr_console(), "rendering") if not con.is_terminal else nullcontext():
+            for it in items:
+                con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
     else:
         from sessiontools.report.writers import atomic_open
 
-        with atomic_open(output, "w") as fh:
+        with phase(stderr_console(), f"rendering {output.name}"), atomic_open(output, "w") as fh:
             con = Console(file=fh, width=DESIGN_WIDTH, no_color=True, highlight=False)
             for it in items:
                 con.print(it, soft_wrap=isinstance(it, Text))
@@ -344,35 +351,6 @@ def check_leaf_options(leaf: str | None, all_leaves: bool) -> None:
         raise UsageError("--leaf and --all-leaves cannot be used together")
 
 
-class _Progress:
-    def __init__(self, err: Console, total: int, label: str) -> None:
-        self.err, self.total, self.label = err, total, label
-        self.bar = None
-
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        if self.total > 1 and self.err.is_terminal:  # a bar drawn into a pipe leaves a blank line
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                console=self.err, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=self.total)
-        return self.advance
-
-    def advance(self) -> None:
-        if self.bar is not None:
-            self.bar.advance(self.task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def progress(err: Console, total: int, label: str) -> _Progress:
-    """A transient progress bar on stderr when there is more than one item; `with ... as advance`."""
-    return _Progress(err, total, label)
-
-
 def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
     """CSV (stdout or file) or Parquet (file) from a polars DataFrame."""
     from sessiontools.report.writers import frame_bytes, write_atomic
@@ -380,12 +358,14 @@ def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
     if fmt == "parquet":
         if output is None:
             raise UsageError("--format parquet needs --output PATH")
-        write_atomic(output, frame_bytes(frame, "parquet"))
+        with phase(stderr_console(), f"writing {output.name}"):
+            write_atomic(output, frame_bytes(frame, "parquet"))
         wrote(output)
     elif output is None:
         sys.stdout.write(frame_bytes(frame, "csv").decode("utf-8"))
     else:
-        write_atomic(output, frame_bytes(frame, "csv"))
+        with phase(stderr_console(), f"writing {output.name}"):
+            write_atomic(output, frame_bytes(frame, "csv"))
         wrote(output)
 
 
@@ -393,7 +373,8 @@ def save_figure(fig: Any, path: Path) -> None:
     """Write a figure through the one figure writer (`report.figures`, reproducible bytes) and say so."""
     from sessiontools.report.figures import save_figure as write_figure
 
-    write_figure(fig, path)
+    with phase(stderr_console(), f"drawing {path.name}"):
+        write_figure(fig, path)
     wrote(path)
 
 

@@ -57,8 +57,11 @@ def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None)
                                    thresholds=parse_threshold_grid(DEFAULT_THRESHOLD_GRID), leaf=None, all_leaves=False,
                                    pi_version=None, calibration=None, calibration_x="o200k", fit=False)
     store = str(token_cache_path())
+    from sessiontools.cli.progress import phase
+
     per_session, loaded = run_files(paths, err, SessionWorker(options, store), jobs, "estimating", content_hash=True)
-    report = summarize_requests(per_session, options)
+    with phase(err, "fitting the estimators and the calibration"):
+        report = summarize_requests(per_session, options)
     from sessiontools.report.estimate_error import estimate_error_json
 
     return envelope("estimate-error", **estimate_error_json(report)), loaded
