@@ -55,13 +55,12 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
         inspect_document,
         replay_document,
     )
+    from sessiontools.cli.progress import phase, shown_on, stage
     from sessiontools.report.estimate_error import estimate_error_headline
     from sessiontools.report.html import render_report
     from sessiontools.report.inspect import inspect_headline
     from sessiontools.report.replay import replay_headline
     from sessiontools.report.writers import write_atomic
-
-    from sessiontools.cli.progress import phase, shown_on, stage
 
     err = stderr_console()
     err.record = True
