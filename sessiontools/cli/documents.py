@@ -38,7 +38,13 @@ def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, wind
     # (`replay.session.timeline_of`): the report's timeline and table come from the same run.
     fn = partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None, leaf=None,
                  all_leaves=False, summary_tokens=None, timeline=True)
-    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=replay_agents(None))
+    from sessiontools.cli.windows import replay_or_miss, report_misses, split_misses
+
+    # A file whose model has no known window is left out, and said once per model (as `replay` does).
+    per_file, loaded = run_files(paths, err, partial(replay_or_miss, replay=fn), jobs, "replaying",
+                                 agents=replay_agents(None))
+    per_file, misses = split_misses(per_file)
+    report_misses(err, misses)
     per_file = refit_with_priors(per_file, lambda s, table: fn(load_source(s), priors=table))  # as `replay` does
     return envelope("replay", runs=[r for recs in per_file for r in recs]), loaded
 
