@@ -20,8 +20,8 @@ replaces it with its replacement history), and at each compaction of the setting
 The regenerated summary is in the history of the next request, so the next summary is written from
 it: drift accumulates as it would. A remote (encrypted) compaction cannot be regenerated
 (`policies.codex_compact.REMOTE_REASON`). Where the compactions fire is the transcript walk's
-decision, which sizes a new summary by the truth model: unlike Pi's chains, a regenerated Codex
-summary's own length does not move the later ones.
+decision; a regenerated summary's own size moves the later ones (`regenerate_codex` replays the
+setting again with the regenerated summaries' sizes until the places stay).
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ class CodexChain:
     run: ReplayRun
     places: dict[int, SimCompaction]  # compacted line (recorded) or negative "after line" (new) -> compaction
     leaf_id: str | None = None
+    replay: Any = None  # (path, policy, truth, recorded parents): to replay again with the new summaries' sizes
 
     @property
     def label(self) -> str:
@@ -99,6 +100,7 @@ class CodexRegenerated:
     calls: list[tuple[CodexRequest, Any]]
     summary: str
     regenerated: bool = True
+    recorded: str | None = None  # the recorded summary at this place (None: a new place)
 
 
 @dataclass(slots=True)
@@ -115,7 +117,8 @@ class CodexChainResult:
 def plan_codex_chains(rollout: Rollout, objects: Sequence[Mapping[str, Any] | None], *,
                       windows: Sequence[int] | None, limits: Sequence[int | None]) -> list[CodexChain]:
     """Replay `rollout` under Codex's rule at every (window, auto-compact limit) of the grid."""
-    from sessiontools.replay.transcripts import replay_transcript
+    from sessiontools.replay.registry import cli_version, make_policy
+    from sessiontools.replay.transcripts import policy_for, replay_transcript
     from sessiontools.transcript.load import transcript_of
 
     t = transcript_of(rollout)
@@ -127,17 +130,24 @@ def plan_codex_chains(rollout: Rollout, objects: Sequence[Mapping[str, Any] | No
         for c in path.compactions:
             parent = max((i for i in work if i < c.index and path.messages[i].line < c.line), default=-1)
             recorded_parent.setdefault(parent, c.line)
+        name = policy_for(t, None)  # the policy `replay_transcript` made for this path
+        policy = make_policy(name, cli_version(name, t), next((r.model for r in reversed(path.requests) if r.model), None))
         for run in tr.runs:
-            places: dict[int, SimCompaction] = {}
-            for sc in run.compactions:
-                rec_line = recorded_parent.get(sc.parent_base_index)
-                if (sc.matches_recorded or sc.reason == CompactionReason.USER) and rec_line is not None:
-                    places[rec_line] = sc
-                else:
-                    after = path.messages[sc.parent_base_index].line if sc.parent_base_index >= 0 else 1
-                    places[-after] = sc
-            out.append(CodexChain(rollout, objects, run.settings, run, places))
+            out.append(CodexChain(rollout, objects, run.settings, run, _places(run, path, recorded_parent),
+                                  replay=(path, policy, tr.truth, recorded_parent)))
     return out
+
+
+def _places(run: ReplayRun, path: Any, recorded_parent: Mapping[int, int]) -> dict[int, SimCompaction]:
+    places: dict[int, SimCompaction] = {}
+    for sc in run.compactions:
+        rec_line = recorded_parent.get(sc.parent_base_index)
+        if (sc.matches_recorded or sc.reason == CompactionReason.USER) and rec_line is not None:
+            places[rec_line] = sc
+        else:
+            after = path.messages[sc.parent_base_index].line if sc.parent_base_index >= 0 else 1
+            places[-after] = sc
+    return places
 
 
 def _answer_lines(objects: Sequence[Mapping[str, Any] | None]) -> dict[int, int]:
@@ -161,11 +171,62 @@ def _new_id(seed: str, what: str) -> str:
     return f"msg_{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
+#: At most this many passes (each pass fixes at least one more compaction's summary size).
+MAX_PASSES = 64
+
+
 def regenerate_codex(chain: CodexChain, summarize: Callable[[CodexRequest], Any],
                      on_answer: Callable[[], None] | None = None) -> CodexChainResult:
     """Regenerate `chain`'s compactions in order (see the module docstring); `result.lines` is the
-    new rollout (None of it when the summariser failed: `result.error` says where)."""
-    return _Regen(chain, summarize, on_answer).run()
+    new rollout (empty when the summariser failed: `result.error` says where).
+
+    A regenerated summary's own size moves the later compactions: after a pass, the setting is
+    replayed again with the summaries' sizes (output tokens as the endpoint counted them, plus the
+    summary prefix; the text's own when it did not say), and regenerated at the new places, until the
+    places no longer move. Compaction n's request depends only on compactions before n, so each pass
+    fixes at least one more; an answer is asked once (`summarize` sees each request once)."""
+    from sessiontools.replay.walk import simulate_path
+
+    answers: dict[str, Any] = {}
+
+    def once(req: CodexRequest) -> Any:
+        key = json.dumps(req.body, sort_keys=True, ensure_ascii=False)
+        if key not in answers:
+            answers[key] = summarize(req)
+            if on_answer is not None:
+                on_answer()
+        return answers[key]
+
+    res = _Regen(chain, once, None).run()
+    for _ in range(MAX_PASSES):
+        if res.error is not None or chain.replay is None:
+            return res
+        path, policy, truth, recorded_parent = chain.replay
+        sizes = [_size(c, truth) for c in res.compactions]
+        run = simulate_path(path, policy, chain.settings, truth, sizes)
+        places = _places(run, path, recorded_parent)
+        if places.keys() == chain.places.keys():
+            chain.run, chain.places = run, places
+            for r, sc in zip(res.compactions, run.compactions, strict=False):
+                r.compaction = sc  # the same places; the final run's figures
+            return res
+        chain.run, chain.places = run, places
+        res = _Regen(chain, once, None).run()
+    return res
+
+
+def _size(c: CodexRegenerated, truth: Any) -> float | None:
+    """A regenerated summary message's tokens: the answer's output tokens (as the endpoint counted)
+    plus the prefix at the truth model's rate; the whole text at that rate when it did not say."""
+    from sessiontools.policies.base import chars4
+
+    if not c.regenerated or not c.calls or c.summary == c.recorded:
+        return None  # the recorded summary: the replay's own (recorded) sizes hold
+    ans = c.calls[-1][1]
+    prefix = len(c.summary) - len(ans.text)
+    if ans.output_tokens is None:
+        return truth.ratio * chars4(len(c.summary))
+    return float(ans.output_tokens) + truth.ratio * chars4(max(0, prefix))
 
 
 class _Regen:
@@ -182,7 +243,7 @@ class _Regen:
         self.new = 0
         self.texts: dict[int, str] = {}  # compacted line -> its regenerated summary text
 
-    def ask(self, sc: SimCompaction) -> str | None:
+    def ask(self, sc: SimCompaction, recorded: str | None = None) -> str | None:
         meta = self.meta
         body = cc.request_body(self.history, model=self.model, base_instructions=meta.base_instructions if meta else None,
                                session_id=meta.id if meta else None)
@@ -195,7 +256,7 @@ class _Regen:
         if self.on_answer is not None:
             self.on_answer()
         text = cc.summary_text(ans.text)
-        self.result.compactions.append(CodexRegenerated(sc, [(req, ans)], text))
+        self.result.compactions.append(CodexRegenerated(sc, [(req, ans)], text, recorded=recorded))
         return text
 
     def insert(self, sc: SimCompaction, ts: Any) -> bool:
@@ -222,7 +283,8 @@ class _Regen:
         if sc.reason == CompactionReason.USER:
             self.out.append(dict(obj))
             return True
-        text = self.ask(sc)
+        rec = self.chain.objects[compacted - 1]
+        text = self.ask(sc, ((rec or {}).get("payload") or {}).get("message"))
         if text is None:
             return False
         self.texts[compacted] = text
@@ -246,7 +308,7 @@ class _Regen:
             return True
         text = self.texts.pop(n, None)
         if text is None:  # no answer item recorded before it
-            text = self.ask(sc)
+            text = self.ask(sc, payload.get("message"))
             if text is None:
                 return False
         repl = _with_summary(replacement, text) if replacement else cc.replacement_history(

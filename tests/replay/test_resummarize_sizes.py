@@ -6,6 +6,8 @@ compactions at the final run's places."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from sessiontools.read import load_session
@@ -56,3 +58,34 @@ def test_without_counted_tokens_the_text_is_counted() -> None:
         result = regenerate(chain, _summariser(words, counted=False))
         firsts[words] = [r.compaction.parent_base_index for r in result.compactions]
     assert firsts[2500][1] < firsts[20][1]
+
+
+@pytest.mark.parametrize("limit", [17000, 19500])
+def test_codex_a_longer_summary_makes_the_next_compaction_fire_earlier(limit: int) -> None:
+    """The same for a Codex rollout (codex-pair-a, written by the real Codex CLI): the setting is replayed
+    again with the regenerated summaries' sizes; each request is asked once."""
+    from sessiontools.read.codex.load import load_rollout, rollout_objects
+    from sessiontools.replay.resummarize_codex import plan_codex_chains, regenerate_codex
+
+    src = SAMPLES / "codex" / "codex-pair-a.jsonl"
+    places = {}
+    for words in (20, 2500):
+        (chain,) = plan_codex_chains(load_rollout(src), rollout_objects(src), windows=[64000], limits=[limit])
+        guessed = [c.parent_base_index for c in chain.run.compactions]
+        asked: list[str] = []
+
+        def answer(req, words=words):  # type: ignore[no-untyped-def]
+            asked.append(json.dumps(req.body, sort_keys=True))
+            return _summariser(words)(req)
+
+        result = regenerate_codex(chain, answer)
+        assert result.error is None
+        assert len(asked) == len(set(asked)), "a request was asked twice"
+        got = [r.compaction.parent_base_index for r in result.compactions]
+        assert got[0] == guessed[0]
+        places[words] = got
+        compacted = [ln for ln in result.lines if ln["type"] == "compacted"]
+        assert len(compacted) == len(got)
+    short, long = places[20], places[2500]
+    assert len(short) >= 2 and len(long) >= 2
+    assert long[1] < short[1], (short, long)
