@@ -74,7 +74,7 @@ def test_codex_a_longer_summary_makes_the_next_compaction_fire_earlier(limit: in
         guessed = [c.parent_base_index for c in chain.run.compactions]
         asked: list[str] = []
 
-        def answer(req, words=words):  # type: ignore[no-untyped-def]
+        def answer(req, words=words, asked=asked):  # type: ignore[no-untyped-def]
             asked.append(json.dumps(req.body, sort_keys=True))
             return _summariser(words)(req)
 
