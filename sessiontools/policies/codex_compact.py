@@ -20,6 +20,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from sessiontools.policies.codex import (
+    APPROX_BYTES_PER_TOKEN,
+    COMPACT_USER_MESSAGE_MAX_TOKENS,
+    CONTEXTUAL_USER_PREFIXES,
+    approx_tokens,
+)
+
 PROMPTS_DIR = Path(__file__).with_name("codex_prompts")
 RELEASE = "0.171.0"
 
@@ -54,8 +61,6 @@ REMOTE_REASON = ("its compactions ran on OpenAI's servers (remote compaction: th
 # initial context (skills instructions, environment context) before the last of them, and the summary
 # as a user message: `SUMMARY_PREFIX` + "\n" + the model's last assistant message.
 
-COMPACT_USER_MESSAGE_MAX_TOKENS = 20_000
-APPROX_BYTES_PER_TOKEN = 4
 #: What Codex strips from an item when it sends the history (its own bookkeeping in the rollout).
 ROLLOUT_ONLY_KEYS = ("internal_chat_message_metadata_passthrough",)
 #: Sections of the base instructions about the `update_plan` tool (absent from a compaction request).
@@ -64,7 +69,7 @@ PLAN_SECTIONS = ("## Planning", "## `update_plan`")
 
 def approx_token_count(text: str) -> int:
     """codex-rs `truncate::approx_token_count`: UTF-8 bytes / 4, rounded up."""
-    return -(-len(text.encode("utf-8", "surrogatepass")) // APPROX_BYTES_PER_TOKEN)
+    return approx_tokens(len(text.encode("utf-8", "surrogatepass")))
 
 
 def truncate_text(text: str, max_tokens: int) -> str:
@@ -96,13 +101,13 @@ def is_summary_text(text: str) -> bool:
 
 def is_context_message(item: Mapping[str, Any]) -> bool:
     """Codex's own injected context: developer messages, and user messages that are its context blocks
-    (`<environment_context>`, `<user_instructions>`, `# AGENTS.md instructions ...`)."""
+    (`policies.codex.CONTEXTUAL_USER_PREFIXES`: `<environment_context>`, `# AGENTS.md instructions`, ...)."""
     if item.get("type") != "message":
         return False
     if item.get("role") in ("developer", "system"):
         return True
     text = item_text(item).lstrip()
-    return item.get("role") == "user" and (text.startswith("<") or text.startswith("# AGENTS.md instructions"))
+    return item.get("role") == "user" and text.startswith(CONTEXTUAL_USER_PREFIXES)
 
 
 def is_user_message(item: Mapping[str, Any]) -> bool:
