@@ -171,20 +171,17 @@ def _new_id(seed: str, what: str) -> str:
     return f"msg_{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
-#: At most this many passes (each pass fixes at least one more compaction's summary size).
-MAX_PASSES = 64
-
-
 def regenerate_codex(chain: CodexChain, summarize: Callable[[CodexRequest], Any],
                      on_answer: Callable[[], None] | None = None) -> CodexChainResult:
     """Regenerate `chain`'s compactions in order (see the module docstring); `result.lines` is the
     new rollout (empty when the summariser failed: `result.error` says where).
 
-    A regenerated summary's own size moves the later compactions: after a pass, the setting is
-    replayed again with the summaries' sizes (output tokens as the endpoint counted them, plus the
-    summary prefix; the text's own when it did not say), and regenerated at the new places, until the
-    places no longer move. Compaction n's request depends only on compactions before n, so each pass
-    fixes at least one more; an answer is asked once (`summarize` sees each request once)."""
+    A regenerated summary's own size moves the later compactions: once compaction n is regenerated,
+    the setting is replayed again with the sizes of the summaries so far (output tokens as the
+    endpoint counted them, plus the summary prefix; the text's own when it did not say; none for a
+    summary equal to the recorded one), and compaction n + 1 is asked at its new place. Compaction
+    n's place depends only on the summaries before it, so no request is sent for a place that moves
+    later, and each request is asked once."""
     from sessiontools.replay.walk import simulate_path
 
     answers: dict[str, Any] = {}
@@ -197,22 +194,16 @@ def regenerate_codex(chain: CodexChain, summarize: Callable[[CodexRequest], Any]
                 on_answer()
         return answers[key]
 
-    res = _Regen(chain, once, None).run()
-    for _ in range(MAX_PASSES):
-        if res.error is not None or chain.replay is None:
+    n = 1
+    while True:
+        regen = _Regen(chain, once, None, limit=n if chain.replay is not None else None)
+        res = regen.run()
+        if res.error is not None or not regen.stopped:
             return res
         path, policy, truth, recorded_parent = chain.replay
-        sizes = [_size(c, truth) for c in res.compactions]
-        run = simulate_path(path, policy, chain.settings, truth, sizes)
-        places = _places(run, path, recorded_parent)
-        if places.keys() == chain.places.keys():
-            chain.run, chain.places = run, places
-            for r, sc in zip(res.compactions, run.compactions, strict=False):
-                r.compaction = sc  # the same places; the final run's figures
-            return res
-        chain.run, chain.places = run, places
-        res = _Regen(chain, once, None).run()
-    return res
+        run = simulate_path(path, policy, chain.settings, truth, [_size(c, truth) for c in res.compactions])
+        chain.run, chain.places = run, _places(run, path, recorded_parent)
+        n += 1
 
 
 def _size(c: CodexRegenerated, truth: Any) -> float | None:
@@ -229,10 +220,16 @@ def _size(c: CodexRegenerated, truth: Any) -> float | None:
     return float(ans.output_tokens) + truth.ratio * chars4(max(0, prefix))
 
 
+class _Stop(Exception):
+    """The pass regenerated as many compactions as it was asked to."""
+
+
 class _Regen:
     def __init__(self, chain: CodexChain, summarize: Callable[[CodexRequest], Any],
-                 on_answer: Callable[[], None] | None) -> None:
+                 on_answer: Callable[[], None] | None, limit: int | None = None) -> None:
         self.chain, self.summarize, self.on_answer = chain, summarize, on_answer
+        self.limit = limit  # stop after this many regenerated compactions (the caller replays again)
+        self.stopped = False
         self.result = CodexChainResult(chain)
         self.meta = next((r for r in chain.session.records if isinstance(r, SessionMeta)), None)
         self.models = {r.line: r.model for r in chain.session.records if isinstance(r, TurnContext) and r.model}
@@ -257,6 +254,8 @@ class _Regen:
             self.on_answer()
         text = cc.summary_text(ans.text)
         self.result.compactions.append(CodexRegenerated(sc, [(req, ans)], text, recorded=recorded))
+        if self.limit is not None and len(self.result.compactions) >= self.limit:
+            raise _Stop
         return text
 
     def insert(self, sc: SimCompaction, ts: Any) -> bool:
@@ -318,6 +317,13 @@ class _Regen:
         return True
 
     def run(self) -> CodexChainResult:
+        try:
+            return self._run()
+        except _Stop:
+            self.stopped = True
+            return self.result
+
+    def _run(self) -> CodexChainResult:
         objs = self.chain.objects
         answer_of = {a: c for c, a in _answer_lines(objs).items()}
         next_item = _next_items(objs)

@@ -63,7 +63,8 @@ def test_without_counted_tokens_the_text_is_counted() -> None:
 @pytest.mark.parametrize("limit", [17000, 19500])
 def test_codex_a_longer_summary_makes_the_next_compaction_fire_earlier(limit: int) -> None:
     """The same for a Codex rollout (codex-pair-a, written by the real Codex CLI): the setting is replayed
-    again with the regenerated summaries' sizes; each request is asked once."""
+    again with the regenerated summaries' sizes; one request per compaction written (none for a place
+    that moved later)."""
     from sessiontools.read.codex.load import load_rollout, rollout_objects
     from sessiontools.replay.resummarize_codex import plan_codex_chains, regenerate_codex
 
@@ -81,6 +82,7 @@ def test_codex_a_longer_summary_makes_the_next_compaction_fire_earlier(limit: in
         result = regenerate_codex(chain, answer)
         assert result.error is None
         assert len(asked) == len(set(asked)), "a request was asked twice"
+        assert len(asked) == len(result.compactions), "a request was sent for a place that moved later"
         got = [r.compaction.parent_base_index for r in result.compactions]
         assert got[0] == guessed[0]
         places[words] = got
