@@ -26,7 +26,6 @@ setting again with the regenerated summaries' sizes until the places stay).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,15 @@ from typing import Any
 
 from sessiontools.policies import codex_compact as cc
 from sessiontools.read.codex.records import Compacted, Rollout, SessionMeta, TurnContext
+from sessiontools.replay.codex_rollout import (
+    answer_lines,
+    answer_of,
+    new_id,
+    next_items,
+    renumbered,
+    timestamp,
+    with_summary,
+)
 from sessiontools.replay.records import CompactionReason, ReplayRun, ReplaySettings, SimCompaction
 from sessiontools.replay.resummarize import SummarizerError
 
@@ -150,27 +158,6 @@ def _places(run: ReplayRun, path: Any, recorded_parent: Mapping[int, int]) -> di
     return places
 
 
-def _answer_lines(objects: Sequence[Mapping[str, Any] | None]) -> dict[int, int]:
-    """compacted line -> the line of its answer (the assistant message recorded just before it)."""
-    out: dict[int, int] = {}
-    last_assistant = None
-    for n, obj in enumerate(objects, 1):
-        if obj is None:
-            continue
-        if obj.get("type") == "response_item":
-            p = obj.get("payload") or {}
-            last_assistant = n if p.get("type") == "message" and p.get("role") == "assistant" else None
-        elif obj.get("type") == "compacted" and last_assistant is not None:
-            out[n] = last_assistant
-            last_assistant = None
-    return out
-
-
-def _new_id(seed: str, what: str) -> str:
-    h = hashlib.sha256(f"{seed}:{what}".encode()).hexdigest()
-    return f"msg_{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
 def regenerate_codex(chain: CodexChain, summarize: Callable[[CodexRequest], Any],
                      on_answer: Callable[[], None] | None = None) -> CodexChainResult:
     """Regenerate `chain`'s compactions in order (see the module docstring); `result.lines` is the
@@ -265,9 +252,9 @@ class _Regen:
         text = self.ask(sc)
         if text is None:
             return False
-        answer = {"type": "message", "status": "completed", "id": _new_id(self.seed, f"answer-{k}"), "role": "assistant",
-                  "content": [{"type": "output_text", "text": _answer_of(text), "annotations": []}]}
-        repl = cc.replacement_history(self.history, text, lambda what: _new_id(self.seed, f"{k}-{what}"))
+        answer = {"type": "message", "status": "completed", "id": new_id(self.seed, f"answer-{k}"), "role": "assistant",
+                  "content": [{"type": "output_text", "text": answer_of(text), "annotations": []}]}
+        repl = cc.replacement_history(self.history, text, lambda what: new_id(self.seed, f"{k}-{what}"))
         self.out.append({"timestamp": ts, "type": "response_item", "payload": answer})
         self.out.append({"timestamp": ts, "type": "compacted", "payload": {"message": text, "replacement_history": repl}})
         self.history = list(repl)
@@ -290,7 +277,7 @@ class _Regen:
         item = json.loads(json.dumps(obj))
         hp = item["payload"]
         first = (hp.get("content") or [{"type": "output_text"}])[0]
-        hp["content"] = [{**first, "text": _answer_of(text)}]
+        hp["content"] = [{**first, "text": answer_of(text)}]
         self.out.append(item)
         return True
 
@@ -310,8 +297,8 @@ class _Regen:
             text = self.ask(sc, payload.get("message"))
             if text is None:
                 return False
-        repl = _with_summary(replacement, text) if replacement else cc.replacement_history(
-            self.history, text, lambda what: _new_id(self.seed, f"{n}-{what}"))
+        repl = with_summary(replacement, text) if replacement else cc.replacement_history(
+            self.history, text, lambda what: new_id(self.seed, f"{n}-{what}"))
         self.out.append({**obj, "payload": {**payload, "message": text, "replacement_history": repl}})
         self.history = list(repl)
         return True
@@ -325,21 +312,21 @@ class _Regen:
 
     def _run(self) -> CodexChainResult:
         objs = self.chain.objects
-        answer_of = {a: c for c, a in _answer_lines(objs).items()}
-        next_item = _next_items(objs)
+        compaction_of = {a: c for c, a in answer_lines(objs).items()}
+        next_item = next_items(objs)
         before: dict[int, list[SimCompaction]] = {}
         for key, sc in sorted(self.chain.places.items(), key=lambda kv: -kv[0]):
             if key < 0:
                 before.setdefault(next_item.get(-key, len(objs) + 1), []).append(sc)
         for n, obj in enumerate(objs, 1):
             for sc in before.get(n, ()):
-                if not self.insert(sc, _timestamp(obj) or _timestamp(self.out[-1] if self.out else None)):
+                if not self.insert(sc, timestamp(obj) or timestamp(self.out[-1] if self.out else None)):
                     return self.result
             if obj is None:
                 continue
             self.model = self.models.get(n, self.model)
-            if n in answer_of:
-                if not self.answer(n, obj, answer_of[n]):
+            if n in compaction_of:
+                if not self.answer(n, obj, compaction_of[n]):
                     return self.result
                 continue
             if obj.get("type") == "compacted":
@@ -350,55 +337,10 @@ class _Regen:
             if obj.get("type") == "response_item" and isinstance(obj.get("payload"), Mapping):
                 self.history.append(obj["payload"])
         for sc in before.get(len(objs) + 1, ()):  # after the last response item
-            if not self.insert(sc, _timestamp(self.out[-1] if self.out else None)):
+            if not self.insert(sc, timestamp(self.out[-1] if self.out else None)):
                 return self.result
-        self.result.lines = _renumbered(self.out)
+        self.result.lines = renumbered(self.out)
         return self.result
-
-
-def _answer_of(summary_text: str) -> str:
-    return summary_text[len(cc.summary_prefix()) + 1:]
-
-
-def _with_summary(replacement: Sequence[Mapping[str, Any]], text: str) -> list[dict[str, Any]]:
-    """The recorded replacement history with its summary item's text replaced (ids kept)."""
-    out = [dict(it) for it in replacement]
-    for k in range(len(out) - 1, -1, -1):
-        it = out[k]
-        if it.get("type") == "message" and it.get("role") == "user" and cc.is_summary_text(cc.item_text(it)):
-            content = list(it.get("content") or [{"type": "input_text"}])
-            out[k] = {**it, "content": [{**content[0], "text": text}]}
-            return out
-    out.append(cc.message("user", text))
-    return out
-
-
-def _next_items(objs: Sequence[Mapping[str, Any] | None]) -> dict[int, int]:
-    """line L -> the line of the first response item after L (a new compaction goes right before it)."""
-    out: dict[int, int] = {}
-    nxt = len(objs) + 1
-    for n in range(len(objs), 0, -1):
-        out[n] = nxt
-        obj = objs[n - 1]
-        if obj is not None and obj.get("type") == "response_item":
-            nxt = n
-    return out
-
-
-def _timestamp(obj: Mapping[str, Any] | None) -> Any:
-    return obj.get("timestamp") if obj is not None else None
-
-
-def _renumbered(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """0.171's lines carry an `ordinal` (their position): count again (lines were added or dropped)."""
-    if not any("ordinal" in ln for ln in lines):
-        return lines
-    out = []
-    for k, ln in enumerate(lines):
-        rec = {"timestamp": ln.get("timestamp"), "ordinal": k}
-        rec.update((key, v) for key, v in ln.items() if key not in ("timestamp", "ordinal"))
-        out.append(rec)
-    return out
 
 
 def requests_of_codex(chain: CodexChain) -> int:
