@@ -33,6 +33,7 @@ from sessiontools.cli.common import (
 from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
+from sessiontools.cli.progress import phase
 from sessiontools.errors import InputError, UsageError
 
 
@@ -199,8 +200,6 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         agents=replay_agents(policy.value if policy else None), executor=executor)
     replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
     # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.
-    from sessiontools.cli.progress import phase
-
     with phase(err, "fitting priors; replaying the sessions with few requests again"):
         per_file = refit_with_priors(per_file, lambda s, table: replay_one(load_source(s), priors=table))
     records = [r for recs in per_file for r in recs]
