@@ -392,8 +392,12 @@ def handle(handler: Any) -> None:
     headers = {k.lower(): v for k, v in handler.headers.items()}
     events, log = rmodel.respond(body, headers)
     with lab._lock:
+        # a compaction request's body as received, with Codex's own headers (x-codex-*), so a test can
+        # compare what the real Codex CLI sent with what sessiontools' `resummarize` sends
+        sent = {**body, "_headers": {k: v for k, v in headers.items() if k.startswith("x-codex")}} \
+            if log["kind"] == "compaction" else None
         lab.log.append(RequestLog(log["kind"], log.get("prompt"), log.get("step"), log["prompt_tokens"],
-                                  log["cached"], log["completion"], log["messages"]))
+                                  log["cached"], log["completion"], log["messages"], body=sent))
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")

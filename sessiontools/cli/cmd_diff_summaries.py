@@ -169,7 +169,8 @@ def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int
         from sessiontools.report.folder import session_groups
         by = group_by or "agent"
         groups = ({c.session: c.agent for c in report.chains} if by == "agent" else
-                  session_groups(by, [c.session for c in report.chains]))
+                  session_groups(by, [c.session for c in report.chains],
+                                 {c.session: c.model for c in report.chains}))
         folder = {"groups": groups, "by": by, "metric": gates[0].metric if gates else None}
     _emit(report, format, csv_table, pair, results, output, folder)
     if plot is not None:

@@ -107,6 +107,15 @@ def _gate_problems(gates: "list[Gate]", report: Any) -> list[str]:
     return tripped(gates, rows)
 
 
+def _fitted(err: Any, per_session: Any, options: Any) -> Any:
+    """The requests summarised and the estimators fitted, with a progress spinner (a terminal only)."""
+    from sessiontools.analysis.estimate_error import summarize_requests
+    from sessiontools.cli.progress import phase
+
+    with phase(err, "fitting the estimators and the calibration"):
+        return summarize_requests(per_session, options)
+
+
 def _check_outputs(format: Fmt | None, output: Path | None, calibration: Path | None, plot: Path | None) -> Fmt:
     """The format (from the -o suffix when not given); every output path checked before the run (exit 2)."""
     fmt = resolve_format(format, output, Fmt)
@@ -192,7 +201,6 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         SessionWorker,
         parse_estimators,
         parse_threshold_grid,
-        summarize_requests,
     )
     from sessiontools.report.estimate_error import (
         estimate_error_figure,
@@ -234,7 +242,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     store_path = None if no_cache else str(token_cache_path())
     per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
                                     content_hash=store_path is not None, executor=executor)
-    report = summarize_requests(per_session, options)
+    report = _fitted(err, per_session, options)
 
     _require_rows(report, loaded, strict)
     summary = estimate_error_json(report)

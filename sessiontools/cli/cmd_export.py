@@ -84,7 +84,10 @@ def register(app: typer.Typer) -> None:
                 err.print(f"nothing new to export into {output}", markup=False)
                 raise typer.Exit(EXIT_OK)
             results, loaded = run_files(plan.new_files, err, ExportWorker(options), jobs, "exporting", executor=executor)
-            summary = write_export(plan, results)
+            from sessiontools.cli.progress import phase
+
+            with phase(err, f"writing the dataset into {output}"):
+                summary = write_export(plan, results)
             parts = ", ".join(f"{k} {v}" for k, v in sorted(summary["parts"].items()))
             err.print(f"exported {summary['files']} file(s): {summary['sessions']} session paths, {summary['requests']} "
                       f"requests, {summary['compactions']} compactions into {output} (part files: {parts or 'none'})",

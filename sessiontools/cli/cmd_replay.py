@@ -32,6 +32,7 @@ from sessiontools.cli.outputs import (
     stderr_console,
     write_frame,
 )
+from sessiontools.cli.progress import phase
 from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
 
@@ -201,7 +202,8 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
     replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
     # Sessions with too few requests to fit their truth model were only fitted: replayed now, once, with
     # a prior learnt from the rest. Kept in memory (`cli.priors`): such a session's file is not read a second time.
-    per_file = refit_kept(per_file, replay_one)
+    with phase(err, "fitting priors; replaying the sessions with few requests"):
+        per_file = refit_kept(per_file, replay_one)
     records = [r for recs in per_file for r in recs]
     timelines = [r.pop("timeline", None) for r in records]
     loaded.unreadable += per_model_windows.report_misses(err, misses)

@@ -41,6 +41,7 @@ def register(app: typer.Typer) -> None:
 def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
            reserves: list[int], keeps: list[int], strict: bool) -> int:
     from sessiontools.cli.documents import report_documents
+    from sessiontools.cli.progress import phase
     from sessiontools.report.estimate_error import estimate_error_headline
     from sessiontools.report.html import render_report
     from sessiontools.report.inspect import inspect_headline
@@ -66,8 +67,11 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     m = dri["metrics"]
     heads.append(f"diff-summaries: {m['summaries']} summaries, {m['pairs']} pairs; dropped {m['dropped_items']} items "
                  f"and {m['dropped_literals']} literals")
-    html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines, headlines=heads)
-    write_atomic(output, html)
+    with phase(err, "report: rendering the HTML page"):
+        html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines,
+                             headlines=heads)
+    with phase(err, f"report: writing {output.name}"):
+        write_atomic(output, html)
     wrote(output, f"{output.stat().st_size / 1024:.0f} KiB")
     code = exit_code_for(loaded, strict)
     return code or (EXIT_INPUT if failed else 0)  # the page is written, but a section lacks some sessions

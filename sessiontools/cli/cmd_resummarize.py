@@ -43,6 +43,7 @@ def register(app: typer.Typer) -> None:
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
         policy: Annotated[PiPolicy | None, typer.Option("--policy", help="pi-0 or pi-1 (default: the version that wrote the file).")] = None,
+        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex rollouts: model_auto_compact_token_limit value(s), comma-separated (default: Codex's own, from the window).")] = None,
         leaf: LeafOpt = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size the replay gives a new summary when deciding where compactions fire (default: learnt from the recorded ones).")] = None,
         model_max_tokens: Annotated[int | None, tokens_option("--model-max-tokens", minimum=1, help="The model's output limit (Pi 1.x asks for it, clamped to the window; default: the catalogue's for --model, else 4096).")] = None,
@@ -66,10 +67,15 @@ def register(app: typer.Typer) -> None:
         and writes a new Pi session per input and setting under -o with the regenerated
         compactions at their simulated places. Answers are cached under a hash of the exact
         request: a re-run sends nothing. Compare the files with `diff-summaries --compare`.
+
+        Codex 0.171.0 rollouts: each local compaction of each setting (window x
+        --auto-compact-limit) is Codex's own Responses request (its compact prompt over the
+        history), sent to ENDPOINT/responses, and a new rollout is written. Remote (encrypted)
+        compactions cannot be regenerated; Claude Code transcripts are not supported.
         """
         _run(paths, endpoint, model, api, prompt, update_prompt, context_window, reserve, keep_recent, policy, leaf,
              summary_tokens, model_max_tokens, output_dir, format, stream, max_tokens_field, concurrency, timeout,
-             retries, no_cache, cache_dir, strict)
+             retries, no_cache, cache_dir, strict, auto_compact_limit)
 
 
 def _prompts(prompt: Path | None, update_prompt: Path | None, version: str):  # type: ignore[no-untyped-def]
@@ -91,7 +97,7 @@ def _prompts(prompt: Path | None, update_prompt: Path | None, version: str):  # 
 
 def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, reserve, keep_recent, policy, leaf,  # type: ignore[no-untyped-def]
          summary_tokens, model_max_tokens, output_dir, format, stream, max_tokens_field, concurrency, timeout, retries,
-         no_cache, cache_dir, strict) -> None:
+         no_cache, cache_dir, strict, auto_compact_limit=None) -> None:
     from sessiontools.cli.inputs import progress
     from sessiontools.endpoint.cache import ResponseCache
     from sessiontools.endpoint.client import Api, Endpoint, EndpointConfig
@@ -114,7 +120,8 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
     grid = Grid(parse_token_list(context_window, "--context-window", minimum=1),
                 parse_token_list(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS],
                 parse_token_list(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS],
-                policy.value if policy else None, leaf, summary_tokens, model_max_tokens)
+                policy.value if policy else None, leaf, summary_tokens, model_max_tokens,
+                parse_token_list(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
     from sessiontools.replay.resummarize import unsupported
 
     loaded = load_all(paths, err, any_agent=True, skip=unsupported)
@@ -122,7 +129,7 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
     if not sessions:
         if loaded.unreadable:
             raise typer.Exit(exit_code_for(loaded, strict))
-        raise InputError("resummarize: no Pi session to resummarize (see the notes above)")
+        raise InputError("resummarize: no Pi session or Codex rollout to resummarize (see the notes above)")
     chains = plan_all(sessions, grid)
     versions = {c.settings.pi_version for c in chains}
     prompts_by_version = {v: _prompts(prompt, update_prompt, v) for v in versions}

@@ -42,12 +42,30 @@ def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Se
 
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
                     reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)) -> tuple[dict[str, Any], Loaded]:
+    from sessiontools.cli.windows import report_misses, split_misses
     from sessiontools.replay.registry import replay_agents
 
     fn = _replay_fn(windows, reserves, keeps)
-    per_file, loaded = run_files(paths, err, partial(replay_keeping, partial(fn, defer_prior_dominated=True)), jobs,
-                                 "replaying", agents=replay_agents(None))
-    return _replay_doc(refit_kept(per_file, fn)), loaded  # as `replay` does
+    # A file whose model has no known window is left out, and said once per model (as `replay` does).
+    per_file, loaded = run_files(paths, err, _replay_section(fn), jobs, "replaying", agents=replay_agents(None))
+    per_file, misses = split_misses(per_file)
+    report_misses(err, misses)
+    return _replay_doc(_refit(err, per_file, fn)), loaded  # as `replay` does
+
+
+def _replay_section(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A file's first pass: prior-dominated sessions only fitted and their source kept (`cli.priors`),
+    a file whose model has no window one marker record (`cli.windows.replay_or_miss`)."""
+    from sessiontools.cli.windows import replay_or_miss
+
+    return partial(replay_keeping, partial(replay_or_miss, replay=partial(fn, defer_prior_dominated=True)))
+
+
+def _refit(err: Console, per_file: list[Any], fn: Callable[..., Any]) -> list[list[dict[str, Any]]]:
+    from sessiontools.cli.progress import phase
+
+    with phase(err, "fitting priors; replaying the sessions with few requests"):
+        return refit_kept(per_file, fn)
 
 
 def _replay_doc(per_file: list[list[dict[str, Any]]]) -> dict[str, Any]:
@@ -67,11 +85,14 @@ def _estimate_options() -> Any:
                                 pi_version=None, calibration=None, calibration_x="o200k", fit=False)
 
 
-def _estimate_doc(per_session: list[Any], options: Any) -> dict[str, Any]:
+def _estimate_doc(err: Console, per_session: list[Any], options: Any) -> dict[str, Any]:
     from sessiontools.analysis.estimate import summarize_requests
+    from sessiontools.cli.progress import phase
     from sessiontools.report.estimate_error import estimate_error_json
 
-    return envelope("estimate-error", **estimate_error_json(summarize_requests(per_session, options)))
+    with phase(err, "fitting the estimators and the calibration"):
+        report = summarize_requests(per_session, options)
+    return envelope("estimate-error", **estimate_error_json(report))
 
 
 def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
@@ -80,7 +101,7 @@ def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None)
     options = _estimate_options()
     per_session, loaded = run_files(paths, err, SessionWorker(options, str(token_cache_path())), jobs, "estimating",
                                     content_hash=True)
-    return _estimate_doc(per_session, options), loaded
+    return _estimate_doc(err, per_session, options), loaded
 
 
 def _drift_worker() -> Any:
@@ -167,7 +188,7 @@ class SectionsWorker:
         path = str(getattr(source, "path", ""))
         out = Sections(inspect=inspect_source(source))
         if source.agent in self.replay_agents:
-            out.replay = _section(out, path, lambda: replay_keeping(partial(self.replay, defer_prior_dominated=True), source))
+            out.replay = _section(out, path, lambda: _replay_section(self.replay)(source))
         out.drift = _section(out, path, lambda: self.drift(source))
         return _SectionsJob(out, path, _section(out, path, lambda: self.estimate.start(source)))
 
@@ -188,10 +209,17 @@ def report_documents(paths: Paths, err: Console, jobs: int | None = None, *, win
     worker = SectionsWorker(replay, SessionWorker(options, str(token_cache_path())), _drift_worker(),
                             replay_agents(None))
     per_file, loaded = run_files(paths, err, worker, jobs, "reading for the report", content_hash=True)
+    from sessiontools.cli.windows import miss_lines, split_misses
+    from sessiontools.replay.catalog import catalogue
+
+    replayed, misses = split_misses([f.replay for f in per_file if f.replay is not None])
     docs = {
         "inspect": envelope("inspect", sessions=[f.inspect for f in per_file]),
-        "replay": _replay_doc(refit_kept([f.replay for f in per_file if f.replay is not None], replay)),
-        "estimate-error": _estimate_doc([f.estimate for f in per_file if f.estimate is not None], options),
+        "replay": _replay_doc(_refit(err, replayed, replay)),
+        "estimate-error": _estimate_doc(err, [f.estimate for f in per_file if f.estimate is not None], options),
         "diff-summaries": _drift_doc([f.drift for f in per_file if f.drift is not None]),
     }
-    return docs, list(dict.fromkeys(e for f in per_file for e in f.errors)), loaded
+    # A model with no known window: one line for its files (`miss_lines` says "error: ..." itself).
+    missing = [line.removeprefix("error: ") for line in
+               miss_lines(misses, [(m["provider"], m["id"]) for m in catalogue()["models"]])]
+    return docs, [*missing, *dict.fromkeys(e for f in per_file for e in f.errors)], loaded

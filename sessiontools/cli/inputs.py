@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessiontools.cli.diagnostics import print_diagnostics, print_unreadable, safe_text
 from sessiontools.cli.options import EXIT_INPUT, EXIT_OK
+from sessiontools.cli.progress import progress  # noqa: F401 (the one progress display; re-exported)
 from sessiontools.errors import InputError
 
 if TYPE_CHECKING:
@@ -187,32 +188,3 @@ def exit_code_for(loaded: Loaded, strict: bool) -> int:
     if strict and loaded.lines_skipped_or_recovered:
         return EXIT_INPUT
     return EXIT_OK
-
-
-class _Progress:
-    def __init__(self, err: Console, total: int, label: str) -> None:
-        self.err, self.total, self.label = err, total, label
-        self.bar = None
-
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        if self.total > 1 and self.err.is_terminal:  # a bar drawn into a pipe leaves a blank line
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                console=self.err, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=self.total)
-        return self.advance
-
-    def advance(self) -> None:
-        if self.bar is not None:
-            self.bar.advance(self.task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
-def progress(err: Console, total: int, label: str) -> _Progress:
-    """A transient progress bar on stderr when there is more than one item; `with ... as advance`."""
-    return _Progress(err, total, label)

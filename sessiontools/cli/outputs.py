@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import nullcontext
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sessiontools.cli.diagnostics import safe_text
+from sessiontools.cli.progress import phase
 from sessiontools.errors import UsageError
 
 if TYPE_CHECKING:
@@ -50,12 +52,14 @@ def stdout_console(file: Any = None) -> Console:
 def emit_json(obj: Any, output: Path | None) -> None:
     from sessiontools.report.writers import dumps_json, write_atomic
 
-    data = dumps_json(obj)
+    with phase(stderr_console(), "rendering JSON"):
+        data = dumps_json(obj)
     if output is None:
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
     else:
-        write_atomic(output, data)
+        with phase(stderr_console(), f"writing {output.name}"):
+            write_atomic(output, data)
         wrote(output)
 
 
@@ -72,12 +76,15 @@ def emit_renderables(items: Iterator[Any] | list[Any], output: Path | None) -> N
 
     if output is None:
         con = stdout_console()
-        for it in items:
-            con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
+        # On the same terminal the table appearing is the progress (a spinner would draw into it);
+        # into a pipe or a file, a spinner on stderr says the table is being drawn.
+        with phase(stderr_console(), "rendering") if not con.is_terminal else nullcontext():
+            for it in items:
+                con.print(it, soft_wrap=isinstance(it, Text))  # a line of text (a long path) is never folded
     else:
         from sessiontools.report.writers import atomic_open
 
-        with atomic_open(output, "w") as fh:
+        with phase(stderr_console(), f"rendering {output.name}"), atomic_open(output, "w") as fh:
             con = Console(file=fh, width=DESIGN_WIDTH, no_color=True, highlight=False)
             for it in items:
                 con.print(it, soft_wrap=isinstance(it, Text))
@@ -91,12 +98,14 @@ def write_frame(frame: Any, fmt: str, output: Path | None) -> None:
     if fmt == "parquet":
         if output is None:
             raise UsageError("--format parquet needs --output PATH")
-        write_atomic(output, frame_bytes(frame, "parquet"))
+        with phase(stderr_console(), f"writing {output.name}"):
+            write_atomic(output, frame_bytes(frame, "parquet"))
         wrote(output)
     elif output is None:
         sys.stdout.write(frame_bytes(frame, "csv").decode("utf-8"))
     else:
-        write_atomic(output, frame_bytes(frame, "csv"))
+        with phase(stderr_console(), f"writing {output.name}"):
+            write_atomic(output, frame_bytes(frame, "csv"))
         wrote(output)
 
 
@@ -104,7 +113,8 @@ def save_figure(fig: Any, path: Path) -> None:
     """Write a figure through the one figure writer (`report.figures`, reproducible bytes) and say so."""
     from sessiontools.report.figures import save_figure as write_figure
 
-    write_figure(fig, path)
+    with phase(stderr_console(), f"drawing {path.name}"):
+        write_figure(fig, path)
     wrote(path)
 
 

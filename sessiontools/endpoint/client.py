@@ -8,6 +8,10 @@ Two wire formats:
   speak it. The key, if any, goes in `Authorization: Bearer`.
 * `anthropic-messages`: `POST {url}/v1/messages` with `system`, one user message and `max_tokens`
   (not streamed); the key in `x-api-key`.
+* A Codex compaction (`replay.resummarize_codex.CodexRequest`) is a Responses call whatever `--api`
+  says, as Codex makes it: `POST {url}/responses` with Codex's body (its `model` replaced by the
+  configured one) and headers, streamed (server-sent events: `response.output_item.done`,
+  `response.completed` with the usage, `response.failed`); the key in `Authorization: Bearer`.
 
 Every call: a timeout, retries with exponential back-off on connection errors, timeouts, HTTP 429
 and 5xx (a `Retry-After` header is honoured, up to a minute), at most `concurrency` requests in
@@ -29,8 +33,10 @@ from enum import StrEnum
 from typing import Any
 
 from sessiontools.endpoint.cache import ResponseCache, request_key
+from sessiontools.policies.codex_compact import last_assistant_text
 from sessiontools.policies.pi.summarize import SummaryRequest, answer_text
 from sessiontools.replay.resummarize import Answer, SummarizerError
+from sessiontools.replay.resummarize_codex import CodexRequest
 
 ANTHROPIC_VERSION = "2023-06-01"
 MAX_RETRY_AFTER_S = 60.0
@@ -80,6 +86,7 @@ class Endpoint:
         self.cache = cache
         self.refresh = refresh  # --no-cache: send every request, and store the fresh answers
         self.url = target_url(config.url, config.api)
+        self.responses_url = responses_url(config.url)
         self._sleep = sleep
         self._slots = threading.BoundedSemaphore(max(1, config.concurrency))
         self._lock = threading.Lock()
@@ -88,8 +95,10 @@ class Endpoint:
         self._inflight: dict[str, threading.Event] = {}
         self._memo: dict[str, dict[str, Any]] = {}  # this run's answers (a re-asked request is never re-sent)
 
-    def body(self, req: SummaryRequest) -> dict[str, Any]:
+    def body(self, req: SummaryRequest | CodexRequest) -> dict[str, Any]:
         c = self.config
+        if isinstance(req, CodexRequest):
+            return {**req.body, "model": c.model}
         if c.api == Api.ANTHROPIC:
             return {"model": c.model, "max_tokens": req.max_tokens, "system": req.system,
                     "messages": [{"role": "user", "content": [{"type": "text", "text": req.user}]}]}
@@ -111,11 +120,14 @@ class Endpoint:
             return None
         return self.cache.get(key)
 
-    def __call__(self, req: SummaryRequest) -> Answer:
+    def __call__(self, req: SummaryRequest | CodexRequest) -> Answer:
         """The answer to `req`: from the cache, else sent. The same request asked twice at once (two
         settings of a grid share their first compactions) is sent once; the other waits for it."""
         body = self.body(req)
-        key = request_key(self.url, self.config.api.value, body)
+        codex = isinstance(req, CodexRequest)
+        url = self.responses_url if codex else self.url
+        headers = dict(req.headers) if codex else {}
+        key = request_key(url, "responses" if codex else self.config.api.value, body)
         while True:
             hit = self._cached(key)
             if hit is not None:
@@ -131,7 +143,7 @@ class Endpoint:
             busy.wait()  # then its answer is cached (or it failed, and this one tries itself)
         try:
             with self._slots:
-                ans = self._send(body)
+                ans = self._send(body, url, headers)
             value = {"text": ans.text, "input_tokens": ans.input_tokens, "output_tokens": ans.output_tokens,
                      "latency_s": round(ans.latency_s, 3), "stop_reason": ans.stop_reason}
             if self.cache is not None:
@@ -145,10 +157,10 @@ class Endpoint:
             ev.set()
 
     # -- HTTP -------------------------------------------------------------------------------------
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, responses: bool = False) -> dict[str, str]:
         h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         key = self.config.api_key
-        if self.config.api == Api.ANTHROPIC:
+        if self.config.api == Api.ANTHROPIC and not responses:
             h["anthropic-version"] = ANTHROPIC_VERSION
             if key:
                 h["x-api-key"] = key
@@ -156,8 +168,9 @@ class Endpoint:
             h["Authorization"] = f"Bearer {key}"
         return h
 
-    def _send(self, body: dict[str, Any]) -> Answer:
+    def _send(self, body: dict[str, Any], url: str | None = None, headers: dict[str, str] | None = None) -> Answer:
         c = self.config
+        url = url or self.url
         data = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
         last, last_after = "", None
         for attempt in range(c.retries + 1):
@@ -167,20 +180,23 @@ class Endpoint:
                 self.sent += 1
             t0 = time.monotonic()
             try:
-                return self._once(data, body.get("stream") is True, t0)
+                return self._once(data, body.get("stream") is True, t0, url, headers or {})
             except _Retry as exc:
                 last, last_after = str(exc), exc.after
-        raise SummarizerError(f"{self.url}: {last} (after {c.retries + 1} attempts)")
+        raise SummarizerError(f"{url}: {last} (after {c.retries + 1} attempts)")
 
     def _delay(self, attempt: int, after: float | None) -> float:
         if after is not None:
             return min(MAX_RETRY_AFTER_S, max(0.0, after))
         return self.config.backoff_s * 2 ** (attempt - 1)
 
-    def _once(self, data: bytes, stream: bool, t0: float) -> Answer:
-        req = urllib.request.Request(self.url, data=data, headers=self._headers(), method="POST")
+    def _once(self, data: bytes, stream: bool, t0: float, url: str, extra: dict[str, str]) -> Answer:
+        responses = url == self.responses_url and url != self.url
+        req = urllib.request.Request(url, data=data, headers={**self._headers(responses), **extra}, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.config.timeout_s) as resp:
+                if responses:
+                    return _parse_responses(resp, t0, url)
                 if stream and "text/event-stream" in (resp.headers.get("Content-Type") or ""):
                     return self._parse_stream(resp, t0)
                 raw = resp.read()
@@ -188,7 +204,7 @@ class Endpoint:
             detail = _error_detail(exc)
             if exc.code == 429 or exc.code >= 500:
                 raise _Retry(f"HTTP {exc.code}: {detail}", _retry_after(exc.headers.get("Retry-After"))) from None
-            raise SummarizerError(f"{self.url}: HTTP {exc.code}: {detail}") from None
+            raise SummarizerError(f"{url}: HTTP {exc.code}: {detail}") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", exc)
             raise _Retry(f"{type(exc).__name__}: {reason}") from None
@@ -253,6 +269,48 @@ class Endpoint:
                       time.monotonic() - t0, False, finish)
 
 
+def responses_url(url: str) -> str:
+    """The Responses endpoint from a base URL (`http://127.0.0.1:11434/v1`) or a full one."""
+    u = url.rstrip("/")
+    for tail in ("/chat/completions", "/messages"):
+        if u.endswith(tail):
+            u = u[: -len(tail)]
+    return u if u.endswith("/responses") else u + "/responses"
+
+
+def _parse_responses(resp: Any, t0: float, url: str) -> Answer:
+    """A streamed Responses answer: the output items, the usage; a failed response is refused."""
+    items: list[dict[str, Any]] = []
+    final: dict[str, Any] | None = None
+    try:
+        for raw in resp:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line.startswith("data:"):
+                continue
+            try:
+                ev = json.loads(line[5:].strip())
+            except ValueError:
+                continue
+            if not isinstance(ev, dict):
+                continue
+            kind = ev.get("type")
+            if kind == "response.output_item.done" and isinstance(ev.get("item"), dict):
+                items.append(ev["item"])
+            elif kind == "response.completed" and isinstance(ev.get("response"), dict):
+                final = ev["response"]
+            elif kind == "response.failed":
+                err = (ev.get("response") or {}).get("error") or {}
+                raise SummarizerError(f"{url}: the response failed: {err.get('code')}: {err.get('message')}")
+    except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
+        raise _Retry(f"the stream broke off: {type(exc).__name__}") from None
+    if final is None:
+        raise _Retry("the stream closed before response.completed")
+    output = final.get("output") if isinstance(final.get("output"), list) and final.get("output") else items
+    u = final.get("usage") if isinstance(final.get("usage"), dict) else {}
+    return Answer(last_assistant_text([it for it in output if isinstance(it, dict)]), _int(u.get("input_tokens")),
+                  _int(u.get("output_tokens")), time.monotonic() - t0, False, final.get("status"))
+
+
 def _int(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
@@ -275,4 +333,4 @@ def _error_detail(exc: urllib.error.HTTPError) -> str:
         return str(exc.reason)
 
 
-__all__ = ["Api", "Endpoint", "EndpointConfig", "target_url"]
+__all__ = ["Api", "Endpoint", "EndpointConfig", "responses_url", "target_url"]

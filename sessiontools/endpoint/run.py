@@ -16,10 +16,16 @@ from sessiontools.read.pi.entries import Session
 from sessiontools.replay.resummarize import (
     Chain,
     ChainResult,
-    Summarize,
     plan_chains,
     regenerate,
     requests_of,
+)
+from sessiontools.replay.resummarize_codex import (
+    CodexChain,
+    CodexChainResult,
+    plan_codex_chains,
+    regenerate_codex,
+    requests_of_codex,
 )
 from sessiontools.report.resummarize import output_path, result_record, write_session
 
@@ -33,6 +39,7 @@ class Grid:
     leaf: str | None = None
     summary_tokens: int | None = None
     model_max_tokens: int | None = None
+    limits: Sequence[int | None] = (None,)  # Codex: model_auto_compact_token_limit (None: Codex's default)
 
 
 def _windows(session: Session, grid: Grid, models: Sequence[str]) -> list[int]:
@@ -50,21 +57,33 @@ def _windows(session: Session, grid: Grid, models: Sequence[str]) -> list[int]:
     return [info.context_window]
 
 
-def plan_all(sessions: Sequence[Session], grid: Grid, models: Sequence[str] = ()) -> list[Chain]:
-    chains = []
+def plan_all(sessions: Sequence[Any], grid: Grid, models: Sequence[str] = ()) -> list[Chain | CodexChain]:
+    """Every input's chains: a Pi session's over window x reserve x keep, a Codex rollout's over
+    window x auto-compact limit."""
+    from sessiontools.read.codex.load import rollout_objects
+    from sessiontools.read.codex.records import Rollout
+
+    chains: list[Chain | CodexChain] = []
     for s in sessions:
+        if isinstance(s, Rollout):
+            chains += plan_codex_chains(s, rollout_objects(s.path), windows=grid.windows, limits=grid.limits)
+            continue
         chains += plan_chains(s, windows=_windows(s, grid, models), reserves=grid.reserves, keeps=grid.keeps,
                               policy=grid.policy, leaf=grid.leaf, summary_tokens=grid.summary_tokens,
                               model_max_tokens=grid.model_max_tokens)
     return chains
 
 
-def check_outputs(chains: Sequence[Chain], out_dir: Path) -> None:
+def _result(chain: Chain | CodexChain) -> ChainResult | CodexChainResult:
+    return CodexChainResult(chain) if isinstance(chain, CodexChain) else ChainResult(chain)
+
+
+def check_outputs(chains: Sequence[Chain | CodexChain], out_dir: Path) -> None:
     """Two outputs never share a name, and no output is an input (inputs are never touched)."""
     inputs = {Path(c.session.path).resolve() for c in chains}
     seen: dict[Path, str] = {}
     for c in chains:
-        p = output_path(out_dir, ChainResult(c)).resolve()
+        p = output_path(out_dir, _result(c)).resolve()
         if p in inputs:
             raise UsageError(f"-o {out_dir}: {p.name} would overwrite an input; write elsewhere")
         if p in seen and seen[p] != c.session.path:
@@ -73,14 +92,18 @@ def check_outputs(chains: Sequence[Chain], out_dir: Path) -> None:
         seen[p] = c.session.path
 
 
-def resummarize(chains: Sequence[Chain], summarize: Summarize, out_dir: Path, *, concurrency: int = 4,
+def resummarize(chains: Sequence[Chain | CodexChain], summarize: Any, out_dir: Path, *, concurrency: int = 4,
                 prompts: Mapping[str, Prompts] | None = None, prices: dict[str, float] | None = None,
                 on_answer: Callable[[], None] | None = None) -> list[dict[str, Any]]:
     """Regenerate every chain and write its session file; records in the chains' order."""
     check_outputs(chains, out_dir)
 
-    def one(chain: Chain) -> dict[str, Any]:
-        res = regenerate(chain, summarize, (prompts or {}).get(chain.settings.pi_version), on_answer)
+    def one(chain: Chain | CodexChain) -> dict[str, Any]:
+        res: ChainResult | CodexChainResult
+        if isinstance(chain, CodexChain):
+            res = regenerate_codex(chain, summarize, on_answer)
+        else:
+            res = regenerate(chain, summarize, (prompts or {}).get(chain.settings.pi_version), on_answer)
         path = None
         if res.error is None:
             path = output_path(out_dir, res)
@@ -91,5 +114,5 @@ def resummarize(chains: Sequence[Chain], summarize: Summarize, out_dir: Path, *,
         return list(pool.map(one, chains))
 
 
-def total_requests(chains: Sequence[Chain]) -> int:
-    return sum(requests_of(c) for c in chains)
+def total_requests(chains: Sequence[Chain | CodexChain]) -> int:
+    return sum(requests_of_codex(c) if isinstance(c, CodexChain) else requests_of(c) for c in chains)

@@ -2,7 +2,9 @@
 
 The cut (first kept entry, split turn, Pi's tokensBefore) is Pi's own; the summary is the recorded
 one when Pi recorded a compaction at the same place with the same cut, else a placeholder of the
-size the truth model predicts (`TruthModel.summary_tokens`), with Pi's file lists appended.
+size the truth model predicts (`TruthModel.summary_tokens`), with Pi's file lists appended. A
+caller that wrote the n-th compaction's summary itself (`resummarize`: `GivenSummary`) has that text
+put on the path, sized by its own tokens, so later check points count it and not the placeholder.
 """
 
 from __future__ import annotations
@@ -37,6 +39,25 @@ class NewSummary:
     #: The recorded summary a user or an extension wrote (`RecordedCompaction.by_user`): the compaction
     #: is the user's at every setting, whoever decided it here.
     by_user: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GivenSummary:
+    """The summary of one compaction written by the caller (`simulate(summaries=...)`)."""
+
+    text: str
+    tokens: float | None = None  # its truth (tokens as the endpoint counted them); None: the truth model's
+
+
+def _given(st: SimState, new: NewSummary, given: GivenSummary) -> NewSummary:
+    """`new` with the caller's summary text and size (the recorded one stays when the texts are equal)."""
+    if new.source == TruthSource.RECORDED and given.text == (new.entry.data.get("summary") or ""):
+        return new
+    e = new.entry
+    entry = Entry("compaction", e.id, e.parent_id, 0, -1, {**e.data, "summary": given.text})
+    truth = given.tokens if given.tokens is not None else st.truth.text_tokens(len(given.text))
+    est = estimate_tokens({"role": "compactionSummary", "summary": given.text}, st.v)
+    return NewSummary(entry, truth, est, TruthSource.MODEL, new.matches_recorded)
 
 
 def _with_usage(e: Entry, prompt: int, output: int) -> Entry:
@@ -135,6 +156,9 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
                                     f"({round(sum_in):,} tokens) is larger than the window ({window:,})")
         return None
     new = _summary(st, prep, parent)
+    k = len(st.run.compactions)
+    if k < len(st.given) and st.given[k] is not None and not new.by_user:
+        new = _given(st, new, st.given[k])  # type: ignore[arg-type]
     if new.by_user:  # the user's (an extension's) summary: its compaction, not the policy's, at every setting
         reason, sum_in = CompactionReason.USER, 0.0
     st.synthetic.append(new.entry)

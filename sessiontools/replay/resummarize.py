@@ -9,10 +9,13 @@ so drift accumulates as it would, asks `summarize` (a callable: the network live
 and assembles each answer as Pi does. `session_records` gives the new session file's records: the
 simulated path with the regenerated compactions at their simulated places, relinked.
 
-Where compactions fire is the replay's decision: it sizes a summary it has not seen by the recorded
-ones (the truth model), so a regenerated summary's own length does not move later compactions. A
-compaction the user or an extension made is kept as recorded (its prompt is not Pi's) and restarts
-the chain from its recorded summary.
+Where compactions fire is the replay's decision, and a regenerated summary's own length moves the
+later ones: once compaction n is regenerated, the setting is replayed again with the first n
+summaries given (`simulate(summaries=...)`, each sized by its output tokens as the endpoint counted
+them, or by the truth model when it did not say), so the next check points count the new summary,
+not the truth model's guess. The compactions before n are decided before any given summary counts,
+so they stay where they were. A compaction the user or an extension made is kept as recorded (its
+prompt is not Pi's) and restarts the chain from its recorded summary.
 """
 
 from __future__ import annotations
@@ -36,10 +39,11 @@ from sessiontools.policies.pi.summarize import (
 from sessiontools.policies.pi.usage import current_system_message
 from sessiontools.read.agents import Agent
 from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.replay.pi_compact import GivenSummary
 from sessiontools.replay.records import ReplayRun, ReplaySettings, SimCompaction, TruthSource
 from sessiontools.replay.simulate import simulate
-from sessiontools.replay.truth import entry_messages, fit_truth
-from sessiontools.replay.workload import build_workload
+from sessiontools.replay.truth import TruthModel, entry_messages, fit_truth
+from sessiontools.replay.workload import Workload, build_workload
 from sessiontools.transcript.pi.tree import SessionTree
 
 
@@ -72,6 +76,8 @@ class Chain:
     settings: ReplaySettings
     run: ReplayRun
     limits: ModelLimits
+    workload: Workload | None = None  # what `run` replayed (None: `run` is final, nothing is replayed again)
+    truth: TruthModel | None = None
 
     @property
     def label(self) -> str:
@@ -122,7 +128,7 @@ def plan_chains(
                 s = ReplaySettings(w, r, k, pol)
                 run = simulate(wl, truth, s, keep_path=True)
                 limits = ModelLimits(w, model_max_tokens) if model_max_tokens else ModelLimits(w)
-                out.append(Chain(session, path.leaf_id, s, run, limits))
+                out.append(Chain(session, path.leaf_id, s, run, limits, wl, truth))
     return out
 
 
@@ -153,7 +159,8 @@ def _system_message(path: Sequence[Entry], upto: int) -> dict[str, Any] | None:
 
 
 def _record(chain: Chain, sc: SimCompaction, summary: str, plan: SummaryPlan,
-            calls: list[tuple[SummaryRequest, Answer]], n: int, taken: set[str], at: int) -> dict[str, Any]:
+            calls: list[tuple[SummaryRequest, Answer]], n: int, taken: set[str], at: int,
+            path: Sequence[Entry]) -> dict[str, Any]:
     assert sc.entry is not None and sc.preparation is not None
     prep = sc.preparation
     base = dict(sc.entry.data) if sc.summary_source == TruthSource.RECORDED else {}
@@ -161,7 +168,7 @@ def _record(chain: Chain, sc: SimCompaction, summary: str, plan: SummaryPlan,
         "type": "compaction",
         "id": base.get("id") or _entry_id(chain, n, taken),
         "parentId": sc.parent_entry_id,
-        "timestamp": base.get("timestamp") or _timestamp_before(chain.run.path, at),
+        "timestamp": base.get("timestamp") or _timestamp_before(path, at),
     }
     rec.update({k: v for k, v in base.items() if k not in rec})
     rec["summary"] = summary
@@ -176,7 +183,7 @@ def _record(chain: Chain, sc: SimCompaction, summary: str, plan: SummaryPlan,
             rec.pop("usage", None)
         rec.setdefault("fromHook", False)
         if "systemMessage" not in rec:
-            system = _system_message(chain.run.path, at)
+            system = _system_message(path, at)
             if system is not None:
                 rec["systemMessage"] = system
     return rec
@@ -192,19 +199,25 @@ def _timestamp_before(path: Sequence[Entry], at: int) -> Any:
 
 def regenerate(chain: Chain, summarize: Summarize, prompts: Prompts | None = None,
                on_answer: Callable[[], None] | None = None) -> ChainResult:
-    """Regenerate `chain`'s summaries in order, each the next one's previous summary."""
+    """Regenerate `chain`'s summaries in order, each the next one's previous summary; after each, the
+    setting is replayed again with the regenerated summaries so far (its own size moves the next
+    compactions). `chain.run` ends as the final run, whose path the new session holds."""
     result = ChainResult(chain)
-    at_of = {id(e): i for i, e in enumerate(chain.run.path)}
     taken = {e.id for e in chain.session.entries if e.id}
+    given: list[GivenSummary | None] = []
     previous: Any = None
-    n = 0
-    for sc in chain.run.compactions:
-        at = at_of.get(id(sc.entry), len(chain.run.path))
+    run = chain.run
+    n = k = 0
+    while k < len(run.compactions):
+        sc = run.compactions[k]
+        at = next((i for i, e in enumerate(run.path) if e is sc.entry), len(run.path))
         prep = sc.preparation
+        k += 1
         if prep is None:  # the user's own compaction: kept as recorded, the chain restarts from it
             assert sc.entry is not None
             previous = sc.entry.data.get("summary")
             result.compactions.append(Regenerated(sc, None, [], previous or "", dict(sc.entry.data)))
+            given.append(None)
             continue
         n += 1
         prev = previous if prep.has_previous_compaction else None
@@ -224,9 +237,29 @@ def regenerate(chain: Chain, summarize: Summarize, prompts: Prompts | None = Non
         history = answers.get(RequestKind.UPDATE, answers.get(RequestKind.INITIAL))
         summary = plan.assemble(history, answers.get(RequestKind.TURN_PREFIX))
         result.compactions.append(
-            Regenerated(sc, plan, calls, summary, _record(chain, sc, summary, plan, calls, n, taken, at)))
+            Regenerated(sc, plan, calls, summary, _record(chain, sc, summary, plan, calls, n, taken, at, run.path)))
         previous = summary
+        given.append(GivenSummary(summary, summary_tokens(summary, calls, chain.truth)))
+        if chain.workload is not None and chain.truth is not None:
+            run = simulate(chain.workload, chain.truth, chain.settings, keep_path=True, summaries=given)
+    # The final run holds the same first compactions (decided before any later summary counted):
+    # each regenerated record replaces that run's entry.
+    for r, sc in zip(result.compactions, run.compactions, strict=False):
+        r.compaction = sc
+    chain.run = run
     return result
+
+
+def summary_tokens(summary: str, calls: Sequence[tuple[SummaryRequest, Answer]],
+                   truth: TruthModel | None) -> float | None:
+    """A regenerated summary's size in the context: the output tokens the endpoint counted for its
+    answers, plus the text Pi adds around them (file lists, the turn-prefix merge) at the truth model's
+    rate; None (the truth model counts the whole text) when the endpoint did not say."""
+    if not calls or any(a.output_tokens is None for _, a in calls):
+        return None
+    answered = sum(len(a.text) for _, a in calls)
+    extra = max(0, len(summary) - answered)
+    return float(sum(a.output_tokens or 0 for _, a in calls)) + (truth.text_tokens(extra) if truth else extra / 4)
 
 
 def requests_of(chain: Chain) -> int:
@@ -262,15 +295,15 @@ CLAUDE_REASON = ("Claude Code compactions are not supported: the pinned CLI (2.1
                  "inside its bundle at run time, and no faithful port of it exists here")
 
 
-def _codex_reason(rollout: Any) -> str:
-    from sessiontools.policies.codex_compact import LOCAL_REASON, REMOTE_REASON
+def _codex_reason(rollout: Any) -> str | None:
+    from sessiontools.replay.resummarize_codex import codex_unsupported
 
-    remote = any(getattr(r, "encrypted", False) for r in getattr(rollout, "records", ()))
-    return REMOTE_REASON if remote else LOCAL_REASON
+    return codex_unsupported(rollout)
 
 
-#: Why a session of another agent is not resummarized, by agent (a Pi session has no entry: supported).
-_UNSUPPORTED: dict[str, Callable[[Any], str]] = {
+#: Why a session of another agent is not resummarized, by agent (a Pi session has no entry: supported;
+#: a Codex rollout of the ported release whose compactions are local is supported too).
+_UNSUPPORTED: dict[str, Callable[[Any], str | None]] = {
     Agent.CODEX.value: _codex_reason,
     Agent.CLAUDE_CODE.value: lambda _: CLAUDE_REASON,
 }

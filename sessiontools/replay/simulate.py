@@ -11,6 +11,9 @@ simulated path (`replay.pi_compact`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from sessiontools.policies.base import CheckPoint, PolicyName
 from sessiontools.policies.pi.policy import pi_policy
 from sessiontools.policies.pi.settings import CompactionSettings
@@ -55,6 +58,8 @@ class SimState:
             seed_estimates(wl, truth, self.v, self.memo)
         self.grid = grid
         self.synthetic: list[Entry] = []
+        #: Summaries the caller wrote, by compaction ordinal (`pi_compact.GivenSummary`; None: not given).
+        self.given: tuple[Any, ...] = ()
         self.usage_override: tuple[int, int, int] | None = None  # (synthetic index, prompt, output) of the newest reply
         self.fk_syn = 0  # index in `synthetic` of the newest compaction's first kept entry
         self.comp: Entry | None = None  # newest compaction in the simulated path
@@ -331,12 +336,16 @@ class _Sim(SimState):
             r.requests[-1] = r.requests[-1]._replace(pi_view=view)
 
 
-def simulate(workload: Workload, truth: TruthModel, settings: ReplaySettings, *, keep_path: bool = False) -> ReplayRun:
+def simulate(workload: Workload, truth: TruthModel, settings: ReplaySettings, *, keep_path: bool = False,
+             summaries: Sequence[Any] = ()) -> ReplayRun:
     """Replay `workload` under `settings` with the fitted `truth`. `keep_path`: also return the
-    simulated path (`ReplayRun.path`), which `resummarize` writes out with its own summaries."""
+    simulated path (`ReplayRun.path`), which `resummarize` writes out with its own summaries.
+    `summaries`: the n-th compaction's summary as the caller wrote it (`pi_compact.GivenSummary`, or
+    None), put on the path and sized by its own tokens, so it moves the later compactions."""
     if settings.policy not in POLICIES:
         raise ValueError(f"unknown policy {settings.policy!r}")
     sim = _Sim(workload, truth, settings)
+    sim.given = tuple(summaries)
     run = sim.walk()
     if keep_path:
         run.path = tuple(sim.synthetic)

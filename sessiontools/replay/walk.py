@@ -62,6 +62,8 @@ class _Walk:
         self.prefix_until_prompt = False  # they leave the context at the next user prompt (`Kept`)
         self.resume = 0  # work position from which messages follow the prefix
         self.summary = 0.0  # truth of the simulated summary (0 before any)
+        self.sizes: Sequence[float | None] = ()  # the n-th summary's truth when the caller knows it
+        self.resized = False  # a compaction got the caller's summary (not the recorded one)
         self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
         self.matched: set[int] = set()  # positions in `recorded` reproduced so far
         # A compaction before the workload's first message (a file that starts with the summary of an
@@ -160,13 +162,18 @@ class _Walk:
             self.unmatched += 1
         else:
             self.matched.add(hit)
-        sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, self.truth.summary_tokens,
+        n = len(r.compactions)  # a caller's size for this compaction's summary (`resummarize`), else the model's
+        given = self.sizes[n] if n < len(self.sizes) else None
+        size = given if given is not None else self.truth.summary_tokens
+        if given is not None:
+            self.resized = True  # another summary than the recorded one: the context is no longer the recorded one
+        sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, size,
                           hit is not None, len(ctx) - len(kept.indices))
         r.compactions.append(sc)
         r.summarization_input += sum_in
         r.summarization_output += sc.summarization_output_tokens
         self.pending_thrash = sc
-        self.prefix, self.resume, self.summary = kept.indices, upto, self.truth.summary_tokens
+        self.prefix, self.resume, self.summary = kept.indices, upto, size
         self.prefix_until_prompt = kept.until_next_prompt
         self.last_usage = self.anchor = None
         return sc
@@ -187,7 +194,7 @@ class _Walk:
     def diverged(self, index: int) -> bool:
         """Whether the simulated context before message `index` differs from the recorded one."""
         missed = any(r < index and k not in self.matched for k, r in enumerate(self.recorded))
-        return self.unmatched > 0 or missed
+        return self.unmatched > 0 or missed or self.resized
 
     def check(self, upto: int) -> float:
         """A check point: classify it (over T, late, thrash) and compact when the policy fires; the count."""
@@ -407,10 +414,13 @@ def replay_settings(policy: Policy, window: int, reserve: int = 0, keep: int = 0
 
 
 def simulate_path(path: TranscriptPath, policy: Policy, settings: ReplaySettings | PolicySettings,
-                  truth: NeutralTruth | None = None) -> ReplayRun:
+                  truth: NeutralTruth | None = None, summary_sizes: Sequence[float | None] = ()) -> ReplayRun:
     """Replay `policy` over `path` under `settings` (see the module docstring; a `PolicySettings` or a
-    setting without the policy's threshold gets the policy's own)."""
+    setting without the policy's threshold gets the policy's own). `summary_sizes`: the n-th
+    compaction's summary truth where the caller knows it (`resummarize`'s regenerated summaries)."""
     if isinstance(settings, PolicySettings) or settings.policy_threshold is None:
         settings = replay_settings(policy, settings.context_window, settings.reserve_tokens,
                                    settings.keep_recent_tokens, settings.extra)
-    return _Walk(path, policy, settings, truth or fit_neutral_truth(path)).walk()
+    walk = _Walk(path, policy, settings, truth or fit_neutral_truth(path))
+    walk.sizes = tuple(summary_sizes)
+    return walk.walk()

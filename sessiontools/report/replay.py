@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group
@@ -267,8 +267,21 @@ def heatmap_cells(records: Sequence[dict[str, Any]], metric: str) -> dict[str, A
             total[i][j] += float(v)
             known[i][j] += 1
     values = [[total[i][j] if known[i][j] else None for j in range(len(xs))] for i in range(len(ys))]
+    summed = [a for a in axes if a.key not in (y_axis.key, x_axis.key)]  # axes a cell also sums over
+    over = {a.label: len({r["settings"].get(a.key) for r in records}) for a in summed}
     return {"policy": records[0]["settings"]["policy"], "y": y_axis, "x": x_axis, "ys": ys, "xs": xs,
-            "values": values, "known": known, "runs": runs}
+            "values": values, "known": known, "runs": runs,
+            "sessions": len({r.get("session") for r in records}), "summed_axes": over}
+
+
+def heatmap_title(p: Mapping[str, Any], metric: str) -> str:
+    """What a heatmap panel shows and what each cell sums ("sum over 7 sessions and 2 windows")."""
+    n = p["sessions"]
+    what = f"sum over {n:,} session{'s' if n != 1 else ''}"
+    for label, k in p.get("summed_axes", {}).items():
+        if k > 1:
+            what += f" and {k} values of {label}"
+    return f"{p['policy']}: {metric}, {what}\nrows {p['y'].label}, columns {p['x'].label}"
 
 
 def _none_first(v: Any) -> tuple[int, Any]:
@@ -294,8 +307,10 @@ def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ign
     for r in records:
         by.setdefault(r["settings"]["policy"], []).append(r)
     panels = [heatmap_cells(rs, metric) for rs in by.values()]
-    width = max(5.5, *(1.6 + 1.2 * len(p["xs"]) for p in panels))
-    fig = Figure(figsize=(width, sum(1.8 + 0.8 * len(p["ys"]) for p in panels)), dpi=110)
+    # readable at any grid: at least 8 x 4.5 in per panel (880 x 495 px at 110 dpi), more per cell
+    width = max(8.0, *(2.4 + 1.3 * len(p["xs"]) for p in panels))
+    height = sum(max(4.5, 2.2 + 0.8 * len(p["ys"])) for p in panels)
+    fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
     for n, p in enumerate(panels):
         ax = fig.add_subplot(len(panels), 1, n + 1)
         grid = np.ma.masked_invalid(np.array([[np.nan if v is None else v for v in row] for row in p["values"]],
@@ -313,8 +328,9 @@ def heatmap_figure(records: Sequence[dict[str, Any]], metric: str):  # type: ign
                     text = f"{v:,.0f}" if v >= 10 else f"{v:.2g}"
                     if p["known"][i][j] < p["runs"][i][j]:
                         text += f"\n({p['known'][i][j]}/{p['runs'][i][j]} runs)"
-                ax.text(j, i, text, ha="center", va="center", color="white" if v is not None else "black", fontsize=8)
+                light = v is not None and float(im.norm(v)) > 0.6  # viridis turns yellow: dark text there
+                ax.text(j, i, text, ha="center", va="center", color="white" if v is not None and not light else "black",
+                        fontsize=9)
         fig.colorbar(im, ax=ax, label=metric)
-        ax.set_title(f"{p['policy']}: {metric}\nover {p['y'].label} x {p['x'].label}", fontsize=9)
-    fig.tight_layout()
+        ax.set_title(heatmap_title(p, metric), fontsize=10)
     return fig

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from sessiontools.replay.resummarize import ChainResult, estimated_tokens, session_records
+from sessiontools.replay.resummarize_codex import CodexChainResult
 
 
-def output_path(directory: Path, result: ChainResult) -> Path:
+def output_path(directory: Path, result: ChainResult | CodexChainResult) -> Path:
     """`DIR/<input stem>.<setting>.jsonl` (`w16000-r3000-k4000-pi-0`): one file per input and setting."""
     return directory / f"{Path(result.chain.session.path).stem}.{result.chain.label}.jsonl"
 
@@ -28,9 +29,11 @@ def _line(rec: dict[str, Any]) -> str:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_session(path: Path, result: ChainResult) -> None:
-    """The new session file, atomically (a temporary file beside it, then a rename)."""
-    text = "".join(_line(r) + "\n" for r in session_records(result))
+def write_session(path: Path, result: ChainResult | CodexChainResult) -> None:
+    """The new session file (a Pi session, or a Codex rollout in Codex's compact JSON lines),
+    atomically (a temporary file beside it, then a rename)."""
+    records = result.records() if isinstance(result, CodexChainResult) else session_records(result)
+    text = "".join(_line(r) + "\n" for r in records)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -48,7 +51,8 @@ def _cost(inp: int | None, out: int | None, prices: dict[str, float] | None) -> 
     return round(inp * prices["input"] + out * prices["output"], 6)
 
 
-def result_record(result: ChainResult, output: Path | None, prices: dict[str, float] | None) -> dict[str, Any]:
+def result_record(result: ChainResult | CodexChainResult, output: Path | None,
+                  prices: dict[str, float] | None) -> dict[str, Any]:
     """One element of the JSON `outputs` list."""
     chain = result.chain
     comps = []

@@ -142,6 +142,21 @@ def test_diff_summaries_totals_per_section(folder: Path, outputs: dict[str, tupl
     assert _rows(out, "all")
 
 
+def test_diff_summaries_group_by_model_and_provider(folder: Path) -> None:
+    """The model is the transcript's (its requests'), not "(unknown)": every Pi model of the folder
+    that compacts has its own row, and no row is "(unknown)"."""
+    from tests.folder import PI_MODELS
+
+    code, out, _ = _run("diff-summaries", str(folder / "pi"), "--group-by", "model")
+    assert code == 0
+    assert "(unknown)" not in out
+    shown = {f"{p}/{m}" for p, m in PI_MODELS if any(line.startswith(f"{p}/{m}") for line in out.splitlines())}
+    assert len(shown) >= 2, out
+    code, out, _ = _run("diff-summaries", str(folder / "pi"), "--group-by", "provider")
+    assert code == 0 and "(unknown)" not in out
+    assert sum(1 for p, _ in PI_MODELS if any(line.split()[:1] == [p] for line in out.splitlines())) >= 2, out
+
+
 def test_diff_summaries_per_session(folder: Path) -> None:
     code, out, _ = _run("diff-summaries", str(folder / "codex"), "--per-session")
     assert code == 0 and out.count("summaries on ") >= 16

@@ -88,3 +88,15 @@ def test_openclaw_config_gives_the_window(folder: Path, tmp_path: Path, monkeypa
     code, out, err = _run("replay", str(folder), "-f", "json", "-o", str(tmp_path / "r.json"))
     assert code == 0, err
     assert '"context_window":204800' in (tmp_path / "r.json").read_text().replace(" ", "")
+
+
+def test_report_writes_the_page_and_exits_3_when_a_section_left_files_out(folder: Path, tmp_path: Path) -> None:
+    """`report` over a folder where some files have no known window: the page is written (the other
+    files in every section), the missing model is one line, and the exit code is 3 (README: exit codes)."""
+    page = tmp_path / "r.html"
+    code, _, err = _run("report", str(folder), "-o", str(page))
+    assert code == 3
+    assert page.stat().st_size > 1000
+    assert sum(1 for x in err.splitlines() if "not in the catalogue" in x) == 1
+    code, _, err = _run("report", str(folder), "-o", str(page), "--context-window", "200k")
+    assert code == 0, err

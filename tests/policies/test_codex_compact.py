@@ -36,7 +36,7 @@ def test_the_reader_s_prefix_agrees() -> None:
     assert compact_prompt().startswith("You are performing a CONTEXT CHECKPOINT COMPACTION.")
 
 
-def test_codex_and_claude_files_are_skipped_with_the_reason(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_remote_older_codex_and_claude_files_are_skipped_with_the_reason(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     remote = tmp_path / "remote.jsonl"
     objs = [
         line("session_meta", {"id": "S2", "cwd": "/w", "cli_version": "0.171.0", "instructions": None}),
@@ -53,8 +53,11 @@ def test_codex_and_claude_files_are_skipped_with_the_reason(tmp_path: Path, caps
     assert main(["resummarize", str(remote), *args]) == 3
     err = capsys.readouterr().err
     assert REMOTE_REASON in err and "cannot be regenerated" in err
-    assert main(["resummarize", str(SAMPLES / "codex"), *args]) == 3
-    assert "Codex's local compactions is not supported yet" in capsys.readouterr().err
+    other = tmp_path / "older.jsonl"
+    other.write_text(remote.read_text().replace('"0.171.0"', '"0.63.0"').replace(
+        '"encrypted_content": "gAAAA..."', '"summary": "s"'))
+    assert main(["resummarize", str(other), *args]) == 3
+    assert "written by Codex 0.63.0: only the local compaction of 0.171.0 is ported" in capsys.readouterr().err
     assert main(["resummarize", str(SAMPLES / "claude-code"), *args]) == 3
     assert "Claude Code compactions are not supported" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

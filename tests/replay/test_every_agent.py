@@ -156,3 +156,36 @@ def test_every_agent_is_in_every_registry() -> None:
         assert agent in OWN_ESTIMATES, agent
         assert agent in DEFAULT_POLICY, agent
         assert any(agent in e.agents for e in POLICIES.values()), agent
+
+
+def test_heatmap_png_says_what_it_sums_and_is_readable(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The grid heatmap of a 7-session folder: its title says "sum over 7 sessions" (and over the windows
+    it also sums), the title lies inside the saved image (not cut off), and the PNG is readable (at least
+    880 x 495 px, not the 308 x 418 px of before), as matplotlib saves it."""
+    import shutil
+
+    from matplotlib.image import imread
+
+    from sessiontools.report.replay import heatmap_figure, heatmap_title
+
+    d = tmp_path / "d"
+    d.mkdir()
+    for k in range(7):
+        shutil.copy(SAMPLES / "pi0-pair-a.jsonl", d / f"s{k}.jsonl")
+    out, png = tmp_path / "g.json", tmp_path / "g.png"
+    assert main(["replay", str(d), "--context-window", "24000,32000", "--reserve", "3000,4000",
+                 "--keep-recent", "2000,6000", "-f", "json", "-o", str(out), "--plot", str(png)]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    title = heatmap_title(heatmap_cells(runs, "billed_input_tokens"), "billed_input_tokens")
+    assert "sum over 7 sessions and 2 values of" in title
+    h, w = imread(png).shape[:2]
+    assert w >= 880 and h >= 495, (w, h)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = heatmap_figure(runs, "billed_input_tokens")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    box = fig.axes[0].title.get_window_extent(canvas.get_renderer())
+    fw, fh = fig.bbox.width, fig.bbox.height
+    assert fig.axes[0].get_title() == title
+    assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fw and box.y1 <= fh, (box, fw, fh)

@@ -33,6 +33,8 @@ class ChainDrift:
     resurrections: tuple[Resurrection, ...]
     facts: ChainFacts
     agent: str = "pi"
+    #: The path's most used model, `provider/model` (`--group-by model|provider`); None: no request.
+    model: str | None = None
 
     def metrics(self) -> Metrics:
         return chain_metrics([self])
@@ -59,7 +61,16 @@ def analyse_path(
         resurrections=tuple(resurrections(chain, drifts, threshold)),
         facts=chain_facts(path, chain, cwd),
         agent=agent,
+        model=main_model(path),
     )
+
+
+def main_model(path: TranscriptPath) -> str | None:
+    """`provider/model` of the path's most frequent requests (the first seen on a tie), as inspect names it."""
+    from collections import Counter
+
+    models = Counter(f"{r.provider or '?'}/{r.model or '?'}" for r in path.requests)
+    return max(models, key=models.__getitem__) if models else None
 
 
 #: Metrics a `--fail-if` gate can test, with what they mean (their one home: `sessiontools.names`).

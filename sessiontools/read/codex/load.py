@@ -208,6 +208,22 @@ def load_rollout(path: str | os.PathLike[str]) -> Rollout:
     return read_rollout_bytes(read_file_bytes(p), str(path))
 
 
+def rollout_objects(path: str | os.PathLike[str]) -> list[Mapping[str, Any] | None]:
+    """Each physical line of a rollout as its JSON object (None: not a JSON object), in order: what
+    `resummarize` copies into the rollout it writes (the typed records keep only what the analyses
+    read). Never writes to the file."""
+    import json
+
+    out: list[Mapping[str, Any] | None] = []
+    for _, raw, _ in line_views(read_file_bytes(Path(path))):
+        try:
+            obj = json.loads(bytes(raw))
+        except ValueError:
+            obj = None
+        out.append(obj if isinstance(obj, dict) else None)
+    return out
+
+
 def default_sessions_dir(env: Mapping[str, str], home: str | os.PathLike[str]) -> Path:
     """Where Codex keeps rollouts: `$CODEX_HOME/sessions`, else `~/.codex/sessions` (the caller passes
     the environment and home: core code does not read them)."""
