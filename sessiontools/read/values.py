@@ -143,6 +143,16 @@ def clean_surrogates(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+def fast_pass(check: Any, types: tuple[type, ...] = (), numbers: tuple[type, ...] = (), low: float = 0,
+              high: float = 0) -> Any:
+    """Mark `check` with the values it keeps unchanged, so `check_fields` need not call it for them:
+    a value whose type is one of `types`, or one of `numbers` within [low, high] (NaN compares false
+    and infinities fall outside: both still go to the check). The check itself is the rule; this is
+    only its common case, which tests/read/test_values_fast.py holds equal to it."""
+    check.fast = (frozenset(types), frozenset(numbers), low, high)
+    return check
+
+
 def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
     """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
     Returns one reason per removed field (`where.field: reason; dropped`)."""
@@ -150,6 +160,11 @@ def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> lis
     for key, check in checks.items():
         if key in obj:
             v = obj[key]
+            fast = getattr(check, "fast", None)
+            if fast is not None:  # the common case without a call (most fields of most lines)
+                t = type(v)
+                if t in fast[0] or (t in fast[1] and fast[2] <= v <= fast[3]):
+                    continue
             kept, why = check(v)
             if why is not None:
                 del obj[key]
@@ -157,6 +172,19 @@ def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> lis
             elif kept is not v:
                 obj[key] = kept
     return problems
+
+
+_NUM = (int, float)
+fast_pass(count, numbers=(int,), high=MAX_REQUEST_TOKENS)
+fast_pass(total_count, numbers=(int,), high=MAX_TOTAL_TOKENS)
+fast_pass(amount, numbers=_NUM, high=MAX_COST)
+fast_pass(epoch_ms, numbers=_NUM, high=MAX_EPOCH_MS)
+fast_pass(text, (str,))
+fast_pass(optional_text, (str, type(None)))
+fast_pass(an_object, (dict,))
+fast_pass(optional_object, (dict, type(None)))
+fast_pass(a_list, (list,))
+fast_pass(content, (str, list))
 
 
 def frame_safe(build: Any, rows: Any) -> Any:
