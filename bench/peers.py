@@ -101,6 +101,7 @@ def _sessions(out: bytes, key: str) -> int:
 
 def cpu_vs_ccusage(agent: str, corpus: Path, binary: Path, rounds: int = ROUNDS) -> dict[str, float]:
     """`inspect_cpu_vs_ccusage_<agent>` (median of interleaved pairs) and each side's median CPU."""
+    corpus = corpus.resolve()
     work = Path(tempfile.mkdtemp(prefix=".peer-", dir=corpus.parent))  # same file system: hard links
     try:
         home = work / "home"
