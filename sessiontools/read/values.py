@@ -155,22 +155,35 @@ def fast_pass(check: Any, types: tuple[type, ...] = (), numbers: tuple[type, ...
 
 def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
     """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
-    Returns one reason per removed field (`where.field: reason; dropped`)."""
+    Returns one reason per removed field (`where.field: reason; dropped`), in the order of `checks`."""
+    changes: list[tuple[str, Any, str | None]] | None = None
+    get = checks.get
+    for key, v in obj.items():  # an object has fewer fields than its checks: walk the object's
+        check = get(key)
+        if check is None:
+            continue
+        fast = getattr(check, "fast", None)
+        if fast is not None:  # the common case without a call (most fields of most lines)
+            t = type(v)
+            if t in fast[0] or (t in fast[1] and fast[2] <= v <= fast[3]):
+                continue
+        kept, why = check(v)
+        if why is not None or kept is not v:
+            if changes is None:
+                changes = []
+            changes.append((key, kept, why))
+    if changes is None:
+        return []
+    if len(changes) > 1:
+        order = {k: i for i, k in enumerate(checks)}
+        changes.sort(key=lambda c: order[c[0]])
     problems: list[str] = []
-    for key, check in checks.items():
-        if key in obj:
-            v = obj[key]
-            fast = getattr(check, "fast", None)
-            if fast is not None:  # the common case without a call (most fields of most lines)
-                t = type(v)
-                if t in fast[0] or (t in fast[1] and fast[2] <= v <= fast[3]):
-                    continue
-            kept, why = check(v)
-            if why is not None:
-                del obj[key]
-                problems.append(f"{where}{key}: {why}; dropped")
-            elif kept is not v:
-                obj[key] = kept
+    for key, kept, why in changes:
+        if why is not None:
+            del obj[key]
+            problems.append(f"{where}{key}: {why}; dropped")
+        else:
+            obj[key] = kept
     return problems
 
 
