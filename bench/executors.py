@@ -10,18 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+from bench.cli import _wall as wall
+
 ROUNDS = 2
-CLI = Path(sys.executable).parent / "sessiontools"
 
 
 def _wall(args: list[str]) -> float:
-    env = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}  # a LocalCluster, not a remote one
-    t = time.perf_counter()
-    proc = subprocess.run([str(CLI), *args], capture_output=True, env=env)
-    dt = time.perf_counter() - t
-    if proc.returncode != 0:
-        raise RuntimeError(f"sessiontools {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]!r}")
-    return dt
+    # a LocalCluster, not a remote one
+    return wall(args, {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"})
 
 
 def dask_local_vs_jobs(corpus: Path) -> dict[str, float]:
@@ -34,21 +30,12 @@ def dask_local_vs_jobs(corpus: Path) -> dict[str, float]:
     return {"dask_local_vs_jobs": round(t_dask / t_jobs, 3)}
 
 
-def _wall_env(args: list[str], env: dict[str, str]) -> float:
-    t = time.perf_counter()
-    proc = subprocess.run([str(CLI), *args], capture_output=True, env=env)
-    dt = time.perf_counter() - t
-    if proc.returncode != 0:
-        raise RuntimeError(f"sessiontools {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]!r}")
-    return dt
-
-
 def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
     """`dask_running_vs_jobs`: `inspect --executor dask` against a 2-worker cluster started before
     the clock (a `dask scheduler` and 2 single-threaded `dask worker` processes, reached through
     DASK_SCHEDULER_ADDRESS) / `inspect --jobs 2`; interleaved, best of each. The cluster's workers
-    are warmed by one untimed run. `dask_local_startup_s`: a LocalCluster of 2 workers started and
-    closed in a fresh process, minus the same process's interpreter start (reported, no target)."""
+    are warmed by one untimed run. `dask_local_startup_s`: timed inside a fresh process, `import
+    distributed` and a LocalCluster of 2 workers started and closed (reported, no target)."""
     import tempfile
 
     inspect = ["inspect", str(corpus), "--format", "json", "-o", os.devnull, "--jobs", "2"]
@@ -77,11 +64,11 @@ def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
             with Client(address, timeout=60) as c:
                 c.wait_for_workers(2, timeout=60)
             env = dict(base, DASK_SCHEDULER_ADDRESS=address)
-            _wall_env([*inspect, "--executor", "dask"], env)  # warm: the workers' imports
+            wall([*inspect, "--executor", "dask"], env)  # warm: the workers' imports
             t_jobs = t_dask = float("inf")
             for _ in range(rounds):
-                t_jobs = min(t_jobs, _wall_env(inspect, base))
-                t_dask = min(t_dask, _wall_env([*inspect, "--executor", "dask"], env))
+                t_jobs = min(t_jobs, wall(inspect, base))
+                t_dask = min(t_dask, wall([*inspect, "--executor", "dask"], env))
         finally:
             for p in reversed(procs):
                 p.terminate()
