@@ -53,8 +53,8 @@ test: $(STAMP) pi-env codex-env claude-env ccusage-env
 	$(VENV)/bin/lint-imports --no-cache
 	$(PY) -m pytest -q
 
-## bench: build a deterministic ~300 MB corpus and measure the ratios of bench/results.json
-bench: $(STAMP) pi-env
+## bench: build a deterministic ~300 MB corpus and measure the ratios of bench/results.json (ccusage installed for the peer ratios)
+bench: $(STAMP) pi-env ccusage-env
 	# Byte-code as an installed package has it (pip compiles on install; an editable install under
 	# PYTHONDONTWRITEBYTECODE=1 never does), so startup_s times the CLI, not the compiler.
 	$(PY) -m compileall -q sessiontools

@@ -26,8 +26,9 @@ ROUNDS = 3
 CLI = Path(sys.executable).parent / "sessiontools"
 
 
-def _wall(args: list[str]) -> float:
-    env = dict(os.environ)
+def _wall(args: list[str], env: dict[str, str] | None = None) -> float:
+    """Wall time of `sessiontools ARGS` (this environment, or `env`); raises when it fails."""
+    env = dict(os.environ) if env is None else env
     t = time.perf_counter()
     proc = subprocess.run([str(CLI), *args], capture_output=True, env=env)
     dt = time.perf_counter() - t

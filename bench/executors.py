@@ -10,18 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+from bench.cli import _wall as wall
+
 ROUNDS = 2
-CLI = Path(sys.executable).parent / "sessiontools"
 
 
 def _wall(args: list[str]) -> float:
-    env = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}  # a LocalCluster, not a remote one
-    t = time.perf_counter()
-    proc = subprocess.run([str(CLI), *args], capture_output=True, env=env)
-    dt = time.perf_counter() - t
-    if proc.returncode != 0:
-        raise RuntimeError(f"sessiontools {' '.join(args)} exited {proc.returncode}: {proc.stderr[-2000:]!r}")
-    return dt
+    # a LocalCluster, not a remote one
+    return wall(args, {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"})
 
 
 def dask_local_vs_jobs(corpus: Path) -> dict[str, float]:
@@ -32,3 +28,62 @@ def dask_local_vs_jobs(corpus: Path) -> dict[str, float]:
         t_dask = min(t_dask, _wall([*inspect, "--executor", "dask"]))
     print(f"inspect --jobs 2 {t_jobs:.2f}s; --executor dask (LocalCluster, 2 workers) {t_dask:.2f}s")
     return {"dask_local_vs_jobs": round(t_dask / t_jobs, 3)}
+
+
+def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
+    """`dask_running_vs_jobs`: `inspect --executor dask` against a 2-worker cluster started before
+    the clock (a `dask scheduler` and 2 single-threaded `dask worker` processes, reached through
+    DASK_SCHEDULER_ADDRESS) / `inspect --jobs 2`; interleaved, best of each. The cluster's workers
+    are warmed by one untimed run. `dask_local_startup_s`: timed inside a fresh process, `import
+    distributed` and a LocalCluster of 2 workers started and closed (reported, no target)."""
+    import tempfile
+
+    inspect = ["inspect", str(corpus), "--format", "json", "-o", os.devnull, "--jobs", "2"]
+    base = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}
+    bindir = Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as d:
+        sched_file = Path(d) / "scheduler.json"
+        quiet = dict(base, DASK_DISTRIBUTED__LOGGING__DISTRIBUTED="error")
+        procs = [subprocess.Popen([str(bindir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                   "--no-dashboard", "--scheduler-file", str(sched_file)],
+                                  env=quiet, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+        try:
+            deadline = time.time() + 60
+            while not sched_file.exists() and time.time() < deadline:
+                time.sleep(0.1)
+            import json
+
+            time.sleep(0.2)
+            address = json.loads(sched_file.read_text())["address"]
+            for _ in range(2):
+                procs.append(subprocess.Popen([str(bindir / "dask"), "worker", address, "--nworkers", "1",
+                                               "--nthreads", "1", "--no-dashboard"], env=quiet,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            from distributed import Client
+
+            with Client(address, timeout=60) as c:
+                c.wait_for_workers(2, timeout=60)
+            env = dict(base, DASK_SCHEDULER_ADDRESS=address)
+            wall([*inspect, "--executor", "dask"], env)  # warm: the workers' imports
+            t_jobs = t_dask = float("inf")
+            for _ in range(rounds):
+                t_jobs = min(t_jobs, wall(inspect, base))
+                t_dask = min(t_dask, wall([*inspect, "--executor", "dask"], env))
+        finally:
+            for p in reversed(procs):
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    code = ("import time,logging;t=time.perf_counter();from distributed import LocalCluster\n"
+            "with LocalCluster(n_workers=2,threads_per_worker=1,processes=True,host='127.0.0.1',"
+            "dashboard_address=None,silence_logs=logging.CRITICAL): pass\nprint(time.perf_counter()-t)")
+    starts = []
+    for _ in range(rounds):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=base, check=True)
+        starts.append(float(out.stdout.strip().splitlines()[-1]))
+    print(f"inspect --jobs 2 {t_jobs:.2f}s; --executor dask on a running 2-worker cluster {t_dask:.2f}s; "
+          f"LocalCluster start+stop {min(starts):.2f}s")
+    return {"dask_running_vs_jobs": round(t_dask / t_jobs, 3), "dask_local_startup_s": round(min(starts), 3)}

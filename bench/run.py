@@ -31,6 +31,13 @@ TARGETS = {
     "grid25_vs_one": ("<=", 3),
     "replay_grid25_vs_pi_js": ("<=", 0.5),
     "dask_local_vs_jobs": ("<=", 1.3),
+    # issue 28: whole-process CPU against ccusage 20.0.24's native binary (bench/peers.py), a running
+    # Dask cluster against --jobs 2, cold estimate-error against raw tiktoken (bench/tokens.py)
+    "inspect_cpu_vs_ccusage_pi": ("<=", 1.0),
+    "inspect_cpu_vs_ccusage_claude_code": ("<=", 1.0),
+    "inspect_cpu_vs_ccusage_codex": ("<=", 1.0),
+    "dask_running_vs_jobs": ("<=", 1.3),
+    "estimate_error_cold_vs_tokenize": ("<=", 1.5),
 }
 
 #: Targets of issues the tracker holds as blocked on this machine: still measured and judged
@@ -95,8 +102,9 @@ def peak_rss(corpus: Path) -> float:
     return int(out.stdout.strip().splitlines()[-1]) / 1024
 
 
-def agent_ratios(mb: float) -> dict[str, float]:
-    """The CLI against raw orjson over the synthetic Codex and Claude Code corpora (built once)."""
+def agent_ratios(mb: float, corpora: dict[str, Path]) -> dict[str, float]:
+    """The CLI against raw orjson over the synthetic Codex and Claude Code corpora (built once, each
+    put in `corpora` under its agent's name)."""
     from bench import corpus_claude, corpus_codex
     from bench.cli import agent_cli_ratio
     from bench.corpus_agents import build
@@ -105,6 +113,7 @@ def agent_ratios(mb: float) -> dict[str, float]:
     for name, gen in (("codex", corpus_codex.session), ("claude_code", corpus_claude.session)):
         corpus = ROOT / "bench" / f"corpus-{name.replace('_', '-')}"
         files = build(gen, corpus, mb)
+        corpora[name] = corpus
         print(f"{name} corpus: {len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB")
         out.update(agent_cli_ratio(f"inspect_cli_vs_orjson_{name}", corpus, orjson_run(files)))
     return out
@@ -137,7 +146,12 @@ def main() -> int:
     from bench.cli import cli_ratios
 
     results.update(cli_ratios(a.corpus, raw))
-    results.update(agent_ratios(a.agent_mb))
+    corpora = {"pi": a.corpus}
+    results.update(agent_ratios(a.agent_mb, corpora))
+
+    from bench.peers import ccusage_ratios
+
+    results.update(ccusage_ratios(corpora))
 
     # Replay on a session of about 1,000 entries (the issue's yardstick), with a window it crosses.
     from bench.replay import replay_ratios
@@ -149,9 +163,14 @@ def main() -> int:
 
     results.update(token_ratios(files))
 
-    from bench.executors import dask_local_vs_jobs
+    from bench.tokens import estimate_cold_vs_tokenize
+
+    results.update(estimate_cold_vs_tokenize(files))
+
+    from bench.executors import dask_local_vs_jobs, dask_running_vs_jobs
 
     results.update(dask_local_vs_jobs(a.corpus))
+    results.update(dask_running_vs_jobs(a.corpus))
 
     results["peak_rss_mb"] = round(peak_rss(a.corpus), 1)
     results["largest_session_mb"] = round(largest.stat().st_size / 1e6, 1)
@@ -171,6 +190,7 @@ def main() -> int:
         "blocked": {k: v for k, v in BLOCKED.items() if k in verdicts},
         "corpus": {"sessions": len(files), "mb": round(total / 1e6, 1)},
         "commit": commit(),
+        "load_average": [round(x, 2) for x in os.getloadavg()],  # at the end of the run
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)

@@ -158,3 +158,92 @@ def model_tokenizer_ratios(files: list[Path], texts: list[str], t_o200k: float) 
           f"estimate-error cold model=deepseek {t_ds:.2f}s, model=qwen3.5 {t_qw:.2f}s, o200k {t_o200k:.2f}s")
     return {"deepseek_vs_tokenizers": round(t_raw / t_ds, 3), "model_vs_o200k": round(t_o200k / t_ds, 3),
             "qwen_vs_o200k": round(t_o200k / t_qw, 3)}
+
+
+def _is_cjk(path: Path) -> bool:
+    """Whether a bench session is one of the corpus's Chinese ones (its first prompt is CJK)."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096).decode("utf-8", "ignore")
+    return sum("\u4e00" <= c <= "\u9fff" for c in head) > 50
+
+
+#: Raw tiktoken, cold: the same `tiktoken.Encoding` estimate-error builds (ranks parsed by the
+#: toolkit's loader, the fastest here: tiktoken's own `load_tiktoken_bpe` takes about twice as long),
+#: then `encode_ordinary_batch` over the texts. Nothing else of the toolkit is imported.
+RAW_TIKTOKEN = """import json, sys
+import tiktoken
+from sessiontools.tokens.vocab import get_encoding
+enc = get_encoding("o200k_base")
+texts = json.load(open(sys.argv[1]))
+enc.encode_ordinary_batch(texts, num_threads=2)
+"""
+
+
+def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = ROUNDS) -> dict[str, float]:
+    """`estimate_error_cold_vs_tokenize`: `sessiontools estimate-error FILES --estimators o200k
+    --format json` as a process with an empty token cache (a fresh SESSIONTOOLS_CACHE_DIR: reading,
+    the vocabulary loaded, tokenizing, the fit, the cache written, the JSON) / raw tiktoken, cold as
+    well: a process that builds the same o200k `tiktoken.Encoding` (`RAW_TIKTOKEN`), reads the
+    distinct message texts of the corpus's CJK sessions (up to `mb` MB) and runs
+    `encode_ordinary_batch` (2 threads) over them.
+    Wall time (both use the 2 cores), interleaved, best of each. Reported beside it:
+    `..._warm_tokenizer` (the same run against `encode_ordinary_batch` alone, in this process, the
+    vocabulary already loaded: the floor no reader reaches) and the peak RSS of the estimate-error
+    process (VmHWM of a --jobs 1 run), `estimate_error_cold_peak_rss_mb`."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from bench.peers import CLI
+    from sessiontools.read import load_session
+    from sessiontools.tokens.tiktoken_counter import message_units
+    from sessiontools.tokens.vocab import get_encoding
+    from sessiontools.transcript.pi import SessionTree, build_context
+
+    subset, total = [], 0
+    for f in files:
+        if total > mb * 1e6:
+            break
+        if _is_cjk(f):
+            subset.append(f)
+            total += f.stat().st_size
+    texts: list[str] = []
+    seen: set[bytes] = set()
+    for f in subset:
+        s = load_session(f)
+        for m in build_context(SessionTree(s).path().entries, s.pi_version).messages:
+            u = message_units(m, s.pi_version)
+            if u.key not in seen:
+                seen.add(u.key)
+                texts.extend(u.texts)
+    enc = get_encoding("o200k_base")
+    argv = [str(CLI), "estimate-error", *map(str, subset), "--estimators", "o200k", "--format", "json",
+            "-o", os.devnull]
+    t_raw = t_cold = t_warm = float("inf")
+    with tempfile.TemporaryDirectory() as work:
+        (Path(work) / "texts.json").write_text(json.dumps(texts, ensure_ascii=False))
+        raw = [sys.executable, "-c", RAW_TIKTOKEN, str(Path(work) / "texts.json")]
+        for _ in range(rounds):
+            t = time.perf_counter()
+            subprocess.run(raw, check=True, capture_output=True)
+            t_raw = min(t_raw, time.perf_counter() - t)
+            t = time.perf_counter()
+            enc.encode_ordinary_batch(texts, num_threads=2)
+            t_warm = min(t_warm, time.perf_counter() - t)
+            with tempfile.TemporaryDirectory() as d:
+                t = time.perf_counter()
+                subprocess.run(argv, env=dict(os.environ, SESSIONTOOLS_CACHE_DIR=d), check=True, capture_output=True)
+                t_cold = min(t_cold, time.perf_counter() - t)
+    with tempfile.TemporaryDirectory() as d:
+        code = ("import sys;from sessiontools.cli import main;main(sys.argv[1:]);"
+                "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])")
+        out = subprocess.run([sys.executable, "-c", code, *argv[1:], "--jobs", "1"], capture_output=True, text=True,
+                             env=dict(os.environ, SESSIONTOOLS_CACHE_DIR=d))
+        rss = int(out.stdout.strip().splitlines()[-1]) / 1024 if out.stdout.strip() else float("nan")
+    print(f"estimate-error cold {t_cold:.2f}s vs raw tiktoken o200k cold {t_raw:.2f}s (warm, in process {t_warm:.2f}s) "
+          f"over {len(texts)} distinct texts ({sum(map(len, texts)) / 1e6:.1f} M chars) of {len(subset)} CJK sessions "
+          f"({total / 1e6:.0f} MB); peak RSS {rss:.0f} MB")
+    return {"estimate_error_cold_vs_tokenize": round(t_cold / t_raw, 3),
+            "estimate_error_cold_vs_tokenize_warm_tokenizer": round(t_cold / t_warm, 3),
+            "estimate_error_cold_peak_rss_mb": round(rss, 1)}

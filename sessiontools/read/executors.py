@@ -66,8 +66,9 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
         # Workers' imports in the forkserver (another core) while this process imports distributed.
         require_dask(load=False)
         _start_forkserver(preload)
-    require_dask()
-    from distributed import Client, LocalCluster
+    require_dask(load=False)
+    Client = import_client()
+    from distributed import LocalCluster
 
     if cluster.address:
         with Client(cluster.address, set_as_default=False) as client:
@@ -83,6 +84,36 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
                          host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as lc, \
             Client(lc, set_as_default=False) as client:
         yield client
+
+
+#: Packages `import distributed` loads that a client never uses: numpy (a receive buffer allocator;
+#: `bytearray` is its fallback) and jinja2 (notebook widgets' templates). Together about a sixth of
+#: the import's CPU (issue 28: the client's import is the gap between a running cluster and --jobs 2).
+CLIENT_SKIPS = ("numpy", "jinja2")
+
+
+def import_client() -> Any:
+    """`distributed.Client`, imported without `CLIENT_SKIPS` when this process has not loaded them
+    (each is blocked during the import only: a later `import numpy` works as usual, and numpy's
+    serialisers are registered lazily by distributed when numpy is imported)."""
+    import sys
+
+    if "distributed" in sys.modules:
+        from distributed import Client
+
+        return Client
+    blocked = [m for m in CLIENT_SKIPS if m not in sys.modules]
+    for m in blocked:
+        sys.modules[m] = None  # type: ignore[assignment]  # import raises ImportError
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    finally:
+        for m in blocked:
+            if sys.modules.get(m, False) is None:
+                del sys.modules[m]
+    return Client
 
 
 def _start_forkserver(preload: Sequence[str]) -> None:

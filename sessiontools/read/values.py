@@ -143,20 +143,61 @@ def clean_surrogates(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+def fast_pass(check: Any, types: tuple[type, ...] = (), numbers: tuple[type, ...] = (), low: float = 0,
+              high: float = 0) -> Any:
+    """Mark `check` with the values it keeps unchanged, so `check_fields` need not call it for them:
+    a value whose type is one of `types`, or one of `numbers` within [low, high] (NaN compares false
+    and infinities fall outside: both still go to the check). The check itself is the rule; this is
+    only its common case, which tests/read/test_values_fast.py holds equal to it."""
+    check.fast = (frozenset(types), frozenset(numbers), low, high)
+    return check
+
+
 def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
     """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
-    Returns one reason per removed field (`where.field: reason; dropped`)."""
+    Returns one reason per removed field (`where.field: reason; dropped`), in the order of `checks`."""
+    changes: list[tuple[str, Any, str | None]] | None = None
+    get = checks.get
+    for key, v in obj.items():  # an object has fewer fields than its checks: walk the object's
+        check = get(key)
+        if check is None:
+            continue
+        fast = getattr(check, "fast", None)
+        if fast is not None:  # the common case without a call (most fields of most lines)
+            t = type(v)
+            if t in fast[0] or (t in fast[1] and fast[2] <= v <= fast[3]):
+                continue
+        kept, why = check(v)
+        if why is not None or kept is not v:
+            if changes is None:
+                changes = []
+            changes.append((key, kept, why))
+    if changes is None:
+        return []
+    if len(changes) > 1:
+        order = {k: i for i, k in enumerate(checks)}
+        changes.sort(key=lambda c: order[c[0]])
     problems: list[str] = []
-    for key, check in checks.items():
-        if key in obj:
-            v = obj[key]
-            kept, why = check(v)
-            if why is not None:
-                del obj[key]
-                problems.append(f"{where}{key}: {why}; dropped")
-            elif kept is not v:
-                obj[key] = kept
+    for key, kept, why in changes:
+        if why is not None:
+            del obj[key]
+            problems.append(f"{where}{key}: {why}; dropped")
+        else:
+            obj[key] = kept
     return problems
+
+
+_NUM = (int, float)
+fast_pass(count, numbers=(int,), high=MAX_REQUEST_TOKENS)
+fast_pass(total_count, numbers=(int,), high=MAX_TOTAL_TOKENS)
+fast_pass(amount, numbers=_NUM, high=MAX_COST)
+fast_pass(epoch_ms, numbers=_NUM, high=MAX_EPOCH_MS)
+fast_pass(text, (str,))
+fast_pass(optional_text, (str, type(None)))
+fast_pass(an_object, (dict,))
+fast_pass(optional_object, (dict, type(None)))
+fast_pass(a_list, (list,))
+fast_pass(content, (str, list))
 
 
 def frame_safe(build: Any, rows: Any) -> Any:

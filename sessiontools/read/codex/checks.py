@@ -13,6 +13,7 @@ from sessiontools.read.values import (
     check_fields,
     content,
     count,
+    fast_pass,
     optional_object,
     optional_text,
     text,
@@ -33,11 +34,16 @@ def _optional_content(v: Any) -> tuple[Any, str | None]:
     return (v, None) if v is None else content(v)  # (a reasoning item's content is null)
 
 
+fast_pass(_output, (str, list, dict))
+fast_pass(_optional_content, (str, list, type(None)))
+
+
 _PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": _optional_content,
             "output": _output, "arguments": text, "input": text, "name": text, "call_id": text,
             "message": optional_text, "model_context_window": total_count, "turn_id": optional_text,
             "info": optional_object}
 _BLOCK = {"type": text, "text": text}
+_INFO = {"model_context_window": total_count}
 
 
 def _usage(holder: dict[str, Any], key: str, limit: int, where: str) -> list[str]:
@@ -49,7 +55,10 @@ def _usage(holder: dict[str, Any], key: str, limit: int, where: str) -> list[str
         return [f"{where}{key}: not an object ({type(u).__name__}); dropped"]
     for k in _USAGE_KEYS:
         if k in u:
-            _, why = count(u[k], limit)
+            v = u[k]
+            if type(v) is int and 0 <= v <= limit:  # `count`'s common case, without the call
+                continue
+            _, why = count(v, limit)
             if why is not None:
                 del holder[key]
                 return [f"{where}{key}.{k}: {why}; the usage dropped"]
@@ -70,7 +79,7 @@ def check_line(obj: dict[str, Any]) -> list[str]:
     problems += check_fields(p, _PAYLOAD, where)
     info = p.get("info")
     if type(info) is dict:
-        problems += check_fields(info, {"model_context_window": total_count}, where + "info.")
+        problems += check_fields(info, _INFO, where + "info.")
         problems += _usage(info, "total_token_usage", MAX_TOTAL_TOKENS, where + "info.")
         problems += _usage(info, "last_token_usage", MAX_REQUEST_TOKENS, where + "info.")
     problems += _usage(p, "usage", MAX_REQUEST_TOKENS, where)

@@ -15,6 +15,7 @@ from typing import Any
 
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.values import (
+    MAX_EPOCH_MS,
     a_list,
     amount,
     an_object,
@@ -22,6 +23,7 @@ from sessiontools.read.values import (
     content,
     count,
     epoch_ms,
+    fast_pass,
     optional_object,
     optional_text,
     text,
@@ -34,6 +36,9 @@ def _text_or_ms(v: Any) -> tuple[Any, str | None]:
     if type(v) is str:
         return v, None
     return epoch_ms(v)
+
+
+fast_pass(_text_or_ms, (str,), (int, float), 0, MAX_EPOCH_MS)
 
 
 _ENTRY = {"type": text, "id": optional_text, "parentId": optional_text, "timestamp": _text_or_ms}
@@ -68,6 +73,9 @@ def _null_kept(check: Any) -> Any:
     exact port must see it too (the toolkit's consumers read a null and a missing field alike)."""
     def kept(v: Any) -> tuple[Any, str | None]:
         return (None, None) if v is None else check(v)
+    fast = getattr(check, "fast", None)
+    if fast is not None:
+        fast_pass(kept, (*fast[0], type(None)), tuple(fast[1]), fast[2], fast[3])
     return kept
 
 

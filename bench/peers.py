@@ -1,0 +1,165 @@
+"""`inspect_cpu_vs_ccusage_<agent>`: the CPU time of the whole `sessiontools inspect DIR --format json`
+process against ccusage 20.0.24's native binary (`ccusage <pi|claude|codex> session --json --offline`)
+over the same files, for each agent's bench corpus (issue 28; target <= 1.0).
+
+- Whole-process CPU: user + system time of the child and of every child it waited for (its worker
+  processes), from `os.wait4`; ccusage's threads are in its own figure.
+- The same files where each tool looks: hard links (ccusage skips symlinks) into a home laid out as
+  the agent's own (`~/.pi/agent/sessions/<project>/`, `$CLAUDE_CONFIG_DIR/projects/<project>/` with
+  a session's `<id>/subagents/` beside it, `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`);
+  `sessiontools inspect` is given the project (or day) directory holding those same links.
+- Both write their JSON to a file (not a terminal), offline, TZ=UTC, the page cache warm (one
+  untimed run of each first).
+- Interleaved: each round runs both (the order alternating), the ratio of that pair is kept, and the
+  figure is the median of the pairs' ratios (this shared machine's speed wanders between rounds).
+- Each side's output is checked to hold sessions (a tool that found no files would look fast).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROUNDS = 5
+CLI = Path(sys.executable).parent / "sessiontools"
+KINDS = {"pi": "pi", "claude_code": "claude", "codex": "codex"}
+
+
+@dataclass(frozen=True)
+class Run:
+    cpu_s: float
+    wall_s: float
+    out: bytes
+
+
+def cpu_run(argv: list[str], env: dict[str, str], cwd: Path) -> Run:
+    """Run `argv` to completion; its CPU (user + sys, waited-for children included) and stdout."""
+    import time
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
+        _, status, ru = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv[:3])} exited {proc.returncode}: {err.read()[-2000:]!r}")
+        return Run(ru.ru_utime + ru.ru_stime, wall, out.read())
+
+
+def _link(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.link(src, dest)
+
+
+def lay_out(agent: str, corpus: Path, home: Path) -> Path:
+    """Hard-link every `*.jsonl` of `corpus` into `home` laid out as `agent`'s own; returns the
+    directory holding the links (what `sessiontools inspect` is given)."""
+    files = sorted(corpus.rglob("*.jsonl"))
+    if agent == "pi":
+        top = home / ".pi" / "agent" / "sessions" / "--bench--"
+        for f in files:
+            _link(f, top / f.relative_to(corpus))
+    elif agent == "claude_code":
+        top = home / "projects" / "-bench"
+        for f in files:
+            _link(f, top / f.relative_to(corpus))  # a session's subagents stay in <session>/subagents/
+    elif agent == "codex":
+        top = home / "sessions" / "2026" / "01" / "01"
+        for k, f in enumerate(files):
+            _link(f, top / f"rollout-2026-01-01T00-00-{k % 60:02d}-{f.stem}.jsonl")
+    else:
+        raise ValueError(agent)
+    return top
+
+
+def _peer_env(home: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "TZ": "UTC", "NO_COLOR": "1",
+            "CLAUDE_CONFIG_DIR": str(home), "CODEX_HOME": str(home)}
+
+
+def _ours_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "DASK_SCHEDULER_ADDRESS"}
+    env.update({"TZ": "UTC", "NO_COLOR": "1"})
+    return env
+
+
+def _sessions(out: bytes, key: str) -> int:
+    doc = json.loads(out)
+    items = doc.get(key)
+    return len(items) if isinstance(items, list) else 0
+
+
+def cpu_vs_ccusage(agent: str, corpus: Path, binary: Path, rounds: int = ROUNDS) -> dict[str, float]:
+    """`inspect_cpu_vs_ccusage_<agent>` (median of interleaved pairs) and each side's median CPU."""
+    corpus = corpus.resolve()
+    work = Path(tempfile.mkdtemp(prefix=".peer-", dir=corpus.parent))  # same file system: hard links
+    try:
+        home = work / "home"
+        top = lay_out(agent, corpus, home)
+        ours = [str(CLI), "inspect", str(top), "--format", "json"]
+        peer = [str(binary), KINDS[agent], "session", "--json", "--offline"]
+        o_env, p_env = _ours_env(), _peer_env(home)
+        warm_o, warm_p = cpu_run(ours, o_env, work), cpu_run(peer, p_env, work)
+        n_ours, n_peer = _sessions(warm_o.out, "sessions"), _sessions(warm_p.out, "sessions")
+        if not n_ours or not n_peer:
+            raise RuntimeError(f"{agent}: a side found no sessions (ours {n_ours}, ccusage {n_peer})")
+        ratios, t_o, t_p = [], [], []
+        for r in range(rounds):
+            if r % 2:
+                p = cpu_run(peer, p_env, work)
+                o = cpu_run(ours, o_env, work)
+            else:
+                o = cpu_run(ours, o_env, work)
+                p = cpu_run(peer, p_env, work)
+            ratios.append(o.cpu_s / p.cpu_s)
+            t_o.append(o.cpu_s)
+            t_p.append(p.cpu_s)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    key = f"inspect_cpu_vs_ccusage_{agent}"
+    print(f"{key}: ours {statistics.median(t_o):.2f}s CPU ({n_ours} sessions) vs ccusage "
+          f"{statistics.median(t_p):.2f}s CPU ({n_peer} sessions); pairs "
+          f"{', '.join(f'{x:.2f}' for x in ratios)}")
+    return {key: round(statistics.median(ratios), 3),
+            f"{key}_ours_cpu_s": round(statistics.median(t_o), 3),
+            f"{key}_peer_cpu_s": round(statistics.median(t_p), 3)}
+
+
+def ccusage_ratios(corpora: dict[str, Path], rounds: int = ROUNDS) -> dict[str, float]:
+    """Every agent's ratio; ccusage installed (once) from npm like the pinned Pi."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from lab.ccusage_env import ensure_ccusage
+
+    binary = ensure_ccusage(quiet=False).binary
+    out: dict[str, float] = {}
+    for agent, corpus in corpora.items():
+        out.update(cpu_vs_ccusage(agent, corpus, binary, rounds))
+    return out
+
+
+def main() -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--pi", type=Path)
+    ap.add_argument("--claude-code", type=Path)
+    ap.add_argument("--codex", type=Path)
+    ap.add_argument("--rounds", type=int, default=ROUNDS)
+    a = ap.parse_args()
+    corpora = {k: v for k, v in (("pi", a.pi), ("claude_code", a.claude_code), ("codex", a.codex)) if v}
+    print(json.dumps(ccusage_ratios(corpora, a.rounds), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
