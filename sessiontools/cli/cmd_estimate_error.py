@@ -109,7 +109,7 @@ def _gate_problems(gates: "list[Gate]", report: Any) -> list[str]:
 
 def _fitted(err: Any, per_session: Any, options: Any) -> Any:
     """The requests summarised and the estimators fitted, with a progress spinner (a terminal only)."""
-    from sessiontools.analysis.estimate_error import summarize_requests
+    from sessiontools.analysis.estimate import summarize_requests
     from sessiontools.cli.progress import phase
 
     with phase(err, "fitting the estimators and the calibration"):

@@ -164,8 +164,8 @@ def estimate_folder_answer(summary: Mapping[str, Any], report: Any, *, group_by:
     overall.notes = []  # A and E are defined in the brief legend
     parts: list[Any] = [overall]
     if same_as_o200k:
-        parts.append(Text("model (each model's own tokenizer) = o200k here: no model of these sessions has "
-                          "its own offline tokenizer; JSON has its column", style="dim"))
+        parts.append(Text("model (the model's own tokenizer) = o200k: none of these models has one offline (JSON "
+                          "has it)", style="dim"))
     if group_by is not None:
         groups = group_stats(report, group_by)
         by = group_by

@@ -136,7 +136,9 @@ def test_diff_summaries_totals_per_section(folder: Path, outputs: dict[str, tupl
     (row,) = [line.split() for line in out.splitlines() if line.startswith("all sections")]
     assert int(row[6].replace(",", "")) == metrics["dropped_items"]
     assert sum(1 for line in out.splitlines() if "no summaries" in line) == 1
-    assert "208 path(s) in 208 session(s) have no summaries" in out
+    without = [c for c in _json(folder, "diff-summaries", str(folder))["chains"] if not c["summaries"]]
+    n = len(without)
+    assert n > 100 and f"{n} path(s) in {len({c['session'] for c in without})} session(s) have no summaries" in out
     assert {r[0] for r in _rows(out, "pi") + _rows(out, "codex") + _rows(out, "claude-code")} == {
         "pi", "codex", "claude-code"}
     assert _rows(out, "all")
