@@ -34,7 +34,7 @@ from sessiontools.read.codex.records import (
 )
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import read_file_bytes
-from sessiontools.read.lines import line_views
+from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.pi.load import expand_paths, gc_paused
 from sessiontools.read.pi.parse import parse_line
 
@@ -149,14 +149,20 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
     return Diagnostic(path, n, f"unknown rollout line type {kind!r}; line skipped", "skipped")
 
 
-def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic], int, int]:
+def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
+                ) -> tuple[list[Record], list[Diagnostic], int, int]:
     """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
-    `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines)."""
+    `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines); one
+    over `max_line` bytes is skipped with its reason."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
     end = len(data)
+    limit = max_line or 0
     for n, raw, after in line_views(data):
+        if limit and len(raw) > limit:
+            diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", "skipped"))
+            continue
         # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
         # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.
         try:
@@ -182,12 +188,13 @@ def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic],
     return records, diags, wrapped, ordinal
 
 
-def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
-    """Read a rollout held in memory."""
+def read_rollout_bytes(data: bytes, path: str = "<memory>", *,
+                       max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Rollout:
+    """Read a rollout held in memory (a line over `max_line_bytes`, None: any, is skipped)."""
     if b"\x00" in data[:4096]:
         return Rollout(path, (), [Diagnostic(path, 1, "binary file (NUL bytes): not a Codex rollout", "fatal")], "unknown")
     with gc_paused():  # (see `gc_paused`: parsed JSON holds no cycles)
-        records, diags, wrapped, ordinal = _read_lines(data, path)
+        records, diags, wrapped, ordinal = _read_lines(data, path, max_line_bytes)
     schema = "legacy" if records and not wrapped else ("2025" if wrapped and ordinal < wrapped else "current")
     if not records and not any(d.kind == "fatal" for d in diags):
         diags.append(Diagnostic(path, 1, "no rollout lines in this file", "fatal"))
@@ -201,12 +208,12 @@ def records_from_objects(objects: Iterable[Mapping[str, Any]], path: str = "<mem
     return read_rollout_bytes(b"".join(json.dumps(o).encode() + b"\n" for o in objects), path)
 
 
-def load_rollout(path: str | os.PathLike[str]) -> Rollout:
+def load_rollout(path: str | os.PathLike[str], *, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Rollout:
     """Read one rollout file. Never writes to it. Raises `InputError` when it cannot be opened."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory (give a rollout file, or use a command that takes directories)")
-    return read_rollout_bytes(read_file_bytes(p), str(path))
+    return read_rollout_bytes(read_file_bytes(p), str(path), max_line_bytes=max_line_bytes)
 
 
 def default_sessions_dir(env: Mapping[str, str], home: str | os.PathLike[str]) -> Path:

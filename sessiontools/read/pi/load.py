@@ -16,7 +16,7 @@ import orjson
 from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import check_input, open_error, path_key
-from sessiontools.read.lines import line_views
+from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.pi.checks import check_objects
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
 from sessiontools.read.pi.migrate import (
@@ -35,12 +35,14 @@ def _is_header(obj: dict[str, Any]) -> bool:
     return obj.get("type") == "session" and isinstance(obj.get("id"), str)
 
 
-def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False) -> Session:
+def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False,
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     """Read a session from a binary stream (the whole file is one session in memory, as in Pi).
 
-    With `content_hash`, `Session.content_hash` is set (sha256 of the bytes, for result caches).
+    With `content_hash`, `Session.content_hash` is set (sha256 of the bytes, for result caches). A
+    line over `max_line_bytes` (None: any length) is skipped with its reason.
     """
-    return _read(stream.read(), path, content_hash=content_hash)
+    return _read(stream.read(), path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
 
 class _Objects:
@@ -103,14 +105,19 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
+def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES) -> tuple[_Objects, int]:
     """Every line's objects, and the number of lines. Fast path: one well-formed entry object on a
-    line after the first (what Pi writes), appended with no further question."""
+    line after the first (what Pi writes), appended with no further question. A line over
+    `max_line` bytes is skipped, with its reason."""
     acc = _Objects(path)
     objects, lines = acc.objects, acc.lines
     loads = orjson.loads
     end, line_no = len(data), 0
+    limit = max_line or 0
     for line_no, raw, after in line_views(data):
+        if limit and len(raw) > limit:
+            acc.diags.append(Diagnostic(path, line_no, too_long(len(raw), limit) or "", "skipped"))
+            continue
         if line_no > 1 and acc.seen_any:
             try:
                 obj = loads(raw)
@@ -124,11 +131,12 @@ def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
     return acc, line_no
 
 
-def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
+def _read(data: bytes, path: str, *, content_hash: bool = False,
+          max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     if b"\x00" in data[:_SNIFF]:
         return Session(path, None, (), 1, [Diagnostic(path, 1, "binary file (NUL bytes): not a Pi session", "fatal")])
     with gc_paused():
-        acc, line_no = _parse_lines(data, path)
+        acc, line_no = _parse_lines(data, path, max_line_bytes)
         header, objects, lines, diags = acc.header, acc.objects, acc.lines, acc.diags
         diags.extend(check_objects(objects, lines, path))
         if line_no == 0:
@@ -149,9 +157,10 @@ def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
     return Session(path, header, entries, version, diags, digest)
 
 
-def read_data(data: bytes, path: str, *, content_hash: bool = False) -> Session:
+def read_data(data: bytes, path: str, *, content_hash: bool = False,
+              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     """Read a session from a file's bytes already in memory (`path` names it in diagnostics)."""
-    return _read(data, path, content_hash=content_hash)
+    return _read(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
 
 def read_bytes(data: bytes, path: str = "<memory>") -> Session:
@@ -172,7 +181,8 @@ def session_from_records(records: Iterable[dict[str, Any]], path: str = "<memory
     return read_bytes(b"".join(line(r) + b"\n" for r in records), path)
 
 
-def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) -> Session:
+def load_session(path: str | os.PathLike[str], *, content_hash: bool = False,
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     """Read one session file. Never writes to it. Raises `InputError` when it cannot be opened.
 
     `content_hash` also hashes the bytes (`Session.content_hash`), for result caches.
@@ -183,7 +193,7 @@ def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) ->
     check_input(p, None)
     try:
         with open(p, "rb") as fh:
-            return read_stream(fh, str(path), content_hash=content_hash)
+            return read_stream(fh, str(path), content_hash=content_hash, max_line_bytes=max_line_bytes)
     except OSError as exc:
         raise open_error(p, exc) from exc
 

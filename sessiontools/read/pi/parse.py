@@ -60,6 +60,22 @@ def _slow_parse(text: str) -> tuple[list[Any], str | None]:
         values.append(value)
 
 
+def surrogate_line(raw: bytes | memoryview) -> tuple[Any, int]:
+    """A line orjson refused because of a lone surrogate escape (`"\\ud800"`, which Node's
+    `JSON.stringify` writes and orjson rejects): its one JSON value with every lone surrogate
+    replaced by U+FFFD, and how many strings changed. `(None, 0)` when the line is not one JSON
+    value or holds no lone surrogate (then it is refused for another reason)."""
+    data = bytes(raw)
+    if b"\\u" not in data:
+        return None, 0
+    try:
+        value = _DECODER.decode(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        return None, 0
+    value, changed = clean_surrogates(value)
+    return (value, changed) if changed else (None, 0)
+
+
 def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
                keep_surrogates: bool = False) -> ParsedLine:
     """Parse one physical line (without its newline) into zero or more entry objects.
