@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.read.pi.entries import Session
+from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import HARNESS_MODEL_IDS, skip_reason
@@ -177,7 +178,7 @@ def inspect_session(
                 seen.add(key)
                 compactions.append(c)
     header = session.header
-    return {
+    return cleaned_for(session, {  # (the cleaned view: no lone surrogate in what is reported)
         "path": session.path,
         "agent": "pi",
         "session_id": header.id if header else None,
@@ -208,7 +209,7 @@ def inspect_session(
         "recovered_lines": [d.to_dict() for d in session.recovered],
         "notices": [d.to_dict() for d in session.notices],
         "fatal": [d.to_dict() for d in session.fatal],
-    }
+    })
 
 
 def inspect_source(source: Any, **options: Any) -> dict[str, Any]:

@@ -30,14 +30,15 @@ def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tup
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
                     reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)) -> tuple[dict[str, Any], Loaded]:
     from sessiontools.read.sources import load_source
+    from sessiontools.read.values import cleaned_call
     from sessiontools.replay import replay_records
     from sessiontools.replay.priors import refit_with_priors
     from sessiontools.replay.registry import replay_agents
 
     # Every agent's files, each under its own policy; the first run of each session carries its timeline
     # (`replay.session.timeline_of`): the report's timeline and table come from the same run.
-    fn = partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None, leaf=None,
-                 all_leaves=False, summary_tokens=None, timeline=True)
+    fn = partial(cleaned_call, partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps),
+                                       policy=None, leaf=None, all_leaves=False, summary_tokens=None, timeline=True))
     per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=replay_agents(None))
     per_file = refit_with_priors(per_file, lambda s, table: fn(load_source(s), priors=table))  # as `replay` does
     return envelope("replay", runs=[r for recs in per_file for r in recs]), loaded

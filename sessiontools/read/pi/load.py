@@ -48,7 +48,7 @@ def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False,
 class _Objects:
     """The entry objects of a file as its lines are parsed: header, entries (with their lines), diagnostics."""
 
-    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any")
+    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any", "surrogates")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -57,6 +57,7 @@ class _Objects:
         self.lines: list[int] = []
         self.diags: list[Diagnostic] = []
         self.seen_any = False
+        self.surrogates = 0
 
     def add(self, obj: dict[str, Any], line_no: int) -> None:
         """One object of line `line_no`: the header, a second header (skipped) or an entry."""
@@ -85,6 +86,7 @@ class _Objects:
         except ValueError:
             parsed = parse_line(bytes(raw), line_no, self.path, terminated=terminated, keep_surrogates=True)
             self.diags.extend(parsed.diagnostics)
+            self.surrogates += parsed.surrogates
             objs = parsed.objects
         for obj in objs:
             self.add(obj, line_no)
@@ -154,7 +156,7 @@ def _read(data: bytes, path: str, *, content_hash: bool = False,
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
     digest = hashlib.sha256(data).hexdigest()[:32] if content_hash else ""
-    return Session(path, header, entries, version, diags, digest)
+    return Session(path, header, entries, version, diags, digest, acc.surrogates)
 
 
 def read_data(data: bytes, path: str, *, content_hash: bool = False,

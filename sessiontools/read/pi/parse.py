@@ -36,6 +36,7 @@ class ParsedLine:
     line: int
     objects: list[dict[str, Any]] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    surrogates: int = 0  # strings holding a lone surrogate, kept (`keep_surrogates`)
 
 
 def _json_error(exc: Exception) -> str:
@@ -106,6 +107,7 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
         values, error = _slow_parse(text)
         repaired, changed = clean_surrogates(values)
         if changed and keep_surrogates:
+            out.surrogates = changed
             out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s): kept as Pi "
                                                           "keeps them (outputs replace them)"))
         elif changed:

@@ -19,6 +19,7 @@ from typing import Any
 
 from sessiontools.jsvalues import json_stringify
 from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -255,7 +256,9 @@ def pi_transcript(
     session: Session, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None,
     paths: Callable[[SessionTree], list[Path]] | None = None,
 ) -> Transcript:
-    """A Pi session as a Transcript: the default path (or `leaf`'s, or every leaf's)."""
+    """A Pi session as a Transcript: the default path (or `leaf`'s, or every leaf's). Built from the
+    entries as Pi reads them (its counts are Pi's), its strings in the cleaned view (`cleaned_for`:
+    no lone surrogate; each `Message.raw` stays the entry's own message)."""
     version = pi_version or session.pi_version
     tree = SessionTree(session)
     chosen = paths(tree) if paths else (tree.all_paths() if all_leaves else [tree.path(leaf)])
@@ -263,8 +266,8 @@ def pi_transcript(
     settings: dict[str, Any] = {"pi_version": version}
     if header is not None and header.cwd is not None:
         settings["cwd"] = header.cwd
-    return Transcript(
+    return cleaned_for(session, Transcript(
         agent=Agent.PI, source=session.path, session_id=header.id if header else None,
         format=f"pi-v{session.format_version}", paths=[path_transcript(p, version) for p in chosen],
         diagnostics=list(session.diagnostics), settings=settings,
-    )
+    ))
