@@ -34,6 +34,23 @@ def _number(v: Any) -> bool:
     return t is int or t is float
 
 
+def number(v: Any, default: Any = 0) -> Any:
+    """`v` when it is a JSON number (an int or a float; a bool is not one), else `default`: the one
+    rule for reading a number that may be absent or of the wrong type (`usage.input ?? 0`)."""
+    t = type(v)
+    if t is int or t is float:  # what JSON gives: the common case, without the isinstance tests
+        return v
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+
+def integer(v: Any, default: Any = 0) -> Any:
+    """`int(v)` when `v` is a JSON number (`number`), else `default`."""
+    if type(v) is int:
+        return v
+    n = number(v, None)
+    return default if n is None else int(n)
+
+
 def _in_range(v: Any, limit: float) -> str | None:
     """Why `v` is not a finite number in [0, limit] (None when it is)."""
     if not _number(v):

@@ -37,6 +37,7 @@ from sessiontools.read.files import read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.pi.load import expand_paths, gc_paused
 from sessiontools.read.pi.parse import parse_line
+from sessiontools.read.values import integer
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ITEM_TYPES = frozenset({
@@ -45,17 +46,6 @@ ITEM_TYPES = frozenset({
     "compaction_summary", "tool_search_call", "tool_search_output", "ghost_snapshot", "other",
 })
 QUIET_TYPES = frozenset({"world_state", "state"})
-
-
-def _int(v: Any) -> int:
-    t = type(v)  # orjson gives exact ints and floats: the common cases first, then the general test
-    if t is int:
-        return v  # type: ignore[no-any-return]
-    return int(v) if t is float or (isinstance(v, int | float) and not isinstance(v, bool)) else 0
-
-
-def _opt_int(v: Any) -> int | None:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _str(v: Any) -> str | None:
@@ -70,8 +60,8 @@ def token_usage(raw: Any) -> TokenUsage | None:
                         get("reasoning_output_tokens"), get("total_tokens"), get("cache_write_input_tokens"))
     if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int:
         # every count an int (what Codex writes): `_int` of each is itself; the last is often absent
-        return TokenUsage(a, b, c, d, e, f if type(f) is int else _int(f))
-    return TokenUsage(_int(a), _int(b), _int(c), _int(d), _int(e), _int(f))
+        return TokenUsage(a, b, c, d, e, f if type(f) is int else integer(f))
+    return TokenUsage(integer(a), integer(b), integer(c), integer(d), integer(e), integer(f))
 
 
 def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
@@ -82,7 +72,7 @@ def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
             return Other(n, ts, "event_msg", "token_count")  # rate-limit-only count: no usage
         window = info.get("model_context_window")
         return TokenCount(n, ts, token_usage(info.get("total_token_usage")), token_usage(info.get("last_token_usage")),
-                          window if type(window) is int else _opt_int(window))
+                          window if type(window) is int else integer(window, None))
     if kind == "item_completed":
         item = p.get("item")
         if isinstance(item, _MAP) and item.get("type") == "ContextCompaction":
@@ -92,7 +82,7 @@ def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
         err = p.get("error") if isinstance(p.get("error"), _MAP) else {}
         attribution = p.get("turn_attribution") if isinstance(p.get("turn_attribution"), _MAP) else {}
         return TaskEvent(n, ts, "started" if kind == "task_started" else "complete", _str(p.get("turn_id")),
-                         _opt_int(p.get("model_context_window")), _str(err.get("message")),
+                         integer(p.get("model_context_window"), None), _str(err.get("message")),
                          _str(err.get("codex_error_info")), _str(attribution.get("turn_trigger")))
     if kind == "error":
         info = p.get("codex_error_info")

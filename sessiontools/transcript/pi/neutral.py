@@ -19,7 +19,7 @@ from typing import Any
 
 from sessiontools.jsvalues import json_stringify
 from sessiontools.read.pi.entries import Entry, Session
-from sessiontools.read.values import cleaned_for
+from sessiontools.read.values import cleaned_for, integer, number
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -60,14 +60,6 @@ ROLES = {
     "system": Role.SYSTEM,
 }
 TRIGGERS = {"threshold": Trigger.THRESHOLD, "manual": Trigger.MANUAL, "overflow": Trigger.OVERFLOW}
-
-
-def _num(v: Any) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
-
-
-def _fnum(v: Any) -> float:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
 def _content_units(content: Any, kind: UnitKind) -> list[Unit]:
@@ -136,10 +128,9 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
     cost = raw.get("cost")
     c = None
     if isinstance(cost, dict):
-        c = Cost(_fnum(cost.get("input")), _fnum(cost.get("cacheRead")), _fnum(cost.get("cacheWrite")),
-                 _fnum(cost.get("output")), _fnum(cost.get("total")))
-    return Usage(_num(raw.get("input")), _num(raw.get("cacheRead")), _num(raw.get("cacheWrite")),
-                 _num(raw.get("output")), c)
+        c = Cost(*(float(number(cost.get(k))) for k in ("input", "cacheRead", "cacheWrite", "output", "total")))
+    return Usage(integer(raw.get("input")), integer(raw.get("cacheRead")), integer(raw.get("cacheWrite")),
+                 integer(raw.get("output")), c)
 
 
 
@@ -222,7 +213,7 @@ class _PathBuilder:
             tokens = e.data.get("tokensBefore")
             out.append(Compaction(
                 index=index, line=e.line, trigger=TRIGGERS.get(compaction_kind(entries, pos, self.version), Trigger.UNKNOWN),
-                tokens_before=int(tokens) if isinstance(tokens, int | float) and not isinstance(tokens, bool) else None,
+                tokens_before=integer(tokens, None),
                 summary=_str(e.data.get("summary")), writer="hook" if e.data.get("fromHook") else "agent",
                 kept=kept, id=e.id, timestamp=_timestamp(e),
             ))
