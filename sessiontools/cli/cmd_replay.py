@@ -34,6 +34,7 @@ from sessiontools.cli.common import TableFormat as Fmt
 from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.cli.grouping import GroupByOpt, PerSessionOpt
 from sessiontools.errors import InputError, UsageError
+from sessiontools.read.values import cleaned_call
 
 
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
@@ -165,7 +166,6 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
          per_session: bool = False, group_by: str | None = None) -> None:
     from sessiontools.gates import parse_gates, tripped
     from sessiontools.read.sources import load_source
-    from sessiontools.read.values import cleaned_call
     from sessiontools.replay import METRICS, replay_records
     from sessiontools.replay.frames import compactions_frame, runs_frame
     from sessiontools.replay.priors import refit_with_priors
@@ -196,8 +196,8 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
     # With --plot of one setting, the run carries its timeline: the figure is of the same run as the table.
     per_file, loaded, misses = per_model_windows.replay_files(
-        paths, err, model_windows, options,
-        partial(cleaned_call, partial(replay_records, **agent_options, timeline=plot is not None)), jobs,
+        paths, err, model_windows, options, partial(cleaned_call, partial(replay_records, **agent_options,
+                                                                          timeline=plot is not None)), jobs,
         agents=replay_agents(policy.value if policy else None), executor=executor)
     replay_one = partial(cleaned_call, partial(replay_records, **agent_options, **options, timeline=plot is not None))
     # Sessions with too few requests to fit their truth model: again, with a prior learnt from the rest.

@@ -16,6 +16,7 @@ from tests.parity.strategies import (
     js_json,
     js_number,
     json_values,
+    no_local_constants,
     session_files,
     session_lines,
     to_jsonl_lines,
@@ -25,7 +26,8 @@ EXAMPLES_PER_KIND = 50
 
 
 def collect(strategy: st.SearchStrategy, n: int, *, seed_fixed: bool = True) -> list:
-    """`n` examples drawn through @given (not .example()), deterministically by default."""
+    """`n` examples drawn through @given (not .example()), deterministically by default (the same
+    examples in any process: see `strategies.no_local_constants`)."""
     drawn: list = []
 
     @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
@@ -34,7 +36,8 @@ def collect(strategy: st.SearchStrategy, n: int, *, seed_fixed: bool = True) -> 
     def run(value):
         drawn.append(value)
 
-    run()
+    with no_local_constants():
+        run()
     return drawn
 
 
