@@ -112,14 +112,30 @@ def stop_local_cluster() -> None:
                 SpecCluster._instances.discard(c)  # (its exit hook would close it: not after a Ctrl-C)
         except (ImportError, AttributeError):
             pass
-        children = multiprocessing.active_children()
-        for proc in children:
-            try:
-                proc.terminate()
-            except (OSError, ValueError):
-                pass
-        for proc in children:
-            proc.join(timeout=5)
+        # A nanny whose worker is stopped while it starts fails, and asyncio would log the failed
+        # task ("Task exception was never retrieved", a traceback) when it is collected: after a
+        # Ctrl-C nothing of the cluster's is worth a line, so its loggers are quiet from here on.
+        for name in ("asyncio", "distributed", "tornado"):
+            logging.getLogger(name).disabled = True
+        # The cluster's nannies go on starting (and restarting) workers for a moment: stop every
+        # child until none is left for a quiet 0.3 s (at most about 5 s).
+        import time
+
+        deadline = time.monotonic() + 5
+        while True:
+            children = multiprocessing.active_children()
+            for proc in children:
+                try:
+                    proc.terminate()
+                except (OSError, ValueError):
+                    pass
+            for proc in children:
+                proc.join(timeout=max(0.1, deadline - time.monotonic()))
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+            if not children and not multiprocessing.active_children():
+                break
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
