@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.analysis.dataset import SCHEMA_VERSION
-from sessiontools.read.values import frame_safe
 
 S, N, F, B = "str", "int", "float", "bool"
 
@@ -71,7 +70,7 @@ def table_frame(table: str, rows: Sequence[dict[str, Any]], common: dict[str, An
     data = [{**base, **{k: r.get(k) for k in COLUMNS[table]}} for r in rows]
     if not data:
         return pl.DataFrame(schema=schema(cols))
-    return frame_safe(lambda d: pl.DataFrame(d, schema=schema(cols)), data)
+    return pl.DataFrame(data, schema=schema(cols))
 
 
 def files_frame(rows: Sequence[dict[str, Any]]) -> Any:
@@ -81,4 +80,4 @@ def files_frame(rows: Sequence[dict[str, Any]]) -> Any:
             for r in rows]
     if not data:
         return pl.DataFrame(schema=schema(FILES_COLUMNS))
-    return frame_safe(lambda d: pl.DataFrame(d, schema=schema(FILES_COLUMNS)), data)
+    return pl.DataFrame(data, schema=schema(FILES_COLUMNS))

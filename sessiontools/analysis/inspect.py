@@ -8,14 +8,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.read.pi.entries import Session
+from sessiontools.read.values import cleaned_for, number
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import HARNESS_MODEL_IDS, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
-
-
-def _num(v: Any) -> float:
-    return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
 
 def _model_key(msg: dict[str, Any]) -> str:
@@ -138,7 +135,7 @@ def _count(session: Session, pi_version: str) -> _Counts:
             total_cost = u.get("cost")
             if type(total_cost) is dict:
                 v = total_cost.get("total")
-                cost += v if type(v) is float or type(v) is int else _num(v)
+                cost += v if type(v) is float or type(v) is int else number(v)
         if reason is None:
             requests += 1
         else:
@@ -177,7 +174,7 @@ def inspect_session(
                 seen.add(key)
                 compactions.append(c)
     header = session.header
-    return {
+    return cleaned_for(session, {  # (the cleaned view: no lone surrogate in what is reported)
         "path": session.path,
         "agent": session.agent.value,
         "session_id": header.id if header else None,
@@ -208,7 +205,7 @@ def inspect_session(
         "recovered_lines": [d.to_dict() for d in session.recovered],
         "notices": [d.to_dict() for d in session.notices],
         "fatal": [d.to_dict() for d in session.fatal],
-    }
+    })
 
 
 def inspect_source(source: Any, **options: Any) -> dict[str, Any]:

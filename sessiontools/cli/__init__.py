@@ -233,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = app(args=argv, standalone_mode=False)
         if rv == EXIT_INTERRUPTED:  # Typer's answer to a KeyboardInterrupt (no command exits 130)
+            _stop_dask_workers()
             stderr_console().print("interrupted", markup=False)
         return rv if isinstance(rv, int) else 0
     except SessionToolsError as exc:
@@ -245,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # click's own exits
         return int(exc.code or 0)
     except KeyboardInterrupt:
+        _stop_dask_workers()
         stderr_console().print("interrupted", markup=False)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -265,12 +267,22 @@ def main(argv: list[str] | None = None) -> int:
             stderr_console().print(f"error: {exc.format_message()}{where}", markup=False)  # type: ignore[attr-defined]
             return int(exc.exit_code)  # type: ignore[attr-defined]
         if type(exc).__name__ == "Abort":  # click's name for a KeyboardInterrupt
+            _stop_dask_workers()
             stderr_console().print("interrupted", markup=False)
             return EXIT_INTERRUPTED
         if os.environ.get("SESSIONTOOLS_DEBUG") == "1":
             raise
         stderr_console().print(f"internal error: {type(exc).__name__}: {exc} (set SESSIONTOOLS_DEBUG=1 for a traceback)", markup=False)
         return 70
+
+
+def _stop_dask_workers() -> None:
+    """A Ctrl-C that reached us outside `--executor dask`'s own loop (e.g. while a result was being
+    printed) still stops a LocalCluster's workers at once (`executors.stop_local_cluster`)."""
+    if "distributed" in sys.modules:
+        from sessiontools.read.executors import stop_local_cluster
+
+        stop_local_cluster()
 
 
 def run() -> None:  # pragma: no cover

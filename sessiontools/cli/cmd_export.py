@@ -64,15 +64,17 @@ def register(app: typer.Typer) -> None:
         Columns are documented in docs/dataset.md (schema version in every row and _dataset.json).
         """
         from sessiontools.analysis.dataset import ExportOptions
-        from sessiontools.report.dataset import LOCK_TIMEOUT, dataset_lock
+        from sessiontools.cli.limits import lock_timeout
+        from sessiontools.report.dataset import dataset_lock
         from sessiontools.report.export import ExportWorker, plan_export, write_export
 
         options = ExportOptions(_tokenizers(estimators),
                                 _replay_options(replay_window, replay_reserve, replay_keep, replay_policy))
         err = stderr_console()
+        timeout = lock_timeout()
         files, _ = resolve_files(paths, err)
-        with dataset_lock(output, on_wait=lambda: err.print(
-                f"waiting for another export into {output} to finish (at most {LOCK_TIMEOUT:.0f} s)", markup=False)):
+        with dataset_lock(output, timeout, on_wait=lambda: err.print(
+                f"waiting for another export into {output} to finish (at most {timeout:g} s)", markup=False)):
             plan = plan_export(output, files)
             if plan.writer.removed:
                 err.print(f"note: removed {len(plan.writer.removed)} file(s) an interrupted export left in {output} "

@@ -35,6 +35,7 @@ from sessiontools.cli.outputs import (
 from sessiontools.cli.progress import phase
 from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
+from sessiontools.read.values import cleaned_call
 
 
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
@@ -196,10 +197,10 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
     # With --plot of one setting, the run carries its timeline: the figure is of the same run as the table.
     per_file, loaded, misses = per_model_windows.replay_files(
         paths, err, model_windows, options,
-        partial(replay_keeping, partial(replay_records, **agent_options, timeline=plot is not None,
-                                        defer_prior_dominated=True)), jobs,
+        partial(replay_keeping, partial(cleaned_call, partial(replay_records, **agent_options, timeline=plot is not None,
+                                                              defer_prior_dominated=True))), jobs,
         agents=replay_agents(policy.value if policy else None), executor=executor)
-    replay_one = partial(replay_records, **agent_options, **options, timeline=plot is not None)
+    replay_one = partial(cleaned_call, partial(replay_records, **agent_options, **options, timeline=plot is not None))
     # Sessions with too few requests to fit their truth model were only fitted: replayed now, once, with
     # a prior learnt from the rest. Kept in memory (`cli.priors`): such a session's file is not read a second time.
     with phase(err, "fitting priors; replaying the sessions with few requests"):

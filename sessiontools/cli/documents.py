@@ -34,10 +34,12 @@ def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tup
 def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int]) -> Callable[..., Any]:
     """Every agent's files, each under its own policy; the first run of each session carries its
     timeline (`replay.session.timeline_of`): the report's timeline and table come from the same run."""
+    from sessiontools.read.values import cleaned_call
     from sessiontools.replay import replay_records
 
-    return partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), policy=None,
-                   leaf=None, all_leaves=False, summary_tokens=None, timeline=True)
+    # reported: in the cleaned view (`read.values.cleaned_for`)
+    return partial(cleaned_call, partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps),
+                                         policy=None, leaf=None, all_leaves=False, summary_tokens=None, timeline=True))
 
 
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,

@@ -136,19 +136,20 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     not kept in memory).
     """
     from sessiontools.cli.executor import dask_cluster
-    from sessiontools.cli.limits import max_file_bytes
+    from sessiontools.cli.limits import max_file_bytes, max_line_bytes
     from sessiontools.read.parallel import ALL_AGENTS, default_jobs, map_sessions
 
     agents = ALL_AGENTS if agents is None else frozenset(agents)
 
     loaded = Loaded()
+    limits = {"max_bytes": max_file_bytes(), "max_line_bytes": max_line_bytes()}  # (a bad value: exit 2 first)
     files, explicit = resolve_files(paths, err)
     values = []
     notes_seen: set[str] = set()
     dask = dask_cluster(executor, jobs, files)
     with progress(err, len(files), label) as advance:
         for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash,
-                                agents=agents, dask=dask, on_done=advance, max_bytes=max_file_bytes()):
+                                agents=agents, dask=dask, on_done=advance, **limits):
             if dask is None:  # on Dask the bar follows the cluster's futures (on_done)
                 advance()
             for note in res.notes:  # from this process or a --jobs worker; each shown once

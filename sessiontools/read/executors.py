@@ -78,12 +78,68 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
 
     # forkserver, as the --jobs pool: workers start from a clean process (no inherited threads),
     # with distributed, the task's modules and the main module already imported.
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
-                          "distributed.scheduler.worker-saturation": float("inf")}), \
-            LocalCluster(n_workers=max(1, cluster.workers), threads_per_worker=1, processes=True,
-                         host="127.0.0.1", dashboard_address="127.0.0.1:0", silence_logs=logging.CRITICAL) as lc, \
-            Client(lc, set_as_default=False) as client:
-        yield client
+    try:
+        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
+                              "distributed.scheduler.worker-saturation": float("inf")}), \
+                LocalCluster(n_workers=max(1, cluster.workers), threads_per_worker=1, processes=True,
+                             host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                             silence_logs=logging.CRITICAL) as lc, \
+                Client(lc, set_as_default=False) as client:
+            yield client
+    except KeyboardInterrupt:
+        stop_local_cluster()
+        raise
+
+
+def stop_local_cluster() -> None:
+    """After a Ctrl-C: the LocalCluster's worker processes terminated and waited for, and the
+    cluster forgotten, instead of closed the polite way. A cluster interrupted while it starts or
+    stops cannot be closed (distributed's exit hook then printed an AssertionError traceback), and a
+    worker still being spawned when this process exits fails to rebuild its semaphore and prints a
+    FileNotFoundError traceback. Ctrl-C is ignored meanwhile (the terminal sends it to the whole
+    group; a second one must not interrupt the cleanup)."""
+    import multiprocessing
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        try:
+            from distributed.deploy.spec import SpecCluster
+
+            for c in list(SpecCluster._instances):
+                SpecCluster._instances.discard(c)  # (its exit hook would close it: not after a Ctrl-C)
+        except (ImportError, AttributeError):
+            pass
+        # A nanny whose worker is stopped while it starts fails, and asyncio would log the failed
+        # task ("Task exception was never retrieved", a traceback) when it is collected: after a
+        # Ctrl-C nothing of the cluster's is worth a line, so its loggers are quiet from here on.
+        for name in ("asyncio", "distributed", "tornado"):
+            logging.getLogger(name).disabled = True
+        # The cluster's nannies go on starting (and restarting) workers for a moment: stop every
+        # child until none is left for a quiet 0.3 s (at most about 5 s).
+        import time
+
+        deadline = time.monotonic() + 5
+        while True:
+            children = multiprocessing.active_children()
+            for proc in children:
+                try:
+                    proc.terminate()
+                except (OSError, ValueError):
+                    pass
+            for proc in children:
+                proc.join(timeout=max(0.1, deadline - time.monotonic()))
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+            if not children and not multiprocessing.active_children():
+                break
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 #: Packages `import distributed` loads that a client never uses: numpy (a receive buffer allocator;

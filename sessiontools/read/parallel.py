@@ -19,6 +19,7 @@ from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.read import Diagnostic
 from sessiontools.read.agents import Agent
 from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES
+from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
 from sessiontools.read.sources import load_source
 
 T = TypeVar("T")
@@ -54,12 +55,17 @@ def internal_error(path: str, exc: BaseException) -> str:
             "(a bug in sessiontools: please report it with SESSIONTOOLS_DEBUG=1's traceback)")
 
 
+#: Input limits: (the largest file, the longest line) in bytes, None for no limit.
+Limits = tuple[int | None, int | None]
+DEFAULT_LIMITS: Limits = (DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_LINE_BYTES)
+
+
 def _open(path: str, content_hash: bool, agents: frozenset[Agent],
-          max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> tuple[FileResult[Any], Any]:
+          limits: Limits = DEFAULT_LIMITS) -> tuple[FileResult[Any], Any]:
     """The file read by its agent's reader: (its result so far, the source to work on or None)."""
     out: FileResult[Any] = FileResult(path)
     try:
-        s = load_source(path, content_hash=content_hash, max_bytes=max_bytes)
+        s = load_source(path, content_hash=content_hash, max_bytes=limits[0], max_line_bytes=limits[1])
     except SessionToolsError as exc:
         out.error = str(exc)
         return out, None
@@ -102,15 +108,15 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
 
 
 def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
-         agents: frozenset[Agent] = ALL_AGENTS, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> FileResult[T]:
-    out, s = _open(path, content_hash, agents, max_bytes)
+         agents: frozenset[Agent] = ALL_AGENTS, limits: Limits = DEFAULT_LIMITS) -> FileResult[T]:
+    out, s = _open(path, content_hash, agents, limits)
     if s is not None:
         out.value = _guarded(out, fn, lambda: fn(s))
     return out
 
 
 def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent],
-               max_bytes: int | None) -> Iterator[FileResult[Any]]:
+               limits: Limits) -> Iterator[FileResult[Any]]:
     """`_one` over every file in this process, as a pipeline (`sessiontools.read.pipeline`): `fn.start(source)`
     begins a file's background work (estimate-error's token counting), the next files are read and
     started meanwhile, and each is finished (`job.finish()`) in order."""
@@ -118,7 +124,7 @@ def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozen
 
     def started() -> Iterator[tuple[FileResult[Any], Any]]:
         for p in paths:
-            out, s = _open(p, content_hash, agents, max_bytes)
+            out, s = _open(p, content_hash, agents, limits)
             yield out, (None if s is None else _guarded(out, fn, lambda: fn.start(s), notes=False))  # noqa: B023
 
     def finish(out: FileResult[Any], job: Any) -> FileResult[Any]:
@@ -152,7 +158,7 @@ def default_jobs(files: Sequence[str | Path] | None = None) -> int:
 def map_sessions(
     files: Sequence[str | Path], fn: Callable[[Any], T], *, jobs: int = 1, content_hash: bool = False,
     agents: frozenset[Agent] = ALL_AGENTS, dask: Any = None, on_done: Callable[[], None] | None = None,
-    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+    max_bytes: int | None = DEFAULT_MAX_FILE_BYTES, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[FileResult[T]]:
     """`fn(source)` for every file, yielded in file order; `fn` must be picklable when jobs > 1.
 
@@ -161,23 +167,25 @@ def map_sessions(
     `content_hash` makes each Pi session carry the hash of its bytes (for result caches).
     With `dask` (an `executors.DaskCluster`) the same per-file work runs as Dask tasks instead of
     processes; `on_done` is then called as each task finishes (for progress bars). A file over
-    `max_bytes` (None: any size) or not a regular file is not read (its `error` says why).
+    `max_bytes` (None: any size) or not a regular file is not read (its `error` says why); a line
+    over `max_line_bytes` (None: any length) is skipped with its diagnostic.
     """
     paths = [str(f) for f in files]
+    limits: Limits = (max_bytes, max_line_bytes)
     if dask is not None:
         from sessiontools.read.executors import dask_map
 
-        yield from dask_map(dask, _one, paths, (fn, content_hash, agents, max_bytes), on_done, sizes=_sizes(paths),
+        yield from dask_map(dask, _one, paths, (fn, content_hash, agents, limits), on_done, sizes=_sizes(paths),
                             preload=_preload(fn))
         return
     if jobs <= 1 or len(paths) <= 1:
         if callable(getattr(fn, "start", None)) and len(paths) > 1:
-            yield from _pipelined(paths, fn, content_hash, agents, max_bytes)
+            yield from _pipelined(paths, fn, content_hash, agents, limits)
             return
         for p in paths:
-            yield _one(p, fn, content_hash, agents, max_bytes)
+            yield _one(p, fn, content_hash, agents, limits)
         return
-    yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents, max_bytes)
+    yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents, limits)
 
 
 def _sizes(paths: Sequence[str]) -> list[int]:
@@ -230,7 +238,7 @@ def _threads() -> int:
 
 
 def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_hash: bool,
-              agents: frozenset[Agent], max_bytes: int | None) -> Iterator[FileResult[T]]:
+              agents: frozenset[Agent], limits: Limits) -> Iterator[FileResult[T]]:
     """`_one` over `paths` in `workers` processes, submitted largest first, yielded in file order.
 
     Workers read their files themselves (a path goes out, one file's result comes back)."""
@@ -246,7 +254,7 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_ignores_sigint)
     try:
         for i in largest_first(paths):
-            futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents, max_bytes)
+            futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents, limits)
         for i, fut in enumerate(futures):
             yield fut.result()
             futures[i] = None  # the parent keeps no result it has handed on

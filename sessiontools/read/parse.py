@@ -40,6 +40,7 @@ class ParsedLine:
     line: int
     objects: list[dict[str, Any]] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    surrogates: int = 0  # strings holding a lone surrogate, kept (`keep_surrogates`)
 
 
 def _json_error(exc: Exception) -> str:
@@ -62,6 +63,22 @@ def _slow_parse(text: str) -> tuple[list[Any], str | None]:
         except (json.JSONDecodeError, ValueError, RecursionError) as exc:
             return values, _json_error(exc)
         values.append(value)
+
+
+def surrogate_line(raw: bytes | memoryview) -> tuple[Any, int]:
+    """A line orjson refused because of a lone surrogate escape (`"\\ud800"`, which Node's
+    `JSON.stringify` writes and orjson rejects): its one JSON value with every lone surrogate
+    replaced by U+FFFD, and how many strings changed. `(None, 0)` when the line is not one JSON
+    value or holds no lone surrogate (then it is refused for another reason)."""
+    data = bytes(raw)
+    if b"\\u" not in data:
+        return None, 0
+    try:
+        value = _DECODER.decode(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        return None, 0
+    value, changed = clean_surrogates(value)
+    return (value, changed) if changed else (None, 0)
 
 
 def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
@@ -94,6 +111,7 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
         values, error = _slow_parse(text)
         repaired, changed = clean_surrogates(values)
         if changed and keep_surrogates:
+            out.surrogates = changed
             out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s): kept as Pi "
                                                           "keeps them (outputs replace them)"))
         elif changed:

@@ -21,6 +21,7 @@ from typing import Any
 from sessiontools.errors import InputError
 from sessiontools.read.agents import Agent
 from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, open_error
+from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
 from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
 SNIFF_BYTES = 65536
@@ -32,8 +33,8 @@ class Reader:
 
     agent: Agent
     recognises: Callable[[bytes], bool]
-    load: Callable[..., Any]  # (path, *, content_hash: bool) -> the agent's raw session object
-    from_bytes: Callable[..., Any]  # (data, path, *, content_hash: bool) -> the same, from bytes
+    load: Callable[..., Any]  # (path, *, content_hash, max_line_bytes) -> the agent's raw session object
+    from_bytes: Callable[..., Any]  # (data, path, *, content_hash, max_line_bytes) -> the same, from bytes
 
 
 def _codex_recognises(head: bytes) -> bool:
@@ -42,16 +43,17 @@ def _codex_recognises(head: bytes) -> bool:
     return is_rollout(head)
 
 
-def _codex_load(path: str, *, content_hash: bool = False) -> Any:
+def _codex_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
     from sessiontools.read.codex.load import load_rollout
 
-    return load_rollout(path)
+    return load_rollout(path, max_line_bytes=max_line_bytes)
 
 
-def _codex_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
+def _codex_bytes(data: bytes, path: str, *, content_hash: bool = False,
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
     from sessiontools.read.codex.load import read_rollout_bytes
 
-    return read_rollout_bytes(data, path)
+    return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes)
 
 
 def _claude_recognises(head: bytes) -> bool:
@@ -60,28 +62,30 @@ def _claude_recognises(head: bytes) -> bool:
     return looks_like_claude_code(head)
 
 
-def _claude_load(path: str, *, content_hash: bool = False) -> Any:
+def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
     from sessiontools.read.claude_code.load import load_claude_session
 
-    return load_claude_session(path)
+    return load_claude_session(path, max_line_bytes=max_line_bytes)
 
 
-def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
+def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
+                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
     from sessiontools.read.claude_code.load import parse_bytes
 
-    return parse_bytes(data, path)
+    return parse_bytes(data, path, max_line_bytes=max_line_bytes)
 
 
-def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False) -> Any:
+def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False,
+              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
     from sessiontools.read.pi.load import read_data
 
-    return read_data(data, path, content_hash=content_hash)
+    return read_data(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
 
-def _pi_load(path: str, *, content_hash: bool = False) -> Any:
+def _pi_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
     from sessiontools.read.pi.load import load_session
 
-    return load_session(path, content_hash=content_hash)
+    return load_session(path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
 
 READERS: list[Reader] = [
@@ -144,16 +148,19 @@ def reader_for(head: bytes) -> Reader:
 
 
 def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
-                max_bytes: int | None = DEFAULT_MAX_FILE_BYTES) -> Any:
+                max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
     """Read one session file with its agent's reader: a Pi `Session`, a Codex `Rollout`, ...
 
     Every returned object has `path`, `diagnostics` and a class attribute `agent`. Only a regular
-    file of at most `max_bytes` is opened (`read.files.check_input`).
+    file of at most `max_bytes` is opened (`read.files.check_input`); a line over `max_line_bytes`
+    (None: any length) is skipped with a `file:line` reason.
     """
+    limits = {"content_hash": content_hash, "max_line_bytes": max_line_bytes}
     if is_url(path):
         url = url_of(path) or os.fspath(path)
         data = read_url(url)
-        return reader_for(data[:SNIFF_BYTES]).from_bytes(data, url, content_hash=content_hash)
+        return reader_for(data[:SNIFF_BYTES]).from_bytes(data, url, **limits)
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
@@ -161,18 +168,18 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
     try:
         fh = open(p, "rb")
     except OSError:
-        return FALLBACK.load(str(path), content_hash=content_hash)  # the reader says why it cannot
+        return FALLBACK.load(str(path), **limits)  # the reader says why it cannot
     with fh:
         try:
             head = fh.read(SNIFF_BYTES)
             reader = reader_for(head)
             if reader is not FALLBACK:
-                return reader.load(str(path), content_hash=content_hash)
+                return reader.load(str(path), **limits)
             # A Pi session (or no session: the Pi reader says so): the file is opened once.
             data = head + fh.read() if len(head) == SNIFF_BYTES else head
         except OSError as exc:
             raise open_error(p, exc) from exc
-    return FALLBACK.from_bytes(data, str(path), content_hash=content_hash)
+    return FALLBACK.from_bytes(data, str(path), **limits)
 
 
 

@@ -11,6 +11,7 @@ diagnostic the reader writes (the value is then dropped, never replaced by a gue
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import Any
@@ -31,6 +32,23 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _number(v: Any) -> bool:
     t = type(v)
     return t is int or t is float
+
+
+def number(v: Any, default: Any = 0) -> Any:
+    """`v` when it is a JSON number (an int or a float; a bool is not one), else `default`: the one
+    rule for reading a number that may be absent or of the wrong type (`usage.input ?? 0`)."""
+    t = type(v)
+    if t is int or t is float:  # what JSON gives: the common case, without the isinstance tests
+        return v
+    return v if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+
+def integer(v: Any, default: Any = 0) -> Any:
+    """`int(v)` when `v` is a JSON number (`number`), else `default`."""
+    if type(v) is int:
+        return v
+    n = number(v, None)
+    return default if n is None else int(n)
 
 
 def _in_range(v: Any, limit: float) -> str | None:
@@ -153,6 +171,63 @@ def fast_pass(check: Any, types: tuple[type, ...] = (), numbers: tuple[type, ...
     return check
 
 
+def clean_strings(value: Any, skip: frozenset[str] = frozenset({"raw"})) -> Any:
+    """`value` with every lone surrogate in its strings replaced by U+FFFD (`clean_surrogates`),
+    through dicts, lists, tuples and dataclasses (whose fields named in `skip` are left as they are:
+    a neutral `Message.raw` is the agent's own object, which Pi's exact rules read as written).
+    Copy on write: what holds no lone surrogate is returned as it is (the same object).
+
+    This is the cleaned view of what the toolkit reports: Pi's entries keep lone surrogates, as Pi
+    does (its port must see them: `JSON.stringify` writes one as a six-character escape, so Pi's
+    character counts depend on it), while the values made from them for people and tables (the
+    neutral transcript, inspect's facts, replay records, dataset rows) are cleaned once, here.
+    Also a file name that is not UTF-8 (Python decodes its bytes to lone surrogates)."""
+    t = type(value)
+    if t is str:
+        return _SURROGATE.sub("\ufffd", value) if _SURROGATE.search(value) is not None else value
+    if t is list or t is tuple:
+        items = [clean_strings(v, skip) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if t is list else tuple(items)
+    if t is dict:
+        changed = False
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            k2, v2 = clean_strings(k, skip), clean_strings(v, skip)
+            changed = changed or k2 is not k or v2 is not v
+            out[k2] = v2
+        return out if changed else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            if f.name in skip or not f.init:
+                continue
+            v = getattr(value, f.name)
+            v2 = clean_strings(v, skip)
+            if v2 is not v:
+                changes[f.name] = v2
+        return dataclasses.replace(value, **changes) if changes else value
+    return value
+
+
+def needs_cleaning(source: Any) -> bool:
+    """Whether the values made from `source` (any reader's file) need `clean_strings`: its reader kept
+    lone surrogates (`surrogates`, the Pi reader), or its file name is not UTF-8. Cheap: no walk."""
+    return bool(getattr(source, "surrogates", 0)) or _SURROGATE.search(str(getattr(source, "path", ""))) is not None
+
+
+def cleaned_for(source: Any, value: Any) -> Any:
+    """`value` (made from `source`) in its cleaned view: `clean_strings` when `needs_cleaning(source)`."""
+    return clean_strings(value) if needs_cleaning(source) else value
+
+
+def cleaned_call(fn: Any, source: Any, /, **options: Any) -> Any:
+    """`fn(source, **options)` in its cleaned view (`cleaned_for`): for a per-file function whose
+    result is reported (`partial(cleaned_call, fn)` is picklable, for `--jobs` workers)."""
+    return cleaned_for(source, fn(source, **options))
+
+
 def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
     """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
     Returns one reason per removed field (`where.field: reason; dropped`), in the order of `checks`."""
@@ -198,12 +273,3 @@ fast_pass(an_object, (dict,))
 fast_pass(optional_object, (dict, type(None)))
 fast_pass(a_list, (list,))
 fast_pass(content, (str, list))
-
-
-def frame_safe(build: Any, rows: Any) -> Any:
-    """`build(rows)` (a polars frame or series), retried with lone surrogates replaced by U+FFFD when
-    polars cannot encode a string (Pi's entries keep them, as Pi does; Arrow strings are UTF-8)."""
-    try:
-        return build(rows)
-    except UnicodeEncodeError:
-        return build(clean_surrogates(rows)[0])

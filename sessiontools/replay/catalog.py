@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from sessiontools.errors import InputError
+from sessiontools.read.values import number
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,8 @@ def _info(m: dict[str, Any]) -> ModelInfo:
 
 
 def _num(v: Any) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+    n = number(v, None)
+    return None if n is None else float(n)
 
 
 #: The window Pi's model registry gives a models.json model without `contextWindow` (0.73.1

@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sessiontools.read.values import frame_safe
 from sessiontools.replay.metrics import METRICS
 
 _FLOAT_METRICS = {"early_rate", "late_rate"}
@@ -86,7 +85,7 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
             "prices_source": (r.get("prices") or {}).get("source"),
             "cache_style": (r.get("cache_model") or {}).get("style"),
         })
-    return frame_safe(lambda r: pl.DataFrame(r, schema=runs_schema()), rows)
+    return pl.DataFrame(rows, schema=runs_schema())
 
 
 def compactions_schema() -> dict[str, Any]:
@@ -119,4 +118,4 @@ def compactions_frame(records: Sequence[dict[str, Any]]) -> Any:
             }
             row.update({name: c.get(name) for name in schema if name not in row})
             rows.append(row)
-    return frame_safe(lambda r: pl.DataFrame(r, schema=schema), rows)
+    return pl.DataFrame(rows, schema=schema)

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.errors import InputError
+from sessiontools.read.parse import gc_paused
 from sessiontools.read.pi.entries import Session
-from sessiontools.read.pi.load import gc_paused
+from sessiontools.read.values import number
 from sessiontools.replay.catalog import ModelInfo, load_model_files, lookup, recorded_prices
 from sessiontools.replay.cost import (
     CacheModel,
@@ -103,10 +104,7 @@ class PathReplay:
 
 
 def _n(v: Any) -> float:
-    t = type(v)
-    if t is int or t is float:  # what JSON gives; the test below covers the rest (bool is not a count)
-        return float(v)
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+    return float(number(v))
 
 
 def _usage_classes(usage: Mapping[str, Any]) -> Classes:

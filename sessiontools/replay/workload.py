@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from sessiontools.read.pi.entries import Entry
+from sessiontools.read.values import integer
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.kinds import compaction_kind
@@ -112,9 +113,7 @@ _RUN_START_TYPES = frozenset({"custom_message", "branch_summary"})
 
 
 def _num_or_zero(v: Any) -> int:
-    if type(v) is int:
-        return v
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+    return integer(v)
 
 
 def _requests(

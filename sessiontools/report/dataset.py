@@ -80,7 +80,8 @@ def dataset_lock(root: Path, timeout: float = LOCK_TIMEOUT, on_wait: Any = None)
                 if time.monotonic() >= deadline:
                     holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "another process"
                     raise OutputError(f"{root}: another export is writing into this dataset (pid {holder}); "
-                                      f"waited {timeout:.0f} s: try again when it has finished") from None
+                                      f"waited {timeout:g} s: try again when it has finished, or wait longer with "
+                                      "SESSIONTOOLS_LOCK_TIMEOUT=SECONDS") from None
                 time.sleep(0.1)
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)

@@ -30,6 +30,7 @@ class ExportWorker:
     options: ExportOptions = ExportOptions()
 
     def __call__(self, source: Any) -> FileRows:
+        from sessiontools.read.values import cleaned_call
         from sessiontools.transcript.load import transcript_of
 
         t = transcript_of(source, all_leaves=True)
@@ -38,7 +39,7 @@ class ExportWorker:
         if self.options.replay is not None and source.agent in replay_agents(self.options.replay.get("policy")):
             from sessiontools.replay import replay_records
 
-            rows.tables["replay_runs"] = replay_records(source, **self.options.replay)
+            rows.tables["replay_runs"] = cleaned_call(replay_records, source, **self.options.replay)
         return rows
 
 
@@ -99,10 +100,11 @@ def _with_common(frame: Any, common: dict[str, Any]) -> Any:
 
 def _add_file(plan: ExportPlan, rows: FileRows, run_id: str) -> dict[str, int]:
     from sessiontools.analysis.dataset_frames import table_frame
+    from sessiontools.read.values import clean_strings
 
     file = rows.file
     sessions = rows.tables["sessions"]
-    common = {"file": file, "content_hash": plan.hashes.get(file),
+    common = {"file": clean_strings(file), "content_hash": plan.hashes.get(file),  # (a file name not UTF-8)
               "session_id": sessions[0]["session_id"] if sessions else None}
     for table in ("sessions", "requests", "compactions", "summaries"):
         plan.writer.add(table, rows.agent, rows.month, table_frame(table, rows.tables[table], common))

@@ -61,6 +61,7 @@ from sessiontools.read.claude_code import (
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.parse import gc_paused
+from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.claude_usage import billed_responses, usage_of
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
@@ -467,9 +468,10 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
         fmt = "claude-code-" + ".".join(version.split(".")[:2])
     else:
         fmt = "claude-code"
-    return Transcript(agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
-                      diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=_LINE),
-                      settings=_settings(f), off_path_compactions=_off_path(f, paths, rejected, provider_limit))
+    return cleaned_for(f, Transcript(
+        agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
+        diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=_LINE),
+        settings=_settings(f), off_path_compactions=_off_path(f, paths, rejected, provider_limit)))
 
 
 def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None,

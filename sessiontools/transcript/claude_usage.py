@@ -25,11 +25,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from sessiontools.read.claude_code import ClaudeFile, Record
+from sessiontools.read.values import number
 from sessiontools.transcript.model import Request, Usage
 
 
 def _count(v: Any) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else 0
+    n = number(v)  # (a negative count reads as none; the reader's boundary has dropped it already)
+    return int(n) if n > 0 else 0
 
 
 def usage_of(u: Any) -> Usage | None:

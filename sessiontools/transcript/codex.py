@@ -64,6 +64,7 @@ from sessiontools.read.codex.records import (
     UsageRecord,
 )
 from sessiontools.read.parse import gc_paused
+from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -485,8 +486,9 @@ def codex_transcript(rollout: Rollout) -> Transcript:
         "session_metas": len(metas),
         "schema": rollout.schema,
     }
-    return Transcript(Agent.CODEX, rollout.path, first.id if first else None, _format(rollout, cli_version), [path],
-                      list(rollout.diagnostics), settings, billed=_billed(rollout, b.provider))
+    return cleaned_for(rollout, Transcript(Agent.CODEX, rollout.path, first.id if first else None,
+                                           _format(rollout, cli_version), [path], list(rollout.diagnostics), settings,
+                                           billed=_billed(rollout, b.provider)))
 
 
 def load_codex_transcript(path: Any) -> Transcript:

@@ -39,6 +39,7 @@ from typing import Any
 
 import orjson
 
+from sessiontools.read.values import number
 from sessiontools.transcript.model import Cost, Request, Usage
 
 #: Recorded ids the price list does not publish, and the id it prices them under.
@@ -64,7 +65,8 @@ class Rates:
     def per_million(cls, d: Mapping[str, Any]) -> Rates:
         def f(k: str, default: float = 0.0) -> float:
             v = d.get(k)
-            return float(v) / 1e6 if isinstance(v, int | float) and not isinstance(v, bool) else default
+            n = number(v, None)
+            return float(n) / 1e6 if n is not None else default
 
         inp = f("input")
         return cls(inp, f("output"), f("cache_read"), f("cache_write"), f("cache_write_1h", f("cache_write")))

@@ -70,9 +70,14 @@ def test_pi0_recovers_twice_in_one_run(tmp_path: Path) -> None:
     out = tmp_path / "s.jsonl"
     result = record(rec, out, workroot=tmp_path / "work", timeout=180)
     facts = analyze(out)
-    assert facts.overflows_per_run == [2] and facts.overflow_recoveries_per_run == [2]
+    # How many overflows the run meets is not fixed: the workload is built to meet two, but the 2nd
+    # lands 18 tokens over the window and on some runs (seen under load) Pi meets a 3rd. What this
+    # test is about holds either way and fails without the fix: every overflow after the first is
+    # recovered too (a Pi that kept its recovery flag set would give recoveries [1] for overflows [2]).
+    assert len(facts.overflows_per_run) == 1 and facts.overflows_per_run[0] >= 2
+    assert facts.overflow_recoveries_per_run == facts.overflows_per_run
     assert facts.recovered_between_overflows
-    assert sum(1 for r in result.requests if r.kind == "overflow") == 2
+    assert sum(1 for r in result.requests if r.kind == "overflow") == facts.overflows_per_run[0]
     # the retried turns are persisted: every scripted read is in the file, and the final answer too
     lines = _lines(out)
     calls = [b for e in lines if e["type"] == "message" and e["message"]["role"] == "assistant"

@@ -24,7 +24,8 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import strategies as st
@@ -784,3 +785,32 @@ def session_lines(
             else:
                 lines.insert(at, draw(st.sampled_from(_JUNK_LINES)))
     return lines
+
+
+@contextmanager
+def no_local_constants() -> Iterator[None]:
+    """Hypothesis (6.13x+) mixes into what it draws the literals of every local module loaded at the
+    time (`providers._get_local_constants`: sessiontools.*, tests.*). So the examples a test drew
+    depended on which tests ran before in the same pytest process: run after tests/robust and
+    tests/read (which load the CLI), tests/parity/test_strategies.py drew other sessions and failed (and `PARITY_EXAMPLES=400` compared other sessions on two branches). With the pool
+    empty, a fixed seed draws the same examples whatever was imported before."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another Hypothesis layout: nothing to turn off
+        yield
+        return
+    get = getattr(providers, "_get_local_constants", None)
+    cache = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    if get is None or not hasattr(providers, "Constants"):
+        yield
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    if cache is not None:
+        cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = get
+        if cache is not None:
+            cache.clear()

@@ -92,7 +92,7 @@ def test_generated_sessions(major: str) -> None:
     pytest.importorskip("hypothesis")
     from hypothesis import HealthCheck, given, settings
 
-    from tests.parity.strategies import session_files, to_jsonl_lines
+    from tests.parity.strategies import no_local_constants, session_files, to_jsonl_lines
 
     batch: list[tuple[str, list[str]]] = []
 
@@ -102,7 +102,8 @@ def test_generated_sessions(major: str) -> None:
     def collect(records: list[dict]) -> None:
         batch.append((f"gen-{len(batch)}", to_jsonl_lines(records)))
 
-    collect()
+    with no_local_constants():  # (the same sessions whatever ran before in this process)
+        collect()
     requests: list[dict] = []
     for sid, lines in batch:
         entries = SessionTree(compare.session_from_lines(lines, sid)).path().entries

@@ -16,6 +16,7 @@ from tests.parity.strategies import (
     js_json,
     js_number,
     json_values,
+    no_local_constants,
     session_files,
     session_lines,
     to_jsonl_lines,
@@ -25,7 +26,8 @@ EXAMPLES_PER_KIND = 50
 
 
 def collect(strategy: st.SearchStrategy, n: int, *, seed_fixed: bool = True) -> list:
-    """`n` examples drawn through @given (not .example()), deterministically by default."""
+    """`n` examples drawn through @given (not .example()), deterministically by default (the same
+    examples in any process: see `strategies.no_local_constants`)."""
     drawn: list = []
 
     @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
@@ -34,7 +36,8 @@ def collect(strategy: st.SearchStrategy, n: int, *, seed_fixed: bool = True) -> 
     def run(value):
         drawn.append(value)
 
-    run()
+    with no_local_constants():
+        run()
     return drawn
 
 
@@ -173,3 +176,25 @@ def test_oracle_path_and_context_match_session_manager(major, tmp_path):
         assert answer["context"] == result["context"]
         compared += 1
     assert compared >= len(files) * 0.7
+
+
+_DRAW = """
+import hashlib, json, sys
+if sys.argv[1] == "cli":
+    import sessiontools.cli  # noqa: F401  (what tests/robust and tests/read load before)
+from tests.parity.strategies import session_lines
+from tests.parity.test_strategies import collect
+print(hashlib.sha256(json.dumps(collect(session_lines("v3"), 15)).encode("utf-8", "surrogatepass")).hexdigest())
+"""
+
+
+def test_examples_do_not_depend_on_what_was_imported_before():
+    """The order dependence of this file: the same seed drew other sessions once the CLI was loaded."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    digests = [subprocess.run([sys.executable, "-c", _DRAW, mode], capture_output=True, text=True, cwd=root,
+                              check=True).stdout for mode in ("bare", "cli")]
+    assert digests[0] and digests[0] == digests[1]

@@ -25,13 +25,12 @@ from typing import Any
 
 from sessiontools.analysis.drift.metrics import ChainDrift
 from sessiontools.analysis.drift.pairs import CHANGE_KINDS
-from sessiontools.read.values import frame_safe
 
 
 def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> Any:
     import polars as pl
 
-    return frame_safe(lambda r: pl.DataFrame(r, schema=schema, orient="row"), rows)
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 def summaries_frame(chains: Sequence[ChainDrift]) -> Any:

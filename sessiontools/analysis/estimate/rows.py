@@ -25,7 +25,6 @@ from sessiontools.analysis.estimate.measure import (
 from sessiontools.analysis.estimate.options import TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
 from sessiontools.policies.checkpoint import ContextView, own_estimate
-from sessiontools.read.values import frame_safe
 from sessiontools.tokens.calibrated import model_key
 from sessiontools.tokens.registry import FALLBACK, available, encoding_for
 from sessiontools.transcript.model import Agent, Request, TranscriptPath
@@ -332,6 +331,5 @@ def _frame(cols: _Columns) -> Any:
     series = []  # a list of typed Series builds faster than a dict with a schema (same frame)
     for c, values in cols.data.items():
         dtype = pl.Utf8 if c in STR_COLUMNS else pl.Float64 if c in ("cjk_share", "tool_share") else pl.Int64
-        series.append(frame_safe(lambda v, c=c, dtype=dtype: pl.Series(c, v, dtype=dtype), values)
-                      if dtype is pl.Utf8 else pl.Series(c, values, dtype=dtype))
+        series.append(pl.Series(c, values, dtype=dtype))
     return pl.DataFrame(series)

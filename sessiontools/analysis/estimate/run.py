@@ -84,6 +84,14 @@ def _run(job: Generator[TokensWait, None, SessionRows]) -> SessionRows:
             return stop.value  # type: ignore[no-any-return]
 
 
+def _key_text(path: Any) -> Any:
+    """A path as the cache key holds it: a name that is not UTF-8 (lone surrogates, which orjson
+    refuses) with its bytes escaped, so that two such names stay two keys."""
+    if isinstance(path, str):
+        return path.encode("utf-8", "surrogatepass").decode("utf-8", "backslashreplace")
+    return path
+
+
 def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOptions,
                  store: Any | None) -> Generator[TokensWait, None, SessionRows]:
     """`session_requests` in steps (see `rows.session_rows_steps`), reusing the rows stored for the
@@ -97,7 +105,8 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
     content_hash = getattr(s, "content_hash", None)
     if store is not None and content_hash:
         key = "estimate-error:" + orjson.dumps([
-            ROWS_VERSION, package_hash(), content_hash, getattr(s, "path", None), options.leaf, options.all_leaves,
+            ROWS_VERSION, package_hash(), content_hash, _key_text(getattr(s, "path", None)), options.leaf,
+            options.all_leaves,
             options.pi_version, sorted(measurer.base), measurer.model and model_tokenizers_key(),
         ]).decode()
         hit = store.get_result(key)

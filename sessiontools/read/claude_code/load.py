@@ -28,8 +28,8 @@ from sessiontools.read.claude_code.records import (
 )
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.files import expand_paths, path_key, read_file_bytes
-from sessiontools.read.lines import line_views
-from sessiontools.read.parse import gc_paused
+from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
+from sessiontools.read.parse import gc_paused, surrogate_line
 
 _NONBLANK = re.compile(rb"\S")  # (bytes.strip's whitespace is \s)
 
@@ -69,16 +69,19 @@ def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
             yield f
 
 
-def parse_bytes(data: bytes, path: str = "<memory>") -> ClaudeFile:
-    """Parse transcript bytes; bad lines become Diagnostics, the rest records (file order)."""
+def parse_bytes(data: bytes, path: str = "<memory>", *,
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> ClaudeFile:
+    """Parse transcript bytes; bad lines become Diagnostics, the rest records (file order). A line
+    over `max_line_bytes` (None: any length) is skipped with its reason."""
     with gc_paused():  # (see `gc_paused`: parsed JSON holds no cycles)
-        records, diags, unknown = _parse_lines(data, path)
+        records, diags, unknown = _parse_lines(data, path, max_line_bytes)
     for t, n in unknown.items():
         diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
     return ClaudeFile(path, _relink(records), sorted(diags, key=attrgetter("line")))
 
 
-def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic], dict[str, int]]:
+def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
+                 ) -> tuple[list[Record], list[Diagnostic], dict[str, int]]:
     """The records, the diagnostics and the first line of each unknown line type. Each line is
     parsed from a view of `data` (no copy of the file cut into lines)."""
     records: list[Record] = []
@@ -87,18 +90,26 @@ def _parse_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic]
     unknown: dict[str, int] = {}
     loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
     end = len(data)
+    limit = max_line or 0
     for n, raw, after in line_views(data):
         if not raw:
+            continue
+        if limit and len(raw) > limit:
+            diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", DiagnosticKind.SKIPPED))
             continue
         try:
             obj = loads(raw)
         except JSONDecodeError:
             if not bytes(raw).strip():  # a line of blanks (orjson rejects it): nothing to read
                 continue
-            last = after > end or _NONBLANK.search(data, after) is None  # only blank lines after it
-            why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
-            diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
-            continue
+            obj, changed = surrogate_line(raw)
+            if obj is None:
+                last = after > end or _NONBLANK.search(data, after) is None  # only blank lines after it
+                why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
+                diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
+                continue
+            diags.append(Diagnostic(path, n, f"lone surrogate escape(s) in {changed} string(s) replaced by U+FFFD",
+                                    DiagnosticKind.RECOVERED))
         if type(obj) is dict:
             diags.extend(Diagnostic(path, n, why, DiagnosticKind.RECOVERED) for why in check_line(obj))
         rec = parse_record(obj, n, path)
@@ -146,10 +157,11 @@ def _relink(records: list[Record]) -> list[Record]:
     return out
 
 
-def load_claude_file(path: str | os.PathLike[str]) -> ClaudeFile:
+def load_claude_file(path: str | os.PathLike[str], *,
+                     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> ClaudeFile:
     """Read one transcript file (never written to)."""
     p = Path(path)
-    return parse_bytes(read_file_bytes(p), str(p))
+    return parse_bytes(read_file_bytes(p), str(p), max_line_bytes=max_line_bytes)
 
 
 #: Keys only Claude Code's lines carry among the JSONL session formats read here (a Pi entry has
@@ -205,8 +217,9 @@ def looks_like_claude_code(head: bytes) -> bool:
     return False
 
 
-def load_claude_session(path: str | os.PathLike[str]) -> ClaudeFile:
+def load_claude_session(path: str | os.PathLike[str], *,
+                        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> ClaudeFile:
     """A transcript file with its subagent files (`subagent_files`) read into `subagents`."""
-    f = load_claude_file(path)
-    f.subagents = [load_claude_file(sub) for sub in subagent_files(path)]
+    f = load_claude_file(path, max_line_bytes=max_line_bytes)
+    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes) for sub in subagent_files(path)]
     return f

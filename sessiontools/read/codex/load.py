@@ -34,8 +34,9 @@ from sessiontools.read.codex.records import (
 )
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import expand_paths, read_file_bytes
-from sessiontools.read.lines import line_views
+from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, parse_line
+from sessiontools.read.values import integer
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ITEM_TYPES = frozenset({
@@ -44,17 +45,6 @@ ITEM_TYPES = frozenset({
     "compaction_summary", "tool_search_call", "tool_search_output", "ghost_snapshot", "other",
 })
 QUIET_TYPES = frozenset({"world_state", "state"})
-
-
-def _int(v: Any) -> int:
-    t = type(v)  # orjson gives exact ints and floats: the common cases first, then the general test
-    if t is int:
-        return v  # type: ignore[no-any-return]
-    return int(v) if t is float or (isinstance(v, int | float) and not isinstance(v, bool)) else 0
-
-
-def _opt_int(v: Any) -> int | None:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
 def _str(v: Any) -> str | None:
@@ -69,8 +59,8 @@ def token_usage(raw: Any) -> TokenUsage | None:
                         get("reasoning_output_tokens"), get("total_tokens"), get("cache_write_input_tokens"))
     if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int:
         # every count an int (what Codex writes): `_int` of each is itself; the last is often absent
-        return TokenUsage(a, b, c, d, e, f if type(f) is int else _int(f))
-    return TokenUsage(_int(a), _int(b), _int(c), _int(d), _int(e), _int(f))
+        return TokenUsage(a, b, c, d, e, f if type(f) is int else integer(f))
+    return TokenUsage(integer(a), integer(b), integer(c), integer(d), integer(e), integer(f))
 
 
 def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
@@ -81,7 +71,7 @@ def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
             return Other(n, ts, "event_msg", "token_count")  # rate-limit-only count: no usage
         window = info.get("model_context_window")
         return TokenCount(n, ts, token_usage(info.get("total_token_usage")), token_usage(info.get("last_token_usage")),
-                          window if type(window) is int else _opt_int(window))
+                          window if type(window) is int else integer(window, None))
     if kind == "item_completed":
         item = p.get("item")
         if isinstance(item, _MAP) and item.get("type") == "ContextCompaction":
@@ -91,7 +81,7 @@ def _event(n: int, ts: str | None, p: Mapping[str, Any]) -> Record:
         err = p.get("error") if isinstance(p.get("error"), _MAP) else {}
         attribution = p.get("turn_attribution") if isinstance(p.get("turn_attribution"), _MAP) else {}
         return TaskEvent(n, ts, "started" if kind == "task_started" else "complete", _str(p.get("turn_id")),
-                         _opt_int(p.get("model_context_window")), _str(err.get("message")),
+                         integer(p.get("model_context_window"), None), _str(err.get("message")),
                          _str(err.get("codex_error_info")), _str(attribution.get("turn_trigger")))
     if kind == "error":
         info = p.get("codex_error_info")
@@ -148,14 +138,20 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
     return Diagnostic(path, n, f"unknown rollout line type {kind!r}; line skipped", "skipped")
 
 
-def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic], int, int]:
+def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
+                ) -> tuple[list[Record], list[Diagnostic], int, int]:
     """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
-    `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines)."""
+    `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines); one
+    over `max_line` bytes is skipped with its reason."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
     end = len(data)
+    limit = max_line or 0
     for n, raw, after in line_views(data):
+        if limit and len(raw) > limit:
+            diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", "skipped"))
+            continue
         # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
         # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.
         try:
@@ -181,12 +177,13 @@ def _read_lines(data: bytes, path: str) -> tuple[list[Record], list[Diagnostic],
     return records, diags, wrapped, ordinal
 
 
-def read_rollout_bytes(data: bytes, path: str = "<memory>") -> Rollout:
-    """Read a rollout held in memory."""
+def read_rollout_bytes(data: bytes, path: str = "<memory>", *,
+                       max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Rollout:
+    """Read a rollout held in memory (a line over `max_line_bytes`, None: any, is skipped)."""
     if b"\x00" in data[:4096]:
         return Rollout(path, (), [Diagnostic(path, 1, "binary file (NUL bytes): not a Codex rollout", "fatal")], "unknown")
     with gc_paused():  # (see `gc_paused`: parsed JSON holds no cycles)
-        records, diags, wrapped, ordinal = _read_lines(data, path)
+        records, diags, wrapped, ordinal = _read_lines(data, path, max_line_bytes)
     schema = "legacy" if records and not wrapped else ("2025" if wrapped and ordinal < wrapped else "current")
     if not records and not any(d.kind == "fatal" for d in diags):
         diags.append(Diagnostic(path, 1, "no rollout lines in this file", "fatal"))
@@ -200,12 +197,12 @@ def records_from_objects(objects: Iterable[Mapping[str, Any]], path: str = "<mem
     return read_rollout_bytes(b"".join(json.dumps(o).encode() + b"\n" for o in objects), path)
 
 
-def load_rollout(path: str | os.PathLike[str]) -> Rollout:
+def load_rollout(path: str | os.PathLike[str], *, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Rollout:
     """Read one rollout file. Never writes to it. Raises `InputError` when it cannot be opened."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory (give a rollout file, or use a command that takes directories)")
-    return read_rollout_bytes(read_file_bytes(p), str(path))
+    return read_rollout_bytes(read_file_bytes(p), str(path), max_line_bytes=max_line_bytes)
 
 
 def rollout_objects(path: str | os.PathLike[str]) -> list[Mapping[str, Any] | None]:

@@ -102,6 +102,9 @@ class Session:
     format_version: int  # the version the file was written in (before migration)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     content_hash: str = ""  # sha256 (128 bits) of the file's bytes when asked for: a key for result caches
+    #: Strings holding a lone surrogate, kept as Pi keeps them (its port reads `entries` as written);
+    #: the values made from them for output are cleaned (`read.values.cleaned_for`).
+    surrogates: int = 0
 
     @property
     def skipped(self) -> list[Diagnostic]:

@@ -13,7 +13,7 @@ import orjson
 from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import check_input, open_error
-from sessiontools.read.lines import line_views
+from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, parse_line
 from sessiontools.read.pi.checks import check_objects
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
@@ -32,18 +32,20 @@ def _is_header(obj: dict[str, Any]) -> bool:
     return obj.get("type") == "session" and isinstance(obj.get("id"), str)
 
 
-def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False) -> Session:
+def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False,
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     """Read a session from a binary stream (the whole file is one session in memory, as in Pi).
 
-    With `content_hash`, `Session.content_hash` is set (sha256 of the bytes, for result caches).
+    With `content_hash`, `Session.content_hash` is set (sha256 of the bytes, for result caches). A
+    line over `max_line_bytes` (None: any length) is skipped with its reason.
     """
-    return _read(stream.read(), path, content_hash=content_hash)
+    return _read(stream.read(), path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
 
 class _Objects:
     """The entry objects of a file as its lines are parsed: header, entries (with their lines), diagnostics."""
 
-    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any")
+    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any", "surrogates")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -52,6 +54,7 @@ class _Objects:
         self.lines: list[int] = []
         self.diags: list[Diagnostic] = []
         self.seen_any = False
+        self.surrogates = 0
 
     def add(self, obj: dict[str, Any], line_no: int) -> None:
         """One object of line `line_no`: the header, a second header (skipped) or an entry."""
@@ -80,19 +83,25 @@ class _Objects:
         except ValueError:
             parsed = parse_line(bytes(raw), line_no, self.path, terminated=terminated, keep_surrogates=True)
             self.diags.extend(parsed.diagnostics)
+            self.surrogates += parsed.surrogates
             objs = parsed.objects
         for obj in objs:
             self.add(obj, line_no)
 
 
-def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
+def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES) -> tuple[_Objects, int]:
     """Every line's objects, and the number of lines. Fast path: one well-formed entry object on a
-    line after the first (what Pi writes), appended with no further question."""
+    line after the first (what Pi writes), appended with no further question. A line over
+    `max_line` bytes is skipped, with its reason."""
     acc = _Objects(path)
     objects, lines = acc.objects, acc.lines
     loads = orjson.loads
     end, line_no = len(data), 0
+    limit = max_line or 0
     for line_no, raw, after in line_views(data):
+        if limit and len(raw) > limit:
+            acc.diags.append(Diagnostic(path, line_no, too_long(len(raw), limit) or "", "skipped"))
+            continue
         if line_no > 1 and acc.seen_any:
             try:
                 obj = loads(raw)
@@ -106,11 +115,12 @@ def _parse_lines(data: bytes, path: str) -> tuple[_Objects, int]:
     return acc, line_no
 
 
-def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
+def _read(data: bytes, path: str, *, content_hash: bool = False,
+          max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     if b"\x00" in data[:_SNIFF]:
         return Session(path, None, (), 1, [Diagnostic(path, 1, "binary file (NUL bytes): not a Pi session", "fatal")])
     with gc_paused():
-        acc, line_no = _parse_lines(data, path)
+        acc, line_no = _parse_lines(data, path, max_line_bytes)
         header, objects, lines, diags = acc.header, acc.objects, acc.lines, acc.diags
         diags.extend(check_objects(objects, lines, path))
         if line_no == 0:
@@ -128,12 +138,13 @@ def _read(data: bytes, path: str, *, content_hash: bool = False) -> Session:
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
     digest = hashlib.sha256(data).hexdigest()[:32] if content_hash else ""
-    return Session(path, header, entries, version, diags, digest)
+    return Session(path, header, entries, version, diags, digest, acc.surrogates)
 
 
-def read_data(data: bytes, path: str, *, content_hash: bool = False) -> Session:
+def read_data(data: bytes, path: str, *, content_hash: bool = False,
+              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     """Read a session from a file's bytes already in memory (`path` names it in diagnostics)."""
-    return _read(data, path, content_hash=content_hash)
+    return _read(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
 
 def read_bytes(data: bytes, path: str = "<memory>") -> Session:
@@ -154,7 +165,8 @@ def session_from_records(records: Iterable[dict[str, Any]], path: str = "<memory
     return read_bytes(b"".join(line(r) + b"\n" for r in records), path)
 
 
-def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) -> Session:
+def load_session(path: str | os.PathLike[str], *, content_hash: bool = False,
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
     """Read one session file. Never writes to it. Raises `InputError` when it cannot be opened.
 
     `content_hash` also hashes the bytes (`Session.content_hash`), for result caches.
@@ -165,6 +177,6 @@ def load_session(path: str | os.PathLike[str], *, content_hash: bool = False) ->
     check_input(p, None)
     try:
         with open(p, "rb") as fh:
-            return read_stream(fh, str(path), content_hash=content_hash)
+            return read_stream(fh, str(path), content_hash=content_hash, max_line_bytes=max_line_bytes)
     except OSError as exc:
         raise open_error(p, exc) from exc

@@ -19,6 +19,7 @@ from typing import Any
 
 from sessiontools.jsvalues import json_stringify
 from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.read.values import cleaned_for, integer, number
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -59,14 +60,6 @@ ROLES = {
     "system": Role.SYSTEM,
 }
 TRIGGERS = {"threshold": Trigger.THRESHOLD, "manual": Trigger.MANUAL, "overflow": Trigger.OVERFLOW}
-
-
-def _num(v: Any) -> int:
-    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
-
-
-def _fnum(v: Any) -> float:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
 
 
 def _content_units(content: Any, kind: UnitKind) -> list[Unit]:
@@ -135,10 +128,9 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
     cost = raw.get("cost")
     c = None
     if isinstance(cost, dict):
-        c = Cost(_fnum(cost.get("input")), _fnum(cost.get("cacheRead")), _fnum(cost.get("cacheWrite")),
-                 _fnum(cost.get("output")), _fnum(cost.get("total")))
-    return Usage(_num(raw.get("input")), _num(raw.get("cacheRead")), _num(raw.get("cacheWrite")),
-                 _num(raw.get("output")), c)
+        c = Cost(*(float(number(cost.get(k))) for k in ("input", "cacheRead", "cacheWrite", "output", "total")))
+    return Usage(integer(raw.get("input")), integer(raw.get("cacheRead")), integer(raw.get("cacheWrite")),
+                 integer(raw.get("output")), c)
 
 
 
@@ -221,7 +213,7 @@ class _PathBuilder:
             tokens = e.data.get("tokensBefore")
             out.append(Compaction(
                 index=index, line=e.line, trigger=TRIGGERS.get(compaction_kind(entries, pos, self.version), Trigger.UNKNOWN),
-                tokens_before=int(tokens) if isinstance(tokens, int | float) and not isinstance(tokens, bool) else None,
+                tokens_before=integer(tokens, None),
                 summary=_str(e.data.get("summary")), writer="hook" if e.data.get("fromHook") else "agent",
                 kept=kept, id=e.id, timestamp=_timestamp(e),
             ))
@@ -255,7 +247,9 @@ def pi_transcript(
     session: Session, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None,
     paths: Callable[[SessionTree], list[Path]] | None = None,
 ) -> Transcript:
-    """A Pi session as a Transcript: the default path (or `leaf`'s, or every leaf's)."""
+    """A Pi session as a Transcript: the default path (or `leaf`'s, or every leaf's). Built from the
+    entries as Pi reads them (its counts are Pi's), its strings in the cleaned view (`cleaned_for`:
+    no lone surrogate; each `Message.raw` stays the entry's own message)."""
     version = pi_version or session.pi_version
     tree = SessionTree(session)
     chosen = paths(tree) if paths else (tree.all_paths() if all_leaves else [tree.path(leaf)])
@@ -263,8 +257,8 @@ def pi_transcript(
     settings: dict[str, Any] = {"pi_version": version}
     if header is not None and header.cwd is not None:
         settings["cwd"] = header.cwd
-    return Transcript(
+    return cleaned_for(session, Transcript(
         agent=Agent.PI, source=session.path, session_id=header.id if header else None,
         format=f"pi-v{session.format_version}", paths=[path_transcript(p, version) for p in chosen],
         diagnostics=list(session.diagnostics), settings=settings,
-    )
+    ))

@@ -6,6 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from sessiontools.read.values import number
+
 _I = re.IGNORECASE | re.ASCII
 
 OVERFLOW_PATTERNS_0 = tuple(
@@ -73,10 +75,6 @@ _NON_OVERFLOW = tuple(
 )
 
 
-def _n(v: Any) -> float:
-    return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
-
-
 def is_context_overflow(message: Mapping[str, Any], context_window: int | None = None, pi_version: str = "1") -> bool:
     """pi-ai's `isContextOverflow(message, contextWindow?)` for Pi major version `pi_version`."""
     error = message.get("errorMessage")
@@ -90,9 +88,9 @@ def is_context_overflow(message: Mapping[str, Any], context_window: int | None =
                 return True
     usage = message.get("usage") if isinstance(message.get("usage"), Mapping) else {}
     if context_window and stop == "stop":
-        if _n(usage.get("input")) + _n(usage.get("cacheRead")) > context_window:
+        if number(usage.get("input")) + number(usage.get("cacheRead")) > context_window:
             return True
-    if pi_version != "0" and context_window and stop == "length" and _n(usage.get("output")) == 0:
-        if _n(usage.get("input")) + _n(usage.get("cacheRead")) >= context_window * 0.99:
+    if pi_version != "0" and context_window and stop == "length" and number(usage.get("output")) == 0:
+        if number(usage.get("input")) + number(usage.get("cacheRead")) >= context_window * 0.99:
             return True
     return False

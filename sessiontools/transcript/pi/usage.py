@@ -7,15 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from sessiontools.jsvalues import js_truthy
+from sessiontools.read.values import number
 
 Message = Mapping[str, Any]
-
-
-def _num(v: Any) -> float:
-    t = type(v)
-    if t is int or t is float:  # the common case, without the isinstance checks
-        return v
-    return v if isinstance(v, int | float) and not isinstance(v, bool) else 0
 
 
 def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
@@ -23,12 +17,12 @@ def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
     total = usage.get("totalTokens")
     if js_truthy(total) and isinstance(total, int | float):
         return int(total)
-    return int(_num(usage.get("input")) + _num(usage.get("output")) + _num(usage.get("cacheRead")) + _num(usage.get("cacheWrite")))
+    return int(number(usage.get("input")) + number(usage.get("output")) + number(usage.get("cacheRead")) + number(usage.get("cacheWrite")))
 
 
 def prompt_tokens(usage: Mapping[str, Any]) -> int:
     """Actual prompt tokens A = input + cacheRead + cacheWrite, as the provider counted them."""
-    return int(_num(usage.get("input")) + _num(usage.get("cacheRead")) + _num(usage.get("cacheWrite")))
+    return int(number(usage.get("input")) + number(usage.get("cacheRead")) + number(usage.get("cacheWrite")))
 
 
 def assistant_usage(message: Message, pi_version: str) -> Mapping[str, Any] | None:
