@@ -128,11 +128,10 @@ def _threshold_before_rate_limit() -> list:
     return _v(lines, "2.0.76")
 
 
-@pytest.mark.xfail(strict=True, reason="replay/walk.py checks only before answered or too-long-rejected requests "
-                   "(TranscriptPath.requests, .overflows); a request the provider failed for another reason (rate "
-                   "limit) is no check point, so a threshold compaction recorded right before one is missed "
-                   "(2 of 14 automatic compactions on real 2.0.74 files)")
 def test_threshold_compaction_before_a_failed_request_is_reproduced() -> None:
+    """A threshold compaction recorded right before a request the provider failed (a rate limit) is
+    reproduced: the walk's check point before an agent's own recorded compaction (2 of 14 automatic
+    compactions on real 2.0.74 files were missed before)."""
     rec = _replay(_threshold_before_rate_limit())
     assert rec["recorded_match"] == {"recorded": 1, "matched": 1, "missed": 0, "extra": 0}
 
