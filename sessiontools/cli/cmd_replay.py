@@ -35,7 +35,6 @@ from sessiontools.cli.outputs import (
 from sessiontools.cli.progress import phase
 from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
-from sessiontools.read.values import cleaned_call
 
 
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
@@ -165,10 +164,8 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor,
          per_session: bool = False, group_by: str | None = None) -> None:
-    from sessiontools.cli.priors import refit_kept, replay_keeping
-    from sessiontools.replay import METRICS, replay_records
+    from sessiontools.replay import METRICS
     from sessiontools.replay.frames import compactions_frame, runs_frame
-    from sessiontools.replay.registry import replay_agents
     from sessiontools.report.gates import parse_gates, tripped
     from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
     from sessiontools.report.writers import envelope
@@ -194,17 +191,8 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))
-    # With --plot of one setting, the run carries its timeline: the figure is of the same run as the table.
-    per_file, loaded, misses = per_model_windows.replay_files(
-        paths, err, model_windows, options,
-        partial(replay_keeping, partial(cleaned_call, partial(replay_records, **agent_options, timeline=plot is not None,
-                                                              defer_prior_dominated=True))), jobs,
-        agents=replay_agents(policy.value if policy else None), executor=executor)
-    replay_one = partial(cleaned_call, partial(replay_records, **agent_options, **options, timeline=plot is not None))
-    # Sessions with too few requests to fit their truth model were only fitted: replayed now, once, with
-    # a prior learnt from the rest. Kept in memory (`cli.priors`): such a session's file is not read a second time.
-    with phase(err, "fitting priors; replaying the sessions with few requests"):
-        per_file = refit_kept(per_file, replay_one)
+    per_file, loaded, misses = _replay_all(paths, err, model_windows, options, agent_options, plot is not None,
+                                           jobs, policy, executor)
     records = [r for recs in per_file for r in recs]
     timelines = [r.pop("timeline", None) for r in records]
     loaded.unreadable += per_model_windows.report_misses(err, misses)
@@ -240,3 +228,26 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         err.print(msg, markup=False)
     code = exit_code_for(loaded, strict)
     raise typer.Exit(code or (EXIT_GATE if problems else 0))
+
+
+def _replay_all(paths: list[Path] | None, err: Any, model_windows: dict[str, int], options: dict[str, Any],
+                agent_options: dict[str, Any], timeline: bool, jobs: int | None, policy: Policy | None,
+                executor: Executor) -> tuple[list[Any], Any, Any]:
+    """Every file replayed in the cleaned view (`read.values.cleaned_for`); with --plot of one setting,
+    the run carries its timeline (the figure is of the same run as the table). Sessions with too few
+    requests to fit their truth model are only fitted first, then replayed once with a prior learnt
+    from the rest, from memory (`cli.priors`: such a session's file is not read a second time)."""
+    from sessiontools.cli import windows as per_model_windows
+    from sessiontools.cli.priors import refit_kept, replay_keeping
+    from sessiontools.read.values import cleaned_call
+    from sessiontools.replay import replay_records
+    from sessiontools.replay.registry import replay_agents
+
+    first = partial(replay_keeping, partial(cleaned_call, partial(replay_records, **agent_options, timeline=timeline,
+                                                                  defer_prior_dominated=True)))
+    per_file, loaded, misses = per_model_windows.replay_files(
+        paths, err, model_windows, options, first, jobs, agents=replay_agents(policy.value if policy else None),
+        executor=executor)
+    replay_one = partial(cleaned_call, partial(replay_records, **agent_options, **options, timeline=timeline))
+    with phase(err, "fitting priors; replaying the sessions with few requests"):
+        return refit_kept(per_file, replay_one), loaded, misses
