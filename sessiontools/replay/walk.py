@@ -377,7 +377,9 @@ class _Walk:
                 if self.prefix_until_prompt and any(self.policy.new_process(self.path.messages[i])
                                                     for i in self.work[self.run_start:self.pos_of.get(ev.index, 0)]
                                                     if self.path.messages[i].role == Role.USER):
-                    self.prefix, self.prefix_until_prompt = (), False
+                    # The recorded prompts so far measured a context holding them: no anchor until
+                    # the next recorded one (`truth_at`).
+                    self.prefix, self.prefix_until_prompt, self.anchor = (), False, None
             prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1]
             if isinstance(ev, Overflow):
