@@ -108,9 +108,18 @@ def test_auto_compact_off_needs_the_releases_count() -> None:
 
 
 def test_under_its_own_rule_the_newest_release_would_have_compacted() -> None:
-    """The same 2.1.12 file replayed as 2.1.332 (`--cli-version`): that release compacts reactively."""
-    rec = _replay(_manual_after_too_long("2.1.12"), version="2.1.332")
-    assert rec["metrics"]["user_compactions"] == 1 and rec["recorded_match"]["extra"] >= 1
+    """The same 2.1.12 file replayed as 2.1.332 (`--cli-version`): that release compacts reactively,
+    so the rejected request is retried after a compaction (no failed recovery; under 2.1.12's own
+    rule it is one). It compacts where the user compacted by hand: the user's compaction is applied
+    there once, not the release's with the user's on top (the walk's rule for a user compaction at
+    the policy's own point, `test_a_user_compaction_where_the_policy_compacts_is_applied_once`).
+    Before that rule the replay made both: an overflow compaction summarising 21,993 tokens ($0.11,
+    more than the agent's own $0.10) counted as an extra, then the user's at the same point."""
+    lines = _manual_after_too_long("2.1.12")
+    new, own = _replay(lines, version="2.1.332"), _replay(lines)
+    assert new["metrics"]["user_compactions"] == 1 and new["recorded_match"]["extra"] == 0
+    assert new["metrics"]["failed_recoveries"] == 0 and own["metrics"]["failed_recoveries"] == 1
+    assert [c["reason"] for c in new["compactions"]] == ["user"]
 
 
 def _threshold_before_rate_limit() -> list:
