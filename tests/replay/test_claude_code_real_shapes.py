@@ -257,6 +257,7 @@ def test_truth_after_the_restored_files_leave_is_not_the_prompt_that_held_them(m
     messages since: before the anchor was dropped there it was 21,738 against that request's recorded
     9,318 (T 23,520); now 8,790 (-5.7%), and 8,682 against 9,513 (-8.7%) after the third."""
     import json
+    from itertools import pairwise
     from pathlib import Path
 
     import sessiontools.replay.walk as walk_mod
@@ -282,7 +283,7 @@ def test_truth_after_the_restored_files_leave_is_not_the_prompt_that_held_them(m
     rm = tr.runs[0].recorded_match
     assert rm.recorded == rm.matched == 3 and rm.extra == 0
     prompt = {r.index: r.usage.prompt for r in t.main.requests}
-    left = [(nxt, truth) for (_, _, _, had), (nxt, truth, now, _) in zip(seen, seen[1:]) if had and not now]
+    left = [(nxt, truth) for (_, _, _, had), (nxt, truth, now, _) in pairwise(seen) if had and not now]
     assert len(left) == 2
     for nxt, truth in left:
         assert abs(truth / prompt[nxt] - 1) <= 0.1, (nxt, truth, prompt[nxt])
