@@ -105,12 +105,16 @@ class _Walk:
         """Message indices of the simulated context before work position `upto`."""
         return [*self.prefix, *self.work[self.resume:upto]]
 
-    def truth_at(self, upto: int) -> float:
+    def truth_at(self, upto: int, index: int | None = None) -> float:
         """Truth of the simulated context before work position `upto`: while it is the recorded one,
         the newest recorded prompt plus the messages since (an agent's unrecorded edits, such as
-        cleared tool results, are in that prompt), else the truth model's sum."""
+        cleared tool results, are in that prompt), else the truth model's sum. `index`: the message
+        whose context it is (a request's own), when a recorded compaction may lie between it and the
+        last message before `upto`; by default that last message (a check point, which decides the
+        compaction recorded right there)."""
         a = self.anchor
-        if a is not None and a[0] <= upto and not self.diverged(self.work[upto - 1] if upto else 0):
+        at = index if index is not None else (self.work[upto - 1] if upto else 0)
+        if a is not None and a[0] <= upto and not self.diverged(at):
             return a[1] + sum(map(self.tokens_of, self.work[a[0]:upto]))
         t = self.truth
         return t.overhead + self.summary + sum(map(self.tokens_of, self.context(upto)))
@@ -241,7 +245,7 @@ class _Walk:
         k = self.pos_of.get(req.index, 0)
         self._before(k, first)
         modelled = self.diverged(req.index)
-        u = self.truth_at(k) if modelled else float(req.usage.prompt)
+        u = self.truth_at(k, req.index) if modelled else float(req.usage.prompt)
         source = TruthSource.MODEL if modelled else TruthSource.RECORDED
         r = self.run
         if u > self.W:
@@ -286,7 +290,7 @@ class _Walk:
         k = self.pos_of.get(ovf.index, 0)
         self._before(k, first)
         if self.diverged(ovf.index):
-            u, source = self.truth_at(k), TruthSource.MODEL
+            u, source = self.truth_at(k, ovf.index), TruthSource.MODEL
             if u <= self.W:
                 state["success"] = True
                 self.answered(k, ovf.index, u, 0, last, source, False)
@@ -373,7 +377,9 @@ class _Walk:
                 if self.prefix_until_prompt and any(self.policy.new_process(self.path.messages[i])
                                                     for i in self.work[self.run_start:self.pos_of.get(ev.index, 0)]
                                                     if self.path.messages[i].role == Role.USER):
-                    self.prefix, self.prefix_until_prompt = (), False
+                    # The recorded prompts so far measured a context holding them: no anchor until
+                    # the next recorded one (`truth_at`).
+                    self.prefix, self.prefix_until_prompt, self.anchor = (), False, None
             prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1]
             if isinstance(ev, Overflow):

@@ -108,9 +108,18 @@ def test_auto_compact_off_needs_the_releases_count() -> None:
 
 
 def test_under_its_own_rule_the_newest_release_would_have_compacted() -> None:
-    """The same 2.1.12 file replayed as 2.1.332 (`--cli-version`): that release compacts reactively."""
-    rec = _replay(_manual_after_too_long("2.1.12"), version="2.1.332")
-    assert rec["metrics"]["user_compactions"] == 1 and rec["recorded_match"]["extra"] >= 1
+    """The same 2.1.12 file replayed as 2.1.332 (`--cli-version`): that release compacts reactively,
+    so the rejected request is retried after a compaction (no failed recovery; under 2.1.12's own
+    rule it is one). It compacts where the user compacted by hand: the user's compaction is applied
+    there once, not the release's with the user's on top (the walk's rule for a user compaction at
+    the policy's own point, `test_a_user_compaction_where_the_policy_compacts_is_applied_once`).
+    Before that rule the replay made both: an overflow compaction summarising 21,993 tokens ($0.11,
+    more than the agent's own $0.10) counted as an extra, then the user's at the same point."""
+    lines = _manual_after_too_long("2.1.12")
+    new, own = _replay(lines, version="2.1.332"), _replay(lines)
+    assert new["metrics"]["user_compactions"] == 1 and new["recorded_match"]["extra"] == 0
+    assert new["metrics"]["failed_recoveries"] == 0 and own["metrics"]["failed_recoveries"] == 1
+    assert [c["reason"] for c in new["compactions"]] == ["user"]
 
 
 def _threshold_before_rate_limit() -> list:
@@ -239,3 +248,42 @@ def test_rows_after_2_1_63_read_from_cli_js() -> None:
     assert claude_code_policy("claude-code", "2.1.98").counts_own_reply
     pol = claude_code_policy("claude-code", "2.1.112", "claude-opus-4-5-20251101")
     assert pol.threshold(PolicySettings(200_000)) == 167_000 and not pol.reactive
+
+
+def test_truth_after_the_restored_files_leave_is_not_the_prompt_that_held_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """claude-2.1.20 under its own rule (all 3 compactions reproduced): at a print-mode prompt the
+    restored files leave the simulated context, as they left the recorded one. The truth at the check
+    point before the next request is then not the previous recorded prompt (which held them) plus the
+    messages since: before the anchor was dropped there it was 21,738 against that request's recorded
+    9,318 (T 23,520); now 8,790 (-5.7%), and 8,682 against 9,513 (-8.7%) after the third."""
+    import json
+    from itertools import pairwise
+    from pathlib import Path
+
+    import sessiontools.replay.walk as walk_mod
+    from sessiontools.transcript.claude_code import load_claude_transcript
+
+    d = Path(__file__).resolve().parents[2] / "sample_sessions" / "claude-code"
+    manifest = json.loads((d / "manifest.json").read_text())
+    if "claude-2.1.20" not in manifest:
+        pytest.skip("multi-version samples missing")
+    t = load_claude_transcript(d / "claude-2.1.20.jsonl")
+    seen: list[tuple[int | None, float, bool, bool]] = []  # (next message, truth, prefix before, after)
+    real = walk_mod._Walk.check
+
+    def spy(self: walk_mod._Walk, upto: int) -> float:
+        before, truth = bool(self.prefix), self.truth_at(upto)
+        out = real(self, upto)
+        seen.append((self.work[upto] if upto < len(self.work) else None, truth, before, bool(self.prefix)))
+        return out
+
+    monkeypatch.setattr(walk_mod._Walk, "check", spy)
+    (tr,) = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
+                              claude={"autocompact_pcts": [manifest["claude-2.1.20"]["pct"]]})
+    rm = tr.runs[0].recorded_match
+    assert rm.recorded == rm.matched == 3 and rm.extra == 0
+    prompt = {r.index: r.usage.prompt for r in t.main.requests}
+    left = [(nxt, truth) for (_, _, _, had), (nxt, truth, now, _) in pairwise(seen) if had and not now]
+    assert len(left) == 2
+    for nxt, truth in left:
+        assert abs(truth / prompt[nxt] - 1) <= 0.1, (nxt, truth, prompt[nxt])
