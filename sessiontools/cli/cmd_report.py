@@ -1,7 +1,7 @@
 """`sessiontools report`: one self-contained HTML page over every command's JSON."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -40,6 +40,15 @@ def register(app: typer.Typer) -> None:
 
 def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
            reserves: list[int], keeps: list[int], strict: bool) -> int:
+    from sessiontools.cli.progress import stage
+
+    err = stderr_console()
+    with stage("report"):  # every progress label says it is the report's: "report: fitting priors; ..."
+        return _build_in_stage(err, paths, output, jobs, windows, reserves, keeps, strict)
+
+
+def _build_in_stage(err: Any, paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
+                    reserves: list[int], keeps: list[int], strict: bool) -> int:
     from sessiontools.cli.documents import report_documents
     from sessiontools.cli.progress import phase
     from sessiontools.report.estimate_error import estimate_error_headline
@@ -48,8 +57,8 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     from sessiontools.report.replay import replay_headline
     from sessiontools.report.writers import write_atomic
 
-    err = stderr_console()
-    # Each file is read once; every section is made from that one read (`report_documents`).
+    # Each file is read once; every section is made from that one read (`report_documents`): one
+    # counted pass over the files, then the uncounted phases (priors, estimators, summary pairs).
     docs, errors, loaded = report_documents(paths, err, jobs, windows=windows, reserves=reserves, keeps=keeps)
     insp, rep, est, dri = docs["inspect"], docs["replay"], docs["estimate-error"], docs["diff-summaries"]
     for line in errors:  # a section lacks a file the others have, e.g. a model missing from the catalogue
@@ -67,10 +76,10 @@ def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: li
     m = dri["metrics"]
     heads.append(f"diff-summaries: {m['summaries']} summaries, {m['pairs']} pairs; dropped {m['dropped_items']} items "
                  f"and {m['dropped_literals']} literals")
-    with phase(err, "report: rendering the HTML page"):
+    with phase(err, "rendering the HTML page"):
         html = render_report(inspect=insp, replay=rep, estimate_error=est, drift=dri, timelines=timelines,
                              headlines=heads)
-    with phase(err, f"report: writing {output.name}"):
+    with phase(err, f"writing {output.name}"):
         write_atomic(output, html)
     wrote(output, f"{output.stat().st_size / 1024:.0f} KiB")
     code = exit_code_for(loaded, strict)

@@ -205,12 +205,13 @@ def report_documents(paths: Paths, err: Console, jobs: int | None = None, *, win
     ({"inspect": ..., "replay": ..., "estimate-error": ..., "diff-summaries": ...}, the errors of the
     sections that lack a file (in file order, each once), the `Loaded` summary)."""
     from sessiontools.analysis.estimate import SessionWorker
+    from sessiontools.cli.progress import phase
     from sessiontools.replay.registry import replay_agents
 
     replay, options = _replay_fn(windows, reserves, keeps), _estimate_options()
     worker = SectionsWorker(replay, SessionWorker(options, str(token_cache_path())), _drift_worker(),
                             replay_agents(None))
-    per_file, loaded = run_files(paths, err, worker, jobs, "reading for the report", content_hash=True)
+    per_file, loaded = run_files(paths, err, worker, jobs, "reading the files (every section)", content_hash=True)
     from sessiontools.cli.windows import miss_lines, split_misses
     from sessiontools.replay.catalog import catalogue
 
@@ -219,8 +220,9 @@ def report_documents(paths: Paths, err: Console, jobs: int | None = None, *, win
         "inspect": envelope("inspect", sessions=[f.inspect for f in per_file]),
         "replay": _replay_doc(_refit(err, replayed, replay)),
         "estimate-error": _estimate_doc(err, [f.estimate for f in per_file if f.estimate is not None], options),
-        "diff-summaries": _drift_doc([f.drift for f in per_file if f.drift is not None]),
     }
+    with phase(err, "pairing the summaries"):
+        docs["diff-summaries"] = _drift_doc([f.drift for f in per_file if f.drift is not None])
     # A model with no known window: one line for its files (`miss_lines` says "error: ..." itself).
     missing = [line.removeprefix("error: ") for line in
                miss_lines(misses, [(m["provider"], m["id"]) for m in catalogue()["models"]])]

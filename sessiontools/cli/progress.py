@@ -4,8 +4,9 @@
   or requests): label, bar, `done/total`, the rate (items per second) and the elapsed time;
 - `phase(err, label)`: a phase without a count (fitting, rendering, writing): a spinner, the label
   and the elapsed time, so a long step is never silent;
-- `stage(name)`: a prefix for every label inside it (`report` runs four passes and says which:
-  "report 2/4 replay: replaying");
+- `stage(name)`: a prefix for every label inside it (`report` reads each file once, then fits and
+  renders, and says each is the report's: "report: reading the files (every section)", "report:
+  fitting priors; ...");
 - `shown_on(console)`: draw the progress there, whatever console a pass was given (a pass whose
   notes are swallowed still shows its progress).
 

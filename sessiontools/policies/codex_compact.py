@@ -29,6 +29,11 @@ from sessiontools.policies.codex import (
 
 PROMPTS_DIR = Path(__file__).with_name("codex_prompts")
 RELEASE = "0.171.0"
+#: The releases whose local compaction is proven to be 0.171.0's: the recorded rollout of each
+#: (sample_sessions/codex) regenerates byte for byte and its replacement histories are this rule's
+#: (tests/cli/test_resummarize_codex.py). Not 0.121.0 (its replacement history places the turn's
+#: initial context elsewhere), nor 0.63.0/0.77.0 (no replacement_history recorded, another rule).
+PORTED_RELEASES = frozenset({"0.145.0", RELEASE})
 
 
 @cache

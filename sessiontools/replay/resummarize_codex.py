@@ -353,9 +353,11 @@ def codex_unsupported(rollout: Rollout) -> str | None:
     if remote:
         return f"{len(remote)} remote compaction(s): {cc.REMOTE_REASON}"
     versions = {m.cli_version for m in rollout.metas if m.cli_version}
-    if versions and versions != {cc.RELEASE}:
-        return (f"written by Codex {', '.join(sorted(versions))}: only the local compaction of {cc.RELEASE} is ported "
-                "(its prompt and history differ between releases)")
+    other = sorted(versions - cc.PORTED_RELEASES)
+    if other:
+        return (f"written by Codex {', '.join(other)}: only the local compaction of Codex "
+                f"{', '.join(sorted(cc.PORTED_RELEASES))} is ported (other releases build the history after a "
+                "compaction differently, or record none)")
     return None
 
 

@@ -1,5 +1,6 @@
 """Issue 26: progress on every phase of every command (reading, replaying, tokenizing, fitting,
-rendering, writing; `report` per section), with counts and rate, on a terminal only.
+rendering, writing; `report`: its one counted read of the files, then each of its phases), with
+counts and rate, on a terminal only.
 
 stderr is replaced by a fake terminal (a text buffer whose `isatty()` is true): each command's
 phases must appear there, counted ones with "done/total" and a rate ("12.3/s"). The same run into a
@@ -62,9 +63,10 @@ CASES = {
                        ["fitting the estimators", "drawing ee.png"]),
     "diff-summaries": (["diff-summaries", "{d}", "-f", "csv", "-o", "{o}/d.csv"], ["analysing"], ["writing d.csv"]),
     "report": (["report", "{d}", "-o", "{o}/r.html", "--context-window", "200k"],
-               ["report 1/4 inspect: inspecting", "report 2/4 replay: replaying",
-                "report 3/4 estimate-error: estimating", "report 4/4 diff-summaries: analysing"],
-               ["report: rendering the HTML page", "report: writing r.html"]),
+               ["report: reading the files (every section)"],  # one counted pass: each file read once
+               ["report: fitting priors; replaying the sessions with few requests",
+                "report: fitting the estimators and the calibration", "report: pairing the summaries",
+                "report: rendering the HTML page", "report: writing r.html"]),
     "export": (["export", "{d}", "-o", "{o}/ds", "--jobs", "1"], ["exporting"], ["writing the dataset"]),
 }
 

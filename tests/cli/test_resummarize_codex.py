@@ -2,7 +2,8 @@
 
 The proof, as for Pi: at the recorded settings (window and `model_auto_compact_token_limit` of the
 recording), the lab's seeded summariser answering our Responses requests regenerates, chained, every
-summary the real Codex CLI 0.171.0 recorded in the bundled samples, byte for byte, and the rollout
+summary the real Codex CLI recorded in the bundled samples of a ported release (0.171.0, 0.145.0:
+`PORTED_RELEASES`, chosen from the manifest's recorded cli version), byte for byte, and the rollout
 written is the input's bytes. Codex's rule for the history after a compaction (user messages within
 20,000 tokens, the initial context before the last one, the summary) gives every recorded
 replacement history. Another setting writes a rollout the other commands read, with the compactions
@@ -28,6 +29,10 @@ from tests.conftest import SAMPLES
 
 MANIFEST = json.loads((SAMPLES / "codex" / "manifest.json").read_text(encoding="utf-8"))
 WITH_COMPACTIONS = {n: m for n, m in MANIFEST.items() if m["facts"]["compactions"]}
+#: The samples of a release whose compaction is ported (by the manifest's recorded cli version): the
+#: proofs below run on exactly these; every other sample with compactions must be refused.
+PROVEN = {n: m for n, m in WITH_COMPACTIONS.items() if set(m["facts"]["cli_versions"]) <= cc.PORTED_RELEASES}
+REFUSED = {n: m for n, m in WITH_COMPACTIONS.items() if n not in PROVEN}
 
 
 def lab(name: str) -> LabServer:
@@ -44,15 +49,35 @@ def resum(args: list[str], capsys, tmp_path: Path) -> tuple[int, dict | None, st
 
 def _settings(name: str, limit: int | None = None) -> list[str]:
     spec = MANIFEST[name]["spec"]
-    return ["--context-window", str(spec["context_window"]), "--auto-compact-limit",
-            str(limit or spec["auto_compact_limit"])]
+    out = ["--context-window", str(spec["context_window"])] if spec["context_window"] else []
+    lim = limit or spec["auto_compact_limit"]
+    return out + (["--auto-compact-limit", str(lim)] if lim else [])
 
 
 def test_samples_have_compactions() -> None:
-    assert len(WITH_COMPACTIONS) >= 2 and sum(len(m["facts"]["compactions"]) for m in WITH_COMPACTIONS.values()) >= 8
+    assert len(PROVEN) >= 2 and sum(len(m["facts"]["compactions"]) for m in PROVEN.values()) >= 8
+    # every ported release has a recorded sample that proves it
+    assert {v for m in PROVEN.values() for v in m["facts"]["cli_versions"]} == cc.PORTED_RELEASES
 
 
-@pytest.mark.parametrize("name", sorted(WITH_COMPACTIONS))
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_other_releases_are_refused_with_the_reason(name: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A rollout of a release whose compaction is not proven is skipped with its version named (exit
+    3: no readable input), nothing sent, nothing written, the input untouched."""
+    src = SAMPLES / "codex" / f"{name}.jsonl"
+    before = src.read_bytes()
+    version = MANIFEST[name]["facts"]["cli_versions"][0]
+    with lab(name) as srv:
+        code, _report, err = resum([str(src), "--endpoint", srv.base_url, "--model", "lab/lab-model",
+                                    *_settings(name), "-o", str(tmp_path / "out")], capsys, tmp_path)
+        assert not srv.model.log
+    assert code == 3, err
+    assert f"written by Codex {version}: only the local compaction of Codex" in err and src.name in err
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").glob("*.jsonl"))
+    assert src.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", sorted(PROVEN))
 def test_recorded_settings_regenerate_the_recorded_rollout(name: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     """Every recorded local compaction regenerated, chained, byte for byte: the rollout written at
     the recorded settings is the recorded file; the input is untouched."""
@@ -75,7 +100,7 @@ def test_recorded_settings_regenerate_the_recorded_rollout(name: str, tmp_path: 
     assert written.read_bytes() == before
 
 
-@pytest.mark.parametrize("name", sorted(WITH_COMPACTIONS))
+@pytest.mark.parametrize("name", sorted(PROVEN))
 def test_codex_rule_gives_the_recorded_replacement_histories(name: str) -> None:
     """`replacement_history` over the history Codex held gives each recorded one (roles and texts;
     the context copies and the summary get new ids, as in Codex)."""

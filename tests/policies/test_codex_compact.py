@@ -57,7 +57,7 @@ def test_remote_older_codex_and_claude_files_are_skipped_with_the_reason(tmp_pat
     other.write_text(remote.read_text().replace('"0.171.0"', '"0.63.0"').replace(
         '"encrypted_content": "gAAAA..."', '"summary": "s"'))
     assert main(["resummarize", str(other), *args]) == 3
-    assert "written by Codex 0.63.0: only the local compaction of 0.171.0 is ported" in capsys.readouterr().err
+    assert "written by Codex 0.63.0: only the local compaction of Codex 0.145.0, 0.171.0 is ported" in capsys.readouterr().err
     assert main(["resummarize", str(SAMPLES / "claude-code"), *args]) == 3
     assert "Claude Code compactions are not supported" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
