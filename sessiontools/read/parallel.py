@@ -284,6 +284,41 @@ def start_forkserver_ignoring_sigint() -> None:
         signal.signal(signal.SIGINT, previous)
 
 
+def _quiet_spawn_after_shutdown(previous: Any) -> Any:
+    """A `sys.excepthook` for the forkserver (its children inherit it): a worker being spawned while the
+    parent, interrupted, has already removed the pool's semaphores fails to unpickle them
+    (`SemLock._rebuild`: FileNotFoundError) and CPython's forkserver prints that traceback to the
+    terminal after our one "interrupted" line. That one case is silent; every other error is reported
+    by the previous hook as before."""
+
+    def hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+        last = tb
+        while last is not None and last.tb_next is not None:
+            last = last.tb_next
+        where = last.tb_frame.f_code.co_filename if last is not None else ""
+        if issubclass(kind, FileNotFoundError) and where.endswith(os.path.join("multiprocessing", "synchronize.py")):
+            return
+        previous(kind, exc, tb)
+
+    return hook
+
+
+def _in_forkserver() -> bool:
+    """Whether this process is CPython's forkserver, importing its preload modules (`main` running)."""
+    import sys
+
+    fs = sys.modules.get("multiprocessing.forkserver")
+    return fs is not None and sys.argv[:1] == ["-c"] and multiprocessing.current_process().name == "MainProcess" \
+        and getattr(fs, "_forkserver", None) is not None and fs._forkserver._forkserver_pid is None
+
+
+def _install_forkserver_hook() -> None:
+    import sys
+
+    if _in_forkserver():
+        sys.excepthook = _quiet_spawn_after_shutdown(sys.excepthook)
+
+
 def _worker_ignores_sigint() -> None:
     """Ctrl-C reaches the whole process group: the parent alone handles it (one line, exit 130) and
     stops the workers; a worker that handled it too would print a KeyboardInterrupt traceback."""
@@ -302,3 +337,6 @@ def stop_workers(pool: ProcessPoolExecutor) -> None:
             pass
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         proc.join(timeout=5)
+
+
+_install_forkserver_hook()  # in the forkserver only: it imports this module as a preload

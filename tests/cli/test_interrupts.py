@@ -81,3 +81,31 @@ def test_sigint_with_dask(slow_input: Path, tmp_path: Path, delay: float) -> Non
 def test_sigint_with_two_jobs(slow_input: Path, tmp_path: Path, command: list[str]) -> None:
     args = [a.replace("{out}", str(tmp_path)) for a in command]
     _interrupt(slow_input, tmp_path, args, ["--jobs", "2"], 2.5)  # (past start-up: the workers are at work)
+
+
+def test_the_forkserver_hook_silences_only_a_spawn_after_shutdown() -> None:
+    """A worker spawned after the interrupted parent removed the pool's semaphores fails in
+    `SemLock._rebuild` (FileNotFoundError in multiprocessing/synchronize.py): the forkserver's hook says
+    nothing for that one case and passes every other error to the previous hook."""
+    import sys
+
+    from sessiontools.read.parallel import _quiet_spawn_after_shutdown
+
+    seen: list[type[BaseException]] = []
+    hook = _quiet_spawn_after_shutdown(lambda kind, exc, tb: seen.append(kind))
+
+    def raised(filename: str, exc: BaseException) -> tuple:
+        code = compile("def rebuild(exc):\n    raise exc\n", filename, "exec")
+        space: dict = {}
+        exec(code, space)
+        try:
+            space["rebuild"](exc)
+        except BaseException:
+            return sys.exc_info()
+        raise AssertionError("not raised")
+
+    hook(*raised(os.path.join("lib", "multiprocessing", "synchronize.py"), FileNotFoundError(2, "gone")))
+    assert seen == []
+    hook(*raised(os.path.join("lib", "multiprocessing", "synchronize.py"), ValueError("other")))
+    hook(*raised(os.path.join("sessiontools", "read", "parallel.py"), FileNotFoundError(2, "a real one")))
+    assert seen == [ValueError, FileNotFoundError]
