@@ -9,7 +9,8 @@ version the rollout records) and under every combination of the rule's columns. 
 recording: the compactions recorded, those the table's row reproduces and its extra ones, and the
 column combinations that reproduce every compaction with none extra (``t`` count adds the newer
 items' estimate, ``c`` explicit limit capped at 90%, ``p`` pre-turn check, ``j`` tool outputs as
-their JSON item, ``i`` the pre-turn check counts the turn's new items). This is how the rows of
+their JSON item, ``i`` the pre-turn check counts the turn's new items, ``r`` a resumed turn's re-recorded
+initial context is written before the pre-turn check). This is how the rows of
 ``codex_rules.RULES`` were found (the docstring there lists the results).
 
 ``--replay-only`` replays the recordings already in ``--out``. Recordings stay under ``--out``; they
@@ -62,16 +63,17 @@ def replay(path: Path, limit: int | None) -> tuple[int, int, int, list[str]]:
     model = p.requests[-1].model if p.requests else None
     run = simulate_path(p, codex_policy(version, model), settings)
     exact = []
-    for t_, c, pre, j, i in itertools.product((1, 0), repeat=5):
+    for t_, c, pre, j, i, r_ in itertools.product((1, 0), repeat=6):
         pol = codex_policy(version, model)
         pol.rule = dataclasses.replace(pol.rule, count_trailing=bool(t_), explicit_capped=bool(c),
-                                       pre_turn_check=bool(pre), json_tool_outputs=bool(j))
+                                       pre_turn_check=bool(pre), json_tool_outputs=bool(j),
+                                       context_before_pre_turn_check=bool(r_))
         pol.check_points = frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS} if pre
                                      else {CheckPoint.BETWEEN_TURNS})
         pol.pre_turn_excludes_input = not i
         r = simulate_path(p, pol, settings)
         if r.recorded_match.matched == len(p.compactions) and r.recorded_match.extra == 0:
-            exact.append(f"t{t_}c{c}p{pre}j{j}i{i}")
+            exact.append(f"t{t_}c{c}p{pre}j{j}i{i}r{r_}")
     return len(p.compactions), run.recorded_match.matched, run.recorded_match.extra, exact
 
 

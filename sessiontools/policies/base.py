@@ -180,6 +180,13 @@ class Policy(ABC):
         `settings` (Codex: `model_context_window` is 95% of the configured one); None: not recorded."""
         return None
 
+    def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
+        """How many of a run's new messages (`new_input`: the transcript Messages recorded since the
+        previous reply, up to the run's first request) the agent has in its context at its
+        `BEFORE_SAMPLING` check: none when it checks before the run's input is recorded
+        (`pre_turn_excludes_input`), else all of them."""
+        return 0 if self.pre_turn_excludes_input else len(new_input)
+
     def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
         """Whether a reactive policy compacts and retries after this overflow (default: always)."""
         return self.reactive

@@ -182,6 +182,20 @@ class CodexPolicy(Policy):
         own = codex_context_window(self.model, self.version)
         return default_limit(own) if own is not None else settings.context_window + 1
 
+    def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
+        """0.110 on: the pre-turn check runs before the turn's context updates and prompt are recorded
+        (none of them); 0.94 - 0.100 (`context_before_pre_turn_check`): after the initial context a
+        resumed turn writes again (the leading developer and contextual user messages), before the
+        prompt."""
+        if not self.pre_turn_excludes_input or not self.rule.context_before_pre_turn_check:
+            return super().pre_turn_recorded(new_input)
+        n = 0
+        for m in new_input:
+            if not (m.role.value == "system" or (m.role.value == "user" and is_contextual(m.text))):
+                break
+            n += 1
+        return n
+
     def size(self, message: Any) -> tuple[int, int]:
         role = message.role.value
         return len(message.text), message_bytes(role, message.text, message.raw, message.id,

@@ -75,6 +75,9 @@ class CodexRule:
     pre_turn_check: bool  # also checked before a turn (else only after a response that needs a follow-up)
     json_tool_outputs: bool  # a tool output's estimate is its item's serde_json length (else call_id + text)
     how: str
+    #: A resumed turn's initial context, written again, is recorded before the pre-turn check (which
+    #: then sees it, and counts it where the count adds the newer items); the prompt after it.
+    context_before_pre_turn_check: bool = False
     limit_fraction: float = 0.9  # the default limit as a share of the window
     reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
 
@@ -89,14 +92,18 @@ RULES: tuple[CodexRule, ...] = (
               "measured 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex; only mid-turn checks), "
               "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()"),
     CodexRule("0.94.0", False, False, True, False, True, False,
-              "measured 0.94.0: a pre-turn check again (on a resumed turn after Codex re-records its "
-              "initial context, before the prompt); 28500 not capped, count = last total"),
+              "measured 0.94.0: a pre-turn check again, on a resumed turn after Codex re-records its "
+              "initial context, before the prompt; 28500 not capped, count = last total",
+              context_before_pre_turn_check=True),
     CodexRule("0.95.0", True, False, True, False, True, True,
               "measured 0.95.0 - 0.98.0: the count adds bytes/4 of the newer items; 28500 still not "
-              "capped; 0.99.0 as 0.100.0 on a resumed turn (0 of 5)"),
+              "capped; a resumed turn's initial context is written after the pre-turn check"),
+    CodexRule("0.99.0", True, False, True, False, True, True,
+              "measured 0.99.0: as 0.95.0, but a resumed turn's initial context is written before the "
+              "pre-turn check, which counts it", context_before_pre_turn_check=True),
     CodexRule("0.100.0", True, True, True, False, True, True,
               "measured 0.100.0: 28500 capped at 27000 (90% of 30000); the pre-turn check on a resumed "
-              "turn counts the re-recorded initial context (not modelled: 4 of 6 reproduced)"),
+              "turn after its re-recorded initial context, counted", context_before_pre_turn_check=True),
     CodexRule("0.110.0", True, True, True, True, True, True,
               "measured 0.110.0, 0.116.0, 0.121.0, 0.145.0: replacement_history recorded; pre-turn check "
               "before the turn's context; a tool output estimated as its serde_json item (read)"),

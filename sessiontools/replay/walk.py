@@ -232,7 +232,8 @@ class _Walk:
         """The policy's check point before a request at work position k, if it has one there."""
         cps = self.policy.check_points
         if CheckPoint.BEFORE_SAMPLING in cps and first:
-            self.check(self.run_start if self.policy.pre_turn_excludes_input else k)
+            msgs = self.path.messages
+            self.check(self.run_start + self.policy.pre_turn_recorded([msgs[i] for i in self.work[self.run_start:k]]))
         elif CheckPoint.BETWEEN_TURNS in cps and not first:
             self.check(k)
 

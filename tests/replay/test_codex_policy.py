@@ -334,10 +334,6 @@ def test_codex_window_when_the_rollout_records_none() -> None:
     assert rule_for("0.63.0").reported_window_fraction == 0.95 and rule_for(None).limit_fraction == 0.9
 
 
-@pytest.mark.xfail(strict=True, reason="replay/walk.py (task A): a pre-turn check sees the context either up to the "
-                   "previous reply (pre_turn_excludes_input) or up to the prompt; Codex 0.94 - 0.100 check a resumed "
-                   "turn after re-recording the initial context, before the prompt, so the compaction is placed one "
-                   "step early (0 of 5 on the 0.94 probe, 0 of 5 on 0.99)")
 def test_a_resumed_turn_compacts_after_the_rerecorded_context() -> None:
     from sessiontools.read.codex import records_from_objects
     from sessiontools.transcript.codex import codex_transcript
@@ -376,8 +372,13 @@ def test_a_resumed_turn_compacts_after_the_rerecorded_context() -> None:
     assert path is not None and len(path.compactions) == 1
     run = simulate_path(path, codex_policy("0.94.0", "lab-model"),
                         PolicySettings(30000, extra=(("auto_compact_limit", 28500),)))
-    assert len(run.compactions) == 1  # it fires where Codex did, on the same count ...
-    assert run.recorded_match.matched == 1  # ... but one step early: after the reply, not after the context
+    assert len(run.compactions) == 1 and run.recorded_match.matched == 1  # after the re-recorded context
+    assert run.compactions[0].parent_base_index == path.compactions[0].index - 1 == 3
+    assert path.messages[3].text.startswith("<environment_context>")
+    # 0.110 on checks before the turn's context is written: the same file is then one step early
+    run = simulate_path(path, codex_policy("0.110.0", "lab-model"),
+                        PolicySettings(30000, extra=(("auto_compact_limit", 28500),)))
+    assert run.recorded_match.matched == 0 and run.compactions[0].parent_base_index == 1
 
 
 def test_the_configured_window_is_read_by_the_policy_not_by_an_agent_test() -> None:
