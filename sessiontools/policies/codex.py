@@ -101,14 +101,18 @@ def _serialized(obj: Any) -> int:
 
 
 
-def item_bytes(item: Mapping[str, Any], json_tool_outputs: bool = False) -> int:
+def item_bytes(item: Mapping[str, Any], json_tool_outputs: bool = False, whole_item: bool = False) -> int:
     """`estimate_response_item_model_visible_bytes` of one Codex response item (as the rollout has it;
     tool outputs as measured on 0.171, see the module docstring, or, `json_tool_outputs`, as the
-    `serde_json` length of the item, as 0.100 - 0.145 count them)."""
+    `serde_json` length of the item, as 0.100 - 0.145 count them; `whole_item`: every field the
+    rollout writes, `id` and `internal_chat_message_metadata_passthrough` included, as 0.150 - 0.155
+    count them)."""
     kind = item.get("type")
     encrypted = item.get("encrypted_content")
     if kind in ("reasoning", "compaction", "context_compaction", "compaction_summary") and isinstance(encrypted, str):
         return max(len(encrypted) * 3 // 4 - ENCRYPTED_REASONING_OVERHEAD, 0)
+    if whole_item:
+        return _serialized(dict(item))
     if kind == "message":
         return _serialized({"type": kind, "role": item.get("role"), "content": item.get("content")})
     if kind in TOOL_OUTPUTS and json_tool_outputs:
@@ -122,12 +126,13 @@ def is_codex_item(raw: Any) -> bool:
     return isinstance(raw, Mapping) and isinstance(raw.get("type"), str) and "payload" not in raw
 
 
-def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None, json_tool_outputs: bool = False) -> int:
+def message_bytes(role: str, text: str, raw: Any, call_id: str | None = None, json_tool_outputs: bool = False,
+                  whole_item: bool = False) -> int:
     """Bytes Codex would count for a message: its own item's, or the item another agent's message
-    would be in a Codex history."""
+    would be in a Codex history (`whole_item` is then the `serde_json` item: it has no other fields)."""
     if is_codex_item(raw):
-        return item_bytes(raw, json_tool_outputs)
-    if role == "tool" and json_tool_outputs:
+        return item_bytes(raw, json_tool_outputs, whole_item)
+    if role == "tool" and (json_tool_outputs or whole_item):
         return _serialized({"type": "function_call_output", "call_id": call_id or "x" * DEFAULT_CALL_ID_BYTES,
                             "output": text})
     if role == "tool":
@@ -199,7 +204,7 @@ class CodexPolicy(Policy):
     def size(self, message: Any) -> tuple[int, int]:
         role = message.role.value
         return len(message.text), message_bytes(role, message.text, message.raw, message.id,
-                                                self.rule.json_tool_outputs)
+                                                self.rule.json_tool_outputs, self.rule.whole_item)
 
     def count(self, view: CountView) -> float:
         """0.171: the last response's total + bytes/4 of the items after it (of the whole context when

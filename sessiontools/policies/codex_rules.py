@@ -78,6 +78,8 @@ class CodexRule:
     #: A resumed turn's initial context, written again, is recorded before the pre-turn check (which
     #: then sees it, and counts it where the count adds the newer items); the prompt after it.
     context_before_pre_turn_check: bool = False
+    #: An item counts as its whole `serde_json` serialisation, `id` and the internal metadata included.
+    whole_item: bool = False
     limit_fraction: float = 0.9  # the default limit as a share of the window
     reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
 
@@ -107,9 +109,13 @@ RULES: tuple[CodexRule, ...] = (
     CodexRule("0.110.0", True, True, True, True, True, True,
               "measured 0.110.0, 0.116.0, 0.121.0, 0.145.0: replacement_history recorded; pre-turn check "
               "before the turn's context; a tool output estimated as its serde_json item (read)"),
+    CodexRule("0.150.0", True, True, True, True, True, True,
+              "measured 0.150.0 (6 of 6 only so) and 0.155.0: an item counts as its whole serde_json "
+              "serialisation, id and internal_chat_message_metadata_passthrough included",
+              whole_item=True),
     CodexRule("0.163.0", True, True, True, True, True, False,
               "measured 0.163.0 and 0.171.0 (RUST_LOG trace of every check): a tool output counts "
-              "len(call_id) + its text bytes; 0.150.0 fits neither estimate (1 of 6), 0.155.0 both"),
+              "len(call_id) + its text bytes"),
 )
 #: The rule when the rollout records no version (the newest measured one).
 NEWEST = RULES[-1]

@@ -207,6 +207,27 @@ def test_item_bytes() -> None:
            "internal_chat_message_metadata_passthrough": {"turn_id": "t"}}
     assert item_bytes(msg) == len('{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}')
     assert item_bytes({"type": "reasoning", "encrypted_content": "x" * 4000}) == 3000 - 650
+    # 0.150 - 0.155: the whole item, `id` and the internal metadata included
+    assert item_bytes(msg, whole_item=True) == len(json.dumps(msg, separators=(",", ":")))
+    assert item_bytes({"type": "reasoning", "encrypted_content": "x" * 4000}, whole_item=True) == 3000 - 650
+
+
+def test_0150_counts_whole_items() -> None:
+    """The P probe of 0.150 compacts mid-turn at a last total of 19,285 against a 20,000 limit, with two
+    tool outputs after the newest call: only their whole items (2,000 and 991 bytes, with `id` and the
+    internal metadata) reach the limit; their `serde_json` items without those fields (0.145's
+    estimate) count 1,823 and 814 bytes, 19,945 in all."""
+    meta = {"turn_id": "01a23195-d48e-7e50-8e32-95741ddf8f57", "create_time": 1796128233.0031548}
+    outs = [{"type": "function_call_output", "id": "fco_01a23195-d62b-7ab2-8449-f2f9b08f088a",
+             "call_id": f"call_p007_s00_{k}", "output": "x" * n, "internal_chat_message_metadata_passthrough": meta}
+            for k, n in ((0, 1752), (1, 743))]
+    for version, fires in (("0.145.0", False), ("0.150.0", True), ("0.155.0", True), ("0.163.0", False)):
+        pol = codex_policy(version)
+        msgs = [Message(k, o["call_id"], k + 1, Role.TOOL, (Unit(UnitKind.TEXT, o["output"]),), raw=o)
+                for k, o in enumerate(outs)]
+        count = pol.count(CountView(19285.0, [pol.size(m) for m in msgs]))
+        assert pol.fires(count, 20000) is fires, (version, count)
+    assert rule_for("0.150.0").whole_item and not rule_for("0.145.0").whole_item and not rule_for("0.171.0").whole_item
 
 
 def _cand(index: int, role: str, text: str) -> Candidate:
