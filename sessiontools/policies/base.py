@@ -180,6 +180,12 @@ class Policy(ABC):
         `settings` (Codex: `model_context_window` is 95% of the configured one); None: not recorded."""
         return None
 
+    def summary_tokens(self, default: float, recorded: Sequence[tuple[float, float]], history: float) -> float:
+        """The tokens of the summary a compaction writes, after `history` tokens of workload, given the
+        file's recorded compactions as (workload tokens before it, its summary's tokens), ascending;
+        `default`: the truth model's one size (the recorded summaries' median). Default: `default`."""
+        return default
+
     def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
         """How many of a run's new messages (`new_input`: the transcript Messages recorded since the
         previous reply, up to the run's first request) the agent has in its context at its

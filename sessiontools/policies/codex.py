@@ -41,6 +41,7 @@ to this session".
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -186,6 +187,22 @@ class CodexPolicy(Policy):
             return limit
         own = codex_context_window(self.model, self.version)
         return default_limit(own) if own is not None else settings.context_window + 1
+
+    def summary_tokens(self, default: float, recorded: Sequence[tuple[float, float]], history: float) -> float:
+        """`compact.rs` summarises the whole history, the previous summary included, so a summary grows
+        with the history it covers: interpolated between the recorded compactions' (workload tokens,
+        summary tokens), from (0, 0) to the first, the newest one's size past the last (none recorded:
+        `default`). Measured on the lab pairs (`sample_sessions/codex/codex-pair-*`): the 20k
+        recording's summaries are 1,186 - 1,862 tokens; the 28k one's two predict 1,236 - 1,841."""
+        if not recorded:
+            return default
+        xs = [x for x, _ in recorded]
+        if history >= xs[-1]:
+            return recorded[-1][1]
+        j = bisect_left(xs, history)
+        x0, y0 = recorded[j - 1] if j else (0.0, 0.0)
+        x1, y1 = recorded[j]
+        return y0 + (y1 - y0) * (history - x0) / (x1 - x0) if x1 > x0 else y1
 
     def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
         """0.110 on: the pre-turn check runs before the turn's context updates and prompt are recorded

@@ -88,6 +88,7 @@ class _Walk:
         # Each message's truth and policy size, computed once: every check point sums a whole context.
         self._tokens: list[float | None] = [None] * len(path.messages)
         self._sizes: list[tuple[int, int] | None] = [None] * len(path.messages)
+        self._summary_points: list[tuple[float, float]] | None = None  # (history, summary) recorded
 
     def tokens_of(self, i: int) -> float:
         got = self._tokens[i]
@@ -168,7 +169,7 @@ class _Walk:
             self.matched.add(hit)
         n = len(r.compactions)  # a caller's size for this compaction's summary (`resummarize`), else the model's
         given = self.sizes[n] if n < len(self.sizes) else None
-        size = given if given is not None else self.truth.summary_tokens
+        size = given if given is not None else self.summary_tokens(upto)
         if given is not None:
             self.resized = True  # another summary than the recorded one: the context is no longer the recorded one
         sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, size,
@@ -181,6 +182,20 @@ class _Walk:
         self.prefix_until_prompt = kept.until_next_prompt
         self.last_usage = self.anchor = None
         return sc
+
+    def summary_tokens(self, upto: int) -> float:
+        """The modelled summary of a compaction before work position `upto`, the policy's
+        (`Policy.summary_tokens`) from the workload's tokens so far and the recorded compactions'."""
+        if self._summary_points is None:
+            msgs, ratio = self.path.messages, self.truth.ratio
+            self._summary_points = sorted(
+                (self.history(bisect_right(self.work, rec)), ratio * chars4(len(msgs[c.index].text)))
+                for k, (c, rec) in enumerate(zip(self.path.compactions, self.recorded, strict=True))
+                if k not in self.by_user_set and c.index < len(msgs))
+        return self.policy.summary_tokens(self.truth.summary_tokens, self._summary_points, self.history(upto))
+
+    def history(self, upto: int) -> float:
+        return sum(map(self.tokens_of, self.work[:upto]))
 
     def _record(self, reason: CompactionReason, after: int, kept: tuple[int, ...], view: CountView, truth_now: float,
                 sum_in: float, summary: float, matches: bool, summarized: int = 0) -> SimCompaction:
