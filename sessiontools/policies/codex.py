@@ -206,7 +206,7 @@ class CodexPolicy(Policy):
 
     def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
         """0.110 on: the pre-turn check runs before the turn's context updates and prompt are recorded
-        (none of them); 0.94 - 0.100 (`context_before_pre_turn_check`): after the initial context a
+        (none of them); 0.94, 0.99 and 0.100 (`context_before_pre_turn_check`): after the initial context a
         resumed turn writes again (the leading developer and contextual user messages), before the
         prompt."""
         if not self.pre_turn_excludes_input or not self.rule.context_before_pre_turn_check:

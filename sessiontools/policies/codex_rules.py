@@ -18,9 +18,7 @@ The README has the same table for users ("Codex's rule per version"). The probes
 
 21 releases measured (0.63, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
 0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 35 probe recordings, 190 compactions: this table
-reproduces 167 with 23 extra (and all 32 of the 10 samples in `sample_sessions/codex/`). The misses: 0.94, 0.99 and 0.100 compact at the start of a *resumed* turn after Codex
-has written its initial context again but before the prompt (a point between the two the replay walk
-can check at), and 0.99 - 0.100 count that context; 0.150 fits neither tool-output estimate (1 of 6).
+reproduces all 190 with none extra (and all 32 of the 10 samples in `sample_sessions/codex/`).
 
 What every row shares: `token_count.model_context_window` reports 95% of the configured window
 (`effective_context_window_percent`, 95 in every release read); the default limit is 90% of the
@@ -38,11 +36,19 @@ What changed (each a column of `CodexRule`):
 - **0.77** (`model_family.rs` `auto_compact_token_limit()`: `.or(context_window.map(90%))`, the
   configured window included): no explicit limit -> 90% of the configured window for any model; only
   mid-turn checks (measured 0.77, 0.80, 0.87, 0.90).
-- **0.94**: a check before a turn again; **0.95**: the count adds ceil(bytes/4) of the items after the
-  newest model-generated item; **0.100**: the explicit limit is capped at 90% of the window
+- **0.94**: a check before a turn again; a resumed turn (`codex exec resume`) writes its initial
+  context again *before* that check, the prompt after it (`context_before_pre_turn_check`: 0.94,
+  0.99, 0.100; codex-rs `run_task` of that time checks before recording the user input);
+  **0.95**: the count adds ceil(bytes/4) of the items after the newest model-generated item, and
+  the re-written context comes after the check (0.95 - 0.98); **0.99**: before it again, so it is
+  counted; **0.100**: the explicit limit is capped at 90% of the window
   (`ModelInfo::auto_compact_token_limit()` min(config, 90%)); **0.110**: `compacted` carries the
-  replacement history, and the pre-turn check runs before the turn's context is written;
-  **0.163**: a tool output counts len(call_id) + its text bytes (measured on 0.171 with
+  replacement history, and the pre-turn check runs before the turn's context is written (codex-rs
+  `run_turn`: "Pre-turn compaction runs before context updates and the new user message are
+  recorded"); **0.150**: an item counts as its whole serialisation, `id` and
+  `internal_chat_message_metadata_passthrough` included (the P probe's second compaction fires at a
+  last total of 19,285 against 20,000 only so: 1 of 6 reproduced without it, 6 of 6 with it; 0.155
+  fits both); **0.163**: a tool output counts len(call_id) + its text bytes (measured on 0.171 with
   `RUST_LOG=codex_core=trace`), not its `serde_json` item.
 
 The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`

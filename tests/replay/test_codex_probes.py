@@ -1,0 +1,55 @@
+"""Probe recordings of the Codex releases whose rule the samples do not show (tests/fixtures/codex_probes:
+lab output of `python -m lab.codex_rules_probe V --out DIR --probes C,P`, the real CLI of each release run
+offline against the lab server, gzipped). Replayed at the recorded settings under the row of the release
+each records (`policies.codex_rules`), every compaction is where Codex put it, none extra; the rows next
+to it do not fit."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+from pathlib import Path
+
+import pytest
+
+from sessiontools.policies.base import PolicySettings
+from sessiontools.policies.codex import codex_policy, configured_window
+from sessiontools.replay.walk import simulate_path
+from sessiontools.transcript.load import load_transcript
+
+PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "codex_probes"
+#: probe -> the explicit `model_auto_compact_token_limit` it was recorded with (`lab.codex_rules_probe.PROBES`)
+LIMITS = {"C": 28500, "P": 20000}
+#: file -> (compactions recorded, the rule column that decides it, reproduced with that column flipped)
+CASES = {
+    "C-0.94.0": (5, "context_before_pre_turn_check", 0),
+    "C-0.95.0": (6, "context_before_pre_turn_check", 1),  # 0.95 - 0.98: the check is before the context
+    "C-0.99.0": (5, "context_before_pre_turn_check", 0),
+    "C-0.100.0": (6, "context_before_pre_turn_check", 4),
+    "P-0.150.0": (6, "whole_item", 4),
+}
+
+
+def _replay(name: str, tmp_path: Path, **columns: bool) -> tuple[int, int, int]:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_bytes(gzip.decompress((PROBES / f"{name}.jsonl.gz").read_bytes()))
+    t = load_transcript(path)
+    p = t.main
+    assert p is not None
+    version = t.settings.get("cli_version")
+    assert version == name.split("-", 1)[1]
+    pol = codex_policy(version, p.requests[-1].model)
+    pol.rule = dataclasses.replace(pol.rule, **columns)
+    settings = PolicySettings(configured_window(int(t.settings["model_context_window"])),
+                              extra=(("auto_compact_limit", LIMITS[name[0]]),))
+    run = simulate_path(p, pol, settings)
+    return len(p.compactions), run.recorded_match.matched, run.recorded_match.extra
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_release_row_reproduces_its_probe(name: str, tmp_path: Path) -> None:
+    recorded, column, flipped = CASES[name]
+    assert _replay(name, tmp_path) == (recorded, recorded, 0)
+    row = getattr(codex_policy(name.split("-", 1)[1]).rule, column)
+    n, matched, extra = _replay(name, tmp_path, **{column: not row})
+    assert n == recorded and matched == flipped and extra > 0
