@@ -251,7 +251,7 @@ class ClaudeCodePolicy(Policy):
 
     def size(self, message: Any) -> tuple[int, int]:
         if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):
-            return 4 * js_tokens(message, self.rule.count is Count.USAGE_ROUND4_ALL), len(message.text.encode())
+            return 4 * js_tokens(message, self.rule.count), len(message.text.encode())
         return claude_chars(message), len(message.text.encode())
 
     def new_process(self, prompt: Any) -> bool:
