@@ -120,6 +120,10 @@ FOUR_BYTES_PER_TOKEN = frozenset({
     "claude-sonnet-4-5", "claude-sonnet-4-6", "claude-haiku-4-5"})
 
 
+#: The counts whose estimate is the JS per-block one (`policies.claude_code_js.js_tokens`).
+_JS_COUNTS = (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL, Count.USAGE_ROUND_BPT_ALL)
+
+
 def bytes_per_token(model: str | None) -> int:
     """2.1.332's characters per estimated token for a model: 4 for the families it lists (and no model),
     else 3. The id is reduced to its family (provider prefix, `[1m]`, a date suffix dropped; `.`/`_`
@@ -232,7 +236,7 @@ class ClaudeCodePolicy(Policy):
     def count(self, view: CountView) -> float:
         if self.rule.count is Count.USAGE:  # 2.0.x: the newest response's usage alone (0 before one)
             return float(view.last_usage_total or 0)
-        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):  # size(): 4 x the per-block estimate
+        if self.rule.count in _JS_COUNTS:  # size(): 4 x the per-block estimate
             items = view.trailing if view.last_usage_total is not None else view.context
             return (view.last_usage_total or 0) + sum(c for c, _ in items) / 4
         if view.last_usage_total is None:
@@ -250,8 +254,9 @@ class ClaudeCodePolicy(Policy):
         return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
 
     def size(self, message: Any) -> tuple[int, int]:
-        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):
-            return 4 * js_tokens(message, self.rule.count), len(message.text.encode())
+        if self.rule.count in _JS_COUNTS:
+            per = bytes_per_token(self.model) if self.rule.count is Count.USAGE_ROUND_BPT_ALL else 4
+            return 4 * js_tokens(message, self.rule.count, per), len(message.text.encode())
         return claude_chars(message), len(message.text.encode())
 
     def new_process(self, prompt: Any) -> bool:

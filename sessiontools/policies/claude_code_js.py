@@ -1,4 +1,5 @@
-"""The JS releases of Claude Code (1.0.89 - 2.1.112): their token estimate of a message and what they
+"""The JS releases of Claude Code (1.0.89 - 2.1.112, and the native 2.1.113 - 2.1.152 that embed the same
+estimator): their token estimate of a message and what they
 restore after a compaction, read from each release's `cli.js` (`policies.claude_code_rules` has the
 table; `policies.claude_code` the Policy that uses these)."""
 
@@ -15,7 +16,7 @@ from sessiontools.policies.claude_code_rules import (
     RESTORE_FILES,
     RESTORE_TOTAL_TOKENS,
     Count,
-    js_round4,
+    js_round,
 )
 from sessiontools.transcript.model import Message, UnitKind
 
@@ -63,34 +64,37 @@ JS_BLOCK_RULES: Mapping[Count, JsBlockRules] = {
          "thinking": _field("thinking"), "redacted_thinking": _field("data")},
         _json_chars, (UnitKind.IMAGE,)),
 }
+#: The native 2.1.140 - 2.1.152: the same block rules, each divided by the model's bytes per token.
+JS_BLOCK_RULES = {**JS_BLOCK_RULES, Count.USAGE_ROUND_BPT_ALL: JS_BLOCK_RULES[Count.USAGE_ROUND4_ALL]}
 
 
-def _js_block_tokens(b: Any, rules: JsBlockRules) -> int:
-    """A JS release's estimate of one content block under `rules`."""
+def _js_block_tokens(b: Any, rules: JsBlockRules, per: int) -> int:
+    """A JS release's estimate of one content block under `rules`, Math.round(len / `per`)."""
     if isinstance(b, str):
-        return js_round4(len(b))
+        return js_round(len(b), per)
     if not isinstance(b, dict):
         return 0
     t = b.get("type")
     if t == "tool_result":
         c = b.get("content")
-        return js_round4(len(c)) if isinstance(c, str) else sum(_js_block_tokens(x, rules) for x in c or [])
+        return js_round(len(c), per) if isinstance(c, str) else sum(_js_block_tokens(x, rules, per) for x in c or [])
     rule = rules.by_type.get(t, rules.other) if isinstance(t, str) else rules.other
-    return rule if isinstance(rule, int) else js_round4(rule(b))
+    return rule if isinstance(rule, int) else js_round(rule(b), per)
 
 
-def js_tokens(m: Message, count: Count = Count.USAGE_ROUND4) -> int:
-    """A JS release's estimate of a message (the sum over its blocks by `JS_BLOCK_RULES[count]`);
-    another agent's message: its units' text, rounded once."""
+def js_tokens(m: Message, count: Count = Count.USAGE_ROUND4, per: int = 4) -> int:
+    """A JS release's estimate of a message (the sum over its blocks by `JS_BLOCK_RULES[count]`, each
+    Math.round(len / `per`): 4, or the model's bytes per token from 2.1.140); another agent's message:
+    its units' text, rounded once."""
     rules = JS_BLOCK_RULES[count]
     raw = m.raw if isinstance(m.raw, dict) else None
     msg = raw.get("message") if raw is not None and raw.get("type") in ("user", "assistant") else None
     if isinstance(msg, dict):
         c = msg.get("content")
         if isinstance(c, str):
-            return js_round4(len(c))
-        return sum(_js_block_tokens(b, rules) for b in c or [] if isinstance(c, list))
-    return js_round4(sum(len(u.text) for u in m.units if u.kind not in rules.skip_units))
+            return js_round(len(c), per)
+        return sum(_js_block_tokens(b, rules, per) for b in c or [] if isinstance(c, list))
+    return js_round(sum(len(u.text) for u in m.units if u.kind not in rules.skip_units), per)
 
 
 def _read_result(m: Any) -> tuple[str, float] | None:

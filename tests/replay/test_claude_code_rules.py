@@ -19,6 +19,7 @@ from sessiontools.policies.claude_code_rules import (
     Count,
     Keeps,
     context_window,
+    js_round,
     js_round4,
     output_reserve,
     parse_version,
@@ -49,7 +50,8 @@ def test_rows_and_lookup() -> None:
     assert rule_for("2.1.139") is rule_for("2.1.112") and rule_for("2.1.222") is NEWEST
     # the native releases read: 2.1.140 - 2.1.152 the bytes-per-token estimate without the window gate,
     # 2.1.153 on the gate (2.1.221 is NEWEST's)
-    assert rule_for("2.1.140").count is Count.USAGE_CEIL4_X4_3 and not rule_for("2.1.152").threshold_needs_window
+    assert rule_for("2.1.140").count is Count.USAGE_ROUND_BPT_ALL and not rule_for("2.1.152").threshold_needs_window
+    assert rule_for("2.1.140").counts_own_reply and rule_for("2.1.152").keeps is Keeps.READ_FILES
     assert rule_for("2.1.153") is NEWEST and rule_for("2.1.221") is NEWEST
     assert NEWEST.threshold_needs_window
     assert not any(r.threshold_needs_window for r in RULES if r is not NEWEST)
@@ -88,6 +90,17 @@ def test_thresholds_users_run_at() -> None:
 
 def test_js_estimate() -> None:
     assert [js_round4(n) for n in (0, 1, 2, 3, 4, 5, 6, 10)] == [0, 0, 1, 1, 1, 1, 2, 3]  # Math.round, halves up
+    assert [js_round(n, 3) for n in (0, 1, 2, 3, 4, 5, 6, 10)] == [0, 0, 1, 1, 1, 2, 2, 3]  # 3 bytes per token
+    # 2.1.140 - 2.1.152: per block Math.round(len / bytes per token), 4 for a listed family, else 3
+    from sessiontools.transcript.model import Message as _M
+    from sessiontools.transcript.model import Role as _R
+
+    blocks = {"type": "assistant", "message": {"content": [{"type": "text", "text": "a" * 10},
+                                                           {"type": "thinking", "thinking": "b" * 5}]}}
+    m = _M(0, "b", 1, _R.ASSISTANT, (), raw=blocks)
+    listed = claude_code_policy("claude-code", "2.1.150", "claude-sonnet-4-5-20250929")
+    other = claude_code_policy("claude-code", "2.1.150", "claude-opus-4-8")
+    assert listed.size(m)[0] == 4 * (3 + 1) and other.size(m)[0] == 4 * (3 + 2)  # round(2.5), round(1.25) / 3.3, 1.7
     pol = claude_code_policy("claude-code", "2.1.12")
     from sessiontools.transcript.model import Message, Role
 
