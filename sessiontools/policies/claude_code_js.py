@@ -36,7 +36,7 @@ def _field(name: str) -> Callable[[dict[str, Any]], int]:
 
 
 #: What one block of a type is worth to the JS estimate: an int is a fixed token count, a function the
-#: characters Math.round(len/4) is taken of. A tool result is the sum over its content (a string, or
+#: characters Math.round(len / 4, or / the model's bytes per token from 2.1.140) is taken of. A tool result is the sum over its content (a string, or
 #: blocks by the same table). Per `Count` (a row of `claude_code_rules.RULES`), read from cli.js.
 BlockRule = int | Callable[[dict[str, Any]], int]
 
@@ -51,21 +51,23 @@ class JsBlockRules:
     skip_units: tuple[UnitKind, ...]
 
 
+#: cli.js 2.1.74 - 2.1.112 (and the native 2.1.113 - 2.1.152): text, tool_use (name + JSON input),
+#: thinking and tool-result text; an image or document 2000; any other block its JSON.
+_EVERY_BLOCK = JsBlockRules(
+    {"text": _field("text"), "image": JS_NEW_IMAGE_TOKENS, "document": JS_NEW_IMAGE_TOKENS,
+     "tool_use": lambda b: len(b.get("name") or "") + _json_chars(b.get("input") or {}),
+     "thinking": _field("thinking"), "redacted_thinking": _field("data")},
+    _json_chars, (UnitKind.IMAGE,))
+
 JS_BLOCK_RULES: Mapping[Count, JsBlockRules] = {
     # cli.js 2.1.2 - 2.1.73: text and tool-result text; tool_use and thinking blocks count 0
     Count.USAGE_ROUND4: JsBlockRules(
         {"text": _field("text"), "image": JS_IMAGE_TOKENS}, 0,
         (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)),
-    # cli.js 2.1.74 - 2.1.112: also tool_use (name + JSON input) and thinking; an image or document
-    # 2000; any other block its JSON
-    Count.USAGE_ROUND4_ALL: JsBlockRules(
-        {"text": _field("text"), "image": JS_NEW_IMAGE_TOKENS, "document": JS_NEW_IMAGE_TOKENS,
-         "tool_use": lambda b: len(b.get("name") or "") + _json_chars(b.get("input") or {}),
-         "thinking": _field("thinking"), "redacted_thinking": _field("data")},
-        _json_chars, (UnitKind.IMAGE,)),
+    Count.USAGE_ROUND4_ALL: _EVERY_BLOCK,
+    # the native 2.1.140 - 2.1.152: the same rules, divided by the model's bytes per token, not 4
+    Count.USAGE_ROUND_BPT_ALL: _EVERY_BLOCK,
 }
-#: The native 2.1.140 - 2.1.152: the same block rules, each divided by the model's bytes per token.
-JS_BLOCK_RULES = {**JS_BLOCK_RULES, Count.USAGE_ROUND_BPT_ALL: JS_BLOCK_RULES[Count.USAGE_ROUND4_ALL]}
 
 
 def _js_block_tokens(b: Any, rules: JsBlockRules, per: int) -> int:
