@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
@@ -67,6 +67,8 @@ from sessiontools.policies.base import (
 )
 from sessiontools.policies.claude_code_js import js_tokens, print_mode_prompt, restored_files
 from sessiontools.policies.claude_code_rules import (
+    DEFAULT_WINDOW,
+    LONG_WINDOW,
     NEWEST,
     ClaudeCodeRule,
     Count,
@@ -223,6 +225,13 @@ class ClaudeCodePolicy(Policy):
     def default_window(self) -> int:
         """The window this CLI assumed for the model: 1M for `[1m]` ids, else 200k."""
         return context_window(self.model)
+
+    def recorded_window(self, settings: Mapping[str, Any]) -> int | None:
+        """1M when the file shows a request answered with a prompt above 200k (Claude Code's only
+        other window: the model ran with 1M, a `[1m]` id, the 1M beta or a gateway's model, whatever
+        the id says); else not recorded."""
+        largest = settings.get("largest_answered_prompt")
+        return LONG_WINDOW if isinstance(largest, int) and largest > DEFAULT_WINDOW else None
 
     def threshold(self, settings: PolicySettings) -> int:
         if self.reactive_only:

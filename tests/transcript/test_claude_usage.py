@@ -164,3 +164,21 @@ def test_a_gateway_response_without_request_id_keeps_its_final_line_and_top_leve
     assert [(r.usage.output, r.usage.cache_write, r.usage.cache_write_1h) for r in t.billed] == [(188, 120, 0), (26, 313, 0)]
     assert inspect_transcript(t)["usage"] == {"input": 210, "output": 214, "cache_read": 32000, "cache_write": 433}
     # ccusage's reading of the same lines: 188 + 0 output, 0 + 313 cache write
+
+
+def test_a_prompt_answered_above_200k_means_claude_code_ran_at_1m() -> None:
+    """Claude Code's windows are 200k and 1M: a request answered with a prompt above 200k shows the
+    1M one, whatever the model id says (a gateway's id, the 1M beta), and replay defaults to it (real
+    2.1.167 files at 203k - 414k were 'overflow' extras at 200k)."""
+    from sessiontools.policies.claude_code import claude_code_policy
+    from sessiontools.replay.transcripts import default_window
+
+    def session(read):  # type: ignore[no-untyped-def]
+        r, _ = _response("a1", "u1", "msg_1", "req_1", [5, 40], read=read)
+        return claude_transcript(parse_bytes(_bytes([_user("u1", None, "go"), *r]), "x.jsonl"))
+
+    big, small = session(205_000), session(150_000)
+    assert big.settings["largest_answered_prompt"] == 3 + 205_000 + 200
+    pol = claude_code_policy("claude-code", "2.0.76", "claude-sonnet-4-5-20250929")
+    assert pol.recorded_window(big.settings) == 1_000_000 and pol.recorded_window(small.settings) is None
+    assert default_window(big, big.main, pol) == 1_000_000 and default_window(small, small.main, pol) == 200_000
