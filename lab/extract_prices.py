@@ -6,7 +6,8 @@ The list is LiteLLM's ``model_prices_and_context_window.json`` (the PyPI ``litel
 as ``litellm/model_prices_and_context_window_backup.json``); it is what ccusage prices with (its
 ``pricing.rs`` embeds it at build time). Kept: the chat models of the two providers whose CLIs
 sessiontools reads without a recorded cost (Claude Code: ``litellm_provider`` ``anthropic``; Codex:
-``openai``), and the Anthropic models LiteLLM lists only under Bedrock now
+``openai``), the models of the Anthropic-compatible gateways Claude Code users point
+``ANTHROPIC_BASE_URL`` at (``minimax``, ``zai``: `GATEWAY_PROVIDERS`), and the Anthropic models LiteLLM lists only under Bedrock now
 (``anthropic.<id>-v1:0``, the same list prices), so older transcripts stay priced.
 
 Per model, dollars per million tokens: ``input``, ``output``, ``cache_read``, ``cache_write`` (the
@@ -28,6 +29,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "sessiontools" / "data" / "models.json"
+#: Providers whose Anthropic-compatible endpoints Claude Code users reach through ANTHROPIC_BASE_URL
+#: (the transcript records their own model ids: `MiniMax-M2.1`, `glm-4.7`); ccusage prices those ids
+#: with LiteLLM's `minimax/...` and `zai/...` entries (to the cent on the real files).
+GATEWAY_PROVIDERS = ("minimax", "zai")
 _OPENAI = re.compile(r"^(gpt-4\.1|gpt-5|o3|o4|codex)")
 _CLASSES = (("input", "input_cost_per_token"), ("output", "output_cost_per_token"),
             ("cache_read", "cache_read_input_token_cost"), ("cache_write", "cache_creation_input_token_cost"))
@@ -83,10 +88,15 @@ def extract(prices: dict[str, Any]) -> list[dict[str, Any]]:
             m = _entry("anthropic", key, e, twin)
         elif prov == "openai" and _OPENAI.match(key):
             m = _entry("openai", key, e, None)
+        elif prov in GATEWAY_PROVIDERS and key.startswith(f"{prov}/"):
+            key = key.split("/", 1)[1]
+            m = _entry(prov, key, e, None)
+            if m:
+                m["via"] = f"{prov}/{key}"
         else:
             continue
         if m:
-            out[("anthropic" if prov == "anthropic" else "openai", key)] = m
+            out[(prov, key)] = m
     # Anthropic models LiteLLM lists only under Bedrock (retired from its anthropic section)
     for key, e in prices.items():
         mm = re.fullmatch(r"anthropic\.(claude-[a-z0-9-]+?)-v\d+(?::\d+)?", key)

@@ -40,7 +40,7 @@ PAIR = ("claude-threshold-14", "claude-threshold-15")
 #: CLAUDE_CODE_AUTO_COMPACT_WINDOW before the native releases): T = min(floor(E x 14 / 100), E - 13000)
 #: = 23520 where E = 200000 - 32000 (<= 2.1.20), 25200 where E = 200000 - 20000 (>= 2.1.21).
 VERSIONED_PCT = 14
-VERSIONED = ("2.0.77", "2.1.12", "2.1.20", "2.1.21", "2.1.63", "2.1.112")
+VERSIONED = ("2.0.77", "2.1.12", "2.1.20", "2.1.21", "2.1.63", "2.1.112", "2.1.150")
 SAMPLES += tuple(
     ClaudeRecording(f"claude-{v}", seed=3, prompts=6, profile="heavy", pct=VERSIONED_PCT, server_window=400000,
                     version=v, model="claude-sonnet-4-5",

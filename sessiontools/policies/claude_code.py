@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
@@ -67,6 +67,8 @@ from sessiontools.policies.base import (
 )
 from sessiontools.policies.claude_code_js import js_tokens, print_mode_prompt, restored_files
 from sessiontools.policies.claude_code_rules import (
+    DEFAULT_WINDOW,
+    LONG_WINDOW,
     NEWEST,
     ClaudeCodeRule,
     Count,
@@ -118,6 +120,10 @@ FOUR_BYTES_PER_TOKEN = frozenset({
     "claude-3-opus", "claude-3-sonnet", "claude-3-haiku", "claude-3-5-sonnet", "claude-3-5-haiku", "claude-3-7-sonnet",
     "claude-opus-4-0", "claude-opus-4-1", "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-0",
     "claude-sonnet-4-5", "claude-sonnet-4-6", "claude-haiku-4-5"})
+
+
+#: The counts whose estimate is the JS per-block one (`policies.claude_code_js.js_tokens`).
+_JS_COUNTS = (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL, Count.USAGE_ROUND_BPT_ALL)
 
 
 def bytes_per_token(model: str | None) -> int:
@@ -220,6 +226,13 @@ class ClaudeCodePolicy(Policy):
         """The window this CLI assumed for the model: 1M for `[1m]` ids, else 200k."""
         return context_window(self.model)
 
+    def recorded_window(self, settings: Mapping[str, Any]) -> int | None:
+        """1M when the file shows a request answered with a prompt above 200k (Claude Code's only
+        other window: the model ran with 1M, a `[1m]` id, the 1M beta or a gateway's model, whatever
+        the id says); else not recorded."""
+        largest = settings.get("largest_answered_prompt")
+        return LONG_WINDOW if isinstance(largest, int) and largest > DEFAULT_WINDOW else None
+
     def threshold(self, settings: PolicySettings) -> int:
         if self.reactive_only:
             return settings.context_window
@@ -232,7 +245,7 @@ class ClaudeCodePolicy(Policy):
     def count(self, view: CountView) -> float:
         if self.rule.count is Count.USAGE:  # 2.0.x: the newest response's usage alone (0 before one)
             return float(view.last_usage_total or 0)
-        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):  # size(): 4 x the per-block estimate
+        if self.rule.count in _JS_COUNTS:  # size(): 4 x the per-block estimate
             items = view.trailing if view.last_usage_total is not None else view.context
             return (view.last_usage_total or 0) + sum(c for c, _ in items) / 4
         if view.last_usage_total is None:
@@ -250,8 +263,9 @@ class ClaudeCodePolicy(Policy):
         return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
 
     def size(self, message: Any) -> tuple[int, int]:
-        if self.rule.count in (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL):
-            return 4 * js_tokens(message, self.rule.count is Count.USAGE_ROUND4_ALL), len(message.text.encode())
+        if self.rule.count in _JS_COUNTS:
+            per = bytes_per_token(self.model) if self.rule.count is Count.USAGE_ROUND_BPT_ALL else 4
+            return 4 * js_tokens(message, self.rule.count, per), len(message.text.encode())
         return claude_chars(message), len(message.text.encode())
 
     def new_process(self, prompt: Any) -> bool:

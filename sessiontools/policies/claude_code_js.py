@@ -1,11 +1,13 @@
-"""The JS releases of Claude Code (1.0.89 - 2.1.112): their token estimate of a message and what they
+"""The JS releases of Claude Code (1.0.89 - 2.1.112, and the native 2.1.113 - 2.1.152 that embed the same
+estimator): their token estimate of a message and what they
 restore after a compaction, read from each release's `cli.js` (`policies.claude_code_rules` has the
 table; `policies.claude_code` the Policy that uses these)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.policies.base import Candidate
@@ -13,72 +15,88 @@ from sessiontools.policies.claude_code_rules import (
     RESTORE_FILE_TOKENS,
     RESTORE_FILES,
     RESTORE_TOTAL_TOKENS,
-    js_round4,
+    Count,
+    js_round,
 )
 from sessiontools.transcript.model import Message, UnitKind
 
-#: A JS release's estimate of an image block (2.1.2 - 2.1.20; 2.1.63 counts 2000).
+#: A JS release's estimate of an image block (2.1.2 - 2.1.73, as modelled; 2.1.63 counts 2000).
 JS_IMAGE_TOKENS = 1334
 #: 2.1.74 - 2.1.112: an image or a document block.
 JS_NEW_IMAGE_TOKENS = 2000
 
 
-def _js_block_tokens(b: Any) -> int:
-    """A JS release's estimate of one content block: Math.round(len/4) of a text block or of each text
-    of a tool result; tool_use and thinking blocks count 0 (cli.js 2.1.2 - 2.1.63)."""
+def _json_chars(v: Any) -> int:
+    """len(JSON.stringify(v)) (compact separators, non-ASCII kept)."""
+    return len(json.dumps(v, separators=(",", ":"), ensure_ascii=False))
+
+
+def _field(name: str) -> Callable[[dict[str, Any]], int]:
+    return lambda b: len(b.get(name) or "")
+
+
+#: What one block of a type is worth to the JS estimate: an int is a fixed token count, a function the
+#: characters Math.round(len / 4, or / the model's bytes per token from 2.1.140) is taken of. A tool result is the sum over its content (a string, or
+#: blocks by the same table). Per `Count` (a row of `claude_code_rules.RULES`), read from cli.js.
+BlockRule = int | Callable[[dict[str, Any]], int]
+
+
+@dataclass(frozen=True, slots=True)
+class JsBlockRules:
+    """The block-type rules of the releases one `Count` stands for."""
+
+    by_type: Mapping[str, BlockRule]
+    other: BlockRule  # a type not listed
+    #: Another agent's message (no Claude Code content): the unit kinds left out of its text.
+    skip_units: tuple[UnitKind, ...]
+
+
+#: cli.js 2.1.74 - 2.1.112 (and the native 2.1.113 - 2.1.152): text, tool_use (name + JSON input),
+#: thinking and tool-result text; an image or document 2000; any other block its JSON.
+_EVERY_BLOCK = JsBlockRules(
+    {"text": _field("text"), "image": JS_NEW_IMAGE_TOKENS, "document": JS_NEW_IMAGE_TOKENS,
+     "tool_use": lambda b: len(b.get("name") or "") + _json_chars(b.get("input") or {}),
+     "thinking": _field("thinking"), "redacted_thinking": _field("data")},
+    _json_chars, (UnitKind.IMAGE,))
+
+JS_BLOCK_RULES: Mapping[Count, JsBlockRules] = {
+    # cli.js 2.1.2 - 2.1.73: text and tool-result text; tool_use and thinking blocks count 0
+    Count.USAGE_ROUND4: JsBlockRules(
+        {"text": _field("text"), "image": JS_IMAGE_TOKENS}, 0,
+        (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)),
+    Count.USAGE_ROUND4_ALL: _EVERY_BLOCK,
+    # the native 2.1.140 - 2.1.152: the same rules, divided by the model's bytes per token, not 4
+    Count.USAGE_ROUND_BPT_ALL: _EVERY_BLOCK,
+}
+
+
+def _js_block_tokens(b: Any, rules: JsBlockRules, per: int) -> int:
+    """A JS release's estimate of one content block under `rules`, Math.round(len / `per`)."""
     if isinstance(b, str):
-        return js_round4(len(b))
+        return js_round(len(b), per)
     if not isinstance(b, dict):
         return 0
     t = b.get("type")
-    if t == "text":
-        return js_round4(len(b.get("text") or ""))
-    if t == "image":
-        return JS_IMAGE_TOKENS
     if t == "tool_result":
         c = b.get("content")
-        if isinstance(c, str):
-            return js_round4(len(c))
-        return sum(_js_block_tokens(x) for x in c or [])
-    return 0
+        return js_round(len(c), per) if isinstance(c, str) else sum(_js_block_tokens(x, rules, per) for x in c or [])
+    rule = rules.by_type.get(t, rules.other) if isinstance(t, str) else rules.other
+    return rule if isinstance(rule, int) else js_round(rule(b), per)
 
 
-def _js_block_tokens_all(b: Any) -> int:
-    """2.1.74 - 2.1.112: Math.round(len/4) of text, thinking, tool_use name + JSON input and tool-result
-    text; an image or document 2000."""
-    if isinstance(b, str):
-        return js_round4(len(b))
-    if not isinstance(b, dict):
-        return 0
-    t = b.get("type")
-    if t == "text":
-        return js_round4(len(b.get("text") or ""))
-    if t in ("image", "document"):
-        return JS_NEW_IMAGE_TOKENS
-    if t == "tool_result":
-        c = b.get("content")
-        return js_round4(len(c)) if isinstance(c, str) else sum(_js_block_tokens_all(x) for x in c or [])
-    if t == "tool_use":
-        return js_round4(len(b.get("name") or "") + len(json.dumps(b.get("input") or {}, separators=(",", ":"),
-                                                                   ensure_ascii=False)))
-    if t == "thinking":
-        return js_round4(len(b.get("thinking") or ""))
-    if t == "redacted_thinking":
-        return js_round4(len(b.get("data") or ""))
-    return js_round4(len(json.dumps(b, separators=(",", ":"), ensure_ascii=False)))
-
-
-def js_tokens(m: Message, every_block: bool = False) -> int:
-    """A JS release's estimate of a message (sum over its blocks; `every_block`: 2.1.74 on, tool calls
-    and thinking too); another agent's message: its units' text, rounded once."""
+def js_tokens(m: Message, count: Count = Count.USAGE_ROUND4, per: int = 4) -> int:
+    """A JS release's estimate of a message (the sum over its blocks by `JS_BLOCK_RULES[count]`, each
+    Math.round(len / `per`): 4, or the model's bytes per token from 2.1.140); another agent's message:
+    its units' text, rounded once."""
+    rules = JS_BLOCK_RULES[count]
     raw = m.raw if isinstance(m.raw, dict) else None
     msg = raw.get("message") if raw is not None and raw.get("type") in ("user", "assistant") else None
-    block = _js_block_tokens_all if every_block else _js_block_tokens
     if isinstance(msg, dict):
         c = msg.get("content")
-        return js_round4(len(c)) if isinstance(c, str) else sum(block(b) for b in c or [] if isinstance(c, list))
-    skip = (UnitKind.IMAGE,) if every_block else (UnitKind.THINKING, UnitKind.IMAGE, UnitKind.TOOL_CALL)
-    return js_round4(sum(len(u.text) for u in m.units if u.kind not in skip))
+        if isinstance(c, str):
+            return js_round(len(c), per)
+        return sum(_js_block_tokens(b, rules, per) for b in c or [] if isinstance(c, list))
+    return js_round(sum(len(u.text) for u in m.units if u.kind not in rules.skip_units), per)
 
 
 def _read_result(m: Any) -> tuple[str, float] | None:

@@ -25,19 +25,30 @@ What changed (each a column of `ClaudeCodeRule`):
 - **2.1.74**: the estimate also counts tool_use blocks (name + JSON input) and thinking, an image or
   document 2000 (Math.round(len/4) per block).
 - **2.1.75 - 2.1.97**: `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (100000 - 1000000; W = min(model window, it)).
-- **2.1.98 - 2.1.112** (the last JS release; measured: 2.1.112): the estimate starts after the newest
-  response's *first* line (its other lines, one per content block, are counted by the estimate).
-  2.1.111 adds a gate behind a remote flag (off by default, never in print mode). The native
-  releases 2.1.113 - 2.1.221 are not read: they get this row.
-- **2.1.222 on** (measured on 2.1.332, `policies.claude_code`; the gate and the estimator read in the
-  JS embedded in the 2.1.222 and 2.1.332 binaries): the estimate is ceil(chars / bytes per token),
+- **2.1.98 - 2.1.139** (2.1.112 the last JS release; measured: 2.1.112): the estimate starts after the
+  newest response's *first* line (its other lines, one per content block, are counted by the estimate).
+  2.1.111 adds a gate behind a remote flag (off by default, never in print mode); the native 2.1.113
+  has the same check (read: `autocompact: tokens=` in the JS its binary embeds); 2.1.137 - 2.1.139 gate
+  only 1M-window models (a 200k model compacts at T as before: the real 2.1.119 - 2.1.136 files compact
+  at 167k - 173k of recorded usage without a configured window).
+- **2.1.140 - 2.1.152** (read: the 2.1.140 - 2.1.143, 2.1.150, 2.1.152 binaries; measured: 2.1.150):
+  the estimate divides by the model's bytes per token (4 for the families listed in
+  `policies.claude_code.FOUR_BYTES_PER_TOKEN`, the same list in 2.1.150 and 2.1.222, else 3):
+  Math.round(len / bytes) per block by the 2.1.74 block rules (2.1.139 divides by 4); the gate
+  still applies to 1M-window models only, so print mode compacts at T without a window (measured). The file-restore constants are those of 2.1.112; the reactive behaviour
+  is not read: this row keeps the 2.1.98 row's.
+- **2.1.153 on** (measured on 2.1.332, `policies.claude_code`; the gate and the estimator read in the
+  JS embedded in the 2.1.153, 2.1.154, 2.1.160, 2.1.167, 2.1.195, 2.1.210, 2.1.221, 2.1.222 and
+  2.1.332 binaries; 2.1.152 has the 1M-only gate): the estimate is ceil(chars / bytes per token),
   4 for the model families the release lists, 3 for the others (the lab's model: ceil(chars/4 x 4/3)), over text,
   tool_use name + JSON input and tool-result text, counted from the *first* line of the newest response;
   `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (at least 100000) sets W; a threshold compaction keeps the last
   round of the turn. The threshold runs only when an auto-compact window is configured (environment
-  or `autoCompactWindow` setting): `if (gate() && source(window) === "auto") return false` in the JS
-  embedded in the 2.1.222 and 2.1.332 binaries, which is why they never compacted at the model's own
-  window in the lab; without one they compact reactively only.
+  or `autoCompactWindow` setting, or from 2.1.167 the "model-default" window 2.1.167 - 2.1.222 give
+  claude-sonnet-4-6 and claude-opus-4-6 below 1M): `if (notRemote() && !flag() &&
+  !configured(window)) return false`, which is why 2.1.222 and 2.1.332 never compacted at the model's
+  own window in the lab; without one they compact reactively only. (Not modelled: the model-default
+  window of those two models.)
 
 - **reactive** (`reactive`): the JS releases (1.0.89 - 2.1.112) never compact after the API's `prompt
   is too long`: the error ends the turn (written as an assistant line "Prompt is too long") and the
@@ -46,6 +57,17 @@ What changed (each a column of `ClaudeCodeRule`):
   transcripts show the error, then a manual boundary; measured: 2.1.112 against a lab limit of 13000
   answers "Prompt is too long", exits 1 and writes no boundary, tests/e2e/test_claude_cli.py). 2.1.332
   compacts and retries (measured, `claude-reactive.jsonl`).
+- **auto-compact off** (not a column: a user setting). Every release checks `autoCompactEnabled` (the
+  global config, read at each check; default true) and the environment (`DISABLE_COMPACT`,
+  `DISABLE_AUTO_COMPACT`) before its threshold. The setting is toggled in `/config` and saved at once;
+  the transcript records the `/config` command and the dialog's closing line, which names the change
+  ("Disabled auto-compact", cli.js 2.0.77) only when the dialog is left from its Config tab (else
+  "Status dialog dismissed"); the environment is never recorded. `policies.claude_code.default_policy`
+  takes a file whose requests went past T with no threshold compaction as auto-compact off
+  (`auto_compact_off`); a switch *within* a session (a real 2.0.76 file: two threshold
+  compactions, then `/config` closed with "Status dialog dismissed" between a request at 154.9k and
+  the next at 155.4k, and its remaining 44 requests sent at up to 170k without a compaction) is not
+  modelled: the replay walk has no per-request hook for it (one extra compaction there).
 - **kept** (`keeps`): after its summary every JS release re-reads the 5 most recently read files
   (`RESTORE_*`, the same constants in 1.0.89 - 2.1.112) and attaches them; they are never written to
   the transcript, so a process that reloads it (print mode's next prompt, `--continue`) has lost them.
@@ -88,6 +110,9 @@ class Count(StrEnum):
     #: + Math.round(len/4) per text, tool-result, tool_use (name + JSON input) and thinking block, an
     #: image or document 2000 (2.1.74 - 2.1.112)
     USAGE_ROUND4_ALL = "usage+round(chars/4), calls and thinking too"
+    #: + Math.round(len / bytes per token) per block by the 2.1.74 block rules, 4 or 3 bytes by model
+    #: (`policies.claude_code.bytes_per_token`; the native 2.1.140 - 2.1.152)
+    USAGE_ROUND_BPT_ALL = "usage+round(chars/bytes per token), calls and thinking too"
     USAGE_CEIL4_X4_3 = "usage+ceil(chars/4*4/3)"  # + ceil(chars/4 x 4/3), tool_use included (2.1.332)
 
 
@@ -144,14 +169,25 @@ RULES: tuple[ClaudeCodeRule, ...] = (
                    "read: cli.js of 2.1.73 (not yet) and 2.1.74"),
     ClaudeCodeRule("2.1.75", "2.1.97", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
                    "read: cli.js of 2.1.75, 2.1.76, 2.1.84, 2.1.90, 2.1.97"),
-    ClaudeCodeRule("2.1.98", "2.1.221", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
+    ClaudeCodeRule("2.1.98", "2.1.139", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
                    "read: cli.js of 2.1.98, 2.1.100, 2.1.104, 2.1.105, 2.1.110, 2.1.111, 2.1.112 (the last JS "
-                   "release); measured: 2.1.112 on the lab; the native releases 2.1.113 - 2.1.221 not read, given this row",
+                   "release) and the JS in the native binaries of 2.1.113 (the same check), 2.1.137, 2.1.138 and "
+                   "2.1.139 (the same estimate; the window gate only for 1M-window models); measured: 2.1.112 "
+                   "on the lab; real files 2.1.119 - 2.1.136: 7 of 8 threshold compactions reproduced",
                    from_first_line=True),
-    ClaudeCodeRule("2.1.222", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
+    ClaudeCodeRule("2.1.140", "2.1.152", Count.USAGE_ROUND_BPT_ALL, 20_000, Keeps.READ_FILES, True, True, False,
+                   "read: the JS in the native binaries of 2.1.140, 2.1.141, 2.1.142, 2.1.143, 2.1.150 and 2.1.152: "
+                   "Math.round(len / bytes per token) per block (4 or 3 by model; 2.1.139 divides by 4); the "
+                   "window gate only for 1M-window models; the file-restore constants (5 / 5000 / 50000) as "
+                   "in 2.1.112; measured: 2.1.150 on the lab (print mode, no window: it compacts at T); the "
+                   "reactive behaviour not read (the 2.1.98 row's)", from_first_line=True),
+    ClaudeCodeRule("2.1.153", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
                    "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code); read: "
-                   "the JS embedded in the native binaries of 2.1.222 and 2.1.332 (the threshold needs a "
-                   "configured auto-compact window)", threshold_needs_window=True),
+                   "the JS embedded in the native binaries of 2.1.153, 2.1.154, 2.1.160, 2.1.167, 2.1.195, "
+                   "2.1.210, 2.1.221, 2.1.222 and 2.1.332 (the threshold needs a configured auto-compact "
+                   "window: `if (notRemote() && !flag() && !configured(window)) return false`; 2.1.152 gates "
+                   "only 1M-window models); what is kept and the reactive retry measured on 2.1.332 only",
+                   threshold_needs_window=True),
 )
 #: The rule when the file records no version (the newest measured one).
 NEWEST = RULES[-1]
@@ -216,6 +252,11 @@ def threshold(rule: ClaudeCodeRule, window: int, model: str | None = None, pct: 
     return min(int(e * pct // 100), e - AUTOCOMPACT_BUFFER)
 
 
+def js_round(n: int, d: int) -> int:
+    """Math.round(n / d) (halves up)."""
+    return (2 * n + d) // (2 * d)
+
+
 def js_round4(n: int) -> int:
     """Math.round(n / 4) (halves up)."""
-    return (2 * n + 4) // 8
+    return js_round(n, 4)

@@ -468,10 +468,14 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
         fmt = "claude-code-" + ".".join(version.split(".")[:2])
     else:
         fmt = "claude-code"
+    settings = _settings(f)
+    # the largest prompt a request of the resumed path or a sidechain was answered with: the window
+    # Claude Code ran at was at least that (`ClaudeCodePolicy.recorded_window`)
+    settings["largest_answered_prompt"] = max((r.usage.prompt for p in paths for r in p.requests), default=0)
     return cleaned_for(f, Transcript(
         agent=Agent.CLAUDE_CODE, source=f.path, session_id=f.session_id, format=fmt, paths=paths,
         diagnostics=sorted([*f.diagnostics, *_orphans(f, nodes)], key=_LINE),
-        settings=_settings(f), off_path_compactions=_off_path(f, paths, rejected, provider_limit)))
+        settings=settings, off_path_compactions=_off_path(f, paths, rejected, provider_limit)))
 
 
 def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None,

@@ -22,7 +22,9 @@ date suffix (``-20251101``, ``-2025-11-01``) dropped on both sides; then the ali
 provider is the recorded one when it is ``anthropic`` or ``openai``; else (none recorded, or a
 provider id of the user's own: Codex rollouts record ``codex``, a proxy's name, ...) it is inferred
 from the id (``claude-`` -> anthropic, ``gpt-``/``o3``/``o4``/``codex-`` -> openai), as ccusage
-prices by model id alone; an id is never matched against the other provider's table (``openai``
+prices by model id alone. A gateway's id (``MiniMax-...`` -> minimax, ``glm-...`` -> zai: the
+Anthropic-compatible endpoints Claude Code is pointed at with ``ANTHROPIC_BASE_URL``, which it
+records under ``anthropic``) is priced from that provider's LiteLLM entry, as ccusage does; an id is never matched against the other provider's table (``openai``
 with ``claude-...``) nor across model versions (``claude-opus-4-9`` is no ``claude-opus-4-8``). A model the table does not
 have is not priced: its requests are counted apart (`SessionCost.unpriced`), never as $0.
 """
@@ -46,6 +48,9 @@ from sessiontools.transcript.model import Cost, Request, Usage
 ALIASES = {"gpt-5.3-spark": "gpt-5.3-codex-spark"}
 
 _PROVIDERS = ("anthropic", "openai")
+#: Model ids of the Anthropic-compatible gateways Claude Code users reach through ANTHROPIC_BASE_URL
+#: (MiniMax, Z.ai's GLM): Claude Code records their own id under its `anthropic` provider.
+_GATEWAY_IDS = (("minimax-", "minimax"), ("glm-", "zai"))
 _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _TAG = re.compile(r"\[[^\]]*\]$")
 _VERSION_SEP = re.compile(r"(?<=\d)[.@](?=\d)")
@@ -131,6 +136,9 @@ def infer_provider(model: str) -> str | None:
         return "anthropic"
     if bare.startswith(("gpt-", "o1", "o3", "o4", "codex-")):
         return "openai"
+    for prefix, provider in _GATEWAY_IDS:
+        if bare.startswith(prefix):
+            return provider
     return None
 
 
@@ -140,8 +148,11 @@ def agent_price(provider: str | None, model: str | None) -> AgentPrice | None:
         return None
     exact, normal, _ = _table()
     prov = provider.lower() if isinstance(provider, str) and provider else None
+    inferred = infer_provider(model)
     if prov not in _PROVIDERS:  # none recorded, or a provider id of the user's own (Codex's `codex`, a proxy)
-        prov = infer_provider(model)
+        prov = inferred
+    elif inferred is not None and inferred not in _PROVIDERS:  # a gateway's model behind the Anthropic API
+        prov = inferred
     if prov is None:
         return None
     hit = exact.get((prov, model))

@@ -19,6 +19,7 @@ from sessiontools.policies.claude_code_rules import (
     Count,
     Keeps,
     context_window,
+    js_round,
     js_round4,
     output_reserve,
     parse_version,
@@ -41,11 +42,17 @@ def _records(t, **kw):  # type: ignore[no-untyped-def]
     return [run_record(tr, run) for tr in replay_transcript(t, **kw) for run in tr.runs]
 
 def test_rows_and_lookup() -> None:
-    assert [r.first for r in RULES] == ["2.0.0", "2.0.20", "2.1.2", "2.1.21", "2.1.74", "2.1.75", "2.1.98", "2.1.222"]
+    assert [r.first for r in RULES] == ["2.0.0", "2.0.20", "2.1.2", "2.1.21", "2.1.74", "2.1.75", "2.1.98", "2.1.140",
+                                        "2.1.153"]
     assert rule_for("2.1.73") is rule_for("2.1.21") and rule_for("2.1.74").count is Count.USAGE_ROUND4_ALL
     assert not rule_for("2.1.74").auto_compact_window_env and rule_for("2.1.75").auto_compact_window_env
     assert not rule_for("2.1.97").counts_own_reply and rule_for("2.1.98").counts_own_reply
-    assert rule_for("2.1.221") is rule_for("2.1.112") and rule_for("2.1.222") is NEWEST
+    assert rule_for("2.1.139") is rule_for("2.1.112") and rule_for("2.1.222") is NEWEST
+    # the native releases read: 2.1.140 - 2.1.152 the bytes-per-token estimate without the window gate,
+    # 2.1.153 on the gate (2.1.221 is NEWEST's)
+    assert rule_for("2.1.140").count is Count.USAGE_ROUND_BPT_ALL and not rule_for("2.1.152").threshold_needs_window
+    assert rule_for("2.1.140").counts_own_reply and rule_for("2.1.152").keeps is Keeps.READ_FILES
+    assert rule_for("2.1.153") is NEWEST and rule_for("2.1.221") is NEWEST
     assert NEWEST.threshold_needs_window
     assert not any(r.threshold_needs_window for r in RULES if r is not NEWEST)
     assert rule_for("2.0.2").count is Count.USAGE and not rule_for("2.0.19").pct_override
@@ -56,6 +63,7 @@ def test_rows_and_lookup() -> None:
     assert rule_for(None) is NEWEST and rule_for("unknown") is NEWEST and rule_for("1.0.128") is RULES[0]
     assert rule_for("2.1.63").keeps is Keeps.READ_FILES and NEWEST.keeps is Keeps.LAST_ROUND
     assert all(r.keeps is Keeps.READ_FILES for r in RULES if r is not NEWEST)
+    assert threshold(rule_for("2.1.128"), 200000, "claude-sonnet-4-6") == 167000  # the real 2.1.1xx files
     assert parse_version("2.1.63") == (2, 1, 63) and parse_version("0.171.0-alpha.2") == (0, 171, 0)
     assert all(r.how for r in RULES)
 
@@ -82,6 +90,17 @@ def test_thresholds_users_run_at() -> None:
 
 def test_js_estimate() -> None:
     assert [js_round4(n) for n in (0, 1, 2, 3, 4, 5, 6, 10)] == [0, 0, 1, 1, 1, 1, 2, 3]  # Math.round, halves up
+    assert [js_round(n, 3) for n in (0, 1, 2, 3, 4, 5, 6, 10)] == [0, 0, 1, 1, 1, 2, 2, 3]  # 3 bytes per token
+    # 2.1.140 - 2.1.152: per block Math.round(len / bytes per token), 4 for a listed family, else 3
+    from sessiontools.transcript.model import Message as _M
+    from sessiontools.transcript.model import Role as _R
+
+    blocks = {"type": "assistant", "message": {"content": [{"type": "text", "text": "a" * 10},
+                                                           {"type": "thinking", "thinking": "b" * 5}]}}
+    m = _M(0, "b", 1, _R.ASSISTANT, (), raw=blocks)
+    listed = claude_code_policy("claude-code", "2.1.150", "claude-sonnet-4-5-20250929")
+    other = claude_code_policy("claude-code", "2.1.150", "claude-opus-4-8")
+    assert listed.size(m)[0] == 4 * (3 + 1) and other.size(m)[0] == 4 * (3 + 2)  # round(2.5), round(1.25) / 3.3, 1.7
     pol = claude_code_policy("claude-code", "2.1.12")
     from sessiontools.transcript.model import Message, Role
 

@@ -140,3 +140,45 @@ def test_usage_of_takes_the_one_hour_part_and_rejects_nothing_else() -> None:
     assert u is not None and (u.input, u.cache_read, u.cache_write, u.output, u.cache_write_1h) == (1, 2, 10, 3, 10)
     assert usage_of({"input_tokens": 0, "output_tokens": 0}) is None
     assert usage_of("x") is None
+
+
+def test_a_gateway_response_without_request_id_keeps_its_final_line_and_top_level_cache_write() -> None:
+    """Claude Code behind ANTHROPIC_BASE_URL (MiniMax, GLM): no `requestId`, the first line of a response
+    has only the four counts, the final one adds a `cache_creation` breakdown of zeros that contradicts
+    its own `cache_creation_input_tokens`. What the provider billed is the final line's top-level counts
+    (input and cache read repeat on every line, output is the running count). ccusage 20.0.24 instead
+    takes the breakdown as the cache write and keeps the line with the most tokens by that sum, so it
+    keeps the final line of one response (its cache write read as 0) and the first of another (output
+    0); that rule reproduced ccusage's totals on 92 of 92 real gateway files (lab), and is not ours."""
+    def gw(uuid, parent, mid, out, write, final):  # type: ignore[no-untyped-def]
+        d = _block(uuid, parent, mid, None, out, _text("t"), inp=105, read=16000, write=write,
+                   stop="end_turn" if final else None)
+        del d["requestId"]
+        d["message"]["model"] = "MiniMax-M2.1"
+        if final:
+            d["message"]["usage"]["cache_creation"] = {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}
+        return d
+    lines = [_user("u1", None, "go"), gw("a1", "u1", "m1", 0, 120, False), gw("a2", "a1", "m1", 188, 120, True),
+             _user("u2", "a2", "more"), gw("b1", "u2", "m2", 0, 313, False), gw("b2", "b1", "m2", 26, 313, True)]
+    t = claude_transcript(parse_bytes(_bytes(lines), "x.jsonl"))
+    assert [(r.usage.output, r.usage.cache_write, r.usage.cache_write_1h) for r in t.billed] == [(188, 120, 0), (26, 313, 0)]
+    assert inspect_transcript(t)["usage"] == {"input": 210, "output": 214, "cache_read": 32000, "cache_write": 433}
+    # ccusage's reading of the same lines: 188 + 0 output, 0 + 313 cache write
+
+
+def test_a_prompt_answered_above_200k_means_claude_code_ran_at_1m() -> None:
+    """Claude Code's windows are 200k and 1M: a request answered with a prompt above 200k shows the
+    1M one, whatever the model id says (a gateway's id, the 1M beta), and replay defaults to it (real
+    2.1.167 files at 203k - 414k were 'overflow' extras at 200k)."""
+    from sessiontools.policies.claude_code import claude_code_policy
+    from sessiontools.replay.transcripts import default_window
+
+    def session(read):  # type: ignore[no-untyped-def]
+        r, _ = _response("a1", "u1", "msg_1", "req_1", [5, 40], read=read)
+        return claude_transcript(parse_bytes(_bytes([_user("u1", None, "go"), *r]), "x.jsonl"))
+
+    big, small = session(205_000), session(150_000)
+    assert big.settings["largest_answered_prompt"] == 3 + 205_000 + 200
+    pol = claude_code_policy("claude-code", "2.0.76", "claude-sonnet-4-5-20250929")
+    assert pol.recorded_window(big.settings) == 1_000_000 and pol.recorded_window(small.settings) is None
+    assert default_window(big, big.main, pol) == 1_000_000 and default_window(small, small.main, pol) == 200_000

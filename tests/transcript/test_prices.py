@@ -35,6 +35,11 @@ from sessiontools.transcript.prices import (
     ("openai", "gpt-5.4-2026-03-05", "gpt-5.4-2026-03-05"),
     ("openai", "gpt-5.2-codex", "gpt-5.2-codex"),
     ("codex", "gpt-5.1-codex-max", "gpt-5.1-codex-max"),  # a Codex provider id of the user's own
+    # gateways behind ANTHROPIC_BASE_URL: Claude Code records their ids under `anthropic`
+    ("anthropic", "MiniMax-M2.1", "MiniMax-M2.1"),
+    ("anthropic", "glm-4.7", "glm-4.7"),
+    (None, "MiniMax-M2.1", "MiniMax-M2.1"),
+    (None, "glm-4.5-air", "glm-4.5-air"),
 ])
 def test_recorded_ids_find_their_price(provider, model, want) -> None:  # type: ignore[no-untyped-def]
     p = agent_price(provider, model)
@@ -43,11 +48,10 @@ def test_recorded_ids_find_their_price(provider, model, want) -> None:  # type: 
 
 @pytest.mark.parametrize(("provider", "model"), [
     ("anthropic", "claude-opus-4-9"),  # no such model: never the nearest version (4-5, 4-8, ...)
-    ("anthropic", "glm-4.7"),  # another vendor's model behind ANTHROPIC_BASE_URL
+    ("anthropic", "glm-9"),  # a gateway id LiteLLM does not list
     ("openai", "claude-opus-4-5"),  # never across providers
     ("ollama", "qwen3.5:cloud"),
     ("lab", "lab-model"),
-    (None, "MiniMax-M2.1"),
     (None, None),
 ])
 def test_models_without_a_price_are_not_priced(provider, model) -> None:  # type: ignore[no-untyped-def]
@@ -81,14 +85,14 @@ def test_session_cost_sources() -> None:
     def req(model, cost=None):  # type: ignore[no-untyped-def]
         return Request(-1, 1, Usage(10, 0, 0, 10, cost), (), "anthropic", model)
 
-    priced = session_cost([req("claude-haiku-4-5-20251001"), req("glm-4.7")])
-    assert priced.source == "catalogue" and dict(priced.unpriced) == {"anthropic/glm-4.7": 1}
+    priced = session_cost([req("claude-haiku-4-5-20251001"), req("glm-9")])
+    assert priced.source == "catalogue" and dict(priced.unpriced) == {"anthropic/glm-9": 1}
     assert priced.to_dict()["cost"] == pytest.approx(round(10 * 1e-6 + 10 * 5e-6, 6))
-    none = session_cost([req("glm-4.7")])
+    none = session_cost([req("glm-9")])
     assert none.source == "none" and none.to_dict()["cost"] is None  # never "$0.0000"
-    rec = session_cost([req("glm-4.7", Cost(0.1, 0, 0, 0.2, 0.3))])
+    rec = session_cost([req("glm-9", Cost(0.1, 0, 0, 0.2, 0.3))])
     assert rec.source == "recorded" and rec.total == pytest.approx(0.3)
-    assert request_cost(req("glm-4.7"))[1] == "none"
+    assert request_cost(req("glm-9"))[1] == "none"
 
 
 def test_the_table_states_its_source_and_every_entry_is_complete() -> None:
@@ -96,6 +100,20 @@ def test_the_table_states_its_source_and_every_entry_is_complete() -> None:
     assert "LiteLLM" in price_source() and "ccusage" in price_source()
     for m in doc["agent_prices"]["models"]:
         cost = m["cost_per_million"]
-        assert m["provider"] in ("anthropic", "openai") and cost["input"] >= 0 and cost["output"] >= 0
+        assert m["provider"] in ("anthropic", "openai", "minimax", "zai") and cost["input"] >= 0 and cost["output"] >= 0
+        assert m["provider"] in ("anthropic", "openai") or m["via"] == f"{m['provider']}/{m['id']}"
         if m["provider"] == "anthropic":
             assert cost["cache_write_1h"] >= cost["cache_write"]
+
+
+def test_gateway_prices_are_litellm_entries_ccusage_prices_with() -> None:
+    """MiniMax-M2.1 at LiteLLM's `minimax/MiniMax-M2.1` (0.3 / 1.2 / 0.03 / 0.375 per million) and glm-4.7
+    at `zai/glm-4.7` (0.6 / 2.2 / 0.11 / 0): what ccusage 20.0.24 charges sessions of these models
+    (checked on the real files, lab.claude_versions)."""
+    mm = agent_price("anthropic", "MiniMax-M2.1")
+    glm = agent_price("anthropic", "glm-4.7")
+    assert mm is not None and glm is not None
+    c = usage_cost(Usage(input=561, output=0, cache_read=65368, cache_write=639), mm)
+    assert c.total == pytest.approx(0.002368965, abs=1e-12)
+    c = usage_cost(Usage(input=229, output=68, cache_read=2816, cache_write=0), glm)
+    assert c.total == pytest.approx(0.00059676, abs=1e-12)
