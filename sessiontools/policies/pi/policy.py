@@ -9,6 +9,7 @@ by any assistant reply that is not an error (1.6.0: nor `length`), in 0.73.1 and
 (`agent-session.js` `_processAgentEvent`), so a second overflow in the same run after a successful
 reply is recovered again. A retry that overflows again is an error message, which leaves the flag set:
 Pi does not compact for an overflow again until the next user message (`replay.simulate._failed`).
+The flag is `PiRecovery`, the state both walks ask (`Policy.recovery`).
 
 On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
 tokens before; `keep` here is the agent-neutral approximation of `findCutPoint` for other agents'
@@ -27,14 +28,17 @@ from sessiontools.policies.base import (
     Policy,
     PolicyName,
     PolicySettings,
+    Recovery,
     chars4,
 )
+from sessiontools.read.agents import Agent
 
 
 class PiPolicy(Policy):
     """Pi 0.x (`pi-0`) or 1.x (`pi-1`)."""
 
     reactive = True
+    exact_port_for = Agent.PI  # Pi's sessions: the exact port of prepareCompaction (`replay.simulate`)
     summary_request_sends_kept = False  # prepareCompaction's messagesToSummarize + the previous summary
 
     def __init__(self, version: str) -> None:
@@ -73,9 +77,26 @@ class PiPolicy(Policy):
             return False
         return not (self.version == "1" and stop_reason == "length")
 
-    def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
-        """Pi retries unless it already recovered in this run with no successful reply since."""
-        return not recovered_in_run or success_since
+    def recovery(self) -> PiRecovery:
+        return PiRecovery(self)
+
+
+class PiRecovery(Recovery):
+    """Pi's `_overflowRecoveryAttempted`: Pi compacts and retries unless it already tried since the
+    flag was last cleared (a user message, or a reply `PiPolicy.clears_recovery` accepts)."""
+
+    __slots__ = ("policy",)
+
+    def __init__(self, policy: PiPolicy) -> None:
+        super().__init__(True)
+        self.policy = policy
+
+    def replied(self, stop_reason: str | None) -> None:
+        if self.policy.clears_recovery(stop_reason):
+            self.tried = False
+
+    def may_retry(self) -> bool:
+        return not self.tried
 
 
 def pi_policy(name: str | PolicyName) -> PiPolicy:
