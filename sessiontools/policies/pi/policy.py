@@ -12,8 +12,9 @@ Pi does not compact for an overflow again until the next user message (`replay.s
 The flag is `PiRecovery`, the state both walks ask (`Policy.recovery`).
 
 On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
-tokens before; `keep` here is the agent-neutral approximation of `findCutPoint` for other agents'
-transcripts (walk back summing message sizes to keepRecentTokens, then forward to a turn start).
+tokens before; `keep` here is `findCutPoint` on the neutral messages of other agents' transcripts:
+walk back summing Pi's own estimate of each message (chars/4 of what `size` counts, as Pi's
+`estimateTokens`) to keepRecentTokens, then forward to a turn start. It does not split a turn.
 """
 
 from __future__ import annotations
@@ -61,13 +62,17 @@ class PiPolicy(Policy):
         acc = 0.0
         start = len(candidates)
         for k in range(len(candidates) - 1, -1, -1):
-            acc += candidates[k].tokens
+            c = candidates[k]
+            acc += c.tokens if c.message is None else chars4(self.size(c.message)[0])  # Pi's estimateTokens
             start = k
             if acc >= settings.keep_recent_tokens:
                 break
-        while start < len(candidates) and not candidates[start].turn_start:
-            start += 1
-        return Kept(tuple(c.index for c in candidates[start:]))
+        cuts = [k for k, c in enumerate(candidates) if c.turn_start]  # Pi's valid cut points
+        cut = next((k for k in cuts if k >= start), None)
+        if cut is None and cuts:
+            # None at or after it: 1.x cuts at the last valid cut point, 0.x keeps its first one.
+            cut = cuts[-1] if self.version == "1" else cuts[0]
+        return Kept(tuple(c.index for c in candidates[cut:]) if cut is not None else ())
 
     def clears_recovery(self, stop_reason: str | None) -> bool:
         """Whether an assistant reply clears Pi's `_overflowRecoveryAttempted`: any reply but an error
