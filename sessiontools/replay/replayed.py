@@ -145,6 +145,15 @@ class SessionReplay:
         return out
 
 
+def deferred(defer: bool, truth: Any, done: Sequence[SessionReplay]) -> bool:
+    """Whether a path is fitted only, not replayed (`defer_prior_dominated`): the session's first path
+    decides, by its fit being prior-dominated (`prior_dominated` of either truth model); every later
+    path of the session follows it."""
+    if not defer:
+        return False
+    return bool(truth.prior_dominated) if not done else not done[0].runs
+
+
 def session_replay(*, source: str, agent: str, leaf_id: str | None, model_name: str, truth: Any,
                    model: ModelInfo | None, runs: list[ReplayRun], replies: Iterable[RecordedReply],
                    breaks: Sequence[int], price_pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],

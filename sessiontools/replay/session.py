@@ -18,7 +18,7 @@ from sessiontools.replay.cost import Classes
 from sessiontools.replay.metrics import run_metrics
 from sessiontools.replay.priors import PriorTable
 from sessiontools.replay.records import ReplayRun, ReplaySettings, TruthSource
-from sessiontools.replay.replayed import RecordedReply, SessionReplay, session_replay
+from sessiontools.replay.replayed import RecordedReply, SessionReplay, deferred, session_replay
 from sessiontools.replay.simulate import simulate
 from sessiontools.replay.truth import fit_truth
 from sessiontools.replay.workload import Workload, build_workload
@@ -162,11 +162,7 @@ def _replay_session(
         changes = () if windows else window_changes(wl, extra)
         prior = priors.lookup(f"{wl.provider}/{wl.model}") if priors is not None else None
         truth = fit_truth(wl, summary_tokens=summary_tokens, prior=prior)
-        if not out and defer and (truth.fit is None or truth.fit.prior_dominated):
-            defer_all = True
-        else:
-            defer_all = defer and bool(out) and not out[0].runs
-        runs = [] if defer_all else [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes))
+        runs = [] if deferred(defer, truth, out) else [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes))
                                      for w in ws for r in reserves for k in keeps]
         out.append(session_replay(
             source=session.path, agent=session.agent.value, leaf_id=p.leaf_id, model_name=f"{wl.provider}/{wl.model}", truth=truth,

@@ -24,7 +24,7 @@ from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.priors import PriorTable
 from sessiontools.replay.records import ReplaySettings
 from sessiontools.replay.registry import DEFAULT_POLICY, cli_version, make_policy
-from sessiontools.replay.replayed import RecordedReply, SessionReplay, session_replay
+from sessiontools.replay.replayed import RecordedReply, SessionReplay, deferred, session_replay
 from sessiontools.replay.walk import replay_settings, simulate_path
 from sessiontools.transcript.model import Transcript, TranscriptPath
 
@@ -129,8 +129,7 @@ def replay_transcript(
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
         truth = fit_neutral_truth(path, summary_tokens, prior)
-        deferred = defer_prior_dominated and (truth.prior_dominated if not out else not out[0].runs)
-        runs = [] if deferred else [simulate_path(path, pol, s, truth)
+        runs = [] if deferred(defer_prior_dominated, truth, out) else [simulate_path(path, pol, s, truth)
                                     for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
         req = next((r for r in reversed(path.requests) if r.model), None)
         info = lookup(req.provider, req.model) if req else None
