@@ -57,3 +57,36 @@ def test_no_cut_point_after_the_budget_falls_back_as_pi_does() -> None:
     settings = PolicySettings(16000, 3000, 150)
     assert pi_policy("pi-1").keep(cands, settings).indices == (3, 4, 5)
     assert pi_policy("pi-0").keep(cands, settings).indices == (0, 1, 2, 3, 4, 5)
+
+
+@pytest.mark.parametrize(("version", "length_clears"), [("pi-0", True), ("pi-1", False)])
+def test_pis_recovery_flag_is_one_state_for_both_walks(version: str, length_clears: bool) -> None:
+    """`Policy.recovery` is Pi's `_overflowRecoveryAttempted` (agent-session.js 0.73.1, 1.6.0): set when
+    Pi compacts to retry, cleared by a user message and by a reply that is not an error (1.6.0: nor
+    `length`); the exact walk and the transcript walk both ask it."""
+    rec = pi_policy(version).recovery()
+    assert rec.may_retry()
+    rec.retrying()
+    assert not rec.may_retry()
+    rec.replied("error")
+    assert not rec.may_retry()
+    rec.replied("length")
+    assert rec.may_retry() == length_clears
+    rec.retrying()
+    rec.run_started()
+    assert rec.may_retry()
+    rec.retrying()
+    rec.replied("stop")
+    assert rec.may_retry()
+
+
+def test_a_policy_that_is_not_reactive_never_retries() -> None:
+    from sessiontools.replay.registry import make_policy
+
+    codex = make_policy("codex").recovery()
+    assert not codex.may_retry()
+    codex.run_started()
+    assert not codex.may_retry()
+    cc = make_policy("claude-code").recovery()
+    cc.retrying()
+    assert cc.may_retry()  # Claude Code's reactive compaction retries after every rejection
