@@ -43,6 +43,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sessiontools.names import PolicyName
+from sessiontools.read.agents import Agent
 
 
 class Axis(NamedTuple):
@@ -127,6 +128,10 @@ class Policy(ABC):
     #: Pi's sends only the messages it summarises (and the previous summary).
     summary_request_sends_kept: bool = True
 
+    #: The agent whose own entries this policy replays by an exact port of that agent's code instead of
+    #: the transcript walk (`replay.registry.has_exact_port`; Pi's `prepareCompaction`); None: the walk.
+    exact_port_for: Agent | None = None
+
     #: The settings a grid of this policy varies, as (key of the run's settings, label), in the order
     #: tables, heatmaps and gate messages show them (Pi: window, reserve, keep).
     axes: tuple[Axis, ...] = (Axis("context_window", "W"), Axis("reserve_tokens", "reserve"),
@@ -193,9 +198,38 @@ class Policy(ABC):
         (`pre_turn_excludes_input`), else all of them."""
         return 0 if self.pre_turn_excludes_input else len(new_input)
 
-    def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
-        """Whether a reactive policy compacts and retries after this overflow (default: always)."""
+    def recovery(self) -> Recovery:
+        """A fresh state of the agent's recovery from rejected requests, for one replayed run (default:
+        a reactive policy compacts and retries after every rejection, any other never)."""
+        return Recovery(self.reactive)
+
+
+class Recovery:
+    """An agent's recovery rule after the provider rejects a request as too long, as state along a
+    walk: both walks (`replay.walk`, `replay.simulate`) ask it, and only it, whether to compact and
+    retry. Default: retry whenever the policy is reactive."""
+
+    __slots__ = ("reactive", "tried")
+
+    def __init__(self, reactive: bool) -> None:
+        self.reactive = reactive
+        self.tried = False  # a recovery was attempted and nothing has re-armed it since
+
+    def run_started(self) -> None:
+        """A user message starts a run."""
+        self.tried = False
+
+    def replied(self, stop_reason: str | None) -> None:
+        """The provider answered a request (`stop_reason` as recorded)."""
+        self.tried = False
+
+    def may_retry(self) -> bool:
+        """Whether the agent compacts and retries after a rejection now."""
         return self.reactive
+
+    def retrying(self) -> None:
+        """The agent compacts and retries."""
+        self.tried = True
 
 
 def chars4(chars: int) -> int:

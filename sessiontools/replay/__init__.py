@@ -2,7 +2,8 @@
 
 - `replay.session`: one Pi session over a grid (exact port of Pi's compaction), JSON records;
 - `replay.walk`: any `policies.base.Policy` over any agent's `TranscriptPath` (truth: `replay.neutral`),
-  into the same `ReplayRun` and record (`replay.session.replay_source` chooses, `replay.registry.EXACT_PORTS`);
+  into the same `ReplayRun` and record (`replay.session.replay_source` chooses, `Policy.exact_port_for`);
+- `replay.replayed`: `SessionReplay`, one session path replayed by either walk (prices, recorded usage, cost);
 - `replay.simulate` (the Pi walk), `replay.pi_compact`, `replay.truth`, `replay.workload`,
   `replay.cost` (prices and the cache model), `replay.metrics`, `replay.frames` (DataFrames),
   `replay.records` (typed records), `replay.catalog` (windows and prices).
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from sessiontools.replay.metrics import METRICS, run_metrics
 from sessiontools.replay.records import ReplayRun, ReplaySettings
-from sessiontools.replay.session import PathReplay, replay_records, replay_session, replay_source, run_record
+from sessiontools.replay.replayed import SessionReplay
+from sessiontools.replay.session import replay_records, replay_session, replay_source, run_record
 from sessiontools.replay.simulate import POLICIES, simulate
 from sessiontools.replay.truth import TruthModel, fit_truth
 from sessiontools.replay.workload import Workload, build_workload
@@ -20,9 +22,9 @@ from sessiontools.replay.workload import Workload, build_workload
 __all__ = [
     "METRICS",
     "POLICIES",
-    "PathReplay",
     "ReplayRun",
     "ReplaySettings",
+    "SessionReplay",
     "TruthModel",
     "Workload",
     "build_workload",

@@ -11,9 +11,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from sessiontools.policies.base import chars4
-from sessiontools.replay.priors import TruthPrior
+from sessiontools.replay.priors import TruthPrior, prior_text
 from sessiontools.transcript.model import Message, Role, TranscriptPath
 
 DEFAULT_SUMMARY_TOKENS = 1500
@@ -32,10 +33,22 @@ class NeutralTruth:
     attributed: Mapping[int, float] = field(default_factory=dict)
     prior_dominated: bool = True  # too few requests for the data alone to decide (`fit_overhead_ratio`)
     prior: TruthPrior | None = None  # learnt from the run's other sessions (None: PRIOR_RATIO)
+    messages: int = 0  # messages of the path (those not attributed are modelled)
 
     def message_tokens(self, m: Message) -> float:
         got = self.attributed.get(m.index)
         return got if got is not None else self.ratio * chars4(len(m.text))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run record's `truth_model`."""
+        return {
+            "overhead_tokens": round(self.overhead), "ratio_to_chars4": round(self.ratio, 4),
+            "entries_attributed": len(self.attributed), "entries_modelled": self.messages - len(self.attributed),
+            "summary_tokens": round(self.summary_tokens), "requests_fitted": self.n,
+            "prior_dominated": self.prior_dominated,
+            "notes": [f"{self.n} request(s): overhead and ratio shrunk toward the prior ({prior_text(self.prior)})"]
+            if self.prior is not None and self.prior_dominated else [],
+        }
 
 
 def attribute_messages(path: TranscriptPath, overhead: float = 0.0) -> dict[int, float]:
@@ -69,7 +82,8 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
 
     prior_ratio = prior.ratio if prior is not None else PRIOR_RATIO
     if not path.requests:  # nothing to fit: the prior's ratio times chars/4, no overhead
-        return NeutralTruth(0.0, prior_ratio, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0, prior=prior)
+        return NeutralTruth(0.0, prior_ratio, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0, prior=prior,
+                            messages=len(path.messages))
     c4 = [chars4(len(m.text)) for m in path.messages]  # once per message, summed per request below
     xs = [float(sum(c4[i] for i in r.context_indices())) for r in path.requests]
     ys = [float(r.usage.prompt) for r in path.requests]
@@ -85,4 +99,5 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     ratio = ratio if ratio > 0 else 1.0
     # With the fitted overhead every recorded context's truth is its recorded prompt (`attribute`).
     attributed = attribute_messages(path, overhead)
-    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated, prior)
+    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated, prior,
+                        len(path.messages))

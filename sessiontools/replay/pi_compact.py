@@ -145,7 +145,7 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
         st.run.failed_compactions.append(SimCompaction(
             reason=reason, parent_entry_id=st.wl.base[parent].id, parent_base_index=parent,
             first_kept_entry_id=prep.first_kept_entry_id, first_kept_base_index=fk, tokens_before=prep.tokens_before,
-            truth_at_trigger=truth_now, pi_view_at_trigger=view, is_split_turn=prep.is_split_turn,
+            truth_at_trigger=truth_now, count_at_trigger=view, is_split_turn=prep.is_split_turn,
             messages_summarized=len(prep.messages_to_summarize), turn_prefix_messages=len(prep.turn_prefix_messages),
             kept_tokens=T[parent + 1] - T[fk], summary_tokens=0.0, summary_source=TruthSource.MODEL,
             summarization_input_tokens=sum_in, summarization_output_tokens=0.0, matches_recorded=False))
@@ -176,7 +176,7 @@ def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: floa
         first_kept_base_index=fk,
         tokens_before=prep.tokens_before,
         truth_at_trigger=truth_now,
-        pi_view_at_trigger=view,
+        count_at_trigger=view,
         is_split_turn=prep.is_split_turn,
         messages_summarized=len(prep.messages_to_summarize),
         turn_prefix_messages=len(prep.turn_prefix_messages),
@@ -227,7 +227,7 @@ def apply_recorded(st: SimState, rc: RecordedCompaction) -> SimCompaction | None
     sc = SimCompaction(
         reason=CompactionReason.USER, parent_entry_id=st.wl.base[parent].id if parent >= 0 else None,
         parent_base_index=parent, first_kept_entry_id=rc.first_kept_entry_id, first_kept_base_index=fk,
-        tokens_before=tokens, truth_at_trigger=truth_now, pi_view_at_trigger=view, is_split_turn=False,
+        tokens_before=tokens, truth_at_trigger=truth_now, count_at_trigger=view, is_split_turn=False,
         messages_summarized=0, turn_prefix_messages=0, kept_tokens=T[parent + 1] - T[fk],
         summary_tokens=st.summary_truth, summary_source=TruthSource.RECORDED, summarization_input_tokens=0.0,
         summarization_output_tokens=0.0, matches_recorded=True, entry=entry,

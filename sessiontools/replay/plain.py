@@ -174,7 +174,7 @@ def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u_a: Any, rec_a: Any, same
     i = rows.idx[b - 1]
     sim.synthetic.extend(sim.wl.base[sim.pos:i + 1])
     sim.pos = i + 1
-    sim.recovery_tried = False  # every usable 0.x reply clears it
+    sim.recovery.tried = False  # every usable 0.x reply clears it (`PiRecovery.replied`)
     sim._same = bool(same_a[-1])
     t = rows.rec_total[b - 1]
     if rec[-1]:

@@ -109,7 +109,7 @@ class SimCompaction:
     first_kept_base_index: int
     tokens_before: int  # Pi's own tokensBefore
     truth_at_trigger: float
-    pi_view_at_trigger: float
+    count_at_trigger: float  # the policy's own count at the trigger (JSON: `pi_view_at_trigger`)
     is_split_turn: bool
     messages_summarized: int
     turn_prefix_messages: int
@@ -137,7 +137,7 @@ class SimCompaction:
             "first_kept_entry_id": self.first_kept_entry_id,
             "tokens_before": self.tokens_before,
             "truth_at_trigger": round(self.truth_at_trigger),
-            "pi_view_at_trigger": round(self.pi_view_at_trigger),
+            "pi_view_at_trigger": round(self.count_at_trigger),
             "early": self.early,
             "thrash": self.thrash,
             "is_split_turn": self.is_split_turn,
@@ -159,7 +159,7 @@ class RequestPoint(NamedTuple):
     entry_id: str | None
     truth: float
     truth_source: TruthSource
-    pi_view: float | None  # Pi's view at the check point after it, if one
+    policy_count: float | None  # the policy's own count at the check point after it, if one (timeline: `pi_view`)
     overflow: bool
     output: int = 0
     timestamp: str | None = None

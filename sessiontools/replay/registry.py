@@ -2,9 +2,11 @@
 default policy. Adding a policy is adding one `PolicyEntry` line to `POLICIES` (and, when it is an
 agent's own rule, one line to `DEFAULT_POLICY`).
 
-Pi sessions replayed with a Pi policy go through the exact port (`replay.simulate`, `EXACT_PORTS`);
-every other pair (Codex rollouts, Claude Code transcripts, Pi sessions under another agent's rule)
-goes through the transcript walk (`replay.walk`) with the policy object made here.
+A policy says which agent's own entries it replays by an exact port (`Policy.exact_port_for`: Pi's
+policies on Pi sessions, `replay.simulate`); every other pair (Codex rollouts, Claude Code
+transcripts, Pi sessions under another agent's rule, Pi's rule over other agents' transcripts) goes
+through the transcript walk (`replay.walk`) with the policy object made here. `registry_gaps` names
+what an agent or a policy lacks in any registry (tests/replay/test_registries.py).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def _claude_code_reactive(version: str | None = None, model: str | None = None) 
     return claude_code_policy(PolicyName.CLAUDE_CODE_REACTIVE, version, model)
 
 
+def _pi_default(t: Transcript) -> PolicyName:
+    """Pi's own rule: the version that wrote the file (`pi_version` of its transcript)."""
+    return PolicyName.PI_1 if t.settings.get("pi_version") == "1" else PolicyName.PI_0
+
+
 def _claude_default(t: Transcript) -> PolicyName:
     from sessiontools.policies.claude_code import default_policy
 
@@ -78,7 +85,7 @@ POLICIES: dict[PolicyName, PolicyEntry] = {n: PolicyEntry(n, _MAKERS[n], EVERY_A
 #: An agent's own rule, used when --policy is not given (Pi: the version that wrote the file; Claude
 #: Code: chosen from the file, threshold or reactive).
 DEFAULT_POLICY: dict[Agent, PolicyName | Callable[[Transcript], PolicyName] | None] = {
-    Agent.PI: None,
+    Agent.PI: _pi_default,
     Agent.CODEX: PolicyName.CODEX,
     Agent.CLAUDE_CODE: _claude_default,
 }
@@ -88,25 +95,23 @@ PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})
 #: The agent whose CLI a policy is the rule of, and the transcript setting that records that CLI's
 #: version: the policy follows the recorded version's rule on that agent's own files only.
 OWN_AGENT: dict[PolicyName, Agent] = {
+    PolicyName.PI_0: Agent.PI,
+    PolicyName.PI_1: Agent.PI,
     PolicyName.CODEX: Agent.CODEX,
     PolicyName.CLAUDE_CODE: Agent.CLAUDE_CODE,
     PolicyName.CLAUDE_CODE_REACTIVE: Agent.CLAUDE_CODE,
 }
-VERSION_SETTING: dict[Agent, str] = {Agent.CODEX: "cli_version", Agent.CLAUDE_CODE: "version"}
-
-#: The (agent, policies) pairs replayed by an exact port of the agent's own code on its own entries
-#: instead of the transcript walk (`replay.walk`): Pi's `prepareCompaction` (`replay.simulate`). The
-#: one place that chooses: a Pi session under a Pi policy cannot reach the transcript walk
-#: (`replay.session.replay_source`, `replay.transcripts.replay_transcript`).
-EXACT_PORTS: dict[Agent, frozenset[PolicyName]] = {Agent.PI: PI_POLICIES}
+VERSION_SETTING: dict[Agent, str] = {Agent.PI: "pi_version", Agent.CODEX: "cli_version", Agent.CLAUDE_CODE: "version"}
 
 
 def has_exact_port(agent: str | Agent, policy: str | PolicyName | None) -> bool:
-    """Whether `agent`'s files under `policy` (None: the agent's own) go through an exact port."""
-    ports = EXACT_PORTS.get(Agent(agent))
-    if ports is None:
-        return False
-    return policy is None and DEFAULT_POLICY.get(Agent(agent)) is None or policy is not None and PolicyName(policy) in ports
+    """Whether `agent`'s files under `policy` (None: the agent's own rule) are replayed by the exact port
+    of that agent's code on its own entries instead of the transcript walk: the policy says so
+    (`Policy.exact_port_for`: Pi's `prepareCompaction`, `replay.session`). With no policy, every own
+    rule of the agent (`OWN_AGENT`) answers alike (`registry_gaps` checks it)."""
+    a = Agent(agent)
+    names = [PolicyName(policy)] if policy is not None else [n for n, own in OWN_AGENT.items() if own is a]
+    return bool(names) and all(make_policy(n).exact_port_for is a for n in names)
 
 
 def replay_agents(policy: str | None) -> frozenset[Agent]:
@@ -145,3 +150,59 @@ def policy_axes(name: str | PolicyName) -> tuple[Axis, ...]:
 
 
 _AXES: dict[PolicyName, tuple[Axis, ...]] = {}
+
+
+def registry_gaps() -> list[str]:
+    """What each agent and each policy lacks, one line each (empty: every registry is complete).
+
+    An agent needs a reader (`read.sources`), a transcript adapter (`transcript.load.ADAPTERS`), its
+    own check-point estimate (`policies.checkpoint.OWN_ESTIMATES`), a default policy
+    (`DEFAULT_POLICY`), at least one own rule (`OWN_AGENT`: its window rule, `Policy.recorded_window`
+    and `Policy.default_window`, with the catalogue after them) whose version the file records
+    (`VERSION_SETTING`), all its own rules agreeing on the exact port, and a policy that replays its
+    files. A policy needs a maker (`POLICIES`) giving a `Policy` of that name, axes starting with the
+    window, a finite count and an own agent."""
+    from sessiontools.policies.base import CountView
+    from sessiontools.policies.checkpoint import OWN_ESTIMATES
+    from sessiontools.read.sources import FALLBACK, READERS
+    from sessiontools.transcript.load import ADAPTERS
+
+    out = []
+    readers = {r.agent for r in (*READERS, FALLBACK)}
+    for a in Agent:
+        def gap(what: str, where: str, a: Agent = a) -> None:
+            out.append(f"agent {a.value}: no {what} ({where})")
+
+        if a not in readers:
+            gap("reader", "read.sources.READERS")
+        if a not in ADAPTERS:
+            gap("transcript adapter", "transcript.load.ADAPTERS")
+        if a not in OWN_ESTIMATES:
+            gap("own check-point estimate", "policies.checkpoint.OWN_ESTIMATES")
+        if DEFAULT_POLICY.get(a) is None:
+            gap("default policy", "replay.registry.DEFAULT_POLICY")
+        own = [n for n, o in OWN_AGENT.items() if o is a]
+        if not own:
+            gap("own rule (its window rule)", "replay.registry.OWN_AGENT")
+        if a not in VERSION_SETTING:
+            gap("version setting", "replay.registry.VERSION_SETTING")
+        if len({make_policy(n).exact_port_for for n in own if n in POLICIES}) > 1:
+            gap("single walk for its own rules", "Policy.exact_port_for")
+        if not any(a in e.agents for e in POLICIES.values()):
+            gap("policy replaying its files", "replay.registry.POLICIES")
+    for n in PolicyName:
+        entry = POLICIES.get(n)
+        if entry is None:
+            out.append(f"policy {n.value}: no maker (replay.registry._MAKERS)")
+            continue
+        p = entry.make(None, None)
+        if p.name != n:
+            out.append(f"policy {n.value}: its maker gives {p.name}")
+        if not p.axes or p.axes[0].key != "context_window":
+            out.append(f"policy {n.value}: no axes starting with the window (Policy.axes)")
+        count = p.count(CountView(1000.0, [(40, 40)], [(40, 40)]))
+        if not isinstance(count, int | float) or count != count or count < 1000:
+            out.append(f"policy {n.value}: no count (Policy.count gives {count!r})")
+        if n not in OWN_AGENT:
+            out.append(f"policy {n.value}: no own agent (replay.registry.OWN_AGENT)")
+    return out

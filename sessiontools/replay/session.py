@@ -1,106 +1,28 @@
 """Replay one session: its paths, the grid of settings, prices and the cache model; JSON records.
 
-`replay_session` returns typed `PathReplay`s; `run_record` turns one run into the JSON contract's
+`replay_session` returns typed `SessionReplay`s (`replay.replayed`); `run_record` turns one run into the JSON contract's
 `runs[]` element (what `--jobs` workers return; `replay.frames` makes DataFrames of them).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.pi.entries import Session
 from sessiontools.read.values import number
-from sessiontools.replay.catalog import ModelInfo, load_model_files, lookup, recorded_prices
-from sessiontools.replay.cost import (
-    CacheModel,
-    Classes,
-    RecordedCall,
-    RunCost,
-    learn_cache,
-    price_run,
-    seconds,
-)
+from sessiontools.replay.catalog import ModelInfo, load_model_files, lookup
+from sessiontools.replay.cost import Classes
 from sessiontools.replay.metrics import run_metrics
 from sessiontools.replay.priors import PriorTable
 from sessiontools.replay.records import ReplayRun, ReplaySettings, TruthSource
+from sessiontools.replay.replayed import RecordedReply, SessionReplay, deferred, session_replay
 from sessiontools.replay.simulate import simulate
-from sessiontools.replay.truth import TruthModel, fit_truth
+from sessiontools.replay.truth import fit_truth
 from sessiontools.replay.workload import Workload, build_workload
-from sessiontools.transcript.pi.tree import Path, SessionTree
-
-
-@dataclass(frozen=True, slots=True)
-class Prices:
-    """Dollars per token by class, and where they came from."""
-
-    per_token: dict[str, float] | None
-    source: str  # "catalogue", a models.json path, "recorded usage.cost", or "none"
-
-
-@dataclass(slots=True)
-class PathReplay:
-    """Everything replayed for one path of one session."""
-
-    session: Session
-    path: Path
-    workload: Workload
-    truth: TruthModel
-    model: ModelInfo | None
-    runs: list[ReplayRun]
-    cache: CacheModel
-    recorded_classes: dict[int, Classes]
-    recorded_costs: dict[int, float]
-    price: Prices
-
-    def prices(self) -> dict[str, float] | None:
-        return self.price.per_token
-
-    @property
-    def source(self) -> str:
-        return self.session.path
-
-    @property
-    def agent(self) -> str:
-        return "pi"
-
-    @property
-    def leaf_id(self) -> str | None:
-        return self.path.leaf_id
-
-    @property
-    def model_name(self) -> str:
-        return f"{self.workload.provider}/{self.workload.model}"
-
-    def truth_dict(self) -> dict[str, Any]:
-        t = self.truth
-        return {
-            "overhead_tokens": round(t.overhead),
-            "ratio_to_chars4": round(t.ratio, 4),
-            "entries_attributed": t.attributed,
-            "entries_modelled": t.modelled,
-            "summary_tokens": round(t.summary_tokens),
-            "requests_fitted": t.fit.n if t.fit else 0,
-            "prior_dominated": t.fit.prior_dominated if t.fit else True,
-            "notes": t.notes,
-        }
-
-    def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
-        """(base index, truth) of the last request before each compaction Pi recorded."""
-        out = []
-        for rc in self.workload.recorded_compactions:
-            before = [p for p in run.requests if p.base_index <= rc.parent_base_index]
-            if before:
-                out.append((rc.parent_base_index, before[-1].truth))
-        return out
-
-    def cost_of(self, run: ReplayRun) -> RunCost:
-        return price_run(run, self.recorded_classes, self.cache, self.price.per_token, self.truth.overhead,
-                         self.recorded_costs)
+from sessiontools.transcript.pi.tree import SessionTree
 
 
 def _n(v: Any) -> float:
@@ -116,67 +38,39 @@ def _is_mapping(v: Any) -> bool:
     return type(v) is dict or isinstance(v, Mapping)
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedUsage:
-    """What the file recorded of its answered requests, by base index."""
-
-    classes: dict[int, Classes]
-    costs: dict[int, float]  # usage.cost.total, where recorded
-    calls: list[RecordedCall]  # to learn the cache model from
-
-    @property
-    def total_cost(self) -> float | None:
-        """The recorded agent cost (None when the file records no cost)."""
-        return sum(self.costs.values()) if self.costs else None
-
-
-def _any_in(sorted_values: Sequence[int], lo: int, hi: int) -> bool:
-    """Whether some value v of the sorted list has lo <= v < hi."""
-    k = bisect_left(sorted_values, lo)
-    return k < len(sorted_values) and sorted_values[k] < hi
-
-
-def recorded_usage(wl: Workload) -> RecordedUsage:
-    """The recorded classes and costs of each answered request, and the calls to learn the cache from."""
-    classes: dict[int, Classes] = {}
-    costs: dict[int, float] = {}
-    calls = []
-    after = sorted({rc.parent_base_index for rc in wl.recorded_compactions})
-    edits = [j for j, e in enumerate(wl.base) if e.type == "context_edit"]
+def _recorded_replies(wl: Workload) -> list[RecordedReply]:
+    """Each answered request's recorded usage (a rejected attempt's is not one), by base index."""
+    out = []
     base = wl.base
-    prev = -1
     number = int | float
     for r in wl.requests:
-        i = r.base_index
-        e = base[i]
+        e = base[r.base_index]
         usage = (e.message or {}).get("usage")
         if not (type(usage) is dict or _is_mapping(usage)) or r.failed_overflow:
             continue
         cost = usage.get("cost")
-        if cost is not None and _is_mapping(cost) and isinstance(cost.get("total"), number):
-            costs[i] = float(cost["total"])
-        c = classes[i] = _usage_classes(usage)
-        if r.recorded_prompt is None:
-            continue
-        # A compaction after an entry in [prev, i), or a context edit in [max(prev, 0), i), came between.
-        broke = bool(after) and _any_in(after, prev, i) or bool(edits) and _any_in(edits, max(prev, 0), i)
+        total = float(cost["total"]) if cost is not None and _is_mapping(cost) and isinstance(cost.get("total"), number) \
+            else None
         ts = e.data.get("timestamp")
-        calls.append(RecordedCall(seconds(ts if isinstance(ts, str) else None), c, broke))
-        prev = i
-    return RecordedUsage(classes, costs, calls)
+        out.append(RecordedReply(r.base_index, _usage_classes(usage), total, ts if isinstance(ts, str) else None,
+                                 r.recorded_prompt is not None))
+    return out
 
 
-def _prices(info: ModelInfo | None, wl: Workload) -> Prices:
-    if info is not None and info.prices:
-        return Prices(info.prices, "catalogue" if info.source == "bundled" else info.source)
+def _recorded_breaks(wl: Workload) -> list[int]:
+    """Where the recorded prefix broke: each recorded compaction's parent, each context edit."""
+    return sorted({rc.parent_base_index for rc in wl.recorded_compactions}
+                  | {j for j, e in enumerate(wl.base) if e.type == "context_edit"})
+
+
+def _price_pairs(wl: Workload) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
     pairs = []
     for r in wl.requests:
         msg = wl.base[r.base_index].message or {}
         u = msg.get("usage")
         if isinstance(u, Mapping) and isinstance(u.get("cost"), Mapping):
             pairs.append((u, u["cost"]))
-    found = recorded_prices(pairs)
-    return Prices(found, "recorded usage.cost") if found else Prices(None, "none")
+    return pairs
 
 
 def _model_of(wls: Sequence[Workload]) -> tuple[str | None, str | None]:
@@ -219,7 +113,7 @@ def replay_session(
     models: Sequence[str] = (),
     priors: PriorTable | None = None,
     defer_prior_dominated: bool = False,
-) -> list[PathReplay]:
+) -> list[SessionReplay]:
     """Replay every requested path of a session over the settings grid (window x reserve x keep).
 
     `models`: files in Pi's models.json format (custom providers), later ones winning. A path with no
@@ -243,7 +137,7 @@ def _replay_session(
     session: Session, *, windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int],
     policy: str | None, leaf: str | None, all_leaves: bool, summary_tokens: int | None, models: Sequence[str],
     priors: PriorTable | None, defer: bool = False,
-) -> list[PathReplay]:
+) -> list[SessionReplay]:
     extra = load_model_files(models)
     tree = SessionTree(session)
     paths = tree.all_paths() if all_leaves else [tree.path(leaf)]
@@ -268,22 +162,19 @@ def _replay_session(
         changes = () if windows else window_changes(wl, extra)
         prior = priors.lookup(f"{wl.provider}/{wl.model}") if priors is not None else None
         truth = fit_truth(wl, summary_tokens=summary_tokens, prior=prior)
-        if not out and defer and (truth.fit is None or truth.fit.prior_dominated):
-            defer_all = True
-        else:
-            defer_all = defer and bool(out) and not out[0].runs
-        runs = [] if defer_all else [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes))
+        runs = [] if deferred(defer, truth, out) else [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes))
                                      for w in ws for r in reserves for k in keeps]
-        rec = recorded_usage(wl)
-        out.append(PathReplay(session, p, wl, truth, info, runs, learn_cache(rec.calls), rec.classes, rec.costs,
-                              _prices(info, wl)))
+        out.append(session_replay(
+            source=session.path, agent=session.agent.value, leaf_id=p.leaf_id, model_name=f"{wl.provider}/{wl.model}", truth=truth,
+            model=info, runs=runs, replies=_recorded_replies(wl), breaks=_recorded_breaks(wl),
+            price_pairs=_price_pairs(wl), recorded_after=[rc.parent_base_index for rc in wl.recorded_compactions],
+            recorded_after_overflow=True, path=p, origin=session, workload=wl))
     return out
 
 
 def replay_source(session: Any, **options: Any) -> list[Any]:
-    """One session file of any agent replayed: `PathReplay`s (a Pi session under a Pi policy: the
-    exact port, `replay_session`) or `TranscriptReplay`s (any other pair: the transcript walk,
-    `replay.transcripts`). Both give `run_record` the same typed runs (`ReplayRun`).
+    """One session file of any agent replayed: `SessionReplay`s, by the exact port (a Pi session under a
+    Pi policy, `replay_session`) or by the transcript walk (any other pair, `replay.transcripts`).
 
     `limits` (Codex's --auto-compact-limit values) and `claude` (Claude Code's options) only apply
     to the policies that have them (`Policy.grid_extras`)."""
@@ -293,8 +184,7 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
     claude = options.pop("claude", None)
     version = options.pop("cli_version", None)
     policy = options.get("policy")
-    agent = getattr(session, "agent", "pi")
-    if has_exact_port(agent, policy):
+    if has_exact_port(session.agent, policy):
         bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
         if bad:
             raise InputError(f"{session.path}: reserveTokens {bad[0][1]:,} is not below the window {bad[0][0]:,}: "
@@ -350,14 +240,14 @@ def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
         "threshold": run.settings.threshold,
         "window": run.settings.context_window,
         "truth": [[p.base_index, p.truth] for p in run.requests],
-        "pi_view": [[p.base_index, p.pi_view] for p in run.requests if p.pi_view is not None],
+        "pi_view": [[p.base_index, p.policy_count] for p in run.requests if p.policy_count is not None],
         "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
         "recorded": [list(x) for x in pr.recorded_points(run)],
     }
 
 
 def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:
-    """One element of the replay JSON `runs` list, for any agent's replay (`PathReplay`, `TranscriptReplay`)."""
+    """One element of the replay JSON `runs` list, for any agent's replay (`SessionReplay`)."""
     cost = pr.cost_of(run)
     compactions = [c.to_dict() for c in run.compactions]
     for c, bust in zip(compactions, cost.cache_bust_costs, strict=True):

@@ -32,6 +32,7 @@ from sessiontools.replay.records import (
     TruthSource,
 )
 from sessiontools.replay.shared import seed_estimates, shared_grid
+from sessiontools.replay.step import CheckStep
 from sessiontools.replay.truth import TruthModel, entry_messages
 from sessiontools.replay.workload import RecordedCompaction, Request, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
@@ -43,7 +44,7 @@ POLICIES = (PolicyName.PI_0.value, PolicyName.PI_1.value)
 _RECORDED, _MODEL, _PROVIDER = TruthSource.RECORDED, TruthSource.MODEL, TruthSource.PROVIDER
 
 
-class SimState:
+class SimState(CheckStep):
     """The simulated path and Pi's state along it (shared with `pi_compact.compact`)."""
 
     def __init__(self, wl: Workload, truth: TruthModel, s: ReplaySettings) -> None:
@@ -102,7 +103,7 @@ class SimState:
 class _Sim(SimState):
     def __init__(self, wl: Workload, truth: TruthModel, s: ReplaySettings) -> None:
         super().__init__(wl, truth, s)
-        self.recovery_tried = False  # Pi's _overflowRecoveryAttempted
+        self.recovery = self.policy.recovery()  # Pi's _overflowRecoveryAttempted (`PiRecovery`)
         self._same = False  # the current request's context is the recorded one
         self.user_compactions = sorted((rc for rc in wl.recorded_compactions if rc.by_user),
                                        key=lambda rc: rc.parent_base_index)
@@ -113,27 +114,10 @@ class _Sim(SimState):
 
     def check(self, parent: int, view: float, truth_now: float) -> None:
         """A check point of the policy: classify, and compact when Pi would."""
-        r = self.run
-        r.check_points += 1
-        if truth_now > r.peak_truth:  # the peak is the largest truth reported anywhere
-            r.peak_truth = truth_now
         threshold = self.threshold if self.threshold is not None else self.s.threshold_at(parent + 1)
-        over = truth_now > threshold
-        if self.pending_thrash is not None:
-            if over:
-                self.pending_thrash.thrash = True
-                r.thrash += 1
-            self.pending_thrash = None
-        if over:
-            r.check_points_over += 1
-        if self.policy.fires(view, threshold):
-            sc = compact(self, CompactionReason.THRESHOLD, parent, truth_now, view)
-            if sc is not None and sc.early:
-                r.early += 1
-            if sc is None and over:
-                r.late += 1
-        elif over:
-            r.late += 1
+        over = self.checked(truth_now, threshold)
+        fired = self.policy.fires(view, threshold)
+        self.settled(fired, compact(self, CompactionReason.THRESHOLD, parent, truth_now, view) if fired else None, over)
 
     def _append_between(self, lo: int, hi: int) -> None:
         """Put the non-request base entries [lo, hi) on the simulated path (recovery edits excepted:
@@ -192,7 +176,7 @@ class _Sim(SimState):
         i = req.base_index
         first = req.first_in_run
         if first:
-            self.recovery_tried = False  # cleared when a user message starts
+            self.recovery.run_started()  # cleared when a user message starts
         lo = self.skip_until + 1
         if self.pos > lo:
             lo = self.pos
@@ -218,7 +202,7 @@ class _Sim(SimState):
             u, source = self.truth_before(i), _MODEL
         window = self.window if self.window is not None else self.s.window_at(i)
         if u > window or (req.failed_overflow and same):
-            retried = not self.recovery_tried
+            retried = self.recovery.may_retry()
             if self._overflow(req, u, source):
                 return
             if not retried:  # Pi already tried since the last user message: the request fails
@@ -244,7 +228,7 @@ class _Sim(SimState):
 
     def _overflow(self, req: Request, u: float, source: TruthSource) -> bool:
         """The provider rejects the request; Pi compacts and retries unless it already tried with no
-        successful reply since (`PiPolicy.clears_recovery`). True when the walk is done with it.
+        successful reply since (`Policy.recovery`, `PiRecovery`). True when the walk is done with it.
 
         A recorded rejection of the recorded context whose truth fits this setting's window (a server
         limit below the model's window) is a provider rejection, not an overflow: rejected all the same."""
@@ -257,10 +241,10 @@ class _Sim(SimState):
             parent = self.skip_until = req.group_end
         else:
             parent = i - 1
-        if self.recovery_tried:
+        if not self.recovery.may_retry():
             r.failed_recoveries += 1
             return req.failed_overflow
-        self.recovery_tried = True
+        self.recovery.retrying()
         compact(self, CompactionReason.OVERFLOW, parent, u, self.pi_estimate_before(i))
         # A recorded failure: the retry is the next recorded request (1.x) or was never saved (0.x).
         return req.failed_overflow
@@ -275,7 +259,7 @@ class _Sim(SimState):
         self.skip_until = req.group_end
         if req.last_in_run:
             self.check(i, u, self.truth_before(i))
-            r.requests[-1] = r.requests[-1]._replace(pi_view=u)
+            r.requests[-1] = r.requests[-1]._replace(policy_count=u)
 
     def _failed(self, req: Request, u: float, point: bool) -> None:
         """A request the provider rejects with Pi's recovery spent (a retry that overflows again, or any
@@ -293,7 +277,7 @@ class _Sim(SimState):
         self.last_usage = (i, view)
         if req.last_in_run:
             self.check(i, view, self.truth_before(i + 1))
-            r.requests[-1] = r.requests[-1]._replace(pi_view=view)
+            r.requests[-1] = r.requests[-1]._replace(policy_count=view)
 
     def _reply(self, req: Request, u: float, source: TruthSource) -> None:
         r, i, g, output = self.run, req.base_index, self.grid, req.output
@@ -305,8 +289,7 @@ class _Sim(SimState):
                                        len(r.compactions), self._same))  # `_point`
         stop = req.stop_reason
         usable = stop != "aborted" and stop != "error"
-        if self.policy.clears_recovery(stop):
-            self.recovery_tried = False
+        self.recovery.replied(stop)
         usage_total = u + output
         e = self.wl.base[i]
         self.synthetic.append(e)
@@ -333,7 +316,7 @@ class _Sim(SimState):
                 # Errors (and 1.x zero usage): Pi estimates from the last valid usage plus trailing.
                 view = self.pi_estimate_before(i + 1)
             self.check(i, view, self.truth_before(i + 1))
-            r.requests[-1] = r.requests[-1]._replace(pi_view=view)
+            r.requests[-1] = r.requests[-1]._replace(policy_count=view)
 
 
 def simulate(workload: Workload, truth: TruthModel, settings: ReplaySettings, *, keep_path: bool = False,

@@ -1,5 +1,5 @@
 """Replay any agent's transcript under any registered policy (`replay.registry`) with the transcript
-walk (`replay.walk`): typed `TranscriptReplay`s, each run a `ReplayRun` priced with the session's own
+walk (`replay.walk`): typed `SessionReplay`s (`replay.replayed`), each run a `ReplayRun` priced with the session's own
 cache model and prices, as Pi's exact replay is (`replay.session`); `run_record` gives both the one
 JSON record of the replay contract.
 
@@ -13,28 +13,18 @@ rollouts record 95% of it); otherwise the window a request recorded, else the bu
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.policies.base import Policy, PolicyName
-from sessiontools.replay.catalog import ModelInfo, lookup, recorded_prices
-from sessiontools.replay.cost import (
-    CacheModel,
-    Classes,
-    RecordedCall,
-    RunCost,
-    learn_cache,
-    price_run,
-    seconds,
-)
-from sessiontools.replay.neutral import NeutralTruth, fit_neutral_truth
-from sessiontools.replay.priors import PriorTable, prior_text
-from sessiontools.replay.records import ReplayRun, ReplaySettings
+from sessiontools.replay.catalog import lookup
+from sessiontools.replay.cost import Classes
+from sessiontools.replay.neutral import fit_neutral_truth
+from sessiontools.replay.priors import PriorTable
+from sessiontools.replay.records import ReplaySettings
 from sessiontools.replay.registry import DEFAULT_POLICY, cli_version, make_policy
-from sessiontools.replay.session import Prices, RecordedUsage
+from sessiontools.replay.replayed import RecordedReply, SessionReplay, deferred, session_replay
 from sessiontools.replay.walk import replay_settings, simulate_path
 from sessiontools.transcript.model import Transcript, TranscriptPath
 
@@ -81,93 +71,28 @@ def _grid(policy: Policy, windows: Sequence[int], reserves: Sequence[int], keeps
             for r in (reserves if pi_axes else (0,)) for k in (keeps if pi_axes else (0,))]
 
 
-@dataclass(slots=True)
-class TranscriptReplay:
-    """Everything replayed for one path of one transcript (the `PathReplay` of the transcript walk)."""
-
-    transcript: Transcript
-    path: TranscriptPath
-    truth: NeutralTruth
-    model: ModelInfo | None
-    runs: list[ReplayRun]
-    cache: CacheModel
-    recorded_classes: dict[int, Classes]
-    recorded_costs: dict[int, float]
-    price: Prices
-
-    @property
-    def source(self) -> str:
-        return self.transcript.source
-
-    @property
-    def agent(self) -> str:
-        return self.transcript.agent.value
-
-    @property
-    def leaf_id(self) -> str | None:
-        return self.path.leaf_id
-
-    @property
-    def model_name(self) -> str:
-        return _model(self.path)
-
-    def cost_of(self, run: ReplayRun) -> RunCost:
-        return price_run(run, self.recorded_classes, self.cache, self.price.per_token, self.truth.overhead,
-                         self.recorded_costs)
-
-    def truth_dict(self) -> dict[str, Any]:
-        t = self.truth
-        return {
-            "overhead_tokens": round(t.overhead), "ratio_to_chars4": round(t.ratio, 4),
-            "entries_attributed": len(t.attributed), "entries_modelled": len(self.path.messages) - len(t.attributed),
-            "summary_tokens": round(t.summary_tokens), "requests_fitted": t.n, "prior_dominated": t.prior_dominated,
-            "notes": [f"{t.n} request(s): overhead and ratio shrunk toward the prior ({prior_text(t.prior)})"]
-            if t.prior is not None and t.prior_dominated else [],
-        }
-
-    def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
-        """(the last message before it, truth of the last request before it) of each recorded compaction,
-        on the axis of the run's own compactions (`SimCompaction.parent_base_index`)."""
-        from sessiontools.transcript.model import Role
-
-        out = []
-        msgs = self.path.messages
-        for c in self.path.compactions:
-            after = max((m.index for m in msgs[:c.index] if m.role != Role.SUMMARY), default=-1)
-            before = [p for p in run.requests if p.base_index <= after and not p.overflow]
-            if before:
-                out.append((after, before[-1].truth))
-        return out
+def _recorded_replies(path: TranscriptPath) -> list[RecordedReply]:
+    """Each request's recorded usage, by message index."""
+    return [RecordedReply(r.index, Classes(float(r.usage.input), float(r.usage.cache_read), float(r.usage.cache_write),
+                                           float(r.usage.output)),
+                          None if r.usage.cost is None else float(r.usage.cost.total), r.timestamp)
+            for r in path.requests]
 
 
-def recorded_path_usage(path: TranscriptPath) -> RecordedUsage:
-    """The recorded classes and costs of each request of a path, and the calls to learn the cache from."""
-    classes: dict[int, Classes] = {}
-    costs: dict[int, float] = {}
-    calls = []
-    breaks = sorted(c.index for c in path.compactions)
-    prev = -1
-    for r in path.requests:
-        u = r.usage
-        c = classes[r.index] = Classes(float(u.input), float(u.cache_read), float(u.cache_write), float(u.output))
-        if u.cost is not None:
-            costs[r.index] = float(u.cost.total)
-        k = bisect_left(breaks, prev)
-        calls.append(RecordedCall(seconds(r.timestamp), c, k < len(breaks) and breaks[k] < r.index))
-        prev = r.index
-    return RecordedUsage(classes, costs, calls)
+def _price_pairs(path: TranscriptPath) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    return [({"input": r.usage.input, "output": r.usage.output, "cacheRead": r.usage.cache_read,
+              "cacheWrite": r.usage.cache_write},
+             {"input": r.usage.cost.input, "output": r.usage.cost.output, "cacheRead": r.usage.cost.cache_read,
+              "cacheWrite": r.usage.cost.cache_write})
+            for r in path.requests if r.usage.cost is not None]
 
 
-def _path_prices(info: ModelInfo | None, path: TranscriptPath) -> Prices:
-    if info is not None and info.prices:
-        return Prices(info.prices, "catalogue" if info.source == "bundled" else info.source)
-    pairs = [({"input": r.usage.input, "output": r.usage.output, "cacheRead": r.usage.cache_read,
-               "cacheWrite": r.usage.cache_write},
-              {"input": r.usage.cost.input, "output": r.usage.cost.output, "cacheRead": r.usage.cost.cache_read,
-               "cacheWrite": r.usage.cost.cache_write})
-             for r in path.requests if r.usage.cost is not None]
-    found = recorded_prices(pairs)
-    return Prices(found, "recorded usage.cost") if found else Prices(None, "none")
+def _recorded_after(path: TranscriptPath) -> list[int]:
+    """The last message before each recorded compaction (its summary messages aside)."""
+    from sessiontools.transcript.model import Role
+
+    msgs = path.messages
+    return [max((m.index for m in msgs[:c.index] if m.role != Role.SUMMARY), default=-1) for c in path.compactions]
 
 
 def replay_transcript(
@@ -184,7 +109,7 @@ def replay_transcript(
     priors: PriorTable | None = None,
     version: str | None = None,
     defer_prior_dominated: bool = False,
-) -> list[TranscriptReplay]:
+) -> list[SessionReplay]:
     """Every (path x setting) of one transcript, replayed (`claude`: Claude Code's `autocompact_pcts`
     and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's other sessions,
     `replay.priors`; `version`: --cli-version, the CLI version whose rule applies instead of the one
@@ -204,14 +129,15 @@ def replay_transcript(
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
         truth = fit_neutral_truth(path, summary_tokens, prior)
-        deferred = defer_prior_dominated and (truth.prior_dominated if not out else not out[0].runs)
-        runs = [] if deferred else [simulate_path(path, pol, s, truth)
+        runs = [] if deferred(defer_prior_dominated, truth, out) else [simulate_path(path, pol, s, truth)
                                     for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
         req = next((r for r in reversed(path.requests) if r.model), None)
         info = lookup(req.provider, req.model) if req else None
-        rec = recorded_path_usage(path)
-        out.append(TranscriptReplay(t, path, truth, info, runs, learn_cache(rec.calls), rec.classes, rec.costs,
-                                    _path_prices(info, path)))
+        out.append(session_replay(
+            source=t.source, agent=t.agent.value, leaf_id=path.leaf_id, model_name=_model(path), truth=truth,
+            model=info, runs=runs, replies=_recorded_replies(path), breaks=sorted(c.index for c in path.compactions),
+            price_pairs=_price_pairs(path), recorded_after=_recorded_after(path), recorded_after_overflow=False,
+            path=path, origin=t))
     return out
 
 

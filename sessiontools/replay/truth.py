@@ -132,6 +132,24 @@ class TruthModel:
         """Truth of a text of `chars` characters (Pi-style chars/4 scaled by the fitted ratio)."""
         return self.ratio * -(-chars // 4)
 
+    @property
+    def prior_dominated(self) -> bool:
+        """Too few requests for the data alone to decide the fit (or none fitted)."""
+        return self.fit is None or self.fit.prior_dominated
+
+    def to_dict(self) -> dict[str, Any]:
+        """The run record's `truth_model`."""
+        return {
+            "overhead_tokens": round(self.overhead),
+            "ratio_to_chars4": round(self.ratio, 4),
+            "entries_attributed": self.attributed,
+            "entries_modelled": self.modelled,
+            "summary_tokens": round(self.summary_tokens),
+            "requests_fitted": self.fit.n if self.fit else 0,
+            "prior_dominated": self.prior_dominated,
+            "notes": self.notes,
+        }
+
 
 #: With at least this many requests (and two distinct context sizes) the data alone decide the fit.
 MIN_REQUESTS = 8

@@ -15,7 +15,7 @@ failed calls are not among them). A run starts at a user message. Walking the re
   policy that trims its summarisation request (`Policy.trims_summary_request`: Codex, Claude Code)
   drops the oldest items until it fits (billed at the window), any other's is rejected (an
   overflow) and the compaction fails (`ReplayRun.failed_compactions`, the context left as it was);
-- U > W is an overflow: a reactive policy compacts and retries (`retries_after_overflow`), else the
+- U > W is an overflow: a reactive policy compacts and retries when its `Policy.recovery` allows, else the
   request fails (counted, not billed); a rejection recorded in the recorded context whose truth fits
   W is a provider rejection (`provider_rejections`), handled the same way but not an overflow;
 - recorded compactions the user or an extension made (trigger `manual`, writer `hook`) are applied
@@ -41,10 +41,11 @@ from sessiontools.replay.records import (
     SimCompaction,
     TruthSource,
 )
+from sessiontools.replay.step import CheckStep
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger
 
 
-class _Walk:
+class _Walk(CheckStep):
     def __init__(self, path: TranscriptPath, policy: Policy, settings: ReplaySettings, truth: NeutralTruth) -> None:
         self.path, self.policy, self.settings, self.truth = path, policy, settings, truth
         self.s = policy_settings(settings)
@@ -80,6 +81,7 @@ class _Walk:
         self.starts = {e.index for e in (*path.requests, *path.overflows)}
         self.run_start = 0  # work position where the current run's input begins
         self.run = ReplayRun(settings)
+        self.recovery = policy.recovery()  # the agent's rule after a rejected request (`Policy.recovery`)
         self.pending_thrash: SimCompaction | None = None
         #: (work position, recorded prompt) of the newest request answered in the recorded context
         #: since the last compaction (`truth_at`); None after a compaction.
@@ -205,7 +207,7 @@ class _Walk:
             reason=reason, parent_entry_id=m.id if m else None, parent_base_index=after,
             first_kept_entry_id=msgs[kept[0]].id if kept else None, first_kept_base_index=kept[0] if kept else -1,
             tokens_before=self.policy.tokens_before(view), truth_at_trigger=truth_now,
-            pi_view_at_trigger=self.policy.count(view), is_split_turn=False, messages_summarized=summarized,
+            count_at_trigger=self.policy.count(view), is_split_turn=False, messages_summarized=summarized,
             turn_prefix_messages=0, kept_tokens=sum(self.tokens_of(i) for i in kept), summary_tokens=summary,
             summary_source=TruthSource.MODEL, summarization_input_tokens=sum_in, summarization_output_tokens=summary,
             matches_recorded=matches, early=reason == CompactionReason.THRESHOLD and truth_now <= self.T, kept=kept)
@@ -218,29 +220,14 @@ class _Walk:
     def check(self, upto: int) -> float:
         """A check point: classify it (over T, late, thrash) and compact when the policy fires; the count."""
         r = self.run
-        r.check_points += 1
         truth_now = self.truth_at(upto)
-        self._peak(truth_now)
-        over = truth_now > self.T
-        if self.pending_thrash is not None:
-            if over:
-                self.pending_thrash.thrash = True
-                r.thrash += 1
-            self.pending_thrash = None
-        if over:
-            r.check_points_over += 1
+        over = self.checked(truth_now, self.T)
         view = self.view(upto)
         count = self.policy.count(view)
-        if r.requests and r.requests[-1].pi_view is None:  # the check point after that request: its count
-            r.requests[-1] = r.requests[-1]._replace(pi_view=count)
-        if self.policy.fires(count, self.T):
-            sc = self.compact(CompactionReason.THRESHOLD, upto, truth_now, view)
-            if sc is not None and sc.early:
-                r.early += 1
-            if sc is None and over:
-                r.late += 1
-        elif over:
-            r.late += 1
+        if r.requests and r.requests[-1].policy_count is None:  # the check point after that request: its count
+            r.requests[-1] = r.requests[-1]._replace(policy_count=count)
+        fired = self.policy.fires(count, self.T)
+        self.settled(fired, self.compact(CompactionReason.THRESHOLD, upto, truth_now, view) if fired else None, over)
         return count
 
     def _before(self, k: int, first: bool) -> None:
@@ -257,7 +244,7 @@ class _Walk:
         self.run.requests.append(RequestPoint(index, m.id if m else None, u, source, None, overflow, output,
                                               m.timestamp if m else None, len(self.run.compactions), same))
 
-    def request(self, req: Request, first: bool, last: bool, state: dict[str, bool]) -> None:
+    def request(self, req: Request, first: bool, last: bool) -> None:
         k = self.pos_of.get(req.index, 0)
         self._before(k, first)
         modelled = self.diverged(req.index)
@@ -265,7 +252,7 @@ class _Walk:
         source = TruthSource.MODEL if modelled else TruthSource.RECORDED
         r = self.run
         if u > self.W:
-            if not self.reject(req.index, u, source, k, state):
+            if not self.reject(req.index, u, source, k):
                 return
             u, source, modelled = self.truth_at(k), TruthSource.MODEL, True
             if u > self.W:
@@ -274,7 +261,7 @@ class _Walk:
                 return
         elif u > self.T and not first:
             r.mid_run_crossings += 1
-        state["success"] = True
+        self.recovery.replied(req.stop_reason)
         self.answered(k, req.index, u, req.usage.output, last, source, not modelled)
 
     def answered(self, k: int, index: int, u: float, output: int, last: bool, source: TruthSource,
@@ -299,7 +286,7 @@ class _Walk:
             index += 1
         return index
 
-    def overflow(self, ovf: Overflow, first: bool, last: bool, state: dict[str, bool]) -> None:
+    def overflow(self, ovf: Overflow, first: bool, last: bool) -> None:
         """A request the provider rejected in the recording. In a changed context its truth decides (it
         may fit); in the recorded one the provider rejects it again: an overflow when its truth (the
         provider's own count, when the error gave one) exceeds W, else a provider rejection."""
@@ -308,7 +295,7 @@ class _Walk:
         if self.diverged(ovf.index):
             u, source = self.truth_at(k, ovf.index), TruthSource.MODEL
             if u <= self.W:
-                state["success"] = True
+                self.recovery.replied(None)
                 self.answered(k, ovf.index, u, 0, last, source, False)
                 return
         elif ovf.provider_tokens:
@@ -316,20 +303,19 @@ class _Walk:
         else:
             u, source = self.truth_at(k), TruthSource.MODEL
         # The failed attempt is on the agent's path when it compacts (it is summarised or dropped).
-        self.reject(ovf.index, u, source, k + 1, state, ovf.provider_limit)
+        self.reject(ovf.index, u, source, k + 1, ovf.provider_limit)
 
-    def reject(self, index: int, u: float, source: TruthSource, upto: int, state: dict[str, bool],
-               stated_limit: int | None = None) -> bool:
+    def reject(self, index: int, u: float, source: TruthSource, upto: int, stated_limit: int | None = None) -> bool:
         """The provider rejects the request at message `index` (an overflow, or a provider rejection
         below the window, `ReplayRun.rejected`); a reactive policy compacts before work position `upto`.
         Whether it compacted (the request is retried)."""
         r = self.run
         r.rejected(u, self.W, stated_limit)
         self._point(index, u, source, True, 0, False)
-        if not self.policy.retries_after_overflow(state["recovered"], state["success"]):
+        if not self.recovery.may_retry():
             r.failed_recoveries += 1
             return False
-        state["recovered"], state["success"] = True, False
+        self.recovery.retrying()
         self.compact(CompactionReason.OVERFLOW, upto, u, self.view(upto))
         return True
 
@@ -383,12 +369,11 @@ class _Walk:
     def walk(self) -> ReplayRun:
         events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
         starts = _run_starts(self.path, events, self.pos_of)
-        state = {"recovered": False, "success": False}
         prev = -1
         for n, ev in enumerate(events):
             self.user_compactions(ev.index)
             if starts[n]:
-                state = {"recovered": False, "success": False}
+                self.recovery.run_started()
                 self.run_start = bisect_right(self.work, prev)
                 if self.prefix_until_prompt and any(self.policy.new_process(self.path.messages[i])
                                                     for i in self.work[self.run_start:self.pos_of.get(ev.index, 0)]
@@ -399,9 +384,9 @@ class _Walk:
             prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1]
             if isinstance(ev, Overflow):
-                self.overflow(ev, starts[n], last, state)
+                self.overflow(ev, starts[n], last)
             else:
-                self.request(ev, starts[n], last, state)
+                self.request(ev, starts[n], last)
         self._trailing_check(prev)
         self.user_compactions(len(self.path.messages) + 1)  # a /compact after the last request
         r = self.run

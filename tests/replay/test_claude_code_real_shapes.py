@@ -70,8 +70,8 @@ def _replay(lines: list, version: str | None = None) -> dict:
 
 def test_only_the_newest_release_compacts_reactively() -> None:
     assert NEWEST.reactive and not any(r.reactive for r in RULES if r is not NEWEST)
-    assert not claude_code_policy("claude-code", "2.1.63").retries_after_overflow(False, False)
-    assert claude_code_policy("claude-code", "2.1.332").retries_after_overflow(False, False)
+    assert not claude_code_policy("claude-code", "2.1.63").recovery().may_retry()
+    assert claude_code_policy("claude-code", "2.1.332").recovery().may_retry()
 
 
 @pytest.mark.parametrize("version", ["2.0.76", "2.1.12", "2.1.19"])

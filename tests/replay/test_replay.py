@@ -77,7 +77,7 @@ def test_compaction_fires_when_pis_view_crosses_the_threshold(policy: str) -> No
         # tokens_before is Pi's own prepareCompaction on that prefix.
         prep = prepare_compaction(path[: expected.base_index + 1], CompactionSettings(True, reserve, 8000), "0")
         assert first.tokens_before == prep.tokens_before and first.first_kept_entry_id == prep.first_kept_entry_id
-    assert first.pi_view_at_trigger > threshold
+    assert first.count_at_trigger > threshold
     m = run_metrics(run)
     assert m["compactions"] == len(run.compactions) and m["peak_truth_tokens"] <= window
 
@@ -156,9 +156,9 @@ def test_pi_view_matches_pi_estimate_on_recorded_contexts() -> None:
     wl = build_workload(path, "0")
     run = simulate(wl, fit_truth(wl), ReplaySettings(10**9, 16384, 20000, "pi-0"))
     for p in run.requests:
-        if p.pi_view is not None:
+        if p.policy_count is not None:
             ctx = build_context(path[: p.base_index + 1], "0")
-            assert p.pi_view == estimate_context_tokens(ctx.messages, "0").tokens
+            assert p.policy_count == estimate_context_tokens(ctx.messages, "0").tokens
 
 
 def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]

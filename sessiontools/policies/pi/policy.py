@@ -9,10 +9,12 @@ by any assistant reply that is not an error (1.6.0: nor `length`), in 0.73.1 and
 (`agent-session.js` `_processAgentEvent`), so a second overflow in the same run after a successful
 reply is recovered again. A retry that overflows again is an error message, which leaves the flag set:
 Pi does not compact for an overflow again until the next user message (`replay.simulate._failed`).
+The flag is `PiRecovery`, the state both walks ask (`Policy.recovery`).
 
 On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
-tokens before; `keep` here is the agent-neutral approximation of `findCutPoint` for other agents'
-transcripts (walk back summing message sizes to keepRecentTokens, then forward to a turn start).
+tokens before; `keep` here is `findCutPoint` on the neutral messages of other agents' transcripts:
+walk back summing Pi's own estimate of each message (chars/4 of what `size` counts, as Pi's
+`estimateTokens`) to keepRecentTokens, then forward to a turn start. It does not split a turn.
 """
 
 from __future__ import annotations
@@ -27,14 +29,17 @@ from sessiontools.policies.base import (
     Policy,
     PolicyName,
     PolicySettings,
+    Recovery,
     chars4,
 )
+from sessiontools.read.agents import Agent
 
 
 class PiPolicy(Policy):
     """Pi 0.x (`pi-0`) or 1.x (`pi-1`)."""
 
     reactive = True
+    exact_port_for = Agent.PI  # Pi's sessions: the exact port of prepareCompaction (`replay.simulate`)
     summary_request_sends_kept = False  # prepareCompaction's messagesToSummarize + the previous summary
 
     def __init__(self, version: str) -> None:
@@ -57,13 +62,17 @@ class PiPolicy(Policy):
         acc = 0.0
         start = len(candidates)
         for k in range(len(candidates) - 1, -1, -1):
-            acc += candidates[k].tokens
+            c = candidates[k]
+            acc += c.tokens if c.message is None else chars4(self.size(c.message)[0])  # Pi's estimateTokens
             start = k
             if acc >= settings.keep_recent_tokens:
                 break
-        while start < len(candidates) and not candidates[start].turn_start:
-            start += 1
-        return Kept(tuple(c.index for c in candidates[start:]))
+        cuts = [k for k, c in enumerate(candidates) if c.turn_start]  # Pi's valid cut points
+        cut = next((k for k in cuts if k >= start), None)
+        if cut is None and cuts:
+            # None at or after it: 1.x cuts at the last valid cut point, 0.x keeps its first one.
+            cut = cuts[-1] if self.version == "1" else cuts[0]
+        return Kept(tuple(c.index for c in candidates[cut:]) if cut is not None else ())
 
     def clears_recovery(self, stop_reason: str | None) -> bool:
         """Whether an assistant reply clears Pi's `_overflowRecoveryAttempted`: any reply but an error
@@ -73,9 +82,26 @@ class PiPolicy(Policy):
             return False
         return not (self.version == "1" and stop_reason == "length")
 
-    def retries_after_overflow(self, recovered_in_run: bool, success_since: bool) -> bool:
-        """Pi retries unless it already recovered in this run with no successful reply since."""
-        return not recovered_in_run or success_since
+    def recovery(self) -> PiRecovery:
+        return PiRecovery(self)
+
+
+class PiRecovery(Recovery):
+    """Pi's `_overflowRecoveryAttempted`: Pi compacts and retries unless it already tried since the
+    flag was last cleared (a user message, or a reply `PiPolicy.clears_recovery` accepts)."""
+
+    __slots__ = ("policy",)
+
+    def __init__(self, policy: PiPolicy) -> None:
+        super().__init__(True)
+        self.policy = policy
+
+    def replied(self, stop_reason: str | None) -> None:
+        if self.policy.clears_recovery(stop_reason):
+            self.tried = False
+
+    def may_retry(self) -> bool:
+        return not self.tried
 
 
 def pi_policy(name: str | PolicyName) -> PiPolicy:

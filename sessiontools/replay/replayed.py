@@ -1,0 +1,166 @@
+"""One session path being replayed, whichever walk replayed it: `SessionReplay`.
+
+A session path's replay is its source, agent, leaf, model, the truth model fitted on it, the runs of
+its grid, and what the file recorded of its answered requests (`RecordedUsage`): the cache model
+learnt from them, their classes and costs (a run's requests in the recorded context keep them), and
+the prices (`prices_of`: the catalogue's, else the ones the recorded `usage.cost` implies). Both
+builders (`replay.session` on Pi's entries, `replay.transcripts` on any agent's `TranscriptPath`)
+turn what they read into `RecordedReply`s and price pairs and make one `SessionReplay` of them
+(`session_replay`); `run_record` prices and records a run of either the same way.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from sessiontools.replay.catalog import ModelInfo, recorded_prices
+from sessiontools.replay.cost import (
+    CacheModel,
+    Classes,
+    RecordedCall,
+    RunCost,
+    learn_cache,
+    price_run,
+    seconds,
+)
+from sessiontools.replay.records import ReplayRun
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """Dollars per token by class, and where they came from."""
+
+    per_token: dict[str, float] | None
+    source: str  # "catalogue", a models.json path, "recorded usage.cost", or "none"
+
+
+class RecordedReply(NamedTuple):
+    """One answered request as the file recorded it, on the runs' index axis (`RequestPoint.base_index`)."""
+
+    index: int
+    classes: Classes
+    cost_total: float | None  # the recorded usage.cost.total, if any
+    timestamp: str | None
+    #: Its prompt is known (the cache model learns from it); a reply whose usage lacks the prompt
+    #: keeps its classes and cost but teaches nothing.
+    learn: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedUsage:
+    """What the file recorded of its answered requests, by index."""
+
+    classes: dict[int, Classes]
+    costs: dict[int, float]  # usage.cost.total, where recorded
+    calls: list[RecordedCall]  # to learn the cache model from
+
+    @property
+    def total_cost(self) -> float | None:
+        """The recorded agent cost (None when the file records no cost)."""
+        return sum(self.costs.values()) if self.costs else None
+
+
+def recorded_usage(replies: Iterable[RecordedReply], breaks: Sequence[int]) -> RecordedUsage:
+    """The recorded classes and costs of each answered request, and the calls to learn the cache from.
+    `breaks` (sorted): indices where the recorded prefix broke (a compaction's last message before it,
+    a context edit); a call follows a break when one lies in [previous learnt call, this call)."""
+    classes: dict[int, Classes] = {}
+    costs: dict[int, float] = {}
+    calls = []
+    prev = -1
+    for r in replies:
+        i = r.index
+        classes[i] = r.classes
+        if r.cost_total is not None:
+            costs[i] = r.cost_total
+        if not r.learn:
+            continue
+        k = bisect_left(breaks, prev) if breaks else 0
+        calls.append(RecordedCall(seconds(r.timestamp), r.classes, k < len(breaks) and breaks[k] < i))
+        prev = i
+    return RecordedUsage(classes, costs, calls)
+
+
+def prices_of(info: ModelInfo | None, pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Prices:
+    """The prices of a session's model: the catalogue's (or a models.json's), else the per-token prices
+    its recorded (usage, usage.cost) pairs imply, else none."""
+    if info is not None and info.prices:
+        return Prices(info.prices, "catalogue" if info.source == "bundled" else info.source)
+    found = recorded_prices(pairs)
+    return Prices(found, "recorded usage.cost") if found else Prices(None, "none")
+
+
+@dataclass(slots=True)
+class SessionReplay:
+    """Everything replayed for one path of one session, by either walk."""
+
+    source: str
+    agent: str
+    leaf_id: str | None
+    model_name: str  # provider/model
+    truth: Any  # the fitted truth model (`replay.truth.TruthModel`, `replay.neutral.NeutralTruth`): .overhead, .to_dict()
+    model: ModelInfo | None
+    runs: list[ReplayRun]
+    cache: CacheModel
+    recorded: RecordedUsage
+    price: Prices
+    #: The last message before each compaction the file records, on the runs' index axis.
+    recorded_after: tuple[int, ...]
+    #: A recorded compaction's point may be a rejected request's (Pi's overflow compaction follows its
+    #: failed attempt); otherwise it is the last answered request's.
+    recorded_after_overflow: bool
+    path: Any  # what was walked: Pi's `Path` or a `TranscriptPath`
+    origin: Any  # the session it came from: a Pi `Session` or a `Transcript`
+    workload: Any = None  # Pi's exact walk: the `Workload` it walked
+
+    @property
+    def recorded_classes(self) -> dict[int, Classes]:
+        return self.recorded.classes
+
+    @property
+    def recorded_costs(self) -> dict[int, float]:
+        return self.recorded.costs
+
+    def prices(self) -> dict[str, float] | None:
+        return self.price.per_token
+
+    def truth_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = self.truth.to_dict()
+        return d
+
+    def cost_of(self, run: ReplayRun) -> RunCost:
+        return price_run(run, self.recorded.classes, self.cache, self.price.per_token, self.truth.overhead,
+                         self.recorded.costs)
+
+    def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
+        """(the last message before it, truth of the last request before it) of each recorded compaction."""
+        out = []
+        for after in self.recorded_after:
+            before = [p for p in run.requests if p.base_index <= after and (self.recorded_after_overflow or not p.overflow)]
+            if before:
+                out.append((after, before[-1].truth))
+        return out
+
+
+def deferred(defer: bool, truth: Any, done: Sequence[SessionReplay]) -> bool:
+    """Whether a path is fitted only, not replayed (`defer_prior_dominated`): the session's first path
+    decides, by its fit being prior-dominated (`prior_dominated` of either truth model); every later
+    path of the session follows it."""
+    if not defer:
+        return False
+    return bool(truth.prior_dominated) if not done else not done[0].runs
+
+
+def session_replay(*, source: str, agent: str, leaf_id: str | None, model_name: str, truth: Any,
+                   model: ModelInfo | None, runs: list[ReplayRun], replies: Iterable[RecordedReply],
+                   breaks: Sequence[int], price_pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+                   recorded_after: Sequence[int], recorded_after_overflow: bool, path: Any, origin: Any,
+                   workload: Any = None) -> SessionReplay:
+    """A `SessionReplay` from what a walk's builder read: the cache model learnt from the recorded replies."""
+    rec = recorded_usage(replies, breaks)
+    return SessionReplay(source, agent, leaf_id, model_name, truth, model, runs, learn_cache(rec.calls), rec,
+                         prices_of(model, price_pairs), tuple(recorded_after), recorded_after_overflow, path, origin,
+                         workload)

@@ -1,0 +1,72 @@
+"""Registry completeness (issue 24): every agent has a reader, a transcript adapter, its own estimate,
+a default policy, an own rule (its window rule) and a policy replaying its files; every policy has a
+maker, axes starting with the window, a count and an own agent. Removing any one entry makes
+`registry_gaps` name exactly what is missing, so adding a fourth agent without one fails here."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessiontools.policies.checkpoint import OWN_ESTIMATES
+from sessiontools.read import sources
+from sessiontools.read.agents import Agent
+from sessiontools.replay import registry
+from sessiontools.replay.registry import registry_gaps
+from sessiontools.transcript.load import ADAPTERS
+
+
+def test_every_registry_is_complete() -> None:
+    assert registry_gaps() == []
+
+
+@pytest.mark.parametrize(("table", "key", "message"), [
+    (ADAPTERS, Agent.CODEX, "agent codex: no transcript adapter (transcript.load.ADAPTERS)"),
+    (OWN_ESTIMATES, Agent.CLAUDE_CODE, "agent claude-code: no own check-point estimate"),
+    (registry.DEFAULT_POLICY, Agent.PI, "agent pi: no default policy (replay.registry.DEFAULT_POLICY)"),
+    (registry.VERSION_SETTING, Agent.CODEX, "agent codex: no version setting"),
+])
+def test_a_missing_agent_entry_is_named(monkeypatch: pytest.MonkeyPatch, table: dict, key: Agent, message: str) -> None:
+    monkeypatch.delitem(table, key)
+    gaps = registry_gaps()
+    assert len(gaps) == 1 and gaps[0].startswith(message), gaps
+
+
+def test_a_missing_reader_and_own_rule_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources, "READERS", [r for r in sources.READERS if r.agent != Agent.CODEX])
+    monkeypatch.delitem(registry.OWN_AGENT, registry.PolicyName.CODEX)
+    gaps = registry_gaps()
+    assert "agent codex: no reader (read.sources.READERS)" in gaps
+    assert "agent codex: no own rule (its window rule) (replay.registry.OWN_AGENT)" in gaps
+    assert "policy codex: no own agent (replay.registry.OWN_AGENT)" in gaps
+
+
+def test_a_missing_policy_maker_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delitem(registry.POLICIES, registry.PolicyName.CLAUDE_CODE_REACTIVE)
+    assert registry_gaps() == ["policy claude-code-reactive: no maker (replay.registry._MAKERS)"]
+
+
+def test_own_rules_of_one_agent_agree_on_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pi's two rules both take the exact port; one that did not would split a Pi session's default
+    replay between two walks (`has_exact_port` with no policy)."""
+    from sessiontools.policies.pi.policy import PiPolicy
+
+    real = registry._MAKERS[registry.PolicyName.PI_1]
+
+    def pi1_without_port(version: str | None = None, model: str | None = None) -> PiPolicy:
+        p = real(version, model)
+        p.exact_port_for = None  # type: ignore[attr-defined]
+        return p  # type: ignore[return-value]
+
+    monkeypatch.setitem(registry.POLICIES, registry.PolicyName.PI_1,
+                        registry.PolicyEntry(registry.PolicyName.PI_1, pi1_without_port, registry.EVERY_AGENT))
+    assert registry_gaps() == ["agent pi: no single walk for its own rules (Policy.exact_port_for)"]
+    assert not registry.has_exact_port(Agent.PI, None)
+
+
+def test_the_walk_is_the_policys_choice() -> None:
+    """The exact port is chosen by the policy (`Policy.exact_port_for`), for its own agent's files only."""
+    for agent in Agent:
+        for name in registry.POLICIES:
+            own = registry.make_policy(name).exact_port_for
+            assert registry.has_exact_port(agent, name) == (own is agent)
+    assert registry.has_exact_port(Agent.PI, None) and not registry.has_exact_port(Agent.CODEX, None)
