@@ -93,8 +93,22 @@ class SessionTree:
 
     @property
     def default_leaf(self) -> Entry | None:
-        """The entry Pi resumes at: the last entry of the file (Pi's path is empty if it has no id)."""
+        """The entry Pi resumes at: the last entry of the file (Pi's branch is empty if its id is no
+        usable key, see `path`; its context still starts there, see `context_path`)."""
         return self.entries[-1] if self.entries else None
+
+    def context_path(self) -> Path:
+        """The entries Pi's SessionManager builds the resumed session's context from
+        (`buildSessionContext(entries, leafId, byId)`, what it sends), which is not always its branch
+        (`path()`: `getBranch()`, what compaction sees). Both start from the last entry's raw id: the
+        branch is empty unless that id is truthy in JavaScript, but the context is empty only for an
+        explicit `"id": null`; any other id that is no key (missing, "", 0, false) falls back to the
+        last entry itself. So a last entry without an id is resumed with its ancestry as the context
+        and an empty branch."""
+        last = self.default_leaf
+        if last is None or ("id" in last.data and last.data["id"] is None):
+            return Path(None, ())
+        return self.path(last)
 
     def resolve(self, ref: str, path: Sequence[Entry] | None = None) -> Entry:
         """An entry by id, or `#N` for the entry at index N of `path` (default: the default path)."""
@@ -116,8 +130,9 @@ class SessionTree:
         """The path from the root to `leaf` (an id, `#N`, an entry, or None for Pi's default leaf)."""
         if leaf is None:
             start = self.default_leaf
-            if start is not None and start.id is None:
-                # Pi resumes at the last entry's id; without one its branch is empty.
+            if start is not None and not _js_truthy(start.data.get("id")):
+                # Pi resumes at the last entry's id (`getBranch`: `startId ? byId.get(startId) : undefined`):
+                # without a truthy one ("", 0, false, null, none) its branch is empty.
                 return Path(None, ())
         elif isinstance(leaf, Entry):
             start = leaf
@@ -150,3 +165,12 @@ class SessionTree:
     def all_paths(self) -> list[Path]:
         """One path per leaf, in the file order of the leaves."""
         return [self.path(leaf) for leaf in self.leaves]
+
+
+def _js_truthy(value: object) -> bool:
+    """JavaScript's truthiness of a JSON value: false for null, false, 0 (and -0) and ""."""
+    if value is None or value is False or value == "":
+        return False
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return value != 0
+    return True
