@@ -28,7 +28,32 @@ def interrupted() -> int:
         sys.stderr.flush()
     except (OSError, ValueError):  # stderr closed or gone: the exit code says it
         pass
+    forget_handled_interrupt()
     return EXIT_INTERRUPTED
+
+
+def forget_handled_interrupt() -> None:
+    """Make CPython forget a KeyboardInterrupt we handled, so that the exit code is ours (130).
+
+    CPython remembers a KeyboardInterrupt that passed through a nested `PyRun_*` call (some C
+    extensions run code that way while they import), even when it was caught later; under
+    `python -m` the interpreter then kills itself with SIGINT at exit (exit status -2 after our
+    "interrupted" line: 1 in about 30 interrupted `--executor dask` runs). The flag is private, but
+    every `PyRun_*` call clears it when it starts: one run of empty code here. (The console script
+    does not need it, since a script's SystemExit exits at once; nothing happens elsewhere than on
+    CPython.)"""
+    try:
+        import ctypes
+
+        run = ctypes.pythonapi.PyRun_StringFlags
+    except (ImportError, AttributeError, OSError):
+        return
+    run.restype = ctypes.py_object
+    run.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.py_object, ctypes.py_object, ctypes.c_void_p]
+    try:
+        run(b"", 257, {}, {}, None)  # 257: Py_file_input
+    except Exception:  # (nothing to run: cannot fail, but an exit path must not raise)
+        pass
 
 
 def run() -> None:
@@ -37,4 +62,7 @@ def run() -> None:
         from sessiontools.cli import main
     except KeyboardInterrupt:
         sys.exit(interrupted())
-    sys.exit(main())
+    code = main()
+    if code == EXIT_INTERRUPTED:  # (the CLI handled a Ctrl-C and printed its line)
+        forget_handled_interrupt()
+    sys.exit(code)

@@ -264,3 +264,38 @@ def test_a_ctrl_c_while_the_forkserver_is_spawned_is_not_lost(monkeypatch: pytes
         for _ in range(100):  # (delivered as soon as the mask is restored: within a few bytecodes)
             time.sleep(0.001)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+_NESTED = """
+import ctypes, os, signal, sys, threading
+run = ctypes.pythonapi.PyRun_StringFlags
+run.restype = ctypes.py_object
+run.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.py_object, ctypes.py_object, ctypes.c_void_p]
+threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:  # (what a C extension's import that runs Python code does, interrupted)
+    run(b"import time\\nfor _ in range(500): time.sleep(0.01)\\n", 257, {}, {}, None)
+except KeyboardInterrupt:
+    if sys.argv[1] == "ours":
+        from sessiontools.entry import interrupted
+        sys.exit(interrupted())
+    sys.stderr.write("interrupted\\n")
+    sys.exit(130)
+"""
+
+
+def test_a_handled_interrupt_exits_130_under_python_m(tmp_path: Path) -> None:
+    """CPython remembers a KeyboardInterrupt that passed through a nested PyRun_* call, even when it
+    was handled, and `python -m` then dies by SIGINT at exit (-2) instead of exiting 130 (1 in about
+    30 interrupted dask runs). The entry's handler makes it forget: exit 130. The plain handler shows
+    the CPython behaviour guarded against (-2 on 3.11; 130 would mean a release that no longer does it)."""
+    (tmp_path / "nested_interrupt.py").write_text(_NESTED, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    codes = {}
+    for handler in ("plain", "ours"):
+        p = subprocess.run([sys.executable, "-m", "nested_interrupt", handler], capture_output=True, text=True,
+                           timeout=60, cwd=tmp_path, preexec_fn=_sigint_as_from_a_terminal, env=env)
+        assert p.stderr == "interrupted\n", p.stderr
+        codes[handler] = p.returncode
+    assert codes["plain"] in (-signal.SIGINT, 130)
+    assert codes["ours"] == 130
