@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from sessiontools.errors import NoSuchEntry
+from sessiontools.jsvalues import js_truthy
 from sessiontools.read.pi.entries import Entry, Session
 
 
@@ -130,7 +131,7 @@ class SessionTree:
         """The path from the root to `leaf` (an id, `#N`, an entry, or None for Pi's default leaf)."""
         if leaf is None:
             start = self.default_leaf
-            if start is not None and not _js_truthy(start.data.get("id")):
+            if start is not None and not js_truthy(start.data.get("id")):
                 # Pi resumes at the last entry's id (`getBranch`: `startId ? byId.get(startId) : undefined`):
                 # without a truthy one ("", 0, false, null, none) its branch is empty.
                 return Path(None, ())
@@ -166,11 +167,3 @@ class SessionTree:
         """One path per leaf, in the file order of the leaves."""
         return [self.path(leaf) for leaf in self.leaves]
 
-
-def _js_truthy(value: object) -> bool:
-    """JavaScript's truthiness of a JSON value: false for null, false, 0 (and -0) and ""."""
-    if value is None or value is False or value == "":
-        return False
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return value != 0
-    return True
