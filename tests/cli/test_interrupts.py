@@ -259,11 +259,15 @@ def test_a_ctrl_c_while_the_forkserver_is_spawned_is_not_lost(monkeypatch: pytes
 
     monkeypatch.setattr(forkserver, "ensure_running", spawned_meanwhile)
     monkeypatch.setattr(resource_tracker, "ensure_running", lambda: None)
-    with pytest.raises(KeyboardInterrupt):
-        parallel.start_forkserver_ignoring_sigint()
-        for _ in range(100):  # (delivered as soon as the mask is restored: within a few bytecodes)
-            time.sleep(0.001)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)  # (also when this runs as a background job)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parallel.start_forkserver_ignoring_sigint()
+            for _ in range(100):  # (delivered as soon as the mask is restored: within a few bytecodes)
+                time.sleep(0.001)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, outer)
 
 
 _NESTED = """
