@@ -17,7 +17,12 @@ Names are imported on first use, so that `import sessiontools` (and the CLI's st
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+# (the console script imports this package before its Ctrl-C handler is in place: `typing`, which
+# the CLI loads later anyway, would widen that window by a few milliseconds)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

@@ -30,3 +30,7 @@ class UsageError(SessionToolsError):
 class NoSuchEntry(UsageError):
     """An entry id or `#N` index named on the command line is not in the session."""
 
+
+
+#: The exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130

@@ -42,9 +42,7 @@ from sessiontools.cli.outputs import (
     stderr_console,
 )
 from sessiontools.cli.token_options import tokens_option
-from sessiontools.errors import SessionToolsError, UsageError
-
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
+from sessiontools.errors import EXIT_INTERRUPTED, SessionToolsError, UsageError
 
 app = typer.Typer(
     name="sessiontools",

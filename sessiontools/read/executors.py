@@ -77,18 +77,34 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
     import dask.config
 
     # forkserver, as the --jobs pool: workers start from a clean process (no inherited threads),
-    # with distributed, the task's modules and the main module already imported.
+    # with distributed, the task's modules and the main module already imported, and the
+    # forkserver's excepthook (`parallel._quiet_spawn_after_shutdown`) in each of them.
+    settings = dask.config.set(LOCAL_CLUSTER_CONFIG)
+    interrupted = False
     try:
-        with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver",
-                              "distributed.scheduler.worker-saturation": float("inf")}), \
-                LocalCluster(n_workers=max(1, cluster.workers), threads_per_worker=1, processes=True,
-                             host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                             silence_logs=logging.CRITICAL) as lc, \
+        with LocalCluster(n_workers=max(1, cluster.workers), threads_per_worker=1, processes=True,
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                          silence_logs=logging.CRITICAL) as lc, \
                 Client(lc, set_as_default=False) as client:
             yield client
     except KeyboardInterrupt:
+        # The settings stay: a cluster interrupted while it starts goes on starting nannies in its
+        # event loop's thread, and each reads the start method when it starts its worker. With
+        # distributed's default back in force that was a `multiprocessing.spawn` child, which
+        # printed CPython's traceback (SemLock._rebuild: FileNotFoundError, or EOFError) after
+        # "interrupted". The process is on its way out: nothing else reads them.
+        interrupted = True
         stop_local_cluster()
         raise
+    finally:
+        if not interrupted:  # closed the polite way (done, a task's error, a consumer that stopped)
+            settings.__exit__(None, None, None)
+
+
+#: The LocalCluster's settings. `multiprocessing-method`: its workers are forked from our forkserver.
+#: `worker-saturation`: every task is sent to a worker at once (files are grouped into tasks already).
+LOCAL_CLUSTER_CONFIG = {"distributed.worker.multiprocessing-method": "forkserver",
+                        "distributed.scheduler.worker-saturation": float("inf")}
 
 
 def stop_local_cluster() -> None:

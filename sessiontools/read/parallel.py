@@ -266,37 +266,46 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
 
 
 def start_forkserver_ignoring_sigint() -> None:
-    """Start the forkserver (if it is not running) with SIGINT ignored, which it inherits: CPython's
+    """Start the forkserver (if it is not running) with SIGINT blocked, which it inherits: CPython's
     forkserver ignores Ctrl-C only once its preload imports are done, and a Ctrl-C that reached it
-    during them printed a KeyboardInterrupt traceback (seen under load). The parent's own handler is
-    back as soon as the server is spawned."""
-    import signal
-    from multiprocessing import forkserver
+    during them printed a KeyboardInterrupt traceback (seen under load). This module, imported among
+    the preloads, makes the forkserver ignore SIGINT and unblocks it (`_install_forkserver_hook`).
 
-    try:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    except ValueError:  # not the main thread: signals cannot be changed here
+    Blocked, not ignored, in this process while the server is spawned: a Ctrl-C meanwhile stays
+    pending and is this process's KeyboardInterrupt as soon as the server is started. (Ignoring it
+    lost it: the command then ran to its end and exited 0, seen under load.) The resource tracker is
+    started first, since its own start unblocks SIGINT (it blocks the signal for its child too)."""
+    import signal
+    from multiprocessing import forkserver, resource_tracker
+
+    if not hasattr(signal, "pthread_sigmask"):
         forkserver.ensure_running()
         return
+    resource_tracker.ensure_running()
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         forkserver.ensure_running()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _quiet_spawn_after_shutdown(previous: Any) -> Any:
-    """A `sys.excepthook` for the forkserver (its children inherit it): a worker being spawned while the
-    parent, interrupted, has already removed the pool's semaphores fails to unpickle them
-    (`SemLock._rebuild`: FileNotFoundError) and CPython's forkserver prints that traceback to the
-    terminal after our one "interrupted" line. That one case is silent; every other error is reported
-    by the previous hook as before."""
+    """A `sys.excepthook` for the forkserver (its children inherit it): a worker (a pool's, or a Dask
+    nanny's) being spawned while the parent, interrupted, exits fails before any task runs, and
+    CPython's forkserver prints that traceback to the terminal after our one "interrupted" line.
+    Two such cases are silent: the parent has already removed the semaphores the child unpickles
+    (`SemLock._rebuild` in multiprocessing/synchronize.py: FileNotFoundError), or it was gone before
+    it sent the child its data (`spawn._main` reading it: EOFError). Every other error is reported by
+    the previous hook as before."""
+    silent = {FileNotFoundError: os.path.join("multiprocessing", "synchronize.py"),
+              EOFError: os.path.join("multiprocessing", "spawn.py")}
 
     def hook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
         last = tb
         while last is not None and last.tb_next is not None:
             last = last.tb_next
         where = last.tb_frame.f_code.co_filename if last is not None else ""
-        if issubclass(kind, FileNotFoundError) and where.endswith(os.path.join("multiprocessing", "synchronize.py")):
+        if any(issubclass(kind, k) and where.endswith(f) for k, f in silent.items()):
             return
         previous(kind, exc, tb)
 
@@ -313,10 +322,17 @@ def _in_forkserver() -> bool:
 
 
 def _install_forkserver_hook() -> None:
+    """In the forkserver only: the excepthook above, and Ctrl-C ignored from here on (as CPython's
+    forkserver does once its preloads are imported; its children inherit it) instead of blocked (see
+    `start_forkserver_ignoring_sigint`), so that no process it forks inherits a blocked SIGINT."""
+    import signal
     import sys
 
     if _in_forkserver():
         sys.excepthook = _quiet_spawn_after_shutdown(sys.excepthook)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _worker_ignores_sigint() -> None:

@@ -81,6 +81,8 @@ def session_facts(session: Session, path: Sequence[Entry], major: str) -> dict[s
         "path_types": [e.type for e in path],
         "path_ids": [e.id for e in path],
         "path_line_indices": [e.line - 1 for e in path],
+        # What Pi's SessionManager sends on resume: not always the branch's context (its leaf rule differs).
+        "session_context": [dict(m) for m in build_context(SessionTree(session).context_path().entries, major).messages],
     }
 
 

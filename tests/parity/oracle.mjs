@@ -181,7 +181,30 @@ function loadSessionAsPi(content, leafIdArg) {
     entries.forEach((e, k) => {
         if (e !== null && typeof e === "object") entryLine.set(e, lineIndices[k]);
     });
-    return { entries, lineIndices, valid, version, path, entryLine };
+    return { entries, lineIndices, valid, version, path, entryLine, byId, leafId: startId };
+}
+
+/** The messages Pi's SessionManager sends for this session (`buildSessionContext()`: its own
+ * entries, leaf id and index). Not always the context of the branch (`path`, what getBranch and
+ * compaction see): its leaf rule differs. An explicit null id gives no context, but any other id
+ * that is no usable key (missing, "", 0, false) falls back to the last entry, whose ancestry is then
+ * the context while the branch is empty. */
+function sessionContext(sess) {
+    if (!sess.valid) return []; // SessionManager starts a new, empty session in such a file
+    const entries = sess.entries.filter((e) => e.type !== "session");
+    if (sess.leafId !== null) {
+        // Pi's walk from its context leaf never returns on a parent cycle: refuse, as for the branch.
+        let current = (sess.leafId ? sess.byId.get(sess.leafId) : undefined) ?? entries[entries.length - 1];
+        const seen = new Set();
+        while (current) {
+            if (seen.has(current)) {
+                throw piThrew(new Error("parentId links form a cycle (Pi's buildSessionContext would loop forever)"));
+            }
+            seen.add(current);
+            current = current.parentId ? sess.byId.get(current.parentId) : undefined;
+        }
+    }
+    return sm.buildSessionContext(entries, sess.leafId, sess.byId).messages;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -433,13 +456,21 @@ function answerQuery(sess, state, q, qi, fields, emit) {
         path_len: sess.path.length,
         slice_len: slice.length,
     };
-    if (qi === 0) Object.assign(out, sessionFacts(sess));
+    const errors = {};
+    if (qi === 0) {
+        Object.assign(out, sessionFacts(sess));
+        try {
+            out.session_context = sessionContext(sess);
+        } catch (e) {
+            errors.session_context = errorText(e); // Pi's own buildSessionContext threw
+            out.session_context = null;
+        }
+    }
     // Every query: the exact slice (ids; line indices for v1 files, whose ids Pi draws at random).
     state.pathIds ??= sess.path.map((e) => e.id ?? null);
     state.pathLines ??= sess.path.map((e) => sess.entryLine.get(e) ?? null);
     out.slice_ids_sha1 = prefixDigest(state, "ids", state.pathIds, slice.length);
     out.slice_lines_sha1 = prefixDigest(state, "lines", state.pathLines, slice.length);
-    const errors = {};
     const attempt = (name, fn) => {
         try {
             return fn();
@@ -569,7 +600,13 @@ async function handleSession(req, emit) {
         return;
     }
     if (queries.length === 0) {
-        emit({ session_id: sessionId, query_index: null, ...sessionFacts(sess) });
+        const facts = { session_id: sessionId, query_index: null, ...sessionFacts(sess) };
+        try {
+            facts.session_context = sessionContext(sess);
+        } catch (e) {
+            Object.assign(facts, { session_context: null, error: errorText(e), errors: { session_context: errorText(e) } });
+        }
+        emit(facts);
         return;
     }
     for (let qi = 0; qi < queries.length; qi++) {
@@ -638,7 +675,7 @@ const HELPERS = {
      * (getBranch would never return).
      */
     openSession: (filePath) => {
-        loadSession(readFileSync(filePath, "utf8"), undefined); // throws on a cycle
+        sessionContext(loadSession(readFileSync(filePath, "utf8"), undefined)); // throws on a cycle
         const manager = sm.SessionManager.open(filePath, dirname(filePath));
         const path = manager.getBranch();
         return {

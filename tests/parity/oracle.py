@@ -18,6 +18,8 @@ last entry, like ``SessionManager``) to the root. Query ``q`` is answered on
     session_id, query_index, at_index, keep_recent, reserve_tokens, path_len, slice_len
     (query 0 only) pi_version, session_valid, file_version, entry_count, path_types, path_ids,
                    path_line_indices   # line index (into "lines") of each path entry
+                   session_context     # SessionManager's buildSessionContext().messages: what Pi
+                                       # sends on resume (its leaf rule is not the branch's)
     context                    # buildSessionContext(slice).messages (1.x: the projection)
     context_sources            # per context message: slice index of the entry owning that object, else None
     context_json               # (opt-in) exact JSON.stringify text of the context array

@@ -239,7 +239,11 @@ def test_errors_are_captured_per_query(major):
     answers = run_oracle(major, [session(broken, [q(0), q(1)], session_id="broken"),
                                  session(fine, [q(0)], session_id="fine")])
     assert [a["session_id"] for a in answers] == ["broken", "broken", "fine"]
-    assert "error" not in answers[0]
+    # Query 0 is answered; only the session's own context (query 0's session facts: what
+    # SessionManager would send, built over every entry) meets the broken entry, as Pi's does.
+    assert set(answers[0].get("errors") or {}) == {"session_context"}
+    assert "TypeError" in answers[0]["errors"]["session_context"]
+    assert answers[0]["context"] is not None
     assert "TypeError" in answers[1]["error"]
     assert "context" in answers[1]["errors"]
     assert "error" not in answers[2]
@@ -386,6 +390,21 @@ def test_real_sessions_loader_parity(major, tmp_path):
         assert [e.get("type") for e in ours["entries"]] == [e.get("type") for e in theirs]
 
 
+#: The CPU seconds (Node's and this process's) the ten thousand queries may take: about three to
+#: four times what they take here (13 s for 0.x, 22 s for 1.x; the figures are printed), so a real
+#: regression fails the test. CPU time, not wall time: at a load average of 19 on 2 cores the 0.x run
+#: took 119 s of wall time (the old limit was 60 s) and still 13 s of CPU.
+QUERIES_CPU_BUDGET = 60.0
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its waited-for children (the oracle's Node process)."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def test_real_sessions_ten_thousand_queries(major):
     """Throughput: every path index of every file, several keep_recent values (light fields)."""
     requests = []
@@ -394,10 +413,10 @@ def test_real_sessions_ten_thousand_queries(major):
         queries = [q(i, keep_recent=k) for i in range(len(lines)) for k in (5000, 20000, 60000)]
         requests.append(session(None, queries, session_id=path.name, lines=lines, fields=FAST_FIELDS))
     total = sum(len(r["queries"]) for r in requests)
-    start = time.monotonic()
+    cpu, start = _cpu_seconds(), time.monotonic()
     answers = run_oracle(major, requests)
-    elapsed = time.monotonic() - start
+    cpu, elapsed = _cpu_seconds() - cpu, time.monotonic() - start
     assert len(answers) == total >= 10_000
     assert [a for a in answers if "error" in a] == []
-    print(f"\npi {major}.x: {total} queries in {elapsed:.1f}s = {total / elapsed:.0f} queries/s")
-    assert elapsed < 60, elapsed
+    print(f"\npi {major}.x: {total} queries in {elapsed:.1f}s wall, {cpu:.1f}s CPU = {total / cpu:.0f} queries/CPU-s")
+    assert cpu < QUERIES_CPU_BUDGET, (cpu, elapsed)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from sessiontools.errors import NoSuchEntry
+from sessiontools.jsvalues import js_truthy
 from sessiontools.read.pi.entries import Entry, Session
 
 
@@ -93,8 +94,22 @@ class SessionTree:
 
     @property
     def default_leaf(self) -> Entry | None:
-        """The entry Pi resumes at: the last entry of the file (Pi's path is empty if it has no id)."""
+        """The entry Pi resumes at: the last entry of the file (Pi's branch is empty if its id is no
+        usable key, see `path`; its context still starts there, see `context_path`)."""
         return self.entries[-1] if self.entries else None
+
+    def context_path(self) -> Path:
+        """The entries Pi's SessionManager builds the resumed session's context from
+        (`buildSessionContext(entries, leafId, byId)`, what it sends), which is not always its branch
+        (`path()`: `getBranch()`, what compaction sees). Both start from the last entry's raw id: the
+        branch is empty unless that id is truthy in JavaScript, but the context is empty only for an
+        explicit `"id": null`; any other id that is no key (missing, "", 0, false) falls back to the
+        last entry itself. So a last entry without an id is resumed with its ancestry as the context
+        and an empty branch."""
+        last = self.default_leaf
+        if last is None or ("id" in last.data and last.data["id"] is None):
+            return Path(None, ())
+        return self.path(last)
 
     def resolve(self, ref: str, path: Sequence[Entry] | None = None) -> Entry:
         """An entry by id, or `#N` for the entry at index N of `path` (default: the default path)."""
@@ -116,8 +131,9 @@ class SessionTree:
         """The path from the root to `leaf` (an id, `#N`, an entry, or None for Pi's default leaf)."""
         if leaf is None:
             start = self.default_leaf
-            if start is not None and start.id is None:
-                # Pi resumes at the last entry's id; without one its branch is empty.
+            if start is not None and not js_truthy(start.data.get("id")):
+                # Pi resumes at the last entry's id (`getBranch`: `startId ? byId.get(startId) : undefined`):
+                # without a truthy one ("", 0, false, null, none) its branch is empty.
                 return Path(None, ())
         elif isinstance(leaf, Entry):
             start = leaf
@@ -150,3 +166,4 @@ class SessionTree:
     def all_paths(self) -> list[Path]:
         """One path per leaf, in the file order of the leaves."""
         return [self.path(leaf) for leaf in self.leaves]
+
