@@ -251,20 +251,21 @@ def fit_truth(
     """Fit the truth model of a workload from its recorded usage (`prior`: a ratio learnt from the
     run's other sessions, used instead of PRIOR_RATIO when the requests are too few).
 
-    `model_tokenizer`: with no `counter`, count each message with the workload's model's own
-    tokenizer (`tokens.registry.message_counter_for`: the family's where one is registered, each
-    of which beats o200k on its recorded growth, else o200k) instead of Pi's chars/4, so a message
-    the recording never priced (a diverged context) is `ratio` * its tokenizer count. A `prior`,
-    learnt in chars/4 units, is not applied then (PRIOR_RATIO, said in `notes`)."""
+    `model_tokenizer`: with no `counter`, count each message with the model's own tokenizer where
+    it beats o200k, else o200k (`tokens.registry.message_counter_for(..., calibration=True)`: the
+    calibrated feature's tokenizer; o200k for DeepSeek, whose own loses to o200k here too,
+    docs/estimate-error.md) instead of Pi's chars/4, so a message the recording never priced (a
+    diverged context) is `ratio` * its tokenizer count. A `prior`, learnt in chars/4 units, is not
+    applied then (PRIOR_RATIO, said in `notes`)."""
     v = workload.pi_version
     notes = []
     if counter is None and model_tokenizer:
         from sessiontools.tokens.registry import available_encoding_for, label, message_counter_for
 
-        counter = message_counter_for(workload.provider, workload.model, v)
-        notes.append(f"messages counted with {label(available_encoding_for(workload.provider, workload.model))}, "
-                     "scaled by the fitted ratio" + (" (the chars/4 prior of other sessions is not applied)"
-                                                     if prior is not None else ""))
+        counter = message_counter_for(workload.provider, workload.model, v, calibration=True)
+        name = available_encoding_for(workload.provider, workload.model, calibration=True)
+        notes.append(f"messages counted with {label(name)}, scaled by the fitted ratio"
+                     + (" (the chars/4 prior of other sessions is not applied)" if prior is not None else ""))
         prior = None
     count = counter or chars4_counter(v)
     chars4_of = v if counter is None else None

@@ -290,17 +290,19 @@ def counter_for(provider: Any, model: Any) -> Callable[[str], int]:
     return load(available_encoding_for(provider, model))
 
 
-def available_encoding_for(provider: Any, model: Any) -> str:
-    """`encoding_for`, or `FALLBACK` when the family's package is not installed: the tokenizer
-    `counter_for` and `message_counter_for` really count with."""
-    name = encoding_for(provider, model)
+def available_encoding_for(provider: Any, model: Any, calibration: bool = False) -> str:
+    """`encoding_for` (`calibration`: `calibration_encoding_for`), or `FALLBACK` when the family's
+    package is not installed: the tokenizer `counter_for` and `message_counter_for` really count with."""
+    name = (calibration_encoding_for if calibration else encoding_for)(provider, model)
     return FALLBACK if name != FALLBACK and not available(name) else name
 
 
-def message_counter_for(provider: Any, model: Any, pi_version: str = "1") -> Callable[[Any], int]:
-    """A Pi message dict -> tokens with the model's own tokenizer (else o200k), over the text units
+def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
+                        calibration: bool = False) -> Callable[[Any], int]:
+    """A Pi message dict -> tokens with the model's own tokenizer (else o200k; `calibration`: the
+    calibrated feature's, o200k for a family in `NOT_CALIBRATION_FEATURE`), over the text units
     Pi's chars/4 counts plus 1200 per image (`tiktoken_counter.message_units`), cached by content."""
     from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 
-    counter = TiktokenCounter(available_encoding_for(provider, model), num_threads=1)
+    counter = TiktokenCounter(available_encoding_for(provider, model, calibration), num_threads=1)
     return lambda message: counter.count_message(message, pi_version)
