@@ -258,7 +258,7 @@ def fit_truth(
     diverged context) is `ratio` * its tokenizer count. A `prior`, learnt in chars/4 units, is not
     applied then (PRIOR_RATIO, said in `notes`)."""
     v = workload.pi_version
-    notes = []
+    notes: list[str] = []
     if counter is None and model_tokenizer:
         from sessiontools.tokens.registry import available_encoding_for, label, message_counter_for
 
