@@ -264,11 +264,27 @@ def attribute(
 
 def fit_truth(
     workload: Workload, counter: MessageCounter | None = None, *, summary_tokens: int | None = None,
-    prior: TruthPrior | None = None,
+    prior: TruthPrior | None = None, model_tokenizer: bool = False,
 ) -> TruthModel:
     """Fit the truth model of a workload from its recorded usage (`prior`: a ratio learnt from the
-    run's other sessions, used instead of PRIOR_RATIO when the requests are too few)."""
+    run's other sessions, used instead of PRIOR_RATIO when the requests are too few).
+
+    `model_tokenizer`: with no `counter`, count each message with the model's own tokenizer where
+    it beats o200k, else o200k (`tokens.registry.message_counter_for(..., calibration=True)`: the
+    calibrated feature's tokenizer; o200k for DeepSeek, whose own loses to o200k here too,
+    docs/estimate-error.md) instead of Pi's chars/4, so a message the recording never priced (a
+    diverged context) is `ratio` * its tokenizer count. A `prior`, learnt in chars/4 units, is not
+    applied then (PRIOR_RATIO, said in `notes`)."""
     v = workload.pi_version
+    notes: list[str] = []
+    if counter is None and model_tokenizer:
+        from sessiontools.tokens.registry import available_encoding_for, label, message_counter_for
+
+        counter = message_counter_for(workload.provider, workload.model, v, calibration=True)
+        name = available_encoding_for(workload.provider, workload.model, calibration=True)
+        notes.append(f"messages counted with {label(name)}, scaled by the fitted ratio"
+                     + (" (the chars/4 prior of other sessions is not applied)" if prior is not None else ""))
+        prior = None
     count = counter or chars4_counter(v)
     chars4_of = v if counter is None else None
     path = workload.path
@@ -298,7 +314,6 @@ def fit_truth(
     sums = [(tokens.get(id(e)), e.data.get("summary")) for e in path if e.type == "compaction"]
     learnt = [t for t, s in sums if t and isinstance(s, str)]
     cpt = [len(s) / t for t, s in sums if t and isinstance(s, str) and s]
-    notes = []
     if summary_tokens is not None:
         pred = float(summary_tokens)
     elif learnt:

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "calibration_encoding",
-           "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
+__all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "available_encoding_for",
+           "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
            "label", "load", "message_counter_for", "store_name"]
 
 #: The tokenizer of a model without one of its own.
@@ -287,19 +287,22 @@ def available(name: str) -> bool:
 def counter_for(provider: Any, model: Any) -> Callable[[str], int]:
     """A `text -> tokens` count with the model's own tokenizer, else o200k (also when the family's
     package is missing). For replay's truth model of a context that diverged from the recording."""
-    name = encoding_for(provider, model)
-    if name != FALLBACK and not available(name):
-        name = FALLBACK
-    return load(name)
+    return load(available_encoding_for(provider, model))
 
 
-def message_counter_for(provider: Any, model: Any, pi_version: str = "1") -> Callable[[Any], int]:
-    """A Pi message dict -> tokens with the model's own tokenizer (else o200k), over the text units
+def available_encoding_for(provider: Any, model: Any, calibration: bool = False) -> str:
+    """`encoding_for` (`calibration`: `calibration_encoding_for`), or `FALLBACK` when the family's
+    package is not installed: the tokenizer `counter_for` and `message_counter_for` really count with."""
+    name = (calibration_encoding_for if calibration else encoding_for)(provider, model)
+    return FALLBACK if name != FALLBACK and not available(name) else name
+
+
+def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
+                        calibration: bool = False) -> Callable[[Any], int]:
+    """A Pi message dict -> tokens with the model's own tokenizer (else o200k; `calibration`: the
+    calibrated feature's, o200k for a family in `NOT_CALIBRATION_FEATURE`), over the text units
     Pi's chars/4 counts plus 1200 per image (`tiktoken_counter.message_units`), cached by content."""
     from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 
-    name = encoding_for(provider, model)
-    if name != FALLBACK and not available(name):
-        name = FALLBACK
-    counter = TiktokenCounter(name, num_threads=1)
+    counter = TiktokenCounter(available_encoding_for(provider, model, calibration), num_threads=1)
     return lambda message: counter.count_message(message, pi_version)

@@ -32,9 +32,11 @@ def _affine(n: int, scale: float = 1.3, offset: float = 500.0, seed: int = 0) ->
 
 
 def _predict(x: np.ndarray, y: np.ndarray, units: list, order=None, pseudo: float = 2.0,
-             parent: np.ndarray | None = None) -> np.ndarray:
+             parent: np.ndarray | None = None, forget: float | None = None) -> np.ndarray:
     parent = np.tile(PARENT, (len(y), 1)) if parent is None else parent
-    return session_predictions(x, y, parent, units, order, MASK, pseudo)
+    if forget is None:
+        return session_predictions(x, y, parent, units, order, MASK, pseudo)
+    return session_predictions(x, y, parent, units, order, MASK, pseudo, forget)
 
 
 def test_the_first_request_of_a_unit_is_the_parent_prediction() -> None:
@@ -60,7 +62,7 @@ def test_no_request_sees_its_own_or_a_later_usage() -> None:
 
 def test_the_session_level_converges_and_shrinks_toward_the_parent_when_data_are_few() -> None:
     x, y = _affine(80)
-    out = _predict(x, y, ["s"] * 80)
+    out = _predict(x, y, ["s"] * 80, forget=1.0)  # every earlier request alike: exact data, ever closer
     err = np.abs(out - y) / y
     parent_err = np.abs(PARENT[0] + PARENT[TOK] * x[:, TOK] - y) / y
     assert err[1] < parent_err[1]  # one request already helps...
@@ -70,6 +72,9 @@ def test_the_session_level_converges_and_shrinks_toward_the_parent_when_data_are
     assert (np.diff(err[-30:]) < 0).all()
     strong = _predict(x, y, ["s"] * 80, pseudo=1e9)
     np.testing.assert_allclose(strong, PARENT[0] + PARENT[TOK] * x[:, TOK], rtol=1e-4)  # the level above
+    # with forgetting (the default) the recent requests span a narrower range: close, less exactly
+    default = np.abs(_predict(x, y, ["s"] * 80) - y) / y
+    assert err[1] < parent_err[1] and default[-1] < min(0.02, parent_err[-1] / 10)
 
 
 def test_units_do_not_share_their_session_level() -> None:
@@ -176,3 +181,37 @@ def test_a_loaded_feature_calibration_is_the_parent_of_the_session_level() -> No
     f1 = estimate_error(test, EstimateErrorOptions(estimators=("o200k", "calibrated", "calibrated_session"),
                                                    calibration=linear)).frame
     assert f1["est_calibrated"].null_count() == 0 and f1["est_calibrated_session"].null_count() == len(f1)
+
+
+def test_older_requests_are_forgotten_so_a_drift_in_the_hidden_part_is_followed() -> None:
+    """The hidden part of a session changes while it runs (OpenClaw injects memory, prunes or
+    truncates tool results; a harness update): after a jump of the overhead, the session level with
+    forgetting (`FORGET` < 1) follows within a few requests; without it (1.0) the early requests
+    hold it back. Forgetting never lets a request see its own or a later usage."""
+    from sessiontools.analysis.estimate.session_level import FORGET
+
+    assert 0 < FORGET < 1
+    x, y = _affine(60, 1.2, 500.0, seed=3)
+    y[30:] -= 0.4 * x[30:, TOK] - 4000.0  # from request 30 on: another scale and overhead
+    parent = np.tile(PARENT, (60, 1))
+    forgetting = session_predictions(x, y, parent, ["s"] * 60, None, MASK, 2.0, FORGET)
+    remembering = session_predictions(x, y, parent, ["s"] * 60, None, MASK, 2.0, 1.0)
+    err_f = np.abs(forgetting - y) / y
+    err_r = np.abs(remembering - y) / y
+    assert err_f[40:].mean() < err_r[40:].mean() / 3
+    assert err_f[45:].max() < 0.05 and (np.diff(err_f[45:]) < 0).all()  # and still closing in
+    np.testing.assert_array_equal(forgetting[:1], remembering[:1])  # the first: the parent's
+    changed = y.copy()
+    changed[20:] *= 3.0
+    again = session_predictions(x, changed, parent, ["s"] * 60, None, MASK, 2.0, FORGET)
+    np.testing.assert_array_equal(again[:21], forgetting[:21])
+
+
+def test_forget_one_is_the_plain_sum_of_earlier_requests() -> None:
+    from sessiontools.analysis.estimate.hierarchy import solve, sums
+
+    x, y = _affine(12, seed=4)
+    out = session_predictions(x, y, np.tile(PARENT, (12, 1)), ["s"] * 12, None, MASK, 2.0, 1.0)
+    s = sums(x[:11], y[:11], 1.0 / y[:11] ** 2)
+    coef = np.asarray(solve(s, tuple(PARENT), 2.0, MASK).coef)
+    assert out[11] == pytest.approx(max(0.0, float(coef @ x[11])), rel=1e-9)

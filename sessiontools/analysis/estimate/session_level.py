@@ -9,7 +9,8 @@ the recorded requests before the divergence: from them the session's own level o
 fitted, the same weighted least squares as every level (`hierarchy.solve`: weights 1/A^2,
 non-negative, the candidate's features), over the session's *earlier* requests only, shrunk toward
 its parent's coefficients (the out-of-sample tree: rules -> model -> provider -> corpus, or a
-loaded calibration) with the weight of `PSEUDO` requests. The first request of a session is its
+loaded calibration) with the weight of `PSEUDO` requests, the older requests weighing less
+(`FORGET` per later request: the hidden part drifts within a session). The first request of a session is its
 parent's prediction; the session's own overhead and tokenizer scale take over as its requests
 accumulate. Nothing of request i itself or of a later request enters its prediction: the sums are
 updated only after it is predicted, in time order.
@@ -26,6 +27,14 @@ from typing import Any
 #: Pseudo-requests of shrinkage of the session level toward its parent (the tree's levels use
 #: `hierarchy.PSEUDO` = 20: a level there stands for many sessions, a session only for itself).
 PSEUDO = 2.0
+#: Forgetting factor of the session level: each earlier request's weight is multiplied by this
+#: per later request of the unit (recursive least squares with forgetting; 1 = every earlier request
+#: alike). A session's hidden part drifts while it runs (injected memory and workspace files,
+#: the harness's own pruning or truncation of tool results, a harness update in a session of
+#: several days), so its recent requests say more about the next one than its first ones. The
+#: shrinkage toward the parent still fades with the number of earlier requests (`Sums.n`).
+#: Measured in docs/estimate-error.md ("The session level: a time split").
+FORGET = 0.9
 
 
 def time_order(timestamps: Sequence[int | None]) -> Any:
@@ -42,11 +51,11 @@ def time_order(timestamps: Sequence[int | None]) -> Any:
 
 
 def session_coefficients(x: Any, y: Any, parent: Any, units: Sequence[Hashable], order: Sequence[int] | None = None,
-                         mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO) -> Any:
+                         mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO, forget: float = FORGET) -> Any:
     """Per row, the coefficients of its unit's session level fitted on the unit's rows before it
-    in `order` (default: row order), shrunk toward the row's `parent` coefficients; the parent's
-    where the unit has no earlier row with A > 0; NaN where the parent is NaN (such a row is not
-    learnt from either)."""
+    in `order` (default: row order), each weighted by `forget` ** (the unit's rows after it), shrunk
+    toward the row's `parent` coefficients; the parent's where the unit has no earlier row with
+    A > 0; NaN where the parent is NaN (such a row is not learnt from either)."""
     import numpy as np
 
     from sessiontools.analysis.estimate.hierarchy import Sums, solve, sums
@@ -64,14 +73,15 @@ def session_coefficients(x: Any, y: Any, parent: Any, units: Sequence[Hashable],
         out[i] = parent[i] if s is None else solve(s, tuple(parent[i]), pseudo, mask).coef
         if y[i] > 0:
             one = sums(x[i:i + 1], y[i:i + 1], 1.0 / y[i:i + 1] ** 2)
-            state[u] = one if s is None else s + one
+            state[u] = one if s is None else Sums(s.g * forget + one.g, s.h * forget + one.h, s.n + one.n,
+                                                  s.sessions | one.sessions)
     return out
 
 
 def session_predictions(x: Any, y: Any, parent: Any, units: Sequence[Hashable], order: Sequence[int] | None = None,
-                        mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO) -> Any:
+                        mask: tuple[bool, ...] | None = None, pseudo: float = PSEUDO, forget: float = FORGET) -> Any:
     """max(0, coef . x) with the coefficients of `session_coefficients` (NaN where those are)."""
     import numpy as np
 
-    coef = session_coefficients(x, y, parent, units, order, mask, pseudo)
+    coef = session_coefficients(x, y, parent, units, order, mask, pseudo, forget)
     return np.maximum((coef * np.asarray(x, dtype=np.float64)).sum(axis=1), 0.0)
