@@ -1,6 +1,6 @@
-"""Which compaction policies `replay` knows, which agents' transcripts each replays, and each agent's
-default policy. Adding a policy is adding one `PolicyEntry` line to `POLICIES` (and, when it is an
-agent's own rule, one line to `DEFAULT_POLICY`).
+"""How `replay` runs the policies of `policies.registry` (the one registry of policies, which agents'
+transcripts each replays and each agent's own rule, re-exported here): which pairs go through an
+exact port, which agents a `--policy` reads, and each policy's settings axes.
 
 Pi sessions replayed with a Pi policy go through the exact port (`replay.simulate`, `EXACT_PORTS`);
 every other pair (Codex rollouts, Claude Code transcripts, Pi sessions under another agent's rule)
@@ -9,90 +9,23 @@ goes through the transcript walk (`replay.walk`) with the policy object made her
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from sessiontools.names import POLICY_ORDER
-from sessiontools.policies.base import Axis, Policy, PolicyName
+from sessiontools.policies.base import Axis, PolicyName
+from sessiontools.policies.registry import (  # the one registry of policies; re-exported for replay's callers
+    DEFAULT_POLICY,
+    EVERY_AGENT,
+    OWN_AGENT,
+    POLICIES,
+    VERSION_SETTING,
+    PolicyEntry,
+    cli_version,
+    make_policy,
+)
 from sessiontools.read.agents import Agent
-from sessiontools.transcript.model import Transcript
 
-
-def _pi0(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.pi.policy import pi_policy
-
-    return pi_policy(PolicyName.PI_0)
-
-
-def _pi1(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.pi.policy import pi_policy
-
-    return pi_policy(PolicyName.PI_1)
-
-
-def _codex(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.codex import codex_policy
-
-    return codex_policy(version, model)
-
-
-def _claude_code(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.claude_code import claude_code_policy
-
-    return claude_code_policy(PolicyName.CLAUDE_CODE, version, model)
-
-
-def _claude_code_reactive(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.claude_code import claude_code_policy
-
-    return claude_code_policy(PolicyName.CLAUDE_CODE_REACTIVE, version, model)
-
-
-def _claude_default(t: Transcript) -> PolicyName:
-    from sessiontools.policies.claude_code import default_policy
-
-    return default_policy(t)
-
-
-@dataclass(frozen=True, slots=True)
-class PolicyEntry:
-    """A policy replay implements: how to make it and whose transcripts it replays."""
-
-    name: PolicyName
-    make: Callable[[str | None, str | None], Policy]  # (CLI version, model) -> that version's rule
-    agents: frozenset[Agent]
-
-
-EVERY_AGENT = frozenset(Agent)
-
-_MAKERS: dict[PolicyName, Callable[[str | None, str | None], Policy]] = {
-    PolicyName.PI_0: _pi0,
-    PolicyName.PI_1: _pi1,
-    PolicyName.CODEX: _codex,
-    PolicyName.CLAUDE_CODE: _claude_code,
-    PolicyName.CLAUDE_CODE_REACTIVE: _claude_code_reactive,
-}
-#: Every policy, in `names.POLICY_ORDER` (the order `--policy` lists them).
-POLICIES: dict[PolicyName, PolicyEntry] = {n: PolicyEntry(n, _MAKERS[n], EVERY_AGENT) for n in POLICY_ORDER}
-
-#: An agent's own rule, used when --policy is not given (Pi: the version that wrote the file; Claude
-#: Code: chosen from the file, threshold or reactive).
-DEFAULT_POLICY: dict[Agent, PolicyName | Callable[[Transcript], PolicyName] | None] = {
-    Agent.PI: None,
-    Agent.CODEX: PolicyName.CODEX,
-    Agent.CLAUDE_CODE: _claude_default,
-}
+__all__ = ["DEFAULT_POLICY", "EVERY_AGENT", "EXACT_PORTS", "OWN_AGENT", "PI_POLICIES", "POLICIES", "VERSION_SETTING",
+           "PolicyEntry", "cli_version", "has_exact_port", "make_policy", "policy_axes", "replay_agents"]
 
 PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})
-
-#: The agent whose CLI a policy is the rule of, and the transcript setting that records that CLI's
-#: version: the policy follows the recorded version's rule on that agent's own files only.
-OWN_AGENT: dict[PolicyName, Agent] = {
-    PolicyName.CODEX: Agent.CODEX,
-    PolicyName.CLAUDE_CODE: Agent.CLAUDE_CODE,
-    PolicyName.CLAUDE_CODE_REACTIVE: Agent.CLAUDE_CODE,
-}
-VERSION_SETTING: dict[Agent, str] = {Agent.CODEX: "cli_version", Agent.CLAUDE_CODE: "version"}
 
 #: The (agent, policies) pairs replayed by an exact port of the agent's own code on its own entries
 #: instead of the transcript walk (`replay.walk`): Pi's `prepareCompaction` (`replay.simulate`). The
@@ -114,25 +47,6 @@ def replay_agents(policy: str | None) -> frozenset[Agent]:
     if policy is None:
         return frozenset(DEFAULT_POLICY)
     return POLICIES[PolicyName(policy)].agents
-
-
-def cli_version(name: str | PolicyName, t: Transcript, override: str | None = None) -> str | None:
-    """The CLI version whose rule `name` follows on `t`: `override` (--cli-version), else the version the
-    file records when `t` is that policy's own agent's, else None (the newest measured rule)."""
-    n = PolicyName(name)
-    if OWN_AGENT.get(n) is None:
-        return None
-    if override:
-        return override
-    if OWN_AGENT[n] is not t.agent:
-        return None
-    v = t.settings.get(VERSION_SETTING[t.agent])
-    return v if isinstance(v, str) and v else None
-
-
-def make_policy(name: str | PolicyName, version: str | None = None, model: str | None = None) -> Policy:
-    """The policy `name` under CLI `version`'s rule (None: the newest measured) for `model`."""
-    return POLICIES[PolicyName(name)].make(version, model)
 
 
 def policy_axes(name: str | PolicyName) -> tuple[Axis, ...]:
