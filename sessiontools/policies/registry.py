@@ -97,6 +97,22 @@ OWN_AGENT: dict[PolicyName, Agent] = {
 VERSION_SETTING: dict[Agent, str] = {Agent.CODEX: "cli_version", Agent.CLAUDE_CODE: "version"}
 
 
+#: Whether the agent's own compaction prompt asks for Pi's structured sections (Goal, Constraints &
+#: Preferences, Progress, Key Decisions, Next Steps, Critical Context): `diff-summaries` judges its
+#: summaries for them. The others' prompts ask for other structures: their summaries are free-form.
+SECTIONED_SUMMARIES: dict[Agent, bool] = {
+    Agent.PI: True,
+    Agent.CODEX: False,
+    Agent.CLAUDE_CODE: False,
+}
+
+
+def promises_sections(agent: str | Agent | None) -> bool:
+    """Whether `agent`'s summaries are written to Pi's sectioned prompt (None: not known, the text
+    decides: a summary with one of Pi's headings is read as following that prompt)."""
+    return agent is None or SECTIONED_SUMMARIES.get(Agent(agent), False)
+
+
 def cli_version(name: str | PolicyName, t: Transcript, override: str | None = None) -> str | None:
     """The CLI version whose rule `name` follows on `t`: `override` (--cli-version), else the version the
     file records when `t` is that policy's own agent's, else None (the newest measured rule)."""

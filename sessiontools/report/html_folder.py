@@ -114,7 +114,10 @@ def estimate_section(doc: Mapping[str, Any]) -> str:
         out.append(f"<h3>MAPE by {h._e(doc['by'])}</h3>" + h._table([doc["by"], "requests", *names], grows))
     sessions = doc["sessions"]
     if sessions:
-        rank = "pi" if "pi" in names else names[0]
+        from sessiontools.analysis.estimate.options import Estimator
+
+        own = Estimator.PI.value  # the agent's own estimate ranks the sessions when it was computed
+        rank = own if own in names else names[0]
         snames = folder_names([s["session"] for s in sessions])
         order = sorted(sessions, key=lambda s: (-(s["estimators"][rank]["mape"] or 0.0), s["session"]))
 
