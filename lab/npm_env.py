@@ -193,6 +193,7 @@ def ensure_npm(inst: Installer[T], *, quiet: bool = True, log: Callable[[str], N
             return found
         fresh = Path(tempfile.mkdtemp(prefix=f".{inst.prefix.name}.new-", dir=inst.prefix.parent))
         try:
+            fresh.chmod(0o777 & ~_umask())  # mkdtemp's 0700 would hide a shared cache from other users
             (fresh / "package.json").write_text('{"name":"sessiontools-cache","private":true}\n')
             proc = inst.steps(Npm(node, fresh, inst.timeout))
             got = inst.locate(fresh) if proc.returncode == 0 else None
@@ -216,6 +217,12 @@ def ensure_npm(inst: Installer[T], *, quiet: bool = True, log: Callable[[str], N
     if not quiet:
         (log or _stderr)(f"installed {inst.what} into {inst.prefix}")
     return found
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _stderr(text: str) -> None:

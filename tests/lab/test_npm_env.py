@@ -122,3 +122,17 @@ def test_concurrent_callers_install_once(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert len(calls) == 1 and len(got) == 3 and len(set(got)) == 1
+
+
+def test_the_install_directory_is_readable_by_others(tmp_path: Path) -> None:
+    """The renamed directory has the umask's mode, not mkdtemp's 0700 (a shared cache)."""
+    import os
+
+    tgz, _ = _tarball(tmp_path)
+    prefix = tmp_path / "cache" / "1.0.0"
+    old = os.umask(0o022)
+    try:
+        ensure_npm(_installer(prefix, tgz))
+    finally:
+        os.umask(old)
+    assert prefix.stat().st_mode & 0o777 == 0o755
