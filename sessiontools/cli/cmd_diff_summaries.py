@@ -166,9 +166,9 @@ def _run(paths: list[Path] | None, leaf: str | None, all_leaves: bool, pair: int
     results = gate_results(m, gates)
     folder = None
     if not per_session and format == DriftFormat.table:
-        from sessiontools.report.folder import session_groups
+        from sessiontools.report.folder import UNKNOWN_AGENT, session_groups
         by = group_by or "agent"
-        groups = ({c.session: c.agent for c in report.chains} if by == "agent" else
+        groups = ({c.session: c.agent or UNKNOWN_AGENT for c in report.chains} if by == "agent" else
                   session_groups(by, [c.session for c in report.chains],
                                  {c.session: c.model for c in report.chains}))
         folder = {"groups": groups, "by": by, "metric": gates[0].metric if gates else None}

@@ -69,11 +69,13 @@ def _pcts(value: str | None) -> list[float | None]:
 
 
 def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool) -> None:
-    """W > reserve where Pi's policy uses it (with no --policy and the default reserve, each Pi file is
-    checked when it is replayed: Claude Code and Codex files ignore --reserve)."""
-    from sessiontools.replay.registry import PI_POLICIES
+    """W > reserve where the policy's threshold uses a reserve (its `reserve_tokens` axis, `Policy.axes`;
+    with no --policy and the default reserve, each file is checked when it is replayed under its own
+    agent's rule, which may have no reserve)."""
+    from sessiontools.replay.registry import policy_axes
 
-    if not (policy in PI_POLICIES or policy is None and reserve_given):
+    uses_reserve = any(a.key == "reserve_tokens" for a in policy_axes(policy)) if policy else reserve_given
+    if not uses_reserve:
         return
     for w in windows or []:
         for r in reserves:

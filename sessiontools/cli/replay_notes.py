@@ -1,25 +1,44 @@
 """Options of `replay` that applied to no file: said after the run, never accepted silently.
 
-Each setting option belongs to some policies (Pi's reserve and keep, Claude Code's auto-compact
-percentage and max output, Codex's auto-compact limit). When no replayed file ran under a policy
-the option belongs to, a note says it was ignored; a `--keep-recent` not below a Pi run's window
-(Pi would keep the whole context) is said too. The table below is data: when the policies declare
-their settings axes themselves (`policies/`), it should be read from there.
+Each setting option sets one key of a run's settings (Pi's reserve and keep, Claude Code's
+auto-compact percentage and max output, Codex's auto-compact limit). Which policies read it is the
+policies' own data: the key is one of the policy's settings axes (`Policy.axes`) or one of the
+options its grid takes (`Policy.grid_extras`). When no replayed file ran under such a policy, a note
+says the option was ignored; a `--keep-recent` not below a Pi run's window (Pi would keep the whole
+context) is said too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
-#: option -> the policies whose rule reads it
-OPTION_POLICIES: dict[str, tuple[str, ...]] = {
-    "--reserve": ("pi-0", "pi-1"),
-    "--keep-recent": ("pi-0", "pi-1"),
-    "--autocompact-pct": ("claude-code",),
-    "--max-output-tokens": ("claude-code", "claude-code-reactive"),
-    "--auto-compact-limit": ("codex",),
+#: option -> (the key it sets in a run's settings, the `Policy.grid_extras` option and a value of it)
+OPTION_KEYS: dict[str, tuple[str, tuple[str, Any] | None]] = {
+    "--reserve": ("reserve_tokens", None),
+    "--keep-recent": ("keep_recent_tokens", None),
+    "--autocompact-pct": ("autocompact_pct", ("autocompact_pcts", [50])),
+    "--max-output-tokens": ("max_output_tokens", ("max_output_tokens", 32000)),
+    "--auto-compact-limit": ("auto_compact_limit", ("limits", [100000])),
 }
+
+
+@cache
+def option_policies(option: str) -> tuple[str, ...]:
+    """The policies whose rule reads `option` (in `--policy` order), from the policies' declarations."""
+    from sessiontools.policies.registry import POLICIES, make_policy
+
+    key, extra = OPTION_KEYS[option]
+    out = []
+    for name in POLICIES:
+        policy = make_policy(name)
+        keys = {a.key for a in policy.axes}
+        if extra is not None:
+            keys |= {k for setting in policy.grid_extras(**{extra[0]: extra[1]}) for k, _ in setting}
+        if key in keys:
+            out.append(str(name))
+    return tuple(out)
 
 
 def given_options(reserve: str, keep_recent: str, autocompact_pct: str | None, max_output_tokens: int | None,
@@ -40,12 +59,12 @@ def ignored_option_notes(records: Sequence[Mapping[str, Any]], given: Iterable[s
     policies = {r["settings"]["policy"] for r in records}
     notes = []
     for opt in given:
-        wanted = OPTION_POLICIES.get(opt, ())
+        wanted = option_policies(opt) if opt in OPTION_KEYS else ()
         if wanted and not policies & set(wanted):
             notes.append(f"note: {opt} was ignored: it applies to {', '.join(wanted)}, and the files were replayed "
                          f"under {', '.join(sorted(policies))}")
     if "--keep-recent" in given:
-        over = [r for r in records if r["settings"]["policy"] in OPTION_POLICIES["--keep-recent"]
+        over = [r for r in records if r["settings"]["policy"] in option_policies("--keep-recent")
                 and r["settings"]["keep_recent_tokens"] >= r["settings"]["context_window"]]
         if over:
             keep = sorted({r["settings"]["keep_recent_tokens"] for r in over})

@@ -24,6 +24,8 @@ A `Policy` answers five questions, over the agent-neutral transcript (`transcrip
    a turn boundary; Codex: the initial context and recent user messages up to 20,000 tokens;
    Claude Code: whole rounds from the end of the current turn); `keep_for(reason, ...)` lets a
    policy keep differently by reason (Claude Code's reactive compaction keeps more rounds).
+   `checkpoint(path, request, context)` gives that count before a recorded request (what
+   estimate-error judges; Pi: `estimateContextTokens` exactly, over Pi's own messages).
 5. **tokens before**: `tokens_before(view)`, the number the agent records on the compaction
    (Pi: its `estimateContextTokens` of the path; Codex: the count at the trigger; Claude Code: the
    count without the 4/3 factor).
@@ -171,6 +173,16 @@ class Policy(ABC):
         """Whether the user prompt `prompt` (a transcript Message) was sent by a new agent process that
         reloaded the session from its file (default: no)."""
         return False
+
+    def checkpoint(self, path: Any, request: Any, context: Sequence[Any], resets: Sequence[int] = ()) -> Any:
+        """The agent's own count before `request` of `path` (a `TranscriptPath`), over its `context`
+        messages, as a `policies.checkpoint.Checkpoint` (the count, its usage part, the trailing
+        messages): what estimate-error judges. Default: `count` over `size` of the messages after the
+        newest earlier reply (`policies.checkpoint.policy_checkpoint`), the count replay's walk uses.
+        `resets`: file lines after which the agent no longer trusts earlier usage."""
+        from sessiontools.policies.checkpoint import policy_checkpoint
+
+        return policy_checkpoint(self, path, request, context)
 
     def tokens_before(self, view: CountView) -> int:
         """What the agent records as the compaction's tokens before."""

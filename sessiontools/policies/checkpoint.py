@@ -1,35 +1,33 @@
-"""The agent's own estimate of a context's size at a check point, one function per agent.
+"""The agent's own estimate of a context's size before a recorded request: its policy's one count.
 
 Every agent decides compaction from an estimate of the context it is about to send: the usage the
-provider reported for the last reply, plus an estimate of the messages added after it. The rule
-differs by agent, so it is looked up in ONE registry, `OWN_ESTIMATES`, by `Agent`:
+provider reported for the last reply, plus an estimate of the messages added after it. The rule is
+the agent's policy's (`Policy.checkpoint`, looked up by `policies.registry.own_policy`): there is no
+second definition here. estimate-error judges the same count the replay walks with:
 
-- Pi (`pi`): `estimateContextTokens` (0.x) or the projected view of 1.x that distrusts usage older
-  than a compaction or context edit (`policies.pi.usage`): last trusted usage (`totalTokens` or
-  input + output + cache) plus Pi's chars/4 (`estimateTokens`) of the trailing messages. Exact.
-- Codex (`codex`) and Claude Code (`claude-code`): their policy's own count (`policy_checkpoint`:
-  `Policy.size` and `Policy.count`, the one definition the replay uses too). Codex: the last
-  response's `total_tokens` plus ceil(bytes/4) of each later item as codex-rs serializes it
-  (`policies.codex.item_bytes`, codex-rs `approx_token_count`); Claude Code: the last response's
-  usage including output plus ceil(chars/4 x 4/3) of the messages after its first line (measured on
-  the recordings of 2.1.332, `policies.claude_code`).
+- Codex and Claude Code: `policy_checkpoint`, the policy's `Policy.size` and `Policy.count` over
+  the messages after the newest earlier reply. Codex: the last response's `total_tokens` plus
+  ceil(bytes/4) of each later item as codex-rs serializes it (`policies.codex.item_bytes`); Claude
+  Code: the last response's usage including output plus its release's count of the messages after
+  its first line (`policies.claude_code`).
+- Pi: `PiPolicy.checkpoint`, `estimateContextTokens` (0.x) or 1.x's projected view, exactly, over
+  Pi's own message objects.
 
 Each returns a `Checkpoint`: the estimate, its usage part and the context messages counted after
 the usage, so that the calibrated hybrid (`tokens.hybrid`) can count the same trailing part with
-a calibrated model. `resets` are the file lines after which the agent no longer trusts earlier
-usage (Pi 1.x: compactions and context edits on the path); the source of the transcript knows them.
+a calibrated model. `ContextView` is a request's context read through its index ranges, not copied.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
 from sessiontools.policies.base import CountView
-from sessiontools.transcript.model import Agent, Message, Request, Role, TranscriptPath
+from sessiontools.transcript.model import Message, Request, Role, TranscriptPath
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,55 +87,6 @@ class ContextView(Sequence[Message]):
             yield from self._messages[a:b]
 
 
-class _Raws(Sequence[Any]):
-    """The agent's own objects (`Message.raw`) of a context, read through it."""
-
-    __slots__ = ("_context",)
-
-    def __init__(self, context: Sequence[Message]) -> None:
-        self._context = context
-
-    def __len__(self) -> int:
-        return len(self._context)
-
-    def __getitem__(self, k: Any) -> Any:
-        if isinstance(k, slice):
-            return [m.raw for m in self._context[k]]
-        return self._context[k].raw
-
-    def __iter__(self) -> Iterator[Any]:
-        return (m.raw for m in self._context)
-
-
-#: (path, request, context messages in order, resets, pi_version or None) -> Checkpoint
-OwnEstimate = Callable[[TranscriptPath, Request, Sequence[Message], Sequence[int], str | None], Checkpoint]
-
-
-def _pi(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
-        version: str | None) -> Checkpoint:
-    """Pi's own check-point estimate (exact: Pi's functions over Pi's own message objects)."""
-    from sessiontools.policies.pi.usage import current_system_message, estimate_context_tokens
-    from sessiontools.tokens.chars4 import estimate_tokens
-
-    version = version or "1"
-    raw = _Raws(context)
-    est = estimate_context_tokens(raw, version)
-    if est.last_usage_index is not None:
-        used = context[est.last_usage_index]
-        trailing = tuple(m.index for m in context[est.last_usage_index + 1:])
-        if version == "0":
-            return Checkpoint(est.tokens, est.usage_tokens, trailing, used.index)
-        latest = max((line for line in resets if line < request.line), default=-1)
-        if used.id is not None and used.line > latest:
-            return Checkpoint(est.tokens, est.usage_tokens, trailing, used.index)
-    if version == "0":
-        return Checkpoint(est.tokens, 0, tuple(m.index for m in context))
-    system = current_system_message(raw)
-    tokens = estimate_tokens(system, "1") if system is not None else 0
-    tokens += sum(estimate_tokens(r, "1") for r in raw if r.get("role") != "system")
-    return Checkpoint(tokens, 0, tuple(m.index for m in context))
-
-
 #: The last path's requests (a tuple, immutable) and their index: one build per path, not per request.
 _BY_INDEX: tuple[tuple[Request, ...], dict[int, Request]] = ((), {})
 
@@ -171,34 +120,6 @@ def policy_checkpoint(policy: Any, path: TranscriptPath, request: Request, conte
                               m.index)
     view = CountView(None, (), [policy.size(t) for t in context])
     return Checkpoint(math.ceil(policy.count(view)), 0, tuple(t.index for t in context))
-
-
-def _codex(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
-           version: str | None) -> Checkpoint:
-    from sessiontools.policies.codex import codex_policy
-
-    return policy_checkpoint(codex_policy(), path, request, context)
-
-
-def _claude_code(path: TranscriptPath, request: Request, context: Sequence[Message], resets: Sequence[int],
-                 version: str | None) -> Checkpoint:
-    from sessiontools.policies.claude_code import claude_code_policy
-
-    return policy_checkpoint(claude_code_policy("claude-code"), path, request, context)
-
-
-#: The one registry: the agent's own check-point estimate, by agent.
-OWN_ESTIMATES: dict[Agent, OwnEstimate] = {
-    Agent.PI: _pi,
-    Agent.CODEX: _codex,
-    Agent.CLAUDE_CODE: _claude_code,
-}
-
-
-def own_estimate(agent: Agent, path: TranscriptPath, request: Request, context: Sequence[Message],
-                 resets: Sequence[int] = (), version: str | None = None) -> Checkpoint:
-    """The check-point estimate `agent` itself computes for `request` (see the module doc)."""
-    return OWN_ESTIMATES[agent](path, request, context, resets, version)
 
 
 def pi_calibrated_hybrid(messages: Sequence[Any], pi_version: str, model: Any,

@@ -1,6 +1,6 @@
-"""Which compaction policies `replay` knows, which agents' transcripts each replays, and each agent's
-default policy. Adding a policy is adding one `PolicyEntry` line to `POLICIES` (and, when it is an
-agent's own rule, one line to `DEFAULT_POLICY`).
+"""How `replay` runs the policies of `policies.registry` (the one registry of policies, which agents'
+transcripts each replays and each agent's own rule, re-exported here): which pairs go through an
+exact port, which agents a `--policy` reads, and each policy's settings axes.
 
 A policy says which agent's own entries it replays by an exact port (`Policy.exact_port_for`: Pi's
 policies on Pi sessions, `replay.simulate`); every other pair (Codex rollouts, Claude Code
@@ -11,97 +11,24 @@ what an agent or a policy lacks in any registry (tests/replay/test_registries.py
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-
-from sessiontools.names import POLICY_ORDER
-from sessiontools.policies.base import Axis, Policy, PolicyName
+from sessiontools.policies.base import Axis, PolicyName
+from sessiontools.policies.registry import (  # the one registry of policies; re-exported for replay's callers
+    DEFAULT_POLICY,
+    EVERY_AGENT,
+    OWN_AGENT,
+    POLICIES,
+    VERSION_SETTING,
+    PolicyEntry,
+    cli_version,
+    make_policy,
+)
 from sessiontools.read.agents import Agent
-from sessiontools.transcript.model import Transcript
 
-
-def _pi0(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.pi.policy import pi_policy
-
-    return pi_policy(PolicyName.PI_0)
-
-
-def _pi1(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.pi.policy import pi_policy
-
-    return pi_policy(PolicyName.PI_1)
-
-
-def _codex(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.codex import codex_policy
-
-    return codex_policy(version, model)
-
-
-def _claude_code(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.claude_code import claude_code_policy
-
-    return claude_code_policy(PolicyName.CLAUDE_CODE, version, model)
-
-
-def _claude_code_reactive(version: str | None = None, model: str | None = None) -> Policy:
-    from sessiontools.policies.claude_code import claude_code_policy
-
-    return claude_code_policy(PolicyName.CLAUDE_CODE_REACTIVE, version, model)
-
-
-def _pi_default(t: Transcript) -> PolicyName:
-    """Pi's own rule: the version that wrote the file (`pi_version` of its transcript)."""
-    return PolicyName.PI_1 if t.settings.get("pi_version") == "1" else PolicyName.PI_0
-
-
-def _claude_default(t: Transcript) -> PolicyName:
-    from sessiontools.policies.claude_code import default_policy
-
-    return default_policy(t)
-
-
-@dataclass(frozen=True, slots=True)
-class PolicyEntry:
-    """A policy replay implements: how to make it and whose transcripts it replays."""
-
-    name: PolicyName
-    make: Callable[[str | None, str | None], Policy]  # (CLI version, model) -> that version's rule
-    agents: frozenset[Agent]
-
-
-EVERY_AGENT = frozenset(Agent)
-
-_MAKERS: dict[PolicyName, Callable[[str | None, str | None], Policy]] = {
-    PolicyName.PI_0: _pi0,
-    PolicyName.PI_1: _pi1,
-    PolicyName.CODEX: _codex,
-    PolicyName.CLAUDE_CODE: _claude_code,
-    PolicyName.CLAUDE_CODE_REACTIVE: _claude_code_reactive,
-}
-#: Every policy, in `names.POLICY_ORDER` (the order `--policy` lists them).
-POLICIES: dict[PolicyName, PolicyEntry] = {n: PolicyEntry(n, _MAKERS[n], EVERY_AGENT) for n in POLICY_ORDER}
-
-#: An agent's own rule, used when --policy is not given (Pi: the version that wrote the file; Claude
-#: Code: chosen from the file, threshold or reactive).
-DEFAULT_POLICY: dict[Agent, PolicyName | Callable[[Transcript], PolicyName] | None] = {
-    Agent.PI: _pi_default,
-    Agent.CODEX: PolicyName.CODEX,
-    Agent.CLAUDE_CODE: _claude_default,
-}
+__all__ = ["DEFAULT_POLICY", "EVERY_AGENT", "OWN_AGENT", "PI_POLICIES", "POLICIES", "VERSION_SETTING",
+           "PolicyEntry", "cli_version", "has_exact_port", "make_policy", "policy_axes", "registry_gaps",
+           "replay_agents"]
 
 PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})
-
-#: The agent whose CLI a policy is the rule of, and the transcript setting that records that CLI's
-#: version: the policy follows the recorded version's rule on that agent's own files only.
-OWN_AGENT: dict[PolicyName, Agent] = {
-    PolicyName.PI_0: Agent.PI,
-    PolicyName.PI_1: Agent.PI,
-    PolicyName.CODEX: Agent.CODEX,
-    PolicyName.CLAUDE_CODE: Agent.CLAUDE_CODE,
-    PolicyName.CLAUDE_CODE_REACTIVE: Agent.CLAUDE_CODE,
-}
-VERSION_SETTING: dict[Agent, str] = {Agent.PI: "pi_version", Agent.CODEX: "cli_version", Agent.CLAUDE_CODE: "version"}
 
 
 def has_exact_port(agent: str | Agent, policy: str | PolicyName | None) -> bool:
@@ -121,25 +48,6 @@ def replay_agents(policy: str | None) -> frozenset[Agent]:
     return POLICIES[PolicyName(policy)].agents
 
 
-def cli_version(name: str | PolicyName, t: Transcript, override: str | None = None) -> str | None:
-    """The CLI version whose rule `name` follows on `t`: `override` (--cli-version), else the version the
-    file records when `t` is that policy's own agent's, else None (the newest measured rule)."""
-    n = PolicyName(name)
-    if OWN_AGENT.get(n) is None:
-        return None
-    if override:
-        return override
-    if OWN_AGENT[n] is not t.agent:
-        return None
-    v = t.settings.get(VERSION_SETTING[t.agent])
-    return v if isinstance(v, str) and v else None
-
-
-def make_policy(name: str | PolicyName, version: str | None = None, model: str | None = None) -> Policy:
-    """The policy `name` under CLI `version`'s rule (None: the newest measured) for `model`."""
-    return POLICIES[PolicyName(name)].make(version, model)
-
-
 def policy_axes(name: str | PolicyName) -> tuple[Axis, ...]:
     """The settings axes of a policy (`Policy.axes`), for grids, tables, heatmaps and gate messages."""
     n = PolicyName(name)
@@ -156,14 +64,13 @@ def registry_gaps() -> list[str]:
     """What each agent and each policy lacks, one line each (empty: every registry is complete).
 
     An agent needs a reader (`read.sources`), a transcript adapter (`transcript.load.ADAPTERS`), its
-    own check-point estimate (`policies.checkpoint.OWN_ESTIMATES`), a default policy
+    default policy
     (`DEFAULT_POLICY`), at least one own rule (`OWN_AGENT`: its window rule, `Policy.recorded_window`
     and `Policy.default_window`, with the catalogue after them) whose version the file records
     (`VERSION_SETTING`), all its own rules agreeing on the exact port, and a policy that replays its
     files. A policy needs a maker (`POLICIES`) giving a `Policy` of that name, axes starting with the
     window, a finite count and an own agent."""
     from sessiontools.policies.base import CountView
-    from sessiontools.policies.checkpoint import OWN_ESTIMATES
     from sessiontools.read.sources import FALLBACK, READERS
     from sessiontools.transcript.load import ADAPTERS
 
@@ -177,23 +84,21 @@ def registry_gaps() -> list[str]:
             gap("reader", "read.sources.READERS")
         if a not in ADAPTERS:
             gap("transcript adapter", "transcript.load.ADAPTERS")
-        if a not in OWN_ESTIMATES:
-            gap("own check-point estimate", "policies.checkpoint.OWN_ESTIMATES")
         if DEFAULT_POLICY.get(a) is None:
-            gap("default policy", "replay.registry.DEFAULT_POLICY")
+            gap("default policy", "policies.registry.DEFAULT_POLICY")
         own = [n for n, o in OWN_AGENT.items() if o is a]
         if not own:
-            gap("own rule (its window rule)", "replay.registry.OWN_AGENT")
+            gap("own rule (its window rule)", "policies.registry.OWN_AGENT")
         if a not in VERSION_SETTING:
-            gap("version setting", "replay.registry.VERSION_SETTING")
+            gap("version setting", "policies.registry.VERSION_SETTING")
         if len({make_policy(n).exact_port_for for n in own if n in POLICIES}) > 1:
             gap("single walk for its own rules", "Policy.exact_port_for")
         if not any(a in e.agents for e in POLICIES.values()):
-            gap("policy replaying its files", "replay.registry.POLICIES")
+            gap("policy replaying its files", "policies.registry.POLICIES")
     for n in PolicyName:
         entry = POLICIES.get(n)
         if entry is None:
-            out.append(f"policy {n.value}: no maker (replay.registry._MAKERS)")
+            out.append(f"policy {n.value}: no maker (policies.registry._MAKERS)")
             continue
         p = entry.make(None, None)
         if p.name != n:
@@ -204,5 +109,5 @@ def registry_gaps() -> list[str]:
         if not isinstance(count, int | float) or count != count or count < 1000:
             out.append(f"policy {n.value}: no count (Policy.count gives {count!r})")
         if n not in OWN_AGENT:
-            out.append(f"policy {n.value}: no own agent (replay.registry.OWN_AGENT)")
+            out.append(f"policy {n.value}: no own agent (policies.registry.OWN_AGENT)")
     return out

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group
 
 from sessiontools.analysis.estimate import CHAR_COLUMNS, EstimateErrorReport, requests_columns
+from sessiontools.analysis.estimate.options import Estimator
 from sessiontools.report.layout import Column, FittedTable, percent, short_names, tokens
 from sessiontools.report.text import safe_text
 from sessiontools.tokens.registry import TOKENIZERS, calibration_encoding, label
@@ -257,7 +258,7 @@ def estimate_error_headline(summary: Mapping[str, Any]) -> str:
     return f"estimate-error: {summary['requests']:,} requests; " + "; ".join(parts) + warn
 
 
-_COLORS = {"chars4": "#d62728", "pi": "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
+_COLORS = {"chars4": "#d62728", Estimator.PI.value: "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
 
 
 def estimate_error_figure(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]):  # type: ignore[no-untyped-def]

@@ -1,10 +1,13 @@
 """`estimate-error` over a folder: per estimator and group, the verdict, the worst sessions.
 
-The answer to "how wrong are the estimates?" in one screen: the overall table (one row per
-estimator: the totals), one table of MAPE (bias) per group and estimator with an `all` row,
-the compaction decisions at each threshold, the out-of-sample verdict with why a hybrid is judged
-against hybrids, the few sessions where the agent's own estimate is worst, and one line on how to
-see the rest (`--per-session`: calibration levels, fits and the table of every session).
+The answer to "how wrong are the estimates?" in one screen (at most `SCREEN_LINES` lines at the
+design width): the overall table (one row per estimator: the totals) under one brief legend, one
+table of MAPE (bias) per group and estimator with an `all` row, the compaction decisions at the
+middle threshold in one line, the out-of-sample verdict with why a hybrid is judged against
+hybrids, the few sessions where the agent's own estimate is worst, and one line on how to see the
+rest. The details are on demand: `--per-session` prints every table in full (the column legends,
+the decisions at every threshold, calibration levels and fits, every session), `--format json`
+every number.
 
 A group or session with fewer than `MIN_REQUESTS` requests says "too few requests (n)" instead of
 a MAPE: a percentage from two requests reads like any other and means nothing.
@@ -20,7 +23,7 @@ from rich.text import Text
 
 from sessiontools.analysis.estimate.hierarchy import MIN_REQUESTS
 from sessiontools.analysis.estimate.judge import AGENT_HYBRID
-from sessiontools.report.folder import WORST_SHOWN, folder_names, middle, more_line, session_groups
+from sessiontools.report.folder import folder_names, middle, more_line, session_groups
 from sessiontools.report.layout import Column, FittedTable, percent
 
 #: Short headers of the folder tables (the legend says which is which).
@@ -32,8 +35,12 @@ def _head(est: str) -> str:
     return SHORT.get(est, est)
 
 
-_BRIEF_LEGEND = ("E = an estimate, A = the provider's prompt tokens; chars4 = chars/4; pi = the agent's own "
-                 "estimate; cl100k, o200k = tiktoken; calibrated = fitted, judged out of sample (OOS)")
+_BRIEF_LEGEND = "A = prompt tokens, E = estimate; bias = mean (E-A)/A; MAPE = mean |E-A|/A; pi = the agent's own"
+
+#: The folder answer's length at the design width (issue 26: one screen).
+SCREEN_LINES = 40
+#: The worst sessions the folder answer shows (--per-session shows every session).
+WORST_ESTIMATES = 3
 
 #: Estimators the folder answer shows in the totals and the worst sessions only (one screen); the
 #: per-group and decision tables of --per-session, and the JSON, have them.
@@ -86,7 +93,7 @@ def groups_table(groups: Sequence[tuple[str, int, Mapping[str, Mapping[str, Any]
     """One row per group and an `all` row: MAPE % (bias %) per estimator."""
     t = FittedTable(f"MAPE % (bias %) per {by} and estimator", (
         Column(by, "", "left"), Column("n", ""), *[Column(_head(e), "") for e in estimators],
-    ), notes=[f"n = requests; cells MAPE % (bias %, - = under-counts); {_SHORT_LEGEND}; too few: under {MIN_REQUESTS}"])
+    ), notes=[f"n = requests; cells MAPE % (bias %); too few: under {MIN_REQUESTS}"])
     largest = {g[0] for g in sorted(groups, key=lambda g: -g[1])[:MAX_GROUPS]}
     for label, n, stats in (g for g in groups if g[0] in largest):
         cells = [_cell(stats[e]) for e in estimators]
@@ -113,8 +120,8 @@ def verdict_text(summary: Mapping[str, Any]) -> Text | None:
     if oos.get("best_raw") in raw:
         line += f" ({raw[oos['best_raw']]:.1%})"
     if hyb:
-        line += ("; hybrids " + ", ".join(f"{k} {v:.1%}" for k, v in hyb.items()) +
-                 " (judged against each other: the last reply's recorded count plus an estimate of what follows)")
+        line += ("; hybrids (last reply's count + the rest), judged against each other: " +
+                 ", ".join(f"{k} {v:.1%}" for k, v in hyb.items()))
     if oos.get("note"):
         line += f"; WARNING: {oos['note']}"
     return Text(line)
@@ -142,6 +149,19 @@ def worst_sessions_table(summary: Mapping[str, Any], estimators: Sequence[str], 
     return t, len(sessions)
 
 
+def decisions_line(summary: Mapping[str, Any], estimators: Sequence[str]) -> Text:
+    """The compaction decisions (early / late requests) of each estimator at the middle threshold, in
+    one line (`--per-session` has the table at every threshold, the JSON the rates)."""
+    thresholds = summary["thresholds"]
+    th = thresholds[len(thresholds) // 2]
+    by_key = {(x["estimator"], x["threshold"]): x for x in summary["timing"]}
+    cells = [f"{_head(e)} {by_key[(e, th['tokens'])]['early']}/{by_key[(e, th['tokens'])]['late']}"
+             for e in estimators if (e, th["tokens"]) in by_key]
+    more = f" (middle of {len(thresholds)}; --per-session: each)" if len(thresholds) > 1 else ""
+    return Text(f"compaction decisions at T={th['tokens']:,}{more}, early/late: " + ", ".join(cells) +
+                " (early = E > T >= A, late = E <= T < A)")
+
+
 def _model_is_o200k(summary: Mapping[str, Any], estimators: Sequence[str]) -> bool:
     """Whether the `model` estimator counted every model with o200k (none has its own tokenizer)."""
     if "model" not in estimators or "o200k" not in estimators:
@@ -151,21 +171,21 @@ def _model_is_o200k(summary: Mapping[str, Any], estimators: Sequence[str]) -> bo
 
 
 def estimate_folder_answer(summary: Mapping[str, Any], report: Any, *, group_by: str | None,
-                           rank: str | None = None, shown: int = WORST_SHOWN) -> Group:
+                           rank: str | None = None, shown: int = WORST_ESTIMATES) -> Group:
     """The folder answer of `estimate-error` (renderables); `rank` is the estimator the worst sessions
     are ranked by (the `--fail-if` estimator, else the agent's own estimate, else the first)."""
-    from sessiontools.report.estimate_error import overall_table, timing_table
+    from dataclasses import replace
+
+    from sessiontools.report.estimate_error import overall_table
 
     estimators = list(report.estimators)
     same_as_o200k = _model_is_o200k(summary, estimators)
     if same_as_o200k:  # every model fell back to o200k: the column would repeat o200k's
         estimators.remove("model")
-    overall = overall_table(summary, estimators, _BRIEF_LEGEND)
-    overall.notes = []  # A and E are defined in the brief legend
+    overall = overall_table(summary, estimators)
+    overall.columns = [replace(c, legend="") for c in overall.columns]
+    overall.notes = [_BRIEF_LEGEND]  # one brief legend for the screen; --per-session has each column's
     parts: list[Any] = [overall]
-    if same_as_o200k:
-        parts.append(Text("model (the model's own tokenizer) = o200k: none of these models has one offline (JSON "
-                          "has it)", style="dim"))
     if group_by is not None:
         groups = group_stats(report, group_by)
         by = group_by
@@ -174,18 +194,21 @@ def estimate_folder_answer(summary: Mapping[str, Any], report: Any, *, group_by:
         by = summary["by"]
     tables = [e for e in estimators if e not in TOTALS_ONLY] or estimators
     if groups:
-        parts.append(groups_table(groups, summary["estimators"], tables, by, summary["requests"]))
+        gt = groups_table(groups, summary["estimators"], tables, by, summary["requests"])
+        if same_as_o200k:
+            gt.notes[0] += "; model = o200k (none has its own offline)"
+        parts.append(gt)
     if summary["thresholds"] and summary["timing"] and summary["requests"]:
-        timing = timing_table(summary, tables)
-        timing.notes = ["early = E > T while A <= T (compacts too soon), late = E <= T while A > T; rates in JSON"]
-        parts.append(timing)
+        parts.append(decisions_line(summary, tables))
     verdict = verdict_text(summary)
     if verdict is not None:
-        parts += [verdict, Text("")]
+        parts.append(verdict)
     rank = rank if rank in estimators else AGENT_HYBRID if AGENT_HYBRID in estimators else estimators[0]
     worst, total = worst_sessions_table(summary, estimators, rank, shown)
     parts.append(worst)
-    parts.append(Text(more_line(min(shown, total), total, "sessions",
-                                "--per-session shows each (and the fits)"),
+    worst.notes = []  # the names are relative to the folder, the cells MAPE %: said in the title
+    worst.title += ", MAPE %"
+    parts.append(Text(more_line(min(shown, total), total, "sessions", "--per-session: each, every table in full",
+                                "JSON/CSV: every row"),
                       style="dim"))
     return Group(*parts)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable, Mapping
 from datetime import date
+from typing import Any
 
 from sessiontools.names import GROUP_BY
 from sessiontools.read.facts import SessionFacts, session_facts
@@ -89,6 +90,16 @@ def group_label(by: str, facts: SessionFacts | None, model: str | None) -> str:
     if by == "month":
         return started[:7]
     raise ValueError(f"unknown grouping {by!r}; known: {', '.join(GROUP_BY)}")
+
+
+#: The group of a record that does not say which agent wrote its file (no agent is assumed).
+UNKNOWN_AGENT = "unknown"
+
+
+def agent_of(record: Mapping[str, Any]) -> str:
+    """The agent a JSON record (replay run, inspect report, session row) names, else `UNKNOWN_AGENT`."""
+    agent = record.get("agent")
+    return str(agent) if agent else UNKNOWN_AGENT
 
 
 def session_groups(by: str, sessions: Iterable[str], models: Mapping[str, str | None] | None = None) -> dict[str, str]:

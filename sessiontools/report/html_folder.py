@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessiontools.report.folder import folder_names, middle
+from sessiontools.report.folder import agent_of, folder_names, middle
 from sessiontools.report.layout import tokens
 from sessiontools.report.svg import PALETTE, bars_svg, heat_color, legend_html, lines_svg
 
@@ -57,7 +57,7 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
     names = folder_names([s["path"] for s in sessions])
     by_agent: dict[str, list[Mapping[str, Any]]] = {}
     for s in sessions:
-        by_agent.setdefault(s.get("agent", "pi"), []).append(s)
+        by_agent.setdefault(agent_of(s), []).append(s)
 
     def agg(label: str, ss: Sequence[Mapping[str, Any]]) -> list[Any]:
         return [label, f"{len(ss):,}", f"{sum(s['requests'] for s in ss):,}", f"{sum(_comps(s) for s in ss):,}",
@@ -114,7 +114,10 @@ def estimate_section(doc: Mapping[str, Any]) -> str:
         out.append(f"<h3>MAPE by {h._e(doc['by'])}</h3>" + h._table([doc["by"], "requests", *names], grows))
     sessions = doc["sessions"]
     if sessions:
-        rank = "pi" if "pi" in names else names[0]
+        from sessiontools.analysis.estimate.options import Estimator
+
+        own = Estimator.PI.value  # the agent's own estimate ranks the sessions when it was computed
+        rank = own if own in names else names[0]
         snames = folder_names([s["session"] for s in sessions])
         order = sorted(sessions, key=lambda s: (-(s["estimators"][rank]["mape"] or 0.0), s["session"]))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sessiontools.report.folder import folder_names
+from sessiontools.report.folder import agent_of, folder_names
 from sessiontools.report.layout import dollars, tokens
 from sessiontools.report.replay import priced_total, setting_cell
 from sessiontools.report.svg import TIMELINE_LEGEND, heat_color, legend_html, timeline_svg
@@ -54,7 +54,7 @@ def _totals(runs: Sequence[Mapping[str, Any]]) -> str:
     from sessiontools.replay.frames import runs_frame
     from sessiontools.report.replay_totals import setting_label, totals_frame
 
-    agents = {r["session"]: r.get("agent") or "pi" for r in runs}
+    agents = {r["session"]: agent_of(r) for r in runs}
     several = len(set(agents.values())) > 1
     totals = totals_frame(runs_frame(list(runs)), agents if several else None)
     rows = []

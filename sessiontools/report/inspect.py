@@ -86,7 +86,7 @@ def inspect_table(report: dict[str, Any]) -> Group:
                       _fmt(comp["tokens_before"]), safe_text(comp["first_kept_entry_id"]))
         parts.append(c)
     others = report.get("other_branch_compactions") or []
-    if others and report.get("agent", "pi") == "pi":
+    if others:  # only a session tree has other branches
         o = FittedTable("compactions on other branches (analyse them with --leaf ID or --all-leaves)",
                         (*_COMPACTION_COLUMNS, Column("leaf", "a leaf whose path holds it", "left")))
         for comp in others:

@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Group
 
+from sessiontools.report.folder import agent_of
 from sessiontools.report.layout import Column, FittedTable, short_names, tokens
 from sessiontools.report.text import safe_text
 
@@ -195,7 +196,7 @@ def replay_headline(records: Sequence[dict[str, Any]]) -> str:
     """One line per agent: the best setting of its grid, the one setting's result, or the totals."""
     agents: dict[str, list[dict[str, Any]]] = {}
     for r in records:
-        agents.setdefault(r.get("agent") or "pi", []).append(r)
+        agents.setdefault(agent_of(r), []).append(r)
     if len(agents) == 1:
         return f"replay: {_agent_headline(records)}"
     return "\n".join(f"replay ({agent}): {_agent_headline(rs)}" for agent, rs in agents.items())

@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
-from sessiontools.report.folder import WORST_SHOWN, folder_names, middle, more_line
+from sessiontools.report.folder import WORST_SHOWN, agent_of, folder_names, middle, more_line
 from sessiontools.report.layout import Column, FittedTable, dollars, tokens
 
 #: The default order of badness: a run that overflows is worse than one that is late, then the bill.
@@ -152,7 +152,7 @@ def folder_answer(records: Sequence[dict[str, Any]], group_by: str | None, metri
         models = {r["session"]: r.get("model") for r in records}
         return replay_totals(runs, groups=session_groups(group_by, models, models), group_header=group_by,
                              metric=metric)
-    agents = {r["session"]: r.get("agent") or "pi" for r in records}
+    agents = {r["session"]: agent_of(r) for r in records}
     several = len(set(agents.values())) > 1
     return replay_totals(runs, groups=agents if several else None, group_header="agent" if several else None,
                          metric=metric)

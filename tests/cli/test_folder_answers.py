@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sessiontools.cli import main
+from sessiontools.report.layout import tokens
 from tests.conftest import SAMPLES
 from tests.folder import build_folder
 
@@ -119,6 +120,33 @@ def test_estimate_error_totals_per_estimator_and_group(folder: Path, outputs: di
     assert all_row[2] == f"{summary['estimators']['chars4']['mape'] * 100:.0f}"
     assert "hybrids" in out and "judged against each other" in out
     assert "worst sessions by MAPE of pi" in out
+
+
+def test_estimate_error_fits_40_lines_with_the_details_on_demand(folder: Path,
+                                                                  outputs: dict[str, tuple[int, str, str]]) -> None:
+    """Issue 26 asked for one screen: estimate-error's folder answer is at most 40 lines (was 60). What
+    it says in brief is in full behind --per-session: each column's legend, the compaction decisions
+    at every threshold T with what early/late mean, every session's row."""
+    from sessiontools.report.estimate_totals import SCREEN_LINES
+
+    code, out, _ = outputs["estimate-error"]
+    lines = out.splitlines()
+    assert code == 0 and SCREEN_LINES == 40 and len(lines) <= SCREEN_LINES, f"{len(lines)} lines:\n{out}"
+    summary = _json(folder, "estimate-error", str(folder))
+    thresholds = [th["tokens"] for th in summary["thresholds"]]
+    middle = thresholds[len(thresholds) // 2]
+    (line,) = [" ".join(b.split("\nout of")[0].split()) for b in out.split("\n\n") if b.startswith("compaction decisions")]
+    by_key = {(x["estimator"], x["threshold"]): x for x in summary["timing"]}
+    assert f"T={middle:,}" in line and f"pi {by_key[('pi', middle)]['early']}/{by_key[('pi', middle)]['late']}" in line
+    assert "--per-session" in out and "more sessions" in out
+    code, full, _ = _run("estimate-error", str(folder), "--per-session")
+    assert code == 0
+    assert "compaction decisions: early / late requests at each threshold T" in full
+    assert all(f"T={tokens(th)}" in full for th in thresholds)
+    assert "A/E: median of actual / estimate" in full and "p95 |e|: 95th percentile" in full
+    assert "early = E > T while A <= T" in full
+    assert sum(1 for s in summary["sessions"] if s["session"].rsplit("/", 1)[-1].removesuffix(".jsonl")[-12:] in full) \
+        == len(summary["sessions"])
 
 
 def test_estimate_error_group_by_project(folder: Path) -> None:

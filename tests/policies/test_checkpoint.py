@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from sessiontools.policies.checkpoint import ContextView
@@ -26,61 +24,6 @@ def test_context_view_reads_as_the_copied_list(ranges: tuple[tuple[int, int], ..
         assert view[s] == copied[s]
     with pytest.raises(IndexError):
         view[len(copied)]
-
-
-# -- one definition of each agent's own count (issue 24) ----------------------------------------------
-
-
-def _walk_counts(name: str, policy_name: str) -> list[tuple[int, float]]:
-    """(request index, the transcript walk's own count before it) at every check point before a request
-    while the walk's context is the recorded one (the policy never fires: a window no count reaches)."""
-    from sessiontools.read.sources import load_source
-    from sessiontools.replay.neutral import fit_neutral_truth
-    from sessiontools.replay.registry import make_policy
-    from sessiontools.replay.walk import _Walk, replay_settings
-    from sessiontools.transcript.load import transcript_of
-
-    t = transcript_of(load_source(name))
-    path = t.paths[0]
-    first = path.compactions[0].index if path.compactions else len(path.messages)  # the contexts agree until then
-    policy = make_policy(policy_name)
-    walk = _Walk(path, policy, replay_settings(policy, 10**9), fit_neutral_truth(path))
-    seen: list[tuple[int, float]] = []
-    check = walk.check
-
-    def spy(upto: int) -> float:
-        count = check(upto)
-        nxt = walk.work[upto] if upto < len(walk.work) else None
-        if nxt is not None and nxt < first:
-            seen.append((nxt, count))
-        return count
-
-    walk.check = spy  # type: ignore[method-assign]
-    walk.walk()
-    return seen
-
-
-@pytest.mark.parametrize(("name", "policy"), [("codex/codex-pair-a.jsonl", "codex"),
-                                              ("claude-code/claude-reactive.jsonl", "claude-code"),
-                                              ("claude-code/claude-threshold-15.jsonl", "claude-code")])
-def test_estimate_error_and_replay_judge_the_same_count(name: str, policy: str) -> None:
-    """estimate-error's own estimate (`own_estimate`) is the replay's policy count (`Policy.count` over
-    `Policy.size`) at every request both see: one definition per agent, no second copy to drift."""
-    from sessiontools.policies.checkpoint import ContextView, own_estimate
-    from sessiontools.read.sources import load_source
-    from sessiontools.transcript.load import transcript_of
-    from tests.conftest import SAMPLES
-
-    f = SAMPLES / name
-    if not f.exists():
-        pytest.skip(f"{f} is absent")
-    t = transcript_of(load_source(f))
-    path = t.paths[0]
-    by_index = {r.index: r for r in path.requests}
-    own = {r.index: own_estimate(t.agent, path, r, ContextView(path.messages, r.context)).tokens for r in path.requests}
-    walk = [(i, c) for i, c in _walk_counts(str(f), policy) if i in by_index]
-    assert len(walk) >= 3, "too few requests compared"
-    assert [own[i] for i, _ in walk] == [math.ceil(c) for _, c in walk]
 
 
 def test_claude_code_count_has_the_measured_factor() -> None:

@@ -146,15 +146,15 @@ def test_one_engine_for_a_pi_session_under_a_pi_policy() -> None:
 
 def test_every_agent_is_in_every_registry() -> None:
     """Adding an agent is one reader, one transcript adapter, one policy and one registry line: every
-    agent has an entry in each registry (reader, transcript loader, own estimate, default policy, a
+    agent has an entry in each registry (reader, transcript loader, own policy, default policy, a
     policy that replays its files)."""
-    from sessiontools.policies.checkpoint import OWN_ESTIMATES
+    from sessiontools.policies.registry import VERSIONED_POLICY
     from sessiontools.read.agents import Agent
     from sessiontools.replay.registry import DEFAULT_POLICY
 
     for agent in Agent:
-        assert agent in OWN_ESTIMATES, agent
         assert agent in DEFAULT_POLICY, agent
+        assert DEFAULT_POLICY[agent] is not None or agent in VERSIONED_POLICY, agent  # its own rule (own_policy)
         assert any(agent in e.agents for e in POLICIES.values()), agent
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from sessiontools.policies.checkpoint import OWN_ESTIMATES
 from sessiontools.read import sources
 from sessiontools.read.agents import Agent
 from sessiontools.replay import registry
@@ -21,8 +20,7 @@ def test_every_registry_is_complete() -> None:
 
 @pytest.mark.parametrize(("table", "key", "message"), [
     (ADAPTERS, Agent.CODEX, "agent codex: no transcript adapter (transcript.load.ADAPTERS)"),
-    (OWN_ESTIMATES, Agent.CLAUDE_CODE, "agent claude-code: no own check-point estimate"),
-    (registry.DEFAULT_POLICY, Agent.PI, "agent pi: no default policy (replay.registry.DEFAULT_POLICY)"),
+    (registry.DEFAULT_POLICY, Agent.PI, "agent pi: no default policy (policies.registry.DEFAULT_POLICY)"),
     (registry.VERSION_SETTING, Agent.CODEX, "agent codex: no version setting"),
 ])
 def test_a_missing_agent_entry_is_named(monkeypatch: pytest.MonkeyPatch, table: dict, key: Agent, message: str) -> None:
@@ -36,13 +34,13 @@ def test_a_missing_reader_and_own_rule_are_named(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delitem(registry.OWN_AGENT, registry.PolicyName.CODEX)
     gaps = registry_gaps()
     assert "agent codex: no reader (read.sources.READERS)" in gaps
-    assert "agent codex: no own rule (its window rule) (replay.registry.OWN_AGENT)" in gaps
-    assert "policy codex: no own agent (replay.registry.OWN_AGENT)" in gaps
+    assert "agent codex: no own rule (its window rule) (policies.registry.OWN_AGENT)" in gaps
+    assert "policy codex: no own agent (policies.registry.OWN_AGENT)" in gaps
 
 
 def test_a_missing_policy_maker_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(registry.POLICIES, registry.PolicyName.CLAUDE_CODE_REACTIVE)
-    assert registry_gaps() == ["policy claude-code-reactive: no maker (replay.registry._MAKERS)"]
+    assert registry_gaps() == ["policy claude-code-reactive: no maker (policies.registry._MAKERS)"]
 
 
 def test_own_rules_of_one_agent_agree_on_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:

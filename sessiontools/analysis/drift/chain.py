@@ -48,7 +48,7 @@ def _summary_text(units: Sequence[Unit]) -> str:
     return "\n".join(u.text for u in units if u.kind == UnitKind.SUMMARY)
 
 
-def summary_chain(path: TranscriptPath, counter: TokenCounter | None = None, agent: str = "pi") -> list[ChainSummary]:
+def summary_chain(path: TranscriptPath, counter: TokenCounter | None = None, agent: str | None = None) -> list[ChainSummary]:
     """The compaction and branch summaries on a path, in path order, parsed and counted."""
     counter = counter or TokenCounter("chars4", chars4_tokens)
     compactions = {c.index: c for c in path.compactions}

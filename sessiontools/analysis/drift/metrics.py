@@ -32,7 +32,7 @@ class ChainDrift:
     decay: tuple[Decay, ...]
     resurrections: tuple[Resurrection, ...]
     facts: ChainFacts
-    agent: str = "pi"
+    agent: str | None = None  # the agent that wrote the file (None: not said)
     #: The path's most used model, `provider/model` (`--group-by model|provider`); None: no request.
     model: str | None = None
 
@@ -46,7 +46,7 @@ def analyse_path(
     session: str = "",
     counter: TokenCounter | None = None,
     threshold: float = FUZZY_THRESHOLD,
-    agent: str = "pi",
+    agent: str | None = None,
     cwd: str | None = None,
 ) -> ChainDrift:
     """Everything `diff-summaries` reports for one transcript path."""

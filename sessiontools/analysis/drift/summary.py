@@ -113,7 +113,7 @@ class ParsedSummary:
         """`pi` (every expected section under Pi's heading), `partial`, or `free-form` (none)."""
         missing = len(self.sections_absent)
         if missing == 0:
-            return "pi"
+            return "pi"  # the format label (every section of Pi's prompt present), not an agent test
         return "free-form" if missing == len(self.expected_sections) else "partial"
 
     def section_text(self, section: str) -> str:
@@ -122,11 +122,12 @@ class ParsedSummary:
 
 
 
-def summary_format(*, agent: str, writer: str, kind: str, split_turn: bool, pi_headings: int) -> str:
+def summary_format(*, agent: str | None, writer: str, kind: str, split_turn: bool, pi_headings: int) -> str:
     """Which format a summary is written in.
 
     `hook`: an extension or hook wrote it (Pi's `fromHook`), with its own prompt. `free-form`: any
-    other agent's summary (Claude Code and Codex prompts ask for other structures), a remote
+    other agent's summary (an agent whose prompt asks for other structures,
+    `policies.registry.SECTIONED_SUMMARIES`; None: not known, the headings decide), a remote
     (provider) summary, or a Pi summary without a single one of Pi's section headings (the writer
     did not follow Pi's prompt: a harness, or a model that ignored it). Otherwise Pi's prompt
     promised its sections: `pi-branch` (branch summary), `pi-split-turn` (a compaction with the
@@ -134,7 +135,9 @@ def summary_format(*, agent: str, writer: str, kind: str, split_turn: bool, pi_h
     """
     if writer == "hook":
         return HOOK
-    if agent != "pi" or writer != "agent" or pi_headings == 0:
+    from sessiontools.policies.registry import promises_sections
+
+    if not promises_sections(agent) or writer != "agent" or pi_headings == 0:
         return FREE_FORM
     if kind == "branch_summary":
         return PI_BRANCH
@@ -260,7 +263,7 @@ def _parse_part(text: str, *, turn: bool, order_start: int) -> tuple[str | None,
     return title, sections, strict, order
 
 
-def parse_summary(text: str, kind: str = "compaction", *, writer: str = "agent", agent: str = "pi") -> ParsedSummary:
+def parse_summary(text: str, kind: str = "compaction", *, writer: str = "agent", agent: str | None = None) -> ParsedSummary:
     """Split a summary into sections, items, file lists and literals (see the module docstring);
     `writer` and `agent` decide its format (`summary_format`)."""
     text = text.replace("\r\n", "\n")

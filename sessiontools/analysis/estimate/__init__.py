@@ -5,8 +5,9 @@ prompt tokens A = input + cache read + cache write, and each estimator gives E o
 of that request (the messages the agent sent):
 
 - `chars4`: chars/4 per message (for Pi, exactly Pi's `estimateTokens`);
-- `pi`: the agent's own check-point estimate (last usage + trailing messages), by agent through
-  `policies.checkpoint.OWN_ESTIMATES` (named `pi` for compatibility of the output);
+- `pi`: the agent's own check-point estimate (last usage + trailing messages): its own policy's
+  `Policy.checkpoint` (`policies.registry.own_policy`), the count replay walks with (named `pi` for
+  compatibility of the output);
 - `cl100k`, `o200k`: tiktoken over the same text units (an image counts 1200 tokens);
 - `model`: the request's own model tokenizer over the same units (`tokens.registry`: DeepSeek,
   Qwen), o200k for a model without one (the column `model_tokenizer` says which);

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.analysis.estimate.hierarchy import MIN_OOS, LevelFit
+from sessiontools.analysis.estimate.options import Estimator
 
 #: Raw estimators: full-context counts that use no recorded usage (no fit, no last reply's usage).
 RAW = ("chars4", "cl100k", "o200k", "model")
 #: The agent's own check-point estimate, a hybrid: the bar for calibrated_hybrid.
-AGENT_HYBRID = "pi"
+AGENT_HYBRID = Estimator.PI.value
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ class Estimator(StrEnum):
     """Estimators, in output order."""
 
     CHARS4 = "chars4"
-    PI = "pi"
+    PI = "pi"  # the agent's own check-point estimate, whatever the agent (named so for the output's compatibility)
     CL100K = "cl100k"
     O200K = "o200k"
     MODEL = "model"
@@ -38,8 +38,7 @@ class Estimator(StrEnum):
 
 
 #: Estimators reported when none are named.
-DEFAULT_ESTIMATORS: tuple[str, ...] = ("chars4", "pi", "cl100k", "o200k", "model", "calibrated", "calibrated_hybrid",
-                                       "calibrated_session")
+DEFAULT_ESTIMATORS: tuple[str, ...] = tuple(e.value for e in Estimator)
 ESTIMATORS: tuple[str, ...] = tuple(e.value for e in Estimator)
 #: tiktoken encodings behind the tokenizer estimators.
 TOKENIZERS = {"cl100k": "cl100k_base", "o200k": "o200k_base"}

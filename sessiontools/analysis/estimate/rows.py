@@ -24,10 +24,11 @@ from sessiontools.analysis.estimate.measure import (
 )
 from sessiontools.analysis.estimate.options import TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
-from sessiontools.policies.checkpoint import ContextView, own_estimate
+from sessiontools.policies.checkpoint import ContextView
+from sessiontools.policies.registry import own_policy
 from sessiontools.tokens.calibrated import model_key
 from sessiontools.tokens.registry import FALLBACK, available, encoding_for
-from sessiontools.transcript.model import Agent, Request, TranscriptPath
+from sessiontools.transcript.model import Request, TranscriptPath
 
 #: Integer columns of the request frame before the estimator columns, in order.
 BASE_INT_COLUMNS = ("index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output",
@@ -160,7 +161,7 @@ def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[T
     so that the caller can do other work (e.g. start the next file) before resuming it."""
     t = source.transcript
     version = source.version or ""
-    pi = t.agent == Agent.PI
+    pi = source.native_messages
     encodings = [enc for enc in TOKENIZERS.values() if enc in measurer.base]
     cols = _Columns(encodings)
     seen: set[int] = set()
@@ -210,7 +211,7 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
 
     own: list[str | None] = [_own_tokenizer(r) for r in requests] if measurer.model else [None] * len(requests)
     encodings = [*encodings, *sorted({e for e in own if e is not None and e not in encodings})]
-    merge = pi and version == "1"
+    merge = source.merges_systems
     systems = _MergedSystems(path, measurer, version) if merge else None
     # Pi 1.x sends its system messages replayed into one: they are measured (and tokenized) merged only.
     unsent = set(systems.at.tolist()) if systems is not None else set()
@@ -231,8 +232,8 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
                 todo, size = [], 0
     merged = [systems.of(r.context) if systems is not None else (None, 0) for r in requests]
     waits.append(measurer.submit_tokens([*todo, *(sm for sm, _ in merged if sm is not None)], encodings))
-    owns = [own_estimate(source.agent, path, r, ContextView(path.messages, r.context), resets, source.version)
-            for r in requests]
+    policy = own_policy(source.transcript, path, source.version)  # the rule replay walks with, one count
+    owns = [policy.checkpoint(path, r, ContextView(path.messages, r.context), resets) for r in requests]
     counted = TokensWait.of(waits)
     yield counted  # the tokens are counted in the background meanwhile
     counted()

@@ -38,6 +38,11 @@ class Source:
     version: str | None = None  # the agent's rule version (Pi: "0" or "1")
     #: per path: rejected requests whose error states the provider's count (A known), kind `overflow`
     overflows: list[tuple[Request, ...]] = field(default_factory=list)
+    #: The messages' `raw` are the agent's own message objects, measured as the agent counts them
+    #: (`MessageMeasurer.pi`: Pi's dicts); else each message is measured over its neutral units.
+    native_messages: bool = False
+    #: The context's system messages are sent merged into one (Pi 1.x, as pi-ai does).
+    merges_systems: bool = False
 
     @property
     def agent(self) -> Agent:
@@ -78,7 +83,8 @@ def _pi_source(session: Any, leaf: str | None, all_leaves: bool, pi_version: str
             reason = skip_reason(m.raw, version)
             if reason is not None:
                 skipped[reason] += 1
-    return Source(transcript, resets, skipped, version, overflows)
+    return Source(transcript, resets, skipped, version, overflows, native_messages=True,
+                  merges_systems=version == "1")
 
 
 def _pi_contexts(path: Any, tp: TranscriptPath, messages: list[Message], lines: list[int],

@@ -212,7 +212,8 @@ def _concat(per_session: Sequence[SessionRows]) -> Any:
         from sessiontools.analysis.estimate.source import Source
         from sessiontools.transcript.model import Agent, Transcript
 
-        return session_rows(Source(Transcript(Agent.PI, "", None, "", [])), MessageMeasurer({})).frame
+        # any agent: an empty transcript's frame is its columns only
+        return session_rows(Source(Transcript(next(iter(Agent)), "", None, "", [])), MessageMeasurer({})).frame
     return pl.concat(frames, how="vertical_relaxed")
 
 

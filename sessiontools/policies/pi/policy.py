@@ -19,7 +19,8 @@ walk back summing Pi's own estimate of each message (chars/4 of what `size` coun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from sessiontools.policies.base import (
     Candidate,
@@ -57,6 +58,32 @@ class PiPolicy(Policy):
         if view.last_usage_total is not None:
             return view.last_usage_total + sum(chars4(c) for c, _ in view.trailing)
         return float(sum(chars4(c) for c, _ in view.context))
+
+    def checkpoint(self, path: Any, request: Any, context: Sequence[Any], resets: Sequence[int] = ()) -> Any:
+        """Pi's own estimate before `request`, exactly: `estimateContextTokens` over Pi's own message
+        objects (`Message.raw`) of the context (0.x), or 1.x's projected view that distrusts usage
+        older than the newest reset before the request (a compaction or context edit, `resets`), then
+        counts the whole context with chars/4 (the system messages merged as pi-ai sends them)."""
+        from sessiontools.policies.checkpoint import Checkpoint
+        from sessiontools.policies.pi.usage import current_system_message, estimate_context_tokens
+        from sessiontools.tokens.chars4 import estimate_tokens
+
+        raw = _Raws(context)
+        est = estimate_context_tokens(raw, self.version)
+        if est.last_usage_index is not None:
+            used = context[est.last_usage_index]
+            trailing = tuple(m.index for m in context[est.last_usage_index + 1:])
+            if self.version == "0":
+                return Checkpoint(est.tokens, est.usage_tokens, trailing, used.index)
+            latest = max((line for line in resets if line < request.line), default=-1)
+            if used.id is not None and used.line > latest:
+                return Checkpoint(est.tokens, est.usage_tokens, trailing, used.index)
+        if self.version == "0":
+            return Checkpoint(est.tokens, 0, tuple(m.index for m in context))
+        system = current_system_message(raw)
+        tokens = estimate_tokens(system, "1") if system is not None else 0
+        tokens += sum(estimate_tokens(r, "1") for r in raw if r.get("role") != "system")
+        return Checkpoint(tokens, 0, tuple(m.index for m in context))
 
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:
         acc = 0.0
@@ -102,6 +129,26 @@ class PiRecovery(Recovery):
 
     def may_retry(self) -> bool:
         return not self.tried
+
+
+class _Raws(Sequence[Any]):
+    """Pi's own message objects (`Message.raw`) of a context, read through it (not copied)."""
+
+    __slots__ = ("_context",)
+
+    def __init__(self, context: Sequence[Any]) -> None:
+        self._context = context
+
+    def __len__(self) -> int:
+        return len(self._context)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return [m.raw for m in self._context[k]]
+        return self._context[k].raw
+
+    def __iter__(self) -> Iterator[Any]:
+        return (m.raw for m in self._context)
 
 
 def pi_policy(name: str | PolicyName) -> PiPolicy:
