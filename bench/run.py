@@ -49,6 +49,12 @@ BLOCKED = {
 }
 
 
+#: What `--only` can choose: each runs its benchmarks of the list above (`agents`: the Codex and
+#: Claude Code corpora's CLI ratios; `peers`: the ccusage ratios, which need those corpora too).
+PIECES = ("inspect", "cli", "agents", "peers", "replay", "tokens", "estimate_cold", "dask_local", "dask_running",
+          "rss")
+
+
 def best_of(n: int, fn) -> float:  # type: ignore[no-untyped-def]
     best = float("inf")
     for _ in range(n):
@@ -124,8 +130,16 @@ def main() -> int:
     ap.add_argument("--corpus", type=Path, default=ROOT / "bench" / "corpus")
     ap.add_argument("--mb", type=float, default=300)
     ap.add_argument("--agent-mb", type=float, default=100, help="size of the Codex and Claude Code corpora")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="where to write the results (default bench/results.json; with --only, nowhere unless given)")
+    ap.add_argument("--only", default=None,
+                    help=f"comma-separated pieces to run, of: {', '.join(PIECES)} (the rest is not measured)")
     a = ap.parse_args()
+    only = set(PIECES) if a.only is None else {p.strip() for p in a.only.split(",") if p.strip()}
+    unknown = only - set(PIECES)
+    if unknown:
+        ap.error(f"unknown piece(s) {', '.join(sorted(unknown))}; pieces: {', '.join(PIECES)}")
+    out_path = a.out if a.out is not None else (ROOT / "bench" / "results.json" if a.only is None else None)
     from bench.corpus import build
 
     t = time.perf_counter()
@@ -136,52 +150,62 @@ def main() -> int:
     results: dict[str, object] = {}
 
     raw, lib = orjson_run(files), inspect_run(files)
-    t_orjson = t_inspect = float("inf")
-    for _ in range(3):  # interleaved, best of each: this VM's speed wanders between runs
-        t_orjson = min(t_orjson, best_of(1, raw))
-        t_inspect = min(t_inspect, best_of(1, lib))
-    results["inspect_vs_orjson"] = round(t_orjson / t_inspect, 3)
-    print(f"inspect {total / 1e6 / t_inspect:.0f} MB/s vs raw orjson {total / 1e6 / t_orjson:.0f} MB/s")
+    if "inspect" in only:
+        t_orjson = t_inspect = float("inf")
+        for _ in range(3):  # interleaved, best of each: this VM's speed wanders between runs
+            t_orjson = min(t_orjson, best_of(1, raw))
+            t_inspect = min(t_inspect, best_of(1, lib))
+        results["inspect_vs_orjson"] = round(t_orjson / t_inspect, 3)
+        print(f"inspect {total / 1e6 / t_inspect:.0f} MB/s vs raw orjson {total / 1e6 / t_orjson:.0f} MB/s")
 
-    from bench.cli import cli_ratios
+    if "cli" in only:
+        from bench.cli import cli_ratios
 
-    results.update(cli_ratios(a.corpus, raw))
+        results.update(cli_ratios(a.corpus, raw))
     corpora = {"pi": a.corpus}
-    results.update(agent_ratios(a.agent_mb, corpora))
+    if "agents" in only or "peers" in only:
+        results.update(agent_ratios(a.agent_mb, corpora))
+    if "peers" in only:
+        from bench.peers import ccusage_ratios
 
-    from bench.peers import ccusage_ratios
+        results.update(ccusage_ratios(corpora))
 
-    results.update(ccusage_ratios(corpora))
+    if "replay" in only:
+        # Replay on a session of about 1,000 entries (the yardstick), with a window it crosses.
+        from bench.replay import replay_ratios
 
-    # Replay on a session of about 1,000 entries (the yardstick), with a window it crosses.
-    from bench.replay import replay_ratios
+        sized = sorted(files, key=lambda f: abs(sum(1 for _ in open(f, "rb")) - 1000))
+        results.update(replay_ratios(sized[0]))
 
-    sized = sorted(files, key=lambda f: abs(sum(1 for _ in open(f, "rb")) - 1000))
-    results.update(replay_ratios(sized[0]))
+    if "tokens" in only:
+        from bench.tokens import token_ratios
 
-    from bench.tokens import token_ratios
+        results.update(token_ratios(files))
 
-    results.update(token_ratios(files))
+    if "estimate_cold" in only:
+        from bench.tokens import estimate_cold_vs_tokenize
 
-    from bench.tokens import estimate_cold_vs_tokenize
-
-    results.update(estimate_cold_vs_tokenize(files))
+        results.update(estimate_cold_vs_tokenize(files))
 
     from bench.executors import dask_local_vs_jobs, dask_running_vs_jobs
 
-    results.update(dask_local_vs_jobs(a.corpus))
-    results.update(dask_running_vs_jobs(a.corpus))
+    if "dask_local" in only:
+        results.update(dask_local_vs_jobs(a.corpus))
+    if "dask_running" in only:
+        results.update(dask_running_vs_jobs(a.corpus))
 
-    results["peak_rss_mb"] = round(peak_rss(a.corpus), 1)
-    results["largest_session_mb"] = round(largest.stat().st_size / 1e6, 1)
-    limit = 2 * results["largest_session_mb"] + 100  # type: ignore[operator]
     verdicts = {}
+    if "rss" in only:
+        results["peak_rss_mb"] = round(peak_rss(a.corpus), 1)
+        results["largest_session_mb"] = round(largest.stat().st_size / 1e6, 1)
+        limit = 2 * results["largest_session_mb"] + 100  # type: ignore[operator]
+        verdicts["peak_rss_mb"] = bool(results["peak_rss_mb"] <= limit)  # type: ignore[operator]
     for key, (op, target) in TARGETS.items():
         if key in results:
             v = results[key]
             verdicts[key] = bool(v >= target if op == ">=" else v <= target)  # type: ignore[operator]
-    verdicts["peak_rss_mb"] = bool(results["peak_rss_mb"] <= limit)  # type: ignore[operator]
-    verdicts["replay_same_compactions"] = results["replay_same_compactions"] is True
+    if "replay_same_compactions" in results:
+        verdicts["replay_same_compactions"] = results["replay_same_compactions"] is True
     payload = {
         **results,
         "targets": {k: f"{op} {v}" for k, (op, v) in TARGETS.items()}
@@ -193,12 +217,13 @@ def main() -> int:
         "load_average": [round(x, 2) for x in os.getloadavg()],  # at the end of the run
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
     }
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(payload, indent=2) + "\n")
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(json.dumps(payload, indent=2) + "\n")
     for k, v in results.items():
         mark = "" if k not in verdicts else ("  ok" if verdicts[k] else "  MISSES TARGET")
         print(f"{k:22s} {v}{mark}{'  (blocked: see results.json)' if mark and not verdicts[k] and k in BLOCKED else ''}")
-    print(f"written to {a.out}")
+    print(f"written to {out_path}" if out_path is not None else "not written (--only without --out)")
     missed = [k for k, ok in verdicts.items() if not ok and k not in BLOCKED]
     if missed:
         print(f"bench: targets missed: {', '.join(missed)}", file=sys.stderr)

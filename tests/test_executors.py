@@ -106,3 +106,48 @@ def test_batches_cover_every_file_once_largest_first() -> None:
     assert sorted(i for g in groups for i in g) == list(range(len(sizes)))
     weights = [sum(sizes[i] for i in g) for g in groups]
     assert weights == sorted(weights, reverse=True)  # the small tasks last
+
+
+MALLOC_PROBE = """
+import resource, sys
+from sessiontools.read.executors import worker_malloc
+
+def faults(tuned):
+    def work():
+        for _ in range(200):
+            b = bytearray(1 << 20)  # a 1 MiB block, freed at once: what reading a file's bytes does
+            b[::4096] = b"x" * 256
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    if tuned:
+        with worker_malloc():
+            work()
+    else:
+        work()
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+
+faults(True)
+print(faults(False), faults(True), faults(False))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_a_nannys_malloc_setting_no_longer_maps_every_large_block_during_a_task() -> None:
+    """Under MALLOC_TRIM_THRESHOLD_=65536 (what a Dask nanny gives its workers) every block over
+    128 KiB was its own mmap, faulted in page by page; inside `worker_malloc` it is reused, and
+    after it the worker's settings are back (the same faults as before)."""
+    import os
+    import platform
+    import subprocess
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("not glibc")
+    env = dict(os.environ, MALLOC_TRIM_THRESHOLD_="65536")
+    out = subprocess.run([sys.executable, "-c", MALLOC_PROBE], env=env, capture_output=True, text=True, check=True)
+    plain, tuned, again = map(int, out.stdout.split())
+    assert plain > 200 * 200, out.stdout  # 256 pages touched per block, most of them faulted
+    assert tuned * 20 < plain, out.stdout
+    assert again * 2 > plain, "the nanny's setting is back after the task"
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    out = subprocess.run([sys.executable, "-c", MALLOC_PROBE], env=clean, capture_output=True, text=True, check=True)
+    plain, tuned, again = map(int, out.stdout.split())
+    assert plain * 20 < 200 * 256 and tuned * 20 < 200 * 256, "glibc's own thresholds: nothing to change"

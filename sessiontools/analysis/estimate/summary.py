@@ -233,11 +233,11 @@ def _mask_few(stats: Any, fitted: bool) -> Any:
 def _per_file_stats(frame: Any, per_session: Sequence[SessionRows], estimators: Sequence[str], few: bool) -> list[Any]:
     """`estimator_stats` of each file's rows, in one grouped pass over the whole frame (a file with no
     usable request gets the empty frame of the same schema)."""
-    import numpy as np
     import polars as pl
 
     sizes = [len(sr.frame) for sr in per_session]
-    sidx = pl.Series("_file", np.repeat(np.arange(len(sizes), dtype=np.int64), sizes))
+    # from a list: a Series from a numpy array makes polars import numpy.ma (a cold run's only use of it)
+    sidx = pl.Series("_file", [k for k, n in enumerate(sizes) for _ in range(n)], dtype=pl.Int64)
     grouped = estimator_stats(frame.with_columns(sidx), estimators, ("_file",))
     if "_file" not in grouped.columns:  # no estimators
         return [grouped] * len(per_session)
