@@ -1,5 +1,5 @@
-"""Registry completeness (issue 24): every agent has a reader, a transcript adapter, its own estimate,
-a default policy, an own rule (its window rule) and a policy replaying its files; every policy has a
+"""Registry completeness (issue 24): every agent has a reader, a transcript adapter,
+a default policy (whose `Policy.checkpoint` is its own estimate), an own rule (its window rule) and a policy replaying its files; every policy has a
 maker, axes starting with the window, a count and an own agent. Removing any one entry makes
 `registry_gaps` name exactly what is missing, so adding a fourth agent without one fails here."""
 
@@ -48,7 +48,9 @@ def test_own_rules_of_one_agent_agree_on_the_walk(monkeypatch: pytest.MonkeyPatc
     replay between two walks (`has_exact_port` with no policy)."""
     from sessiontools.policies.pi.policy import PiPolicy
 
-    real = registry._MAKERS[registry.PolicyName.PI_1]
+    from sessiontools.policies import registry as policies_registry
+
+    real = policies_registry._MAKERS[registry.PolicyName.PI_1]
 
     def pi1_without_port(version: str | None = None, model: str | None = None) -> PiPolicy:
         p = real(version, model)
