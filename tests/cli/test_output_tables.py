@@ -42,7 +42,8 @@ def test_replay_demo_table_fits(width: int) -> None:
     text = _check([replay_table(runs)], width, cells)
     for short in ("comp:", "ovf:", "thr:", "mid:", "rec.:", "W/R/K:", "billed tok:", "cost $:"):
         assert short in text, f"legend lacks {short}"
-    assert len(set(names.values())) == len(names) == 39  # 19 Pi, 10 Codex, 10 Claude Code samples
+    samples = len(list(Path("sample_sessions").rglob("*.jsonl")))  # every bundled sample is in the demo
+    assert len(set(names.values())) == len(names) == samples
 
 
 @pytest.mark.parametrize("width", WIDTHS)
