@@ -228,9 +228,11 @@ def cleaned_call(fn: Any, source: Any, /, **options: Any) -> Any:
     return cleaned_for(source, fn(source, **options))
 
 
-def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
-    """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
-    Returns one reason per removed field (`where.field: reason; dropped`), in the order of `checks`."""
+def scan_fields_reference(obj: dict[str, Any], checks: dict[str, Any]) -> list[tuple[str, Any, str | None]] | None:
+    """The fields of `obj` that `checks` (field -> check function) would change: None when every
+    value is kept as it is (the common case), else `(key, kept, reason)` of each other one, in the
+    object's order. This is the reference; `read._native.scan_fields` (C, built by the install and
+    then used as `scan_fields`) is the same (tests/read/test_native.py)."""
     changes: list[tuple[str, Any, str | None]] | None = None
     get = checks.get
     for key, v in obj.items():  # an object has fewer fields than its checks: walk the object's
@@ -247,8 +249,26 @@ def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> lis
             if changes is None:
                 changes = []
             changes.append((key, kept, why))
-    if changes is None:
-        return []
+    return changes
+
+
+try:
+    from sessiontools.read._native import scan_fields
+except ImportError:  # not built on this machine: the reference, with the same results
+    scan_fields = scan_fields_reference
+
+
+def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
+    """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
+    Returns one reason per removed field (`where.field: reason; dropped`), in the order of `checks`."""
+    changes = scan_fields(obj, checks)
+    return [] if changes is None else apply_changes(obj, checks, changes, where)
+
+
+def apply_changes(obj: dict[str, Any], checks: dict[str, Any], changes: list[tuple[str, Any, str | None]],
+                  where: str) -> list[str]:
+    """`scan_fields`' changes made to `obj`: a failed field removed (its reason returned, in the
+    order of `checks`), a value the check rewrote (a whole float count as an int) replaced."""
     if len(changes) > 1:
         order = {k: i for i, k in enumerate(checks)}
         changes.sort(key=lambda c: order[c[0]])

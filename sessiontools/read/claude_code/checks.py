@@ -9,10 +9,12 @@ from typing import Any
 from sessiontools.read.values import (
     a_list,
     an_object,
+    apply_changes,
     check_fields,
     content,
     count,
     optional_text,
+    scan_fields,
     text,
     total_count,
 )
@@ -52,5 +54,6 @@ def check_line(obj: dict[str, Any]) -> list[str]:
     if type(content) is list:
         for i, block in enumerate(content):
             if type(block) is dict:
-                problems += check_fields(block, _BLOCK, f"message.content[{i}].")
+                if (changes := scan_fields(block, _BLOCK)) is not None:
+                    problems += apply_changes(block, _BLOCK, changes, f"message.content[{i}].")
     return problems

@@ -10,12 +10,14 @@ from typing import Any
 from sessiontools.read.values import (
     MAX_REQUEST_TOKENS,
     MAX_TOTAL_TOKENS,
+    apply_changes,
     check_fields,
     content,
     count,
     fast_pass,
     optional_object,
     optional_text,
+    scan_fields,
     text,
     total_count,
 )
@@ -90,6 +92,6 @@ def check_line(obj: dict[str, Any]) -> list[str]:
         blocks = p.get(key)
         if type(blocks) is list:
             for i, block in enumerate(blocks):
-                if type(block) is dict:
-                    problems += check_fields(block, _BLOCK, f"{where}{key}[{i}].")
+                if type(block) is dict and (changes := scan_fields(block, _BLOCK)) is not None:
+                    problems += apply_changes(block, _BLOCK, changes, f"{where}{key}[{i}].")
     return problems

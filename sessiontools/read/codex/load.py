@@ -32,6 +32,7 @@ from sessiontools.read.codex.records import (
     TurnContext,
     UsageRecord,
 )
+from sessiontools.read.codex.selective import project, valid_utf8
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import expand_paths, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
@@ -138,19 +139,28 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
     return Diagnostic(path, n, f"unknown rollout line type {kind!r}; line skipped", "skipped")
 
 
-def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
+def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = True,
                 ) -> tuple[list[Record], list[Diagnostic], int, int]:
     """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
     `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines); one
-    over `max_line` bytes is skipped with its reason."""
+    over `max_line` bytes is skipped with its reason. With `selective`, the lines whose records keep
+    a few fields are decoded into those alone (`read.codex.selective`; the same records)."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
     end = len(data)
     limit = max_line or 0
+    utf8 = selective and valid_utf8(data)
     for n, raw, after in line_views(data):
         if limit and len(raw) > limit:
             diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", "skipped"))
+            continue
+        fields = project(data, after - 1 - len(raw), after - 1, utf8) if selective and n > 1 else None
+        if fields is not None:  # a line the checks would leave whole: its record, straight away
+            rec = _record(n, fields, path)
+            records.append(rec)  # type: ignore[arg-type]  (a wrapped line of a known type: never a Diagnostic)
+            wrapped += 1
+            ordinal += "ordinal" in fields
             continue
         # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
         # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.

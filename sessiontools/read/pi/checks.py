@@ -19,6 +19,7 @@ from sessiontools.read.values import (
     a_list,
     amount,
     an_object,
+    apply_changes,
     check_fields,
     content,
     count,
@@ -26,6 +27,7 @@ from sessiontools.read.values import (
     fast_pass,
     optional_object,
     optional_text,
+    scan_fields,
     text,
     total_count,
 )
@@ -134,8 +136,8 @@ def _message(msg: dict[str, Any], where: str) -> list[str]:
 def _blocks(content: list[Any], where: str) -> list[str]:
     problems: list[str] = []
     for i, block in enumerate(content):
-        if type(block) is dict:
-            problems += check_fields(block, _BLOCK, f"{where}[{i}].")
+        if type(block) is dict and (changes := scan_fields(block, _BLOCK)) is not None:
+            problems += apply_changes(block, _BLOCK, changes, f"{where}[{i}].")  # (named only then)
     return problems
 
 
