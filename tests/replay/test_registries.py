@@ -46,9 +46,8 @@ def test_a_missing_policy_maker_is_named(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_own_rules_of_one_agent_agree_on_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pi's two rules both take the exact port; one that did not would split a Pi session's default
     replay between two walks (`has_exact_port` with no policy)."""
-    from sessiontools.policies.pi.policy import PiPolicy
-
     from sessiontools.policies import registry as policies_registry
+    from sessiontools.policies.pi.policy import PiPolicy
 
     real = policies_registry._MAKERS[registry.PolicyName.PI_1]
 
