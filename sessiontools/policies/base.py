@@ -203,6 +203,12 @@ class Policy(ABC):
         `default`: the truth model's one size (the recorded summaries' median). Default: `default`."""
         return default
 
+    def threshold_off_from(self, path: Any) -> int | None:
+        """The message index of `path` (a `TranscriptPath`) from which the recording shows the agent's
+        threshold compaction was switched off (a user setting the file does not record, only its
+        effect), so the walk's check points there never fire; None: on throughout (default)."""
+        return None
+
     def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
         """How many of a run's new messages (`new_input`: the transcript Messages recorded since the
         previous reply, up to the run's first request) the agent has in its context at its

@@ -222,6 +222,14 @@ class ClaudeCodePolicy(Policy):
         self.check_points = (frozenset() if reactive_only
                              else frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS}))
 
+    def threshold_off_from(self, path: Any) -> int | None:
+        """Where the recording shows auto-compact switched off (module `threshold_off_from`), judged on
+        this release's own count against its own threshold for the model, whatever the replayed
+        window; only under a recorded release's rule (the file's own or --cli-version's)."""
+        if self.reactive_only or self.rule is NEWEST or self.rule.threshold_needs_window:
+            return None
+        return threshold_off_from(path, rule_threshold(self.rule, context_window(self.model), self.model), self)
+
     def default_window(self) -> int:
         """The window this CLI assumed for the model: 1M for `[1m]` ids, else 200k."""
         return context_window(self.model)
@@ -329,6 +337,16 @@ def auto_compact_off(path: TranscriptPath, threshold: int, policy: ClaudeCodePol
     release's count (`recorded_counts`) was already at or above `threshold`, with no compaction
     between that count's reply and the request (every release checks its count before each request)."""
     return any(c >= threshold for _, c in recorded_counts(path, policy))
+
+
+def threshold_off_from(path: TranscriptPath, threshold: int, policy: ClaudeCodePolicy | None = None) -> int | None:
+    """The first request after the last recorded threshold compaction that was sent while the
+    release's count (`recorded_counts`) was at or above `threshold` (None: none): from there the
+    file shows auto-compact was switched off for the rest of the session (`/config` saves it at once;
+    every release checks it before each threshold check). Earlier requests were all counted below
+    `threshold`, so switching off there changes nothing the walk would have fired on."""
+    last = max((c.index for c in path.compactions if c.trigger == Trigger.THRESHOLD), default=-1)
+    return next((ix for ix, c in recorded_counts(path, policy) if ix > last and c >= threshold), None)
 
 
 def default_policy(t: Transcript) -> PolicyName:

@@ -66,8 +66,10 @@ What changed (each a column of `ClaudeCodeRule`):
   takes a file whose requests went past T with no threshold compaction as auto-compact off
   (`auto_compact_off`); a switch *within* a session (a real 2.0.76 file: two threshold
   compactions, then `/config` closed with "Status dialog dismissed" between a request at 154.9k and
-  the next at 155.4k, and its remaining 44 requests sent at up to 170k without a compaction) is not
-  modelled: the replay walk has no per-request hook for it (one extra compaction there).
+  the next at 155.4k, and its remaining 44 requests sent at up to 170k without a compaction) is read
+  the same way from the first request after the last threshold compaction sent with the count at or
+  above T (`threshold_off_from`, `Policy.threshold_off_from`): the walk's threshold checks from there
+  never fire, at any replayed window (the user's setting, not the window, switched it off).
 - **kept** (`keeps`): after its summary every JS release re-reads the 5 most recently read files
   (`RESTORE_*`, the same constants in 1.0.89 - 2.1.112) and attaches them; they are never written to
   the transcript, so a process that reloads it (print mode's next prompt, `--continue`) has lost them.

@@ -82,6 +82,7 @@ class _Walk(CheckStep):
         self.run_start = 0  # work position where the current run's input begins
         self.run = ReplayRun(settings)
         self.recovery = policy.recovery()  # the agent's rule after a rejected request (`Policy.recovery`)
+        self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
         self.pending_thrash: SimCompaction | None = None
         #: (work position, recorded prompt) of the newest request answered in the recorded context
         #: since the last compaction (`truth_at`); None after a compaction.
@@ -226,9 +227,14 @@ class _Walk(CheckStep):
         count = self.policy.count(view)
         if r.requests and r.requests[-1].policy_count is None:  # the check point after that request: its count
             r.requests[-1] = r.requests[-1]._replace(policy_count=count)
-        fired = self.policy.fires(count, self.T)
+        fired = self.policy.fires(count, self.T) and not self.switched_off(upto)
         self.settled(fired, self.compact(CompactionReason.THRESHOLD, upto, truth_now, view) if fired else None, over)
         return count
+
+    def switched_off(self, upto: int) -> bool:
+        """Whether the check point before work position `upto` lies where the recording shows the
+        agent's threshold compaction switched off (`Policy.threshold_off_from`)."""
+        return self.off_from is not None and (upto >= len(self.work) or self.work[upto] >= self.off_from)
 
     def _before(self, k: int, first: bool) -> None:
         """The policy's check point before a request at work position k, if it has one there."""

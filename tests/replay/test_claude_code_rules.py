@@ -211,3 +211,42 @@ def test_auto_compact_off_is_inferred_from_the_file() -> None:
     assert auto_compact_off(over, 155000) and not auto_compact_off(over, 157001)
     raced = NS(requests=[req(0, 100000), req(2, 156000), req(6, 30000)], compactions=[NS(index=4)], overflows=(), messages=())
     assert not auto_compact_off(raced, 155000)  # the user's /compact came first: no check was skipped
+
+
+def test_auto_compact_switched_off_mid_session_is_found_after_the_last_threshold_compaction() -> None:
+    """A real 2.0.76 file compacted twice at its threshold, then `/config` turned auto-compact off and
+    44 more requests went out at up to 170k: the first request after the last threshold compaction
+    sent with the release's count >= T is where the file shows it off; over-T requests before a
+    threshold compaction are not (the CLI compacted after them: on)."""
+    from types import SimpleNamespace as NS
+
+    from sessiontools.policies.claude_code import threshold_off_from
+    from sessiontools.transcript.model import Trigger
+
+    def req(i: int, total: int) -> NS:
+        return NS(index=i, usage=NS(input=0, cache_read=total - 10, cache_write=5, output=5))
+
+    auto = NS(index=3, trigger=Trigger.THRESHOLD)
+    later = NS(requests=[req(0, 100000), req(2, 156000), req(4, 30000), req(6, 150000), req(8, 156000),
+                         req(10, 160000)], compactions=[auto], overflows=(), messages=())
+    assert threshold_off_from(later, 155000) == 10  # the request sent after the 156k reply at 8
+    on = NS(requests=[req(0, 100000), req(2, 156000), req(4, 30000)], compactions=[auto], overflows=(), messages=())
+    assert threshold_off_from(on, 155000) is None
+    manual_only = NS(requests=later.requests, compactions=[NS(index=3, trigger=Trigger.MANUAL)], overflows=(), messages=())
+    assert threshold_off_from(manual_only, 155000) == 10  # the user's /compact came before the send at 4: not evidence
+
+
+@pytest.mark.skipif(not VERSIONED, reason="no multi-version samples")
+def test_the_walk_never_fires_where_the_policy_says_auto_compact_was_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Policy.threshold_off_from`: the walk's threshold check points from that message on do not fire;
+    the ones before still do (the 2.0.77 sample's compactions, cut off after the first)."""
+    from sessiontools.policies.claude_code import ClaudeCodePolicy
+
+    name = "claude-2.0.77"
+    full = _record(name)["compactions"]
+    assert len(full) >= 2
+    t = load_claude_transcript(DIR / f"{name}.jsonl")
+    second = t.main.compactions[1].index
+    monkeypatch.setattr(ClaudeCodePolicy, "threshold_off_from", lambda self, path: second - 1)
+    cut = _record(name)["compactions"]
+    assert [c["tokens_before"] for c in cut] == [c["tokens_before"] for c in full][:1]
