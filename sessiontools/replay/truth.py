@@ -262,6 +262,17 @@ def attribute(
     return tokens
 
 
+def _model_counter(workload: Workload, notes: list[str], had_prior: bool) -> MessageCounter:
+    """`fit_truth(model_tokenizer=True)`'s counter: the calibrated feature's tokenizer for the
+    workload's model (`tokens.registry.message_counter_for`), said in `notes`."""
+    from sessiontools.tokens.registry import available_encoding_for, label, message_counter_for
+
+    name = available_encoding_for(workload.provider, workload.model, calibration=True)
+    notes.append(f"messages counted with {label(name)}, scaled by the fitted ratio"
+                 + (" (the chars/4 prior of other sessions is not applied)" if had_prior else ""))
+    return message_counter_for(workload.provider, workload.model, workload.pi_version, calibration=True)
+
+
 def fit_truth(
     workload: Workload, counter: MessageCounter | None = None, *, summary_tokens: int | None = None,
     prior: TruthPrior | None = None, model_tokenizer: bool = False,
@@ -278,12 +289,7 @@ def fit_truth(
     v = workload.pi_version
     notes: list[str] = []
     if counter is None and model_tokenizer:
-        from sessiontools.tokens.registry import available_encoding_for, label, message_counter_for
-
-        counter = message_counter_for(workload.provider, workload.model, v, calibration=True)
-        name = available_encoding_for(workload.provider, workload.model, calibration=True)
-        notes.append(f"messages counted with {label(name)}, scaled by the fitted ratio"
-                     + (" (the chars/4 prior of other sessions is not applied)" if prior is not None else ""))
+        counter = _model_counter(workload, notes, prior is not None)
         prior = None
     count = counter or chars4_counter(v)
     chars4_of = v if counter is None else None
