@@ -21,6 +21,7 @@ from sessiontools.policies.base import Policy, PolicyName
 from sessiontools.replay.catalog import lookup
 from sessiontools.replay.cost import Classes
 from sessiontools.replay.neutral import fit_neutral_truth
+from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.priors import PriorTable
 from sessiontools.replay.records import ReplaySettings
 from sessiontools.replay.registry import DEFAULT_POLICY, cli_version, make_policy
@@ -129,8 +130,8 @@ def replay_transcript(
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
         truth = fit_neutral_truth(path, summary_tokens, prior)
-        runs = [] if deferred(defer_prior_dominated, truth, out) else [simulate_path(path, pol, s, truth)
-                                    for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
+        runs = [] if deferred(defer_prior_dominated, truth, out) else _runs(
+            path, pol, truth, _grid(pol, ws, reserves, keeps, limits or (None,), claude or {}))
         req = next((r for r in reversed(path.requests) if r.model), None)
         info = lookup(req.provider, req.model) if req else None
         out.append(session_replay(
@@ -139,6 +140,12 @@ def replay_transcript(
             price_pairs=_price_pairs(path), recorded_after=_recorded_after(path), recorded_after_overflow=False,
             path=path, origin=t))
     return out
+
+
+def _runs(path: TranscriptPath, policy: Policy, truth: Any, settings: Sequence[ReplaySettings]) -> list[Any]:
+    """Each setting's run of `path`, the walks sharing what no setting changes (`PathGrid`)."""
+    grid = PathGrid(path, policy, truth)
+    return [simulate_path(path, policy, s, truth, grid=grid) for s in settings]
 
 
 def _model_id(path: TranscriptPath) -> str | None:

@@ -28,10 +28,13 @@ pricing, the cache model, the timeline and the invariants (`replay.invariants`) 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
+from functools import reduce
+from operator import add
 
 from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
 from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth, fit_neutral_truth
+from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import (
     CompactionReason,
     RecordedMatch,
@@ -42,68 +45,61 @@ from sessiontools.replay.records import (
     TruthSource,
 )
 from sessiontools.replay.step import CheckStep
-from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger
+from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath
 
 
 class _Walk(CheckStep):
-    def __init__(self, path: TranscriptPath, policy: Policy, settings: ReplaySettings, truth: NeutralTruth) -> None:
+    def __init__(self, path: TranscriptPath, policy: Policy, settings: ReplaySettings, truth: NeutralTruth,
+                 grid: PathGrid | None = None) -> None:
         self.path, self.policy, self.settings, self.truth = path, policy, settings, truth
+        g = self.grid = grid if grid is not None and grid.fits(path, policy, truth) else PathGrid(path, policy, truth)
         self.s = policy_settings(settings)
         self.T = settings.threshold
         self.W = settings.context_window
-        # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
-        # Codex: also the replacement history written on the compaction's own line (copies of kept items).
-        ids = {c.id for c in path.compactions if c.id is not None}
-        lines = {c.line for c in path.compactions}
-        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages
-                                                           if m.id in ids or m.line in lines}
-        self.work = [m.index for m in path.messages if m.index not in summaries]
-        self.pos_of = {ix: k for k, ix in enumerate(self.work)}
+        self.work, self.pos_of, self.recorded = g.work, g.pos_of, g.recorded
+        self.tokens_of, self.size_of = g.tokens_of, g.size_of
         self.prefix: tuple[int, ...] = ()  # kept messages of the newest simulated compaction
+        self.prefix_truth = 0.0  # their truth, added in order
+        self.prefix_sizes: list[tuple[int, int]] = []  # their (chars, bytes)
         self.prefix_until_prompt = False  # they leave the context at the next user prompt (`Kept`)
         self.resume = 0  # work position from which messages follow the prefix
         self.summary = 0.0  # truth of the simulated summary (0 before any)
         self.sizes: Sequence[float | None] = ()  # the n-th summary's truth when the caller knows it
         self.resized = False  # a compaction got the caller's summary (not the recorded one)
-        self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
-        self.matched: set[int] = set()  # positions in `recorded` reproduced so far
-        # A compaction before the workload's first message (a file that starts with the summary of an
-        # earlier file's compaction, Claude Code 1.x) happened before the recording: nothing to match.
-        self.before_start = {k for k, r in enumerate(self.recorded) if r < 0 and path.compactions[k].index == 0}
-        self.matched |= self.before_start
-        # Compactions the user or an extension made: applied where recorded, not the policy's to match.
-        self.by_user = [k for k, c in enumerate(path.compactions)
-                        if c.trigger == Trigger.MANUAL or c.writer == "hook"]
-        self.by_user_set = frozenset(self.by_user)
+        self.before_start = g.before_start
+        self.matched: set[int] = set(g.before_start)  # positions in `recorded` reproduced so far
+        self.by_user, self.by_user_set = g.by_user, g.by_user_set
         self.next_user = 0
         self.unmatched = 0  # simulated compactions at no recorded place
         self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
-        self.starts = {e.index for e in (*path.requests, *path.overflows)}
+        self.starts = g.starts
         self.run_start = 0  # work position where the current run's input begins
         self.run = ReplayRun(settings)
         self.recovery = policy.recovery()  # the agent's rule after a rejected request (`Policy.recovery`)
-        self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
+        self.off_from = g.off_from  # message index where auto-compact was off
         self.pending_thrash: SimCompaction | None = None
         #: (work position, recorded prompt) of the newest request answered in the recorded context
         #: since the last compaction (`truth_at`); None after a compaction.
         self.anchor: tuple[int, float] | None = None
         self.applied: set[int] = set()  # recorded user compactions applied (`apply_user`)
-        # Each message's truth and policy size, computed once: every check point sums a whole context.
-        self._tokens: list[float | None] = [None] * len(path.messages)
-        self._sizes: list[tuple[int, int] | None] = [None] * len(path.messages)
-        self._summary_points: list[tuple[float, float]] | None = None  # (history, summary) recorded
+        #: The newest running sums of `truth_at` (work positions [lo, hi) after a start), extended in
+        #: order as the walk moves on: (lo, start, hi, value).
+        self._ctx_sum: tuple[int, float, int, float] = (0, 0.0, 0, 0.0)
+        self._anchor_sum: tuple[int, float, int, float] = (0, 0.0, 0, 0.0)
 
-    def tokens_of(self, i: int) -> float:
-        got = self._tokens[i]
-        if got is None:
-            got = self._tokens[i] = self.truth.message_tokens(self.path.messages[i])
-        return got
+    def set_prefix(self, kept: tuple[int, ...], resume: int) -> None:
+        """The newest compaction keeps `kept` and the workload follows from work position `resume`."""
+        self.prefix, self.resume = kept, resume
+        self.prefix_truth = reduce(add, map(self.tokens_of, kept), 0.0)
+        self.prefix_sizes = list(map(self.size_of, kept))
 
-    def size_of(self, i: int) -> tuple[int, int]:
-        got = self._sizes[i]
-        if got is None:
-            got = self._sizes[i] = self.policy.size(self.path.messages[i])
-        return got
+    def _running(self, acc: tuple[int, float, int, float], lo: int, start: float, hi: int) -> tuple[int, float, int, float]:
+        """`start` plus the truth of work positions [lo, hi), from the running sum `acc` when it is one
+        of the same (lo, start) that has not gone past `hi` (the same additions in the same order)."""
+        hi = max(hi, lo)
+        if acc[0] == lo and acc[1] == start and acc[2] <= hi:
+            return lo, start, hi, self.grid.work_sum(acc[2], hi, acc[3])
+        return lo, start, hi, self.grid.work_sum(lo, hi, start)
 
     def context(self, upto: int) -> list[int]:
         """Message indices of the simulated context before work position `upto`."""
@@ -119,17 +115,21 @@ class _Walk(CheckStep):
         a = self.anchor
         at = index if index is not None else (self.work[upto - 1] if upto else 0)
         if a is not None and a[0] <= upto and not self.diverged(at):
-            return a[1] + sum(map(self.tokens_of, self.work[a[0]:upto]))
+            acc = self._anchor_sum = self._running(self._anchor_sum, a[0], 0.0, upto)
+            return a[1] + acc[3]
+        acc = self._ctx_sum = self._running(self._ctx_sum, self.resume, self.prefix_truth, upto)
         t = self.truth
-        return t.overhead + self.summary + sum(map(self.tokens_of, self.context(upto)))
+        return t.overhead + self.summary + acc[3]
 
     def view(self, upto: int) -> CountView:
-        ctx = self.context(upto)
-        size = list(map(self.size_of, ctx))
+        work_sizes, resume = self.grid.work_sizes, self.resume
+        size = [*self.prefix_sizes, *work_sizes[resume:upto]]
         if self.last_usage is None:
             return CountView(None, (), size)
-        after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
-        return CountView(self.last_usage[1], [size[k] for k in after], size)
+        last = self.last_usage[0]
+        trailing = [sz for i, sz in zip(self.prefix, self.prefix_sizes, strict=True) if i > last]
+        trailing += work_sizes[bisect_right(self.work, last, resume, max(upto, resume)):upto]
+        return CountView(self.last_usage[1], trailing, size)
 
     def _peak(self, u: float) -> None:
         if u > self.run.peak_truth:  # the peak is the largest truth reported anywhere
@@ -181,7 +181,8 @@ class _Walk(CheckStep):
         r.summarization_input += sum_in
         r.summarization_output += sc.summarization_output_tokens
         self.pending_thrash = sc
-        self.prefix, self.resume, self.summary = kept.indices, upto, size
+        self.set_prefix(kept.indices, upto)
+        self.summary = size
         self.prefix_until_prompt = kept.until_next_prompt
         self.last_usage = self.anchor = None
         return sc
@@ -189,16 +190,8 @@ class _Walk(CheckStep):
     def summary_tokens(self, upto: int) -> float:
         """The modelled summary of a compaction before work position `upto`, the policy's
         (`Policy.summary_tokens`) from the workload's tokens so far and the recorded compactions'."""
-        if self._summary_points is None:
-            msgs, ratio = self.path.messages, self.truth.ratio
-            self._summary_points = sorted(
-                (self.history(bisect_right(self.work, rec)), ratio * chars4(len(msgs[c.index].text)))
-                for k, (c, rec) in enumerate(zip(self.path.compactions, self.recorded, strict=True))
-                if k not in self.by_user_set and c.index < len(msgs))
-        return self.policy.summary_tokens(self.truth.summary_tokens, self._summary_points, self.history(upto))
-
-    def history(self, upto: int) -> float:
-        return sum(map(self.tokens_of, self.work[:upto]))
+        g = self.grid
+        return self.policy.summary_tokens(self.truth.summary_tokens, g.summary_points(), g.history[min(upto, len(g.work))])
 
     def _record(self, reason: CompactionReason, after: int, kept: tuple[int, ...], view: CountView, truth_now: float,
                 sum_in: float, summary: float, matches: bool, summarized: int = 0) -> SimCompaction:
@@ -351,7 +344,8 @@ class _Walk(CheckStep):
         sc.summarization_output_tokens = 0.0
         sc.tokens_before = c.tokens_before if isinstance(c.tokens_before, int) else 0
         self.run.compactions.append(sc)
-        self.prefix, self.resume, self.summary, self.last_usage, self.anchor = kept, upto, summary, None, None
+        self.set_prefix(kept, upto)
+        self.summary, self.last_usage, self.anchor = summary, None, None
         self.prefix_until_prompt = False
         return sc
 
@@ -373,8 +367,7 @@ class _Walk(CheckStep):
         self._before(bisect_right(self.work, rec), first)
 
     def walk(self) -> ReplayRun:
-        events: list[Request | Overflow] = sorted([*self.path.requests, *self.path.overflows], key=lambda e: e.index)
-        starts = _run_starts(self.path, events, self.pos_of)
+        events, starts = self.grid.events, self.grid.run_starts
         prev = -1
         for n, ev in enumerate(events):
             self.user_compactions(ev.index)
@@ -386,7 +379,8 @@ class _Walk(CheckStep):
                                                     if self.path.messages[i].role == Role.USER):
                     # The recorded prompts so far measured a context holding them: no anchor until
                     # the next recorded one (`truth_at`).
-                    self.prefix, self.prefix_until_prompt, self.anchor = (), False, None
+                    self.set_prefix((), self.resume)
+                    self.prefix_until_prompt, self.anchor = False, None
             prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1]
             if isinstance(ev, Overflow):
@@ -403,17 +397,6 @@ class _Walk(CheckStep):
         return r
 
 
-def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow], work: Container[int]) -> list[bool]:
-    """Whether each request starts a run (a user message of the workload since the previous request;
-    a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
-    out = []
-    prev = -1
-    for r in reqs:
-        out.append(prev < 0 or any(path.messages[i].role == Role.USER and i in work for i in range(prev + 1, r.index)))
-        prev = r.index
-    return out
-
-
 def policy_settings(s: ReplaySettings) -> PolicySettings:
     """The `PolicySettings` a policy reads, from a replay setting."""
     return PolicySettings(s.context_window, s.reserve_tokens, s.keep_recent_tokens, s.extra)
@@ -427,13 +410,14 @@ def replay_settings(policy: Policy, window: int, reserve: int = 0, keep: int = 0
 
 
 def simulate_path(path: TranscriptPath, policy: Policy, settings: ReplaySettings | PolicySettings,
-                  truth: NeutralTruth | None = None, summary_sizes: Sequence[float | None] = ()) -> ReplayRun:
+                  truth: NeutralTruth | None = None, summary_sizes: Sequence[float | None] = (),
+                  grid: PathGrid | None = None) -> ReplayRun:
     """Replay `policy` over `path` under `settings` (see the module docstring; a `PolicySettings` or a
     setting without the policy's threshold gets the policy's own). `summary_sizes`: the n-th
     compaction's summary truth where the caller knows it (`resummarize`'s regenerated summaries)."""
     if isinstance(settings, PolicySettings) or settings.policy_threshold is None:
         settings = replay_settings(policy, settings.context_window, settings.reserve_tokens,
                                    settings.keep_recent_tokens, settings.extra)
-    walk = _Walk(path, policy, settings, truth or fit_neutral_truth(path))
+    walk = _Walk(path, policy, settings, truth or fit_neutral_truth(path), grid)
     walk.sizes = tuple(summary_sizes)
     return walk.walk()

@@ -1,0 +1,103 @@
+"""What every setting of a grid needs of one path under one policy and one truth model, computed once
+(`PathGrid`) and shared by the walks of the grid (`replay.walk`): the workload's positions, the
+recorded compactions' places, the requests in order and where runs start, each message's truth and
+the policy's (chars, bytes) of it, where the recording shows the agent's threshold compaction
+switched off (`Policy.threshold_off_from`) and the recorded summaries' sizes (`Policy.summary_tokens`).
+
+None of it depends on a setting: a 25-setting grid of a Codex or Claude Code session measured each
+message 25 times (Codex's item serialisation is most of a walk), and ran the off-switch pass over the
+recording per setting.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Container, Sequence
+from functools import reduce
+from operator import add
+
+from sessiontools.policies.base import Policy, chars4
+from sessiontools.replay.neutral import NeutralTruth
+from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger
+
+
+class PathGrid:
+    """One path's setting-independent facts for the walks of a grid (see the module docstring)."""
+
+    def __init__(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth) -> None:
+        self.path, self.policy, self.truth = path, policy, truth
+        # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
+        # Codex: also the replacement history written on the compaction's own line (copies of kept items).
+        ids = {c.id for c in path.compactions if c.id is not None}
+        lines = {c.line for c in path.compactions}
+        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages
+                                                           if m.id in ids or m.line in lines}
+        self.work = [m.index for m in path.messages if m.index not in summaries]
+        self.pos_of = {ix: k for k, ix in enumerate(self.work)}
+        #: The last workload message before each recorded compaction.
+        self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
+        # A compaction before the workload's first message (a file that starts with the summary of an
+        # earlier file's compaction, Claude Code 1.x) happened before the recording: nothing to match.
+        self.before_start = frozenset(k for k, r in enumerate(self.recorded)
+                                      if r < 0 and path.compactions[k].index == 0)
+        # Compactions the user or an extension made: applied where recorded, not the policy's to match.
+        self.by_user = [k for k, c in enumerate(path.compactions) if c.trigger == Trigger.MANUAL or c.writer == "hook"]
+        self.by_user_set = frozenset(self.by_user)
+        self.starts = {e.index for e in (*path.requests, *path.overflows)}
+        self.events: list[Request | Overflow] = sorted([*path.requests, *path.overflows], key=lambda e: e.index)
+        self.run_starts = _run_starts(path, self.events, self.pos_of)
+        self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
+        msgs = path.messages
+        # Each message's truth and policy size: every check point of every setting sums a context of them.
+        self._tokens: list[float | None] = [None] * len(msgs)
+        self._sizes: list[tuple[int, int] | None] = [None] * len(msgs)
+        #: By work position: the truth and the (chars, bytes) of each workload message.
+        self.work_tokens = [self.tokens_of(i) for i in self.work]
+        self.work_sizes = [self.size_of(i) for i in self.work]
+        #: history[k]: the truth of work positions [0, k), added in order (as `sum` adds them).
+        self.history: list[float] = [0.0]
+        for t in self.work_tokens:
+            self.history.append(self.history[-1] + t)
+        self._summary_points: list[tuple[float, float]] | None = None
+
+    def fits(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth) -> bool:
+        """Whether this grid is the one of (`path`, `policy`, `truth`)."""
+        return self.path is path and self.policy is policy and self.truth is truth
+
+    def tokens_of(self, i: int) -> float:
+        got = self._tokens[i]
+        if got is None:
+            got = self._tokens[i] = self.truth.message_tokens(self.path.messages[i])
+        return got
+
+    def size_of(self, i: int) -> tuple[int, int]:
+        got = self._sizes[i]
+        if got is None:
+            got = self._sizes[i] = self.policy.size(self.path.messages[i])
+        return got
+
+    def work_sum(self, lo: int, hi: int, start: float = 0.0) -> float:
+        """`start` plus the truth of work positions [lo, hi), added in order (`sum`'s result exactly)."""
+        return reduce(add, self.work_tokens[lo:hi], start)
+
+    def summary_points(self) -> list[tuple[float, float]]:
+        """(workload truth before it, its summary's truth) of each recorded compaction the policy made
+        (not the user's), ascending: what `Policy.summary_tokens` interpolates between."""
+        if self._summary_points is None:
+            msgs, ratio = self.path.messages, self.truth.ratio
+            self._summary_points = sorted(
+                (self.history[bisect_right(self.work, rec)], ratio * chars4(len(msgs[c.index].text)))
+                for k, (c, rec) in enumerate(zip(self.path.compactions, self.recorded, strict=True))
+                if k not in self.by_user_set and c.index < len(msgs))
+        return self._summary_points
+
+
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow], work: Container[int]) -> list[bool]:
+    """Whether each request starts a run (a user message of the workload since the previous request;
+    a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
+    out = []
+    prev = -1
+    for r in reqs:
+        out.append(prev < 0 or any(path.messages[i].role == Role.USER and i in work for i in range(prev + 1, r.index)))
+        prev = r.index
+    return out
