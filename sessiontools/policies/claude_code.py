@@ -304,11 +304,31 @@ class ClaudeCodePolicy(Policy):
         return Kept(tuple(c.index for r in kept for c in r))
 
 
+#: The newest paths' `recorded_counts` by (id(path), rule, model), each beside its path (held, so that
+#: its id is not reused while the entry lives): `default_policy` and `Policy.threshold_off_from` read
+#: one pass over a file.
+_COUNTS: dict[tuple[int, Any, str | None], tuple[TranscriptPath, list[tuple[int, float]]]] = {}
+_COUNTS_KEPT = 4
+
+
 def recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None = None) -> list[tuple[int, float]]:
     """(message index, count) at each request the recording sent (answered or rejected), in order: the
     count `policy`'s release compared with T before it (its newest reply's usage, plus its estimate of
     the messages after that reply); no count before a session's first reply or after a compaction
-    until the next reply. `policy` None: the newest usage alone."""
+    until the next reply. `policy` None: the newest usage alone. The same list for the same path and
+    rule (do not change it)."""
+    key = (id(path), policy.rule if policy is not None else None, policy.model if policy is not None else None)
+    got = _COUNTS.get(key)
+    if got is not None and got[0] is path:
+        return got[1]
+    out = _recorded_counts(path, policy)
+    if len(_COUNTS) >= _COUNTS_KEPT:
+        del _COUNTS[next(iter(_COUNTS))]
+    _COUNTS[key] = (path, out)
+    return out
+
+
+def _recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None) -> list[tuple[int, float]]:
     cuts = sorted(c.index for c in path.compactions)
     starts = {e.index for e in (*path.requests, *path.overflows)}
     answered = {r.index: r for r in path.requests}

@@ -1,6 +1,6 @@
 """How `replay` runs the policies of `policies.registry` (the one registry of policies, which agents'
-transcripts each replays and each agent's own rule, re-exported here): which pairs go through an
-exact port, which agents a `--policy` reads, and each policy's settings axes.
+transcripts each replays and each agent's own rule; import its tables from there): which pairs go
+through an exact port, which agents a `--policy` reads, and each policy's settings axes.
 
 A policy says which agent's own entries it replays by an exact port (`Policy.exact_port_for`: Pi's
 policies on Pi sessions, `replay.simulate`); every other pair (Codex rollouts, Claude Code
@@ -12,23 +12,10 @@ what an agent or a policy lacks in any registry (tests/replay/test_registries.py
 from __future__ import annotations
 
 from sessiontools.policies.base import Axis, PolicyName
-from sessiontools.policies.registry import (  # the one registry of policies; re-exported for replay's callers
-    DEFAULT_POLICY,
-    EVERY_AGENT,
-    OWN_AGENT,
-    POLICIES,
-    VERSION_SETTING,
-    PolicyEntry,
-    cli_version,
-    make_policy,
-)
+from sessiontools.policies.registry import DEFAULT_POLICY, OWN_AGENT, POLICIES, VERSION_SETTING, make_policy
 from sessiontools.read.agents import Agent
 
-__all__ = ["DEFAULT_POLICY", "EVERY_AGENT", "OWN_AGENT", "PI_POLICIES", "POLICIES", "VERSION_SETTING",
-           "PolicyEntry", "cli_version", "has_exact_port", "make_policy", "policy_axes", "registry_gaps",
-           "replay_agents"]
-
-PI_POLICIES = frozenset({PolicyName.PI_0, PolicyName.PI_1})
+__all__ = ["has_exact_port", "policy_axes", "registry_gaps", "replay_agents"]
 
 
 def has_exact_port(agent: str | Agent, policy: str | PolicyName | None) -> bool:

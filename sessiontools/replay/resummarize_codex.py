@@ -125,7 +125,7 @@ class CodexChainResult:
 def plan_codex_chains(rollout: Rollout, objects: Sequence[Mapping[str, Any] | None], *,
                       windows: Sequence[int] | None, limits: Sequence[int | None]) -> list[CodexChain]:
     """Replay `rollout` under Codex's rule at every (window, auto-compact limit) of the grid."""
-    from sessiontools.replay.registry import cli_version, make_policy
+    from sessiontools.policies.registry import cli_version, make_policy
     from sessiontools.replay.transcripts import policy_for, replay_transcript
     from sessiontools.transcript.load import transcript_of
 

@@ -18,13 +18,13 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.policies.registry import DEFAULT_POLICY, cli_version, make_policy
 from sessiontools.replay.catalog import lookup
 from sessiontools.replay.cost import Classes
 from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.priors import PriorTable
 from sessiontools.replay.records import ReplaySettings
-from sessiontools.replay.registry import DEFAULT_POLICY, cli_version, make_policy
 from sessiontools.replay.replayed import RecordedReply, SessionReplay, deferred, session_replay
 from sessiontools.replay.walk import replay_settings, simulate_path
 from sessiontools.transcript.model import Transcript, TranscriptPath

@@ -79,7 +79,7 @@ def test_help_choices_have_one_home() -> None:
     from sessiontools.cli import choices
     from sessiontools.policies.base import PolicyName
     from sessiontools.policies.pi import settings
-    from sessiontools.replay.registry import POLICIES
+    from sessiontools.policies.registry import POLICIES
     from sessiontools.tokens.calibrated import Tokenizer
 
     assert settings.CompactionSettings().reserve_tokens == names.DEFAULT_RESERVE_TOKENS

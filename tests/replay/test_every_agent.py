@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from sessiontools.cli import main
+from sessiontools.policies.registry import POLICIES
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records, replay_source
-from sessiontools.replay.registry import POLICIES, policy_axes
+from sessiontools.replay.registry import policy_axes
 from sessiontools.replay.transcripts import replay_transcript
 from sessiontools.report.replay import heatmap_cells, setting_cell
 from sessiontools.transcript.load import transcript_of
@@ -148,9 +149,8 @@ def test_every_agent_is_in_every_registry() -> None:
     """Adding an agent is one reader, one transcript adapter, one policy and one registry line: every
     agent has an entry in each registry (reader, transcript loader, own policy, default policy, a
     policy that replays its files)."""
-    from sessiontools.policies.registry import VERSIONED_POLICY
+    from sessiontools.policies.registry import DEFAULT_POLICY, VERSIONED_POLICY
     from sessiontools.read.agents import Agent
-    from sessiontools.replay.registry import DEFAULT_POLICY
 
     for agent in Agent:
         assert agent in DEFAULT_POLICY, agent

@@ -81,7 +81,7 @@ def test_pis_recovery_flag_is_one_state_for_both_walks(version: str, length_clea
 
 
 def test_a_policy_that_is_not_reactive_never_retries() -> None:
-    from sessiontools.replay.registry import make_policy
+    from sessiontools.policies.registry import make_policy
 
     codex = make_policy("codex").recovery()
     assert not codex.may_retry()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from sessiontools.policies import registry as policies
+from sessiontools.policies.base import PolicyName
 from sessiontools.read import sources
 from sessiontools.read.agents import Agent
 from sessiontools.replay import registry
@@ -20,8 +22,8 @@ def test_every_registry_is_complete() -> None:
 
 @pytest.mark.parametrize(("table", "key", "message"), [
     (ADAPTERS, Agent.CODEX, "agent codex: no transcript adapter (transcript.load.ADAPTERS)"),
-    (registry.DEFAULT_POLICY, Agent.PI, "agent pi: no default policy (policies.registry.DEFAULT_POLICY)"),
-    (registry.VERSION_SETTING, Agent.CODEX, "agent codex: no version setting"),
+    (policies.DEFAULT_POLICY, Agent.PI, "agent pi: no default policy (policies.registry.DEFAULT_POLICY)"),
+    (policies.VERSION_SETTING, Agent.CODEX, "agent codex: no version setting"),
 ])
 def test_a_missing_agent_entry_is_named(monkeypatch: pytest.MonkeyPatch, table: dict, key: Agent, message: str) -> None:
     monkeypatch.delitem(table, key)
@@ -31,7 +33,7 @@ def test_a_missing_agent_entry_is_named(monkeypatch: pytest.MonkeyPatch, table: 
 
 def test_a_missing_reader_and_own_rule_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sources, "READERS", [r for r in sources.READERS if r.agent != Agent.CODEX])
-    monkeypatch.delitem(registry.OWN_AGENT, registry.PolicyName.CODEX)
+    monkeypatch.delitem(policies.OWN_AGENT, PolicyName.CODEX)
     gaps = registry_gaps()
     assert "agent codex: no reader (read.sources.READERS)" in gaps
     assert "agent codex: no own rule (its window rule) (policies.registry.OWN_AGENT)" in gaps
@@ -39,25 +41,24 @@ def test_a_missing_reader_and_own_rule_are_named(monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_missing_policy_maker_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(registry.POLICIES, registry.PolicyName.CLAUDE_CODE_REACTIVE)
+    monkeypatch.delitem(policies.POLICIES, PolicyName.CLAUDE_CODE_REACTIVE)
     assert registry_gaps() == ["policy claude-code-reactive: no maker (policies.registry._MAKERS)"]
 
 
 def test_own_rules_of_one_agent_agree_on_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pi's two rules both take the exact port; one that did not would split a Pi session's default
     replay between two walks (`has_exact_port` with no policy)."""
-    from sessiontools.policies import registry as policies_registry
     from sessiontools.policies.pi.policy import PiPolicy
 
-    real = policies_registry._MAKERS[registry.PolicyName.PI_1]
+    real = policies._MAKERS[PolicyName.PI_1]
 
     def pi1_without_port(version: str | None = None, model: str | None = None) -> PiPolicy:
         p = real(version, model)
         p.exact_port_for = None  # type: ignore[attr-defined]
         return p  # type: ignore[return-value]
 
-    monkeypatch.setitem(registry.POLICIES, registry.PolicyName.PI_1,
-                        registry.PolicyEntry(registry.PolicyName.PI_1, pi1_without_port, registry.EVERY_AGENT))
+    monkeypatch.setitem(policies.POLICIES, PolicyName.PI_1,
+                        policies.PolicyEntry(PolicyName.PI_1, pi1_without_port, policies.EVERY_AGENT))
     assert registry_gaps() == ["agent pi: no single walk for its own rules (Policy.exact_port_for)"]
     assert not registry.has_exact_port(Agent.PI, None)
 
@@ -65,7 +66,7 @@ def test_own_rules_of_one_agent_agree_on_the_walk(monkeypatch: pytest.MonkeyPatc
 def test_the_walk_is_the_policys_choice() -> None:
     """The exact port is chosen by the policy (`Policy.exact_port_for`), for its own agent's files only."""
     for agent in Agent:
-        for name in registry.POLICIES:
-            own = registry.make_policy(name).exact_port_for
+        for name in policies.POLICIES:
+            own = policies.make_policy(name).exact_port_for
             assert registry.has_exact_port(agent, name) == (own is agent)
     assert registry.has_exact_port(Agent.PI, None) and not registry.has_exact_port(Agent.CODEX, None)
