@@ -46,8 +46,8 @@ def _windows(session: Session, grid: Grid, models: Sequence[str]) -> list[int]:
     if grid.windows:
         return list(grid.windows)
     from sessiontools.replay.catalog import load_model_files, lookup
-    from sessiontools.replay.workload import build_workload
     from sessiontools.transcript.pi.tree import SessionTree
+    from sessiontools.transcript.pi.workload import build_workload
 
     wl = build_workload(SessionTree(session).path(grid.leaf).entries, session.pi_version)
     info = lookup(wl.provider, wl.model, load_model_files(models))

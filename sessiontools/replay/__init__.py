@@ -4,7 +4,7 @@
 - `replay.walk`: any `policies.base.Policy` over any agent's `TranscriptPath` (truth: `replay.neutral`),
   into the same `ReplayRun` and record (`replay.session.replay_source` chooses, `Policy.exact_port_for`);
 - `replay.replayed`: `SessionReplay`, one session path replayed by either walk (prices, recorded usage, cost);
-- `replay.simulate` (the Pi walk), `replay.pi_compact`, `replay.truth`, `replay.workload`,
+- `replay.simulate` (the Pi walk, over a Pi path's `transcript.pi.workload`), `replay.pi_compact`, `replay.truth`,
   `replay.cost` (prices and the cache model), `replay.metrics`, `replay.frames` (DataFrames),
   `replay.records` (typed records), `replay.catalog` (windows and prices).
 """
@@ -17,7 +17,7 @@ from sessiontools.replay.replayed import SessionReplay
 from sessiontools.replay.session import replay_records, replay_session, replay_source, run_record
 from sessiontools.replay.simulate import POLICIES, simulate
 from sessiontools.replay.truth import TruthModel, fit_truth
-from sessiontools.replay.workload import Workload, build_workload
+from sessiontools.transcript.pi.workload import Workload, build_workload
 
 __all__ = [
     "METRICS",

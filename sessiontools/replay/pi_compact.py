@@ -16,8 +16,8 @@ from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_
 from sessiontools.policies.pi.serialize import compute_file_lists, format_file_operations
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.records import CompactionReason, SimCompaction, TruthSource
-from sessiontools.replay.workload import RecordedCompaction
 from sessiontools.tokens.chars4 import estimate_tokens
+from sessiontools.transcript.pi.workload import RecordedCompaction
 
 if TYPE_CHECKING:
     from sessiontools.replay.simulate import SimState

@@ -22,7 +22,7 @@ from sessiontools.replay.records import RequestPoint, TruthSource
 if TYPE_CHECKING:
     from sessiontools.replay.shared import SharedGrid
     from sessiontools.replay.simulate import _Sim
-    from sessiontools.replay.workload import Workload
+    from sessiontools.transcript.pi.workload import Workload
 
 #: Requests looked ahead at once (a session that overflows at every request stays linear).
 CHUNK = 512

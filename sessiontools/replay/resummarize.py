@@ -43,8 +43,8 @@ from sessiontools.replay.pi_compact import GivenSummary
 from sessiontools.replay.records import ReplayRun, ReplaySettings, SimCompaction, TruthSource
 from sessiontools.replay.simulate import simulate
 from sessiontools.replay.truth import TruthModel, entry_messages, fit_truth
-from sessiontools.replay.workload import Workload, build_workload
 from sessiontools.transcript.pi.tree import SessionTree
+from sessiontools.transcript.pi.workload import Workload, build_workload
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,8 @@ from sessiontools.replay.records import ReplayRun, ReplaySettings, TruthSource
 from sessiontools.replay.replayed import RecordedReply, SessionReplay, deferred, session_replay
 from sessiontools.replay.simulate import simulate
 from sessiontools.replay.truth import fit_truth
-from sessiontools.replay.workload import Workload, build_workload
 from sessiontools.transcript.pi.tree import SessionTree
+from sessiontools.transcript.pi.workload import Workload, build_workload
 
 
 def _n(v: Any) -> float:

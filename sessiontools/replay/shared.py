@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from sessiontools.replay.memo import PiMemo
 from sessiontools.replay.truth import TruthModel, entry_messages
-from sessiontools.replay.workload import RecordedCompaction, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.usage import assistant_usage, calculate_context_tokens
+from sessiontools.transcript.pi.workload import RecordedCompaction, Workload
 
 #: (id of the newest recorded compaction entry or None, base index of its first kept entry)
 RecordedState = tuple[int | None, int]

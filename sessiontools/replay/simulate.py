@@ -34,10 +34,10 @@ from sessiontools.replay.records import (
 from sessiontools.replay.shared import seed_estimates, shared_grid
 from sessiontools.replay.step import CheckStep
 from sessiontools.replay.truth import TruthModel, entry_messages
-from sessiontools.replay.workload import RecordedCompaction, Request, Workload
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.model import Trigger
 from sessiontools.transcript.pi.usage import calculate_context_tokens
+from sessiontools.transcript.pi.workload import RecordedCompaction, Request, Workload
 
 POLICIES = (PolicyName.PI_0.value, PolicyName.PI_1.value)
 # Enum members read once: a member lookup on the class costs more than the rest of a request's step.

@@ -25,10 +25,10 @@ from typing import Any
 
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.priors import TruthPrior, prior_text
-from sessiontools.replay.workload import Workload
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import entry_messages_v0, entry_messages_v1
 from sessiontools.transcript.pi.incremental import iter_request_projections
+from sessiontools.transcript.pi.workload import Workload
 
 MessageCounter = Callable[[Mapping[str, Any]], int]
 

@@ -14,9 +14,9 @@ import pytest
 
 from sessiontools.read import load_session
 from sessiontools.replay.truth import fit_truth
-from sessiontools.replay.workload import build_workload
 from sessiontools.tokens import registry
 from sessiontools.transcript.pi.tree import SessionTree
+from sessiontools.transcript.pi.workload import build_workload
 
 PROVIDER, MODEL = "qwen", "qwen3.5-plus"
 OVERHEAD = 3000
