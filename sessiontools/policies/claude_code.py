@@ -52,6 +52,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -304,11 +305,9 @@ class ClaudeCodePolicy(Policy):
         return Kept(tuple(c.index for r in kept for c in r))
 
 
-#: The newest paths' `recorded_counts` by (id(path), rule, model), each beside its path (held, so that
-#: its id is not reused while the entry lives): `default_policy` and `Policy.threshold_off_from` read
-#: one pass over a file.
-_COUNTS: dict[tuple[int, Any, str | None], tuple[TranscriptPath, list[tuple[int, float]]]] = {}
-_COUNTS_KEPT = 4
+#: `recorded_counts` by id(path), while the path lives, then by (rule, model): `default_policy` and
+#: `Policy.threshold_off_from` read one pass over a file.
+_COUNTS: dict[int, tuple[weakref.ref[TranscriptPath], dict[tuple[Any, str | None], list[tuple[int, float]]]]] = {}
 
 
 def recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None = None) -> list[tuple[int, float]]:
@@ -317,15 +316,15 @@ def recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None = None
     the messages after that reply); no count before a session's first reply or after a compaction
     until the next reply. `policy` None: the newest usage alone. The same list for the same path and
     rule (do not change it)."""
-    key = (id(path), policy.rule if policy is not None else None, policy.model if policy is not None else None)
-    got = _COUNTS.get(key)
-    if got is not None and got[0] is path:
-        return got[1]
-    out = _recorded_counts(path, policy)
-    if len(_COUNTS) >= _COUNTS_KEPT:
-        del _COUNTS[next(iter(_COUNTS))]
-    _COUNTS[key] = (path, out)
-    return out
+    got = _COUNTS.get(id(path))
+    if got is None or got[0]() is not path:
+        key = id(path)
+        got = _COUNTS[key] = (weakref.ref(path, lambda _, key=key: _COUNTS.pop(key, None)), {})
+    rule = (policy.rule if policy is not None else None, policy.model if policy is not None else None)
+    counts = got[1].get(rule)
+    if counts is None:
+        counts = got[1][rule] = _recorded_counts(path, policy)
+    return counts
 
 
 def _recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None) -> list[tuple[int, float]]:

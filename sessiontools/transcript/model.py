@@ -197,9 +197,10 @@ class Overflow:
     provider_limit: int | None = None  # -> 200000
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class TranscriptPath:
-    """One conversation line: the main chain, one branch, or one sidechain (a subagent)."""
+    """One conversation line: the main chain, one branch, or one sidechain (a subagent). Weakly
+    referable: a memo of what is read from a path lives as long as the path (`policies.claude_code`)."""
 
     leaf_id: str | None
     messages: tuple[Message, ...]
