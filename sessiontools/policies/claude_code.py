@@ -319,7 +319,11 @@ def recorded_counts(path: TranscriptPath, policy: ClaudeCodePolicy | None = None
     got = _COUNTS.get(id(path))
     if got is None or got[0]() is not path:
         key = id(path)
-        got = _COUNTS[key] = (weakref.ref(path, lambda _, key=key: _COUNTS.pop(key, None)), {})
+        try:
+            ref = weakref.ref(path, lambda _, key=key: _COUNTS.pop(key, None))
+        except TypeError:  # a path-like object that cannot be weakly referenced: not memoised
+            return _recorded_counts(path, policy)
+        got = _COUNTS[key] = (ref, {})
     rule = (policy.rule if policy is not None else None, policy.model if policy is not None else None)
     counts = got[1].get(rule)
     if counts is None:

@@ -77,3 +77,25 @@ def test_the_cases_compact() -> None:
     """The grid reaches compactions (threshold and reactive) on the samples, so the sums are exercised."""
     n = sum(len(r.compactions) for f, p in _cases()[:6] for r, _ in _records(f, p))
     assert n > 0
+
+
+def test_the_off_switch_pass_runs_once_per_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Policy.threshold_off_from` reads the recording once per path, not once per setting, and its
+    memo (`claude_code.recorded_counts`) goes with the path."""
+    import gc
+
+    from sessiontools.policies import claude_code
+
+    calls: list[int] = []
+    real = claude_code._recorded_counts
+    monkeypatch.setattr(claude_code, "_recorded_counts", lambda p, pol: (calls.append(1), real(p, pol))[1])
+    prs = replay_source(load_source(SAMPLES / "claude-code" / "claude-2.1.20.jsonl"), windows=[60000, 90000],
+                        reserves=[0], keeps=[0], policy=None, leaf=None, all_leaves=False, summary_tokens=None,
+                        claude={"autocompact_pcts": [None, 40]})
+    assert [len(pr.runs) for pr in prs] == [4]
+    assert len(calls) == 1
+    key = id(prs[0].path)
+    assert key in claude_code._COUNTS
+    del prs
+    gc.collect()
+    assert key not in claude_code._COUNTS
