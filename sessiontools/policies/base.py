@@ -144,6 +144,17 @@ class Policy(ABC):
         per-policy options (`limits`: Codex's; `autocompact_pcts`, `max_output_tokens`: Claude Code's)."""
         return [()]
 
+    #: The recorded usage of the first request after a compaction prices its summary with only what the
+    #: file records (Pi), so the truth model learns a new summary's size from it; otherwise (Codex,
+    #: Claude Code: that request also carries what the agent attached and did not write) from the
+    #: model's count of the summary text (`replay.truth_model.summary_size`).
+    recorded_summary_priced: bool = False
+
+    def truth_count(self, message: Any) -> int:
+        """The agent's own size of a transcript `Message` in tokens, the unit of the truth model's
+        fit (`replay.truth_model`): chars/4 of what `size` counts (Pi: `estimateTokens`)."""
+        return chars4(len(message.text))
+
     def size(self, message: Any) -> tuple[int, int]:
         """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
         text = message.text

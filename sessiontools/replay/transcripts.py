@@ -18,6 +18,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.policies.registry import own_policy
 from sessiontools.replay.catalog import lookup
 from sessiontools.replay.cost import Classes
 from sessiontools.replay.neutral import fit_neutral_truth
@@ -128,7 +129,7 @@ def replay_transcript(
         pol = make_policy(name, v, _model_id(path))
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
-        truth = fit_neutral_truth(path, summary_tokens, prior)
+        truth = fit_neutral_truth(path, summary_tokens, prior, own_policy(t, path))  # counted as the file's agent counts
         runs = [] if deferred(defer_prior_dominated, truth, out) else [simulate_path(path, pol, s, truth)
                                     for s in _grid(pol, ws, reserves, keeps, limits or (None,), claude or {})]
         req = next((r for r in reversed(path.requests) if r.model), None)
