@@ -155,6 +155,11 @@ class Policy(ABC):
         fit (`replay.truth_model`): chars/4 of what `size` counts (Pi: `estimateTokens`)."""
         return chars4(len(message.text))
 
+    def truth_counter(self, tokenizer: str | None = None) -> Any:
+        """`Message -> tokens` of the truth model's fit: `truth_count`, or with `tokenizer` (a name of
+        `tokens.registry`) that tokenizer's count of the message's text units (`text_counter`)."""
+        return self.truth_count if tokenizer is None else text_counter(tokenizer)
+
     def size(self, message: Any) -> tuple[int, int]:
         """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
         text = message.text
@@ -259,6 +264,22 @@ class Recovery:
     def retrying(self) -> None:
         """The agent compacts and retries."""
         self.tried = True
+
+
+def text_counter(tokenizer: str | None) -> Any:
+    """`Message -> tokens` of a transcript message's text units: chars/4 of its text (None), or
+    tokenizer `tokenizer`'s count of its units, 1200 per image, cached by content (`tokens.registry`)."""
+    if tokenizer is None:
+        return lambda message: chars4(len(message.text))
+    from sessiontools.tokens.registry import shared_units_counter
+
+    count = shared_units_counter(tokenizer)
+
+    def by_tokenizer(message: Any) -> int:
+        units = message.units
+        return count(tuple(u.text for u in units if u.text), sum(1 for u in units if u.kind == "image"))
+
+    return by_tokenizer
 
 
 def chars4(chars: int) -> int:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from operator import attrgetter
 
-from sessiontools.policies.base import Policy, chars4
+from sessiontools.policies.base import Policy, chars4, text_counter
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
     CHARS4,
@@ -81,14 +81,30 @@ def _itself(x: int) -> int:
 
 def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None, prior: TruthPrior | None = None,
                       own: Policy | None = None, *, counter: MessageCount | None = None,
-                      counter_name: str = CHARS4) -> TruthModel:
+                      counter_name: str = CHARS4, tokenizer: str | None = None) -> TruthModel:
     """The one truth model of `path` (`replay.truth_model.fit_model`), its units the messages.
 
     `own`: the policy of the rule the file's own agent followed (`policies.registry.own_policy`): its
-    `truth_count` counts each message (Pi: `estimateTokens`, as Pi's exact walk's fit) and its
+    `truth_counter` counts each message (Pi: `estimateTokens`, as Pi's exact walk's fit) and its
     `recorded_summary_priced` says how a new summary's size is learnt; None: chars/4 of the text,
-    from the model's count. `counter` (named `counter_name`) counts instead (a model's tokenizer)."""
-    count = counter or (own.truth_count if own is not None else text_chars4)
+    from the model's count. `tokenizer` (`replay --truth-tokenizer`, as `replay.truth.fit_truth`'s):
+    count with that tokenizer for the path's newest model instead. `counter` (named `counter_name`)
+    counts instead of either. A `prior` learnt in other units is not applied."""
+    from sessiontools.replay.truth import counted_note
+    from sessiontools.tokens.registry import truth_encoding_for
+
+    notes: list[str] = []
+    if counter is None:
+        req = next((r for r in reversed(path.requests) if r.model), None)
+        name = truth_encoding_for(tokenizer, req.provider if req else None, req.model if req else None)
+        counter = own.truth_counter(name) if own is not None else text_counter(name)
+        if name is not None:
+            counter_name = name
+            note, prior = counted_note(name, prior)
+            notes.append(note)
+    if prior is not None and prior.counter != counter_name:
+        notes.append(f"the prior of other sessions, learnt in {prior.counter} units, is not applied")
+        prior = None
     priced = own is not None and own.recorded_summary_priced
-    return fit_model(path_fit_input(path, count, priced), summary_tokens=summary_tokens, prior=prior,
-                     counter=counter_name, count=count, unit_key=_index)
+    return fit_model(path_fit_input(path, counter, priced), summary_tokens=summary_tokens, prior=prior,
+                     counter=counter_name, count=counter, unit_key=_index, notes=notes)

@@ -19,6 +19,7 @@ from typing import Any
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
+    CHARS4,
     DEFAULT_SUMMARY_TOKENS,
     MIN_REQUESTS,
     PRIOR_RATIO,
@@ -113,16 +114,16 @@ def _contexts_v0_linear(
     return out
 
 
-def _model_counter(workload: Workload, notes: list[str], had_prior: bool) -> MessageCounter:
-    """`fit_truth(model_tokenizer=True)`'s counter: the calibrated feature's tokenizer for the
-    workload's model (`tokens.registry.message_counter_for`), said in `notes`."""
-    from sessiontools.tokens.registry import available_encoding_for, label, message_counter_for
+def counted_note(name: str, prior: TruthPrior | None) -> tuple[str, TruthPrior | None]:
+    """The note of a fit that counts with tokenizer `name`, and the prior it may apply: one learnt in
+    the same units (`TruthPrior.counter`), else none (said in the note)."""
+    from sessiontools.tokens.registry import label
 
-    name = available_encoding_for(workload.provider, workload.model, calibration=True)
-    notes.append(f"messages counted with {label(name)}, scaled by the fitted ratio"
-                 + (" (the chars/4 prior of other sessions is not applied)" if had_prior else ""))
-    return message_counter_for(workload.provider, workload.model, workload.pi_version, calibration=True)
-
+    kept = prior if prior is not None and prior.counter == name else None
+    note = f"messages counted with {label(name)}, scaled by the fitted ratio"
+    if prior is not None and kept is None:
+        note += f" (the prior of other sessions, learnt in {prior.counter} units, is not applied)"
+    return note, kept
 
 
 def pi_counted(workload: Workload, count: MessageCounter, direct: Callable[[Any, str], int] | None) -> dict[int, int]:
@@ -158,26 +159,36 @@ def pi_fit_input(workload: Workload, counted: Mapping[int, int]) -> FitInput:
 
 def fit_truth(
     workload: Workload, counter: MessageCounter | None = None, *, summary_tokens: int | None = None,
-    prior: TruthPrior | None = None, model_tokenizer: bool = False,
+    prior: TruthPrior | None = None, model_tokenizer: bool = False, tokenizer: str | None = None,
 ) -> TruthModel:
     """The one truth model (`replay.truth_model.fit_model`) of a Pi workload, its units the path's
     entries (`prior`: a ratio learnt from the run's other sessions, used instead of PRIOR_RATIO when
     the requests are too few).
 
-    `model_tokenizer`: with no `counter`, count each message with the model's own tokenizer where
-    it beats o200k, else o200k (`tokens.registry.message_counter_for(..., calibration=True)`: the
-    calibrated feature's tokenizer; o200k for DeepSeek, whose own loses to o200k here too,
-    docs/estimate-error.md) instead of Pi's chars/4, so a message the recording never priced (a
-    diverged context) is `ratio` * its tokenizer count. A `prior`, learnt in chars/4 units, is not
-    applied then (PRIOR_RATIO, said in `notes`)."""
+    `tokenizer` (`replay --truth-tokenizer`: `chars4`, the default, `o200k` or `model`;
+    `model_tokenizer=True` is `model`): with no `counter`, count each message with that tokenizer
+    (`tokens.registry.truth_encoding_for`: `model` is the model's own where it beats o200k, else
+    o200k, DeepSeek's too, docs/estimate-error.md) instead of Pi's chars/4, so a message the recording
+    never priced (a diverged context) is `ratio` * its tokenizer count. A `prior` learnt in other
+    units is not applied (PRIOR_RATIO, said in `notes`)."""
+    from sessiontools.tokens.registry import shared_message_counter, truth_encoding_for
+
     v = workload.pi_version
     notes: list[str] = []
-    if counter is None and model_tokenizer:
-        counter = _model_counter(workload, notes, prior is not None)
+    name = None
+    if counter is None:
+        name = truth_encoding_for("model" if model_tokenizer else tokenizer, workload.provider, workload.model)
+    if name is not None:
+        counter = shared_message_counter(name, v)
+        note, prior = counted_note(name, prior)
+        notes.append(note)
+    elif prior is not None and prior.counter != CHARS4:
+        notes.append(f"the prior of other sessions, learnt in {prior.counter} units, is not applied")
         prior = None
     count = counter or chars4_counter(v)
     # 0.x message entries hold one message (`entry_messages_v0`): counted without the generic calls.
     counted = pi_counted(workload, count, estimate_tokens if counter is None and v == "0" else None)
-    model = fit_model(pi_fit_input(workload, counted), summary_tokens=summary_tokens, prior=prior, notes=notes)
+    model = fit_model(pi_fit_input(workload, counted), summary_tokens=summary_tokens, prior=prior, notes=notes,
+                      counter=name or CHARS4)
     model.counter_is_chars4_of = v if counter is None else None
     return model

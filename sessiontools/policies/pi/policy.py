@@ -63,6 +63,17 @@ class PiPolicy(Policy):
         raw = message.raw
         return estimate_tokens(raw, self.version) if isinstance(raw, Mapping) else chars4(len(message.text))
 
+    def truth_counter(self, tokenizer: str | None = None) -> Any:
+        """With `tokenizer`: its count of Pi's own message object over the units Pi's chars/4 counts,
+        as Pi's exact walk's fit counts each entry's messages (`replay.truth.fit_truth`)."""
+        if tokenizer is None:
+            return self.truth_count
+        from sessiontools.tokens.registry import shared_message_counter
+
+        by_raw = shared_message_counter(tokenizer, self.version)
+        other = super().truth_counter(tokenizer)
+        return lambda m: by_raw(m.raw) if isinstance(m.raw, Mapping) else other(m)
+
     def count(self, view: CountView) -> float:
         if view.last_usage_total is not None:
             return view.last_usage_total + sum(chars4(c) for c, _ in view.trailing)
