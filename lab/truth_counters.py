@@ -7,7 +7,8 @@ Measured as replay uses the model (`replay.truth_model`, through the Pi adapter 
 for each session's default path, each request's recorded prompt A_k is predicted by O + r * X_k,
 with O and r fitted (`fit_overhead_ratio`) on the session's earlier requests only (a time split),
 X the counter's size of the request's recorded context. Counters: `chars4` (Pi's estimateTokens,
-the default before), `o200k`, `model` (the registry's tokenizer of the calibrated feature,
+the default), `o200k`, `own` (the model's own tokenizer wherever the registry has one, DeepSeek's
+included, `tokens.registry.encoding_for`), `model` (the registry's tokenizer of the calibrated feature,
 `tokens.registry.calibration_encoding_for`: the model's own where it beats o200k, else o200k: the
 counter `replay --truth-tokenizer model` uses). MAPE over the predictions, overall, by tokenizer
 family and by model with at least 50 predictions. Nothing of the files is printed but model names
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-COUNTERS = ("chars4", "o200k", "model")
+COUNTERS = ("chars4", "o200k", "own", "model")
 
 
 def _files(paths: list[str]) -> list[Path]:
@@ -43,7 +44,7 @@ def _counter(name: str, wl: Any) -> Callable[[Any], int]:
     if name == "o200k":
         c = TiktokenCounter("o200k_base", num_threads=1)
         return lambda m: c.count_message(m, wl.pi_version)
-    return message_counter_for(wl.provider, wl.model, wl.pi_version, calibration=True)
+    return message_counter_for(wl.provider, wl.model, wl.pi_version, calibration=name == "model")
 
 
 def predictions(wl: Any, counter: str) -> list[tuple[float, float]]:

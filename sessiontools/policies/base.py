@@ -152,8 +152,8 @@ class Policy(ABC):
 
     def truth_count(self, message: Any) -> int:
         """The agent's own size of a transcript `Message` in tokens, the unit of the truth model's
-        fit (`replay.truth_model`): chars/4 of what `size` counts (Pi: `estimateTokens`)."""
-        return chars4(len(message.text))
+        fit (`replay.truth_model`): chars/4 of its text (Pi: `estimateTokens`)."""
+        return _text_chars4(message)
 
     def truth_counter(self, tokenizer: str | None = None) -> Any:
         """`Message -> tokens` of the truth model's fit: `truth_count`, or with `tokenizer` (a name of
@@ -270,7 +270,7 @@ def text_counter(tokenizer: str | None) -> Any:
     """`Message -> tokens` of a transcript message's text units: chars/4 of its text (None), or
     tokenizer `tokenizer`'s count of its units, 1200 per image, cached by content (`tokens.registry`)."""
     if tokenizer is None:
-        return lambda message: chars4(len(message.text))
+        return _text_chars4
     from sessiontools.tokens.registry import shared_units_counter
 
     count = shared_units_counter(tokenizer)
@@ -280,6 +280,10 @@ def text_counter(tokenizer: str | None) -> Any:
         return count(tuple(u.text for u in units if u.text), sum(1 for u in units if u.kind == "image"))
 
     return by_tokenizer
+
+
+def _text_chars4(message: Any) -> int:
+    return chars4(len(message.text))
 
 
 def chars4(chars: int) -> int:

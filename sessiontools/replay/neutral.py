@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from operator import attrgetter
 
-from sessiontools.policies.base import Policy, chars4, text_counter
+from sessiontools.policies.base import Policy, text_counter
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
     CHARS4,
@@ -23,6 +23,7 @@ from sessiontools.replay.truth_model import (
     FitInput,
     TruthModel,
     attribute,
+    counter_notes,
     fit_model,
 )
 from sessiontools.transcript.model import Message, Role, TranscriptPath
@@ -38,9 +39,8 @@ MessageCount = Callable[[Message], int]
 _index = attrgetter("index")
 
 
-def text_chars4(m: Message) -> int:
-    """The default message counter: chars/4 of the message's text."""
-    return chars4(len(m.text))
+#: The default message counter: chars/4 of the message's text.
+text_chars4 = text_counter(None)
 
 
 def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, priced: bool = False) -> FitInput:
@@ -90,21 +90,14 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     from the model's count. `tokenizer` (`replay --truth-tokenizer`, as `replay.truth.fit_truth`'s):
     count with that tokenizer for the path's newest model instead. `counter` (named `counter_name`)
     counts instead of either. A `prior` learnt in other units is not applied."""
-    from sessiontools.replay.truth import counted_note
     from sessiontools.tokens.registry import truth_encoding_for
 
-    notes: list[str] = []
     if counter is None:
         req = next((r for r in reversed(path.requests) if r.model), None)
         name = truth_encoding_for(tokenizer, req.provider if req else None, req.model if req else None)
         counter = own.truth_counter(name) if own is not None else text_counter(name)
-        if name is not None:
-            counter_name = name
-            note, prior = counted_note(name, prior)
-            notes.append(note)
-    if prior is not None and prior.counter != counter_name:
-        notes.append(f"the prior of other sessions, learnt in {prior.counter} units, is not applied")
-        prior = None
+        counter_name = name or CHARS4
+    notes, prior = counter_notes(counter_name, prior)
     priced = own is not None and own.recorded_summary_priced
     return fit_model(path_fit_input(path, counter, priced), summary_tokens=summary_tokens, prior=prior,
                      counter=counter_name, count=counter, unit_key=_index, notes=notes)

@@ -28,6 +28,7 @@ from sessiontools.replay.truth_model import (
     TruthFit,
     TruthModel,
     attribute,
+    counter_notes,
     fit_model,
     fit_overhead_ratio,
 )
@@ -114,18 +115,6 @@ def _contexts_v0_linear(
     return out
 
 
-def counted_note(name: str, prior: TruthPrior | None) -> tuple[str, TruthPrior | None]:
-    """The note of a fit that counts with tokenizer `name`, and the prior it may apply: one learnt in
-    the same units (`TruthPrior.counter`), else none (said in the note)."""
-    from sessiontools.tokens.registry import label
-
-    kept = prior if prior is not None and prior.counter == name else None
-    note = f"messages counted with {label(name)}, scaled by the fitted ratio"
-    if prior is not None and kept is None:
-        note += f" (the prior of other sessions, learnt in {prior.counter} units, is not applied)"
-    return note, kept
-
-
 def pi_counted(workload: Workload, count: MessageCounter, direct: Callable[[Any, str], int] | None) -> dict[int, int]:
     """The counter's size of every entry of the path (by id): the sum over the messages it gives a
     context (a compaction: its summary, and in 1.x the system message it carries: the Pi adapter's
@@ -174,17 +163,12 @@ def fit_truth(
     from sessiontools.tokens.registry import shared_message_counter, truth_encoding_for
 
     v = workload.pi_version
-    notes: list[str] = []
-    name = None
-    if counter is None:
-        name = truth_encoding_for("model" if model_tokenizer else tokenizer, workload.provider, workload.model)
+    explicit = counter is not None  # a caller's counter: its units are the caller's business
+    name = None if explicit else truth_encoding_for("model" if model_tokenizer else tokenizer, workload.provider,
+                                                    workload.model)
     if name is not None:
         counter = shared_message_counter(name, v)
-        note, prior = counted_note(name, prior)
-        notes.append(note)
-    elif prior is not None and prior.counter != CHARS4:
-        notes.append(f"the prior of other sessions, learnt in {prior.counter} units, is not applied")
-        prior = None
+    notes, prior = ([], prior) if explicit else counter_notes(name or CHARS4, prior)
     count = counter or chars4_counter(v)
     # 0.x message entries hold one message (`entry_messages_v0`): counted without the generic calls.
     counted = pi_counted(workload, count, estimate_tokens if counter is None and v == "0" else None)

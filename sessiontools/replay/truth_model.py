@@ -255,6 +255,20 @@ def summary_size(summaries: Sequence[tuple[tuple[Any, ...], str | None]], tokens
     return (statistics.median(sizes) if sizes else None), (statistics.median(cpt) if cpt else 4.0 / max(ratio, 1e-9))
 
 
+def counter_notes(counter: str, prior: TruthPrior | None) -> tuple[list[str], TruthPrior | None]:
+    """The notes of a fit that counts with `counter` (chars4, or a tokenizer of `tokens.registry`) and
+    the prior it applies: one learnt in the same units (`TruthPrior.counter`), else none (said)."""
+    notes = []
+    if counter != CHARS4:
+        from sessiontools.tokens.registry import label
+
+        notes.append(f"messages counted with {label(counter)}, scaled by the fitted ratio")
+    if prior is not None and prior.counter != counter:
+        notes.append(f"the prior of other sessions, learnt in {prior.counter} units, is not applied")
+        prior = None
+    return notes, prior
+
+
 def _notes(fit: TruthFit, prior: TruthPrior | None, had_contexts: bool, counter: str) -> list[str]:
     unit = "chars/4" if counter == CHARS4 else counter
     if not had_contexts and prior is None:
