@@ -36,6 +36,7 @@ from sessiontools.cli.outputs import (
 from sessiontools.cli.progress import phase
 from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
+from sessiontools.tokens.registry import DEFAULT_TRUTH_TOKENIZER
 
 
 class TruthTokenizer(str, Enum):
@@ -133,7 +134,7 @@ def register(app: typer.Typer) -> None:
         all_leaves: AllLeavesOpt = False,
         models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
-        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k; truth_model.counter says which). docs/estimate-error.md has the measured error of each.")] = TruthTokenizer.chars4,
+        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k; truth_model.counter says which). docs/estimate-error.md has the measured error of each.")] = TruthTokenizer(DEFAULT_TRUTH_TOKENIZER),
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json, csv or parquet (one row per setting); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: the timeline of one setting, or a heatmap for a grid.")] = None,
@@ -176,7 +177,7 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
          format: Fmt | None,
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor,
-         per_session: bool = False, group_by: str | None = None, truth_tokenizer: str = "chars4") -> None:
+         per_session: bool = False, group_by: str | None = None, truth_tokenizer: str = DEFAULT_TRUTH_TOKENIZER) -> None:
     from sessiontools.replay import METRICS
     from sessiontools.replay.frames import compactions_frame, runs_frame
     from sessiontools.report.gates import parse_gates, tripped
@@ -201,7 +202,7 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
                                                             auto_compact_limit, autocompact_pct, max_output_tokens)
     if cli_version is not None:
         agent_options["cli_version"] = _checked_cli_version(cli_version)
-    if truth_tokenizer != TruthTokenizer.chars4.value:
+    if truth_tokenizer != DEFAULT_TRUTH_TOKENIZER:
         agent_options["truth_tokenizer"] = truth_tokenizer
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,

@@ -45,7 +45,7 @@ from typing import Any
 __all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "available_encoding_for",
            "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
            "label", "load", "message_counter_for", "shared_message_counter", "shared_units_counter", "store_name",
-           "truth_encoding_for", "TRUTH_TOKENIZERS"]
+           "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "TRUTH_TOKENIZERS"]
 
 #: The tokenizer of a model without one of its own.
 FALLBACK = "o200k_base"
@@ -312,6 +312,11 @@ def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
 #: What `replay --truth-tokenizer` accepts: Pi's chars/4 (the default), o200k, or the model's own
 #: tokenizer where it beats o200k (`calibration_encoding_for`), else o200k.
 TRUTH_TOKENIZERS = ("chars4", "o200k", "model")
+#: The truth model's counter when none is asked for (`truth_encoding_for(None, ...)`, `replay`'s
+#: `--truth-tokenizer` default). `model` predicts better where measured (docs/estimate-error.md) but
+#: costs the first replay of a process loading o200k and counting every message once; the switch
+#: moves every diverged replay figure (the goldens).
+DEFAULT_TRUTH_TOKENIZER = "chars4"
 _COUNTERS: dict[str, Any] = {}
 
 
@@ -319,7 +324,9 @@ def truth_encoding_for(choice: str | None, provider: Any, model: Any) -> str | N
     """The tokenizer replay's truth model counts a path's messages with under `choice` (one of
     `TRUTH_TOKENIZERS`): None for chars/4 (each agent's own size of a message), else a tokenizer name
     (`model`: the calibrated feature's, `available_encoding_for(..., calibration=True)`)."""
-    if choice in (None, "chars4"):
+    if choice is None:
+        choice = DEFAULT_TRUTH_TOKENIZER
+    if choice == "chars4":
         return None
     if choice == "o200k":
         return FALLBACK
