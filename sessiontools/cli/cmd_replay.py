@@ -47,6 +47,9 @@ class TruthTokenizer(str, Enum):
     model = "model"
 
 
+_DEFAULT_TRUTH = TruthTokenizer(DEFAULT_TRUTH_TOKENIZER)
+
+
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
     return parse_token_list(value, name, minimum=minimum)
 
@@ -134,7 +137,7 @@ def register(app: typer.Typer) -> None:
         all_leaves: AllLeavesOpt = False,
         models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
-        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k; truth_model.counter says which). docs/estimate-error.md has the measured error of each.")] = TruthTokenizer(DEFAULT_TRUTH_TOKENIZER),
+        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k; truth_model.counter says which). docs/estimate-error.md has the measured error of each.")] = _DEFAULT_TRUTH,
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json, csv or parquet (one row per setting); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: the timeline of one setting, or a heatmap for a grid.")] = None,

@@ -99,5 +99,8 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
         counter_name = name or CHARS4
     notes, prior = counter_notes(counter_name, prior)
     priced = own is not None and own.recorded_summary_priced
-    return fit_model(path_fit_input(path, counter, priced), summary_tokens=summary_tokens, prior=prior,
-                     counter=counter_name, count=counter, unit_key=_index, notes=notes)
+    inp = path_fit_input(path, counter, priced)
+    if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
+        inp.chars4_total = float(sum(map(text_chars4, path.messages)))
+    return fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
+                     unit_key=_index, notes=notes)

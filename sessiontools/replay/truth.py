@@ -172,7 +172,10 @@ def fit_truth(
     count = counter or chars4_counter(v)
     # 0.x message entries hold one message (`entry_messages_v0`): counted without the generic calls.
     counted = pi_counted(workload, count, estimate_tokens if counter is None and v == "0" else None)
-    model = fit_model(pi_fit_input(workload, counted), summary_tokens=summary_tokens, prior=prior, notes=notes,
-                      counter=name or CHARS4)
+    inp = pi_fit_input(workload, counted)
+    if counter is not None:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
+        inp.chars4_total = float(sum(pi_counted(workload, chars4_counter(v), estimate_tokens if v == "0" else None)
+                                     .values()))
+    model = fit_model(inp, summary_tokens=summary_tokens, prior=prior, notes=notes, counter=name or CHARS4)
     model.counter_is_chars4_of = v if counter is None else None
     return model

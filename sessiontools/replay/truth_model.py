@@ -163,6 +163,9 @@ class FitInput:
     summaries: Sequence[tuple[tuple[Any, ...], str | None]] = ()
     key: Callable[[Any], Any] = id  # a context source's key in `counted`
     priced_summaries: bool = False  # the recorded usage prices the summaries (`summary_size`)
+    #: chars/4 of all the units, when `counted` is another counter's: a text known only by its length
+    #: (`TruthModel.text_tokens`) is then scaled by the session's counted units per chars/4 token
+    chars4_total: float | None = None
 
 
 @dataclass(slots=True)
@@ -187,6 +190,7 @@ class TruthModel:
     prior: TruthPrior | None = None  # learnt from the run's other sessions (None: PRIOR_RATIO)
     key: Callable[[Any], Any] = field(default=id, repr=False)  # a unit's key (id of entry, message index)
     count: Callable[[Any], int] | None = field(default=None, repr=False)  # counter of a unit not in `counted`
+    chars4_scale: float = 1.0  # the counter's units per chars/4 token over the session (1: chars/4 itself)
 
     def unit_tokens(self, unit: Any) -> float:
         k = self.key(unit)
@@ -202,8 +206,9 @@ class TruthModel:
     message_tokens = unit_tokens
 
     def text_tokens(self, chars: int) -> float:
-        """Truth of a text of `chars` characters (chars/4 scaled by the fitted ratio)."""
-        return self.ratio * -(-chars // 4)
+        """Truth of a text of `chars` characters: chars/4 scaled by the fitted ratio (and, when another
+        counter counted the units, by the session's units of that counter per chars/4 token)."""
+        return self.ratio * self.chars4_scale * -(-chars // 4)
 
     @property
     def attributed(self) -> Mapping[Any, float]:
@@ -236,7 +241,8 @@ class TruthModel:
 
 
 def summary_size(summaries: Sequence[tuple[tuple[Any, ...], str | None]], tokens: Mapping[Any, float],
-                 counted: Mapping[Any, int], ratio: float, priced: bool) -> tuple[float | None, float]:
+                 counted: Mapping[Any, int], ratio: float, priced: bool, scale: float = 1.0,
+                 ) -> tuple[float | None, float]:
     """The one summary rule: (median truth of the recorded readable summaries, their characters per
     token). `priced` (the agent's recording prices its summaries, `Policy.recorded_summary_priced`):
     the summaries the recorded usage prices, at what it attributes to them; else (or when it prices
@@ -252,7 +258,8 @@ def summary_size(summaries: Sequence[tuple[tuple[Any, ...], str | None]], tokens
         pairs = [(ratio * sum(counted.get(k, 0) for k in keys), text) for keys, text in readable]
     sizes = [t for t, _ in pairs]
     cpt = [len(text) / t for t, text in pairs if t and text]
-    return (statistics.median(sizes) if sizes else None), (statistics.median(cpt) if cpt else 4.0 / max(ratio, 1e-9))
+    fallback = 4.0 / max(ratio * scale, 1e-9)  # characters per token of chars/4 at the fitted rate (`chars4_scale`)
+    return (statistics.median(sizes) if sizes else None), (statistics.median(cpt) if cpt else fallback)
 
 
 def counter_notes(counter: str, prior: TruthPrior | None) -> tuple[list[str], TruthPrior | None]:
@@ -292,7 +299,9 @@ def fit_model(inp: FitInput, *, summary_tokens: float | None = None, prior: Trut
     ys = [float(inp.wanted[at]) for at, _, _, _ in inp.contexts]
     fit = fit_overhead_ratio(xs, ys, prior.ratio if prior else PRIOR_RATIO)
     tokens = attribute(inp.contexts, inp.wanted, inp.counted, fit.overhead, key=inp.key)
-    learnt, cpt = summary_size(inp.summaries, tokens, inp.counted, fit.ratio, inp.priced_summaries)
+    total = sum(inp.counted.values())
+    scale = total / inp.chars4_total if inp.chars4_total and total else 1.0
+    learnt, cpt = summary_size(inp.summaries, tokens, inp.counted, fit.ratio, inp.priced_summaries, scale)
     out = list(notes)
     if summary_tokens is not None:
         pred = float(summary_tokens)
@@ -306,5 +315,5 @@ def fit_model(inp: FitInput, *, summary_tokens: float | None = None, prior: Trut
         overhead=fit.overhead, ratio=fit.ratio, tokens=tokens, counted=inp.counted, summary_tokens=pred,
         summary_chars_per_token=cpt, fit=fit,
         modelled=sum(1 for k, c in inp.counted.items() if c and k not in tokens), notes=out, counter=counter,
-        prior=prior, key=unit_key, count=count,
+        prior=prior, key=unit_key, count=count, chars4_scale=scale,
     )

@@ -89,3 +89,17 @@ def test_replay_takes_the_truth_tokenizer_from_the_cli() -> None:
     assert any("o200k" in n for n in tm["notes"])
     bad = CliRunner().invoke(app, [*args, "--truth-tokenizer", "nope"])
     assert bad.exit_code == 2
+
+
+def test_a_text_known_by_its_length_is_scaled_to_the_counters_units() -> None:
+    """`text_tokens(chars)` (Pi's file lists, summarisation prompts: texts the walk knows only by length)
+    is chars/4 times the fitted ratio, and, under another counter, times the session's units of that
+    counter per chars/4 token: on Chinese text o200k's ratio alone (about 1) would price it at a
+    third of what chars/4's fit (about 2.5) says."""
+    s = load_source(SAMPLES / "pi0-chinese.jsonl")
+    wl = build_workload(SessionTree(s).path().entries, "0")
+    plain, o200k = fit_truth(wl), fit_truth(wl, tokenizer="o200k")
+    assert plain.chars4_scale == 1.0 and plain.text_tokens(4000) == pytest.approx(plain.ratio * 1000)
+    assert o200k.chars4_scale > 1.5
+    assert o200k.text_tokens(4000) == pytest.approx(plain.text_tokens(4000), rel=0.15)
+    assert o200k.ratio * 1000 < 0.7 * plain.text_tokens(4000)
