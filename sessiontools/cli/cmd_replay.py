@@ -1,6 +1,7 @@
 """`sessiontools replay`."""
 
 import os
+from enum import Enum
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -35,6 +36,18 @@ from sessiontools.cli.outputs import (
 from sessiontools.cli.progress import phase
 from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
+from sessiontools.tokens.registry import DEFAULT_TRUTH_TOKENIZER
+
+
+class TruthTokenizer(str, Enum):
+    """`--truth-tokenizer`: how the truth model counts messages (`tokens.registry.TRUTH_TOKENIZERS`)."""
+
+    chars4 = "chars4"
+    o200k = "o200k"
+    model = "model"
+
+
+_DEFAULT_TRUTH = TruthTokenizer(DEFAULT_TRUTH_TOKENIZER)
 
 
 def _ints(value: str | None, name: str, minimum: int = 0) -> list[int] | None:
@@ -124,6 +137,7 @@ def register(app: typer.Typer) -> None:
         all_leaves: AllLeavesOpt = False,
         models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
+        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k; truth_model.counter says which). docs/estimate-error.md has the measured error of each.")] = _DEFAULT_TRUTH,
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json, csv or parquet (one row per setting); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: the timeline of one setting, or a heatmap for a grid.")] = None,
@@ -147,7 +161,8 @@ def register(app: typer.Typer) -> None:
         """
         _run(paths, context_window, reserve, keep_recent, policy, auto_compact_limit, autocompact_pct,
              max_output_tokens, cli_version, leaf, all_leaves, models, summary_tokens, format, output, plot, plot_metric, fail_if,
-             compactions_out, strict, jobs, executor, per_session, group_by.value if group_by else None)
+             compactions_out, strict, jobs, executor, per_session, group_by.value if group_by else None,
+             truth_tokenizer.value)
 
 
 def _checked_cli_version(cli_version: str) -> str:
@@ -165,7 +180,7 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
          format: Fmt | None,
          output: Path | None, plot: Path | None, plot_metric: str, fail_if: list[str] | None,
          compactions_out: Path | None, strict: bool, jobs: int | None, executor: Executor,
-         per_session: bool = False, group_by: str | None = None) -> None:
+         per_session: bool = False, group_by: str | None = None, truth_tokenizer: str = DEFAULT_TRUTH_TOKENIZER) -> None:
     from sessiontools.replay import METRICS
     from sessiontools.replay.frames import compactions_frame, runs_frame
     from sessiontools.report.gates import parse_gates, tripped
@@ -190,6 +205,8 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
                                                             auto_compact_limit, autocompact_pct, max_output_tokens)
     if cli_version is not None:
         agent_options["cli_version"] = _checked_cli_version(cli_version)
+    if truth_tokenizer != DEFAULT_TRUTH_TOKENIZER:
+        agent_options["truth_tokenizer"] = truth_tokenizer
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))

@@ -144,6 +144,22 @@ class Policy(ABC):
         per-policy options (`limits`: Codex's; `autocompact_pcts`, `max_output_tokens`: Claude Code's)."""
         return [()]
 
+    #: The recorded usage of the first request after a compaction prices its summary with only what the
+    #: file records (Pi), so the truth model learns a new summary's size from it; otherwise (Codex,
+    #: Claude Code: that request also carries what the agent attached and did not write) from the
+    #: model's count of the summary text (`replay.truth_model.summary_size`).
+    recorded_summary_priced: bool = False
+
+    def truth_count(self, message: Any) -> int:
+        """The agent's own size of a transcript `Message` in tokens, the unit of the truth model's
+        fit (`replay.truth_model`): chars/4 of its text (Pi: `estimateTokens`)."""
+        return _text_chars4(message)
+
+    def truth_counter(self, tokenizer: str | None = None) -> Any:
+        """`Message -> tokens` of the truth model's fit: `truth_count`, or with `tokenizer` (a name of
+        `tokens.registry`) that tokenizer's count of the message's text units (`text_counter`)."""
+        return self.truth_count if tokenizer is None else text_counter(tokenizer)
+
     def size(self, message: Any) -> tuple[int, int]:
         """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
         text = message.text
@@ -248,6 +264,26 @@ class Recovery:
     def retrying(self) -> None:
         """The agent compacts and retries."""
         self.tried = True
+
+
+def text_counter(tokenizer: str | None) -> Any:
+    """`Message -> tokens` of a transcript message's text units: chars/4 of its text (None), or
+    tokenizer `tokenizer`'s count of its units, 1200 per image, cached by content (`tokens.registry`)."""
+    if tokenizer is None:
+        return _text_chars4
+    from sessiontools.tokens.registry import shared_units_counter
+
+    count = shared_units_counter(tokenizer)
+
+    def by_tokenizer(message: Any) -> int:
+        units = message.units
+        return count(tuple(u.text for u in units if u.text), sum(1 for u in units if u.kind == "image"))
+
+    return by_tokenizer
+
+
+def _text_chars4(message: Any) -> int:
+    return chars4(len(message.text))
 
 
 def chars4(chars: int) -> int:

@@ -1,103 +1,106 @@
-"""The agent-neutral truth model: what a simulated context of any agent's `TranscriptPath` costs.
+"""The transcript adapter of the one truth model (`replay.truth_model`): what a simulated context of
+any agent's `TranscriptPath` costs.
 
-`NeutralTruth`: overhead + each message's tokens (what the recorded usage attributes to it by the
-one attribution rule of every agent, `replay.truth.attribute`, else ratio * chars/4) + the simulated summaries, fitted on the path's own
-requests by the one truth-fit rule (`replay.truth.fit_overhead_ratio`). The walk that uses it is
-`replay.walk`.
+The units are the path's messages (by index), each counted by the path's one message counter
+(`counter`: the file's own agent's size of a message, `Policy.truth_count`, Pi's being its
+`estimateTokens` of the message; chars/4 of the message's text by default), the recorded contexts
+are the path's requests, the recorded summaries its compactions' summary messages. The fit, the
+attribution, the summary rule and the record are the one model's, the same as Pi's exact walk's
+(`replay.truth.fit_truth`, keyed by entry). `NeutralTruth` is that model (`TruthModel`); the walk that
+uses it is `replay.walk`.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
+from operator import attrgetter
 
-from sessiontools.policies.base import chars4
-from sessiontools.replay.priors import TruthPrior, prior_text
+from sessiontools.policies.base import Policy, text_counter
+from sessiontools.replay.priors import TruthPrior
+from sessiontools.replay.truth_model import (
+    CHARS4,
+    DEFAULT_SUMMARY_TOKENS,
+    FitInput,
+    TruthModel,
+    attribute,
+    counter_notes,
+    fit_model,
+)
 from sessiontools.transcript.model import Message, Role, TranscriptPath
 
-DEFAULT_SUMMARY_TOKENS = 1500
+__all__ = ["DEFAULT_SUMMARY_TOKENS", "TURN_START_ROLES", "NeutralTruth", "attribute_messages", "fit_neutral_truth",
+           "text_chars4"]
+
 TURN_START_ROLES = (Role.USER, Role.ASSISTANT, Role.SUMMARY, Role.OTHER)
 
-
-@dataclass(frozen=True, slots=True)
-class NeutralTruth:
-    """Truth of a context: overhead + each message's tokens (+ summaries). A message's tokens are
-    what the recorded usage attributes to it (`attribute_messages`), else ratio * chars/4."""
-
-    overhead: float
-    ratio: float
-    summary_tokens: float
-    n: int  # requests fitted
-    attributed: Mapping[int, float] = field(default_factory=dict)
-    prior_dominated: bool = True  # too few requests for the data alone to decide (`fit_overhead_ratio`)
-    prior: TruthPrior | None = None  # learnt from the run's other sessions (None: PRIOR_RATIO)
-    messages: int = 0  # messages of the path (those not attributed are modelled)
-
-    def message_tokens(self, m: Message) -> float:
-        got = self.attributed.get(m.index)
-        return got if got is not None else self.ratio * chars4(len(m.text))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The run record's `truth_model`."""
-        return {
-            "overhead_tokens": round(self.overhead), "ratio_to_chars4": round(self.ratio, 4),
-            "entries_attributed": len(self.attributed), "entries_modelled": self.messages - len(self.attributed),
-            "summary_tokens": round(self.summary_tokens), "requests_fitted": self.n,
-            "prior_dominated": self.prior_dominated,
-            "notes": [f"{self.n} request(s): overhead and ratio shrunk toward the prior ({prior_text(self.prior)})"]
-            if self.prior is not None and self.prior_dominated else [],
-        }
+#: The one truth model, as the transcript walk names it.
+NeutralTruth = TruthModel
+MessageCount = Callable[[Message], int]
+_index = attrgetter("index")
 
 
-def attribute_messages(path: TranscriptPath, overhead: float = 0.0) -> dict[int, float]:
-    """Each message's tokens as the recorded usage tells them, by message index: the one attribution
-    of every agent (`replay.truth.attribute`: the growth of the prompt between two requests of one
-    context shared over the messages appended, in proportion to chars/4; after a compaction or an edit
-    the messages not known yet share what the prompt leaves after `overhead` and the known ones)."""
-    from sessiontools.replay.truth import attribute
+#: The default message counter: chars/4 of the message's text.
+text_chars4 = text_counter(None)
 
-    counted = {m.index: chars4(len(m.text)) for m in path.messages}
+
+def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, priced: bool = False) -> FitInput:
+    """The transcript adapter's input to the one fit (see the module docstring)."""
+    counted = {m.index: count(m) for m in path.messages}
     contexts = []
     wanted = {}
     for k, r in enumerate(path.requests):
         ctx = list(r.context_indices())
-        contexts.append((k, ctx, len(ctx), None))
+        contexts.append((k, ctx, len(ctx), float(sum(counted.get(i, 0) for i in ctx))))
         wanted[k] = float(r.usage.prompt)
-    return attribute(contexts, wanted, counted, overhead, key=_itself)
+    return FitInput(counted, contexts, wanted, _summaries(path), key=_itself, priced_summaries=priced)
+
+
+def _summaries(path: TranscriptPath) -> list[tuple[tuple[int, ...], str | None]]:
+    """Each recorded compaction's own messages (its summary message, and the messages it wrote under
+    its id: Pi 1.x's system message, as the Pi adapter's entry holds them) and its summary text."""
+    ids = {c.id for c in path.compactions if c.id is not None}
+    by_id: dict[str, list[int]] = {}
+    for m in path.messages:
+        if m.id in ids:
+            by_id.setdefault(m.id, []).append(m.index)
+    n = len(path.messages)
+    return [(tuple(sorted({c.index, *by_id.get(c.id, ())})) if c.id is not None else (c.index,), c.summary)
+            for c in path.compactions if 0 <= c.index < n]
+
+
+def attribute_messages(path: TranscriptPath, overhead: float = 0.0, count: MessageCount = text_chars4) -> dict[int, float]:
+    """Each message's tokens as the recorded usage tells them, by message index: the one attribution
+    of every agent (`replay.truth_model.attribute`)."""
+    inp = path_fit_input(path, count)
+    return attribute(inp.contexts, inp.wanted, inp.counted, overhead, key=_itself)
 
 
 def _itself(x: int) -> int:
     return x
 
 
-def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
-                      prior: TruthPrior | None = None) -> NeutralTruth:
-    """Fit overhead and ratio on the path's requests (A ~ O + r * chars/4 of the context) by the one
-    truth-fit rule of every agent (`replay.truth.fit_overhead_ratio`: shrunk toward the prior when
-    there are few requests, ratio and overhead within physical bounds; `prior`: a ratio learnt from the
-    run's other sessions, `replay.priors`)."""
-    from sessiontools.replay.truth import PRIOR_RATIO, fit_overhead_ratio
+def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None, prior: TruthPrior | None = None,
+                      own: Policy | None = None, *, counter: MessageCount | None = None,
+                      counter_name: str = CHARS4, tokenizer: str | None = None) -> TruthModel:
+    """The one truth model of `path` (`replay.truth_model.fit_model`), its units the messages.
 
-    prior_ratio = prior.ratio if prior is not None else PRIOR_RATIO
-    if not path.requests:  # nothing to fit: the prior's ratio times chars/4, no overhead
-        return NeutralTruth(0.0, prior_ratio, float(summary_tokens or DEFAULT_SUMMARY_TOKENS), 0, prior=prior,
-                            messages=len(path.messages))
-    c4 = [chars4(len(m.text)) for m in path.messages]  # once per message, summed per request below
-    xs = [float(sum(c4[i] for i in r.context_indices())) for r in path.requests]
-    ys = [float(r.usage.prompt) for r in path.requests]
-    fit = fit_overhead_ratio(xs, ys, prior_ratio)
-    overhead, ratio = fit.overhead, fit.ratio
-    if summary_tokens is None:
-        # The summary message as the agent sent it (Codex: its fixed prefix + the summary). Not the
-        # recorded tokens after: Codex and Claude Code record the whole new context there, whose kept
-        # messages the simulator counts itself.
-        sums = [len(path.messages[c.index].text) if c.index < len(path.messages) else len(c.summary or "")
-                for c in path.compactions if c.summary]
-        summary_tokens = ratio * chars4(int(statistics.median(sums))) if sums else DEFAULT_SUMMARY_TOKENS
-    ratio = ratio if ratio > 0 else 1.0
-    # With the fitted overhead every recorded context's truth is its recorded prompt (`attribute`).
-    attributed = attribute_messages(path, overhead)
-    return NeutralTruth(overhead, ratio, float(summary_tokens), fit.n, attributed, fit.prior_dominated, prior,
-                        len(path.messages))
+    `own`: the policy of the rule the file's own agent followed (`policies.registry.own_policy`): its
+    `truth_counter` counts each message (Pi: `estimateTokens`, as Pi's exact walk's fit) and its
+    `recorded_summary_priced` says how a new summary's size is learnt; None: chars/4 of the text,
+    from the model's count. `tokenizer` (`replay --truth-tokenizer`, as `replay.truth.fit_truth`'s):
+    count with that tokenizer for the path's newest model instead. `counter` (named `counter_name`)
+    counts instead of either. A `prior` learnt in other units is not applied."""
+    from sessiontools.tokens.registry import truth_encoding_for
+
+    if counter is None:
+        req = next((r for r in reversed(path.requests) if r.model), None)
+        name = truth_encoding_for(tokenizer, req.provider if req else None, req.model if req else None)
+        counter = own.truth_counter(name) if own is not None else text_counter(name)
+        counter_name = name or CHARS4
+    notes, prior = counter_notes(counter_name, prior)
+    priced = own is not None and own.recorded_summary_priced
+    inp = path_fit_input(path, counter, priced)
+    if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
+        inp.chars4_total = float(sum(map(text_chars4, path.messages)))
+    return fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
+                     unit_key=_index, notes=notes)

@@ -9,13 +9,15 @@ sessions, the ones whose data decided their fit say what the provider's tokenize
 (at least MIN_SESSIONS sessions at a level), and `needs_prior` names the sessions to fit again with
 it. A run's first pass only fits the prior-dominated sessions (`replay_records(defer_prior_dominated=
 True)`), so each session is replayed once. Each session counts once (its first path), whatever the size of the settings grid.
+Ratios are pooled in their own units (`truth_model.counter`: chars/4, o200k, a model's tokenizer under
+`replay --truth-tokenizer`), and a fit applies only a prior learnt in its own (`replay.truth`).
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 #: Sessions whose fit the data decided, needed before a level's median is used as a prior.
@@ -28,67 +30,101 @@ class TruthPrior:
 
     ratio: float
     source: str  # e.g. "model lab/lab-model, 6 sessions of this run"
+    counter: str = "chars4"  # the units of the ratio: tokens per token of this counter (`truth_model.counter`)
 
 
 def prior_text(prior: TruthPrior) -> str:
     """How a note names a learnt prior."""
-    return f"ratio {prior.ratio:.3g} to chars/4, learnt from {prior.source}"
+    unit = "chars/4" if prior.counter == "chars4" else prior.counter
+    return f"ratio {prior.ratio:.3g} to {unit}, learnt from {prior.source}"
 
 
 @dataclass(frozen=True, slots=True)
 class PriorTable:
-    """Learnt priors by model key ("provider/model"), by provider, and over the whole run."""
+    """Learnt priors by model key ("provider/model"), by provider, and over the whole run, each level
+    by the units of its ratio (the counter of the fits it pools, `truth_model.counter`)."""
 
     by_model: Mapping[str, TruthPrior]
     by_provider: Mapping[str, TruthPrior]
     run: TruthPrior | None
+    #: the same levels for the fits of other counters (a run of `--truth-tokenizer model` counts Qwen
+    #: with its own tokenizer and the rest with o200k): counter -> (by model, by provider, run)
+    others: Mapping[str, tuple[Mapping[str, TruthPrior], Mapping[str, TruthPrior], TruthPrior | None]] = \
+        field(default_factory=dict)
 
-    def lookup(self, model_key: str) -> TruthPrior | None:
-        """The prior for a session of `model_key`: its model's, else its provider's, else the run's."""
-        got = self.by_model.get(model_key)
-        if got is None:
-            got = self.by_provider.get(model_key.partition("/")[0])
-        return got if got is not None else self.run
+    def lookup(self, model_key: str, counter: str | None = None) -> TruthPrior | None:
+        """The prior for a session of `model_key`: its model's, else its provider's, else the run's, in
+        the units of `counter` (None: those of the model's own sessions in this run, else of the run's
+        most frequent counter)."""
+        levels = [(self.by_model, self.by_provider, self.run), *self.others.values()]
+        if counter is not None:
+            levels = [lv for lv in levels if _counter_of(lv) == counter]
+        else:  # the counter this model's sessions were fitted with comes first
+            levels.sort(key=lambda lv: model_key not in lv[0])
+        for by_model, by_provider, run in levels[:1]:
+            got = by_model.get(model_key)
+            if got is None:
+                got = by_provider.get(model_key.partition("/")[0])
+            return got if got is not None else run
+        return None
 
 
-def _fits(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, float, bool]]:
-    """session -> (model key, fitted ratio, prior-dominated), from each session's first record."""
-    out: dict[str, tuple[str, float, bool]] = {}
+def _counter_of(level: tuple[Mapping[str, TruthPrior], Mapping[str, TruthPrior], TruthPrior | None]) -> str | None:
+    by_model, by_provider, run = level
+    any_prior = next(iter(by_model.values()), None) or next(iter(by_provider.values()), None) or run
+    return any_prior.counter if any_prior is not None else None
+
+
+def _fits(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, float, bool, str]]:
+    """session -> (model key, fitted ratio, prior-dominated, counter), from each session's first record."""
+    out: dict[str, tuple[str, float, bool, str]] = {}
     for r in records:
         tm = r.get("truth_model") or {}
         ratio = tm.get("ratio_to_chars4")
         if r["session"] in out or not isinstance(ratio, int | float):
             continue
-        out[r["session"]] = (str(r.get("model")), float(ratio), bool(tm.get("prior_dominated")))
+        out[r["session"]] = (str(r.get("model")), float(ratio), bool(tm.get("prior_dominated")),
+                             str(tm.get("counter", "chars4")))
     return out
 
 
-def _level(groups: Mapping[str, list[float]], what: str) -> dict[str, TruthPrior]:
-    return {k: TruthPrior(statistics.median(v), f"{what} {k}, {len(v)} sessions of this run")
+def _level(groups: Mapping[str, list[float]], what: str, counter: str) -> dict[str, TruthPrior]:
+    return {k: TruthPrior(statistics.median(v), f"{what} {k}, {len(v)} sessions of this run", counter)
             for k, v in groups.items() if len(v) >= MIN_SESSIONS}
 
 
-def pooled_priors(records: Iterable[Mapping[str, Any]]) -> PriorTable:
-    """Median fitted ratio of the sessions whose data decided their fit, by model, provider and run."""
+def _pooled(fits: Iterable[tuple[str, float]], counter: str) -> tuple[dict[str, TruthPrior], dict[str, TruthPrior],
+                                                                     TruthPrior | None]:
     by_model: dict[str, list[float]] = {}
     by_provider: dict[str, list[float]] = {}
     every: list[float] = []
-    for key, ratio, prior_dominated in _fits(records).values():
-        if prior_dominated:
-            continue
+    for key, ratio in fits:
         by_model.setdefault(key, []).append(ratio)
         by_provider.setdefault(key.partition("/")[0], []).append(ratio)
         every.append(ratio)
-    run = TruthPrior(statistics.median(every), f"the {len(every)} sessions of this run with enough requests") \
-        if len(every) >= MIN_SESSIONS else None
-    return PriorTable(_level(by_model, "model"), _level(by_provider, "provider"), run)
+    run = TruthPrior(statistics.median(every), f"the {len(every)} sessions of this run with enough requests",
+                     counter) if len(every) >= MIN_SESSIONS else None
+    return _level(by_model, "model", counter), _level(by_provider, "provider", counter), run
+
+
+def pooled_priors(records: Iterable[Mapping[str, Any]]) -> PriorTable:
+    """Median fitted ratio of the sessions whose data decided their fit, by model, provider and run, for
+    each counter the fits used (the most frequent first: `PriorTable.by_model`...)."""
+    by_counter: dict[str, list[tuple[str, float]]] = {}
+    for key, ratio, prior_dominated, counter in _fits(records).values():
+        by_counter.setdefault(counter, [])
+        if not prior_dominated:
+            by_counter[counter].append((key, ratio))
+    order = sorted(by_counter, key=lambda c: (-len(by_counter[c]), c != "chars4", c)) or ["chars4"]
+    first = _pooled(by_counter.get(order[0], []), order[0])
+    return PriorTable(*first, {c: _pooled(by_counter[c], c) for c in order[1:]})
 
 
 def needs_prior(records: Iterable[Mapping[str, Any]], table: PriorTable) -> list[str]:
-    """Sessions (in first-seen order) whose fit was prior-dominated and for which `table` has a prior."""
-    return [s for s, (key, _, dominated) in _fits(records).items() if dominated and table.lookup(key) is not None]
-
-
+    """Sessions (in first-seen order) whose fit was prior-dominated and for which `table` has a prior
+    in their units."""
+    return [s for s, (key, _, dominated, counter) in _fits(records).items()
+            if dominated and table.lookup(key, counter) is not None]
 def refit_with_priors(
     per_file: list[list[dict[str, Any]]], replay_again: Callable[[str, PriorTable], list[dict[str, Any]]],
 ) -> list[list[dict[str, Any]]]:

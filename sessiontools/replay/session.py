@@ -113,6 +113,7 @@ def replay_session(
     models: Sequence[str] = (),
     priors: PriorTable | None = None,
     defer_prior_dominated: bool = False,
+    truth_tokenizer: str | None = None,
 ) -> list[SessionReplay]:
     """Replay every requested path of a session over the settings grid (window x reserve x keep).
 
@@ -130,13 +131,13 @@ def replay_session(
     with gc_paused():
         return _replay_session(session, windows=windows, reserves=reserves, keeps=keeps, policy=policy, leaf=leaf,
                                all_leaves=all_leaves, summary_tokens=summary_tokens, models=models, priors=priors,
-                               defer=defer_prior_dominated)
+                               defer=defer_prior_dominated, tokenizer=truth_tokenizer)
 
 
 def _replay_session(
     session: Session, *, windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int],
     policy: str | None, leaf: str | None, all_leaves: bool, summary_tokens: int | None, models: Sequence[str],
-    priors: PriorTable | None, defer: bool = False,
+    priors: PriorTable | None, defer: bool = False, tokenizer: str | None = None,
 ) -> list[SessionReplay]:
     extra = load_model_files(models)
     tree = SessionTree(session)
@@ -161,7 +162,7 @@ def _replay_session(
             ws = [info.context_window]
         changes = () if windows else window_changes(wl, extra)
         prior = priors.lookup(f"{wl.provider}/{wl.model}") if priors is not None else None
-        truth = fit_truth(wl, summary_tokens=summary_tokens, prior=prior)
+        truth = fit_truth(wl, summary_tokens=summary_tokens, prior=prior, tokenizer=tokenizer)
         runs = [] if deferred(defer, truth, out) else [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes))
                                      for w in ws for r in reserves for k in keeps]
         out.append(session_replay(
@@ -183,13 +184,14 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
     limits = options.pop("limits", None) or [None]
     claude = options.pop("claude", None)
     version = options.pop("cli_version", None)
+    tokenizer = options.pop("truth_tokenizer", None)  # replay --truth-tokenizer: the truth model's counter
     policy = options.get("policy")
     if has_exact_port(session.agent, policy):
         bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
         if bad:
             raise InputError(f"{session.path}: reserveTokens {bad[0][1]:,} is not below the window {bad[0][0]:,}: "
                              "Pi's threshold W - reserve would be zero or negative; give --reserve")
-        return replay_session(session, **options)
+        return replay_session(session, **options, truth_tokenizer=tokenizer)
     from sessiontools.replay.transcripts import replay_transcript
     from sessiontools.transcript.load import transcript_of
 
@@ -198,7 +200,8 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
                              policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
                              all_leaves=options.get("all_leaves", False), claude=claude,
                              priors=options.get("priors"), version=version,
-                             defer_prior_dominated=options.get("defer_prior_dominated", False))
+                             defer_prior_dominated=options.get("defer_prior_dominated", False),
+                             truth_tokenizer=tokenizer)
 
 
 def replay_records(session: Any, *, timeline: bool = False, defer_prior_dominated: bool = False,

@@ -18,7 +18,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.policies.base import Policy, PolicyName
-from sessiontools.policies.registry import DEFAULT_POLICY, cli_version, make_policy
+from sessiontools.policies.registry import DEFAULT_POLICY, cli_version, make_policy, own_policy
 from sessiontools.replay.catalog import lookup
 from sessiontools.replay.cost import Classes
 from sessiontools.replay.neutral import fit_neutral_truth
@@ -110,6 +110,7 @@ def replay_transcript(
     priors: PriorTable | None = None,
     version: str | None = None,
     defer_prior_dominated: bool = False,
+    truth_tokenizer: str | None = None,
 ) -> list[SessionReplay]:
     """Every (path x setting) of one transcript, replayed (`claude`: Claude Code's `autocompact_pcts`
     and `max_output_tokens`; `priors`: truth-fit priors learnt from the run's other sessions,
@@ -129,7 +130,7 @@ def replay_transcript(
         pol = make_policy(name, v, _model_id(path))
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
-        truth = fit_neutral_truth(path, summary_tokens, prior)
+        truth = fit_neutral_truth(path, summary_tokens, prior, own_policy(t, path), tokenizer=truth_tokenizer)
         runs = [] if deferred(defer_prior_dominated, truth, out) else _runs(
             path, pol, truth, _grid(pol, ws, reserves, keeps, limits or (None,), claude or {}))
         req = next((r for r in reversed(path.requests) if r.model), None)

@@ -44,7 +44,8 @@ from typing import Any
 
 __all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "available_encoding_for",
            "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
-           "label", "load", "message_counter_for", "store_name"]
+           "label", "load", "message_counter_for", "shared_message_counter", "shared_units_counter", "store_name",
+           "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "TRUTH_TOKENIZERS"]
 
 #: The tokenizer of a model without one of its own.
 FALLBACK = "o200k_base"
@@ -306,3 +307,56 @@ def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
 
     counter = TiktokenCounter(available_encoding_for(provider, model, calibration), num_threads=1)
     return lambda message: counter.count_message(message, pi_version)
+
+
+#: What `replay --truth-tokenizer` accepts: Pi's chars/4 (the default), o200k, or the model's own
+#: tokenizer where it beats o200k (`calibration_encoding_for`), else o200k.
+TRUTH_TOKENIZERS = ("chars4", "o200k", "model")
+#: The truth model's counter when none is asked for (`truth_encoding_for(None, ...)`, `replay`'s
+#: `--truth-tokenizer` default). `model` predicts better where measured (docs/estimate-error.md) but
+#: costs the first replay of a process loading o200k and counting every message once; the switch
+#: moves every diverged replay figure (the goldens).
+DEFAULT_TRUTH_TOKENIZER = "chars4"
+_COUNTERS: dict[str, Any] = {}
+
+
+def truth_encoding_for(choice: str | None, provider: Any, model: Any) -> str | None:
+    """The tokenizer replay's truth model counts a path's messages with under `choice` (one of
+    `TRUTH_TOKENIZERS`): None for chars/4 (each agent's own size of a message), else a tokenizer name
+    (`model`: the calibrated feature's, `available_encoding_for(..., calibration=True)`)."""
+    if choice is None:
+        choice = DEFAULT_TRUTH_TOKENIZER
+    if choice == "chars4":
+        return None
+    if choice == "o200k":
+        return FALLBACK
+    if choice == "model":
+        return available_encoding_for(provider, model, calibration=True)
+    raise ValueError(f"unknown truth tokenizer {choice!r} (expected one of {', '.join(TRUTH_TOKENIZERS)})")
+
+
+def _shared_counter(name: str) -> Any:
+    """One `TiktokenCounter` per tokenizer and process: each distinct content is counted once, whichever
+    session or walk asks."""
+    from sessiontools.tokens.tiktoken_counter import TiktokenCounter
+
+    got = _COUNTERS.get(name)
+    if got is None:
+        got = _COUNTERS[name] = TiktokenCounter(name, num_threads=1)
+    return got
+
+
+def shared_message_counter(name: str, pi_version: str = "1") -> Callable[[Any], int]:
+    """A Pi message dict -> tokens with tokenizer `name`, over the units Pi's chars/4 counts (cached by
+    content across the process)."""
+    counter = _shared_counter(name)
+    return lambda message: counter.count_message(message, pi_version)
+
+
+def shared_units_counter(name: str) -> Callable[[tuple[str, ...], int], int]:
+    """(texts, images) of a message -> tokens with tokenizer `name` (1200 per image, as
+    `TiktokenCounter` counts), cached by content across the process."""
+    from sessiontools.tokens.tiktoken_counter import MessageUnits, units_key
+
+    counter = _shared_counter(name)
+    return lambda texts, images: counter.count_units([MessageUnits(texts, images, units_key(texts, images))])[0]

@@ -35,7 +35,7 @@ def test_every_recorded_context_costs_its_recorded_prompt(name: str) -> None:
 
 def test_both_truth_models_use_the_one_attribution(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pi's truth fit and the transcript truth fit both attribute by `replay.truth.attribute`."""
-    import sessiontools.replay.truth as truth_mod
+    import sessiontools.replay.truth_model as truth_mod
     from sessiontools.read import load_session
     from sessiontools.replay import build_workload, fit_truth
     from sessiontools.transcript.pi import SessionTree

@@ -94,7 +94,7 @@ def test_default_stays_chars4_and_prior_is_dropped_with_the_tokenizer(tmp_path: 
     prior = TruthPrior(2.5, "model qwen/qwen3.5-plus")
     assert fit_truth(wl, prior=prior).counter_is_chars4_of == "0"
     own = fit_truth(wl, prior=prior, model_tokenizer=True)
-    assert any("prior of other sessions is not applied" in n for n in own.notes)
+    assert any("prior of other sessions, learnt in chars4 units, is not applied" in n for n in own.notes)
     # an explicit counter wins over the parameter
     one = fit_truth(wl, counter=lambda m: 1, model_tokenizer=True)
     assert set(one.counted.values()) <= {0, 1} and not any("counted with" in n for n in one.notes)

@@ -19,7 +19,7 @@ walk back summing Pi's own estimate of each message (chars/4 of what `size` coun
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
@@ -42,6 +42,7 @@ class PiPolicy(Policy):
     reactive = True
     exact_port_for = Agent.PI  # Pi's sessions: the exact port of prepareCompaction (`replay.simulate`)
     summary_request_sends_kept = False  # prepareCompaction's messagesToSummarize + the previous summary
+    recorded_summary_priced = True  # the request after a compaction sends the summary, kept and new entries only
 
     def __init__(self, version: str) -> None:
         if version not in ("0", "1"):
@@ -53,6 +54,25 @@ class PiPolicy(Policy):
 
     def threshold(self, settings: PolicySettings) -> int:
         return settings.context_window - settings.reserve_tokens
+
+    def truth_count(self, message: Any) -> int:
+        """Pi's `estimateTokens` of its own message object (`Message.raw`), as the exact walk's truth
+        fit counts each entry's messages; chars/4 of the text for another agent's message."""
+        from sessiontools.tokens.chars4 import estimate_tokens
+
+        raw = message.raw
+        return estimate_tokens(raw, self.version) if isinstance(raw, Mapping) else chars4(len(message.text))
+
+    def truth_counter(self, tokenizer: str | None = None) -> Any:
+        """With `tokenizer`: its count of Pi's own message object over the units Pi's chars/4 counts,
+        as Pi's exact walk's fit counts each entry's messages (`replay.truth.fit_truth`)."""
+        if tokenizer is None:
+            return self.truth_count
+        from sessiontools.tokens.registry import shared_message_counter
+
+        by_raw = shared_message_counter(tokenizer, self.version)
+        other = super().truth_counter(tokenizer)
+        return lambda m: by_raw(m.raw) if isinstance(m.raw, Mapping) else other(m)
 
     def count(self, view: CountView) -> float:
         if view.last_usage_total is not None:
