@@ -86,6 +86,9 @@ class CodexRule:
     context_before_pre_turn_check: bool = False
     #: An item counts as its whole `serde_json` serialisation, `id` and the internal metadata included.
     whole_item: bool = False
+    #: The count adds the estimate of the encrypted reasoning items before the newest user turn
+    #: (`get_non_last_reasoning_items_tokens`: the API drops them from a later turn's input tokens).
+    counts_past_reasoning: bool = True
     limit_fraction: float = 0.9  # the default limit as a share of the window
     reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
 
@@ -95,7 +98,8 @@ RULES: tuple[CodexRule, ...] = (
     # json_tool_outputs, how
     CodexRule("0.0.0", False, False, False, False, True, False,
               "measured 0.63.0: explicit 14000 / 28500 at windows 64000 / 30000 (not capped, count = last "
-              "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs"),
+              "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs",
+              counts_past_reasoning=False),
     CodexRule("0.77.0", False, False, True, False, False, False,
               "measured 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex; only mid-turn checks), "
               "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()"),

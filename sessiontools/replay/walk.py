@@ -72,8 +72,9 @@ class _Walk(CheckStep):
         self.before_start = {k for k, r in enumerate(self.recorded) if r < 0 and path.compactions[k].index == 0}
         self.matched |= self.before_start
         # Compactions the user or an extension made: applied where recorded, not the policy's to match.
+        users = policy.user_compactions(path)  # recorded as automatic where the rule has no check point
         self.by_user = [k for k, c in enumerate(path.compactions)
-                        if c.trigger == Trigger.MANUAL or c.writer == "hook"]
+                        if c.trigger == Trigger.MANUAL or c.writer == "hook" or k in users]
         self.by_user_set = frozenset(self.by_user)
         self.next_user = 0
         self.unmatched = 0  # simulated compactions at no recorded place
@@ -126,10 +127,11 @@ class _Walk(CheckStep):
     def view(self, upto: int) -> CountView:
         ctx = self.context(upto)
         size = list(map(self.size_of, ctx))
+        msgs = [self.path.messages[i] for i in ctx]
         if self.last_usage is None:
-            return CountView(None, (), size)
+            return CountView(None, (), size, msgs)
         after = [k for k, i in enumerate(ctx) if i > self.last_usage[0]]
-        return CountView(self.last_usage[1], [size[k] for k in after], size)
+        return CountView(self.last_usage[1], [size[k] for k in after], size, msgs)
 
     def _peak(self, u: float) -> None:
         if u > self.run.peak_truth:  # the peak is the largest truth reported anywhere
@@ -241,7 +243,9 @@ class _Walk(CheckStep):
         cps = self.policy.check_points
         if CheckPoint.BEFORE_SAMPLING in cps and first:
             msgs = self.path.messages
-            self.check(self.run_start + self.policy.pre_turn_recorded([msgs[i] for i in self.work[self.run_start:k]]))
+            new = [msgs[i] for i in self.work[self.run_start:k]]
+            before = msgs[new[0].index - 1] if new and new[0].index > 0 else None
+            self.check(self.run_start + self.policy.pre_turn_recorded(new, before))
         elif CheckPoint.BETWEEN_TURNS in cps and not first:
             self.check(k)
 
