@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from datetime import datetime
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sessiontools.policies.base import (
