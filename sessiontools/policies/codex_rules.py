@@ -51,6 +51,14 @@ What changed (each a column of `CodexRule`):
   fits both); **0.163**: a tool output counts len(call_id) + its text bytes (measured on 0.171 with
   `RUST_LOG=codex_core=trace`), not its `serde_json` item.
 
+**Real rollouts** (public `~/.codex` backups, 0.40 - 0.114, GPT-5.x at 272,000; the lab's model writes
+no encrypted reasoning, so the probes cannot show it): from 0.77 on the count also holds the estimate
+of the encrypted reasoning before the newest user prompt (`counts_past_reasoning`; codex-rs
+`get_non_last_reasoning_items_tokens`, read in a stored `context_manager/history.rs`): 5 of 5
+automatic compactions from 0.77 on fire only so (0.77 twice, 0.105, 0.114 twice), none extra; 0.40's
+one fires at its last total alone (0.63's row: no such term, unmeasured on a real file with
+reasoning).
+
 The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`
 reads it from the binary; 0.77 on; `auto_compact_token_limit` is null for every model of every
 release read) by exact slug, else codex-rs's prefix rules (`model_family.rs`): gpt-5*, gpt-6* and codex-*
