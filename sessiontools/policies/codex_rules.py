@@ -55,9 +55,9 @@ What changed (each a column of `CodexRule`):
 no encrypted reasoning, so the probes cannot show it): from 0.77 on the count also holds the estimate
 of the encrypted reasoning before the newest user prompt (`counts_past_reasoning`; codex-rs
 `get_non_last_reasoning_items_tokens`, read in a stored `context_manager/history.rs`): 5 of 5
-automatic compactions from 0.77 on fire only so (0.77 twice, 0.105, 0.114 twice), none extra; 0.40's
-one fires at its last total alone (0.63's row: no such term, unmeasured on a real file with
-reasoning).
+automatic compactions from 0.77 on fire only so (0.77 twice, 0.105, 0.114 twice), none extra. 0.40's
+one fires at its last total alone, and one check early with the term: it came after 0.40, so 0.63's
+row keeps none (between 0.40 and 0.77 unmeasured: the 0.64 file's one compaction is the user's).
 
 The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`
 reads it from the binary; 0.77 on; `auto_compact_token_limit` is null for every model of every
