@@ -5,7 +5,9 @@
 For every rollout under DIR (``rollout-*.jsonl`` or any ``*.jsonl`` Codex file), grouped by the
 ``session_meta.cli_version`` it records:
 
-* **files**, **compactions** recorded (``TranscriptPath.compactions``; automatic = trigger ``threshold``);
+* **files**, **compactions** recorded (``TranscriptPath.compactions``; automatic = trigger ``threshold``
+  and not the user's by the release's check points, ``CodexPolicy.user_compactions``);
+* **manual applied**: the others (the user's ``/compact``), applied where recorded by the replay;
 * **reproduced** / **extra**: ``replay --policy codex`` at the recorded settings with the rule of the
   file's version (``policies.codex_rules``): the configured window (reported / 0.95) and the explicit
   ``model_auto_compact_token_limit`` when ``--manifest`` gives it for the file (the rollout does not
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontools.errors import InputError
+from sessiontools.replay.records import CompactionReason
 from sessiontools.replay.transcripts import replay_transcript
 from sessiontools.transcript.load import load_transcript
 from sessiontools.transcript.model import Trigger
@@ -41,6 +44,7 @@ class VersionRow:
     files: int = 0
     compactions: int = 0
     automatic: int = 0
+    manual_applied: int = 0
     reproduced: int = 0
     extra: int = 0
     usage_compared: int = 0
@@ -113,7 +117,7 @@ def measure(folder: Path, manifest: dict[str, Any], ccusage: Any = None, model: 
         row.names.append(path.name)
         comps = t.main.compactions
         row.compactions += len(comps)
-        row.automatic += sum(1 for c in comps if c.trigger == Trigger.THRESHOLD)
+        automatic = sum(1 for c in comps if c.trigger == Trigger.THRESHOLD)
         lim = _limit(manifest, path)
         try:
             trs = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
@@ -126,6 +130,9 @@ def measure(folder: Path, manifest: dict[str, Any], ccusage: Any = None, model: 
             for run in tr.runs:
                 row.reproduced += run.recorded_match.matched
                 row.extra += run.recorded_match.extra
+                automatic = run.recorded_match.recorded  # the user's by the rule's check points excluded
+                row.manual_applied += sum(1 for c in run.compactions if c.reason == CompactionReason.USER)
+        row.automatic += automatic
         if ccusage is not None:
             both = _ccusage_one(ccusage, path, model)
             if both is not None:
@@ -149,22 +156,23 @@ def _vkey(v: str) -> tuple[int, ...]:
 
 
 def markdown(rows: list[VersionRow], with_ccusage: bool) -> str:
-    head = "| CLI version | files | compactions (automatic) | reproduced | extra |"
-    sep = "| --- | --- | --- | --- | --- |"
+    head = "| CLI version | files | compactions (automatic) | reproduced | extra | manual applied |"
+    sep = "| --- | --- | --- | --- | --- | --- |"
     if with_ccusage:
         head += " usage = ccusage | priced within 2% |"
         sep += " --- | --- |"
     out = [head, sep]
     for r in rows:
-        line = f"| {r.version} | {r.files} | {r.compactions} ({r.automatic}) | {r.reproduced} | {r.extra} |"
+        line = (f"| {r.version} | {r.files} | {r.compactions} ({r.automatic}) | {r.reproduced} | {r.extra} | "
+                f"{r.manual_applied}/{r.compactions - r.automatic} |")
         if with_ccusage:
             line += f" {r.usage_equal}/{r.usage_compared} | {r.priced_within_2pct}/{r.priced} |"
         out.append(line)
-    tot = VersionRow("all", sum(r.files for r in rows), sum(r.compactions for r in rows),
-                     sum(r.automatic for r in rows), sum(r.reproduced for r in rows), sum(r.extra for r in rows),
-                     sum(r.usage_compared for r in rows), sum(r.usage_equal for r in rows),
-                     sum(r.priced for r in rows), sum(r.priced_within_2pct for r in rows))
-    line = f"| **all** | {tot.files} | {tot.compactions} ({tot.automatic}) | {tot.reproduced} | {tot.extra} |"
+    fields = ("files", "compactions", "automatic", "manual_applied", "reproduced", "extra", "usage_compared",
+              "usage_equal", "priced", "priced_within_2pct")
+    tot = VersionRow("all", **{f: sum(getattr(r, f) for r in rows) for f in fields})
+    line = (f"| **all** | {tot.files} | {tot.compactions} ({tot.automatic}) | {tot.reproduced} | {tot.extra} | "
+            f"{tot.manual_applied}/{tot.compactions - tot.automatic} |")
     if with_ccusage:
         line += f" {tot.usage_equal}/{tot.usage_compared} | {tot.priced_within_2pct}/{tot.priced} |"
     out.append(line)

@@ -86,6 +86,9 @@ class CountView:
     last_usage_total: float | None
     trailing: Sequence[tuple[int, int]] = ()
     context: Sequence[tuple[int, int]] = ()
+    #: The context's messages (the transcript's `Message`s, aligned with `context`), for rules that
+    #: read what a message is (Codex estimates the encrypted reasoning of earlier turns).
+    messages: Sequence[Any] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,11 +228,22 @@ class Policy(ABC):
         effect), so the walk's check points there never fire; None: on throughout (default)."""
         return None
 
-    def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
+    @property
+    def count_reads_messages(self) -> bool:
+        """Whether `count` reads `CountView.messages` (the walk builds that list only then)."""
+        return False
+
+    def user_compactions(self, path: Any) -> frozenset[int]:
+        """Positions in `path.compactions` (a `TranscriptPath`) that the file records as automatic but
+        the agent's rule cannot have made where they lie (no check point of its release there): the
+        user's, applied where recorded like a manual one. Default: none."""
+        return frozenset()
+
+    def pre_turn_recorded(self, new_input: Sequence[Any], previous: Any = None) -> int:
         """How many of a run's new messages (`new_input`: the transcript Messages recorded since the
-        previous reply, up to the run's first request) the agent has in its context at its
-        `BEFORE_SAMPLING` check: none when it checks before the run's input is recorded
-        (`pre_turn_excludes_input`), else all of them."""
+        previous reply, up to the run's first request; `previous`: the message the transcript records
+        just before them) the agent has in its context at its `BEFORE_SAMPLING` check: none when it checks
+        before the run's input is recorded (`pre_turn_excludes_input`), else all of them."""
         return 0 if self.pre_turn_excludes_input else len(new_input)
 
     def recovery(self) -> Recovery:

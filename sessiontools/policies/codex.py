@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sessiontools.policies.base import (
@@ -77,6 +78,8 @@ CONTEXTUAL_USER_PREFIXES = (
     "<turn_aborted>", "<subagent_notification>", "<skill>", "<permissions instructions>",
 )
 TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+#: A pre-turn compaction is written at most this many seconds before its turn's prompt (lab: <= 0.1 s).
+PRE_TURN_PROMPT_GAP = 1.0
 #: A tool call id when another agent's transcript has none (OpenAI's are `call_` + 24 characters).
 DEFAULT_CALL_ID_BYTES = 29
 
@@ -147,6 +150,49 @@ def is_contextual(text: str) -> bool:
     return text.lstrip().startswith(CONTEXTUAL_USER_PREFIXES)
 
 
+def _followed_by_prompt(path: Any, index: int) -> Any:
+    """The user's prompt that follows message `index` before any request (None: a request comes
+    first, or nothing follows)."""
+    req = next((r.index for r in path.requests if r.index > index), None)
+    for m in path.messages[index + 1:req]:
+        if is_user_turn_boundary(m):
+            return m
+    return None
+
+
+def _seconds(a: str | None, b: str | None) -> float | None:
+    """Seconds from timestamp `a` to `b` (None when either is missing or unreadable)."""
+    try:
+        return (datetime.fromisoformat(str(b).replace("Z", "+00:00"))
+                - datetime.fromisoformat(str(a).replace("Z", "+00:00"))).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
+def is_user_turn_boundary(message: Any) -> bool:
+    """`is_user_turn_boundary`: a real user message (not initial context Codex writes itself)."""
+    return message.role.value == "user" and not is_contextual(message.text)
+
+
+def past_reasoning(messages: Sequence[Any]) -> int:
+    """`ContextManager::get_non_last_reasoning_items_tokens`: the estimate (`estimate_reasoning_length`,
+    bytes/4 per item) of the encrypted reasoning items before the newest user turn. The API leaves a
+    finished turn's reasoning out of the next turns' input tokens, so the last response's total does
+    not hold it; Codex adds it unless the server says it did (`x-reasoning-included`, which the rollout
+    does not record: real rollouts are read without it). Real rollouts: a 0.77 mid-turn compaction at
+    a last total of 158,120 (+91,608) and a 0.105 pre-turn one at 194,859 (+50,142) for a limit of
+    244,800 fire only so."""
+    last = next((k for k in range(len(messages) - 1, -1, -1) if is_user_turn_boundary(messages[k])), None)
+    if last is None:
+        return 0
+    total = 0
+    for m in messages[:last]:
+        raw = m.raw
+        if isinstance(raw, Mapping) and raw.get("type") == "reasoning" and isinstance(raw.get("encrypted_content"), str):
+            total += approx_tokens(item_bytes(raw))
+    return total
+
+
 class CodexPolicy(Policy):
     """codex-rs's auto-compaction under one release's rule (`rule`, `policies.codex_rules`; default the
     newest, 0.171's: see the module docstring)."""
@@ -204,13 +250,33 @@ class CodexPolicy(Policy):
         x1, y1 = recorded[j]
         return y0 + (y1 - y0) * (history - x0) / (x1 - x0) if x1 > x0 else y1
 
-    def pre_turn_recorded(self, new_input: Sequence[Any]) -> int:
+    def user_compactions(self, path: Any) -> frozenset[int]:
+        """Codex's rollouts do not say who compacted (before the turn trigger 0.17x records), but its
+        own compactions lie where it checks: mid-turn and 0.63's after-answer check go on with a request
+        of the same turn, a pre-turn one is written just before the prompt of its turn (within 0.1 s in
+        every lab recording, 1 ms in a real 0.105 one). A compaction followed by the user's next prompt
+        with no request between is the user's `/compact` when the release has no pre-turn check (0.77 -
+        0.93: a real 0.77 one at a last total of 80,734, limit 244,800) or when the prompt comes more
+        than `PRE_TURN_PROMPT_GAP` seconds later (a real 0.64 one, 56 s, at 49,080)."""
+        out = set()
+        for k, c in enumerate(path.compactions):
+            follow = _followed_by_prompt(path, c.index)
+            if follow is None:
+                continue
+            gap = _seconds(c.timestamp, follow.timestamp)
+            if not self.rule.pre_turn_check or (gap is not None and gap > PRE_TURN_PROMPT_GAP):
+                out.add(k)
+        return frozenset(out)
+
+    def pre_turn_recorded(self, new_input: Sequence[Any], previous: Any = None) -> int:
         """0.110 on: the pre-turn check runs before the turn's context updates and prompt are recorded
         (none of them); 0.94, 0.99 and 0.100 (`context_before_pre_turn_check`): after the initial context a
         resumed turn writes again (the leading developer and contextual user messages), before the
-        prompt."""
-        if not self.pre_turn_excludes_input or not self.rule.context_before_pre_turn_check:
-            return super().pre_turn_recorded(new_input)
+        prompt. The initial context written right after a compaction (`previous` is its summary; a
+        real 0.105 rollout's pre-turn compaction) is that compaction's doing: the check precedes it."""
+        after_summary = previous is not None and previous.role.value == "summary"
+        if not self.pre_turn_excludes_input or not self.rule.context_before_pre_turn_check or after_summary:
+            return super().pre_turn_recorded(new_input, previous)
         n = 0
         for m in new_input:
             if not (m.role.value == "system" or (m.role.value == "user" and is_contextual(m.text))):
@@ -223,13 +289,20 @@ class CodexPolicy(Policy):
         return len(message.text), message_bytes(role, message.text, message.raw, message.id,
                                                 self.rule.json_tool_outputs, self.rule.whole_item)
 
+    @property
+    def count_reads_messages(self) -> bool:
+        return self.rule.counts_past_reasoning
+
     def count(self, view: CountView) -> float:
         """0.171: the last response's total + bytes/4 of the items after it (of the whole context when
-        there is none since the compaction); before: that total alone."""
+        there is none since the compaction); before: that total alone. From 0.77 on, both plus the
+        estimate of the encrypted reasoning before the newest user turn (`past_reasoning`)."""
+        past = past_reasoning(view.messages) if view.last_usage_total is not None and \
+            self.rule.counts_past_reasoning else 0
         if view.last_usage_total is not None and not self.rule.count_trailing:
-            return view.last_usage_total
+            return view.last_usage_total + past
         items = view.trailing if view.last_usage_total is not None else view.context
-        return (view.last_usage_total or 0.0) + sum(approx_tokens(b) for _, b in items)
+        return (view.last_usage_total or 0.0) + past + sum(approx_tokens(b) for _, b in items)
 
     def fires(self, count: float, threshold: int) -> bool:
         return count >= threshold

@@ -51,6 +51,14 @@ What changed (each a column of `CodexRule`):
   fits both); **0.163**: a tool output counts len(call_id) + its text bytes (measured on 0.171 with
   `RUST_LOG=codex_core=trace`), not its `serde_json` item.
 
+**Real rollouts** (public `~/.codex` backups, 0.40 - 0.114, GPT-5.x at 272,000; the lab's model writes
+no encrypted reasoning, so the probes cannot show it): from 0.77 on the count also holds the estimate
+of the encrypted reasoning before the newest user prompt (`counts_past_reasoning`; codex-rs
+`get_non_last_reasoning_items_tokens`, read in a stored `context_manager/history.rs`): 5 of 5
+automatic compactions from 0.77 on fire only so (0.77 twice, 0.105, 0.114 twice), none extra. 0.40's
+one fires at its last total alone, and one check early with the term: it came after 0.40, so 0.63's
+row keeps none (between 0.40 and 0.77 unmeasured: the 0.64 file's one compaction is the user's).
+
 The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`
 reads it from the binary; 0.77 on; `auto_compact_token_limit` is null for every model of every
 release read) by exact slug, else codex-rs's prefix rules (`model_family.rs`): gpt-5*, gpt-6* and codex-*
@@ -86,6 +94,9 @@ class CodexRule:
     context_before_pre_turn_check: bool = False
     #: An item counts as its whole `serde_json` serialisation, `id` and the internal metadata included.
     whole_item: bool = False
+    #: The count adds the estimate of the encrypted reasoning items before the newest user turn
+    #: (`get_non_last_reasoning_items_tokens`: the API drops them from a later turn's input tokens).
+    counts_past_reasoning: bool = True
     limit_fraction: float = 0.9  # the default limit as a share of the window
     reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
 
@@ -95,7 +106,8 @@ RULES: tuple[CodexRule, ...] = (
     # json_tool_outputs, how
     CodexRule("0.0.0", False, False, False, False, True, False,
               "measured 0.63.0: explicit 14000 / 28500 at windows 64000 / 30000 (not capped, count = last "
-              "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs"),
+              "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs",
+              counts_past_reasoning=False),
     CodexRule("0.77.0", False, False, True, False, False, False,
               "measured 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex; only mid-turn checks), "
               "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()"),

@@ -40,8 +40,11 @@ class PathGrid:
         # earlier file's compaction, Claude Code 1.x) happened before the recording: nothing to match.
         self.before_start = frozenset(k for k, r in enumerate(self.recorded)
                                       if r < 0 and path.compactions[k].index == 0)
-        # Compactions the user or an extension made: applied where recorded, not the policy's to match.
-        self.by_user = [k for k, c in enumerate(path.compactions) if c.trigger == Trigger.MANUAL or c.writer == "hook"]
+        # Compactions the user or an extension made: applied where recorded, not the policy's to match
+        # (and those the file records as automatic where the rule has no check point: the user's).
+        users = policy.user_compactions(path)
+        self.by_user = [k for k, c in enumerate(path.compactions)
+                        if c.trigger == Trigger.MANUAL or c.writer == "hook" or k in users]
         self.by_user_set = frozenset(self.by_user)
         self.starts = {e.index for e in (*path.requests, *path.overflows)}
         self.events: list[Request | Overflow] = sorted([*path.requests, *path.overflows], key=lambda e: e.index)

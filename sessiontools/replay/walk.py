@@ -124,12 +124,14 @@ class _Walk(CheckStep):
     def view(self, upto: int) -> CountView:
         work_sizes, resume = self.grid.work_sizes, self.resume
         size = [*self.prefix_sizes, *work_sizes[resume:upto]]
+        # The context's messages only for a rule that reads them (Codex's past reasoning).
+        msgs = [self.path.messages[i] for i in self.context(upto)] if self.policy.count_reads_messages else ()
         if self.last_usage is None:
-            return CountView(None, (), size)
+            return CountView(None, (), size, msgs)
         last = self.last_usage[0]
         trailing = [sz for i, sz in zip(self.prefix, self.prefix_sizes, strict=True) if i > last]
         trailing += work_sizes[bisect_right(self.work, last, resume, max(upto, resume)):upto]
-        return CountView(self.last_usage[1], trailing, size)
+        return CountView(self.last_usage[1], trailing, size, msgs)
 
     def _peak(self, u: float) -> None:
         if u > self.run.peak_truth:  # the peak is the largest truth reported anywhere
@@ -234,7 +236,9 @@ class _Walk(CheckStep):
         cps = self.policy.check_points
         if CheckPoint.BEFORE_SAMPLING in cps and first:
             msgs = self.path.messages
-            self.check(self.run_start + self.policy.pre_turn_recorded([msgs[i] for i in self.work[self.run_start:k]]))
+            new = [msgs[i] for i in self.work[self.run_start:k]]
+            before = msgs[new[0].index - 1] if new and new[0].index > 0 else None
+            self.check(self.run_start + self.policy.pre_turn_recorded(new, before))
         elif CheckPoint.BETWEEN_TURNS in cps and not first:
             self.check(k)
 
