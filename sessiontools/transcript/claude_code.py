@@ -18,8 +18,9 @@ session is being continued from a previous conversation") -> SUMMARY; tool resul
 -> USER; ``isMeta`` and local-command lines (``<command-name>``, ``<local-command-stdout>``, ...)
 -> OTHER (they are sent to the model all the same: the lab's token counts after a ``/compact``
 only match with them). ``assistant`` lines -> ASSISTANT (text, thinking, tool calls ``name + " " + input JSON``).
-``system`` and ``attachment`` lines are not messages (with ``--bare`` Claude Code 2.1.332 sends no
-attachment; see lab/README.md).
+``attachment`` lines whose text the line determines (`claude_attachments`: a file the user edited)
+-> OTHER, as Claude Code sends them; ``system`` lines and the other attachments are not messages
+(with ``--bare`` Claude Code 2.1.332 sends no attachment; see lab/README.md).
 
 Requests. One per API response: assistant lines sharing ``message.id`` (else ``requestId``, else
 the line's uuid) are one request, at the first of them, with the response's final usage (its line
@@ -62,6 +63,7 @@ from sessiontools.read.claude_code import (
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
+from sessiontools.transcript.claude_attachments import attachment_text
 from sessiontools.transcript.claude_usage import billed_responses, usage_of
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
@@ -267,13 +269,19 @@ class _Builder:
                 self.by_uuid[r.uuid] = index
             self._assistant(r, m, msg)
             return
-        if t != "user":
+        if t == "attachment":
+            text = attachment_text(r.raw)
+            if text is None:
+                return  # an attachment not rendered (`claude_attachments`): no message
+            m = Message(index, r.uuid, r.line, Role.OTHER, (Unit(UnitKind.OTHER, text),), r.timestamp, r.raw)
+        elif t != "user":
             if t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
                 if self.pending is not None:
                     self._compaction(self.pending, None)
                 self.pending = r
             return  # other lines are no messages (_message)
-        m = _user_message(r, index, r.content)
+        else:
+            m = _user_message(r, index, r.content)
         self.messages.append(m)
         if r.uuid:
             self.by_uuid[r.uuid] = index
