@@ -14,6 +14,12 @@ message. Only the types whose rendered text the line fully determines are render
   snippet at ``preTokens`` 168,212: usage + the estimate with this attachment gives 168,210, without
   it 166,067 (the check one request later).
 
+- ``queued_command`` (``prompt``, a string or text blocks): a prompt the user typed while a turn
+  ran: "The user sent a new message while you were working:\n{prompt}\n\nIMPORTANT: ..." (the same in
+  2.1.45, 2.1.63, 2.1.112 and 2.1.132; the other origins, a task notification, a coordinator, a
+  channel, a peer, have other templates and are not rendered). A real 2.1.114 file compacted after 15
+  of them at 179,245 (the response before at 161,223).
+
 Every other type is left out (not modelled: their text depends on state the line does not record, or
 on templates not read), as before.
 """
@@ -44,7 +50,26 @@ def _edited_text_file(a: Mapping[str, Any]) -> str | None:
     return system_reminder(template.format(filename=filename, snippet=snippet))
 
 
-_RENDER: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {"edited_text_file": _edited_text_file}
+_QUEUED = ("The user sent a new message while you were working:\n{prompt}\n\nIMPORTANT: After completing your "
+           "current task, you MUST address the user's message above. Do not ignore it.")
+
+
+def _queued_command(a: Mapping[str, Any]) -> str | None:
+    """A prompt the user typed while a turn ran, sent with the next request (origin none or `human`;
+    the other origins' templates are not rendered)."""
+    origin = a.get("origin")
+    kind = origin.get("kind") if isinstance(origin, Mapping) else None
+    if kind not in (None, "human") or a.get("commandMode") == "task-notification":
+        return None
+    p = a.get("prompt")
+    if isinstance(p, list):  # text blocks joined by newlines (an image block is not rendered)
+        p = "\n".join(b["text"] for b in p if isinstance(b, Mapping) and b.get("type") == "text"
+                      and isinstance(b.get("text"), str))
+    return system_reminder(_QUEUED.format(prompt=p)) if isinstance(p, str) else None
+
+
+_RENDER: Mapping[str, Callable[[Mapping[str, Any]], str | None]] = {
+    "edited_text_file": _edited_text_file, "queued_command": _queued_command}
 
 
 def attachment_text(raw: Mapping[str, Any]) -> str | None:

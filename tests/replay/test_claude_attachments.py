@@ -63,6 +63,24 @@ def _file(version: str = "2.1.132") -> list:
     return _v(lines, version)
 
 
+def _queued(prompt, **kw) -> dict:  # type: ignore[no-untyped-def]
+    return _line("q", "p", "attachment", attachment={"type": "queued_command", "prompt": prompt,
+                                                     "commandMode": "prompt", **kw})
+
+
+def test_a_queued_prompt_is_rendered_as_claude_code_sends_it() -> None:
+    want = system_reminder("The user sent a new message while you were working:\nfix it too\n\nIMPORTANT: After "
+                           "completing your current task, you MUST address the user's message above. Do not ignore it.")
+    assert attachment_text(_queued("fix it too")) == want
+    assert attachment_text(_queued([{"type": "text", "text": "fix it"}, {"type": "image", "source": {}},
+                                    {"type": "text", "text": "too"}])) == want.replace("fix it too", "fix it\ntoo")
+    assert attachment_text(_queued("x", origin={"kind": "human"})) == want.replace("fix it too", "x")
+    # other origins have other templates: not rendered
+    assert attachment_text(_queued("x", origin={"kind": "coordinator"})) is None
+    assert attachment_text(_queued("x", commandMode="task-notification")) is None
+    assert attachment_text(_queued(None)) is None
+
+
 def test_the_attachment_is_a_message_on_the_path() -> None:
     t = claude_transcript(parse_bytes(_bytes(_file()), "x.jsonl"))
     (att,) = [m for m in t.main.messages if isinstance(m.raw, dict) and m.raw.get("type") == "attachment"]
