@@ -38,8 +38,9 @@ What changed (each a column of `ClaudeCodeRule`):
   the estimate divides by the model's bytes per token (4 for the families listed in
   `policies.claude_code.FOUR_BYTES_PER_TOKEN`, the same list in 2.1.150 and 2.1.222, else 3):
   Math.round(len / bytes) per block by the 2.1.74 block rules (2.1.139 divides by 4); the gate
-  still applies to 1M-window models only, so print mode compacts at T without a window (measured). The file-restore constants are those of 2.1.112; the reactive behaviour
-  is not read: this row keeps the 2.1.98 row's.
+  still applies to 1M-window models only, so print mode compacts at T without a window (measured). The
+  file-restore constants are those of 2.1.112. No reactive compaction (measured: 2.1.150 and 2.1.152
+  against a lab limit of 13,000 answer "Prompt is too long" and exit 1; 2.1.153 compacts and retries).
 - **2.1.153 on** (measured on 2.1.332, `policies.claude_code`; the gate and the estimator read in the
   JS embedded in the 2.1.153, 2.1.154, 2.1.160, 2.1.167, 2.1.195, 2.1.210, 2.1.221, 2.1.222 and
   2.1.332 binaries; 2.1.152 has the 1M-only gate): the estimate is ceil(chars / bytes per token),
@@ -190,8 +191,10 @@ RULES: tuple[ClaudeCodeRule, ...] = (
                    "read: the JS in the native binaries of 2.1.140, 2.1.141, 2.1.142, 2.1.143, 2.1.150 and 2.1.152: "
                    "Math.round(len / bytes per token) per block (4 or 3 by model; 2.1.139 divides by 4); the "
                    "window gate only for 1M-window models; the file-restore constants (5 / 5000 / 50000) as "
-                   "in 2.1.112; measured: 2.1.150 on the lab (print mode, no window: it compacts at T); the "
-                   "reactive behaviour not read (the 2.1.98 row's)", from_first_line=True, counts_attachments=True),
+                   "in 2.1.112; measured: 2.1.150 on the lab (print mode, no window: it compacts at T); 2.1.150 and "
+                   "2.1.152 against a lab limit of 13000: \"Prompt is too long\", exit 1, no compaction "
+                   "(tests/fixtures/claude_probes; 2.1.153 compacts and retries)", from_first_line=True,
+                   counts_attachments=True),
     ClaudeCodeRule("2.1.153", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
                    "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code); read: "
                    "the JS embedded in the native binaries of 2.1.153, 2.1.154, 2.1.160, 2.1.167, 2.1.195, "
