@@ -51,8 +51,9 @@ What changed (each a column of `ClaudeCodeRule`):
   or `autoCompactWindow` setting, or from 2.1.167 the "model-default" window 2.1.167 - 2.1.222 give
   claude-sonnet-4-6 and claude-opus-4-6 below 1M): `if (notRemote() && !flag() &&
   !configured(window)) return false`, which is why 2.1.222 and 2.1.332 never compacted at the model's
-  own window in the lab; without one they compact reactively only. (Not modelled: the model-default
-  window of those two models.)
+  own window in the lab; without one they compact reactively only (measured on 2.1.153 against a
+  lab limit of 13,000: it compacts and retries). The model-default window is `model_default_window`
+  (2.1.221 on also for claude-opus-4-8 and claude-opus-5; 2.1.332 decides otherwise, not decoded).
 
 - **reactive** (`reactive`): the JS releases (1.0.89 - 2.1.112) never compact after the API's `prompt
   is too long`: the error ends the turn (written as an assistant line "Prompt is too long") and the
