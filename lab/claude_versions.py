@@ -10,6 +10,7 @@ records last:
 - **read**: files the reader loaded as Claude Code transcripts (bad lines are diagnostics); **with
   messages**: those with a conversation (the others hold metadata lines only: summaries, snapshots);
 - **auto / manual**: the recorded compactions on the path replay walks (trigger `auto` -> threshold
+  (not one the path starts with: copied from the session it resumed, before the recording)
   or overflow, `manual`);
 - **reproduced / extra**: `replay` at default settings (the file's own version's rule, the window the
   CLI assumed for the model, the default policy) — `recorded_match.matched` and `.extra`;
@@ -118,7 +119,9 @@ def file_record(file: Path, env: Any | None) -> dict[str, Any]:
         return rec
     main = t.main
     rec["recorded"] = [[c.trigger.value, c.tokens_before] for c in main.compactions]
-    rec["auto"] = sum(c.trigger in (Trigger.THRESHOLD, Trigger.OVERFLOW) for c in main.compactions)
+    # a compaction the path starts with (copied from the session it resumed) happened before the
+    # recording: replay has nothing to match there (`recorded_match`), so it is not counted either
+    rec["auto"] = sum(c.trigger in (Trigger.THRESHOLD, Trigger.OVERFLOW) and c.index > 0 for c in main.compactions)
     rec["manual"] = sum(c.trigger == Trigger.MANUAL for c in main.compactions)
     if main.requests:
         (run,) = [run_record(tr, r) for tr in replay_transcript(t, windows=None, reserves=[0], keeps=[0],

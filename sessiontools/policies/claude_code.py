@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -75,6 +74,8 @@ from sessiontools.policies.claude_code_rules import (
     Count,
     Keeps,
     context_window,
+    model_default_window,
+    model_family,
     rule_for,
 )
 from sessiontools.policies.claude_code_rules import threshold as rule_threshold
@@ -129,15 +130,10 @@ _JS_COUNTS = (Count.USAGE_ROUND4, Count.USAGE_ROUND4_ALL, Count.USAGE_ROUND_BPT_
 
 def bytes_per_token(model: str | None) -> int:
     """2.1.332's characters per estimated token for a model: 4 for the families it lists (and no model),
-    else 3. The id is reduced to its family (provider prefix, `[1m]`, a date suffix dropped; `.`/`_`
-    as `-`; a bare `claude-opus-4` / `claude-sonnet-4` is the `-0` release)."""
+    else 3, by the id's family (`model_family`)."""
     if not model:
         return 4
-    m = model.lower().split("/")[-1].split("[")[0].replace(".", "-").replace("_", "-")
-    m = re.sub(r"-\d{8}$", "", m).removesuffix("-latest")
-    if m in ("claude-opus-4", "claude-sonnet-4"):
-        m += "-0"
-    return 4 if m in FOUR_BYTES_PER_TOKEN else 3
+    return 4 if model_family(model) in FOUR_BYTES_PER_TOKEN else 3
 
 
 def estimate_chars(chars: int, model: str | None = "claude-opus-5-5") -> int:
@@ -179,6 +175,12 @@ def claude_chars(m: Message) -> int:
         c = msg.get("content")
         return len(c) if isinstance(c, str) else sum(_block_chars(b) for b in c or [] if isinstance(c, list))
     return sum(len(u.text) for u in m.units if u.kind not in (UnitKind.THINKING, UnitKind.IMAGE))
+
+
+def _is_attachment(m: Any) -> bool:
+    """An `attachment` line Claude Code sends (`transcript.claude_attachments`)."""
+    raw = getattr(m, "raw", None)
+    return isinstance(raw, dict) and raw.get("type") == "attachment"
 
 
 def _rounds(candidates: Sequence[Candidate]) -> list[list[Candidate]]:
@@ -272,6 +274,8 @@ class ClaudeCodePolicy(Policy):
         return round(view.last_usage_total) + recorded_chars(sum(c for c, _ in view.trailing))
 
     def size(self, message: Any) -> tuple[int, int]:
+        if not self.rule.counts_attachments and _is_attachment(message):  # sent, not estimated by this release
+            return 0, len(message.text.encode())
         if self.rule.count in _JS_COUNTS:
             per = bytes_per_token(self.model) if self.rule.count is Count.USAGE_ROUND_BPT_ALL else 4
             return 4 * js_tokens(message, self.rule.count, per), len(message.text.encode())
@@ -372,11 +376,20 @@ def threshold_off_from(path: TranscriptPath, threshold: int, policy: ClaudeCodeP
     return next((ix for ix, c in recorded_counts(path, policy) if ix > last and c >= threshold), None)
 
 
+def _model_default(t: Transcript, version: str | None, model: str | None) -> int | None:
+    """The "model-default" window the file's release gave its model (`model_default_window`), at the
+    window it ran (1M when a request was answered with a prompt above 200k, else the model's)."""
+    largest = t.settings.get("largest_answered_prompt")
+    window = LONG_WINDOW if isinstance(largest, int) and largest > DEFAULT_WINDOW else context_window(model)
+    return model_default_window(version, model, window)
+
+
 def default_policy(t: Transcript) -> PolicyName:
     """The rule that wrote a Claude Code file: `claude-code-reactive` when it compacted only after the
     provider rejected a request (the lab's reactive recordings: no threshold compaction, at least one
     reactive one), when the release compacts at its threshold only with a configured auto-compact
-    window (2.1.332: `threshold_needs_window`) and the file has no threshold compaction, or when
+    window (2.1.332: `threshold_needs_window`), the file has no threshold compaction and the release
+    gives the model no "model-default" window (`model_default_window`) or the file shows it off, or when
     auto-compact was evidently off (no automatic compaction, and a request sent with the release's
     count at or above its own threshold for the model, `auto_compact_off`); else `claude-code`."""
     main = [p for p in t.paths if not p.sidechain]
@@ -387,9 +400,12 @@ def default_policy(t: Transcript) -> PolicyName:
         version = t.settings.get("version")
         rule = rule_for(version if isinstance(version, str) else None)
         model = next((r.model for r in reversed(main[0].requests) if r.model), None)
-        if rule.threshold_needs_window:  # no threshold compaction: no auto-compact window was configured
-            return PolicyName.CLAUDE_CODE_REACTIVE
         pol = ClaudeCodePolicy(rule=rule, model=model)
+        if rule.threshold_needs_window:  # no threshold compaction: no auto-compact window was configured,
+            given = _model_default(t, version if isinstance(version, str) else None, model)
+            if given is None or auto_compact_off(main[0], claude_threshold(given), pol):
+                return PolicyName.CLAUDE_CODE_REACTIVE  # nor one the release gives the model (or it was off)
+            return PolicyName.CLAUDE_CODE
         if rule is not NEWEST and auto_compact_off(main[0], rule_threshold(rule, context_window(model), model), pol):
             return PolicyName.CLAUDE_CODE_REACTIVE
     return PolicyName.CLAUDE_CODE

@@ -20,8 +20,11 @@ What changed (each a column of `ClaudeCodeRule`):
   200k claude-*-4-x models. The compaction keeps nothing (the summary alone; lab 2.0.77).
 - **2.1.2 - 2.1.20**: the count adds an estimate of the messages after that response: Math.round(len/4)
   per text block and tool-result text (tool_use blocks are not counted, an image 1334).
-- **2.1.21 - 2.1.73**: R is capped at 20000: T = 200000 - 20000 - 13000 = **167000** (2.1.63 also
-  counts an image as 2000 and attachment lines).
+- **2.1.21 - 2.1.73**: R is capped at 20000: T = 200000 - 20000 - 13000 = **167000**. From 2.1.45
+  (2.1.44 not yet) the estimate also counts the attachment lines after the newest response (the
+  `<system-reminder>` text Claude Code sends for each, `transcript.claude_attachments`; only a file
+  the user edited is rendered: a real 2.1.132 file compacted at 168,212 = usage + 2,143 for one), as
+  every later JS row does (2.1.63 also counts an image as 2000).
 - **2.1.74**: the estimate also counts tool_use blocks (name + JSON input) and thinking, an image or
   document 2000 (Math.round(len/4) per block).
 - **2.1.75 - 2.1.97**: `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (100000 - 1000000; W = min(model window, it)).
@@ -35,8 +38,9 @@ What changed (each a column of `ClaudeCodeRule`):
   the estimate divides by the model's bytes per token (4 for the families listed in
   `policies.claude_code.FOUR_BYTES_PER_TOKEN`, the same list in 2.1.150 and 2.1.222, else 3):
   Math.round(len / bytes) per block by the 2.1.74 block rules (2.1.139 divides by 4); the gate
-  still applies to 1M-window models only, so print mode compacts at T without a window (measured). The file-restore constants are those of 2.1.112; the reactive behaviour
-  is not read: this row keeps the 2.1.98 row's.
+  still applies to 1M-window models only, so print mode compacts at T without a window (measured). The
+  file-restore constants are those of 2.1.112. No reactive compaction (measured: 2.1.150 and 2.1.152
+  against a lab limit of 13,000 answer "Prompt is too long" and exit 1; 2.1.153 compacts and retries).
 - **2.1.153 on** (measured on 2.1.332, `policies.claude_code`; the gate and the estimator read in the
   JS embedded in the 2.1.153, 2.1.154, 2.1.160, 2.1.167, 2.1.195, 2.1.210, 2.1.221, 2.1.222 and
   2.1.332 binaries; 2.1.152 has the 1M-only gate): the estimate is ceil(chars / bytes per token),
@@ -47,8 +51,9 @@ What changed (each a column of `ClaudeCodeRule`):
   or `autoCompactWindow` setting, or from 2.1.167 the "model-default" window 2.1.167 - 2.1.222 give
   claude-sonnet-4-6 and claude-opus-4-6 below 1M): `if (notRemote() && !flag() &&
   !configured(window)) return false`, which is why 2.1.222 and 2.1.332 never compacted at the model's
-  own window in the lab; without one they compact reactively only. (Not modelled: the model-default
-  window of those two models.)
+  own window in the lab; without one they compact reactively only (measured on 2.1.153 against a
+  lab limit of 13,000: it compacts and retries). The model-default window is `model_default_window`
+  (2.1.221 on also for claude-opus-4-8 and claude-opus-5; 2.1.332 decides otherwise, not decoded).
 
 - **reactive** (`reactive`): the JS releases (1.0.89 - 2.1.112) never compact after the API's `prompt
   is too long`: the error ends the turn (written as an assistant line "Prompt is too long") and the
@@ -143,6 +148,9 @@ class ClaudeCodeRule:
     #: The threshold compaction runs only with a configured auto-compact window (the environment's
     #: `CLAUDE_CODE_AUTO_COMPACT_WINDOW` or the `autoCompactWindow` setting); else only reactively.
     threshold_needs_window: bool = False
+    #: The estimate counts the attachment lines after the newest response (the text Claude Code sends
+    #: for them, `transcript.claude_attachments`; 2.1.45 - 2.1.152 read).
+    counts_attachments: bool = False
 
     @property
     def counts_own_reply(self) -> bool:
@@ -164,25 +172,30 @@ RULES: tuple[ClaudeCodeRule, ...] = (
     ClaudeCodeRule("2.1.2", "2.1.20", Count.USAGE_ROUND4, None, Keeps.READ_FILES, True, False, False,
                    "read: cli.js of 2.1.2, 2.1.3, 2.1.4, 2.1.5, 2.1.12, 2.1.14, 2.1.19, 2.1.20; "
                    "measured: 2.1.12 on the lab"),
-    ClaudeCodeRule("2.1.21", "2.1.73", Count.USAGE_ROUND4, 20_000, Keeps.READ_FILES, True, False, False,
-                   "read: cli.js of 2.1.21, 2.1.22, 2.1.23, 2.1.27, 2.1.30, 2.1.63, 2.1.69, 2.1.72, 2.1.73; "
-                   "measured: 2.1.21 and 2.1.63 on the lab"),
+    ClaudeCodeRule("2.1.21", "2.1.44", Count.USAGE_ROUND4, 20_000, Keeps.READ_FILES, True, False, False,
+                   "read: cli.js of 2.1.21, 2.1.22, 2.1.23, 2.1.27, 2.1.30 - 2.1.34, 2.1.36 - 2.1.39, 2.1.41, "
+                   "2.1.42, 2.1.44 (attachment lines not counted); measured: 2.1.21 on the lab"),
+    ClaudeCodeRule("2.1.45", "2.1.73", Count.USAGE_ROUND4, 20_000, Keeps.READ_FILES, True, False, False,
+                   "read: cli.js of 2.1.45 (the estimate counts attachment lines: 2.1.44 not yet), 2.1.55, 2.1.63, "
+                   "2.1.69, 2.1.72, 2.1.73; measured: 2.1.63 on the lab", counts_attachments=True),
     ClaudeCodeRule("2.1.74", "2.1.74", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, False, False,
-                   "read: cli.js of 2.1.73 (not yet) and 2.1.74"),
+                   "read: cli.js of 2.1.73 (not yet) and 2.1.74", counts_attachments=True),
     ClaudeCodeRule("2.1.75", "2.1.97", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
-                   "read: cli.js of 2.1.75, 2.1.76, 2.1.84, 2.1.90, 2.1.97"),
+                   "read: cli.js of 2.1.75, 2.1.76, 2.1.84, 2.1.90, 2.1.97", counts_attachments=True),
     ClaudeCodeRule("2.1.98", "2.1.139", Count.USAGE_ROUND4_ALL, 20_000, Keeps.READ_FILES, True, True, False,
                    "read: cli.js of 2.1.98, 2.1.100, 2.1.104, 2.1.105, 2.1.110, 2.1.111, 2.1.112 (the last JS "
                    "release) and the JS in the native binaries of 2.1.113 (the same check), 2.1.137, 2.1.138 and "
                    "2.1.139 (the same estimate; the window gate only for 1M-window models); measured: 2.1.112 "
-                   "on the lab; real files 2.1.119 - 2.1.136: 7 of 8 threshold compactions reproduced",
-                   from_first_line=True),
+                   "on the lab; real files 2.1.119 - 2.1.136: 8 of 8 threshold compactions reproduced",
+                   from_first_line=True, counts_attachments=True),
     ClaudeCodeRule("2.1.140", "2.1.152", Count.USAGE_ROUND_BPT_ALL, 20_000, Keeps.READ_FILES, True, True, False,
                    "read: the JS in the native binaries of 2.1.140, 2.1.141, 2.1.142, 2.1.143, 2.1.150 and 2.1.152: "
                    "Math.round(len / bytes per token) per block (4 or 3 by model; 2.1.139 divides by 4); the "
                    "window gate only for 1M-window models; the file-restore constants (5 / 5000 / 50000) as "
-                   "in 2.1.112; measured: 2.1.150 on the lab (print mode, no window: it compacts at T); the "
-                   "reactive behaviour not read (the 2.1.98 row's)", from_first_line=True),
+                   "in 2.1.112; measured: 2.1.150 on the lab (print mode, no window: it compacts at T); 2.1.150 and "
+                   "2.1.152 against a lab limit of 13000: \"Prompt is too long\", exit 1, no compaction "
+                   "(tests/fixtures/claude_probes; 2.1.153 compacts and retries)", from_first_line=True,
+                   counts_attachments=True),
     ClaudeCodeRule("2.1.153", None, Count.USAGE_CEIL4_X4_3, 20_000, Keeps.LAST_ROUND, True, True, True,
                    "measured: 2.1.332 on the lab (356 responses, 35 compactions; policies.claude_code); read: "
                    "the JS embedded in the native binaries of 2.1.153, 2.1.154, 2.1.160, 2.1.167, 2.1.195, "
@@ -214,6 +227,43 @@ def rule_for(version: str | None) -> ClaudeCodeRule:
         if first <= v:
             best = r
     return best or RULES[0]
+
+
+#: The "model-default" auto-compact window (the JS embedded in the native binaries): a model whose
+#: window is below 1M and whose family a release lists gets W = min(its window, 200000) with the
+#: source `model-default`, which counts as configured, so the 2.1.153 row's threshold runs without
+#: `CLAUDE_CODE_AUTO_COMPACT_WINDOW`: `if (window < 1e6 && MODELS.has(canonical)) return {window:
+#: Math.min(window, 200000), source: "model-default"}`. (first release, the families it lists): read
+#: in 2.1.160 (none yet), 2.1.167, 2.1.195, 2.1.210 (two), 2.1.221, 2.1.222 (four); 2.1.332 decides
+#: otherwise (not decoded: none). The releases between two read ones are taken as the older one's.
+MODEL_DEFAULT_WINDOW = 200_000
+MODEL_DEFAULT_FAMILIES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("2.1.167", frozenset({"claude-sonnet-4-6", "claude-opus-4-6"})),
+    ("2.1.221", frozenset({"claude-sonnet-4-6", "claude-opus-4-6", "claude-opus-4-8", "claude-opus-5"})),
+    ("2.1.332", frozenset()),
+)
+
+
+def model_family(model: str | None) -> str:
+    """A model id reduced to its family as Claude Code's tables list it: the provider prefix, `[1m]`, a
+    date suffix or `-latest` dropped; `.`/`_` as `-`; a bare `claude-opus-4` / `claude-sonnet-4` is the
+    `-0` release."""
+    m = (model or "").lower().split("/")[-1].split("[")[0].replace(".", "-").replace("_", "-")
+    m = re.sub(r"-\d{8}$", "", m).removesuffix("-latest")
+    return m + "-0" if m in ("claude-opus-4", "claude-sonnet-4") else m
+
+
+def model_default_window(version: str | None, model: str | None, window: int = DEFAULT_WINDOW) -> int | None:
+    """The "model-default" auto-compact window `version` gives `model` running at `window`
+    (`MODEL_DEFAULT_FAMILIES`), or None (none: the 2.1.153 row then compacts reactively only)."""
+    v = parse_version(version)
+    if v is None or window >= LONG_WINDOW:
+        return None
+    families: frozenset[str] = frozenset()
+    for first, listed in MODEL_DEFAULT_FAMILIES:
+        if (parse_version(first) or ()) <= v:
+            families = listed
+    return min(window, MODEL_DEFAULT_WINDOW) if model_family(model) in families else None
 
 
 def context_window(model: str | None) -> int:

@@ -18,8 +18,9 @@ session is being continued from a previous conversation") -> SUMMARY; tool resul
 -> USER; ``isMeta`` and local-command lines (``<command-name>``, ``<local-command-stdout>``, ...)
 -> OTHER (they are sent to the model all the same: the lab's token counts after a ``/compact``
 only match with them). ``assistant`` lines -> ASSISTANT (text, thinking, tool calls ``name + " " + input JSON``).
-``system`` and ``attachment`` lines are not messages (with ``--bare`` Claude Code 2.1.332 sends no
-attachment; see lab/README.md).
+``attachment`` lines whose text the line determines (`claude_attachments`: a file the user edited)
+-> OTHER, as Claude Code sends them; ``system`` lines and the other attachments are not messages
+(with ``--bare`` Claude Code 2.1.332 sends no attachment; see lab/README.md).
 
 Requests. One per API response: assistant lines sharing ``message.id`` (else ``requestId``, else
 the line's uuid) are one request, at the first of them, with the response's final usage (its line
@@ -62,6 +63,8 @@ from sessiontools.read.claude_code import (
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
+from sessiontools.transcript.claude_attachments import attachment_text
+from sessiontools.transcript.claude_paths import record_paths
 from sessiontools.transcript.claude_usage import billed_responses, usage_of
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
@@ -98,75 +101,6 @@ def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int 
     ``<session>/subagents/`` are added as sidechain paths (their diagnostics and billed responses too)."""
     subs = [load_claude_file(sub) for sub in subagent_files(path)] if subagents else []
     return claude_transcript(load_claude_file(path), provider_limit=provider_limit, subagents=subs)
-
-
-# -- paths ------------------------------------------------------------------------------------------
-
-def _children(nodes: dict[str, Record]) -> dict[str, list[Record]]:
-    kids: dict[str, list[Record]] = {}
-    for r in nodes.values():
-        if r.parent:
-            kids.setdefault(r.parent, []).append(r)
-    return kids
-
-
-def _walk(leaf: Record, nodes: dict[str, Record]) -> list[Record]:
-    chain: list[Record] = []
-    seen: set[str] = set()
-    cur: Record | None = leaf
-    while cur is not None and cur.uuid not in seen and cur.sidechain == leaf.sidechain:
-        seen.add(cur.uuid or "")
-        chain.append(cur)
-        nxt = cur.parent or (cur.logical_parent if cur.subtype == "compact_boundary" and cur.type == "system"
-                             else None)  # Record.is_boundary
-        cur = nodes.get(nxt) if nxt else None
-    chain.reverse()
-    return chain
-
-
-def _has_tool_result(r: Record) -> bool:
-    c = r.content
-    return isinstance(c, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in c)
-
-
-def _response_id(r: Record) -> str | None:
-    return r.message.get("id") if r.type == "assistant" else None
-
-
-def _with_side_results(chain: list[Record], kids: dict[str, list[Record]]) -> list[Record]:
-    """The chain plus the lines of a parallel tool call that hang off it (see module docstring)."""
-    on = {r.uuid for r in chain}
-    extra: list[Record] = []
-    todo = list(chain)
-    while todo:
-        r = todo.pop()
-        for k in kids.get(r.uuid or "", ()):
-            if k.uuid in on or k.sidechain != r.sidechain:
-                continue
-            side_result = k.type == "user" and _has_tool_result(k) and not kids.get(k.uuid or "")
-            sibling = k.type == "assistant" and _response_id(k) is not None and _response_id(k) == _response_id(r)
-            if side_result or sibling:
-                on.add(k.uuid)
-                extra.append(k)
-                todo.append(k)
-    return sorted(chain + extra, key=_LINE) if extra else chain
-
-
-def _paths(f: ClaudeFile, nodes: dict[str, Record]) -> list[tuple[list[Record], bool]]:
-    kids = _children(nodes)
-    talk = [r for r in nodes.values() if r.type in ("user", "assistant")]
-    main = [r for r in talk if not r.sidechain]
-    out: list[tuple[list[Record], bool]] = []
-    if main:
-        out.append((_with_side_results(_walk(max(main, key=_LINE), nodes), kids), False))
-    side_leaves = [r for r in talk if r.sidechain and not any(k.type in ("user", "assistant")
-                                                              for k in kids.get(r.uuid or "", []))]
-    for leaf in sorted(side_leaves, key=_LINE):
-        if _has_tool_result(leaf) and leaf.parent and leaf.parent in nodes and any(
-                k.uuid != leaf.uuid for k in kids.get(leaf.parent, [])):
-            continue  # a parallel tool result: put back on its sibling's path below
-        out.append((_with_side_results(_walk(leaf, nodes), kids), True))
-    return out
 
 
 # -- messages ---------------------------------------------------------------------------------------
@@ -217,7 +151,7 @@ def _user_message(r: Record, index: int, content: Any) -> Message:
     if r.raw.get("isMeta") or text.startswith(_COMMAND_PREFIXES):
         role = Role.OTHER
     else:
-        role = Role.TOOL if any(u.kind is UnitKind.TOOL_RESULT for u in units) else Role.USER  # _has_tool_result
+        role = Role.TOOL if any(u.kind is UnitKind.TOOL_RESULT for u in units) else Role.USER  # claude_paths._has_tool_result
     return Message(index, r.uuid, r.line, role, units, r.timestamp, r.raw)
 
 
@@ -267,13 +201,19 @@ class _Builder:
                 self.by_uuid[r.uuid] = index
             self._assistant(r, m, msg)
             return
-        if t != "user":
+        if t == "attachment":
+            text = attachment_text(r.raw)
+            if text is None:
+                return  # an attachment not rendered (`claude_attachments`): no message
+            m = Message(index, r.uuid, r.line, Role.OTHER, (Unit(UnitKind.OTHER, text),), r.timestamp, r.raw)
+        elif t != "user":
             if t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
                 if self.pending is not None:
                     self._compaction(self.pending, None)
                 self.pending = r
             return  # other lines are no messages (_message)
-        m = _user_message(r, index, r.content)
+        else:
+            m = _user_message(r, index, r.content)
         self.messages.append(m)
         if r.uuid:
             self.by_uuid[r.uuid] = index
@@ -454,7 +394,7 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
     rejected = _rejected(f)
     nodes = f.nodes()
     with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
-        for chain, side in _paths(f, nodes):
+        for chain, side in record_paths(f, nodes):
             b = _Builder(provider_limit, rejected, final)
             for r in chain:
                 b.add(r)

@@ -10,6 +10,8 @@ write; the first such line on a tie), which is the final count. This is how ccus
 main-chain line wins over a sidechain line of the same response, and a sidechain line with the
 ``message.id`` of a response already seen is that response (``/btw`` side questions replay the
 parent's messages under new request ids). A line without ``message.id`` is a response of its own.
+A line without tokens (a gateway writes zeros on a response's first line, its counts on the later
+ones) bills nothing, but belongs to its response: its path's request is at that first line.
 
 Counted: every line of the file that has a usage, on the resumed path or not (branches off it,
 sidechains), and the lines of the session's subagent files (``<session>/subagents/``), each
@@ -75,6 +77,7 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
     exact: dict[tuple[str, str | None], int] = {}
     by_message: dict[str, list[int]] = {}
     member: dict[int, int] = {}  # id(record) -> index in responses
+    tokenless: list[tuple[Record, tuple[str, str | None]]] = []  # lines of a response without its usage yet
     for f in files:
         for r in f.records:
             if r.type != "assistant":
@@ -83,10 +86,12 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
             if msg.get("model") == "<synthetic>":  # Record.is_synthetic
                 continue
             usage = usage_of(msg.get("usage"))
-            if usage is None:
-                continue
             mid = msg.get("id") if isinstance(msg.get("id"), str) and msg.get("id") else None
             rid = r.raw.get("requestId") if isinstance(r.raw.get("requestId"), str) else None
+            if usage is None:
+                if mid is not None:
+                    tokenless.append((r, (mid, rid)))
+                continue
             k: int | None = None
             if mid is not None:
                 k = exact.get((mid, rid))
@@ -104,6 +109,10 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
                     old.pick, old.usage = r, usage
                     if mid is not None:
                         exact.setdefault((mid, rid), k)
+            member[id(r)] = k
+    for r, key in tokenless:  # (a gateway's first line of a response: zeros, the counts on its later lines)
+        k = exact.get(key)
+        if k is not None:
             member[id(r)] = k
     billed = []
     for x in responses:

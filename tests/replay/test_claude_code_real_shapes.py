@@ -12,6 +12,9 @@ compactions, written here as small synthetic files (what the real ones taught, n
 
 from __future__ import annotations
 
+import gzip
+from pathlib import Path
+
 import pytest
 
 from sessiontools.policies.base import PolicyName
@@ -196,29 +199,46 @@ def test_restored_files_leave_at_a_print_mode_prompt_only() -> None:
 
 
 PAIRS = [("claude-2.1.20", "claude-2.1.21"), ("claude-2.1.21", "claude-2.1.20"), ("claude-2.1.12", "claude-2.1.20"),
-         ("claude-2.1.20", "claude-2.1.12"), ("claude-2.1.21", "claude-2.1.63"), ("claude-2.1.63", "claude-2.1.21")]
+         ("claude-2.1.20", "claude-2.1.12"), ("claude-2.1.21", "claude-2.1.63"), ("claude-2.1.63", "claude-2.1.21"),
+         ("claude-2.1.150", "claude-2.1.150-15"), ("claude-2.1.150-15", "claude-2.1.150")]
+
+
+#: Probe recordings of the pairs kept out of sample_sessions (tests/fixtures/claude_probes; recorded as
+#: `claude-2.1.150` with `pct=15`: `lab.claude_driver.ClaudeRecording("claude-2.1.150-15", seed=3,
+#: prompts=6, profile="heavy", pct=15, server_window=400000, version="2.1.150", model="claude-sonnet-4-5")`)
+PROBE_PAIRS = {"claude-2.1.150-15": {"pct": 15, "version": "2.1.150"}}
+
+
+def _pair_file(name: str, d: Path, tmp_path: Path) -> Path:
+    if name not in PROBE_PAIRS:
+        return d / f"{name}.jsonl"
+    out = tmp_path / f"{name}.jsonl"
+    probes = Path(__file__).resolve().parents[1] / "fixtures" / "claude_probes"
+    out.write_bytes(gzip.decompress((probes / f"{name}.jsonl.gz").read_bytes()))
+    return out
 
 
 @pytest.mark.parametrize(("name", "other"), PAIRS)
-def test_what_if_pairs_predict_each_other(name: str, other: str) -> None:
+def test_what_if_pairs_predict_each_other(name: str, other: str, tmp_path: Path) -> None:
     """A lab recording replayed under the other release's rule (same workload, same percentage, one
-    rule apart) predicts the other's compaction count and agent prompt tokens within 3%. Measured:
-    2.1.20 as 2.1.21 -2.3%, 2.1.21 as 2.1.20 -2.3% (before the restored files: -9.4%, -4.8%);
-    2.1.12 / 2.1.20 -1.6%, +1.6%; 2.1.21 / 2.1.63 +0.2%, -0.2%. The counts are equal in each."""
+    rule apart; or the same release at the other's percentage) predicts the other's compaction count
+    and agent prompt tokens within 3%. Measured: 2.1.20 as 2.1.21 -2.3%, 2.1.21 as 2.1.20 -2.3%
+    (before the restored files: -9.4%, -4.8%); 2.1.12 / 2.1.20 -1.6%, +1.6%; 2.1.21 / 2.1.63 +0.2%,
+    -0.2%; within the 2.1.140 - 2.1.152 row, 2.1.150 at 14% / at 15% -0.3%, +0.3%. The counts are
+    equal in each."""
     import json
-    from pathlib import Path
 
     from sessiontools.transcript.claude_code import load_claude_transcript
 
     d = Path(__file__).resolve().parents[2] / "sample_sessions" / "claude-code"
-    manifest = json.loads((d / "manifest.json").read_text())
+    manifest = {**json.loads((d / "manifest.json").read_text()), **PROBE_PAIRS}
     if not {name, other} <= set(manifest):
         pytest.skip("multi-version samples missing")
-    t = load_claude_transcript(d / f"{name}.jsonl")
+    t = load_claude_transcript(_pair_file(name, d, tmp_path))
     (tr,) = replay_transcript(t, windows=None, reserves=[0], keeps=[0], policy=None,
                               claude={"autocompact_pcts": [manifest[other]["pct"]]}, version=manifest[other]["version"])
     run = tr.runs[0]
-    want = load_claude_transcript(d / f"{other}.jsonl").main
+    want = load_claude_transcript(_pair_file(other, d, tmp_path)).main
     assert len(run.compactions) == len(want.compactions)
     prompt = sum(r.usage.prompt for r in want.requests)
     assert abs(run.billed_input / prompt - 1) <= 0.03, run.billed_input / prompt - 1

@@ -42,9 +42,12 @@ def _records(t, **kw):  # type: ignore[no-untyped-def]
     return [run_record(tr, run) for tr in replay_transcript(t, **kw) for run in tr.runs]
 
 def test_rows_and_lookup() -> None:
-    assert [r.first for r in RULES] == ["2.0.0", "2.0.20", "2.1.2", "2.1.21", "2.1.74", "2.1.75", "2.1.98", "2.1.140",
-                                        "2.1.153"]
-    assert rule_for("2.1.73") is rule_for("2.1.21") and rule_for("2.1.74").count is Count.USAGE_ROUND4_ALL
+    assert [r.first for r in RULES] == ["2.0.0", "2.0.20", "2.1.2", "2.1.21", "2.1.45", "2.1.74", "2.1.75", "2.1.98",
+                                        "2.1.140", "2.1.153"]
+    assert rule_for("2.1.73") is rule_for("2.1.45") and rule_for("2.1.74").count is Count.USAGE_ROUND4_ALL
+    # 2.1.45 (cli.js; 2.1.44 not yet) counts the attachment lines; the rows read after it too
+    assert rule_for("2.1.44") is rule_for("2.1.21") and not rule_for("2.1.44").counts_attachments
+    assert all(r.counts_attachments for r in RULES[4:-1]) and not NEWEST.counts_attachments
     assert not rule_for("2.1.74").auto_compact_window_env and rule_for("2.1.75").auto_compact_window_env
     assert not rule_for("2.1.97").counts_own_reply and rule_for("2.1.98").counts_own_reply
     assert rule_for("2.1.139") is rule_for("2.1.112") and rule_for("2.1.222") is NEWEST
@@ -58,7 +61,7 @@ def test_rows_and_lookup() -> None:
     assert rule_for("2.0.2").count is Count.USAGE and not rule_for("2.0.19").pct_override
     assert rule_for("2.0.20").pct_override and rule_for("2.1.1").count is Count.USAGE
     assert rule_for("2.1.2").count is Count.USAGE_ROUND4 and rule_for("2.1.20").output_reserve_cap is None
-    assert rule_for("2.1.21").output_reserve_cap == 20000 and rule_for("2.1.63") is rule_for("2.1.21")
+    assert rule_for("2.1.21").output_reserve_cap == 20000 and rule_for("2.1.63") is rule_for("2.1.45")
     assert rule_for("2.1.332") is NEWEST and rule_for("2.2.0") is NEWEST
     assert rule_for(None) is NEWEST and rule_for("unknown") is NEWEST and rule_for("1.0.128") is RULES[0]
     assert rule_for("2.1.63").keeps is Keeps.READ_FILES and NEWEST.keeps is Keeps.LAST_ROUND
