@@ -4,4 +4,6 @@ install (`make`), and when a machine cannot build it the package runs its pure-P
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("sessiontools.read._native", ["sessiontools/read/_native.c"], optional=True)])
+SOURCES = ["sessiontools/read/_native.c", "sessiontools/read/_project.c"]
+setup(ext_modules=[Extension("sessiontools.read._native", SOURCES, optional=True,
+                             extra_compile_args=["-O2", "-Wall"])])

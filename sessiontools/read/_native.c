@@ -5,14 +5,15 @@
  * kept as it is when its check's `fast` mark says so (`read.values.fast_pass`), else the check is
  * called; the result is None when every value is kept unchanged, else the list of
  * (key, kept, reason) of those that are not, in the object's order. tests/read/test_native.py holds
- * the two equal. */
+ * the two equal. `project_lines` (a file's lines validated as JSON, only declared fields built) is
+ * in _project.c. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 static PyObject *fast_name;
 
 /* 1: `v` passes `fast` = (types, numbers, low, high) without its check; 0: not; -1: error. */
-static int fast_ok(PyObject *fast, PyObject *v) {
+int fast_ok(PyObject *fast, PyObject *v) {
     if (!PyTuple_Check(fast) || PyTuple_GET_SIZE(fast) != 4) {
         PyErr_SetString(PyExc_TypeError, "a check's fast mark is (types, numbers, low, high)");
         return -1;
@@ -103,9 +104,14 @@ error:
     return NULL;
 }
 
+PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _project.c */
+void project_init(void);
+
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
      "scan_fields(obj, checks) -> list of (key, kept, reason) or None (see read.values.scan_fields)"},
+    {"project_lines", (PyCFunction)(void (*)(void))project_lines, METH_FASTCALL,
+     "project_lines(data, spec, first, limit) -> list of (start, stop, fields or None) (see _project.c)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -115,5 +121,6 @@ PyMODINIT_FUNC PyInit__native(void) {
     fast_name = PyUnicode_InternFromString("fast");
     if (fast_name == NULL)
         return NULL;
+    project_init();
     return PyModule_Create(&module);
 }

@@ -29,9 +29,9 @@ def _output(v: Any) -> tuple[Any, str | None]:
     return None, f"not a string, list or object ({type(v).__name__})"
 
 
-_USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
+USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
                "total_tokens", "cache_write_input_tokens")
-_LINE = {"timestamp": text}
+LINE = {"timestamp": text}
 def _optional_content(v: Any) -> tuple[Any, str | None]:
     return (v, None) if v is None else content(v)  # (a reasoning item's content is null)
 
@@ -40,12 +40,12 @@ fast_pass(_output, (str, list, dict))
 fast_pass(_optional_content, (str, list, type(None)))
 
 
-_PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": _optional_content,
+PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": _optional_content,
             "output": _output, "arguments": text, "input": text, "name": text, "call_id": text,
             "message": optional_text, "model_context_window": total_count, "turn_id": optional_text,
             "info": optional_object}
 _BLOCK = {"type": text, "text": text}
-_INFO = {"model_context_window": total_count}
+INFO = {"model_context_window": total_count}
 
 
 def _usage(holder: dict[str, Any], key: str, limit: int, where: str) -> list[str]:
@@ -55,7 +55,7 @@ def _usage(holder: dict[str, Any], key: str, limit: int, where: str) -> list[str
     if type(u) is not dict:
         del holder[key]
         return [f"{where}{key}: not an object ({type(u).__name__}); dropped"]
-    for k in _USAGE_KEYS:
+    for k in USAGE_KEYS:
         if k in u:
             v = u[k]
             if type(v) is int and 0 <= v <= limit:  # `count`'s common case, without the call
@@ -69,7 +69,7 @@ def _usage(holder: dict[str, Any], key: str, limit: int, where: str) -> list[str
 
 def check_line(obj: dict[str, Any]) -> list[str]:
     """Check one line object in place; the reasons for what was dropped (empty when all is well)."""
-    problems = check_fields(obj, _LINE, "")
+    problems = check_fields(obj, LINE, "")
     p = obj.get("payload")
     if type(p) is not dict:
         p = obj if "payload" not in obj else None  # a legacy bare item is its own payload
@@ -78,10 +78,10 @@ def check_line(obj: dict[str, Any]) -> list[str]:
         where = ""
     else:
         where = "payload."
-    problems += check_fields(p, _PAYLOAD, where)
+    problems += check_fields(p, PAYLOAD, where)
     info = p.get("info")
     if type(info) is dict:
-        problems += check_fields(info, _INFO, where + "info.")
+        problems += check_fields(info, INFO, where + "info.")
         problems += _usage(info, "total_token_usage", MAX_TOTAL_TOKENS, where + "info.")
         problems += _usage(info, "last_token_usage", MAX_REQUEST_TOKENS, where + "info.")
     problems += _usage(p, "usage", MAX_REQUEST_TOKENS, where)
