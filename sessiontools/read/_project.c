@@ -38,7 +38,7 @@ typedef struct {
     Py_ssize_t len;
     PyObject *key; /* the spec's own str: the projected dict's key */
     int mode;
-    Spec *sub;
+    Spec *sub;      /* NEST: the spec of the value when it is an object */
     PyObject *set;  /* SET: the str values it may have */
     PyObject *fast; /* CHECK: a check's fast mark (`read.values.fast_pass`) the value must pass */
 } Field;
@@ -244,9 +244,44 @@ static Py_ssize_t put_utf8(char *o, unsigned cp) {
 
 /* A string (c->p at its opening quote); built into *out when out is not NULL. `*escaped`: it
  * held an escape. */
-static int string(Cursor *c, PyObject **out, int *escaped) {
+/* A str of the plain ASCII bytes s[0:n] (no escape, nothing >= 0x80): copied, not decoded. */
+static PyObject *ascii_str(const unsigned char *s, Py_ssize_t n) {
+    PyObject *u = PyUnicode_New(n, 127);
+    if (u != NULL)
+        memcpy(PyUnicode_1BYTE_DATA(u), s, n);
+    return u;
+}
+
+/* Object keys repeat on every line: the last str made for each (short, ASCII) key is kept, in a
+ * table indexed by a hash of its bytes, and given again when the same bytes come back. */
+#define KEYS 1024
+#define KEY_MAX 32
+static PyObject *keys[KEYS];
+
+static PyObject *key_str(const unsigned char *s, Py_ssize_t n) {
+    if (n > KEY_MAX)
+        return ascii_str(s, n);
+    uint32_t h = 2166136261u;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 16777619u;
+    PyObject **slot = &keys[h & (KEYS - 1)];
+    PyObject *k = *slot;
+    if (k != NULL && PyUnicode_GET_LENGTH(k) == n && memcmp(PyUnicode_1BYTE_DATA(k), s, n) == 0) {
+        Py_INCREF(k);
+        return k;
+    }
+    if ((k = ascii_str(s, n)) == NULL)
+        return NULL;
+    Py_XSETREF(*slot, k);
+    Py_INCREF(k);
+    return k;
+}
+
+/* A string (c->p at its opening quote); built into *out when out is not NULL (`key`: an object's
+ * key). `*escaped`: it held an escape. */
+static int string_of(Cursor *c, PyObject **out, int *escaped, int key) {
     const unsigned char *start = ++c->p;
-    int esc = 0;
+    int esc = 0, ascii = 1;
     for (;;) {
         skip_plain(c);
         if (c->p >= c->end)
@@ -263,6 +298,7 @@ static int string(Cursor *c, PyObject **out, int *escaped) {
         } else if (b < 0x20) {
             return NO;
         } else { /* >= 0x80: a run of multi-byte characters (CJK text is one) */
+            ascii = 0;
             do {
                 int n = utf8_len(c->p, c->end);
                 if (n == 0)
@@ -276,6 +312,10 @@ static int string(Cursor *c, PyObject **out, int *escaped) {
         *escaped = esc;
     if (out == NULL)
         return OK;
+    if (!esc && ascii) {
+        *out = key ? key_str(start, stop - start) : ascii_str(start, stop - start);
+        return *out == NULL ? ERR : OK;
+    }
     if (!esc) {
         *out = PyUnicode_DecodeUTF8((const char *)start, stop - start, NULL);
         return *out == NULL ? ERR : OK;
@@ -299,6 +339,10 @@ static int string(Cursor *c, PyObject **out, int *escaped) {
     *out = PyUnicode_DecodeUTF8(buf, o - buf, NULL);
     PyMem_Free(buf);
     return *out == NULL ? ERR : OK;
+}
+
+static int string(Cursor *c, PyObject **out, int *escaped) {
+    return string_of(c, out, escaped, 0);
 }
 
 static int digits(Cursor *c) {
@@ -444,7 +488,7 @@ static int object(Cursor *c, int build, const Spec *spec, PyObject **out) {
         const unsigned char *name = c->p + 1;
         PyObject *k = NULL;
         int esc = 0;
-        if ((r = string(c, build ? &k : NULL, &esc)) != OK)
+        if ((r = string_of(c, build ? &k : NULL, &esc, 1)) != OK)
             goto fail;
         Py_ssize_t len = c->p - 1 - name;
         skip_ws(c);
