@@ -12,6 +12,10 @@ builds from the whole object (tests/read/test_codex_selective.py holds the two e
 sample line and every odd value of every field). What msgspec accepts and orjson refuses without a
 diagnostic from the careful fallback (a number such as 1e400 in a skipped field) reads the same;
 invalid UTF-8, which msgspec does not check in the fields it skips, is tested for first.
+
+Where the C extension is built, the loader uses its scanner instead (`NATIVE_SPEC` below, the same
+projection for `read._native.project_lines`): one pass over the whole file in C, with no decoder called per
+line for the lines it projects; this msgspec path is what runs without a compiler.
 """
 
 from __future__ import annotations
