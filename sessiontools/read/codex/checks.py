@@ -36,7 +36,7 @@ def _output(v: Any) -> tuple[Any, str | None]:
 
 
 USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
-               "total_tokens", "cache_write_input_tokens")
+              "total_tokens", "cache_write_input_tokens")
 LINE = {"timestamp": text}
 def _optional_content(v: Any) -> tuple[Any, str | None]:
     return (v, None) if v is None else content(v)  # (a reasoning item's content is null)
@@ -47,9 +47,9 @@ fast_pass(_optional_content, (str, list, type(None)))
 
 
 PAYLOAD = {"type": text, "role": optional_text, "model": optional_text, "content": _optional_content,
-            "output": _output, "arguments": text, "input": text, "name": text, "call_id": text,
-            "message": optional_text, "model_context_window": total_count, "turn_id": optional_text,
-            "info": optional_object}
+           "output": _output, "arguments": text, "input": text, "name": text, "call_id": text,
+           "message": optional_text, "model_context_window": total_count, "turn_id": optional_text,
+           "info": optional_object}
 BLOCK = {"type": text, "text": text}
 INFO = {"model_context_window": total_count}
 
