@@ -22,6 +22,7 @@ from sessiontools.read.codex import load as codex_load
 from sessiontools.read.pi import checks as pi_checks
 from sessiontools.read.sources import SNIFF_BYTES, reader_for
 from tests.conftest import BAD, SAMPLES
+from tests.read.test_native_project import _native as native_module
 from tests.robust.mutate import BASES, ODD_VALUES, dumps, field_paths, mutated
 
 CHECK_MODULES = (pi_checks, claude_checks, codex_checks)
@@ -45,11 +46,7 @@ TABLES = _tables()
 
 
 def _native() -> Any:
-    from sessiontools.read import (
-        _native as mod,  # built by every install (setup.py); no skip: CI must build it
-    )
-
-    return mod
+    return native_module()  # built by every install (setup.py); a skip only where no C compiler is
 
 
 def _same(obj: dict[str, Any], table: dict[str, Any]) -> None:
