@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | sha256sum | cut -c1-12
 
 .PHONY: demo test lint bench samples samples-codex samples-claude pi-env codex-env claude-env ccusage-env clean
 
-$(STAMP): pyproject.toml setup.py sessiontools/read/_native.c
+$(STAMP): pyproject.toml setup.py sessiontools/read/_native.c sessiontools/read/_project.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'

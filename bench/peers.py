@@ -13,6 +13,11 @@ over the same files, for each agent's bench corpus (issue 28; target <= 1.0).
 - Interleaved: each round runs both (the order alternating), the ratio of that pair is kept, and the
   figure is the median of the pairs' ratios (this shared machine's speed wanders between rounds).
 - Each side's output is checked to hold sessions (a tool that found no files would look fast).
+- Beside each ratio, where our CPU goes (`inspect_phases_<agent>`, in a fresh process of its own,
+  CPU time per phase over the same files): reading (`read.sources.load_source`: decode, checks,
+  records), the transcript, inspect's counting, the JSON output, and as the floor of a Python
+  reader, orjson decoding every line and nothing else. What the whole-process figure has beyond
+  the phases is start-up (imports) and the per-file machinery.
 """
 
 from __future__ import annotations
@@ -99,6 +104,50 @@ def _sessions(out: bytes, key: str) -> int:
     return len(items) if isinstance(items, list) else 0
 
 
+#: The phases of `inspect DIR --format json`, timed in a child process (argv[1]: the directory).
+_PHASES = """
+import json, sys, time
+from pathlib import Path
+import orjson
+from sessiontools.read.parse import gc_paused
+from sessiontools.read.sources import expand_sources, load_source
+from sessiontools.analysis.inspect import inspect_source
+from sessiontools.transcript.load import transcript_of
+from sessiontools.analysis.inspect_transcript import inspect_transcript
+cpu = time.process_time
+t = dict.fromkeys(("read", "transcript", "inspect", "output", "orjson_every_line"), 0.0)
+files = list(expand_sources([sys.argv[1]]))
+for f in files:
+    a = cpu(); src = load_source(f); b = cpu(); t["read"] += b - a
+    if src.agent.value == "pi":
+        doc = inspect_source(src); c = cpu(); t["inspect"] += c - b
+    else:
+        tr = transcript_of(src); c = cpu(); t["transcript"] += c - b
+        doc = inspect_transcript(tr); t["inspect"] += cpu() - c
+    a = cpu(); orjson.dumps(doc); t["output"] += cpu() - a
+    for p in [f, *(s.path for s in getattr(src, "subagents", ()))]:  # (the files read: subagents too)
+        data = Path(p).read_bytes()
+        a = cpu()
+        with gc_paused():
+            for line in data.split(b"\\n"):
+                try:
+                    orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    pass
+        t["orjson_every_line"] += cpu() - a
+print(json.dumps({"files": len(files), **{k: round(v, 3) for k, v in t.items()}}))
+"""
+
+
+def phases(agent: str, top: Path, env: dict[str, str]) -> dict[str, float]:
+    """`inspect_phases_<agent>_*`: the CPU of each phase of inspect over `top` (see `_PHASES`)."""
+    out = subprocess.run([sys.executable, "-c", _PHASES, str(top)], env=env, capture_output=True, check=True)
+    got = json.loads(out.stdout)
+    print(f"inspect_phases_{agent} (in process, CPU s, {got.pop('files')} files): "
+          + ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in got.items()))
+    return {f"inspect_phases_{agent}_{k}_s": v for k, v in got.items()}
+
+
 def cpu_vs_ccusage(agent: str, corpus: Path, binary: Path, rounds: int = ROUNDS) -> dict[str, float]:
     """`inspect_cpu_vs_ccusage_<agent>` (median of interleaved pairs) and each side's median CPU."""
     corpus = corpus.resolve()
@@ -124,6 +173,7 @@ def cpu_vs_ccusage(agent: str, corpus: Path, binary: Path, rounds: int = ROUNDS)
             ratios.append(o.cpu_s / p.cpu_s)
             t_o.append(o.cpu_s)
             t_p.append(p.cpu_s)
+        in_process = phases(agent, top, o_env)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     key = f"inspect_cpu_vs_ccusage_{agent}"
@@ -132,7 +182,7 @@ def cpu_vs_ccusage(agent: str, corpus: Path, binary: Path, rounds: int = ROUNDS)
           f"{', '.join(f'{x:.2f}' for x in ratios)}")
     return {key: round(statistics.median(ratios), 3),
             f"{key}_ours_cpu_s": round(statistics.median(t_o), 3),
-            f"{key}_peer_cpu_s": round(statistics.median(t_p), 3)}
+            f"{key}_peer_cpu_s": round(statistics.median(t_p), 3), **in_process}
 
 
 def ccusage_ratios(corpora: dict[str, Path], rounds: int = ROUNDS) -> dict[str, float]:

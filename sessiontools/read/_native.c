@@ -5,14 +5,15 @@
  * kept as it is when its check's `fast` mark says so (`read.values.fast_pass`), else the check is
  * called; the result is None when every value is kept unchanged, else the list of
  * (key, kept, reason) of those that are not, in the object's order. tests/read/test_native.py holds
- * the two equal. */
+ * the two equal. `project_lines` (a file's lines validated as JSON, only declared fields built) is
+ * in _project.c. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-static PyObject *fast_name;
+static PyObject *fast_name, *type_name;
 
 /* 1: `v` passes `fast` = (types, numbers, low, high) without its check; 0: not; -1: error. */
-static int fast_ok(PyObject *fast, PyObject *v) {
+int fast_ok(PyObject *fast, PyObject *v) {
     if (!PyTuple_Check(fast) || PyTuple_GET_SIZE(fast) != 4) {
         PyErr_SetString(PyExc_TypeError, "a check's fast mark is (types, numbers, low, high)");
         return -1;
@@ -103,9 +104,110 @@ error:
     return NULL;
 }
 
+/* 1: every field `spec` names in the dict `obj` passes its fast mark, and so on down its nested
+ * specs; 0: one does not (the reader's Python check then runs); -1: error. A spec maps a key to a
+ * fast mark (types, numbers, low, high), or to (mark or None, sub) where sub is a spec applied to
+ * the value when it is a dict, or [spec] applied to each dict in the value when it is a list. */
+static int tree_ok(PyObject *obj, PyObject *spec, int depth) {
+    PyObject *key, *rule;
+    Py_ssize_t pos = 0;
+    if (!PyDict_Check(spec) || depth > 32) {
+        PyErr_SetString(PyExc_TypeError, "a check spec is a dict (nested at most 32 deep)");
+        return -1;
+    }
+    while (PyDict_Next(spec, &pos, &key, &rule)) {
+        PyObject *v = PyDict_GetItemWithError(obj, key);
+        if (v == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        if (!PyTuple_Check(rule) || (PyTuple_GET_SIZE(rule) != 2 && PyTuple_GET_SIZE(rule) != 4)) {
+            PyErr_SetString(PyExc_TypeError, "a check spec's rule is a fast mark or (mark, sub)");
+            return -1;
+        }
+        PyObject *mark = PyTuple_GET_SIZE(rule) == 4 ? rule : PyTuple_GET_ITEM(rule, 0);
+        int r = mark == Py_None ? 1 : fast_ok(mark, v);
+        if (r != 1)
+            return r;
+        if (PyTuple_GET_SIZE(rule) == 4)
+            continue;
+        PyObject *sub = PyTuple_GET_ITEM(rule, 1);
+        if (PyDict_Check(sub)) {
+            if (PyDict_CheckExact(v) && (r = tree_ok(v, sub, depth + 1)) != 1)
+                return r;
+        } else if (PyList_Check(sub) && PyList_GET_SIZE(sub) == 1) {
+            if (!PyList_CheckExact(v))
+                continue;
+            PyObject *each = PyList_GET_ITEM(sub, 0);
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++) {
+                PyObject *item = PyList_GET_ITEM(v, i);
+                if (PyDict_CheckExact(item) && (r = tree_ok(item, each, depth + 1)) != 1)
+                    return r;
+            }
+        } else {
+            PyErr_SetString(PyExc_TypeError, "a check spec's sub is a spec or [a spec]");
+            return -1;
+        }
+    }
+    return 1;
+}
+
+/* check_tree(obj, spec) -> bool: `tree_ok` of one dict. */
+static PyObject *check_tree(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "check_tree(obj: dict, spec: dict)");
+        return NULL;
+    }
+    int r = tree_ok(args[0], args[1], 0);
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
+/* check_trees(objects, by_type, other) -> list of the indexes of the dicts in `objects` that do not
+ * pass `tree_ok` with the spec `by_type[obj["type"]]` (`other` for a type not in it, or not a str). */
+static PyObject *check_trees(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "check_trees(objects: list, by_type: dict, other: dict)");
+        return NULL;
+    }
+    PyObject *objects = args[0], *out = PyList_New(0);
+    for (Py_ssize_t i = 0; out != NULL && i < PyList_GET_SIZE(objects); i++) {
+        PyObject *obj = PyList_GET_ITEM(objects, i), *spec = args[2];
+        int r = 0;
+        if (PyDict_Check(obj)) {
+            PyObject *t = PyDict_GetItemWithError(obj, type_name);
+            if (t != NULL && PyUnicode_CheckExact(t)) {
+                PyObject *s = PyDict_GetItemWithError(args[1], t);
+                spec = s != NULL ? s : spec;
+            }
+            r = PyErr_Occurred() ? -1 : tree_ok(obj, spec, 0);
+        }
+        if (r < 0)
+            Py_CLEAR(out);
+        else if (r == 0) {
+            PyObject *k = PyLong_FromSsize_t(i);
+            if (k == NULL || PyList_Append(out, k) < 0)
+                Py_CLEAR(out);
+            Py_XDECREF(k);
+        }
+    }
+    return out;
+}
+
+PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _project.c */
+void project_init(void);
+
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
      "scan_fields(obj, checks) -> list of (key, kept, reason) or None (see read.values.scan_fields)"},
+    {"check_tree", (PyCFunction)(void (*)(void))check_tree, METH_FASTCALL,
+     "check_tree(obj, spec) -> whether every field the spec names passes its fast mark (see tree_ok)"},
+    {"check_trees", (PyCFunction)(void (*)(void))check_trees, METH_FASTCALL,
+     "check_trees(objects, by_type, other) -> indexes of the objects that do not pass (see tree_ok)"},
+    {"project_lines", (PyCFunction)(void (*)(void))project_lines, METH_FASTCALL,
+     "project_lines(data, spec, first, limit) -> list of (start, stop, fields or None) (see _project.c)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -113,7 +215,9 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native", NULL, -1, 
 
 PyMODINIT_FUNC PyInit__native(void) {
     fast_name = PyUnicode_InternFromString("fast");
-    if (fast_name == NULL)
+    type_name = PyUnicode_InternFromString("type");
+    if (fast_name == NULL || type_name == NULL)
         return NULL;
+    project_init();
     return PyModule_Create(&module);
 }

@@ -258,6 +258,20 @@ except ImportError:  # not built on this machine: the reference, with the same r
     scan_fields = scan_fields_reference
 
 
+#: A fast mark no value passes: a check without one sends its object to the Python check.
+_NEVER = (frozenset(), frozenset(), 0, 0)
+
+
+def tree_spec(checks: dict[str, Any], **nested: Any) -> dict[str, Any]:
+    """A check table (field -> check) as a spec of `read._native.check_tree(s)`: each field's check's
+    fast mark (a value that passes it is one the check keeps as it is), and for the fields in
+    `nested` the spec (or `[spec]`, for each object of a list) its value is checked by further."""
+    out: dict[str, Any] = {k: getattr(c, "fast", None) or _NEVER for k, c in checks.items()}
+    for k, sub in nested.items():
+        out[k] = (out.get(k), sub)
+    return out
+
+
 def check_fields(obj: dict[str, Any], checks: dict[str, Any], where: str) -> list[str]:
     """Apply `checks` (field -> check function) to `obj` in place: a field that fails is removed.
     Returns one reason per removed field (`where.field: reason; dropped`), in the order of `checks`."""

@@ -1,5 +1,6 @@
 """The Codex reader's selective first pass (`read.codex.selective`, issue 28) reads every line into
-the record and the diagnostics the ordinary way gives: over every sample rollout, and over every
+the record and the diagnostics the ordinary way gives, and so does the C scanner's projection
+(`read.codex.selective.NATIVE_SPEC`): over every sample rollout, and over every
 odd value set in every field of every line (where the projection's types must refuse what the
 checks would drop), invalid UTF-8 in a skipped string, and the JSON that msgspec and orjson judge
 differently."""
@@ -14,6 +15,7 @@ import pytest
 from sessiontools.read.codex import load as codex_load
 from sessiontools.read.codex.selective import SELECTIVE_TYPES, project, valid_utf8
 from tests.conftest import SAMPLES
+from tests.read.test_native_project import _native
 from tests.robust.mutate import ODD_VALUES, dumps, field_paths, mutated
 
 ROLLOUTS = sorted((SAMPLES / "codex").glob("*.jsonl"))
@@ -26,9 +28,12 @@ def _view(out: tuple[Any, ...]) -> Any:
 
 
 def _same(data: bytes) -> None:
-    fast = codex_load._read_lines(data, "r.jsonl", selective=True)
-    slow = codex_load._read_lines(data, "r.jsonl", selective=False)
-    assert _view(fast) == _view(slow)
+    """msgspec's projection, the C scanner's (`read._native.project_lines`, built by every install)
+    and the ordinary way read `data` into the same records and diagnostics."""
+    slow = _view(codex_load._read_lines(data, "r.jsonl", selective=False))
+    assert _view(codex_load._read_lines(data, "r.jsonl", selective=True, native=False)) == slow
+    if codex_load.project_lines is not None or _native():  # (`_native`: a skip without a C compiler)
+        assert _view(codex_load._read_lines(data, "r.jsonl", selective=True, native=True)) == slow
 
 
 def test_every_sample_rollout_reads_the_same_and_most_lines_go_the_selective_way() -> None:

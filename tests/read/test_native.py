@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 from sessiontools.read import values
 from sessiontools.read.claude_code import checks as claude_checks
 from sessiontools.read.codex import checks as codex_checks
+from sessiontools.read.codex import load as codex_load
 from sessiontools.read.pi import checks as pi_checks
 from sessiontools.read.sources import SNIFF_BYTES, reader_for
 from tests.conftest import BAD, SAMPLES
+from tests.read.test_native_project import _native as native_module
 from tests.robust.mutate import BASES, ODD_VALUES, dumps, field_paths, mutated
 
 CHECK_MODULES = (pi_checks, claude_checks, codex_checks)
@@ -44,11 +46,7 @@ TABLES = _tables()
 
 
 def _native() -> Any:
-    from sessiontools.read import (
-        _native as mod,  # built by every install (setup.py); no skip: CI must build it
-    )
-
-    return mod
+    return native_module()  # built by every install (setup.py); a skip only where no C compiler is
 
 
 def _same(obj: dict[str, Any], table: dict[str, Any]) -> None:
@@ -73,6 +71,8 @@ def _dicts(v: Any) -> list[dict[str, Any]]:
 
 def test_the_extension_is_built_and_used() -> None:
     assert values.scan_fields is _native().scan_fields
+    assert claude_checks.check_tree is codex_checks.check_tree is _native().check_tree
+    assert pi_checks.check_trees is _native().check_trees and codex_load.project_lines is _native().project_lines
     assert len(TABLES) >= 12
 
 
@@ -113,11 +113,15 @@ def read_source_bytes(data: bytes, path: str) -> Any:
 
 
 def _read_both(data: bytes, path: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    """`data` read with the extension, and with none of it: the reference `scan_fields`, every check
+    run in Python (no `check_tree(s)`), Codex's msgspec projection instead of the C scanner's."""
     fast = read_source_bytes(data, path)
     with monkeypatch.context() as m:
         m.setattr(values, "scan_fields", values.scan_fields_reference)
         for mod in CHECK_MODULES:
             m.setattr(mod, "scan_fields", values.scan_fields_reference)
+            m.setattr(mod, "check_tree" if hasattr(mod, "check_tree") else "check_trees", None)
+        m.setattr(codex_load, "project_lines", None)
         slow = read_source_bytes(data, path)
     return fast, slow
 
@@ -148,3 +152,36 @@ def test_mutated_files_read_the_same(agent: str, monkeypatch: pytest.MonkeyPatch
                 checked += 1
     assert checked > 50
     assert dumps  # (the mutator's writer: lone surrogates as escapes, 1e400 as a number)
+
+
+@pytest.mark.parametrize("agent", sorted(BASES))
+def test_every_odd_value_in_every_checked_field_reads_the_same(agent: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C checks (`check_tree(s)`: a line whose checked fields all pass their fast marks is not
+    checked in Python) and the Python checks drop, rewrite and name the same fields: every odd value
+    in every field of a few lines of each kind, nested ones (usage, content blocks, costs) too."""
+    lines = BASES[agent].read_text().splitlines()
+    kinds: set[Any] = set()
+    checked = 0
+    for index in range(1, len(lines)):
+        obj = orjson.loads(lines[index])
+        kind = (obj.get("type"), str((obj.get("message") or obj.get("payload") or {}).get("role")))
+        if kind in kinds:
+            continue
+        kinds.add(kind)
+        one = [lines[0], lines[index]]  # the line alone after the header (fast: thousands of reads)
+        paths = list(field_paths(obj))
+        for k, path in enumerate(paths[::max(1, len(paths) // 24)]):  # (at most ~24 fields of a line)
+            for value in ODD_VALUES[k % 3::3]:
+                data = "\n".join(mutated(one, 1, path, value)).encode() + b"\n"
+                fast, slow = _read_both(data, "m.jsonl", monkeypatch)
+                assert _view(fast) == _view(slow), (agent, index, path, value)
+                checked += 1
+    assert checked > 200
+
+
+def test_a_null_tool_list_is_kept() -> None:
+    """A Pi 1.x system message's `toolsAdded: null` is kept like every null field (it raised a
+    TypeError before the checks were walked in C)."""
+    assert pi_checks.check_entry({"type": "message", "id": "a", "message": {"role": "system", "toolsAdded": None,
+                                                                          "toolsRemoved": [{"name": 5}]}}) == [
+        "message.toolsRemoved[0].name: not a string (int); dropped"]

@@ -32,12 +32,17 @@ from sessiontools.read.codex.records import (
     TurnContext,
     UsageRecord,
 )
-from sessiontools.read.codex.selective import project, valid_utf8
+from sessiontools.read.codex.selective import NATIVE_SPEC, project, valid_utf8
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import expand_paths, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, parse_line
 from sessiontools.read.values import integer
+
+try:
+    from sessiontools.read._native import project_lines
+except ImportError:  # not built on this machine: msgspec's projection (`selective.project`), the same records
+    project_lines = None
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ITEM_TYPES = frozenset({
@@ -139,17 +144,77 @@ def _record(n: int, obj: Mapping[str, Any], path: str) -> Record | Diagnostic:
     return Diagnostic(path, n, f"unknown rollout line type {kind!r}; line skipped", "skipped")
 
 
-def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = True,
-                ) -> tuple[list[Record], list[Diagnostic], int, int]:
-    """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
-    `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines); one
-    over `max_line` bytes is skipped with its reason. With `selective`, the lines whose records keep
-    a few fields are decoded into those alone (`read.codex.selective`; the same records)."""
+def _ordinary(n: int, raw: memoryview, terminated: bool, path: str, records: list[Record],
+              diags: list[Diagnostic]) -> tuple[int, int]:
+    """One line read the ordinary way (whole objects, `check_line`, `parse_line`'s diagnostics) into
+    `records` and `diags`; how many of its objects are wrapped (`payload`) and carry an `ordinal`."""
+    # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
+    # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.
+    try:
+        obj = _loads(raw) if n > 1 else None
+    except JSONDecodeError:
+        obj = None
+    if type(obj) is dict:
+        objs: Any = (obj,)
+    else:
+        parsed = parse_line(bytes(raw), n, path, terminated=terminated)
+        diags.extend(parsed.diagnostics)
+        objs = parsed.objects
+    wrapped = ordinal = 0
+    for obj in objs:
+        diags.extend(Diagnostic(path, n, why, "recovered") for why in check_line(obj))
+        rec = _record(n, obj, path)
+        if isinstance(rec, Diagnostic):
+            diags.append(rec)
+            continue
+        records.append(rec)
+        if "payload" in obj:
+            wrapped += 1
+            ordinal += "ordinal" in obj
+    return wrapped, ordinal
+
+
+def _read_native(data: bytes, path: str, limit: int) -> tuple[list[Record], list[Diagnostic], int, int]:
+    """`_read_lines` with the C scanner (`read._native.project_lines`): every line validated in one
+    pass, the selective types' declared fields alone built (`selective.NATIVE_SPEC`), and only
+    when the checks would keep every one as it is. A projection that is no record is read again
+    the ordinary way."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
     end = len(data)
+    view = memoryview(data)
+    for n, (start, stop, fields) in enumerate(project_lines(data, NATIVE_SPEC, 2, limit), 1):
+        if fields is not None and type(fields.get("payload")) is dict:  # (its checked fields pass)
+            rec = _record(n, fields, path)
+            if not isinstance(rec, Diagnostic):
+                records.append(rec)
+                wrapped += 1
+                ordinal += "ordinal" in fields
+                continue
+        if limit and stop - start > limit:
+            diags.append(Diagnostic(path, n, too_long(stop - start, limit) or "", "skipped"))
+            continue
+        w, o = _ordinary(n, view[start:stop], stop < end, path, records, diags)
+        wrapped += w
+        ordinal += o
+    return records, diags, wrapped, ordinal
+
+
+def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = True,
+                native: bool | None = None) -> tuple[list[Record], list[Diagnostic], int, int]:
+    """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
+    `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines); one
+    over `max_line` bytes is skipped with its reason. With `selective`, the lines whose records keep
+    a few fields are decoded into those alone (the same records): by the C scanner when it is built
+    (`native` None) or asked for, else by msgspec (`read.codex.selective.project`)."""
     limit = max_line or 0
+    if selective and (native or (native is None and project_lines is not None)):
+        return _read_native(data, path, limit)
+    records: list[Record] = []
+    diags: list[Diagnostic] = []
+    wrapped = ordinal = 0
+    end = len(data)
     utf8 = selective and valid_utf8(data)
     for n, raw, after in line_views(data):
         if limit and len(raw) > limit:
@@ -162,28 +227,9 @@ def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_
             wrapped += 1
             ordinal += "ordinal" in fields
             continue
-        # The common case, a line that is one JSON object, parsed once; anything else (blank, glued,
-        # malformed, a byte order mark on line 1, JSON's non-whitespace) goes through `parse_line`.
-        try:
-            obj = _loads(raw) if n > 1 else None
-        except JSONDecodeError:
-            obj = None
-        if type(obj) is dict:
-            objs: Any = (obj,)
-        else:
-            parsed = parse_line(bytes(raw), n, path, terminated=after <= end)
-            diags.extend(parsed.diagnostics)
-            objs = parsed.objects
-        for obj in objs:
-            diags.extend(Diagnostic(path, n, why, "recovered") for why in check_line(obj))
-            rec = _record(n, obj, path)
-            if isinstance(rec, Diagnostic):
-                diags.append(rec)
-                continue
-            records.append(rec)
-            if "payload" in obj:
-                wrapped += 1
-                ordinal += "ordinal" in obj
+        w, o = _ordinary(n, raw, after <= end, path, records, diags)
+        wrapped += w
+        ordinal += o
     return records, diags, wrapped, ordinal
 
 

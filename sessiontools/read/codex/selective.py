@@ -12,6 +12,10 @@ builds from the whole object (tests/read/test_codex_selective.py holds the two e
 sample line and every odd value of every field). What msgspec accepts and orjson refuses without a
 diagnostic from the careful fallback (a number such as 1e400 in a skipped field) reads the same;
 invalid UTF-8, which msgspec does not check in the fields it skips, is tested for first.
+
+Where the C extension is built, the loader uses its scanner instead (`NATIVE_SPEC` below, the same
+projection for `read._native.project_lines`): one pass over the whole file in C, with no decoder called per
+line for the lines it projects; this msgspec path is what runs without a compiler.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from typing import Annotated, Any, TypedDict
 
 import msgspec
 
-from sessiontools.read.values import MAX_REQUEST_TOKENS, MAX_TOTAL_TOKENS
+from sessiontools.read.codex import checks
+from sessiontools.read.values import MAX_REQUEST_TOKENS, MAX_TOTAL_TOKENS, count, total_count
 
 Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_REQUEST_TOKENS)]
 Total = Annotated[int, msgspec.Meta(ge=0, le=MAX_TOTAL_TOKENS)]
@@ -69,7 +74,7 @@ class _Latest(TypedDict, total=False):
 
 
 class _Payload(TypedDict, total=False):
-    # checked by `read.codex.checks._PAYLOAD` (the same types, or stricter)
+    # checked by `read.codex.checks.PAYLOAD` (the same types, or stricter)
     type: str
     role: str | None
     model: str | None
@@ -146,3 +151,34 @@ def project(data: bytes, start: int, stop: int, utf8: bool) -> dict[str, Any] | 
     if p is None or obj.get("type") not in SELECTIVE_TYPES or "content" in p or "output" in p:
         return None
     return obj
+
+
+
+def _marks(table: dict[str, Any]) -> dict[str, Any]:
+    """A check table's fields as the C scanner's checked leaves: each check's fast mark (a field
+    whose check has none sends its line the ordinary way)."""
+    return {key: getattr(check, "fast", None) or False for key, check in table.items()}
+
+
+def _usage(check: Any) -> dict[str, Any]:
+    return dict.fromkeys(checks.USAGE_KEYS, check.fast)
+
+
+#: The same projection for the C scanner (`read._native.project_lines`, sessiontools/read/_project.c),
+#: made from the checks' own tables: every field `read.codex.checks.check_line` checks, as its check's
+#: fast mark (a value that does not pass it sends the line the ordinary way), and every other field
+#: `read.codex.load._record` reads, nested where only some of an object's fields are read (an
+#: event's `item` is a whole message: only its type is built). A line with `content` or `output`
+#: goes the ordinary way, like `project`'s. So a projected line is one on which the checks would
+#: drop nothing, and its record is the ordinary way's (tests/read/test_native_project.py).
+NATIVE_SPEC: dict[str, Any] = {
+    **_marks(checks.LINE), "type": SELECTIVE_TYPES, "ordinal": None,
+    "payload": {
+        **_marks(checks.PAYLOAD), "content": False, "output": False,
+        "info": {**_marks(checks.INFO), "total_token_usage": _usage(total_count),
+                 "last_token_usage": _usage(count)},
+        "usage": _usage(count), "latest_token_usage_record": {"usage": _usage(count)},
+        "item": {"type": None}, "error": {"message": None, "codex_error_info": None},
+        "turn_attribution": {"turn_trigger": None}, "codex_error_info": None, "response_id": None, "cwd": None,
+    },
+}

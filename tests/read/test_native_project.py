@@ -1,0 +1,170 @@
+"""The C scanner (`read._native.project_lines`, issue 28) against orjson: a line it projects is one
+orjson reads as one JSON object, and the projection is what the spec takes from orjson's object
+(`_reference` below); every line orjson refuses, or reads otherwise, it leaves to the ordinary way
+(None). Over every line of every sample and bad fixture, mutated lines (truncation at every byte,
+bad escapes, lone surrogates, invalid UTF-8, control characters, NaN and huge numbers, deep
+nesting, glued objects, odd whitespace, duplicated and escaped keys) and generated JSON. The
+readers' own equality (records and diagnostics, the ordinary way against the projection) is in
+tests/read/test_codex_selective.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sysconfig
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessiontools.read.codex.selective import NATIVE_SPEC
+from sessiontools.read.lines import line_views
+from sessiontools.read.values import count, optional_text, text
+from tests.conftest import BAD, SAMPLES
+
+_NO = object()  # the whole line goes the ordinary way
+
+
+def _native() -> Any:
+    """The extension; a skip only on a machine with no C compiler (where the install cannot build
+    it and the readers run their Python paths), a failure anywhere else."""
+    try:
+        from sessiontools.read import _native as mod
+    except ImportError:
+        if shutil.which(sysconfig.get_config_var("CC") or "cc") or shutil.which("cc"):
+            raise
+        pytest.skip("no C compiler: the extension is not built here")
+    return mod
+
+
+def _passes(fast: tuple[Any, ...], v: Any) -> bool:
+    t = type(v)
+    return t in fast[0] or (t in fast[1] and fast[2] <= v <= fast[3])
+
+
+def _reference(obj: Any, spec: dict[str, Any]) -> Any:
+    """What the spec takes from a decoded object (the rules of sessiontools/read/_project.c), or _NO."""
+    out: dict[str, Any] = {}
+    for key, v in obj.items():
+        if key not in spec:
+            continue
+        mode = spec[key]
+        if mode is False:
+            return _NO
+        if isinstance(mode, dict):
+            if type(v) is dict:
+                v = _reference(v, mode)
+                if v is _NO:
+                    return _NO
+            elif v is not None:
+                return _NO
+        elif isinstance(mode, frozenset):
+            if type(v) is not str or v not in mode:
+                return _NO
+        elif isinstance(mode, tuple) and not _passes(mode, v):
+            return _NO
+        out[key] = v
+    return out
+
+
+#: A spec of every kind of field, over the keys the mutations use.
+SPEC: dict[str, Any] = {
+    "type": frozenset({"a", "event_msg", "user", "assistant", "message"}), "s": None, "t": text.fast,
+    "o": optional_text.fast, "c": count.fast, "bail": False, "n": None, "timestamp": None,
+    "payload": {"type": None, "x": None, "usage": {"input_tokens": count.fast}}, "message": {"role": None, "id": None},
+}
+
+
+def _check(line: bytes, spec: dict[str, Any] = SPEC) -> bool:
+    """The C scanner's answer for `line` is right; whether it projected it."""
+    ((start, stop, got),) = _native().project_lines(line + b"\n", spec, 1, 0)
+    assert (start, stop) == (0, len(line))
+    if got is None:
+        return False
+    obj = orjson.loads(line)  # (raises if the scanner took a line orjson refuses)
+    assert type(obj) is dict
+    want = _reference(obj, spec)
+    assert want is not _NO and got == want
+    assert [type(v) for v in got.values()] == [type(v) for v in want.values()]  # (1 == 1.0 == True)
+    return True
+
+
+def _all_lines() -> list[bytes]:
+    files = sorted(SAMPLES.rglob("*.jsonl")) + sorted(BAD.rglob("*.jsonl"))
+    return [bytes(raw) for f in files for _, raw, _ in line_views(f.read_bytes())]
+
+
+def test_every_sample_and_bad_fixture_line() -> None:
+    lines = _all_lines()
+    taken = sum(_check(line) for line in lines)
+    codex = sum(_check(line, NATIVE_SPEC) for line in lines)
+    assert len(lines) > 1000 and taken > len(lines) // 2 and codex > 300  # (the path is taken)
+
+
+def test_lines_cut_and_numbered_as_line_views() -> None:
+    for data in (b"", b"\n", b"a", b"a\n", b"\n\n{}\n", b"{}\r\n{}", b'{"s":1}\n\n{"s":2}\n\n'):
+        got = [(start, stop) for start, stop, _ in _native().project_lines(data, SPEC, 1, 0)]
+        want = [(after - 1 - len(raw), after - 1) for _, raw, after in line_views(data)]
+        assert got == want
+    rows = _native().project_lines(b'{"s":1}\n{"s":2}\n{"s":"long enough"}\n', SPEC, 2, 10)
+    assert [r[2] for r in rows] == [None, {"s": 2}, None]  # before `first`, over `limit`
+
+
+@pytest.mark.parametrize("line", [
+    b'{"s":"\\ud800"}', b'{"s":"\\udc00"}', b'{"s":"\\ud800\\u0041"}', b'{"s":"\\ud83d\\ude00"}', b'{"s":"\\x"}',
+    b'{"s":"\\u12"}', b'{"s":"\\u00e9\\n\\t\\/\\"\\\\\\b\\f\\r"}', b'{"s":"\\u0000"}', b'{"s":"\x01"}', b'{"s":"\x7f"}',
+    b'{"s":"\xff"}', b'{"s":"\xc0\x80"}', b'{"s":"\xed\xa0\x80"}', b'{"s":"\xf4\x90\x80\x80"}', b'{"s":"\xe2\x82"}',
+    "{\"s\":\"\u00e9\u4e2d\U0001f600\"}".encode(), b'{"x":"\xff"}', b'{"x":"\\ud800"}',
+    b'{"s":NaN}', b'{"s":Infinity}', b'{"s":-Infinity}', b'{"s":1e400}', b'{"x":1e400}', b'{"s":-1e400}',
+    b'{"s":18446744073709551616}', b'{"x":18446744073709551616}', b'{"s":123456789012345678}',
+    b'{"s":1234567890123456789}', b'{"s":-0}', b'{"s":-0.0}', b'{"s":1E5}', b'{"s":1e+05}', b'{"s":0.1e-2}',
+    b'{"s":01}', b'{"s":1.}', b'{"s":.5}', b'{"s":-}', b'{"s":+1}', b'{"s":1e}', b'{"s":0.1234567890123456789}',
+    b'{"s":2.2250738585072014e-308}', b'{"s":5e-324}', b'{"s":1.7976931348623157e308}',
+    b'{"s":true,"n":false,"t":null}', b'{"s":tru}', b'{"s":nul}', b'{"s":1,}', b'{"s":1,,"n":2}', b'{,}',
+    b'{"s" 1}', b'{"s":1 "n":2}', b'{s:1}', b"{'s':1}", b'{"s":[1,2,]}', b'{"s":[,]}', b'{"s":[1 2]}',
+    b'{"s":1}{"s":2}', b'{"s":1} {"s":2}', b'{"s":1}x', b'{"s":1}\x0c', b'\x0c{"s":1}', b'\xef\xbb\xbf{"s":1}',
+    b' \t{"s":1}\r', b'{ "s" : 1 , "n" : [ 1 , { } ] }', b'[{"s":1}]', b'"s"', b"1", b"", b" ", b"{", b"}",
+    b'{"s":1,"s":2}', b'{"x":1,"x":2,"s":3}', b'{"\\u0073":1}', b'{"payload":{"\\u0074ype":1}}', b'{"\\u00e9":1}',
+    b'{"bail":1}', b'{"s":1,"bail":null}', b'{"type":"a"}', b'{"type":"b"}', b'{"type":1}', b'{"t":1}',
+    b'{"t":"x","o":null,"c":5}', b'{"o":5}', b'{"c":-1}', b'{"c":1.0}', b'{"c":true}', b'{"c":100000001}',
+    b'{"payload":5}', b'{"payload":null}', b'{"payload":[]}', b'{"payload":{"usage":{"input_tokens":"1"}}}',
+    b'{"payload":{"usage":{"input_tokens":1,"other":[{"deep":{}}]},"x":{"a":[1,"2",null]}}}',
+    b'{"x":' + b"[" * 63 + b"]" * 63 + b"}", b'{"x":' + b"[" * 64 + b"]" * 64 + b"}",
+    b'{"x":' + b"[" * 3000 + b"]" * 3000 + b"}", b'{"s":' + b"[" * 70 + b"]" * 70 + b"}",
+    b'{"message":{"role":"user","id":"\\u00e9","content":[{"type":"text","text":"\\ud800"}]}}',
+])
+def test_odd_json(line: bytes) -> None:
+    _check(line)
+    _check(line, NATIVE_SPEC)
+
+
+def test_every_truncation_and_mutation_of_real_lines() -> None:
+    lines = [line for line in _all_lines() if line.startswith(b"{")][::7][:300]
+    odd = (b"\\ud800", b"\xff", b"\x00", b"\\", b'"', b"1e400", b"NaN", b"}{", b",", b"\xe4\xb8")
+    for line in lines[:60]:
+        for cut in range(0, len(line), max(1, len(line) // 97)):
+            _check(line[:cut])
+            _check(line[:cut], NATIVE_SPEC)
+    for k, line in enumerate(lines):
+        for j, o in enumerate(odd):
+            at = (k * 31 + j * 17) % max(1, len(line))
+            _check(line[:at] + o + line[at:])
+            _check(line[:at] + o + line[at:], NATIVE_SPEC)
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)) | st.sampled_from("\"\\\x00\x1f\u00e9\u4e2d\U0001f600"))
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | _TEXT,
+                     lambda kids: st.lists(kids, max_size=4)
+                     | st.dictionaries(st.sampled_from(["s", "t", "o", "c", "n", "x", "type", "payload", "usage",
+                                                        "input_tokens", "bail"]) | _TEXT, kids, max_size=5),
+                     max_leaves=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from(sorted(SPEC)) | _TEXT, _JSON, max_size=6), st.booleans())
+def test_generated_json(obj: dict[str, Any], ascii_only: bool) -> None:
+    line = json.dumps(obj, ensure_ascii=ascii_only, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    _check(line)
+    _check(json.dumps(obj, ensure_ascii=True, indent=None).encode())  # (with spaces)
