@@ -9,14 +9,17 @@ from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.cli.inputs import exit_code_for, resolve_files, run_files
 from sessiontools.cli.options import EXIT_OK, JobsOpt, PathsArg, StrictOpt
 from sessiontools.cli.outputs import stderr_console
-from sessiontools.cli.token_options import parse_token_list
+from sessiontools.cli.token_options import parse_percent_list, parse_token_list
 from sessiontools.errors import UsageError
 
 TOKENIZERS = ("o200k", "cl100k")
 
 
-def _replay_options(window: str | None, reserve: str | None, keep: str | None, policy: str | None) -> dict | None:  # type: ignore[type-arg]
-    if window is None and reserve is None and keep is None and policy is None:
+def _replay_options(window: str | None, reserve: str | None, keep: str | None, policy: str | None,
+                    limit: str | None = None, pct: str | None = None) -> dict | None:  # type: ignore[type-arg]
+    """The replay grid of `export --replay-*` (None: no replay tables): windows, Pi's reserves and keeps,
+    and the other policies' own axes (`limits`, Claude Code's `autocompact_pcts`), as `replay` takes them."""
+    if all(v is None for v in (window, reserve, keep, policy, limit, pct)):
         return None
     from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
@@ -32,7 +35,10 @@ def _replay_options(window: str | None, reserve: str | None, keep: str | None, p
     known = [p.value for p in POLICY_ORDER]
     if policy is not None and policy not in known:
         raise UsageError(f"--replay-policy {policy!r}: choose one of {', '.join(known)} (default: each agent's own)")
-    return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy}
+    limits = parse_token_list(limit, "--replay-auto-compact-limit", minimum=1) or [None]
+    claude = {"autocompact_pcts": parse_percent_list(pct, "--replay-autocompact-pct"), "max_output_tokens": None}
+    return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy, "limits": limits,
+            "claude": claude}
 
 
 def _tokenizers(value: str | None) -> tuple[str, ...]:
@@ -52,6 +58,8 @@ def register(app: typer.Typer) -> None:
         replay_reserve: Annotated[str | None, typer.Option("--replay-reserve", help="reserveTokens value(s) of the replay grid, comma-separated.")] = None,
         replay_keep: Annotated[str | None, typer.Option("--replay-keep", help="keepRecentTokens value(s) of the replay grid, comma-separated.")] = None,
         replay_policy: Annotated[str | None, typer.Option("--replay-policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: each agent's own; for Pi the version that wrote the file).")] = None,
+        replay_limit: Annotated[str | None, typer.Option("--replay-auto-compact-limit", help="codex: model_auto_compact_token_limit value(s) of the replay grid, comma-separated (default: 90% of the window).")] = None,
+        replay_pct: Annotated[str | None, typer.Option("--replay-autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) of the replay grid, comma-separated.")] = None,
         estimators: Annotated[str | None, typer.Option("--estimators", help="Also count each request's context with these tokenizers: o200k, cl100k (comma-separated; slower).")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
@@ -69,7 +77,8 @@ def register(app: typer.Typer) -> None:
         from sessiontools.report.export import ExportWorker, plan_export, write_export
 
         options = ExportOptions(_tokenizers(estimators),
-                                _replay_options(replay_window, replay_reserve, replay_keep, replay_policy))
+                                _replay_options(replay_window, replay_reserve, replay_keep, replay_policy,
+                                                replay_limit, replay_pct))
         err = stderr_console()
         timeout = lock_timeout()
         files, _ = resolve_files(paths, err)

@@ -33,7 +33,7 @@ from sessiontools.cli.outputs import (
     write_frame,
 )
 from sessiontools.cli.progress import phase
-from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
+from sessiontools.cli.token_options import parse_percent_list, parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
 
 
@@ -51,21 +51,9 @@ def _grid_options(context_window: str | None, reserve: str, keep_recent: str, po
     keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
     _check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
     limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
-    claude = {"autocompact_pcts": _pcts(autocompact_pct), "max_output_tokens": max_output_tokens}
+    claude = {"autocompact_pcts": parse_percent_list(autocompact_pct, "--autocompact-pct"),
+              "max_output_tokens": max_output_tokens}
     return windows, reserves, keeps, {"limits": limits, "claude": claude}
-
-
-def _pcts(value: str | None) -> list[float | None]:
-    """--autocompact-pct: percentages in (0, 100], comma-separated (whole numbers stay ints)."""
-    if value is None:
-        return [None]
-    try:
-        out = [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"--autocompact-pct takes comma-separated percentages, got {value!r}") from None
-    if not out or any(not 0 < p <= 100 for p in out):
-        raise UsageError(f"--autocompact-pct: each value must be in (0, 100], got {value!r}")
-    return [int(p) if p == int(p) else p for p in out]
 
 
 def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool) -> None:
@@ -92,6 +80,8 @@ def run_label(record: dict) -> str:  # type: ignore[type-arg]
     leaf = f", leaf {record['leaf_id']}" if record.get("leaf_id") else ""
     axes = "".join(f", {a.label} {s[a.key]}{'%' if a.unit == 'percent' else ''}"
                    for a in policy_axes(s["policy"])[1:] if s.get(a.key) is not None)
+    if not axes and s.get("threshold") is not None:  # the policy's default: its threshold tells the run
+        axes = f", threshold {s['threshold']}"
     return f"session {record['session']}{leaf}, window {s['context_window']}{axes}, policy {s['policy']}"
 
 
@@ -136,10 +126,12 @@ def register(app: typer.Typer) -> None:
         per_session: PerSessionOpt = False,
         group_by: GroupByOpt = None,
     ) -> None:
-        """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
+        """Re-run an agent's compaction rule (its own, or another's with --policy) offline over a grid
+        of settings: the window and the policy's own axes (pi-0/pi-1: --reserve, --keep-recent; codex:
+        --auto-compact-limit; claude-code: --autocompact-pct). 16k = 16000.
 
-        Terms: truth = the provider's prompt tokens for the simulated context; T = W - reserve;
-        early = compacts while truth <= T; late = a check point over T without a compaction;
+        Terms: truth = the provider's prompt tokens for the simulated context; T = the policy's
+        threshold (W - reserve for pi-0/pi-1); early = compacts while truth <= T; late = a check point over T without a compaction;
         mid-run = a request inside a run over T; overflow = a request over W; thrash = a compaction
         after which the next check point is still over T; rec. match = recorded compactions
         reproduced (matched/recorded, +extra simulated ones); cost = agent + summarisation requests,
