@@ -29,8 +29,20 @@ def _alarm(*_: Any) -> None:
     raise _Timeout
 
 
-def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str, str, int, list[str]]:
-    """(file, outcome, runs checked, violations): outcome "ok", "refused: <kind>" or "timeout"."""
+def _tally(recs: list[dict[str, Any]]) -> dict[str, int]:
+    """What the checked runs hold (so that 0 violations is not 0 of nothing)."""
+    m = [r["metrics"] for r in recs]
+    return {"runs with a compaction": sum(1 for x in m if x["compactions"] + x["user_compactions"] > 0),
+            "compactions": sum(x["compactions"] + x["user_compactions"] for x in m),
+            "runs with an overflow": sum(1 for x in m if x["overflows"] > 0),
+            "provider rejections": sum(x.get("provider_rejections", 0) for x in m),
+            "late check points": sum(x["late"] for x in m),
+            "requests": sum(r["requests_from_recorded_usage"] + r["requests_from_model"]
+                            + r.get("requests_from_provider_error", 0) for r in recs)}
+
+
+def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str, str, int, list[str], dict[str, int]]:
+    """(file, outcome, runs checked, violations, `_tally`): outcome "ok", "refused: <kind>" or "timeout"."""
     path, policy, windows, timeout = args
     from sessiontools.errors import SessionToolsError
     from sessiontools.read.sources import load_source
@@ -43,16 +55,17 @@ def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str
     try:
         src = load_source(Path(path))
         recs = cleaned_call(replay_records, src, windows=windows, reserves=[16384], keeps=[20000], policy=policy,
-                            leaf=None, all_leaves=False, summary_tokens=None, models=[])
+                            leaf=None, all_leaves=False, summary_tokens=None, models=[], timeline=True)
     except _Timeout:
-        return path, "timeout", 0, []
+        return path, "timeout", 0, [], {}
     except SessionToolsError as e:
-        kind = "not in the catalogue" if "catalogue" in str(e) else type(e).__name__
-        return path, f"refused: {kind}", 0, []
+        kind = ("not in the catalogue" if "catalogue" in str(e) else
+                "no request records a model" if "no request records a model" in str(e) else type(e).__name__)
+        return path, f"refused: {kind}", 0, [], {}
     finally:
         signal.alarm(0)
     out = [v for r in recs for v in violations(r)] + consistent_user_compactions(recs)
-    return path, "ok", len(recs), out
+    return path, "ok", len(recs), out, _tally(recs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,11 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     rules: collections.Counter[str] = collections.Counter()
     examples: list[str] = []
     runs = 0
+    held: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(a.jobs) as pool:
-        for path, outcome, n, problems in pool.map(check_file, [(f, a.policy, windows, a.timeout) for f in files],
+        for path, outcome, n, problems, tally in pool.map(check_file, [(f, a.policy, windows, a.timeout) for f in files],
                                                    chunksize=4):
             outcomes[outcome] += 1
             runs += n
+            held.update(tally)
             for p in problems:
                 rules[p.split(":", 1)[0]] += 1
                 if len(examples) < a.examples:
@@ -83,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in sorted(outcomes.items()):
         print(f"  {k}: {v}")
     print(f"runs checked {runs}, violations {sum(rules.values())}")
+    print("  they hold: " + ", ".join(f"{k} {v:,}" for k, v in held.items()))
     for k, v in rules.most_common():
         print(f"  {k}: {v}")
     for e in examples:
