@@ -276,6 +276,23 @@ def test_export_writes_the_runs_replay_reports(name: str, one_run: dict[str, dic
         assert row[k] == rec["metrics"][k], k
     comps = pl.read_parquet(tmp_path / "ds" / "replay_compactions" / "**" / "*.parquet", hive_partitioning=True)
     assert comps.height == len(rec["compactions"])
+    for k in ("threshold", "auto_compact_limit", "autocompact_pct"):  # the run's setting on each compaction
+        assert set(comps[k]) == {row[k]}, k
+
+
+def test_compaction_rows_tell_a_limit_grids_runs_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--compactions-output` of a Codex limit grid: each compaction row carries its run's limit and
+    threshold (they were keyed by window, reserve 0 and keep 0 alone, so two limits' rows read alike)."""
+    import polars as pl
+
+    out = tmp_path / "c.csv"
+    assert main(["replay", str(SAMPLES / "codex" / "codex-pair-a.jsonl"), "--auto-compact-limit", "17000,19500",
+                 "--compactions-output", str(out), "-f", "json", "-o", str(tmp_path / "r.json"), "--jobs", "1"]) == 0
+    runs = json.loads((tmp_path / "r.json").read_text())["runs"]
+    df = pl.read_csv(out)
+    by = dict(df.group_by("auto_compact_limit").len().iter_rows())
+    assert by == {r["settings"]["auto_compact_limit"]: len(r["compactions"]) for r in runs} and len(by) == 2
+    assert dict(df.select("auto_compact_limit", "threshold").unique().iter_rows()) == {17000: 17000, 19500: 19500}
 
 
 @pytest.mark.parametrize("name", NAMES)
