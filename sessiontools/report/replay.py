@@ -294,7 +294,7 @@ def heatmap_cells(records: Sequence[dict[str, Any]], metric: str) -> dict[str, A
     from sessiontools.replay.registry import policy_axes
 
     axes = policy_axes(records[0]["settings"]["policy"])
-    y_axis, x_axis = (axes[1], axes[2]) if len(axes) >= 3 else (axes[0], axes[1])
+    y_axis, x_axis = _heatmap_axes(axes, records)
     ys = sorted({r["settings"].get(y_axis.key) for r in records}, key=_none_first)
     xs = sorted({r["settings"].get(x_axis.key) for r in records}, key=_none_first)
     total = [[0.0 for _ in xs] for _ in ys]
@@ -313,6 +313,17 @@ def heatmap_cells(records: Sequence[dict[str, Any]], metric: str) -> dict[str, A
     return {"policy": records[0]["settings"]["policy"], "y": y_axis, "x": x_axis, "ys": ys, "xs": xs,
             "values": values, "known": known, "runs": runs,
             "sessions": len({r.get("session") for r in records}), "summed_axes": over}
+
+
+def _heatmap_axes(axes: Sequence[Any], records: Sequence[dict[str, Any]]) -> tuple[Any, Any]:
+    """The heatmap's rows and columns: the first two axes that vary, the window last (with every axis
+    varying, Pi's cells are reserve x keep summed over the windows), so a grid over one axis (only
+    windows, say) is a row of cells, not one cell summing them; in the policy's order."""
+    preferred = [*axes[1:], axes[0]]
+    varying = [a for a in preferred if len({r["settings"].get(a.key) for r in records}) > 1]
+    chosen = (varying + [a for a in preferred if a not in varying])[:2]
+    y_axis, x_axis = sorted(chosen, key=list(axes).index)
+    return y_axis, x_axis
 
 
 def heatmap_title(p: Mapping[str, Any], metric: str) -> str:

@@ -362,3 +362,16 @@ def test_totals_say_how_many_runs_were_priced(one_run: dict[str, dict[str, Any]]
     assert "*" in row and "1/2" in row
     html = replay_section({"runs": runs}, [])
     assert "over the 1 of 2 runs with a price" in html and "1/2" in html
+
+
+@pytest.mark.parametrize("name", ["pi", "codex", "claude-code"])
+def test_a_grid_over_the_window_alone_is_not_one_cell(name: str, one_run: dict[str, dict[str, Any]]) -> None:
+    """Three windows and nothing else varied: the heatmap has a cell per window (it summed Pi's three
+    windows into one "reserve x keep" cell); with every axis varied, Pi's cells still sum the windows."""
+    from sessiontools.report.replay import heatmap_cells
+
+    rec = one_run[name]
+    runs = [{**rec, "settings": {**rec["settings"], "context_window": w}} for w in (24000, 32000, 48000)]
+    cells = heatmap_cells(runs, "billed_input_tokens")
+    assert cells["y"].key == "context_window" and cells["ys"] == [24000, 32000, 48000]
+    assert [len(row) for row in cells["values"]] == [1, 1, 1] and not any(k > 1 for k in cells["summed_axes"].values())
