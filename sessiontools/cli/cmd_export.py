@@ -26,15 +26,14 @@ def _replay_options(window: str | None, reserve: str | None, keep: str | None, p
     windows = parse_token_list(window, "--replay-window", minimum=1)
     reserves = parse_token_list(reserve, "--replay-reserve") or [DEFAULT_RESERVE_TOKENS]
     keeps = parse_token_list(keep, "--replay-keep") or [DEFAULT_KEEP_RECENT_TOKENS]
-    for w in windows or []:
-        for r in reserves:
-            if r >= w:
-                raise UsageError(f"--replay-reserve {r:,} is not below --replay-window {w:,}")
+    from sessiontools.cli.cmd_replay import check_grid
     from sessiontools.names import POLICY_ORDER
 
     known = [p.value for p in POLICY_ORDER]
     if policy is not None and policy not in known:
         raise UsageError(f"--replay-policy {policy!r}: choose one of {', '.join(known)} (default: each agent's own)")
+    # With no --replay-policy, checked up front as well: a file that failed its replay would lose its other tables.
+    check_grid(windows, reserves, policy, reserve is not None or policy is None, ("--replay-reserve", "--replay-window"))
     limits = parse_token_list(limit, "--replay-auto-compact-limit", minimum=1) or [None]
     claude = {"autocompact_pcts": parse_percent_list(pct, "--replay-autocompact-pct"), "max_output_tokens": None}
     return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy, "limits": limits,

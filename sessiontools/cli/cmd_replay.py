@@ -49,17 +49,19 @@ def _grid_options(context_window: str | None, reserve: str, keep_recent: str, po
     windows = _ints(context_window, "--context-window", minimum=1)
     reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
     keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
-    _check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
+    check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
     limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
     claude = {"autocompact_pcts": parse_percent_list(autocompact_pct, "--autocompact-pct"),
               "max_output_tokens": max_output_tokens}
     return windows, reserves, keeps, {"limits": limits, "claude": claude}
 
 
-def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool) -> None:
+def check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool,
+               options: tuple[str, str] = ("--reserve", "--context-window")) -> None:
     """W > reserve where the policy's threshold uses a reserve (its `reserve_tokens` axis, `Policy.axes`;
     with no --policy and the default reserve, each file is checked when it is replayed under its own
-    agent's rule, which may have no reserve)."""
+    agent's rule, which may have no reserve). `options`: the command's names of the two options. One
+    rule for `replay`, `report` and `export --replay-*`."""
     from sessiontools.replay.registry import policy_axes
 
     uses_reserve = any(a.key == "reserve_tokens" for a in policy_axes(policy)) if policy else reserve_given
@@ -68,7 +70,7 @@ def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | No
     for w in windows or []:
         for r in reserves:
             if r >= w:
-                raise UsageError(f"--reserve {r:,} is not below --context-window {w:,}: the threshold W - reserve "
+                raise UsageError(f"{options[0]} {r:,} is not below {options[1]} {w:,}: the threshold W - reserve "
                                  "would be zero or negative")
 
 

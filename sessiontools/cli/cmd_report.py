@@ -36,9 +36,9 @@ def register(app: typer.Typer) -> None:
         windows = parse_token_list(context_window, "--context-window", minimum=1)
         reserves = parse_token_list(reserve, "--reserve") or [16384]
         keeps = parse_token_list(keep_recent, "--keep-recent") or [20000]
-        for w in windows or []:
-            if any(r >= w for r in reserves):
-                raise UsageError(f"--reserve must be below --context-window {w:,}")
+        from sessiontools.cli.cmd_replay import check_grid
+
+        check_grid(windows, reserves, policy.value if policy else None, reserve != "16384")
         policy_options = {
             "policy": policy.value if policy else None,
             "limits": parse_token_list(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None],

@@ -375,3 +375,20 @@ def test_a_grid_over_the_window_alone_is_not_one_cell(name: str, one_run: dict[s
     cells = heatmap_cells(runs, "billed_input_tokens")
     assert cells["y"].key == "context_window" and cells["ys"] == [24000, 32000, 48000]
     assert [len(row) for row in cells["values"]] == [1, 1, 1] and not any(k > 1 for k in cells["summed_axes"].values())
+
+
+def test_the_reserve_check_is_the_policys_in_every_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`replay`, `report` and `export --replay-*` share one rule (`cli.cmd_replay.check_grid`): a window
+    below the default reserve is refused (exit 2) only for a policy whose threshold uses a reserve."""
+    f = str(SAMPLES / "codex" / "codex-pair-a.jsonl")
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "codex-pair-a.jsonl").write_bytes(Path(f).read_bytes())
+    for policy, code in (("codex", 0), ("pi-1", 2)):
+        assert main(["replay", f, "--policy", policy, "--context-window", "12000", "--reserve", "16384,20000",
+                     "-f", "json", "-o", str(tmp_path / "r.json")]) == code
+        assert main(["report", str(d), "--policy", policy, "--context-window", "12000", "--reserve", "20000",
+                     "-o", str(tmp_path / "r.html"), "--jobs", "1"]) == code
+        assert main(["export", f, "-o", str(tmp_path / f"ds-{policy}"), "--replay-policy", policy,
+                     "--replay-window", "12000", "--jobs", "1"]) == code
+    assert "not below --replay-window 12,000" in capsys.readouterr().err
