@@ -9,7 +9,7 @@ from sessiontools.cli.executor import Executor, ExecutorOpt
 from sessiontools.cli.inputs import exit_code_for, resolve_files, run_files
 from sessiontools.cli.options import EXIT_OK, JobsOpt, PathsArg, StrictOpt
 from sessiontools.cli.outputs import stderr_console
-from sessiontools.cli.token_options import parse_percent_list, parse_token_list
+from sessiontools.cli.token_options import parse_token_list
 from sessiontools.errors import UsageError
 
 TOKENIZERS = ("o200k", "cl100k")
@@ -26,7 +26,7 @@ def _replay_options(window: str | None, reserve: str | None, keep: str | None, p
     windows = parse_token_list(window, "--replay-window", minimum=1)
     reserves = parse_token_list(reserve, "--replay-reserve") or [DEFAULT_RESERVE_TOKENS]
     keeps = parse_token_list(keep, "--replay-keep") or [DEFAULT_KEEP_RECENT_TOKENS]
-    from sessiontools.cli.cmd_replay import check_grid
+    from sessiontools.cli.cmd_replay import axis_options, check_grid
     from sessiontools.names import POLICY_ORDER
 
     known = [p.value for p in POLICY_ORDER]
@@ -34,10 +34,8 @@ def _replay_options(window: str | None, reserve: str | None, keep: str | None, p
         raise UsageError(f"--replay-policy {policy!r}: choose one of {', '.join(known)} (default: each agent's own)")
     # With no --replay-policy, checked up front as well: a file that failed its replay would lose its other tables.
     check_grid(windows, reserves, policy, reserve is not None or policy is None, ("--replay-reserve", "--replay-window"))
-    limits = parse_token_list(limit, "--replay-auto-compact-limit", minimum=1) or [None]
-    claude = {"autocompact_pcts": parse_percent_list(pct, "--replay-autocompact-pct"), "max_output_tokens": None}
-    return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy, "limits": limits,
-            "claude": claude}
+    return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy,
+            **axis_options(limit, pct, names=("--replay-auto-compact-limit", "--replay-autocompact-pct"))}
 
 
 def _tokenizers(value: str | None) -> tuple[str, ...]:

@@ -50,10 +50,17 @@ def _grid_options(context_window: str | None, reserve: str, keep_recent: str, po
     reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
     keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
     check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
-    limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
-    claude = {"autocompact_pcts": parse_percent_list(autocompact_pct, "--autocompact-pct"),
-              "max_output_tokens": max_output_tokens}
-    return windows, reserves, keeps, {"limits": limits, "claude": claude}
+    return windows, reserves, keeps, axis_options(auto_compact_limit, autocompact_pct, max_output_tokens)
+
+
+def axis_options(limit: str | None, pct: str | None, max_output_tokens: int | None = None,
+                 names: tuple[str, str] = ("--auto-compact-limit", "--autocompact-pct")) -> dict[str, Any]:
+    """The other policies' own axes as `replay_records` takes them (`Policy.grid_extras`): Codex's
+    `limits` and Claude Code's `claude` options, from the command's options `names`. One home for
+    `replay`, `report` and `export --replay-*`."""
+    limits: list[int | None] = list(parse_token_list(limit, names[0], minimum=1) or [None])
+    claude = {"autocompact_pcts": parse_percent_list(pct, names[1]), "max_output_tokens": max_output_tokens}
+    return {"limits": limits, "claude": claude}
 
 
 def check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool,

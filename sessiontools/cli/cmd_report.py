@@ -5,12 +5,12 @@ from typing import Annotated, Any
 
 import typer
 
-from sessiontools.cli.choices import Policy
+from sessiontools.cli.choices import DEFAULT_RESERVE_TOKENS, Policy
 from sessiontools.cli.diagnostics import safe_text
 from sessiontools.cli.inputs import exit_code_for
 from sessiontools.cli.options import EXIT_INPUT, JobsOpt, PathsArg, StrictOpt
 from sessiontools.cli.outputs import check_output_path, stderr_console, wrote
-from sessiontools.cli.token_options import parse_percent_list, parse_token_list
+from sessiontools.cli.token_options import parse_token_list
 from sessiontools.errors import UsageError
 
 
@@ -36,15 +36,11 @@ def register(app: typer.Typer) -> None:
         windows = parse_token_list(context_window, "--context-window", minimum=1)
         reserves = parse_token_list(reserve, "--reserve") or [16384]
         keeps = parse_token_list(keep_recent, "--keep-recent") or [20000]
-        from sessiontools.cli.cmd_replay import check_grid
+        from sessiontools.cli.cmd_replay import axis_options, check_grid
 
-        check_grid(windows, reserves, policy.value if policy else None, reserve != "16384")
-        policy_options = {
-            "policy": policy.value if policy else None,
-            "limits": parse_token_list(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None],
-            "claude": {"autocompact_pcts": parse_percent_list(autocompact_pct, "--autocompact-pct"),
-                       "max_output_tokens": None},
-        }
+        check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
+        policy_options = {"policy": policy.value if policy else None,
+                          **axis_options(auto_compact_limit, autocompact_pct)}
         raise typer.Exit(_build(paths, output, jobs, windows, reserves, keeps, strict, policy_options))
 
 
