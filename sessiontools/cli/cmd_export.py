@@ -15,24 +15,27 @@ from sessiontools.errors import UsageError
 TOKENIZERS = ("o200k", "cl100k")
 
 
-def _replay_options(window: str | None, reserve: str | None, keep: str | None, policy: str | None) -> dict | None:  # type: ignore[type-arg]
-    if window is None and reserve is None and keep is None and policy is None:
+def _replay_options(window: str | None, reserve: str | None, keep: str | None, policy: str | None,
+                    limit: str | None = None, pct: str | None = None) -> dict | None:  # type: ignore[type-arg]
+    """The replay grid of `export --replay-*` (None: no replay tables): windows, Pi's reserves and keeps,
+    and the other policies' own axes (`limits`, Claude Code's `autocompact_pcts`), as `replay` takes them."""
+    if all(v is None for v in (window, reserve, keep, policy, limit, pct)):
         return None
     from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
     windows = parse_token_list(window, "--replay-window", minimum=1)
     reserves = parse_token_list(reserve, "--replay-reserve") or [DEFAULT_RESERVE_TOKENS]
     keeps = parse_token_list(keep, "--replay-keep") or [DEFAULT_KEEP_RECENT_TOKENS]
-    for w in windows or []:
-        for r in reserves:
-            if r >= w:
-                raise UsageError(f"--replay-reserve {r:,} is not below --replay-window {w:,}")
+    from sessiontools.cli.cmd_replay import axis_options, check_grid
     from sessiontools.names import POLICY_ORDER
 
     known = [p.value for p in POLICY_ORDER]
     if policy is not None and policy not in known:
         raise UsageError(f"--replay-policy {policy!r}: choose one of {', '.join(known)} (default: each agent's own)")
-    return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy}
+    # With no --replay-policy, checked up front as well: a file that failed its replay would lose its other tables.
+    check_grid(windows, reserves, policy, reserve is not None or policy is None, ("--replay-reserve", "--replay-window"))
+    return {"windows": windows, "reserves": reserves, "keeps": keeps, "policy": policy,
+            **axis_options(limit, pct, names=("--replay-auto-compact-limit", "--replay-autocompact-pct"))}
 
 
 def _tokenizers(value: str | None) -> tuple[str, ...]:
@@ -52,6 +55,8 @@ def register(app: typer.Typer) -> None:
         replay_reserve: Annotated[str | None, typer.Option("--replay-reserve", help="reserveTokens value(s) of the replay grid, comma-separated.")] = None,
         replay_keep: Annotated[str | None, typer.Option("--replay-keep", help="keepRecentTokens value(s) of the replay grid, comma-separated.")] = None,
         replay_policy: Annotated[str | None, typer.Option("--replay-policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: each agent's own; for Pi the version that wrote the file).")] = None,
+        replay_limit: Annotated[str | None, typer.Option("--replay-auto-compact-limit", help="codex: model_auto_compact_token_limit value(s) of the replay grid, comma-separated (default: 90% of the window).")] = None,
+        replay_pct: Annotated[str | None, typer.Option("--replay-autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) of the replay grid, comma-separated.")] = None,
         estimators: Annotated[str | None, typer.Option("--estimators", help="Also count each request's context with these tokenizers: o200k, cl100k (comma-separated; slower).")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
@@ -69,7 +74,8 @@ def register(app: typer.Typer) -> None:
         from sessiontools.report.export import ExportWorker, plan_export, write_export
 
         options = ExportOptions(_tokenizers(estimators),
-                                _replay_options(replay_window, replay_reserve, replay_keep, replay_policy))
+                                _replay_options(replay_window, replay_reserve, replay_keep, replay_policy,
+                                                replay_limit, replay_pct))
         err = stderr_console()
         timeout = lock_timeout()
         files, _ = resolve_files(paths, err)

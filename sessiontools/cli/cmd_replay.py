@@ -34,7 +34,7 @@ from sessiontools.cli.outputs import (
     write_frame,
 )
 from sessiontools.cli.progress import phase
-from sessiontools.cli.token_options import parse_token_list, parse_tokens, tokens_option
+from sessiontools.cli.token_options import parse_percent_list, parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
 from sessiontools.tokens.registry import DEFAULT_TRUTH_TOKENIZER
 
@@ -62,29 +62,26 @@ def _grid_options(context_window: str | None, reserve: str, keep_recent: str, po
     windows = _ints(context_window, "--context-window", minimum=1)
     reserves = _ints(reserve, "--reserve") or [DEFAULT_RESERVE_TOKENS]
     keeps = _ints(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS]
-    _check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
-    limits: list[int | None] = list(_ints(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
-    claude = {"autocompact_pcts": _pcts(autocompact_pct), "max_output_tokens": max_output_tokens}
-    return windows, reserves, keeps, {"limits": limits, "claude": claude}
+    check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
+    return windows, reserves, keeps, axis_options(auto_compact_limit, autocompact_pct, max_output_tokens)
 
 
-def _pcts(value: str | None) -> list[float | None]:
-    """--autocompact-pct: percentages in (0, 100], comma-separated (whole numbers stay ints)."""
-    if value is None:
-        return [None]
-    try:
-        out = [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"--autocompact-pct takes comma-separated percentages, got {value!r}") from None
-    if not out or any(not 0 < p <= 100 for p in out):
-        raise UsageError(f"--autocompact-pct: each value must be in (0, 100], got {value!r}")
-    return [int(p) if p == int(p) else p for p in out]
+def axis_options(limit: str | None, pct: str | None, max_output_tokens: int | None = None,
+                 names: tuple[str, str] = ("--auto-compact-limit", "--autocompact-pct")) -> dict[str, Any]:
+    """The other policies' own axes as `replay_records` takes them (`Policy.grid_extras`): Codex's
+    `limits` and Claude Code's `claude` options, from the command's options `names`. One home for
+    `replay`, `report` and `export --replay-*`."""
+    limits: list[int | None] = list(parse_token_list(limit, names[0], minimum=1) or [None])
+    claude = {"autocompact_pcts": parse_percent_list(pct, names[1]), "max_output_tokens": max_output_tokens}
+    return {"limits": limits, "claude": claude}
 
 
-def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool) -> None:
+def check_grid(windows: list[int] | None, reserves: list[int], policy: str | None, reserve_given: bool,
+               options: tuple[str, str] = ("--reserve", "--context-window")) -> None:
     """W > reserve where the policy's threshold uses a reserve (its `reserve_tokens` axis, `Policy.axes`;
     with no --policy and the default reserve, each file is checked when it is replayed under its own
-    agent's rule, which may have no reserve)."""
+    agent's rule, which may have no reserve). `options`: the command's names of the two options. One
+    rule for `replay`, `report` and `export --replay-*`."""
     from sessiontools.replay.registry import policy_axes
 
     uses_reserve = any(a.key == "reserve_tokens" for a in policy_axes(policy)) if policy else reserve_given
@@ -93,7 +90,7 @@ def _check_grid(windows: list[int] | None, reserves: list[int], policy: str | No
     for w in windows or []:
         for r in reserves:
             if r >= w:
-                raise UsageError(f"--reserve {r:,} is not below --context-window {w:,}: the threshold W - reserve "
+                raise UsageError(f"{options[0]} {r:,} is not below {options[1]} {w:,}: the threshold W - reserve "
                                  "would be zero or negative")
 
 
@@ -105,6 +102,8 @@ def run_label(record: dict) -> str:  # type: ignore[type-arg]
     leaf = f", leaf {record['leaf_id']}" if record.get("leaf_id") else ""
     axes = "".join(f", {a.label} {s[a.key]}{'%' if a.unit == 'percent' else ''}"
                    for a in policy_axes(s["policy"])[1:] if s.get(a.key) is not None)
+    if not axes and s.get("threshold") is not None:  # the policy's default: its threshold tells the run
+        axes = f", threshold {s['threshold']}"
     return f"session {record['session']}{leaf}, window {s['context_window']}{axes}, policy {s['policy']}"
 
 
@@ -150,10 +149,12 @@ def register(app: typer.Typer) -> None:
         per_session: PerSessionOpt = False,
         group_by: GroupByOpt = None,
     ) -> None:
-        """Re-run Pi's compaction offline over a grid of window/reserve/keep settings (16k = 16000).
+        """Re-run an agent's compaction rule (its own, or another's with --policy) offline over a grid
+        of settings: the window and the policy's own axes (pi-0/pi-1: --reserve, --keep-recent; codex:
+        --auto-compact-limit; claude-code: --autocompact-pct). 16k = 16000.
 
-        Terms: truth = the provider's prompt tokens for the simulated context; T = W - reserve;
-        early = compacts while truth <= T; late = a check point over T without a compaction;
+        Terms: truth = the provider's prompt tokens for the simulated context; T = the policy's
+        threshold (W - reserve for pi-0/pi-1); early = compacts while truth <= T; late = a check point over T without a compaction;
         mid-run = a request inside a run over T; overflow = a request over W; thrash = a compaction
         after which the next check point is still over T; rec. match = recorded compactions
         reproduced (matched/recorded, +extra simulated ones); cost = agent + summarisation requests,

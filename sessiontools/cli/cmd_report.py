@@ -5,6 +5,7 @@ from typing import Annotated, Any
 
 import typer
 
+from sessiontools.cli.choices import DEFAULT_RESERVE_TOKENS, Policy
 from sessiontools.cli.diagnostics import safe_text
 from sessiontools.cli.inputs import exit_code_for
 from sessiontools.cli.options import EXIT_INPUT, JobsOpt, PathsArg, StrictOpt
@@ -21,6 +22,9 @@ def register(app: typer.Typer) -> None:
         context_window: Annotated[str | None, typer.Option("--context-window", help="Replay window(s), comma-separated (default: the recorded model's). 16k = 16000.")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="Replay reserveTokens value(s), comma-separated.")] = "16384",
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="Replay keepRecentTokens value(s), comma-separated.")] = "20000",
+        policy: Annotated[Policy | None, typer.Option("--policy", help="Replay every file under this compaction rule (default: each agent's own, as `replay`).")] = None,
+        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="codex: model_auto_compact_token_limit value(s) of the replay, comma-separated (default: 90% of the window).")] = None,
+        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) of the replay, comma-separated.")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
     ) -> None:
@@ -32,23 +36,25 @@ def register(app: typer.Typer) -> None:
         windows = parse_token_list(context_window, "--context-window", minimum=1)
         reserves = parse_token_list(reserve, "--reserve") or [16384]
         keeps = parse_token_list(keep_recent, "--keep-recent") or [20000]
-        for w in windows or []:
-            if any(r >= w for r in reserves):
-                raise UsageError(f"--reserve must be below --context-window {w:,}")
-        raise typer.Exit(_build(paths, output, jobs, windows, reserves, keeps, strict))
+        from sessiontools.cli.cmd_replay import axis_options, check_grid
+
+        check_grid(windows, reserves, policy.value if policy else None, reserve != str(DEFAULT_RESERVE_TOKENS))
+        policy_options = {"policy": policy.value if policy else None,
+                          **axis_options(auto_compact_limit, autocompact_pct)}
+        raise typer.Exit(_build(paths, output, jobs, windows, reserves, keeps, strict, policy_options))
 
 
 def _build(paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
-           reserves: list[int], keeps: list[int], strict: bool) -> int:
+           reserves: list[int], keeps: list[int], strict: bool, policy_options: dict[str, Any] | None = None) -> int:
     from sessiontools.cli.progress import stage
 
     err = stderr_console()
     with stage("report"):  # every progress label says it is the report's: "report: fitting priors; ..."
-        return _build_in_stage(err, paths, output, jobs, windows, reserves, keeps, strict)
+        return _build_in_stage(err, paths, output, jobs, windows, reserves, keeps, strict, policy_options or {})
 
 
 def _build_in_stage(err: Any, paths: list[Path] | None, output: Path, jobs: int | None, windows: list[int] | None,
-                    reserves: list[int], keeps: list[int], strict: bool) -> int:
+                    reserves: list[int], keeps: list[int], strict: bool, policy_options: dict[str, Any]) -> int:
     from sessiontools.cli.documents import report_documents
     from sessiontools.cli.progress import phase
     from sessiontools.report.estimate_error import estimate_error_headline
@@ -59,7 +65,8 @@ def _build_in_stage(err: Any, paths: list[Path] | None, output: Path, jobs: int 
 
     # Each file is read once; every section is made from that one read (`report_documents`): one
     # counted pass over the files, then the uncounted phases (priors, estimators, summary pairs).
-    docs, errors, loaded = report_documents(paths, err, jobs, windows=windows, reserves=reserves, keeps=keeps)
+    docs, errors, loaded = report_documents(paths, err, jobs, windows=windows, reserves=reserves, keeps=keeps,
+                                            **policy_options)
     insp, rep, est, dri = docs["inspect"], docs["replay"], docs["estimate-error"], docs["diff-summaries"]
     for line in errors:  # a section lacks a file the others have, e.g. a model missing from the catalogue
         err.print(safe_text(f"error: {line}"))

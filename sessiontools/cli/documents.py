@@ -31,15 +31,18 @@ def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tup
     return envelope("inspect", sessions=reports), loaded
 
 
-def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int]) -> Callable[..., Any]:
-    """Every agent's files, each under its own policy; the first run of each session carries its
-    timeline (`replay.session.timeline_of`): the report's timeline and table come from the same run."""
+def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int],
+               **policy_options: Any) -> Callable[..., Any]:
+    """Every agent's files, each under its own policy (or `policy`, with its own axes: `limits`,
+    `claude`, as `replay_records` takes them); the first run of each session carries its timeline
+    (`replay.session.timeline_of`): the report's timeline and table come from the same run."""
     from sessiontools.read.values import cleaned_call
     from sessiontools.replay import replay_records
 
+    options = {"policy": None, **policy_options}
     # reported: in the cleaned view (`read.values.cleaned_for`)
     return partial(cleaned_call, partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps),
-                                         policy=None, leaf=None, all_leaves=False, summary_tokens=None, timeline=True))
+                                         leaf=None, all_leaves=False, summary_tokens=None, timeline=True, **options))
 
 
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
@@ -199,18 +202,19 @@ class SectionsWorker:
 
 
 def report_documents(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
-                     reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)
+                     reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,), **policy_options: Any
                      ) -> tuple[dict[str, dict[str, Any]], list[str], Loaded]:
     """The inspect, replay, estimate-error and diff-summaries documents from one read of each file:
     ({"inspect": ..., "replay": ..., "estimate-error": ..., "diff-summaries": ...}, the errors of the
-    sections that lack a file (in file order, each once), the `Loaded` summary)."""
+    sections that lack a file (in file order, each once), the `Loaded` summary). `policy_options`:
+    the replay's `policy` and its own axes (`_replay_fn`)."""
     from sessiontools.analysis.estimate import SessionWorker
     from sessiontools.cli.progress import phase
     from sessiontools.replay.registry import replay_agents
 
-    replay, options = _replay_fn(windows, reserves, keeps), _estimate_options()
+    replay, options = _replay_fn(windows, reserves, keeps, **policy_options), _estimate_options()
     worker = SectionsWorker(replay, SessionWorker(options, str(token_cache_path())), _drift_worker(),
-                            replay_agents(None))
+                            replay_agents(policy_options.get("policy")))
     per_file, loaded = run_files(paths, err, worker, jobs, "reading the files (every section)", content_hash=True)
     from sessiontools.cli.windows import miss_lines, split_misses
     from sessiontools.replay.catalog import catalogue

@@ -9,7 +9,7 @@ import typer
 
 from sessiontools.errors import UsageError
 
-__all__ = ["parse_token_list", "parse_tokens", "tokens_option"]
+__all__ = ["parse_percent_list", "parse_token_list", "parse_tokens", "tokens_option"]
 
 
 _TOKEN_SUFFIX = {"k": 1_000, "m": 1_000_000}
@@ -43,6 +43,19 @@ def parse_token_list(value: str | None, option: str, *, minimum: int = 0) -> lis
     if not items:
         raise UsageError(f"{option} takes comma-separated token counts, got {value!r}")
     return [parse_tokens(v, option, minimum=minimum) for v in items]
+
+
+def parse_percent_list(value: str | None, option: str) -> list[float | None]:
+    """Comma-separated percentages in (0, 100] (whole numbers stay ints); None: [None], the policy's default."""
+    if value is None:
+        return [None]
+    try:
+        out = [float(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"{option} takes comma-separated percentages, got {value!r}") from None
+    if not out or any(not 0 < p <= 100 for p in out):
+        raise UsageError(f"{option}: each value must be in (0, 100], got {value!r}")
+    return [int(p) if p == int(p) else p for p in out]
 
 
 def _token_value(value: str | int) -> int:

@@ -14,7 +14,9 @@
   catalogue | a models.json path | recorded usage.cost | none), cache_style (str: write | auto | none).
 
 `compactions_frame` schema (one row per compaction a run decided on):
-  session, leaf_id, policy (str), context_window, reserve_tokens, keep_recent_tokens (int),
+  session, leaf_id, policy (str), context_window, reserve_tokens, keep_recent_tokens, threshold (int),
+  auto_compact_limit (int), autocompact_pct (float): the run's setting, as in `runs_frame` (so that the
+  compactions of a Codex limit grid or a Claude Code percentage grid tell their run apart),
   n (int: 1-based position in its run), reason (str: threshold | overflow | user), parent_entry_id,
   first_kept_entry_id (str), tokens_before (int: Pi's own tokensBefore), truth_at_trigger,
   pi_view_at_trigger (int, tokens), early, thrash, is_split_turn (bool), messages_summarized,
@@ -60,6 +62,18 @@ def runs_schema() -> dict[str, Any]:
     return schema
 
 
+def _setting_columns(s: dict[str, Any]) -> dict[str, Any]:
+    """A run's setting as columns: the window, Pi's reserve and keep, the policy's threshold (Pi's exact
+    port records none: W - reserve), Codex's limit and Claude Code's percentage."""
+    return {
+        "context_window": s["context_window"], "reserve_tokens": s["reserve_tokens"],
+        "keep_recent_tokens": s["keep_recent_tokens"],
+        "threshold": s.get("threshold", s["context_window"] - s["reserve_tokens"]),
+        "auto_compact_limit": s.get("auto_compact_limit"),
+        "autocompact_pct": None if s.get("autocompact_pct") is None else float(s["autocompact_pct"]),
+    }
+
+
 def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
     """One row per run: its setting and its metrics."""
     import polars as pl
@@ -69,11 +83,7 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
         s, m, rm, tm = r["settings"], r["metrics"], r["recorded_match"], r["truth_model"]
         rows.append({
             "session": r["session"], "leaf_id": r["leaf_id"], "model": r["model"], "policy": s["policy"],
-            "context_window": s["context_window"], "reserve_tokens": s["reserve_tokens"],
-            "keep_recent_tokens": s["keep_recent_tokens"],
-            "threshold": s.get("threshold", s["context_window"] - s["reserve_tokens"]),
-            "agent": r.get("agent", "pi"), "auto_compact_limit": s.get("auto_compact_limit"),
-            "autocompact_pct": None if s.get("autocompact_pct") is None else float(s["autocompact_pct"]),
+            **_setting_columns(s), "agent": r.get("agent", "pi"),
             **{k: m.get(k) for k in METRICS},
             **{k: rm[k] for k in ("recorded", "matched", "missed", "extra")},
             "truth_overhead_tokens": tm["overhead_tokens"], "truth_ratio_to_chars4": tm["ratio_to_chars4"],
@@ -93,7 +103,8 @@ def compactions_schema() -> dict[str, Any]:
 
     return {
         "session": pl.Utf8, "leaf_id": pl.Utf8, "context_window": pl.Int64, "reserve_tokens": pl.Int64,
-        "keep_recent_tokens": pl.Int64, "policy": pl.Utf8, "n": pl.Int64, "reason": pl.Utf8,
+        "keep_recent_tokens": pl.Int64, "threshold": pl.Int64, "auto_compact_limit": pl.Int64,
+        "autocompact_pct": pl.Float64, "policy": pl.Utf8, "n": pl.Int64, "reason": pl.Utf8,
         "parent_entry_id": pl.Utf8, "first_kept_entry_id": pl.Utf8, "tokens_before": pl.Int64,
         "truth_at_trigger": pl.Int64, "pi_view_at_trigger": pl.Int64, "early": pl.Boolean, "thrash": pl.Boolean,
         "is_split_turn": pl.Boolean, "messages_summarized": pl.Int64, "turn_prefix_messages": pl.Int64,
@@ -111,11 +122,7 @@ def compactions_frame(records: Sequence[dict[str, Any]]) -> Any:
     for r in records:
         s = r["settings"]
         for k, c in enumerate(r["compactions"], start=1):
-            row = {
-                "session": r["session"], "leaf_id": r["leaf_id"], "context_window": s["context_window"],
-                "reserve_tokens": s["reserve_tokens"], "keep_recent_tokens": s["keep_recent_tokens"],
-                "policy": s["policy"], "n": k,
-            }
+            row = {"session": r["session"], "leaf_id": r["leaf_id"], **_setting_columns(s), "policy": s["policy"], "n": k}
             row.update({name: c.get(name) for name in schema if name not in row})
             rows.append(row)
     return pl.DataFrame(rows, schema=schema)

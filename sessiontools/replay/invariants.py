@@ -27,6 +27,9 @@ The rules (docs: ARCHITECTURE.md section 2):
 6. **user compactions**: the recorded user/extension compactions applied are the same at every setting
    (`consistent_user_compactions` over the runs of one session path).
 7. **counts**: compactions = threshold + overflow compactions; rates within [0, 1]; no negative count.
+8. **timeline** (a record that carries its `timeline`, the data of `--plot` and of the report's figure):
+   no request's truth is above `peak_truth_tokens`, and no more requests are above the window than the
+   run counts overflows: the figure and the numbers are of one run.
 """
 
 from __future__ import annotations
@@ -95,6 +98,21 @@ def violations(record: Mapping[str, Any]) -> list[str]:
     for k, v in m.items():
         if isinstance(v, int | float) and not isinstance(v, bool) and v < 0:
             out.append(f"counts: {k} is negative ({v})")
+    if record.get("timeline"):
+        out += _timeline_violations(record["timeline"], m, w)
+    return out
+
+
+def _timeline_violations(tl: Mapping[str, Any], m: Mapping[str, Any], w: int) -> list[str]:
+    """Rule 8: the timeline's requests against the run's peak and overflows."""
+    out = []
+    truths = [y for _, y in tl["truth"]]
+    top = max(truths, default=0)
+    if top > m["peak_truth_tokens"] + 0.5:  # the record rounds the peak
+        out.append(f"timeline: a request's truth {top:,.0f} is above peak_truth_tokens {m['peak_truth_tokens']:,}")
+    over = sum(1 for y in truths if y > w)
+    if over > m["overflows"]:
+        out.append(f"timeline: {over} request(s) above the window {w:,}, {m['overflows']} overflow(s) counted")
     return out
 
 

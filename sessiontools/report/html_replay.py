@@ -20,7 +20,7 @@ from typing import Any
 
 from sessiontools.report.folder import agent_of, folder_names
 from sessiontools.report.layout import dollars, tokens
-from sessiontools.report.replay import priced_total, setting_cell
+from sessiontools.report.replay import priced_total, setting_cell, setting_legend
 from sessiontools.report.svg import TIMELINE_LEGEND, heat_color, legend_html, timeline_svg
 
 #: Sessions shown open (worst first); the rest are in closed <details>.
@@ -127,10 +127,9 @@ def replay_section(doc: Mapping[str, Any], timelines: Sequence[Mapping[str, Any]
     order = _worst_first(runs)
     names = folder_names(order)
     out = [f"<h3>Totals per setting over {len(order):,} session(s)</h3>", _totals(runs)]
-    out.append('<p class="note">setting: the window W, then the policy\'s own axes: Pi W / reserveTokens / '
-               "keepRecentTokens; Codex W / auto-compact limit (else its threshold); Claude Code W / threshold "
-               "@ auto-compact percentage. cost: summed over the runs with a known price (* = not every run "
-               f"priced); over every run: {h._e(priced_total(runs))}.</p>")
+    policies = list(dict.fromkeys(r["settings"]["policy"] for r in runs))
+    out.append(f'<p class="note">setting: {h._e(setting_legend(policies))}. cost: summed over the runs with a known '
+               f"price (* = not every run priced); over every run: {h._e(priced_total(runs))}.</p>")
     by_session: dict[str, list[Mapping[str, Any]]] = {}
     for r in runs:
         by_session.setdefault(r["session"], []).append(r)

@@ -20,23 +20,55 @@ def _setting(n: int) -> str:
     return f"{n // 1000}k" if n % 1000 == 0 and n >= 1000 else _k(n)
 
 
-REPLAY_COLUMNS = (
-    Column("W/R/K", "window / reserveTokens / keepRecentTokens (tokens; 16k = 16,000); Codex: window/limit; "
-           "Claude Code: window/auto-compact threshold", "left"),
-    Column("pol.", "policy: check points of Pi 0.x (pi-0) or 1.x (pi-1)", "left", optional=True),
-    Column("comp", "compactions"),
-    Column("early", "compactions while truth <= threshold T = W - R"),
-    Column("late", "check points over T without a compaction"),
-    Column("mid", "mid-run crossings: requests inside a run over T"),
-    Column("ovf", "overflows: requests over W"),
-    Column("thr", "thrash: compactions after which the next check point is still over T"),
-    Column("peak tok", "largest truth (tokens)", optional=True),
-    Column("billed tok", "billed input tokens: uncached input + cache reads + cache writes, summaries included"),
-    Column("cache rd tok", "prompt tokens read from the provider's cache (billed at the cache-read price)",
-           optional=True),
-    Column("cost $", "agent + summarisation requests, priced per token class with prompt caching"),
-    Column("rec.", "recorded compactions matched / recorded, +extra simulated (rec. match)"),
-)
+def setting_legend(policies: Sequence[str]) -> str:
+    """What the setting cell shows for each policy present, from its axes (`Policy.axes`): the window,
+    its token axes (else its threshold T), its percentage axis after @; and how T follows (W - reserve
+    where the policy has a reserve axis, else the policy's own T)."""
+    from sessiontools.replay.registry import policy_axes
+
+    shapes: dict[str, list[str]] = {}
+    for p in policies:
+        axes = policy_axes(p)[1:]
+        toks = [a.label for a in axes if a.unit == "tokens"]
+        pct = "".join(f" @{a.label}" for a in axes if a.unit != "tokens")
+        shape = "W/" + ("/".join(toks) if toks else "T") + pct
+        if toks and not any(a.key == "reserve_tokens" for a in axes):
+            shape += ", or W/T at its default"
+        shapes.setdefault(shape, []).append(p)
+    parts = "; ".join(f"{', '.join(ps)}: {shape}" for shape, ps in shapes.items())
+    return f"the window W and the policy's own axes ({parts}; tokens, 16k = 16,000)"
+
+
+def _threshold_legend(policies: Sequence[str]) -> str:
+    from sessiontools.replay.registry import policy_axes
+
+    reserve = [p for p in policies if any(a.key == "reserve_tokens" for a in policy_axes(p))]
+    own = [p for p in policies if p not in reserve]
+    words = ([f"W - reserve for {', '.join(reserve)}"] if reserve else []) + \
+        ([f"the policy's own for {', '.join(own)}"] if own else [])
+    return f"compactions while truth <= the threshold T ({'; '.join(words)})"
+
+
+def replay_columns(policies: Sequence[str]) -> tuple[Column, ...]:
+    """The replay table's columns, their legends written for the policies of its runs."""
+    return (
+        Column("setting", setting_legend(policies), "left"),
+        Column("pol.", "policy: whose compaction rule replayed the file (pi-0, pi-1, codex, ...)", "left",
+               optional=True),
+        Column("comp", "compactions"),
+        Column("early", _threshold_legend(policies)),
+        Column("late", "check points over T without a compaction"),
+        Column("mid", "mid-run crossings: requests inside a run over T"),
+        Column("ovf", "overflows: requests over W"),
+        Column("thr", "thrash: compactions after which the next check point is still over T"),
+        Column("peak tok", "largest truth (tokens)", optional=True),
+        Column("billed tok", "billed input tokens: uncached input + cache reads + cache writes, summaries included"),
+        Column("cache rd tok", "prompt tokens read from the provider's cache (billed at the cache-read price)",
+               optional=True),
+        Column("cost $", "agent + summarisation requests, priced per token class with prompt caching; "
+               "- = no price known"),
+        Column("rec.", "recorded compactions matched / recorded, +extra simulated (rec. match)"),
+    )
 
 
 def run_label(r: dict[str, Any], names: dict[str, str], multi_leaf: bool) -> str:
@@ -54,12 +86,13 @@ def _axes(s: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _axis_value(a: Any, v: Any) -> str:
-    return f"{v}%" if a.unit == "percent" else _setting(v)
+    return f"{v:g}%" if a.unit == "percent" else _setting(v)
 
 
 def setting_cell(s: dict[str, Any]) -> str:
     """W/R/K (Pi), W/limit (Codex), W/T @P% (Claude Code): the window, then the policy's token axes
-    that are set, else its threshold; a percentage axis follows with @."""
+    that are set, else its threshold; a percentage axis follows with @. `s` is a run's settings or a
+    row of `replay.frames.runs_frame` (the same keys)."""
     axes = _axes(s)
     toks = [_setting(s[a.key]) for a in axes if a.unit == "tokens" and s.get(a.key) is not None]
     pct = "".join(f" @{_axis_value(a, s[a.key])}" for a in axes if a.unit != "tokens" and s.get(a.key) is not None)
@@ -82,7 +115,8 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     leaves: dict[str, set[Any]] = {}
     for r in records:
         leaves.setdefault(r["session"], set()).add(r.get("leaf_id"))
-    t = FittedTable("replay: one row per setting (truth = provider-counted prompt tokens)", REPLAY_COLUMNS)
+    policies = list(dict.fromkeys(r["settings"]["policy"] for r in records))
+    t = FittedTable("replay: one row per setting (truth = provider-counted prompt tokens)", replay_columns(policies))
     for r in records:
         s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
         t.add_row(
@@ -109,7 +143,7 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
                                              ("split", comp["is_split_turn"]), ("=rec", comp["matches_recorded"]))
                              if on)
             c.add_row(
-                str(k), comp["reason"], safe_text(comp["parent_entry_id"]), safe_text(comp["first_kept_entry_id"]),
+                str(k), comp["reason"], _entry(comp["parent_entry_id"]), _entry(comp["first_kept_entry_id"]),
                 f"{comp['tokens_before']:,}", f"{comp['truth_at_trigger']:,}", flags or "-",
                 str(comp["messages_summarized"]), f"{comp['kept_tokens']:,}",
                 f"{comp['summary_tokens']:,} {comp['summary_source']}",
@@ -119,12 +153,18 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
     return Group(*parts)
 
 
+def _entry(entry_id: str | None) -> str:
+    """An entry id for a cell: "-" where the compaction has none (a policy that keeps no message)."""
+    return "-" if entry_id is None else safe_text(entry_id)
+
+
 COMPACTION_COLUMNS = (
     Column("#", "compaction number"),
-    Column("why", "threshold (Pi's view over T) or overflow (recovery after a request over W)", "left"),
+    Column("why", "threshold (the policy's own count over T), overflow (recovery after a rejected request) or "
+           "user (recorded manual or hook compaction)", "left"),
     Column("after", "entry id the compaction follows", "left"),
-    Column("first kept", "first entry id kept verbatim", "left"),
-    Column("Pi tok", "tokensBefore as Pi computes it (tokens)"),
+    Column("first kept", "first entry id kept verbatim (-: the policy keeps no recorded message)", "left"),
+    Column("before tok", "the tokens before the compaction as the policy reports them (Pi: tokensBefore)"),
     Column("truth tok", "provider-counted prompt tokens at the trigger"),
     Column("flags", "early, thrash, split (a turn is split), =rec (same as a recorded compaction)", "left"),
     Column("msgs", "messages summarised", optional=True),
@@ -254,7 +294,7 @@ def heatmap_cells(records: Sequence[dict[str, Any]], metric: str) -> dict[str, A
     from sessiontools.replay.registry import policy_axes
 
     axes = policy_axes(records[0]["settings"]["policy"])
-    y_axis, x_axis = (axes[1], axes[2]) if len(axes) >= 3 else (axes[0], axes[1])
+    y_axis, x_axis = _heatmap_axes(axes, records)
     ys = sorted({r["settings"].get(y_axis.key) for r in records}, key=_none_first)
     xs = sorted({r["settings"].get(x_axis.key) for r in records}, key=_none_first)
     total = [[0.0 for _ in xs] for _ in ys]
@@ -273,6 +313,17 @@ def heatmap_cells(records: Sequence[dict[str, Any]], metric: str) -> dict[str, A
     return {"policy": records[0]["settings"]["policy"], "y": y_axis, "x": x_axis, "ys": ys, "xs": xs,
             "values": values, "known": known, "runs": runs,
             "sessions": len({r.get("session") for r in records}), "summed_axes": over}
+
+
+def _heatmap_axes(axes: Sequence[Any], records: Sequence[dict[str, Any]]) -> tuple[Any, Any]:
+    """The heatmap's rows and columns: the first two axes that vary, the window last (with every axis
+    varying, Pi's cells are reserve x keep summed over the windows), so a grid over one axis (only
+    windows, say) is a row of cells, not one cell summing them; in the policy's order."""
+    preferred = [*axes[1:], axes[0]]
+    varying = [a for a in preferred if len({r["settings"].get(a.key) for r in records}) > 1]
+    chosen = (varying + [a for a in preferred if a not in varying])[:2]
+    y_axis, x_axis = sorted(chosen, key=list(axes).index)
+    return y_axis, x_axis
 
 
 def heatmap_title(p: Mapping[str, Any], metric: str) -> str:

@@ -34,18 +34,17 @@ def _setting(n: int | None) -> str:
 
 
 def setting_label(row: Mapping[str, Any]) -> str:
-    """A totals row's setting along its policy's axes (`Policy.axes`) when the row carries every one
-    (Pi's window/reserve/keep); else its window and policy (the totals keep window, reserve and keep
-    only, so Codex's and Claude Code's own axes are named by the policy)."""
-    from sessiontools.replay.registry import policy_axes
+    """A totals row's setting along its policy's axes (`report.replay.setting_cell`: the window, the
+    policy's own token axes, else its threshold, and its percentage axis)."""
+    from sessiontools.report.replay import setting_cell
 
-    keys = [a.key for a in policy_axes(str(row["policy"]))]
-    if all(k in row for k in keys):
-        return "/".join(_setting(row[k]) for k in keys)
-    return f"{_setting(row['context_window'])} {row['policy']}"
+    return setting_cell(row)
 
 
-_SETTING_KEYS = ("policy", "context_window", "reserve_tokens", "keep_recent_tokens", "threshold")
+#: What tells one setting from another: the policy, the window and every policy's own axes (a Codex grid
+#: over its limit, a Claude Code grid over its percentage), and the threshold they give.
+_SETTING_KEYS = ("policy", "context_window", "reserve_tokens", "keep_recent_tokens", "auto_compact_limit",
+                 "autocompact_pct", "threshold")
 
 
 def _cost_cell(cost: float, priced: int, runs: int) -> str:
@@ -65,13 +64,14 @@ def totals_frame(runs: Any, groups: Mapping[str, str] | None = None) -> Any:
                  pl.col("cost").is_not_null().sum().alias("priced"),
                  pl.col("cost").fill_null(0).sum().alias("cost"),
                  *[pl.col(c).fill_null(0).sum().alias(c) for c in _SUMMED])
-            .sort(["_group", "policy", "context_window", "reserve_tokens", "keep_recent_tokens", "threshold"]))
+            .sort(["_group", *_SETTING_KEYS], nulls_last=False))
 
 
 def _totals_table(totals: Any, group_header: str | None, n_sessions: int) -> FittedTable:
+    from sessiontools.report.replay import setting_legend
+
     cols = [
-        Column("setting", "W/reserve/keep for Pi (tokens; 16k = 16,000); window and policy for agents without a "
-               "reserve", "left"),
+        Column("setting", setting_legend(list(dict.fromkeys(totals["policy"].to_list()))), "left"),
         Column("pol.", "policy", "left", optional=True),
         Column("sess", "sessions replayed at this setting"),
         Column("comp", "compactions (summed over sessions)"),

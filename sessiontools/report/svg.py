@@ -92,7 +92,7 @@ def legend_html(items: Sequence[tuple[str, str]]) -> str:
 
 
 def timeline_svg(tl: dict, title: str) -> str:
-    """Context size per request (truth), Pi's view at check points, threshold, window, compactions."""
+    """Context size per request (truth), the policy's own count at check points, threshold, window, compactions."""
     w, h = 760, 300
     truth = tl["truth"]
     xs = [p[0] for p in truth] or [0]
@@ -115,8 +115,9 @@ def timeline_svg(tl: dict, title: str) -> str:
     return _svg(w, h, body, title)
 
 
-TIMELINE_LEGEND = (("#1f77b4", "truth (actual prompt tokens)"), ("#ff7f0e", "Pi's view at a check point"),
-                   ("#d62728", "threshold T = W - reserve"), ("#000", "window W (dotted); ring = Pi compacted here"),
+TIMELINE_LEGEND = (("#1f77b4", "truth (actual prompt tokens)"), ("#ff7f0e", "the policy's own count at a check point"),
+                   ("#d62728", "threshold T (the policy's)"),
+                   ("#000", "window W (dotted); ring = the agent compacted here (recorded)"),
                    ("#2ca02c", "simulated compaction (threshold)"), ("#9467bd", "simulated compaction (overflow)"))
 
 

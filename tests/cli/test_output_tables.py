@@ -40,7 +40,7 @@ def test_replay_demo_table_fits(width: int) -> None:
     names = short_names([r["session"] for r in runs])
     cells = [*names.values(), "832k", "0/2 +16", "16k/3k/4k", "24k/3k/4k", "1.02M"]
     text = _check([replay_table(runs)], width, cells)
-    for short in ("comp:", "ovf:", "thr:", "mid:", "rec.:", "W/R/K:", "billed tok:", "cost $:"):
+    for short in ("comp:", "ovf:", "thr:", "mid:", "rec.:", "setting:", "billed tok:", "cost $:"):
         assert short in text, f"legend lacks {short}"
     samples = len(list(Path("sample_sessions").rglob("*.jsonl")))  # every bundled sample is in the demo
     assert len(set(names.values())) == len(names) == samples

@@ -105,3 +105,62 @@ def test_a_failing_section_keeps_the_file_in_the_others(monkeypatch: pytest.Monk
     html = out.read_text(encoding="utf-8")
     inspect_part = html[html.index('<section id="inspect">'):html.index('<section id="replay">')]
     assert "pi0-tiny" in inspect_part
+
+
+def test_export_reads_each_file_once_after_hashing_it(opens: collections.Counter[str], tmp_path: Path) -> None:
+    """`export --replay-*` makes every table, the replay rows included, from one read of each file; before
+    it, one pass hashes the bytes (`plan_export`: a file already in the dataset is skipped unparsed, the
+    dataset's identity of a file is its full sha256). A second export of the same files reads nothing but
+    the hash pass."""
+    one_pass = _inspect_opens(opens, tmp_path)
+    argv = ["export", str(SAMPLES), "-o", str(tmp_path / "ds"), "--jobs", "1", "--replay-window", "16k",
+            "--replay-reserve", "3000", "--replay-keep", "4000"]
+    assert main(argv) == 0
+    assert dict(opens) == {p: n + 1 for p, n in one_pass.items()}
+    opens.clear()
+    assert main(argv) == 0
+    assert dict(opens) == dict.fromkeys(one_pass, 1)
+
+
+@pytest.fixture
+def runs_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
+    """The `ReplayRun` objects that became JSON records and timelines, and the runs of each walk of a
+    file (kept alive here, so that their ids stay unique)."""
+    import sessiontools.replay.session as session
+
+    seen: dict[str, list[Any]] = {"record": [], "timeline": [], "replayed": []}
+    real_record, real_timeline, real_source = session.run_record, session.timeline_of, session.replay_source
+
+    def record(pr: Any, run: Any) -> Any:
+        seen["record"].append(run)
+        return real_record(pr, run)
+
+    def timeline(pr: Any, run: Any) -> Any:
+        seen["timeline"].append(run)
+        return real_timeline(pr, run)
+
+    def source(s: Any, **options: Any) -> Any:
+        out = real_source(s, **options)
+        seen["replayed"] += [run for pr in out for run in pr.runs]
+        return out
+
+    monkeypatch.setattr(session, "run_record", record)
+    monkeypatch.setattr(session, "timeline_of", timeline)
+    monkeypatch.setattr(session, "replay_source", source)
+    return seen
+
+
+@pytest.mark.parametrize("command", ["replay", "report"])
+def test_each_timeline_is_of_a_run_the_table_shows(command: str, runs_seen: dict[str, list[Any]],
+                                                   tmp_path: Path) -> None:
+    """`replay --plot` (one setting) and `report`: every timeline is drawn from a `ReplayRun` that is
+    also a row of the table (the same object, not a second replay), and no setting of a file is walked
+    twice (a prior-dominated session's first pass fits it only)."""
+    f = SAMPLES / "codex" / "codex-pair-a.jsonl" if command == "replay" else SAMPLES
+    out = tmp_path / ("r.json" if command == "replay" else "r.html")
+    argv = ([command, str(f), "-f", "json", "-o", str(out), "--plot", str(tmp_path / "t.png"), "--jobs", "1"]
+            if command == "replay" else [command, str(f), "-o", str(out), *GRID])
+    assert main(argv) == 0
+    ids = {k: [id(r) for r in v] for k, v in runs_seen.items()}
+    assert ids["timeline"] and set(ids["timeline"]) <= set(ids["record"])
+    assert len(ids["record"]) == len(set(ids["record"])) and set(ids["record"]) == set(ids["replayed"])

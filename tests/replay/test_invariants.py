@@ -54,7 +54,7 @@ def _runs(f: Path) -> Iterator[tuple[str, list[dict[str, Any]]]]:
             try:
                 yield (f"{f.name} {policy or 'default'} {what}",
                        replay_records(src, policy=policy, summary_tokens=None, models=[], leaf=None, all_leaves=True,
-                                      **opts))
+                                      timeline=True, **opts))
             except InputError as e:  # a setting the policy refuses (reserve >= window) is not a run
                 assert "not below" in str(e) or "catalogue" in str(e), str(e)
 
@@ -64,8 +64,8 @@ CHECKED: list[int] = []
 
 @pytest.mark.parametrize("f", _files(), ids=lambda p: p.name)
 def test_every_run_is_consistent(f: Path) -> None:
-    """No run contradicts itself (`replay.invariants.violations`), and the recorded user/extension
-    compactions are the same at every setting of a session."""
+    """No run contradicts itself (`replay.invariants.violations`, the timeline of each path's first run
+    included), and the recorded user/extension compactions are the same at every setting of a session."""
     problems = []
     n = 0
     for label, recs in _runs(f):
@@ -75,3 +75,16 @@ def test_every_run_is_consistent(f: Path) -> None:
     CHECKED.append(n)
     assert n > 0
     assert not problems, "\n".join(problems[:20])
+
+
+def test_the_timeline_rule_finds_a_figure_of_another_run() -> None:
+    """Rule 8 fails a record whose timeline is not of its run: a request above the peak, or more
+    requests above the window than overflows counted."""
+    rec = replay_records(load_source(SAMPLES / "pi0-overflow.jsonl"), policy=None, summary_tokens=None, models=[],
+                         leaf=None, all_leaves=False, timeline=True, windows=[16000], reserves=[3000], keeps=[4000])[0]
+    assert violations(rec) == [] and rec["metrics"]["overflows"] > 0  # requests above this window
+    w = rec["settings"]["context_window"]
+    taller = {**rec, "timeline": {**rec["timeline"], "truth": [*rec["timeline"]["truth"], [10**6, w + 10**6]]}}
+    assert [v.split(":")[0] for v in violations(taller)] == ["timeline", "timeline"]
+    fewer = {**rec, "metrics": {**rec["metrics"], "overflows": 0}}
+    assert "timeline" in [v.split(":")[0] for v in violations(fewer)]
