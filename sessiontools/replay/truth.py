@@ -32,11 +32,11 @@ from sessiontools.replay.truth_model import (
     fit_model,
     fit_overhead_ratio,
 )
-from sessiontools.transcript.pi.workload import Workload
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.context import entry_messages_v0, entry_messages_v1
 from sessiontools.transcript.pi.incremental import iter_request_projections
 from sessiontools.transcript.pi.neutral import own_messages
+from sessiontools.transcript.pi.workload import Workload
 
 __all__ = ["DEFAULT_SUMMARY_TOKENS", "MIN_REQUESTS", "PRIOR_RATIO", "RATIO_BOUNDS", "TruthFit", "TruthModel",
            "attribute", "chars4_counter", "entry_messages", "fit_overhead_ratio", "fit_truth", "recorded_contexts"]
