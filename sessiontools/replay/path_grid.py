@@ -16,7 +16,7 @@ from collections.abc import Container, Sequence
 from functools import reduce
 from operator import add
 
-from sessiontools.policies.base import Policy, chars4
+from sessiontools.policies.base import Policy
 from sessiontools.replay.neutral import NeutralTruth
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger
 
@@ -87,9 +87,9 @@ class PathGrid:
         """(workload truth before it, its summary's truth) of each recorded compaction the policy made
         (not the user's), ascending: what `Policy.summary_tokens` interpolates between."""
         if self._summary_points is None:
-            msgs, ratio = self.path.messages, self.truth.ratio
+            msgs = self.path.messages
             self._summary_points = sorted(
-                (self.history[bisect_right(self.work, rec)], ratio * chars4(len(msgs[c.index].text)))
+                (self.history[bisect_right(self.work, rec)], self.truth.text_tokens(len(msgs[c.index].text)))
                 for k, (c, rec) in enumerate(zip(self.path.compactions, self.recorded, strict=True))
                 if k not in self.by_user_set and c.index < len(msgs))
         return self._summary_points

@@ -196,15 +196,14 @@ def regenerate_codex(chain: CodexChain, summarize: Callable[[CodexRequest], Any]
 def _size(c: CodexRegenerated, truth: Any) -> float | None:
     """A regenerated summary message's tokens: the answer's output tokens (as the endpoint counted)
     plus the prefix at the truth model's rate; the whole text at that rate when it did not say."""
-    from sessiontools.policies.base import chars4
 
     if not c.regenerated or not c.calls or c.summary == c.recorded:
         return None  # the recorded summary: the replay's own (recorded) sizes hold
     ans = c.calls[-1][1]
     prefix = len(c.summary) - len(ans.text)
     if ans.output_tokens is None:
-        return truth.ratio * chars4(len(c.summary))
-    return float(ans.output_tokens) + truth.ratio * chars4(max(0, prefix))
+        return truth.text_tokens(len(c.summary))
+    return float(ans.output_tokens) + truth.text_tokens(max(0, prefix))
 
 
 class _Stop(Exception):

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from functools import reduce
 from operator import add
 
-from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings, chars4
+from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings
 from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth, fit_neutral_truth
 from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import (
@@ -342,7 +342,7 @@ class _Walk(CheckStep):
         self._peak(truth_now)
         summary = self.truth.attributed.get(c.index)
         if summary is None:
-            summary = self.truth.ratio * chars4(len(c.summary or ""))
+            summary = self.truth.text_tokens(len(c.summary or ""))
         sc = self._record(CompactionReason.USER, self.work[upto - 1] if upto else -1, kept, self.view(upto),
                           truth_now, 0.0, summary, True)
         sc.summarization_output_tokens = 0.0
