@@ -7,13 +7,11 @@ memory grows with the largest session, not with the corpus.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.read import Diagnostic
@@ -21,6 +19,9 @@ from sessiontools.read.agents import Agent
 from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
 from sessiontools.read.sources import load_source
+
+if TYPE_CHECKING:  # multiprocessing and concurrent.futures are imported by the runs that use them
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 
@@ -224,6 +225,8 @@ def _start_method() -> str:
     """fork when this process runs a single thread: workers start at once with the package already
     imported. With other threads (a progress bar's refresher, a tokenizer's or polars' native pool)
     a forked child could inherit a lock held by one of them, so workers come from a forkserver."""
+    import multiprocessing
+
     if "fork" in multiprocessing.get_all_start_methods() and _threads() == 1:
         return "fork"
     return "forkserver"
@@ -242,6 +245,9 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
     """`_one` over `paths` in `workers` processes, submitted largest first, yielded in file order.
 
     Workers read their files themselves (a path goes out, one file's result comes back)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     method = _start_method()
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
@@ -317,7 +323,11 @@ def _in_forkserver() -> bool:
     import sys
 
     fs = sys.modules.get("multiprocessing.forkserver")
-    return fs is not None and sys.argv[:1] == ["-c"] and multiprocessing.current_process().name == "MainProcess" \
+    if fs is None:
+        return False
+    import multiprocessing
+
+    return sys.argv[:1] == ["-c"] and multiprocessing.current_process().name == "MainProcess" \
         and getattr(fs, "_forkserver", None) is not None and fs._forkserver._forkserver_pid is None
 
 
