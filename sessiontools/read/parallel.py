@@ -8,6 +8,7 @@ memory grows with the largest session, not with the corpus.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -182,10 +183,12 @@ def map_sessions(
         return
     if jobs <= 1 or len(paths) <= 1:
         if callable(getattr(fn, "start", None)) and len(paths) > 1:
-            yield from _pipelined(paths, fn, content_hash, agents, limits)
+            with frozen_heap():
+                yield from _pipelined(paths, fn, content_hash, agents, limits)
             return
-        for p in paths:
-            yield _one(p, fn, content_hash, agents, limits)
+        with frozen_heap(len(paths) > 1):
+            for p in paths:
+                yield _one(p, fn, content_hash, agents, limits)
         return
     yield from _pool_map(paths, fn, min(jobs, len(paths)), content_hash, agents, limits)
 
@@ -261,7 +264,7 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_ignores_sigint)
     try:
         for n, i in enumerate(largest_first(paths)):
-            with _frozen_for_fork(method == "fork" and n == 0):  # (the first submit forks every worker)
+            with frozen_heap(method == "fork" and n == 0):  # (the first submit forks every worker)
                 futures[i] = pool.submit(_one, paths[i], fn, content_hash, agents, limits)
         for i, fut in enumerate(futures):
             yield fut.result()
@@ -273,22 +276,34 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+_FROZEN = [0]  # frozen_heap()s running in this process (threads: a Dask worker's batches)
+_FROZEN_LOCK = threading.Lock()
+
+
 @contextmanager
-def _frozen_for_fork(freeze: bool) -> Iterator[None]:
-    """Workers forked inside have this process's objects frozen (`gc.freeze`), so their collector
-    never walks them: a walk copied every page it touched (copy-on-write) and repeated, in each
-    worker, work this process had already done. `--jobs 2` took 0.2-0.45 s more CPU than `--jobs 1`
-    over the 300 MB corpus, about nothing with it (issue 28). This process unfreezes at once."""
+def frozen_heap(freeze: bool = True) -> Iterator[None]:
+    """The objects this process holds when it starts frozen (`gc.freeze`) until it ends: the
+    collector's full passes skip them. They are the imported modules (and on a Dask worker,
+    distributed's state): walked again at every full pass while a file's objects pile up, and in a
+    forked worker each walk copied the pages it touched (copy-on-write). `--jobs 2` took 0.2-0.45 s
+    more CPU than `--jobs 1` over the 300 MB corpus (issue 28). Nested or concurrent uses unfreeze
+    when the last ends; what was garbage before is collected after."""
     if not freeze:
         yield
         return
     import gc
 
-    gc.freeze()
+    with _FROZEN_LOCK:
+        _FROZEN[0] += 1
+        if _FROZEN[0] == 1:
+            gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        with _FROZEN_LOCK:
+            _FROZEN[0] -= 1
+            if _FROZEN[0] == 0:
+                gc.unfreeze()
 
 
 def start_forkserver_ignoring_sigint() -> None:
