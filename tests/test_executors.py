@@ -151,3 +151,24 @@ def test_a_nannys_malloc_setting_no_longer_maps_every_large_block_during_a_task(
     out = subprocess.run([sys.executable, "-c", MALLOC_PROBE], env=clean, capture_output=True, text=True, check=True)
     plain, tuned, again = map(int, out.stdout.split())
     assert plain * 20 < 200 * 256 and tuned * 20 < 200 * 256, "glibc's own thresholds: nothing to change"
+
+
+def _freeze_count(path: str) -> tuple[str, int]:
+    import gc
+
+    return path, gc.get_freeze_count()
+
+
+def test_a_dask_batch_runs_with_the_workers_objects_frozen() -> None:
+    """A batch on a worker runs inside `parallel.frozen_heap`: the objects the worker held when it
+    started (its imports, distributed's state) are out of the collector's full passes, and are
+    unfrozen when the batch ends."""
+    import gc
+
+    from sessiontools.read.executors import _batch
+
+    before = gc.get_freeze_count()
+    out = _batch(["a", "b"], _freeze_count, ())
+    assert [p for p, _ in out] == ["a", "b"]
+    assert all(n > before and n > 1000 for _, n in out), out
+    assert gc.get_freeze_count() == before

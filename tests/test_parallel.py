@@ -39,3 +39,33 @@ def test_a_failing_file_stops_the_pool_and_raises_in_the_parent(tmp_path: Path) 
     files = sorted(str(p) for p in SAMPLES.glob("*.jsonl"))
     with pytest.raises(UsageError):
         list(parallel.map_sessions(files, partial(inspect_source, leaf="no-such-leaf"), jobs=2))
+
+
+
+FROZEN = """
+import gc, sys
+from sessiontools.read import parallel
+
+def frozen_objects(session):
+    return gc.get_freeze_count()
+
+assert parallel._start_method() == "fork", parallel._threads()
+before = gc.get_freeze_count()
+results = list(parallel.map_sessions(sys.argv[1:], frozen_objects, jobs=2))
+print(before, gc.get_freeze_count(), *[r.value for r in results])
+"""
+
+
+def test_forked_workers_start_with_the_parents_objects_frozen() -> None:
+    """A forked worker's collector does not walk (and copy, page by page) the objects it inherited:
+    they are frozen when the pool forks, and the parent unfreezes them at once (issue 28: `--jobs 2`
+    cost 0.2-0.45 s more CPU than `--jobs 1`). In a fresh interpreter: one thread, so workers fork."""
+    import subprocess
+    import sys
+
+    files = sorted(str(p) for p in SAMPLES.glob("*.jsonl"))[:4]
+    proc = subprocess.run([sys.executable, "-c", FROZEN, *files], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    before, after, *workers = map(int, proc.stdout.split())
+    assert before == after == 0
+    assert len(workers) == 4 and all(n > 10_000 for n in workers), workers

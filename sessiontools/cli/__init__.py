@@ -93,7 +93,7 @@ def inspect(
     children; "tok before" is the tokensBefore Pi recorded for a compaction.
     """
     from sessiontools.analysis.inspect import inspect_source
-    from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table
+    from sessiontools.report.inspect_summary import inspect_headline  # (no rich: the JSON run needs none)
     from sessiontools.report.writers import envelope
 
     check_leaf_options(leaf, all_leaves)
@@ -120,8 +120,10 @@ def inspect(
             width = DESIGN_WIDTH if output else output_width()
             emit_renderables([PlainLines(inspect_plain_lines(reports, width))], output)
         else:
+            from sessiontools.report.inspect import inspect_table, inspect_totals_table
             emit_renderables([*(inspect_table(r) for r in reports), inspect_totals_table(reports)], output)
     elif reports:
+        from sessiontools.report.inspect import inspect_table, inspect_totals_table
         items = [inspect_table(r) for r in reports]
         if len(reports) > 1:
             items.append(inspect_totals_table(reports))

@@ -19,10 +19,11 @@ _LABELS = {"skipped": "skipped", "recovered": "recovered", "fatal": "error", "no
 
 
 def safe_text(s: object) -> Any:
-    """`report.text.safe_text` (a rich Text, never parsed as markup), imported on first use."""
-    from sessiontools.report.text import safe_text as text
+    """A line for `err.print`: `report.text.safe_text(s)` (a rich Text, never parsed as markup) when
+    printed on a rich console, written as it is by `cli.console.StderrConsole` when plain (no rich)."""
+    from sessiontools.cli.console import SafeLine
 
-    return text(s)
+    return SafeLine(str(s))
 
 
 def print_diagnostics(err: Console, diagnostics: Sequence[Diagnostic], path: object) -> None:

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 
 
 def stderr_console() -> Console:
-    from rich.console import Console
+    """The stderr console (`cli.console.StderrConsole`: rich's Console, made when first needed)."""
+    from sessiontools.cli.console import StderrConsole
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return StderrConsole()  # type: ignore[return-value]
 
 
 def output_width() -> int:

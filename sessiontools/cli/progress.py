@@ -32,6 +32,13 @@ def _console(err: Console) -> Console:
     return _TARGET.get() or err
 
 
+def _rich(con: Console) -> Console:
+    """What rich's Progress draws on (a `cli.console.StderrConsole`'s rich console)."""
+    from sessiontools.cli.console import real_console
+
+    return real_console(con)  # type: ignore[no-any-return]
+
+
 def _label(label: str) -> str:
     prefix = _PREFIX.get()
     return f"{prefix}: {label}" if prefix else label
@@ -64,7 +71,7 @@ class Bar:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), _rate_column(),
-                                TimeElapsedColumn(), console=self.err, transient=True)
+                                TimeElapsedColumn(), console=_rich(self.err), transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=self.total)
         return self.advance
@@ -92,7 +99,7 @@ def phase(err: Console, label: str) -> Iterator[None]:
         return
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=con, transient=True)
+    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=_rich(con), transient=True)
     bar.start()
     bar.add_task(_label(label), total=None)
     try:

@@ -214,7 +214,11 @@ FILE_COST = 16384
 
 
 def _batch(paths: Sequence[Any], task: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
-    with worker_malloc():
+    from sessiontools.read.parallel import (
+        frozen_heap,  # (the worker's imports, distributed's state: not walked)
+    )
+
+    with worker_malloc(), frozen_heap():
         return [task(p, *args) for p in paths]
 
 

@@ -140,7 +140,33 @@ def detect_agent(head: bytes) -> Agent:
     return reader_for(head).agent
 
 
+def pi_header_first(head: bytes) -> bool:
+    """Whether the first non-blank line of `head` is a Pi session header (an object with `"type":
+    "session"`). No other reader claims such a file (Codex's `is_rollout` wants `session_meta` or no
+    `type`; Claude Code's sniffing says no at a Pi header), so `reader_for` gives it to Pi without
+    importing them (a fifth of a small `inspect`'s start-up). Anything else, a line that does not
+    parse included, goes through every reader."""
+    import orjson
+
+    start = 0
+    while start < len(head):
+        nl = head.find(b"\n", start)
+        line = head[start:] if nl < 0 else head[start:nl]
+        if line.strip():
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                return False
+            return isinstance(obj, dict) and obj.get("type") == "session"
+        if nl < 0:
+            break
+        start = nl + 1
+    return False
+
+
 def reader_for(head: bytes) -> Reader:
+    if pi_header_first(head):
+        return FALLBACK
     for r in READERS:
         if r.recognises(head):
             return r

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -22,7 +24,10 @@ def html_text(s: object) -> str:
 
 
 def safe_text(s: object, *, limit: int | None = None, style: str | None = None) -> Text:
-    """A rich `Text` (never parsed as markup) of `s`, control sequences stripped, optionally shortened."""
+    """A rich `Text` (never parsed as markup) of `s`, control sequences stripped, optionally shortened.
+    (rich is imported here: a run that prints no Text never imports it.)"""
+    from rich.text import Text
+
     t = strip_control(str(s))
     if limit is not None and len(t) > limit:
         t = t[: max(0, limit - 1)] + "…"

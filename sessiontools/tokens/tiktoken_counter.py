@@ -112,13 +112,15 @@ def iter_units(message: Mapping[str, Any], pi_version: str = "1") -> Iterator[st
 
 
 def units_key(texts: Sequence[str], images: int) -> bytes:
-    """A content hash of text units: equal keys mean equal counts under any encoding."""
-    parts = [images.to_bytes(4, "little")]
+    """A content hash of text units: equal keys mean equal counts under any encoding. The hash of
+    `images` (4 bytes) then each text's UTF-8 length (8 bytes) and bytes, fed piece by piece (no
+    joined copy of the texts: the keys of the cache on disk are unchanged)."""
+    h = hashlib.blake2b(images.to_bytes(4, "little"), digest_size=16)
     for t in texts:
         b = t.encode("utf-8", "surrogatepass")
-        parts.append(len(b).to_bytes(8, "little"))
-        parts.append(b)
-    return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.digest()
 
 
 def message_units(message: Mapping[str, Any], pi_version: str = "1") -> MessageUnits:

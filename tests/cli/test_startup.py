@@ -99,3 +99,27 @@ def test_command_annotations_are_not_strings() -> None:
         fn = info.callback
         strings = [k for k, v in fn.__annotations__.items() if isinstance(v, str)]
         assert not strings, f"{fn.__module__}.{fn.__name__}: string annotations {strings}"
+
+
+#: What `inspect FILE --format json` on a Pi session must not import: rich (its one stderr line is
+#: plain), the other agents' readers (the file starts with a Pi header), the process pool (one file).
+NOT_FOR_ONE_PI_FILE = ("rich", "sessiontools.read.codex", "msgspec", "multiprocessing", "concurrent.futures")
+
+
+def test_inspect_json_of_one_pi_file_imports_only_what_it_uses(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The small-file run pays for what it uses only (issue 28: start-up is most of its CPU); its
+    output and stderr lines are what they were (the headline, `wrote FILE`)."""
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "sample_sessions" / "pi0-tiny.jsonl"
+    out = tmp_path / "out.json"
+    code = ("import sys\nfrom sessiontools.cli import main\nrc = main(sys.argv[1:])\n"
+            f"bad = sorted(m for m in sys.modules if m.startswith({NOT_FOR_ONE_PI_FILE!r}))\n"
+            "print('LOADED=' + ','.join(bad), file=sys.stderr)\nsys.exit(rc)\n")
+    proc = subprocess.run([sys.executable, "-c", code, "inspect", str(sample), "--format", "json", "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[-1] == "LOADED=", lines[-1]
+    assert lines[0] == f"wrote {out}" and lines[1].startswith("inspect: 1 session(s), ")
+    assert '"inspect"' in out.read_text()

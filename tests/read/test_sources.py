@@ -38,3 +38,46 @@ def test_another_programs_jsonl_log_is_not_a_session(tmp_path: Path, capsys: pyt
     assert main(["inspect", str(tmp_path), "--format", "json"]) == 3  # nothing readable in the directory
     err = capsys.readouterr().err
     assert "skipped, not a Pi session" in err and "Traceback" not in err
+
+
+def _every_reader(head: bytes):  # type: ignore[no-untyped-def]
+    """`reader_for` without its Pi-header shortcut: every reader asked in turn."""
+    from sessiontools.read.sources import FALLBACK, READERS
+
+    return next((r for r in READERS if r.recognises(head)), FALLBACK)
+
+
+_HEADS = [
+    b'{"type":"session","version":3,"id":"a"}\n{"type":"message"}\n',
+    b'\n\n  \n{"type":"session","id":"a"}\n',
+    b'{"type":"session_meta","payload":{"id":"x"}}\n',
+    b'{"type":"session"}{"type":"session_meta","payload":{}}\n',  # glued lines: not parsed here
+    b'\xef\xbb\xbf{"type":"session","id":"a"}\n',  # a BOM: not parsed here
+    b'{"type":"session","id":"a"',  # cut by the end of the head
+    b'{"type":"summary","summary":"s","leafUuid":"u"}\n{"type":"session"}\n',
+    b'[{"type":"session"}]\n', b'{"type":["session"]}\n', b'', b'\n\n', b'{"id":"r","instructions":"i"}\n',
+    b'{"type":"session","sessionId":"s","uuid":"u"}\r\n',
+]
+
+
+@pytest.mark.parametrize("head", _HEADS)
+def test_pi_header_shortcut_agrees_with_every_reader(head: bytes) -> None:
+    """`reader_for` gives a file whose first line is a Pi header to Pi without asking the others
+    (they are not imported for it); on any head it answers what asking every reader answers."""
+    from sessiontools.read.sources import FALLBACK, pi_header_first, reader_for
+
+    assert reader_for(head) is _every_reader(head)
+    if pi_header_first(head):
+        assert _every_reader(head) is FALLBACK
+
+
+def test_pi_header_shortcut_agrees_on_every_sample_and_fixture() -> None:
+    from sessiontools.read.sources import pi_header_first, reader_for
+
+    files = sorted(SAMPLES.rglob("*.jsonl")) + sorted((SAMPLES.parent / "tests").rglob("*.jsonl"))
+    shortcut = 0
+    for f in files:
+        head = f.read_bytes()[:65536]
+        assert reader_for(head) is _every_reader(head), f
+        shortcut += pi_header_first(head)
+    assert shortcut >= 10 and len(files) - shortcut >= 10  # both ways exercised

@@ -214,3 +214,15 @@ def test_token_counter_equals_encode_ordinary(name: str) -> None:
     texts = ["", "hello world", "<|endoftext|> a <|fim_prefix|><|endofprompt|>", "a\ud800b", "\udfff",
              "日本語のテキスト 😀 1234567", "  \n\t x  ", "word " * 20_000, '{"a": [1, 2.5, "x"]}']
     assert [count(t) for t in texts] == [len(enc.encode_ordinary(t)) for t in texts]
+
+
+def test_units_key_is_the_hash_of_the_joined_units() -> None:
+    """The key the token cache on disk was written with: blake2b-128 of the image count and each
+    text's length and UTF-8 bytes, joined (computed piece by piece now)."""
+    import hashlib
+
+    texts = ["plain", "中文 text", "", "lone \udcff surrogate", "x" * 100_000]
+    joined = (3).to_bytes(4, "little") + b"".join(
+        len(b).to_bytes(8, "little") + b for b in (t.encode("utf-8", "surrogatepass") for t in texts))
+    assert units_key(texts, 3) == hashlib.blake2b(joined, digest_size=16).digest()
+    assert units_key([], 0).hex() == hashlib.blake2b(bytes(4), digest_size=16).hexdigest()
