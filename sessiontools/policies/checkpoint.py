@@ -100,6 +100,11 @@ def _requests_by_index(requests: tuple[Request, ...]) -> dict[int, Request]:
     return cached[1]
 
 
+def _messages(policy: Any, context: Sequence[Message]) -> Sequence[Message]:
+    """The context's messages for a count that reads them (`Policy.count_reads_messages`), as the walk gives them."""
+    return context if policy.count_reads_messages else ()
+
+
 def policy_checkpoint(policy: Any, path: TranscriptPath, request: Request, context: Sequence[Message]) -> Checkpoint:
     """The agent's own count before `request`, by its policy's one definition (`Policy.size` and
     `Policy.count`, the same the replay uses): the newest earlier reply's usage total, plus the
@@ -115,10 +120,10 @@ def policy_checkpoint(policy: Any, path: TranscriptPath, request: Request, conte
                 while j + 1 < len(context) and context[j + 1].role == Role.ASSISTANT and context[j + 1].index not in by_index:
                     j += 1
             trailing = context[j + 1:]
-            view = CountView(float(prev.usage.total), [policy.size(t) for t in trailing], ())
+            view = CountView(float(prev.usage.total), [policy.size(t) for t in trailing], (), _messages(policy, context))
             return Checkpoint(math.ceil(policy.count(view)), prev.usage.total, tuple(t.index for t in trailing),
                               m.index)
-    view = CountView(None, (), [policy.size(t) for t in context])
+    view = CountView(None, (), [policy.size(t) for t in context], _messages(policy, context))
     return Checkpoint(math.ceil(policy.count(view)), 0, tuple(t.index for t in context))
 
 

@@ -233,3 +233,16 @@ def test_the_shapes_read_as_codex_rollouts(tmp_path: Any) -> None:
         f.write_text("\n".join(_lines(r)) + "\n")
         t = load_transcript(f)
         assert t.agent.value == "codex" and t.main is not None and len(t.main.compactions) == 1
+
+
+def test_estimate_errors_agent_count_has_the_reasoning_term_the_walk_counts() -> None:
+    """estimate-error judges the walk's own count (`Policy.checkpoint`): the encrypted reasoning of
+    the turns before the newest prompt is in it too, not only in the walk's check points."""
+    path = mid_turn_rollout("0.77.0").path()
+    pol = codex_policy("0.77.0", "gpt-5.4")
+    req = path.requests[2]  # turn 2's second request: the reply before it recorded 170,000
+    context = [path.messages[i] for i in req.context_indices()]
+    cp = pol.checkpoint(path, req, context)
+    assert cp.usage_tokens == 170_000
+    assert past_reasoning(context) >= 50_000
+    assert cp.tokens - cp.usage_tokens >= past_reasoning(context)
