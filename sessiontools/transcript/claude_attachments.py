@@ -78,5 +78,6 @@ def attachment_text(raw: Mapping[str, Any]) -> str | None:
     a = raw.get("attachment")
     if raw.get("type") != "attachment" or not isinstance(a, Mapping):
         return None
-    render = _RENDER.get(a.get("type"))  # type: ignore[arg-type]
+    kind = a.get("type")
+    render = _RENDER.get(kind) if isinstance(kind, str) else None  # any JSON value may stand there
     return render(a) if render is not None else None

@@ -9,6 +9,8 @@ prompt. Without the attachment the count stays below T and the replay compacts o
 
 from __future__ import annotations
 
+import pytest
+
 from sessiontools.policies.claude_code_rules import rule_for
 from sessiontools.read.claude_code import parse_bytes
 from sessiontools.transcript.claude_attachments import attachment_text, system_reminder
@@ -107,3 +109,9 @@ def test_a_release_that_does_not_count_it_compacts_later() -> None:
     so the recorded compaction is not reproduced there."""
     rec = _replay(_file(), version="2.1.44")
     assert rec["recorded_match"]["matched"] == 0
+
+
+@pytest.mark.parametrize("value", [[], ["edited_text_file"], {}, {"a": 1}, 7, None, True, "\ud800"])
+def test_an_attachment_type_of_any_json_value_is_not_rendered(value: object) -> None:
+    """The value fuzzing's find: a list or an object where the type stands was used as a key."""
+    assert attachment_text({"type": "attachment", "attachment": {"type": value, "prompt": "p"}}) is None
