@@ -30,7 +30,7 @@
 
 enum { LEAF, NEST, BAIL, SET, CHECK };
 int fast_ok(PyObject *fast, PyObject *v); /* _native.c */
-enum { OK = 0, NO = 1, ERR = -1 }; /* NO: not sure, the ordinary way */
+enum { OK = 0, NO = 1, ERR = -1, MORE = 2 }; /* NO: not sure, the ordinary way; MORE: another item follows */
 
 typedef struct Spec Spec;
 typedef struct {
@@ -449,6 +449,22 @@ static int member(Cursor *c, const Field *f, PyObject *d) {
     return r < 0 ? ERR : OK;
 }
 
+/* After an object member or an array element: MORE at ',' (the cursor at the next item), OK at
+   `close` (past it), NO at anything else. */
+static int next_item(Cursor *c, unsigned char close) {
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ',') {
+        c->p++;
+        skip_ws(c);
+        return MORE;
+    }
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        return OK;
+    }
+    return NO;
+}
+
 /* One member's value in an object that is skipped, built or projected. */
 static int any_member(Cursor *c, int build, const Spec *spec, PyObject *d, PyObject *k,
                       const unsigned char *name, Py_ssize_t len, int esc) {
@@ -503,17 +519,10 @@ static int object(Cursor *c, int build, const Spec *spec, PyObject **out) {
         Py_XDECREF(k);
         if (r != OK)
             goto fail;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ',') {
-            c->p++;
-            skip_ws(c);
+        if ((r = next_item(c, '}')) == MORE)
             continue;
-        }
-        if (c->p < c->end && *c->p == '}') {
-            c->p++;
+        if (r == OK)
             break;
-        }
-        r = NO;
         goto fail;
     }
 done:
@@ -547,17 +556,10 @@ static int array(Cursor *c, PyObject **out) {
             if (r != OK)
                 goto fail;
         }
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ',') {
-            c->p++;
-            skip_ws(c);
+        if ((r = next_item(c, ']')) == MORE)
             continue;
-        }
-        if (c->p < c->end && *c->p == ']') {
-            c->p++;
+        if (r == OK)
             break;
-        }
-        r = NO;
         goto fail;
     }
 done:
