@@ -43,7 +43,6 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from sessiontools.policies.base import (
@@ -58,6 +57,7 @@ from sessiontools.policies.base import (
 )
 from sessiontools.policies.codex_rules import NEWEST, CodexRule, rule_for
 from sessiontools.policies.codex_rules import context_window as codex_context_window
+from sessiontools.read.values import iso_seconds
 from sessiontools.transcript.codex import output_text
 
 #: `token_count.model_context_window` is this fraction of the configured window (observed, 0.171).
@@ -160,15 +160,6 @@ def _followed_by_prompt(path: Any, index: int) -> Any:
     return None
 
 
-def _seconds(a: str | None, b: str | None) -> float | None:
-    """Seconds from timestamp `a` to `b` (None when either is missing or unreadable)."""
-    try:
-        return (datetime.fromisoformat(str(b).replace("Z", "+00:00"))
-                - datetime.fromisoformat(str(a).replace("Z", "+00:00"))).total_seconds()
-    except (TypeError, ValueError):
-        return None
-
-
 def is_user_turn_boundary(message: Any) -> bool:
     """`is_user_turn_boundary`: a real user message (not initial context Codex writes itself)."""
     return message.role.value == "user" and not is_contextual(message.text)
@@ -263,8 +254,8 @@ class CodexPolicy(Policy):
             follow = _followed_by_prompt(path, c.index)
             if follow is None:
                 continue
-            gap = _seconds(c.timestamp, follow.timestamp)
-            if not self.rule.pre_turn_check or (gap is not None and gap > PRE_TURN_PROMPT_GAP):
+            at, prompt = iso_seconds(c.timestamp), iso_seconds(follow.timestamp)
+            if not self.rule.pre_turn_check or (at is not None and prompt is not None and prompt - at > PRE_TURN_PROMPT_GAP):
                 out.add(k)
         return frozenset(out)
 

@@ -94,6 +94,19 @@ def epoch_ms(v: Any) -> tuple[int | float | None, str | None]:
     return v, None
 
 
+def iso_seconds(ts: Any) -> float | None:
+    """An ISO 8601 timestamp (`Z` or an offset; without one, local time) in seconds since the epoch:
+    None when absent, not a string or unreadable. The one reading of the timestamps files record."""
+    if not isinstance(ts, str) or not ts:
+        return None
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
 def text(v: Any) -> tuple[str | None, str | None]:
     """A string (without lone surrogates: `clean_surrogates` has replaced them when reading)."""
     if type(v) is str:

@@ -35,10 +35,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
+from sessiontools.read.values import iso_seconds
 from sessiontools.replay.records import ReplayRun, RequestPoint, TruthSource
 
 FIVE_MINUTES, ONE_HOUR = 300.0, 3600.0
@@ -85,16 +85,6 @@ class RecordedCall(NamedTuple):
     time: float | None
     classes: Classes
     after_compaction: bool
-
-
-def seconds(ts: str | None) -> float | None:
-    """An ISO timestamp in seconds since the epoch (None when absent or unreadable)."""
-    if not ts:
-        return None
-    try:
-        return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def learn_cache(calls: Sequence[RecordedCall]) -> CacheModel:
@@ -212,7 +202,7 @@ def _hit_read(cache: CacheModel, prev: RequestPoint | None, p: RequestPoint) -> 
     """Tokens the cache model reads for request `p` after the answered request `prev`."""
     if cache.style == CacheStyle.NONE or prev is None:
         return 0.0
-    t0, t1 = seconds(prev.timestamp), seconds(p.timestamp)
+    t0, t1 = iso_seconds(prev.timestamp), iso_seconds(p.timestamp)
     if t0 is not None and t1 is not None and t1 - t0 > cache.ttl_s:
         return 0.0
     if p.epoch != prev.epoch:

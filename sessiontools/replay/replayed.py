@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from sessiontools.read.values import iso_seconds
 from sessiontools.replay.catalog import ModelInfo, recorded_prices
 from sessiontools.replay.cost import (
     CacheModel,
@@ -24,7 +25,6 @@ from sessiontools.replay.cost import (
     RunCost,
     learn_cache,
     price_run,
-    seconds,
 )
 from sessiontools.replay.records import ReplayRun
 
@@ -79,7 +79,7 @@ def recorded_usage(replies: Iterable[RecordedReply], breaks: Sequence[int]) -> R
         if not r.learn:
             continue
         k = bisect_left(breaks, prev) if breaks else 0
-        calls.append(RecordedCall(seconds(r.timestamp), r.classes, k < len(breaks) and breaks[k] < i))
+        calls.append(RecordedCall(iso_seconds(r.timestamp), r.classes, k < len(breaks) and breaks[k] < i))
         prev = i
     return RecordedUsage(classes, costs, calls)
 

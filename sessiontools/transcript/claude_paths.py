@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
-from datetime import datetime
 from operator import attrgetter
 
 from sessiontools.read.claude_code import ClaudeFile, Record
+from sessiontools.read.values import iso_seconds
 
 _LINE = attrgetter("line")  # sort key of records
 
@@ -49,19 +49,12 @@ def _walk(leaf: Record, nodes: dict[str, Record], talk: Sequence[Record] = ()) -
 _BOUNDARY_GAP_S = 900.0
 
 
-def _seconds(ts: str | None) -> float | None:
-    try:
-        return datetime.fromisoformat(ts).timestamp() if ts else None
-    except ValueError:
-        return None
-
-
 def _written_before(r: Record, talk: Sequence[Record]) -> Record | None:
     """The newest of `talk` (conversation lines in file order) before the boundary `r`'s line, on its
     side, when `r` was written within `_BOUNDARY_GAP_S` of it; else None."""
     i = bisect_left(talk, r.line, key=_LINE)
     prev = next((x for x in reversed(talk[:i]) if x.sidechain == r.sidechain), None)
-    at, before = _seconds(r.timestamp), _seconds(prev.timestamp if prev else None)
+    at, before = iso_seconds(r.timestamp), iso_seconds(prev.timestamp if prev else None)
     return prev if at is not None and before is not None and 0 <= at - before <= _BOUNDARY_GAP_S else None
 
 

@@ -26,6 +26,7 @@ from sessiontools.analysis.estimate.options import TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
 from sessiontools.policies.checkpoint import ContextView
 from sessiontools.policies.registry import own_policy
+from sessiontools.read.values import iso_seconds
 from sessiontools.tokens.calibrated import model_key
 from sessiontools.tokens.registry import FALLBACK, available, encoding_for
 from sessiontools.transcript.model import Request, TranscriptPath
@@ -67,15 +68,8 @@ class SessionRows:
 
 def _ms_timestamp(ts: str | None) -> int | None:
     """An ISO timestamp as epoch milliseconds (None when absent or unreadable)."""
-    if not ts:
-        return None
-    from datetime import datetime
-
-    try:
-        d = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return int(round(d.timestamp() * 1000))
+    s = iso_seconds(ts)
+    return None if s is None else int(round(s * 1000))
 
 
 def _prefix(measures: Sequence[MessageMeasure | None], fields_of: Any, width: int) -> Any:
