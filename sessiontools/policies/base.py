@@ -113,6 +113,55 @@ class Kept:
     until_next_prompt: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class CompactionAsk:
+    """What the walk knows when it compacts, for a policy's own compactor (`Policy.compactor`).
+
+    `context`: message indices of the simulated context, in order (the newest compaction's kept
+    messages, then the workload after it); `reply`: (message index, prompt tokens, output tokens,
+    recorded) of the newest reply in it, where the walk has one since the last compaction (a reply
+    the recording answered in that very context carries its own usage: `recorded`); `recorded`: the
+    positions in the path's recorded compactions made right after the context's last message, not
+    yet reproduced."""
+
+    reason: str
+    context: tuple[int, ...]
+    reply: tuple[int, float, int, bool] | None = None
+    recorded: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A compaction as the agent's own code makes it (`Compactor.plan`): the messages it keeps, the
+    tokens before it records, the size of its summarisation request's input, and, where the
+    recording made this very compaction, which recorded one it is (its summary is taken)."""
+
+    kept: tuple[int, ...]
+    tokens_before: int
+    summarization_input: float
+    recorded: int | None = None
+    matches_recorded: bool = False
+    summary_tokens: float | None = None  # the policy's own summary size (None: the walk's model)
+    is_split_turn: bool = False
+    messages_summarized: int = 0
+    turn_prefix_messages: int = 0
+    state: Any = field(default=None, compare=False, repr=False)  # the compactor's own, for `Compactor.made`
+
+
+class Compactor(ABC):
+    """One run's compaction by the agent's own code (`Policy.compactor`): the walk asks it what a
+    compaction keeps, and tells it which compaction was made (its own plan or a recorded one)."""
+
+    @abstractmethod
+    def plan(self, ask: CompactionAsk) -> Plan | str:
+        """The compaction at `ask`, or why the agent makes none (a reason, in words)."""
+
+    @abstractmethod
+    def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = ()) -> None:
+        """The walk made `plan` (or applied recorded compaction `recorded`, the user's, keeping the
+        messages `kept`) as the newest compaction of the context."""
+
+
 class Policy(ABC):
     """An agent's auto-compaction rule (see the module docstring)."""
 
@@ -232,6 +281,13 @@ class Policy(ABC):
     def count_reads_messages(self) -> bool:
         """Whether `count` reads `CountView.messages` (the walk builds that list only then)."""
         return False
+
+    def compactor(self, path: Any, truth: Any, settings: PolicySettings) -> Compactor | None:
+        """A per-run `Compactor` running the agent's own code on its own entries of `path` (a
+        `TranscriptPath` whose adapter keeps them, `TranscriptPath.native`), with the truth model
+        `truth` for the sizes it reports; None (default): the walk compacts by `keep_for` on the
+        neutral messages."""
+        return None
 
     def user_compactions(self, path: Any) -> frozenset[int]:
         """Positions in `path.compactions` (a `TranscriptPath`) that the file records as automatic but

@@ -184,10 +184,11 @@ def fast_pass(check: Any, types: tuple[type, ...] = (), numbers: tuple[type, ...
     return check
 
 
-def clean_strings(value: Any, skip: frozenset[str] = frozenset({"raw"})) -> Any:
+def clean_strings(value: Any, skip: frozenset[str] = frozenset({"raw", "native"})) -> Any:
     """`value` with every lone surrogate in its strings replaced by U+FFFD (`clean_surrogates`),
     through dicts, lists, tuples and dataclasses (whose fields named in `skip` are left as they are:
-    a neutral `Message.raw` is the agent's own object, which Pi's exact rules read as written).
+    a neutral `Message.raw` and `TranscriptPath.native` are the agent's own objects, which Pi's exact
+    rules read as written).
     Copy on write: what holds no lone surrogate is returned as it is (the same object).
 
     This is the cleaned view of what the toolkit reports: Pi's entries keep lone surrogates, as Pi

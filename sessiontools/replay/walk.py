@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from functools import reduce
 from operator import add
 
-from sessiontools.policies.base import Candidate, CheckPoint, CountView, Policy, PolicySettings
+from sessiontools.policies.base import Candidate, CheckPoint, CompactionAsk, CountView, Kept, Plan, Policy, PolicySettings
 from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth, fit_neutral_truth
 from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import (
@@ -72,6 +72,10 @@ class _Walk(CheckStep):
         self.next_user = 0
         self.unmatched = 0  # simulated compactions at no recorded place
         self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
+        #: (message index, prompt, output, recorded) of the newest reply since the last compaction,
+        #: for the policy's own compactor (`Policy.compactor`: Pi's prepareCompaction on Pi's entries).
+        self.reply: tuple[int, float, int, bool] | None = None
+        self.compactor = policy.compactor(path, truth, self.s)
         self.starts = g.starts
         self.run_start = 0  # work position where the current run's input begins
         self.run = ReplayRun(settings)
@@ -143,19 +147,25 @@ class _Walk(CheckStep):
         msgs = self.path.messages
         after = ctx[-1] if ctx else -1
         r = self.run
-        cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.tokens_of(i), msgs[i])
-                 for i in ctx]
-        kept = self.policy.keep_for(reason.value, cands, self.s)
-        if self.policy.summary_request_sends_kept:
-            sum_in = truth_now  # the context (and the summary prompt)
-        else:  # the summarised messages and the previous summary
-            keep = set(kept.indices)
-            sum_in = self.summary + sum(self.tokens_of(i) for i in ctx if i not in keep)
         hit = next((k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched), None)
         if hit is not None and hit in self.by_user_set:
             # The user (or an extension) compacted right here in the recording: that compaction is
             # applied, the policy's is not made on top of it.
             return self.apply_user(hit, upto)
+        plan = self._plan(reason, ctx, after)
+        if isinstance(plan, str):
+            return None
+        if plan is not None:
+            kept, sum_in, hit = Kept(plan.kept), plan.summarization_input, plan.recorded
+        else:
+            cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.tokens_of(i), msgs[i])
+                     for i in ctx]
+            kept = self.policy.keep_for(reason.value, cands, self.s)
+            if self.policy.summary_request_sends_kept:
+                sum_in = truth_now  # the context (and the summary prompt)
+            else:  # the summarised messages and the previous summary
+                keep = set(kept.indices)
+                sum_in = self.summary + sum(self.tokens_of(i) for i in ctx if i not in keep)
         if sum_in > self.W and hit is not None:
             sum_in = float(self.W)  # the agent recorded this compaction: its summariser's prompt fitted
         elif sum_in > self.W:
@@ -174,11 +184,16 @@ class _Walk(CheckStep):
             self.matched.add(hit)
         n = len(r.compactions)  # a caller's size for this compaction's summary (`resummarize`), else the model's
         given = self.sizes[n] if n < len(self.sizes) else None
-        size = given if given is not None else self.summary_tokens(upto)
+        size = given if given is not None else self._summary_size(plan, upto)
         if given is not None:
             self.resized = True  # another summary than the recorded one: the context is no longer the recorded one
         sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, size,
                           hit is not None, len(ctx) - len(kept.indices))
+        if plan is not None:
+            self.compactor.made(plan)  # type: ignore[union-attr]
+            sc.tokens_before, sc.matches_recorded, sc.is_split_turn = (plan.tokens_before, plan.matches_recorded,
+                                                                       plan.is_split_turn)
+            sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
         r.compactions.append(sc)
         r.summarization_input += sum_in
         r.summarization_output += sc.summarization_output_tokens
@@ -186,8 +201,35 @@ class _Walk(CheckStep):
         self.set_prefix(kept.indices, upto)
         self.summary = size
         self.prefix_until_prompt = kept.until_next_prompt
-        self.last_usage = self.anchor = None
+        self.last_usage = self.anchor = self.reply = None
         return sc
+
+    def _plan(self, reason: CompactionReason, ctx: list[int], after: int) -> Plan | str | None:
+        """The policy's own compactor's plan (`Policy.compactor`), a reason it makes none (noted), or
+        None when the policy has no compactor (the walk keeps by `keep_for`)."""
+        if self.compactor is None:
+            return None
+        recorded = tuple(k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched)
+        plan = self.compactor.plan(CompactionAsk(reason.value, tuple(ctx), self.reply, recorded))
+        if isinstance(plan, str):
+            m = self.path.messages[after] if after >= 0 else None
+            self.run.no_compaction.append(f"after {m.id if m else 'the start'}: {plan}")
+        return plan
+
+    def _summary_size(self, plan: Plan | None, upto: int) -> float:
+        """The new summary's truth: the recorded one's where the plan is a recorded compaction, the
+        plan's own, else the policy's model (`summary_tokens`)."""
+        if plan is not None and plan.recorded is not None:
+            return self.recorded_summary(plan.recorded)
+        if plan is not None and plan.summary_tokens is not None:
+            return plan.summary_tokens
+        return self.summary_tokens(upto)
+
+    def recorded_summary(self, k: int) -> float:
+        """The truth of recorded compaction k's summary, as its recorded usage tells it if it does."""
+        c = self.path.compactions[k]
+        got = self.truth.attributed.get(c.index)
+        return got if got is not None else self.truth.text_tokens(len(c.summary or ""))
 
     def summary_tokens(self, upto: int) -> float:
         """The modelled summary of a compaction before work position `upto`, the policy's
@@ -277,6 +319,7 @@ class _Walk(CheckStep):
         self._point(index, u, source, False, output, same)
         if source == TruthSource.RECORDED:
             self.anchor = (k, u)
+        self.reply = (index, u, output, same)
         self.last_usage = (index if self.policy.counts_own_reply else self.reply_end(index), u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
             self.check(k + 1)
@@ -340,16 +383,16 @@ class _Walk(CheckStep):
         self.matched.add(k)
         truth_now = self.truth_at(upto)
         self._peak(truth_now)
-        summary = self.truth.attributed.get(c.index)
-        if summary is None:
-            summary = self.truth.text_tokens(len(c.summary or ""))
+        summary = self.recorded_summary(k)
         sc = self._record(CompactionReason.USER, self.work[upto - 1] if upto else -1, kept, self.view(upto),
                           truth_now, 0.0, summary, True)
         sc.summarization_output_tokens = 0.0
         sc.tokens_before = c.tokens_before if isinstance(c.tokens_before, int) else 0
         self.run.compactions.append(sc)
+        if self.compactor is not None:
+            self.compactor.made(None, k, kept)
         self.set_prefix(kept, upto)
-        self.summary, self.last_usage, self.anchor = summary, None, None
+        self.summary, self.last_usage, self.anchor, self.reply = summary, None, None, None
         self.prefix_until_prompt = False
         return sc
 

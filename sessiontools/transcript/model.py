@@ -209,6 +209,10 @@ class TranscriptPath:
     overflows: tuple[Overflow, ...]
     sidechain: bool = False
     skipped: Counter[str] = field(default_factory=Counter)  # replies that are not requests, by reason
+    #: The agent's own records of the path, as its adapter gives them beside the messages (Pi: its
+    #: entries and each message's entry, `transcript.pi.neutral.EntryTable`), for an exact port of
+    #: the agent's code (`Policy.compactor`); None when the adapter keeps none.
+    native: Any = None
 
     def context(self, request: Request) -> list[Message]:
         """The messages `request` sent, in order."""

@@ -121,6 +121,15 @@ class PiPolicy(Policy):
             cut = cuts[-1] if self.version == "1" else cuts[0]
         return Kept(tuple(c.index for c in candidates[cut:]) if cut is not None else ())
 
+    def compactor(self, path: Any, truth: Any, settings: PolicySettings) -> Any:
+        """Pi's exact `prepareCompaction` on the Pi entries of a Pi transcript path
+        (`policies.pi.compactor`); None on another agent's (then `keep`, Pi's rule on neutral messages)."""
+        if getattr(path, "native", None) is None:
+            return None
+        from sessiontools.policies.pi.compactor import PiCompactor
+
+        return PiCompactor(path, truth, settings, self.version)
+
     def clears_recovery(self, stop_reason: str | None) -> bool:
         """Whether an assistant reply clears Pi's `_overflowRecoveryAttempted`: any reply but an error
         (0.73.1 `agent-session.js` `_processAgentEvent`); 1.6.0 also keeps it after `length`. A user

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from sessiontools.jsvalues import json_stringify
 from sessiontools.read.pi.entries import Entry, Session
@@ -143,6 +143,17 @@ def _timestamp(entry: Entry) -> str | None:
     return _str(entry.timestamp)
 
 
+class EntryTable(NamedTuple):
+    """A Pi transcript path's side table (`TranscriptPath.native`): the path's entries in order, and
+    the position in them of each message's entry, by message index."""
+
+    entries: tuple[Entry, ...]
+    of_message: tuple[int, ...]
+
+    def entry(self, message: int) -> Entry:
+        return self.entries[self.of_message[message]]
+
+
 class _PathBuilder:
     """Builds one TranscriptPath from one Pi path."""
 
@@ -152,6 +163,7 @@ class _PathBuilder:
         self.messages: list[Message] = []
         self.slot: dict[tuple[int, int], int] = {}
         self.first_slot: dict[int, int] = {}  # entry position -> its first message index
+        self.of_message: list[int] = []  # each message's entry position (`EntryTable`)
         for pos, e in enumerate(path.entries):
             self.first_slot[pos] = len(self.messages)
             for k, m in enumerate(own_messages(e, pi_version)):
@@ -159,6 +171,7 @@ class _PathBuilder:
                 role = ROLES.get(m.get("role"), Role.OTHER) if isinstance(m, Mapping) else Role.OTHER
                 units = message_units(m) if isinstance(m, Mapping) else ()
                 self.messages.append(Message(len(self.messages), e.id, e.line, role, units, _timestamp(e), m))
+                self.of_message.append(pos)
 
     def requests(self) -> tuple[tuple[Request, ...], Counter[str]]:
         entries = self.path.entries
@@ -235,7 +248,8 @@ class _PathBuilder:
     def build(self) -> TranscriptPath:
         requests, skipped = self.requests()
         return TranscriptPath(self.path.leaf_id, tuple(self.messages), requests, self.compactions(),
-                              self.overflows(), skipped=skipped)
+                              self.overflows(), skipped=skipped,
+                              native=EntryTable(tuple(self.path.entries), tuple(self.of_message)))
 
 
 def path_transcript(path: Path, pi_version: str) -> TranscriptPath:

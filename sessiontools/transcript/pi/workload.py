@@ -71,7 +71,7 @@ class Workload:
     model: str | None = None
 
 
-def _is_overflow_error(e: Entry, pi_version: str) -> bool:
+def is_overflow_error(e: Entry, pi_version: str) -> bool:
     msg = e.message
     return (
         msg is not None
@@ -101,8 +101,8 @@ def build_workload(path: Sequence[Entry], pi_version: str) -> Workload:
             )
             continue
         base.append(e)
-    failed = {i for i, e in enumerate(base) if _is_overflow_error(e, pi_version)}
-    artefacts, group_end = _recovery_groups(base, failed)
+    failed = {i for i, e in enumerate(base) if is_overflow_error(e, pi_version)}
+    artefacts, group_end = recovery_groups(base, failed)
 
     requests, provider, model = _requests(base, failed, group_end, pi_version)
     return Workload(pi_version, tuple(path), tuple(base), requests, recorded, frozenset(artefacts), provider, model)
@@ -158,7 +158,7 @@ def _requests(
     return requests, provider, model
 
 
-def _recovery_groups(base: Sequence[Entry], failed: set[int]) -> tuple[set[int], dict[int, int]]:
+def recovery_groups(base: Sequence[Entry], failed: set[int]) -> tuple[set[int], dict[int, int]]:
     """The 1.x omission edits after each failed attempt (replacement null, targeting it or its tool
     results), and the base index of the last entry of each attempt's group."""
     failed_ids = {base[i].id for i in failed if base[i].id}

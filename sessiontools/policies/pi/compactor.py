@@ -1,0 +1,155 @@
+"""Pi's compaction as its own code makes it, on the Pi entries a transcript carries (`Policy.compactor`).
+
+The walk (`replay.walk`) keeps the simulated context as message indices; each message of a Pi
+transcript keeps its entry (`TranscriptPath.native`). At a compaction the compactor lays the
+context out as the entry path Pi would hold (the kept entries, the newest compaction's entry, the
+entries after it; the newest reply carrying the usage the provider would report for the simulated
+context when it is not the recorded one) and runs the exact port of `prepareCompaction`
+(`policies.pi.prepare`) on it: its first kept entry, tokens before, split turn and summarised
+messages are Pi's. A compaction the recording made at the same place with the same first kept entry
+is that one (its summary is taken); any other writes a modelled summary of the truth model's size
+with Pi's file lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sessiontools.policies.base import CompactionAsk, Compactor, Plan, PolicySettings
+from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
+from sessiontools.policies.pi.serialize import compute_file_lists, format_file_operations
+from sessiontools.policies.pi.settings import CompactionSettings
+from sessiontools.read.pi.entries import Entry
+from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
+
+#: Characters of Pi's summarisation prompt around the serialized conversation, and of the split
+#: turn's prefix prompt (what a summarisation request sends besides the conversation).
+SUMMARY_PROMPT_CHARS = 2500
+TURN_PREFIX_PROMPT_CHARS = 1200
+
+
+def with_usage(e: Entry, prompt: int, output: int) -> Entry:
+    """A copy of an assistant entry carrying the usage a provider would report for `prompt` tokens."""
+    msg = dict(e.message or {})
+    msg["usage"] = {"input": prompt, "output": output, "cacheRead": 0, "cacheWrite": 0, "totalTokens": prompt + output}
+    return Entry(e.type, e.id, e.parent_id, e.line, e.index, {**e.data, "message": msg})
+
+
+def summarization_input(truth: Any, prep: Preparation, serialized_chars: Any) -> float:
+    """The summariser's prompt in truth tokens: the serialized conversation (+ previous summary and
+    prompt), and the split turn's prefix request. `serialized_chars`: messages -> Pi's
+    serializeConversation length."""
+    serialized = serialized_chars(prep.messages_to_summarize) + len(str(prep.previous_summary or ""))
+    sum_in = truth.text_tokens(serialized + SUMMARY_PROMPT_CHARS)
+    if prep.is_split_turn and prep.turn_prefix_messages:
+        sum_in += truth.text_tokens(serialized_chars(prep.turn_prefix_messages) + TURN_PREFIX_PROMPT_CHARS)
+    return float(sum_in)
+
+
+def modelled_summary(truth: Any, prep: Preparation, n: int, parent_id: str | None) -> tuple[Entry, float]:
+    """The n-th compaction's entry with a modelled summary (the truth model's size, then Pi's file
+    lists) after entry `parent_id`, and the summary's truth."""
+    read, modified = compute_file_lists(prep.file_ops)
+    chars = int(truth.summary_tokens * truth.summary_chars_per_token)
+    summary = "s" * chars + format_file_operations(read, modified)
+    entry = Entry("compaction", f"replay-{n}", parent_id, 0, -1,
+                  {"type": "compaction", "id": f"replay-{n}", "parentId": parent_id, "summary": summary,
+                   "firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before,
+                   "details": {"readFiles": read, "modifiedFiles": modified}})
+    return entry, truth.summary_tokens + truth.text_tokens(len(summary) - chars)
+
+
+def _serialized_chars(messages: Sequence[Any], version: str) -> int:
+    from sessiontools.policies.pi.serialize import convert_to_llm, serialize_conversation
+    from sessiontools.jsvalues import utf16_len
+
+    return utf16_len(serialize_conversation(convert_to_llm(messages, version), version))
+
+
+class PiCompactor(Compactor):
+    """One run's Pi compactions on the entries of a Pi transcript path (see the module docstring)."""
+
+    def __init__(self, path: Any, truth: Any, settings: PolicySettings, version: str) -> None:
+        self.path, self.truth, self.v = path, truth, version
+        table = path.native
+        self.all: tuple[Entry, ...] = table.entries
+        self.of_message: tuple[int, ...] = table.of_message
+        self.cs = CompactionSettings(True, settings.reserve_tokens, settings.keep_recent_tokens)
+        self.first_message: dict[str, int] = {}
+        for i, p in enumerate(self.of_message):
+            e = self.all[p]
+            if e.id is not None and e.type != "compaction":
+                self.first_message.setdefault(e.id, i)
+        self.with_message = frozenset(self.of_message)
+        # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
+        # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
+        base = [p for p, e in enumerate(self.all) if e.type != "compaction"]
+        entries = [self.all[p] for p in base]
+        failed = {j for j, e in enumerate(entries) if is_overflow_error(e, version)}
+        artefacts, ends = recovery_groups(entries, failed)
+        self.skip = frozenset(p for p, e in enumerate(self.all) if e.type == "compaction") | {base[j] for j in artefacts}
+        self.group_end = {base[j]: base[k] for j, k in ends.items()}
+        self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
+        self.comp_after = -1  # the entry position after which it was made
+        self.made_count = 0
+        self.last_pos = -1  # the newest plan's last entry position
+
+    def entries(self, ask: CompactionAsk) -> list[Entry]:
+        """The entry path Pi holds for the context of `ask` (see the module docstring)."""
+        out: list[Entry] = []
+        all_, skip, with_message = self.all, self.skip, self.with_message
+        placed = self.comp is None
+        override = ask.reply if ask.reply is not None and not ask.reply[3] else None
+        override_pos = self.of_message[override[0]] if override is not None else -1
+        prev = -1
+        for i in ask.context:
+            p = self.of_message[i]
+            if p == prev:
+                continue
+            between = [q for q in range(prev + 1, p) if q not in with_message and q not in skip] if prev >= 0 else []
+            for q in (*between, p):
+                if not placed and q > self.comp_after:
+                    out.append(self.comp)  # type: ignore[arg-type]
+                    placed = True
+                e = all_[q]
+                out.append(with_usage(e, int(override[1] + 0.5), override[2]) if q == override_pos else e)  # type: ignore[index]
+            prev = p
+        if ask.reason == "overflow" and prev in self.group_end:
+            # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
+            out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
+            prev = self.group_end[prev]
+        if not placed:
+            out.append(self.comp)  # type: ignore[arg-type]
+        self.last_pos = prev
+        return out
+
+    def plan(self, ask: CompactionAsk) -> Plan | str:
+        prep = prepare_compaction(self.entries(ask), self.cs, self.v)
+        if isinstance(prep, NoCompaction):
+            return prep.reason
+        assert isinstance(prep, Preparation)
+        fk = self.first_message.get(prep.first_kept_entry_id)
+        if fk is None:
+            return "first kept entry not in the workload"
+        kept = tuple(i for i in ask.context if i >= fk)
+        sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v))
+        common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
+                                      turn_prefix_messages=len(prep.turn_prefix_messages))
+        for k in ask.recorded:
+            entry = self.all[self.of_message[self.path.compactions[k].index]]
+            data: Mapping[str, Any] = entry.data
+            if data.get("firstKeptEntryId") == prep.first_kept_entry_id:
+                return Plan(kept, prep.tokens_before, sum_in, k, data.get("tokensBefore") == prep.tokens_before,
+                            state=(entry, self.last_pos), **common)
+        after = self.all[self.of_message[ask.context[-1]]].id if ask.context else None
+        entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
+        return Plan(kept, prep.tokens_before, sum_in, None, False, tokens, state=(entry, self.last_pos), **common)
+
+    def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = ()) -> None:
+        self.made_count += 1
+        if plan is not None:
+            self.comp, self.comp_after = plan.state[0], plan.state[1]
+        elif recorded is not None:
+            at = self.of_message[self.path.compactions[recorded].index]
+            self.comp, self.comp_after = self.all[at], at
