@@ -32,7 +32,16 @@ from collections.abc import Sequence
 from functools import reduce
 from operator import add
 
-from sessiontools.policies.base import Candidate, CheckPoint, CompactionAsk, CountView, Kept, Plan, Policy, PolicySettings
+from sessiontools.policies.base import (
+    Candidate,
+    CheckPoint,
+    CompactionAsk,
+    CountView,
+    Kept,
+    Plan,
+    Policy,
+    PolicySettings,
+)
 from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth, fit_neutral_truth
 from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import (

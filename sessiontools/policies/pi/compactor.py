@@ -61,8 +61,8 @@ def modelled_summary(truth: Any, prep: Preparation, n: int, parent_id: str | Non
 
 
 def _serialized_chars(messages: Sequence[Any], version: str) -> int:
-    from sessiontools.policies.pi.serialize import convert_to_llm, serialize_conversation
     from sessiontools.jsvalues import utf16_len
+    from sessiontools.policies.pi.serialize import convert_to_llm, serialize_conversation
 
     return utf16_len(serialize_conversation(convert_to_llm(messages, version), version))
 
