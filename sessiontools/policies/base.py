@@ -140,6 +140,7 @@ class Plan:
     tokens_before: int
     summarization_input: float
     recorded: int | None = None
+    parent_id: str | None = None  # the agent's own newest record before it (None: the context's last message's)
     matches_recorded: bool = False
     summary_tokens: float | None = None  # the policy's own summary size (None: the walk's model)
     is_split_turn: bool = False
@@ -155,6 +156,11 @@ class Compactor(ABC):
     @abstractmethod
     def plan(self, ask: CompactionAsk) -> Plan | str:
         """The compaction at `ask`, or why the agent makes none (a reason, in words)."""
+
+    def recorded_summary(self, k: int) -> float | None:
+        """The truth of recorded compaction k's summary as the agent sends it (Pi 1.x: with the system
+        message the compaction entry carries); None: the walk's rule (its summary message's)."""
+        return None
 
     @abstractmethod
     def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = ()) -> None:

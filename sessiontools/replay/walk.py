@@ -203,6 +203,8 @@ class _Walk(CheckStep):
             sc.tokens_before, sc.matches_recorded, sc.is_split_turn = (plan.tokens_before, plan.matches_recorded,
                                                                        plan.is_split_turn)
             sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
+            if plan.parent_id is not None:
+                sc.parent_entry_id = plan.parent_id
         r.compactions.append(sc)
         r.summarization_input += sum_in
         r.summarization_output += sc.summarization_output_tokens
@@ -236,6 +238,9 @@ class _Walk(CheckStep):
 
     def recorded_summary(self, k: int) -> float:
         """The truth of recorded compaction k's summary, as its recorded usage tells it if it does."""
+        own = self.compactor.recorded_summary(k) if self.compactor is not None else None
+        if own is not None:
+            return own
         c = self.path.compactions[k]
         got = self.truth.attributed.get(c.index)
         return got if got is not None else self.truth.text_tokens(len(c.summary or ""))

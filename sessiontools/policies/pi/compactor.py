@@ -140,11 +140,20 @@ class PiCompactor(Compactor):
             entry = self.all[self.of_message[self.path.compactions[k].index]]
             data: Mapping[str, Any] = entry.data
             if data.get("firstKeptEntryId") == prep.first_kept_entry_id:
-                return Plan(kept, prep.tokens_before, sum_in, k, data.get("tokensBefore") == prep.tokens_before,
+                return Plan(kept, prep.tokens_before, sum_in, recorded=k, parent_id=self.all[self.last_pos].id,
+                            matches_recorded=data.get("tokensBefore") == prep.tokens_before,
                             state=(entry, self.last_pos), **common)
-        after = self.all[self.of_message[ask.context[-1]]].id if ask.context else None
+        after = self.all[self.last_pos].id if self.last_pos >= 0 else None
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
-        return Plan(kept, prep.tokens_before, sum_in, None, False, tokens, state=(entry, self.last_pos), **common)
+        return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
+                    state=(entry, self.last_pos), **common)
+
+    def recorded_summary(self, k: int) -> float | None:
+        """The truth of every message of recorded compaction k's entry (1.x: its summary and the system
+        message it carries), as the exact walk prices the entry."""
+        at = self.of_message[self.path.compactions[k].index]
+        msgs = self.path.messages
+        return sum(self.truth.message_tokens(msgs[i]) for i, p in enumerate(self.of_message) if p == at)
 
     def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = ()) -> None:
         self.made_count += 1
