@@ -27,7 +27,7 @@ pricing, the cache model, the timeline and the invariants (`replay.invariants`) 
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import reduce
 from operator import add
@@ -80,6 +80,10 @@ class _Walk(CheckStep):
         self.by_user, self.by_user_set = g.by_user, g.by_user_set
         self.next_user = 0
         self.unmatched = 0  # simulated compactions at no recorded place
+        #: The recorded compaction the simulated context's newest compaction reproduces exactly (the
+        #: policy's own compactor made it with the recorded first kept entry, or it is a recorded one
+        #: applied under such a compactor): its position in `recorded`; None: none (`diverged`).
+        self.exact: int | None = None
         self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
         #: (message index, prompt, output, recorded) of the newest reply since the last compaction,
         #: for the policy's own compactor (`Policy.compactor`: Pi's prepareCompaction on Pi's entries).
@@ -189,8 +193,10 @@ class _Walk(CheckStep):
             sum_in = float(self.W)  # the oldest items dropped until it fits
         if hit is None:
             self.unmatched += 1
+            self.exact = None
         else:
             self.matched.add(hit)
+            self.exact = hit if plan is not None else None
         n = len(r.compactions)  # a caller's size for this compaction's summary (`resummarize`), else the model's
         given = self.sizes[n] if n < len(self.sizes) else None
         size = given if given is not None else self._summary_size(plan, upto)
@@ -266,8 +272,14 @@ class _Walk(CheckStep):
 
     def diverged(self, index: int) -> bool:
         """Whether the simulated context before message `index` differs from the recorded one."""
+        if self.resized:
+            return True
+        if self.exact is not None and self.exact == bisect_left(self.recorded, index) - 1:
+            # Its newest compaction is the recording's newest before `index`, reproduced exactly: what
+            # follows it is the recorded context, whatever came before (Pi's exact walk's rule).
+            return False
         missed = any(r < index and k not in self.matched for k, r in enumerate(self.recorded))
-        return self.unmatched > 0 or missed or self.resized
+        return self.unmatched > 0 or missed
 
     def check(self, upto: int) -> float:
         """A check point: classify it (over T, late, thrash) and compact when the policy fires; the count."""
@@ -395,6 +407,7 @@ class _Walk(CheckStep):
         self.applied.add(k)
         kept = tuple(i for a, b in c.kept for i in range(a, b) if i in self.pos_of)
         self.matched.add(k)
+        self.exact = k if self.compactor is not None else None
         truth_now = self.truth_at(upto)
         self._peak(truth_now)
         summary = self.recorded_summary(k)
