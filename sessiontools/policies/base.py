@@ -157,6 +157,11 @@ class Compactor(ABC):
     def plan(self, ask: CompactionAsk) -> Plan | str:
         """The compaction at `ask`, or why the agent makes none (a reason, in words)."""
 
+    def fitted(self, index: int) -> None:  # noqa: B027 (a hook: most compactors keep no record of it)
+        """The request the recording shows rejected at message `index` fits this setting: it was
+        answered, by a reply the file never recorded (Pi: the failed attempt and its omission edits
+        are not on its path)."""
+
     def recorded_summary(self, k: int) -> float | None:
         """The truth of recorded compaction k's summary as the agent sends it (Pi 1.x: with the system
         message the compaction entry carries); None: the walk's rule (its summary message's)."""
@@ -187,6 +192,12 @@ class Policy(ABC):
     #: The summarisation request sends the whole context, kept messages included (Codex, Claude Code);
     #: Pi's sends only the messages it summarises (and the previous summary).
     summary_request_sends_kept: bool = True
+
+    #: A request the provider rejects with the recovery spent stays on the agent's path as an error
+    #: reply carrying the usage of its rejected prompt: the newest usage the count sees, and the run's
+    #: final check follows it (Pi's error message, as `bench/pi_replay.mjs` replays it). Otherwise
+    #: the walk goes on as if it had not been sent.
+    failed_reply_counts: bool = False
 
     #: The agent whose own entries this policy replays by an exact port of that agent's code instead of
     #: the transcript walk (`replay.registry.has_exact_port`; Pi's `prepareCompaction`); None: the walk.

@@ -324,16 +324,32 @@ class _Walk(CheckStep):
         r = self.run
         if u > self.W:
             if not self.reject(req.index, u, source, k):
+                self.failed(k, req, u, last, False)
                 return
             u, source, modelled = self.truth_at(k), TruthSource.MODEL, True
-            if u > self.W:
-                r.overflows += 1
+            if u > self.W:  # the retry is rejected too
+                r.rejected(u, self.W)
                 r.failed_recoveries += 1
+                self.failed(k, req, u, last, True)
                 return
         elif u > self.T and not first:
             r.mid_run_crossings += 1
         self.recovery.replied(req.stop_reason)
         self.answered(k, req.index, u, req.usage.output, last, source, not modelled)
+
+    def failed(self, k: int, req: Request, u: float, last: bool, point: bool) -> None:
+        """A request the provider rejected with the agent's recovery spent (`point`: a retry, not yet
+        a request point). Where the policy keeps it as a reply (`Policy.failed_reply_counts`), its
+        rejected prompt and output are the newest usage and the run's final check follows it."""
+        if not self.policy.failed_reply_counts:
+            return
+        output = req.usage.output
+        if point:
+            self._point(req.index, u, TruthSource.MODEL, True, output, False)
+        self.reply = (req.index, u, output, False)
+        self.last_usage = (req.index, u + output)
+        if last and CheckPoint.RUN_END in self.policy.check_points:
+            self.check(k + 1)
 
     def answered(self, k: int, index: int, u: float, output: int, last: bool, source: TruthSource,
                  same: bool) -> None:
@@ -368,6 +384,8 @@ class _Walk(CheckStep):
             u, source = self.truth_at(k, ovf.index), TruthSource.MODEL
             if u <= self.W:
                 self.recovery.replied(None)
+                if self.compactor is not None:
+                    self.compactor.fitted(ovf.index)
                 self.answered(k, ovf.index, u, 0, last, source, False)
                 return
         elif ovf.provider_tokens:

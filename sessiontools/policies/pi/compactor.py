@@ -105,7 +105,7 @@ class PiCompactor(Compactor):
         prev = -1
         for i in ask.context:
             p = self.of_message[i]
-            if p == prev:
+            if p == prev or p in skip:
                 continue
             between = [q for q in range(prev + 1, p) if q not in with_message and q not in skip] if prev >= 0 else []
             for q in (*between, p):
@@ -147,6 +147,10 @@ class PiCompactor(Compactor):
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
         return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
                     state=(entry, self.last_pos), **common)
+
+    def fitted(self, index: int) -> None:
+        at = self.of_message[index]
+        self.skip = self.skip | set(range(at, self.group_end.get(at, at) + 1))
 
     def recorded_summary(self, k: int) -> float | None:
         """The truth of every message of recorded compaction k's entry (1.x: its summary and the system

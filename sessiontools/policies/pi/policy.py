@@ -42,6 +42,7 @@ class PiPolicy(Policy):
     reactive = True
     exact_port_for = Agent.PI  # Pi's sessions: the exact port of prepareCompaction (`replay.simulate`)
     summary_request_sends_kept = False  # prepareCompaction's messagesToSummarize + the previous summary
+    failed_reply_counts = True  # its error message (`replay.simulate._failed`)
     recorded_summary_priced = True  # the request after a compaction sends the summary, kept and new entries only
 
     def __init__(self, version: str) -> None:
