@@ -100,6 +100,14 @@ def window_changes(wl: Workload, extra: Sequence[ModelInfo]) -> tuple[tuple[int,
     return tuple(out) if len(out) > 1 else ()
 
 
+def pi_settings(window: int, reserve: int, keep: int, policy: str,
+                changes: tuple[tuple[int, int], ...] = ()) -> ReplaySettings:
+    """A setting of Pi's exact walk, its threshold W - reserve recorded as the transcript walk's settings
+    record theirs (`replay.walk.replay_settings`); with window changes (the session switched to a model
+    with another window) no one threshold holds: each request's is its model's (`threshold_at`)."""
+    return ReplaySettings(window, reserve, keep, policy, changes, policy_threshold=None if changes else window - reserve)
+
+
 def replay_session(
     session: Session,
     *,
@@ -163,7 +171,7 @@ def _replay_session(
         changes = () if windows else window_changes(wl, extra)
         prior = priors.lookup(f"{wl.provider}/{wl.model}") if priors is not None else None
         truth = fit_truth(wl, summary_tokens=summary_tokens, prior=prior, tokenizer=tokenizer)
-        runs = [] if deferred(defer, truth, out) else [simulate(wl, truth, ReplaySettings(w, r, k, pol, changes))
+        runs = [] if deferred(defer, truth, out) else [simulate(wl, truth, pi_settings(w, r, k, pol, changes))
                                      for w in ws for r in reserves for k in keeps]
         out.append(session_replay(
             source=session.path, agent=session.agent.value, leaf_id=p.leaf_id, model_name=f"{wl.provider}/{wl.model}", truth=truth,

@@ -12,14 +12,13 @@ import pytest
 from sessiontools.read import load_session
 from sessiontools.read.sources import load_source
 from sessiontools.replay import (
-    ReplaySettings,
     build_workload,
     fit_truth,
     replay_records,
     replay_session,
     simulate,
 )
-from sessiontools.replay.session import run_record
+from sessiontools.replay.session import pi_settings, run_record
 from sessiontools.transcript.pi import SessionTree
 from tests.conftest import SAMPLES
 
@@ -41,7 +40,7 @@ def test_every_entry_gives_the_same_run(path, policy: str) -> None:  # type: ign
     wl = build_workload(SessionTree(session).path().entries, "1" if policy == "pi-1" else "0")
     src = load_source(path)
     for (w, r, k), run in by_setting.items():
-        alone = simulate(wl, fit_truth(wl), ReplaySettings(w, r, k, policy))  # a fresh fit: no shared state
+        alone = simulate(wl, fit_truth(wl), pi_settings(w, r, k, policy))  # a fresh fit: no shared state
         assert alone == run, (w, r, k)
         (pr,) = replay_session(session, windows=[w], reserves=[r], keeps=[k], policy=policy)
         assert pr.runs == [run]
