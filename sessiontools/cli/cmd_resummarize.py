@@ -102,6 +102,7 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
     from sessiontools.endpoint.cache import ResponseCache
     from sessiontools.endpoint.client import Api, Endpoint, EndpointConfig
     from sessiontools.endpoint.run import Grid, plan_all, resummarize, total_requests
+    from sessiontools.policies.pi.summarize import prompts_version
     from sessiontools.replay.catalog import lookup
     from sessiontools.report.resummarize import resummarize_headline, resummarize_table
     from sessiontools.report.writers import envelope
@@ -131,7 +132,7 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
             raise typer.Exit(exit_code_for(loaded, strict))
         raise InputError("resummarize: no Pi session or Codex rollout to resummarize (see the notes above)")
     chains = plan_all(sessions, grid)
-    versions = {c.settings.pi_version for c in chains}
+    versions = {prompts_version(c.settings.policy) for c in chains}
     prompts_by_version = {v: _prompts(prompt, update_prompt, v) for v in versions}
     key = os.environ.get(KEY_ENV[api.value]) or None
     config = EndpointConfig(endpoint, model_id, Api(api.value), key, stream, max_tokens_field, timeout, retries,

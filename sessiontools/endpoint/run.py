@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontools.errors import UsageError
-from sessiontools.policies.pi.summarize import Prompts
+from sessiontools.policies.pi.summarize import Prompts, prompts_version
 from sessiontools.read.pi.entries import Session
 from sessiontools.replay.resummarize import (
     Chain,
@@ -103,7 +103,7 @@ def resummarize(chains: Sequence[Chain | CodexChain], summarize: Any, out_dir: P
         if isinstance(chain, CodexChain):
             res = regenerate_codex(chain, summarize, on_answer)
         else:
-            res = regenerate(chain, summarize, (prompts or {}).get(chain.settings.pi_version), on_answer)
+            res = regenerate(chain, summarize, (prompts or {}).get(prompts_version(chain.settings.policy)), on_answer)
         path = None
         if res.error is None:
             path = output_path(out_dir, res)

@@ -72,10 +72,6 @@ class ReplaySettings:
             return self.policy_threshold
         return self.window_at(base_index) - self.reserve_tokens
 
-    @property
-    def pi_version(self) -> str:
-        return "1" if self.policy == PolicyName.PI_1 else "0"
-
     def label(self) -> str:
         """The setting in words, for messages."""
         return (f"window {self.context_window}, reserve {self.reserve_tokens}, keep {self.keep_recent_tokens}, "

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.errors import InputError
+from sessiontools.policies.pi.policy import pi_policy
+from sessiontools.policies.registry import VERSIONED_POLICY
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.pi.entries import Session
 from sessiontools.read.values import number
@@ -150,8 +152,9 @@ def _replay_session(
     extra = load_model_files(models)
     tree = SessionTree(session)
     paths = tree.all_paths() if all_leaves else [tree.path(leaf)]
-    pol = policy or ("pi-1" if session.pi_version == "1" else "pi-0")
-    version = "1" if pol == "pi-1" else "0"
+    # The file's own rule by the version its reader decided (the registry's, as for every agent).
+    pol = policy or VERSIONED_POLICY[session.agent][session.pi_version]
+    version = pi_policy(pol).version
     wls = [build_workload(p.entries, version) for p in paths]
     fallback = _model_of(wls)
     if fallback == (None, None) and not windows:

@@ -85,6 +85,12 @@ def _read_prompt(release: str, name: str) -> str:
 
 
 @cache
+def prompts_version(policy: str) -> str:
+    """The Pi release line ("0" or "1") whose summary prompts a replay of `policy` writes with: 1.x's
+    for `pi-1`, 0.x's for every other policy (a Codex chain writes with its own prompt)."""
+    return "1" if str(policy) == "pi-1" else "0"
+
+
 def pi_prompts(pi_version: str) -> Prompts:
     """The prompts Pi `pi_version` ("0" or "1") ships."""
     release = RELEASES[pi_version]
