@@ -32,8 +32,10 @@ A `Policy` answers five questions, over the agent-neutral transcript (`transcrip
 
 `PolicySettings` holds the settings a grid varies (window, reserve, keep, and per-agent extras such
 as `auto_compact_limit`, `autocompact_pct`, `max_output_tokens`). `replay.walk.simulate_path`
-replays any `Policy` over any `TranscriptPath`; Pi's own policies (`policies.pi.policy`) add the
-exact port of `prepareCompaction` on top, used by `replay.simulate` on Pi sessions.
+replays any `Policy` over any `TranscriptPath`; a policy may give the walk a per-run `Compactor`
+(`Policy.compactor`) running the agent's own code on the agent's own records of the path (Pi's
+`prepareCompaction` on the entries a Pi transcript carries, `policies.pi.compactor`). Pi sessions
+under Pi's policies are still replayed by `replay.simulate` (issue 24: the walks are not yet one).
 """
 
 from __future__ import annotations

@@ -6,12 +6,19 @@ failed calls are not among them). A run starts at a user message. Walking the re
 
 - before a request: `BEFORE_SAMPLING` (a run's first request) and `BETWEEN_TURNS` (the others) are
   check points; after a run's final reply: `RUN_END`;
-- the truth U of a request is its recorded usage while the simulated context is the recorded one
-  (no compaction differs so far), else `NeutralTruth` (`replay.neutral`);
+- the truth U of a request is its recorded usage while the simulated context is the recorded one,
+  else `NeutralTruth` (`replay.neutral`). One rule says when it is (`_Walk.diverged`): when the
+  newest compaction reproduces the recording's newest before the request exactly (made by the
+  policy's own compactor at the recorded place with the recorded first kept entry: what follows is
+  the recorded context, whatever came before: Pi's exact walk's rule), or else when no recorded
+  compaction so far was missed and none made at no recorded place (a rule whose kept messages the
+  walk cannot prove equal to the recording's);
 - at a check point the policy's `count` sees the newest usage total the agent would have (U + output
   of its newest reply since the last compaction) and the (chars, bytes) of the messages after it;
   it compacts when `fires(count, threshold)`: the policy's `keep` chooses which messages stay, and a
-  summary of `summary_tokens` replaces the rest. The summarisation request sends the context; a
+  summary of `summary_tokens` replaces the rest; a policy with its own compactor for the path
+  (`Policy.compactor`: Pi's `prepareCompaction` on the entries a Pi transcript carries) decides the
+  kept messages, tokens before, summarisation request and summary instead. The summarisation request sends the context; a
   policy that trims its summarisation request (`Policy.trims_summary_request`: Codex, Claude Code)
   drops the oldest items until it fits (billed at the window), any other's is rejected (an
   overflow) and the compaction fails (`ReplayRun.failed_compactions`, the context left as it was);

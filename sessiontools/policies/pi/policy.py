@@ -12,7 +12,8 @@ Pi does not compact for an overflow again until the next user message (`replay.s
 The flag is `PiRecovery`, the state both walks ask (`Policy.recovery`).
 
 On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
-tokens before; `keep` here is `findCutPoint` on the neutral messages of other agents' transcripts:
+tokens before, and so does the transcript walk on a Pi transcript (`compactor`,
+`policies.pi.compactor`); `keep` here is `findCutPoint` on the neutral messages of other agents' transcripts:
 walk back summing Pi's own estimate of each message (chars/4 of what `size` counts, as Pi's
 `estimateTokens`) to keepRecentTokens, then forward to a turn start. It does not split a turn.
 """
