@@ -45,7 +45,7 @@ from typing import Any
 __all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "available_encoding_for",
            "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
            "label", "load", "message_counter_for", "shared_message_counter", "shared_units_counter", "store_name",
-           "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "TRUTH_TOKENIZERS"]
+           "truth_candidates", "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "TRUTH_TOKENIZERS"]
 
 #: The tokenizer of a model without one of its own.
 FALLBACK = "o200k_base"
@@ -309,30 +309,42 @@ def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
     return lambda message: counter.count_message(message, pi_version)
 
 
-#: What `replay --truth-tokenizer` accepts: Pi's chars/4 (the default), o200k, or the model's own
-#: tokenizer where it beats o200k (`calibration_encoding_for`), else o200k.
-TRUTH_TOKENIZERS = ("chars4", "o200k", "model")
-#: The truth model's counter when none is asked for (`truth_encoding_for(None, ...)`, `replay`'s
-#: `--truth-tokenizer` default). `model` predicts better where measured (docs/estimate-error.md) but
-#: costs the first replay of a process loading o200k and counting every message once; the switch
-#: moves every diverged replay figure (the goldens).
-DEFAULT_TRUTH_TOKENIZER = "chars4"
+#: What `replay --truth-tokenizer` accepts: `auto` (the default: per session, chars/4 or `model`,
+#: whichever predicts the session's own later requests better, `replay.truth_model.choose_counter`),
+#: Pi's chars/4, o200k, or `model`: the model's own tokenizer where it beats o200k
+#: (`calibration_encoding_for`), else o200k.
+TRUTH_TOKENIZERS = ("auto", "chars4", "o200k", "model")
+#: The truth model's counter when none is asked for (`replay`'s `--truth-tokenizer` default). Neither
+#: fixed counter is right everywhere: `model` predicts better on the real files measured
+#: (docs/estimate-error.md), chars/4 on a recording whose provider counts about in proportion to the
+#: characters (the lab server's pseudo-tokenizer), which no model id reveals.
+DEFAULT_TRUTH_TOKENIZER = "auto"
 _COUNTERS: dict[str, Any] = {}
 
 
 def truth_encoding_for(choice: str | None, provider: Any, model: Any) -> str | None:
-    """The tokenizer replay's truth model counts a path's messages with under `choice` (one of
-    `TRUTH_TOKENIZERS`): None for chars/4 (each agent's own size of a message), else a tokenizer name
-    (`model`: the calibrated feature's, `available_encoding_for(..., calibration=True)`)."""
-    if choice is None:
-        choice = DEFAULT_TRUTH_TOKENIZER
-    if choice == "chars4":
+    """The tokenizer replay's truth model counts a path's messages with under a fixed `choice` (one of
+    `TRUTH_TOKENIZERS` but `auto`, which `truth_candidates` resolves): None for chars/4 (each agent's
+    own size of a message), else a tokenizer name (`model`: the calibrated feature's,
+    `available_encoding_for(..., calibration=True)`)."""
+    if choice is None or choice == "chars4":
         return None
     if choice == "o200k":
         return FALLBACK
     if choice == "model":
         return available_encoding_for(provider, model, calibration=True)
     raise ValueError(f"unknown truth tokenizer {choice!r} (expected one of {', '.join(TRUTH_TOKENIZERS)})")
+
+
+def truth_candidates(choice: str | None, provider: Any, model: Any) -> tuple[str | None, ...]:
+    """The counters replay's truth model chooses among under `choice` (None: `DEFAULT_TRUTH_TOKENIZER`),
+    each as `truth_encoding_for` names it: `auto` is (None, `model`'s tokenizer), chars/4 first (the
+    counter kept when the session cannot tell them apart); any other choice is its one counter."""
+    if choice is None:
+        choice = DEFAULT_TRUTH_TOKENIZER
+    if choice == "auto":
+        return None, truth_encoding_for("model", provider, model)
+    return (truth_encoding_for(choice, provider, model),)
 
 
 def _shared_counter(name: str) -> Any:
