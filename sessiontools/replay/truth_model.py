@@ -234,7 +234,7 @@ class CounterChoice:
 
 
 def _unit(counter: str) -> str:
-    return "chars/4" if counter == CHARS4 else counter
+    return "chars/4" if counter == CHARS4 else counter.removesuffix("_base")
 
 
 def choice_z(n: int, total: float, squares: float) -> float:
