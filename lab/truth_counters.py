@@ -8,12 +8,12 @@ Measured as replay uses the model (`replay.truth_model`): for each session's def
 through the Pi adapter `replay.truth`, as Pi's exact walk fits it; any other agent through the
 transcript adapter `replay.neutral` with its own policy's message counter), each request's recorded
 prompt A_k is predicted by O + r * X_k, with O and r fitted on the session's earlier requests only
-(`replay.truth_model.in_session_errors`), X the counter's size of the request's recorded context.
+(`replay.counter_choice.in_session_errors`), X the counter's size of the request's recorded context.
 
 Counters: `chars4` (each agent's own chars/4; Pi: estimateTokens), `o200k`, `own` (the model's own
 tokenizer wherever the registry has one, DeepSeek's included, `tokens.registry.encoding_for`),
 `model` (the model's own where it beats o200k, else o200k: `replay --truth-tokenizer model`), and
-the per-session choice `replay --truth-tokenizer auto` makes (`replay.truth_model.choose_counter`):
+the per-session choice `replay --truth-tokenizer auto` makes (`replay.counter_choice.choose_counter`):
 `auto` scores each session with the counter it picks from all its requests (what replay then uses:
 the pick has seen the requests it is scored on), `auto-online` scores request k with the counter
 the same rule picks from the predictions before k only (strictly out of sample; chars/4 until the
@@ -89,7 +89,7 @@ def online_choice(errors: dict[str, list[float]], first: str, second: str) -> li
     """Each prediction's error under the counter `choose_counter`'s rule picks from the predictions
     before it only (`first` until MIN_CHOICE_REQUESTS requests, i.e. MIN_CHOICE_REQUESTS - 1
     predictions, are known; then `second` when it is better beyond noise, `choice_z`)."""
-    from sessiontools.replay.truth_model import CHOICE_Z, MIN_CHOICE_REQUESTS, choice_z
+    from sessiontools.replay.counter_choice import CHOICE_Z, MIN_CHOICE_REQUESTS, choice_z
 
     out = []
     n = 0
@@ -106,7 +106,8 @@ def session_errors(session: Any) -> tuple[str, str, str, dict[str, list[float]]]
     """(model key, family, auto's pick, counter -> each prediction's |error| / A) of a session's
     default path; None when it records no model."""
     from sessiontools.read.agents import Agent
-    from sessiontools.replay.truth_model import CHARS4, choose_counter, in_session_errors
+    from sessiontools.replay.counter_choice import choose_counter, in_session_errors
+    from sessiontools.replay.truth_model import CHARS4
 
     provider, model, inputs = (_pi_inputs if session.agent == Agent.PI else _transcript_inputs)(session)
     if model is None:

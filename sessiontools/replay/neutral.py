@@ -16,6 +16,7 @@ from collections.abc import Callable
 from operator import attrgetter
 
 from sessiontools.policies.base import Policy, text_counter
+from sessiontools.replay.counter_choice import choose_counter
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
     CHARS4,
@@ -23,7 +24,6 @@ from sessiontools.replay.truth_model import (
     FitInput,
     TruthModel,
     attribute,
-    choose_counter,
     counter_notes,
     fit_model,
 )

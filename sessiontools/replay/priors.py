@@ -12,7 +12,7 @@ True)`), so each session is replayed once. Each session counts once (its first p
 Ratios are pooled in their own units (`truth_model.counter`: chars/4, o200k, a model's tokenizer under
 `replay --truth-tokenizer`), and a fit applies only a prior learnt in its own (`replay.truth`). Under
 `--truth-tokenizer auto` (the default) a session too short to choose its counter takes the counter of
-the prior its model's sessions teach (`replay.truth_model.choose_counter`).
+the prior its model's sessions teach (`replay.counter_choice.choose_counter`).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def pooled_priors(records: Iterable[Mapping[str, Any]]) -> PriorTable:
 def _counter_open(records: Iterable[Mapping[str, Any]]) -> set[str]:
     """Sessions whose counter `replay --truth-tokenizer auto` could not choose from their own requests
     (too few: `truth_model.counter_choice` with no prediction): a prior decides it, in any units
-    (`replay.truth_model.choose_counter`)."""
+    (`replay.counter_choice.choose_counter`)."""
     return {r["session"] for r in records
             if ((r.get("truth_model") or {}).get("counter_choice") or {}).get("predictions") == 0}
 

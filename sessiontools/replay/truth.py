@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessiontools.read.pi.entries import Entry
+from sessiontools.replay.counter_choice import choose_counter
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
     CHARS4,
@@ -28,7 +29,6 @@ from sessiontools.replay.truth_model import (
     TruthFit,
     TruthModel,
     attribute,
-    choose_counter,
     counter_notes,
     fit_model,
     fit_overhead_ratio,
@@ -155,11 +155,12 @@ def fit_truth(
     entries (`prior`: a ratio learnt from the run's other sessions, used instead of PRIOR_RATIO when
     the requests are too few).
 
-    `tokenizer` (`replay --truth-tokenizer`: `chars4`, the default, `o200k` or `model`;
+    `tokenizer` (`replay --truth-tokenizer`: `auto`, the default (None), `chars4`, `o200k` or `model`;
     `model_tokenizer=True` is `model`): with no `counter`, count each message with that tokenizer
     (`tokens.registry.truth_encoding_for`: `model` is the model's own where it beats o200k, else
     o200k, DeepSeek's too, docs/estimate-error.md) instead of Pi's chars/4, so a message the recording
-    never priced (a diverged context) is `ratio` * its tokenizer count. A `prior` learnt in other
+    never priced (a diverged context) is `ratio` * its tokenizer count; `auto` chooses per session
+    between chars/4 and `model` (`replay.counter_choice.choose_counter`). A `prior` learnt in other
     units is not applied (PRIOR_RATIO, said in `notes`)."""
     from sessiontools.tokens.registry import shared_message_counter, truth_candidates
 

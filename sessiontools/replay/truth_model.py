@@ -6,7 +6,10 @@ the fit its units (Pi: each entry of the path, `replay.truth.fit_truth`; any `Tr
 message, `replay.neutral.fit_neutral_truth`), each unit's size by the one message counter of the
 path (`truth_counter`: the file's own agent's size of a message, `Policy.truth_count`, Pi's being
 its `estimateTokens`; or the model's own tokenizer, `tokens.registry`), and the recorded contexts
-(`FitInput`). Then, the same for every agent:
+(`FitInput`). Under `replay --truth-tokenizer auto` (the default) the counter is chosen per session
+(`replay.counter_choice`): the model's tokenizer when its fit on the session's earlier requests predicts
+the later ones better than chars/4's beyond noise (`in_session_errors`, `better_beyond_noise`),
+else chars/4; `TruthModel.choice` says why. Then, the same for every agent:
 
 - `overhead` O and `ratio` r from least squares over requests, A_j ~ O + r * X_j, where X_j is the
   counter's size of request j's recorded context (`fit_overhead_ratio`: system prompt and tool
@@ -27,9 +30,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessiontools.replay.priors import TruthPrior, prior_text
+
+if TYPE_CHECKING:
+    from sessiontools.replay.counter_choice import CounterChoice
 
 #: Summary size used when a session has no recorded summary to learn from (tokens).
 DEFAULT_SUMMARY_TOKENS = 1500
@@ -166,127 +172,6 @@ class FitInput:
     #: chars/4 of all the units, when `counted` is another counter's: a text known only by its length
     #: (`TruthModel.text_tokens`) is then scaled by the session's counted units per chars/4 token
     chars4_total: float | None = None
-
-
-#: `auto` compares the counters with at least this many requests with usable usage (two predictions);
-#: fewer: `choose_counter`'s fallback, decided without counting with a tokenizer.
-MIN_CHOICE_REQUESTS = 3
-#: `auto` leaves chars/4 (each agent's own count) for the model's tokenizer only when the tokenizer's
-#: in-session errors are lower beyond noise: the mean of the paired differences at least this many
-#: standard errors above zero (`better_beyond_noise`).
-CHOICE_Z = 2.0
-
-
-def in_session_errors(inp: FitInput) -> list[float]:
-    """|predicted - recorded| / recorded of each request after the first with usable usage, predicted
-    by O + r * X fitted (`fit_overhead_ratio`, no prior) on the session's earlier requests only: the
-    in-session, strictly out-of-sample measure of a counter (`lab.truth_counters`, `choose_counter`).
-
-    The same fit as `fit_overhead_ratio`, kept up to date in O(1) per request once the data decide
-    it (running centred moments instead of a least-squares solve per prefix)."""
-    xs = [float(x) for _, _, _, x in inp.contexts]
-    ys = [float(inp.wanted[at]) for at, _, _, _ in inp.contexts]
-    out: list[float] = []
-    mx = my = cxx = cxy = sxx = sxy = 0.0
-    lo_y = float("inf")
-    distinct = False
-    lo, hi = RATIO_BOUNDS
-    for k, (x, y) in enumerate(zip(xs, ys, strict=True)):
-        if k and y > 0:
-            if k < MIN_REQUESTS or not distinct:
-                fit = fit_overhead_ratio(xs[:k], ys[:k])
-                o, r = fit.overhead, fit.ratio
-            else:
-                r = cxy / cxx
-                o = my - r * mx
-                if o < 0 or r <= 0:  # no negative overhead: a ratio through the origin instead
-                    r, o = sxy / sxx, 0.0
-                r = min(max(r, lo), hi)
-                o = min(max(o, 0.0), lo_y)
-            out.append(abs(o + r * x - y) / y)
-        n = k + 1  # Welford's update of the means and co-moments with request k
-        dx = x - mx
-        mx += dx / n
-        my += (y - my) / n
-        cxx += dx * (x - mx)
-        cxy += dx * (y - my)
-        sxx += x * x
-        sxy += x * y
-        lo_y = min(lo_y, y)
-        distinct = distinct or x != xs[0]
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class CounterChoice:
-    """Why `replay --truth-tokenizer auto` counts a session with `counter`: each candidate's in-session
-    error (`in_session_errors`' mean, by counter name; absent when not measured) over `predictions`
-    requests, and the note that says it (the run record's `truth_model.counter_choice`)."""
-
-    counter: str
-    errors: Mapping[str, float]
-    predictions: int
-    note: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"errors": {k: round(v, 5) for k, v in self.errors.items()}, "predictions": self.predictions,
-                "note": self.note}
-
-
-def _unit(counter: str) -> str:
-    return "chars/4" if counter == CHARS4 else counter.removesuffix("_base")
-
-
-def choice_z(n: int, total: float, squares: float) -> float:
-    """z of n paired differences d (their sum and sum of squares): mean / standard error; +inf when
-    they are all equal and positive, 0 with fewer than two."""
-    if n < 2:
-        return 0.0
-    mean = total / n
-    var = max(squares - n * mean * mean, 0.0) / (n - 1)
-    if var <= 1e-24:
-        return float("inf") if mean > 0 else 0.0
-    return mean / (var / n) ** 0.5
-
-
-def better_beyond_noise(first: Sequence[float], other: Sequence[float]) -> tuple[bool, float]:
-    """Whether the errors `other` (one per prediction) are lower than `first`'s beyond noise
-    (`choice_z` of the paired differences >= CHOICE_Z), and that z."""
-    d = [a - b for a, b in zip(first, other, strict=True)]
-    z = choice_z(len(d), sum(d), sum(x * x for x in d))
-    return z >= CHOICE_Z, z
-
-
-def choose_counter(candidates: Sequence[str], fit_input: Callable[[str], FitInput], prior: TruthPrior | None = None,
-                   ) -> tuple[str, FitInput, CounterChoice | None]:
-    """The counter a path's truth is fitted with, and its fit input (`fit_input(counter)`, asked once
-    per counter): the one candidate, or (`auto`: chars/4, then the model's tokenizer) the second when
-    its fit on the session's earlier requests predicts the later ones better beyond noise
-    (`in_session_errors`, `better_beyond_noise`), else the first. With fewer than
-    MIN_CHOICE_REQUESTS requests the session cannot tell: the counter of the prior learnt from the
-    run's other sessions of its model (`replay.priors`) when it is the second, else the first
-    (chars/4: nothing is loaded or counted for it)."""
-    first = fit_input(candidates[0])
-    if len(candidates) == 1:
-        return candidates[0], first, None
-    c0, c1 = candidates[0], candidates[1]
-    n = len(first.contexts)
-    too_few = f"{n} request(s) with usable usage, too few to compare counters (under {MIN_CHOICE_REQUESTS})"
-    if n < MIN_CHOICE_REQUESTS:
-        if prior is not None and prior.counter == c1:
-            return c1, fit_input(c1), CounterChoice(c1, {}, 0, f"{too_few}: {_unit(c1)}, the counter of the "
-                                                               f"prior ({prior.source})")
-        return c0, first, CounterChoice(c0, {}, 0, f"{too_few}: {_unit(c0)}")
-    second = fit_input(c1)
-    e0, e1 = in_session_errors(first), in_session_errors(second)
-    errors = {c0: sum(e0) / len(e0) if e0 else 0.0, c1: sum(e1) / len(e1) if e1 else 0.0}
-    better, z = better_beyond_noise(e0, e1)
-    both = f"{_unit(c1)} {errors[c1]:.2%} against {_unit(c0)} {errors[c0]:.2%} mean error over {len(e0)} predictions"
-    if better:
-        return c1, second, CounterChoice(c1, errors, len(e0), f"{_unit(c1)}: it predicts this session's later "
-                                         f"requests from its earlier ones better ({both}, z {z:.1f})")
-    return c0, first, CounterChoice(c0, errors, len(e0), f"{_unit(c0)}: {_unit(c1)} does not predict this "
-                                    f"session's later requests better beyond noise ({both}, z {z:.1f} < {CHOICE_Z:g})")
 
 
 @dataclass(slots=True)

@@ -27,7 +27,8 @@ fixed overheads are the calibrated model's to learn.
 `counter_for(provider, model)` is the one function for other layers: a `str -> int` count with the
 model's own tokenizer (or o200k), loaded once per process; `message_counter_for(provider, model,
 pi_version)` counts a Pi message dict over the units chars/4 counts (cached by content), the
-`MessageCounter` replay's truth model (`replay.truth.fit_truth(counter=...)`) takes.
+`MessageCounter` replay's truth model (`replay.truth.fit_truth(counter=...)`) takes;
+`truth_candidates` names the counters `replay --truth-tokenizer` lets the truth model choose among.
 Nothing here imports tiktoken, tokenizers or the packages until a count is asked for.
 """
 
@@ -310,7 +311,7 @@ def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
 
 
 #: What `replay --truth-tokenizer` accepts: `auto` (the default: per session, chars/4 or `model`,
-#: whichever predicts the session's own later requests better, `replay.truth_model.choose_counter`),
+#: whichever predicts the session's own later requests better, `replay.counter_choice.choose_counter`),
 #: Pi's chars/4, o200k, or `model`: the model's own tokenizer where it beats o200k
 #: (`calibration_encoding_for`), else o200k.
 TRUTH_TOKENIZERS = ("auto", "chars4", "o200k", "model")

@@ -1,5 +1,5 @@
 """`replay --truth-tokenizer auto`: the counter chosen per session by how well its fit on the session's
-earlier requests predicts the later ones (`replay.truth_model.choose_counter`, `in_session_errors`)."""
+earlier requests predicts the later ones (`replay.counter_choice.choose_counter`, `in_session_errors`)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,9 @@ import random
 
 import pytest
 
+from sessiontools.replay.counter_choice import MIN_CHOICE_REQUESTS, choose_counter, in_session_errors
 from sessiontools.replay.priors import TruthPrior
-from sessiontools.replay.truth_model import (
-    CHARS4,
-    MIN_CHOICE_REQUESTS,
-    FitInput,
-    choose_counter,
-    fit_overhead_ratio,
-    in_session_errors,
-)
+from sessiontools.replay.truth_model import CHARS4, FitInput, fit_overhead_ratio
 
 
 def _inp(sizes: list[int], truth: list[float], overhead: float = 900.0) -> FitInput:
