@@ -209,6 +209,10 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         agent_options["cli_version"] = _checked_cli_version(cli_version)
     if truth_tokenizer != DEFAULT_TRUTH_TOKENIZER:
         agent_options["truth_tokenizer"] = truth_tokenizer
+    if truth_tokenizer != "chars4":  # the tokenizer's counts of the truth model, kept across runs
+        from sessiontools.cli.inputs import token_cache_path
+
+        agent_options["token_store"] = str(token_cache_path())
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))

@@ -118,6 +118,16 @@ def choose_counter(candidates: Sequence[str], fit_input: Callable[[str], FitInpu
     MIN_CHOICE_REQUESTS requests the session cannot tell: the counter of the prior learnt from the
     run's other sessions of its model (`replay.priors`) when it is the second, else the first
     (chars/4: nothing is loaded or counted for it)."""
+    from sessiontools.tokens.registry import flush_truth_counts
+
+    try:
+        return _choose(candidates, fit_input, prior)
+    finally:
+        flush_truth_counts()  # the counts made for this session, to the token store in one go
+
+
+def _choose(candidates: Sequence[str], fit_input: Callable[[str], FitInput], prior: TruthPrior | None,
+            ) -> tuple[str, FitInput, CounterChoice | None]:
     first = fit_input(candidates[0])
     if len(candidates) == 1:
         return candidates[0], first, None

@@ -46,7 +46,8 @@ from typing import Any
 __all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "available_encoding_for",
            "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
            "label", "load", "message_counter_for", "shared_message_counter", "shared_units_counter", "store_name",
-           "truth_candidates", "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "TRUTH_TOKENIZERS"]
+           "truth_candidates", "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "flush_truth_counts",
+           "use_token_store", "TRUTH_TOKENIZERS"]
 
 #: The tokenizer of a model without one of its own.
 FALLBACK = "o200k_base"
@@ -348,14 +349,62 @@ def truth_candidates(choice: str | None, provider: Any, model: Any) -> tuple[str
     return (truth_encoding_for(choice, provider, model),)
 
 
+class _BatchedStore:
+    """A `TokenStore` whose writes wait for `flush`: one transaction per fitted session, not one per
+    message (the truth counters count message by message)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.pending: dict[str, dict[bytes, int]] = {}
+
+    def get_many(self, encoding: str, keys: Any) -> dict[bytes, int]:
+        return self.store.get_many(encoding, keys)
+
+    def put_many(self, encoding: str, items: Any) -> None:
+        self.pending.setdefault(encoding, {}).update(items)
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, {}
+        for encoding, items in pending.items():
+            self.store.put_many(encoding, items)
+
+
+#: The persistent token store of the truth counters in this process (`use_token_store`).
+_STORE: dict[str, Any] = {"path": None, "store": None}
+
+
+def use_token_store(path: str | None) -> None:
+    """Count the truth model's tokenizer counts through the persistent token store at `path` (the
+    CLI's token cache; None: in memory only): a run whose messages were counted before answers from
+    it and loads no vocabulary. Opened once per process and path."""
+    if path == _STORE["path"]:
+        return
+    flush_truth_counts()
+    store = None
+    if path is not None:
+        from sessiontools.tokens.store import TokenStore
+
+        store = _BatchedStore(TokenStore(Path(path)))
+    _STORE.update(path=path, store=store)
+    for counter in _COUNTERS.values():
+        counter.store = store
+
+
+def flush_truth_counts() -> None:
+    """Write the counts the truth counters made since the last flush to the token store (if any)."""
+    store = _STORE["store"]
+    if store is not None:
+        store.flush()
+
+
 def _shared_counter(name: str) -> Any:
     """One `TiktokenCounter` per tokenizer and process: each distinct content is counted once, whichever
-    session or walk asks."""
+    session or walk asks (and, with `use_token_store`, once across runs)."""
     from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 
     got = _COUNTERS.get(name)
     if got is None:
-        got = _COUNTERS[name] = TiktokenCounter(name, num_threads=1)
+        got = _COUNTERS[name] = TiktokenCounter(name, num_threads=1, store=_STORE["store"])
     return got
 
 

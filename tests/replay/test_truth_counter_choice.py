@@ -90,3 +90,34 @@ def test_one_candidate_is_no_choice() -> None:
     truth, near, _ = _session(30)
     name, _, choice = choose_counter(["o200k_base"], {"o200k_base": _inp(near, truth)}.__getitem__)
     assert name == "o200k_base" and choice is None
+
+
+def test_a_warm_run_answers_from_the_token_store_and_loads_no_vocabulary(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With the CLI's token cache (`use_token_store`), a second process's fit of the same session takes
+    every tokenizer count from the store: the same model, and no vocabulary loaded."""
+    from sessiontools.read.sources import load_source
+    from sessiontools.replay import build_workload, fit_truth
+    from sessiontools.tokens import registry, vocab
+    from sessiontools.transcript.pi import SessionTree
+    from tests.conftest import SAMPLES
+
+    s = load_source(SAMPLES / "pi0-chinese.jsonl")
+    wl = build_workload(SessionTree(s).path().entries, s.pi_version)
+    path = str(tmp_path / "tokens.sqlite")
+    monkeypatch.setattr(registry, "_COUNTERS", {})
+    monkeypatch.setattr(registry, "_STORE", {"path": None, "store": None})
+    registry.use_token_store(path)
+    cold = fit_truth(wl)
+    assert cold.counter == "o200k_base" and (tmp_path / "tokens.sqlite").is_file()
+    # A new process: no counter, no loaded vocabulary; loading one would fail.
+    monkeypatch.setattr(registry, "_COUNTERS", {})
+    monkeypatch.setattr(registry, "_STORE", {"path": None, "store": None})
+
+    def no_vocabulary(*_: object) -> None:
+        raise AssertionError("a vocabulary was loaded")
+
+    monkeypatch.setattr(vocab, "get_encoding", no_vocabulary)
+    monkeypatch.setattr(registry, "load", no_vocabulary)
+    registry.use_token_store(path)
+    warm = fit_truth(wl)
+    assert warm.to_dict() == cold.to_dict()
