@@ -85,8 +85,12 @@ class CounterChoice:
                 "note": self.note}
 
 
-def _unit(counter: str) -> str:
-    return "chars/4" if counter == CHARS4 else counter.removesuffix("_base")
+def counter_label(counter: str | None) -> str:
+    """How notes and tables name a truth counter: `chars/4`, `o200k`, `qwen3_5`."""
+    return "chars/4" if counter in (None, CHARS4) else str(counter).removesuffix("_base")
+
+
+_unit = counter_label
 
 
 def choice_z(n: int, total: float, squares: float) -> float:

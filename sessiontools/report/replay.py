@@ -163,7 +163,9 @@ def truth_counter_notes(records: Sequence[dict[str, Any]]) -> list[str]:
         first.setdefault(r["session"], r.get("truth_model") or {})
     if not first:
         return []
-    names = [_counter_name(tm.get("counter")) for tm in first.values()]
+    from sessiontools.replay.counter_choice import counter_label
+
+    names = [counter_label(tm.get("counter")) for tm in first.values()]
     if len(first) == 1:
         (tm,) = first.values()
         why = (tm.get("counter_choice") or {}).get("note")
@@ -175,10 +177,6 @@ def truth_counter_notes(records: Sequence[dict[str, Any]]) -> list[str]:
     return [strip_control(f"truth counter{' (auto, per session)' if chosen else ''}: "
                       + ", ".join(f"{n} {k} session(s)" for n, k in counts.items())
                       + ("; why: --format json, truth_model.counter_choice" if chosen else ""))]
-
-
-def _counter_name(counter: str | None) -> str:
-    return "chars/4" if counter in (None, "chars4") else str(counter).removesuffix("_base")
 
 
 def _entry(entry_id: str | None) -> str:

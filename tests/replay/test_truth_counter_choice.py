@@ -121,3 +121,18 @@ def test_a_warm_run_answers_from_the_token_store_and_loads_no_vocabulary(tmp_pat
     registry.use_token_store(path)
     warm = fit_truth(wl)
     assert warm.to_dict() == cold.to_dict()
+
+
+def test_the_table_notes_say_the_counter_and_why() -> None:
+    from sessiontools.report.replay import truth_counter_notes
+
+    def rec(session: str, counter: str | None, note: str | None) -> dict:  # type: ignore[type-arg]
+        tm = {**({"counter": counter} if counter else {}),
+              **({"counter_choice": {"errors": {}, "predictions": 9, "note": note}} if note else {})}
+        return {"session": session, "truth_model": tm}
+
+    (one,) = truth_counter_notes([rec("a", "o200k_base", "o200k: it predicts ... better"), rec("a", "o200k_base", "x")])
+    assert one == "truth counter: o200k (auto: o200k: it predicts ... better)"
+    (many,) = truth_counter_notes([rec("a", "o200k_base", "n"), rec("b", "chars4", "n"), rec("c", "chars4", "n")])
+    assert many.startswith("truth counter (auto, per session): o200k 1 session(s), chars/4 2 session(s)")
+    assert truth_counter_notes([rec("a", None, None)]) == ["truth counter: chars/4"]
