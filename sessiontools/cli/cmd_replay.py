@@ -42,6 +42,7 @@ from sessiontools.tokens.registry import DEFAULT_TRUTH_TOKENIZER
 class TruthTokenizer(str, Enum):
     """`--truth-tokenizer`: how the truth model counts messages (`tokens.registry.TRUTH_TOKENIZERS`)."""
 
+    auto = "auto"
     chars4 = "chars4"
     o200k = "o200k"
     model = "model"
@@ -136,7 +137,7 @@ def register(app: typer.Typer) -> None:
         all_leaves: AllLeavesOpt = False,
         models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
-        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k; truth_model.counter says which). docs/estimate-error.md has the measured error of each.")] = _DEFAULT_TRUTH,
+        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: auto (per session, chars4 or model, whichever predicts the session's later recorded requests from its earlier ones better; chars4 when it has too few requests to tell), chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k). truth_model.counter and counter_choice say which and why; docs/estimate-error.md has the measured error of each.")] = _DEFAULT_TRUTH,
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json, csv or parquet (one row per setting); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: the timeline of one setting, or a heatmap for a grid.")] = None,
@@ -208,6 +209,10 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         agent_options["cli_version"] = _checked_cli_version(cli_version)
     if truth_tokenizer != DEFAULT_TRUTH_TOKENIZER:
         agent_options["truth_tokenizer"] = truth_tokenizer
+    if truth_tokenizer != "chars4":  # the tokenizer's counts of the truth model, kept across runs
+        from sessiontools.cli.inputs import token_cache_path
+
+        agent_options["token_store"] = str(token_cache_path())
     err = stderr_console()
     options = dict(windows=windows, reserves=reserves, keeps=keeps, policy=policy.value if policy else None,
                    leaf=leaf, all_leaves=all_leaves, summary_tokens=summary_tokens, models=model_files(models))

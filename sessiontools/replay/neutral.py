@@ -16,6 +16,7 @@ from collections.abc import Callable
 from operator import attrgetter
 
 from sessiontools.policies.base import Policy, text_counter
+from sessiontools.replay.counter_choice import choose_counter
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
     CHARS4,
@@ -90,17 +91,27 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     from the model's count. `tokenizer` (`replay --truth-tokenizer`, as `replay.truth.fit_truth`'s):
     count with that tokenizer for the path's newest model instead. `counter` (named `counter_name`)
     counts instead of either. A `prior` learnt in other units is not applied."""
-    from sessiontools.tokens.registry import truth_encoding_for
+    from sessiontools.tokens.registry import truth_candidates
 
+    priced = own is not None and own.recorded_summary_priced
+    choice = None
     if counter is None:
         req = next((r for r in reversed(path.requests) if r.model), None)
-        name = truth_encoding_for(tokenizer, req.provider if req else None, req.model if req else None)
-        counter = own.truth_counter(name) if own is not None else text_counter(name)
-        counter_name = name or CHARS4
+        counters: dict[str, MessageCount] = {}
+
+        def fit_input(name: str) -> FitInput:
+            tok = None if name == CHARS4 else name
+            c = counters[name] = own.truth_counter(tok) if own is not None else text_counter(tok)
+            return path_fit_input(path, c, priced)
+
+        names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
+                                                       req.model if req else None)]
+        counter_name, inp, choice = choose_counter(names, fit_input, prior)
+        counter = counters[counter_name]
+    else:
+        inp = path_fit_input(path, counter, priced)
     notes, prior = counter_notes(counter_name, prior)
-    priced = own is not None and own.recorded_summary_priced
-    inp = path_fit_input(path, counter, priced)
     if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
         inp.chars4_total = float(sum(map(text_chars4, path.messages)))
     return fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
-                     unit_key=_index, notes=notes)
+                     unit_key=_index, notes=notes, choice=choice)

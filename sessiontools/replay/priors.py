@@ -10,7 +10,9 @@ sessions, the ones whose data decided their fit say what the provider's tokenize
 it. A run's first pass only fits the prior-dominated sessions (`replay_records(defer_prior_dominated=
 True)`), so each session is replayed once. Each session counts once (its first path), whatever the size of the settings grid.
 Ratios are pooled in their own units (`truth_model.counter`: chars/4, o200k, a model's tokenizer under
-`replay --truth-tokenizer`), and a fit applies only a prior learnt in its own (`replay.truth`).
+`replay --truth-tokenizer`), and a fit applies only a prior learnt in its own (`replay.truth`). Under
+`--truth-tokenizer auto` (the default) a session too short to choose its counter takes the counter of
+the prior its model's sessions teach (`replay.counter_choice.choose_counter`).
 """
 
 from __future__ import annotations
@@ -120,11 +122,21 @@ def pooled_priors(records: Iterable[Mapping[str, Any]]) -> PriorTable:
     return PriorTable(*first, {c: _pooled(by_counter[c], c) for c in order[1:]})
 
 
+def _counter_open(records: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Sessions whose counter `replay --truth-tokenizer auto` could not choose from their own requests
+    (too few: `truth_model.counter_choice` with no prediction): a prior decides it, in any units
+    (`replay.counter_choice.choose_counter`)."""
+    return {r["session"] for r in records
+            if ((r.get("truth_model") or {}).get("counter_choice") or {}).get("predictions") == 0}
+
+
 def needs_prior(records: Iterable[Mapping[str, Any]], table: PriorTable) -> list[str]:
     """Sessions (in first-seen order) whose fit was prior-dominated and for which `table` has a prior
-    in their units."""
+    in their units (any units when their counter is still open, `_counter_open`)."""
+    records = list(records)
+    open_ = _counter_open(records)
     return [s for s, (key, _, dominated, counter) in _fits(records).items()
-            if dominated and table.lookup(key, counter) is not None]
+            if dominated and table.lookup(key, None if s in open_ else counter) is not None]
 def refit_with_priors(
     per_file: list[list[dict[str, Any]]], replay_again: Callable[[str, PriorTable], list[dict[str, Any]]],
 ) -> list[list[dict[str, Any]]]:

@@ -196,6 +196,10 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
     claude = options.pop("claude", None)
     version = options.pop("cli_version", None)
     tokenizer = options.pop("truth_tokenizer", None)  # replay --truth-tokenizer: the truth model's counter
+    if "token_store" in options:  # the CLI's token cache: the truth counters' counts across runs
+        from sessiontools.tokens.registry import use_token_store
+
+        use_token_store(options.pop("token_store"))
     policy = options.get("policy")
     if has_exact_port(session.agent, policy):
         bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]

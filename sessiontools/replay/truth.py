@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessiontools.read.pi.entries import Entry
+from sessiontools.replay.counter_choice import choose_counter
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
     CHARS4,
@@ -154,28 +155,34 @@ def fit_truth(
     entries (`prior`: a ratio learnt from the run's other sessions, used instead of PRIOR_RATIO when
     the requests are too few).
 
-    `tokenizer` (`replay --truth-tokenizer`: `chars4`, the default, `o200k` or `model`;
+    `tokenizer` (`replay --truth-tokenizer`: `auto`, the default (None), `chars4`, `o200k` or `model`;
     `model_tokenizer=True` is `model`): with no `counter`, count each message with that tokenizer
     (`tokens.registry.truth_encoding_for`: `model` is the model's own where it beats o200k, else
     o200k, DeepSeek's too, docs/estimate-error.md) instead of Pi's chars/4, so a message the recording
-    never priced (a diverged context) is `ratio` * its tokenizer count. A `prior` learnt in other
+    never priced (a diverged context) is `ratio` * its tokenizer count; `auto` chooses per session
+    between chars/4 and `model` (`replay.counter_choice.choose_counter`). A `prior` learnt in other
     units is not applied (PRIOR_RATIO, said in `notes`)."""
-    from sessiontools.tokens.registry import shared_message_counter, truth_encoding_for
+    from sessiontools.tokens.registry import shared_message_counter, truth_candidates
 
     v = workload.pi_version
-    explicit = counter is not None  # a caller's counter: its units are the caller's business
-    name = None if explicit else truth_encoding_for("model" if model_tokenizer else tokenizer, workload.provider,
-                                                    workload.model)
-    if name is not None:
-        counter = shared_message_counter(name, v)
-    notes, prior = ([], prior) if explicit else counter_notes(name or CHARS4, prior)
-    count = counter or chars4_counter(v)
-    # 0.x message entries hold one message (`entry_messages_v0`): counted without the generic calls.
-    counted = pi_counted(workload, count, estimate_tokens if counter is None and v == "0" else None)
-    inp = pi_fit_input(workload, counted)
-    if counter is not None:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
-        inp.chars4_total = float(sum(pi_counted(workload, chars4_counter(v), estimate_tokens if v == "0" else None)
-                                     .values()))
-    model = fit_model(inp, summary_tokens=summary_tokens, prior=prior, notes=notes, counter=name or CHARS4)
-    model.counter_is_chars4_of = v if counter is None else None
+    direct = estimate_tokens if v == "0" else None  # 0.x message entries hold one message (`entry_messages_v0`)
+    if counter is not None:  # a caller's counter: its units are the caller's business
+        inp = pi_fit_input(workload, pi_counted(workload, counter, None))
+        inp.chars4_total = float(sum(pi_counted(workload, chars4_counter(v), direct).values()))
+        return fit_model(inp, summary_tokens=summary_tokens, prior=prior)
+    chars4 = pi_counted(workload, chars4_counter(v), direct)
+
+    def fit_input(name: str) -> FitInput:
+        if name == CHARS4:
+            return pi_fit_input(workload, chars4)
+        inp = pi_fit_input(workload, pi_counted(workload, shared_message_counter(name, v), None))
+        inp.chars4_total = float(sum(chars4.values()))  # a text known by its length only: `TruthModel.text_tokens`
+        return inp
+
+    names = [n or CHARS4 for n in truth_candidates("model" if model_tokenizer else tokenizer, workload.provider,
+                                                   workload.model)]
+    name, inp, choice = choose_counter(names, fit_input, prior)
+    notes, prior = counter_notes(name, prior)
+    model = fit_model(inp, summary_tokens=summary_tokens, prior=prior, notes=notes, counter=name, choice=choice)
+    model.counter_is_chars4_of = v if name == CHARS4 else None
     return model

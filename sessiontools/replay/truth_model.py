@@ -6,7 +6,10 @@ the fit its units (Pi: each entry of the path, `replay.truth.fit_truth`; any `Tr
 message, `replay.neutral.fit_neutral_truth`), each unit's size by the one message counter of the
 path (`truth_counter`: the file's own agent's size of a message, `Policy.truth_count`, Pi's being
 its `estimateTokens`; or the model's own tokenizer, `tokens.registry`), and the recorded contexts
-(`FitInput`). Then, the same for every agent:
+(`FitInput`). Under `replay --truth-tokenizer auto` (the default) the counter is chosen per session
+(`replay.counter_choice`): the model's tokenizer when its fit on the session's earlier requests predicts
+the later ones better than chars/4's beyond noise (`in_session_errors`, `better_beyond_noise`),
+else chars/4; `TruthModel.choice` says why. Then, the same for every agent:
 
 - `overhead` O and `ratio` r from least squares over requests, A_j ~ O + r * X_j, where X_j is the
   counter's size of request j's recorded context (`fit_overhead_ratio`: system prompt and tool
@@ -27,9 +30,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessiontools.replay.priors import TruthPrior, prior_text
+
+if TYPE_CHECKING:
+    from sessiontools.replay.counter_choice import CounterChoice
 
 #: Summary size used when a session has no recorded summary to learn from (tokens).
 DEFAULT_SUMMARY_TOKENS = 1500
@@ -191,6 +197,7 @@ class TruthModel:
     key: Callable[[Any], Any] = field(default=id, repr=False)  # a unit's key (id of entry, message index)
     count: Callable[[Any], int] | None = field(default=None, repr=False)  # counter of a unit not in `counted`
     chars4_scale: float = 1.0  # the counter's units per chars/4 token over the session (1: chars/4 itself)
+    choice: CounterChoice | None = None  # why `auto` counts with `counter` (None: a fixed counter was asked for)
 
     def unit_tokens(self, unit: Any) -> float:
         k = self.key(unit)
@@ -236,7 +243,8 @@ class TruthModel:
             "requests_fitted": self.n,
             "prior_dominated": self.prior_dominated,
             "notes": self.notes,
-            **({"counter": self.counter} if self.counter != CHARS4 else {}),
+            **({"counter": self.counter} if self.counter != CHARS4 or self.choice is not None else {}),
+            **({"counter_choice": self.choice.to_dict()} if self.choice is not None else {}),
         }
 
 
@@ -293,7 +301,7 @@ def _notes(fit: TruthFit, prior: TruthPrior | None, had_contexts: bool, counter:
 
 def fit_model(inp: FitInput, *, summary_tokens: float | None = None, prior: TruthPrior | None = None,
               counter: str = CHARS4, notes: Sequence[str] = (), count: Callable[[Any], int] | None = None,
-              unit_key: Callable[[Any], Any] = id) -> TruthModel:
+              unit_key: Callable[[Any], Any] = id, choice: CounterChoice | None = None) -> TruthModel:
     """The one fit of every agent: overhead and ratio, attribution, the summary size, the notes."""
     xs = [float(x) for _, _, _, x in inp.contexts]
     ys = [float(inp.wanted[at]) for at, _, _, _ in inp.contexts]
@@ -315,5 +323,5 @@ def fit_model(inp: FitInput, *, summary_tokens: float | None = None, prior: Trut
         overhead=fit.overhead, ratio=fit.ratio, tokens=tokens, counted=inp.counted, summary_tokens=pred,
         summary_chars_per_token=cpt, fit=fit,
         modelled=sum(1 for k, c in inp.counted.items() if c and k not in tokens), notes=out, counter=counter,
-        prior=prior, key=unit_key, count=count, chars4_scale=scale,
+        prior=prior, key=unit_key, count=count, chars4_scale=scale, choice=choice,
     )

@@ -9,7 +9,7 @@ from rich.console import Group
 
 from sessiontools.report.folder import agent_of
 from sessiontools.report.layout import Column, FittedTable, short_names, tokens
-from sessiontools.report.text import safe_text
+from sessiontools.report.text import safe_text, strip_control
 
 
 def _k(n: float) -> str:
@@ -135,6 +135,7 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
             f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else ""),
             group=run_label(r, names, len(leaves[r["session"]]) > 1),
         )
+    t.notes.extend(truth_counter_notes(records))
     parts: list[Any] = [t]
     if len(records) == 1 and records[0]["compactions"]:
         c = FittedTable("compactions of this setting", COMPACTION_COLUMNS)
@@ -151,6 +152,31 @@ def replay_table(records: Sequence[dict[str, Any]]) -> Group:
             )
         parts.append(c)
     return Group(*parts)
+
+
+def truth_counter_notes(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The truth model's counter of each session (`truth_model.counter`, chars/4 when absent) and, for
+    one session, why `--truth-tokenizer auto` chose it (`truth_model.counter_choice`); for several,
+    the count of sessions per counter."""
+    first: dict[str, dict[str, Any]] = {}
+    for r in records:
+        first.setdefault(r["session"], r.get("truth_model") or {})
+    if not first:
+        return []
+    from sessiontools.replay.counter_choice import counter_label
+
+    names = [counter_label(tm.get("counter")) for tm in first.values()]
+    if len(first) == 1:
+        (tm,) = first.values()
+        why = (tm.get("counter_choice") or {}).get("note")
+        return [strip_control(f"truth counter: {names[0]}" + (f" (auto: {why})" if why else ""))]
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    chosen = any("counter_choice" in tm for tm in first.values())
+    return [strip_control(f"truth counter{' (auto, per session)' if chosen else ''}: "
+                      + ", ".join(f"{n} {k} session(s)" for n, k in counts.items())
+                      + ("; why: --format json, truth_model.counter_choice" if chosen else ""))]
 
 
 def _entry(entry_id: str | None) -> str:

@@ -150,9 +150,16 @@ def folder_answer(records: Sequence[dict[str, Any]], group_by: str | None, metri
     runs = runs_frame(records)
     if group_by is not None:
         models = {r["session"]: r.get("model") for r in records}
-        return replay_totals(runs, groups=session_groups(group_by, models, models), group_header=group_by,
-                             metric=metric)
+        return _with_counter_notes(replay_totals(runs, groups=session_groups(group_by, models, models),
+                                                 group_header=group_by, metric=metric), records)
     agents = {r["session"]: agent_of(r) for r in records}
     several = len(set(agents.values())) > 1
-    return replay_totals(runs, groups=agents if several else None, group_header="agent" if several else None,
-                         metric=metric)
+    return _with_counter_notes(replay_totals(runs, groups=agents if several else None,
+                                             group_header="agent" if several else None, metric=metric), records)
+
+
+def _with_counter_notes(answer: Group, records: Sequence[dict[str, Any]]) -> Group:
+    """The answer with the truth model's counters of the sessions under it (`truth_counter_notes`)."""
+    from sessiontools.report.replay import truth_counter_notes
+
+    return Group(answer, *(Text(n, style="dim") for n in truth_counter_notes(records)))

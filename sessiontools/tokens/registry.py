@@ -27,7 +27,8 @@ fixed overheads are the calibrated model's to learn.
 `counter_for(provider, model)` is the one function for other layers: a `str -> int` count with the
 model's own tokenizer (or o200k), loaded once per process; `message_counter_for(provider, model,
 pi_version)` counts a Pi message dict over the units chars/4 counts (cached by content), the
-`MessageCounter` replay's truth model (`replay.truth.fit_truth(counter=...)`) takes.
+`MessageCounter` replay's truth model (`replay.truth.fit_truth(counter=...)`) takes;
+`truth_candidates` names the counters `replay --truth-tokenizer` lets the truth model choose among.
 Nothing here imports tiktoken, tokenizers or the packages until a count is asked for.
 """
 
@@ -45,7 +46,8 @@ from typing import Any
 __all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "available_encoding_for",
            "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
            "label", "load", "message_counter_for", "shared_message_counter", "shared_units_counter", "store_name",
-           "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "TRUTH_TOKENIZERS"]
+           "truth_candidates", "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "flush_truth_counts",
+           "use_token_store", "TRUTH_TOKENIZERS"]
 
 #: The tokenizer of a model without one of its own.
 FALLBACK = "o200k_base"
@@ -309,24 +311,25 @@ def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
     return lambda message: counter.count_message(message, pi_version)
 
 
-#: What `replay --truth-tokenizer` accepts: Pi's chars/4 (the default), o200k, or the model's own
-#: tokenizer where it beats o200k (`calibration_encoding_for`), else o200k.
-TRUTH_TOKENIZERS = ("chars4", "o200k", "model")
-#: The truth model's counter when none is asked for (`truth_encoding_for(None, ...)`, `replay`'s
-#: `--truth-tokenizer` default). `model` predicts better where measured (docs/estimate-error.md) but
-#: costs the first replay of a process loading o200k and counting every message once; the switch
-#: moves every diverged replay figure (the goldens).
-DEFAULT_TRUTH_TOKENIZER = "chars4"
+#: What `replay --truth-tokenizer` accepts: `auto` (the default: per session, chars/4 or `model`,
+#: whichever predicts the session's own later requests better, `replay.counter_choice.choose_counter`),
+#: Pi's chars/4, o200k, or `model`: the model's own tokenizer where it beats o200k
+#: (`calibration_encoding_for`), else o200k.
+TRUTH_TOKENIZERS = ("auto", "chars4", "o200k", "model")
+#: The truth model's counter when none is asked for (`replay`'s `--truth-tokenizer` default). Neither
+#: fixed counter is right everywhere: `model` predicts better on the real files measured
+#: (docs/estimate-error.md), chars/4 on a recording whose provider counts about in proportion to the
+#: characters (the lab server's pseudo-tokenizer), which no model id reveals.
+DEFAULT_TRUTH_TOKENIZER = "auto"
 _COUNTERS: dict[str, Any] = {}
 
 
 def truth_encoding_for(choice: str | None, provider: Any, model: Any) -> str | None:
-    """The tokenizer replay's truth model counts a path's messages with under `choice` (one of
-    `TRUTH_TOKENIZERS`): None for chars/4 (each agent's own size of a message), else a tokenizer name
-    (`model`: the calibrated feature's, `available_encoding_for(..., calibration=True)`)."""
-    if choice is None:
-        choice = DEFAULT_TRUTH_TOKENIZER
-    if choice == "chars4":
+    """The tokenizer replay's truth model counts a path's messages with under a fixed `choice` (one of
+    `TRUTH_TOKENIZERS` but `auto`, which `truth_candidates` resolves): None for chars/4 (each agent's
+    own size of a message), else a tokenizer name (`model`: the calibrated feature's,
+    `available_encoding_for(..., calibration=True)`)."""
+    if choice is None or choice == "chars4":
         return None
     if choice == "o200k":
         return FALLBACK
@@ -335,14 +338,73 @@ def truth_encoding_for(choice: str | None, provider: Any, model: Any) -> str | N
     raise ValueError(f"unknown truth tokenizer {choice!r} (expected one of {', '.join(TRUTH_TOKENIZERS)})")
 
 
+def truth_candidates(choice: str | None, provider: Any, model: Any) -> tuple[str | None, ...]:
+    """The counters replay's truth model chooses among under `choice` (None: `DEFAULT_TRUTH_TOKENIZER`),
+    each as `truth_encoding_for` names it: `auto` is (None, `model`'s tokenizer), chars/4 first (the
+    counter kept when the session cannot tell them apart); any other choice is its one counter."""
+    if choice is None:
+        choice = DEFAULT_TRUTH_TOKENIZER
+    if choice == "auto":
+        return None, truth_encoding_for("model", provider, model)
+    return (truth_encoding_for(choice, provider, model),)
+
+
+class _BatchedStore:
+    """A `TokenStore` whose writes wait for `flush`: one transaction per fitted session, not one per
+    message (the truth counters count message by message)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.pending: dict[str, dict[bytes, int]] = {}
+
+    def get_many(self, encoding: str, keys: Any) -> dict[bytes, int]:
+        return self.store.get_many(encoding, keys)
+
+    def put_many(self, encoding: str, items: Any) -> None:
+        self.pending.setdefault(encoding, {}).update(items)
+
+    def flush(self) -> None:
+        pending, self.pending = self.pending, {}
+        for encoding, items in pending.items():
+            self.store.put_many(encoding, items)
+
+
+#: The persistent token store of the truth counters in this process (`use_token_store`).
+_STORE: dict[str, Any] = {"path": None, "store": None}
+
+
+def use_token_store(path: str | None) -> None:
+    """Count the truth model's tokenizer counts through the persistent token store at `path` (the
+    CLI's token cache; None: in memory only): a run whose messages were counted before answers from
+    it and loads no vocabulary. Opened once per process and path."""
+    if path == _STORE["path"]:
+        return
+    flush_truth_counts()
+    store = None
+    if path is not None:
+        from sessiontools.tokens.store import TokenStore
+
+        store = _BatchedStore(TokenStore(Path(path)))
+    _STORE.update(path=path, store=store)
+    for counter in _COUNTERS.values():
+        counter.store = store
+
+
+def flush_truth_counts() -> None:
+    """Write the counts the truth counters made since the last flush to the token store (if any)."""
+    store = _STORE["store"]
+    if store is not None:
+        store.flush()
+
+
 def _shared_counter(name: str) -> Any:
     """One `TiktokenCounter` per tokenizer and process: each distinct content is counted once, whichever
-    session or walk asks."""
+    session or walk asks (and, with `use_token_store`, once across runs)."""
     from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 
     got = _COUNTERS.get(name)
     if got is None:
-        got = _COUNTERS[name] = TiktokenCounter(name, num_threads=1)
+        got = _COUNTERS[name] = TiktokenCounter(name, num_threads=1, store=_STORE["store"])
     return got
 
 

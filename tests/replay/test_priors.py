@@ -52,7 +52,8 @@ def chinese_dir(tmp_path: Path) -> Path:
 
 def test_one_request_session_takes_its_models_ratio(chinese_dir: Path) -> None:
     out = chinese_dir / "r.json"
-    assert main(["replay", str(chinese_dir), *GRID, "--format", "json", "-o", str(out), "--jobs", "1"]) == 0
+    assert main(["replay", str(chinese_dir), *GRID, "--format", "json", "-o", str(out), "--jobs", "1",
+                 "--truth-tokenizer", "chars4"]) == 0
     runs = {Path(r["session"]).name: r for r in json.loads(out.read_text())["runs"]}
     ratios = sorted(runs[n]["truth_model"]["ratio_to_chars4"] for n in ("pi0-chinese.jsonl", "pi0-rough-chinese.jsonl"))
     few = runs["pi0-few-pseudo.jsonl"]["truth_model"]
@@ -63,8 +64,23 @@ def test_one_request_session_takes_its_models_ratio(chinese_dir: Path) -> None:
     # The same as replaying that file with the pooled table directly (one rule, not a CLI special case).
     table = pooled_priors([r for n, r in runs.items() if n != "pi0-few-pseudo.jsonl"])
     (direct,) = replay_records(load_source(chinese_dir / "pi0-few-pseudo.jsonl"), windows=[16000], reserves=[3000],
-                               keeps=[4000], policy=None, priors=table)
+                               keeps=[4000], policy=None, priors=table, truth_tokenizer="chars4")
     assert direct["truth_model"] == few
+
+
+def test_a_session_too_short_to_choose_takes_the_counter_of_its_models_prior(chinese_dir: Path) -> None:
+    """`--truth-tokenizer auto` (the default): both Chinese sessions predict their own requests better
+    with o200k; the one-request session cannot tell, and takes o200k with their pooled o200k ratio."""
+    out = chinese_dir / "r.json"
+    assert main(["replay", str(chinese_dir), *GRID, "--format", "json", "-o", str(out), "--jobs", "1"]) == 0
+    runs = {Path(r["session"]).name: r["truth_model"] for r in json.loads(out.read_text())["runs"]}
+    long = [runs[n] for n in ("pi0-chinese.jsonl", "pi0-rough-chinese.jsonl")]
+    assert all(tm["counter"] == "o200k_base" and tm["counter_choice"]["predictions"] > 30 for tm in long)
+    few = runs["pi0-few-pseudo.jsonl"]
+    assert few["counter"] == "o200k_base" and few["counter_choice"]["predictions"] == 0
+    assert "the counter of the prior (model lab/lab-model, 2 sessions" in few["counter_choice"]["note"]
+    mean = sum(tm["ratio_to_chars4"] for tm in long) / 2
+    assert abs(few["ratio_to_chars4"] - mean) < 0.05
 
 
 def test_alone_it_keeps_the_default_prior(tmp_path: Path) -> None:

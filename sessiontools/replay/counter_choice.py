@@ -1,0 +1,155 @@
+"""`replay --truth-tokenizer auto` (the default): which counter the one truth model
+(`replay.truth_model`) counts a session's messages with, chosen per session by the measure of
+`lab.truth_counters`: the counter whose fit on the session's earlier recorded requests predicts its
+later ones best, in-session and strictly out of sample (`in_session_errors`).
+
+Neither fixed counter is right everywhere: on real Pi/OpenClaw files the model's tokenizer predicts
+better than chars/4 (docs/estimate-error.md), while a provider that counts about in proportion to
+the characters (the lab server's pseudo-tokenizer) is nearer chars/4, and no model id says which.
+chars/4 (each agent's own count, nothing to load) is kept unless the tokenizer is better beyond
+noise (`better_beyond_noise`); a session with too few requests to tell takes the counter of the
+prior its model's other sessions in the run teach (`replay.priors`), else chars/4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sessiontools.replay.priors import TruthPrior
+from sessiontools.replay.truth_model import CHARS4, MIN_REQUESTS, RATIO_BOUNDS, FitInput, fit_overhead_ratio
+
+#: `auto` compares the counters with at least this many requests with usable usage (two predictions);
+#: fewer: `choose_counter`'s fallback, decided without counting with a tokenizer.
+MIN_CHOICE_REQUESTS = 3
+#: `auto` leaves chars/4 (each agent's own count) for the model's tokenizer only when the tokenizer's
+#: in-session errors are lower beyond noise: the mean of the paired differences at least this many
+#: standard errors above zero (`better_beyond_noise`).
+CHOICE_Z = 2.0
+
+
+def in_session_errors(inp: FitInput) -> list[float]:
+    """|predicted - recorded| / recorded of each request after the first with usable usage, predicted
+    by O + r * X fitted (`fit_overhead_ratio`, no prior) on the session's earlier requests only: the
+    in-session, strictly out-of-sample measure of a counter (`lab.truth_counters`, `choose_counter`).
+
+    The same fit as `fit_overhead_ratio`, kept up to date in O(1) per request once the data decide
+    it (running centred moments instead of a least-squares solve per prefix)."""
+    xs = [float(x) for _, _, _, x in inp.contexts]
+    ys = [float(inp.wanted[at]) for at, _, _, _ in inp.contexts]
+    out: list[float] = []
+    mx = my = cxx = cxy = sxx = sxy = 0.0
+    lo_y = float("inf")
+    distinct = False
+    lo, hi = RATIO_BOUNDS
+    for k, (x, y) in enumerate(zip(xs, ys, strict=True)):
+        if k and y > 0:
+            if k < MIN_REQUESTS or not distinct:
+                fit = fit_overhead_ratio(xs[:k], ys[:k])
+                o, r = fit.overhead, fit.ratio
+            else:
+                r = cxy / cxx
+                o = my - r * mx
+                if o < 0 or r <= 0:  # no negative overhead: a ratio through the origin instead
+                    r, o = sxy / sxx, 0.0
+                r = min(max(r, lo), hi)
+                o = min(max(o, 0.0), lo_y)
+            out.append(abs(o + r * x - y) / y)
+        n = k + 1  # Welford's update of the means and co-moments with request k
+        dx = x - mx
+        mx += dx / n
+        my += (y - my) / n
+        cxx += dx * (x - mx)
+        cxy += dx * (y - my)
+        sxx += x * x
+        sxy += x * y
+        lo_y = min(lo_y, y)
+        distinct = distinct or x != xs[0]
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CounterChoice:
+    """Why `replay --truth-tokenizer auto` counts a session with `counter`: each candidate's in-session
+    error (`in_session_errors`' mean, by counter name; absent when not measured) over `predictions`
+    requests, and the note that says it (the run record's `truth_model.counter_choice`)."""
+
+    counter: str
+    errors: Mapping[str, float]
+    predictions: int
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"errors": {k: round(v, 5) for k, v in self.errors.items()}, "predictions": self.predictions,
+                "note": self.note}
+
+
+def counter_label(counter: str | None) -> str:
+    """How notes and tables name a truth counter: `chars/4`, `o200k`, `qwen3_5`."""
+    return "chars/4" if counter in (None, CHARS4) else str(counter).removesuffix("_base")
+
+
+_unit = counter_label
+
+
+def choice_z(n: int, total: float, squares: float) -> float:
+    """z of n paired differences d (their sum and sum of squares): mean / standard error; +inf when
+    they are all equal and positive, 0 with fewer than two."""
+    if n < 2:
+        return 0.0
+    mean = total / n
+    var = max(squares - n * mean * mean, 0.0) / (n - 1)
+    if var <= 1e-24:
+        return float("inf") if mean > 0 else 0.0
+    return mean / (var / n) ** 0.5
+
+
+def better_beyond_noise(first: Sequence[float], other: Sequence[float]) -> tuple[bool, float]:
+    """Whether the errors `other` (one per prediction) are lower than `first`'s beyond noise
+    (`choice_z` of the paired differences >= CHOICE_Z), and that z."""
+    d = [a - b for a, b in zip(first, other, strict=True)]
+    z = choice_z(len(d), sum(d), sum(x * x for x in d))
+    return z >= CHOICE_Z, z
+
+
+def choose_counter(candidates: Sequence[str], fit_input: Callable[[str], FitInput], prior: TruthPrior | None = None,
+                   ) -> tuple[str, FitInput, CounterChoice | None]:
+    """The counter a path's truth is fitted with, and its fit input (`fit_input(counter)`, asked once
+    per counter): the one candidate, or (`auto`: chars/4, then the model's tokenizer) the second when
+    its fit on the session's earlier requests predicts the later ones better beyond noise
+    (`in_session_errors`, `better_beyond_noise`), else the first. With fewer than
+    MIN_CHOICE_REQUESTS requests the session cannot tell: the counter of the prior learnt from the
+    run's other sessions of its model (`replay.priors`) when it is the second, else the first
+    (chars/4: nothing is loaded or counted for it)."""
+    from sessiontools.tokens.registry import flush_truth_counts
+
+    try:
+        return _choose(candidates, fit_input, prior)
+    finally:
+        flush_truth_counts()  # the counts made for this session, to the token store in one go
+
+
+def _choose(candidates: Sequence[str], fit_input: Callable[[str], FitInput], prior: TruthPrior | None,
+            ) -> tuple[str, FitInput, CounterChoice | None]:
+    first = fit_input(candidates[0])
+    if len(candidates) == 1:
+        return candidates[0], first, None
+    c0, c1 = candidates[0], candidates[1]
+    n = len(first.contexts)
+    too_few = f"{n} request(s) with usable usage, too few to compare counters (under {MIN_CHOICE_REQUESTS})"
+    if n < MIN_CHOICE_REQUESTS:
+        if prior is not None and prior.counter == c1:
+            return c1, fit_input(c1), CounterChoice(c1, {}, 0, f"{too_few}: {_unit(c1)}, the counter of the "
+                                                               f"prior ({prior.source})")
+        return c0, first, CounterChoice(c0, {}, 0, f"{too_few}: {_unit(c0)}")
+    second = fit_input(c1)
+    e0, e1 = in_session_errors(first), in_session_errors(second)
+    errors = {c0: sum(e0) / len(e0) if e0 else 0.0, c1: sum(e1) / len(e1) if e1 else 0.0}
+    better, z = better_beyond_noise(e0, e1)
+    both = f"{_unit(c1)} {errors[c1]:.2%} against {_unit(c0)} {errors[c0]:.2%} mean error over {len(e0)} predictions"
+    if better:
+        return c1, second, CounterChoice(c1, errors, len(e0), f"{_unit(c1)}: it predicts this session's later "
+                                         f"requests from its earlier ones better ({both}, z {z:.1f})")
+    return c0, first, CounterChoice(c0, errors, len(e0), f"{_unit(c0)}: {_unit(c1)} does not predict this "
+                                    f"session's later requests better beyond noise ({both}, z {z:.1f} < {CHOICE_Z:g})")
