@@ -19,7 +19,8 @@
   compactions of a Codex limit grid or a Claude Code percentage grid tell their run apart),
   n (int: 1-based position in its run), reason (str: threshold | overflow | user), parent_entry_id,
   first_kept_entry_id (str), tokens_before (int: Pi's own tokensBefore), truth_at_trigger,
-  pi_view_at_trigger (int, tokens), early, thrash, is_split_turn (bool), messages_summarized,
+  policy_count_at_trigger (int, tokens: the policy's own count at the trigger; `pi_view_at_trigger`
+  before dataset schema 4), early, thrash, is_split_turn (bool), messages_summarized,
   turn_prefix_messages (int), kept_tokens, summary_tokens (int, tokens), summary_source (str:
   recorded | model), matches_recorded (bool), and the cache-bust cost of the request after it
   (`cache_bust_cost`, dollars, null without prices) where the run was priced.
@@ -83,7 +84,7 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
         s, m, rm, tm = r["settings"], r["metrics"], r["recorded_match"], r["truth_model"]
         rows.append({
             "session": r["session"], "leaf_id": r["leaf_id"], "model": r["model"], "policy": s["policy"],
-            **_setting_columns(s), "agent": r.get("agent", "pi"),
+            **_setting_columns(s), "agent": r["agent"],
             **{k: m.get(k) for k in METRICS},
             **{k: rm[k] for k in ("recorded", "matched", "missed", "extra")},
             "truth_overhead_tokens": tm["overhead_tokens"], "truth_ratio_to_chars4": tm["ratio_to_chars4"],
@@ -106,7 +107,7 @@ def compactions_schema() -> dict[str, Any]:
         "keep_recent_tokens": pl.Int64, "threshold": pl.Int64, "auto_compact_limit": pl.Int64,
         "autocompact_pct": pl.Float64, "policy": pl.Utf8, "n": pl.Int64, "reason": pl.Utf8,
         "parent_entry_id": pl.Utf8, "first_kept_entry_id": pl.Utf8, "tokens_before": pl.Int64,
-        "truth_at_trigger": pl.Int64, "pi_view_at_trigger": pl.Int64, "early": pl.Boolean, "thrash": pl.Boolean,
+        "truth_at_trigger": pl.Int64, "policy_count_at_trigger": pl.Int64, "early": pl.Boolean, "thrash": pl.Boolean,
         "is_split_turn": pl.Boolean, "messages_summarized": pl.Int64, "turn_prefix_messages": pl.Int64,
         "kept_tokens": pl.Int64, "summary_tokens": pl.Int64, "summary_source": pl.Utf8,
         "matches_recorded": pl.Boolean, "cache_bust_cost": pl.Float64,

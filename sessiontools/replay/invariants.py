@@ -50,7 +50,8 @@ def _threshold(settings: Mapping[str, Any]) -> float | None:
     t = settings.get("threshold")
     if t is not None:
         return float(t)
-    if settings.get("policy") in ("pi-0", "pi-1") and not settings.get("window_changes"):
+    # Only an exact port records no threshold (W - reserve, while the window stays one).
+    if "reserve_tokens" in settings and not settings.get("window_changes"):
         return float(settings["context_window"] - settings["reserve_tokens"])
     return None
 

@@ -109,7 +109,7 @@ class SimCompaction:
     first_kept_base_index: int
     tokens_before: int  # Pi's own tokensBefore
     truth_at_trigger: float
-    count_at_trigger: float  # the policy's own count at the trigger (JSON: `pi_view_at_trigger`)
+    count_at_trigger: float  # the policy's own count at the trigger (JSON: `policy_count_at_trigger`)
     is_split_turn: bool
     messages_summarized: int
     turn_prefix_messages: int
@@ -137,7 +137,7 @@ class SimCompaction:
             "first_kept_entry_id": self.first_kept_entry_id,
             "tokens_before": self.tokens_before,
             "truth_at_trigger": round(self.truth_at_trigger),
-            "pi_view_at_trigger": round(self.count_at_trigger),
+            "policy_count_at_trigger": round(self.count_at_trigger),
             "early": self.early,
             "thrash": self.thrash,
             "is_split_turn": self.is_split_turn,
