@@ -32,6 +32,9 @@ class Loaded:
         self.processed = 0
         self.unreadable = 0
         self.lines_skipped_or_recovered = 0
+        #: With `run_files(..., content_hash=FULL_DIGEST)`: the sha256 of each value's file, in the
+        #: order of the values (from the read that made it).
+        self.digests: list[str] = []
 
 
 def default_session_dir() -> Path:
@@ -127,7 +130,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console, *, an
 
 
 def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: Any, jobs: int | None,
-              label: str, *, content_hash: bool = False, agents: Any = None,
+              label: str, *, content_hash: bool | str = False, agents: Any = None,
               executor: Any = None) -> tuple[list[Any], Loaded]:
     """`fn(session)` over every file (in processes when jobs > 1, on Dask with `executor` dask),
     diagnostics reported as files finish.
@@ -178,6 +181,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
             loaded.lines_skipped_or_recovered += res.skipped_or_recovered
             loaded.processed += 1
             values.append(res.value)
+            loaded.digests.append(res.content_digest)
     return values, loaded
 
 
