@@ -2,7 +2,8 @@
 
 `runs_frame` schema (one row per session x path x setting):
   session (str: the file), leaf_id (str), model (str: provider/model), policy (str),
-  context_window, reserve_tokens, keep_recent_tokens, threshold (int, tokens: the policy's own T),
+  context_window, reserve_tokens, keep_recent_tokens, threshold (int, tokens: the policy's own T; null when it
+  follows each model's window, a session that changed models under Pi's rule),
   agent (str: whose file), auto_compact_limit (int, Codex's axis), autocompact_pct (float, Claude Code's),
   every metric of `replay.metrics.METRICS` (ints are tokens or counts; `early_rate` and `late_rate`
   fractions 0-1; cost columns US dollars, null when no price is known),
@@ -64,12 +65,13 @@ def runs_schema() -> dict[str, Any]:
 
 
 def _setting_columns(s: dict[str, Any]) -> dict[str, Any]:
-    """A run's setting as columns: the window, Pi's reserve and keep, the policy's threshold (Pi's exact
-    port records none: W - reserve), Codex's limit and Claude Code's percentage."""
+    """A run's setting as columns: the window, Pi's reserve and keep, the policy's threshold (null when
+    the session changed models under a rule whose threshold follows the window), Codex's limit and
+    Claude Code's percentage."""
     return {
         "context_window": s["context_window"], "reserve_tokens": s["reserve_tokens"],
         "keep_recent_tokens": s["keep_recent_tokens"],
-        "threshold": s.get("threshold", s["context_window"] - s["reserve_tokens"]),
+        "threshold": s["threshold"],
         "auto_compact_limit": s.get("auto_compact_limit"),
         "autocompact_pct": None if s.get("autocompact_pct") is None else float(s["autocompact_pct"]),
     }

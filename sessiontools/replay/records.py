@@ -88,6 +88,8 @@ class ReplaySettings:
             "keep_recent_tokens": self.keep_recent_tokens,
             "policy": self.policy.value,
         }
+        if self.policy_threshold is None:  # W - reserve; none when the window changes (one per model then)
+            out["threshold"] = None if self.window_changes else self.threshold
         if self.window_changes:  # only when the session switched to a model with another window
             out["window_changes"] = [list(c) for c in self.window_changes]
         if self.policy_threshold is not None:  # a policy with its own options (Codex, Claude Code)

@@ -171,7 +171,8 @@ def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type:
     assert data["schema_version"] == 2 and data["command"] == "replay"
     run = data["runs"][0]
     assert set(run) >= {"session", "settings", "compactions", "metrics", "recorded_match"}
-    assert set(run["settings"]) == {"context_window", "reserve_tokens", "keep_recent_tokens", "policy"}
+    assert set(run["settings"]) == {"context_window", "reserve_tokens", "keep_recent_tokens", "policy", "threshold"}
+    assert run["settings"]["threshold"] == 60000 - run["settings"]["reserve_tokens"]
     assert set(run["metrics"]) >= {"compactions", "early", "late", "mid_run_crossings", "overflows", "thrash",
                                    "early_rate", "late_rate", "peak_truth_tokens", "billed_input_tokens",
                                    "summarization_input_tokens", "summarization_output_tokens", "cost"}
