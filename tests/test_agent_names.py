@@ -83,9 +83,10 @@ PENDING: dict[str, tuple[str, ...]] = {
     "analysis/drift/sections.py": ("pi",), "analysis/drift/summary.py": ("pi",),
     "analysis/dataset.py": ("pi",), "analysis/dataset_frames.py": ("pi",), "report/drift.py": ("pi",),
     "report/drift_totals.py": ("pi",), "report/html_folder.py": ("pi",),
-    # Pi's session directory (`PI_CODING_AGENT_DIR`, `~/.pi`) as the default input, and messages
-    # naming Pi's reader: the reader should say its default directory and its own words.
-    "cli/inputs.py": ("pi",), "cli/cmd_replay.py": _A, "cli/diagnostics.py": ("pi",),
+    # Messages naming Pi's reader ("not a Pi session", "Pi's reader drops the line"): the reader
+    # should say them in its own words. (The default session directory and models.json are data
+    # now, `read.sources.DEFAULT_HOME`.)
+    "cli/cmd_replay.py": _A, "cli/diagnostics.py": ("pi",),
     "read/parse.py": ("pi",), "cli/replay_notes.py": ("pi",), "cli/cmd_diff_summaries.py": ("pi",),
     # Help texts listing the policies or their settings by agent (generated from the registry
     # would remove them), and Pi's models.json format for custom windows and prices.

@@ -37,11 +37,21 @@ class Loaded:
         self.digests: list[str] = []
 
 
+def agent_home() -> Path:
+    """The directory of the agent whose files are read by default (`read.sources.DEFAULT_HOME`: its
+    variable, e.g. `$PI_CODING_AGENT_DIR`, else its directory below the user's home)."""
+    from sessiontools.read.sources import DEFAULT_HOME
+
+    env = os.environ.get(DEFAULT_HOME.env)
+    return Path(env).expanduser() if env else Path.home() / DEFAULT_HOME.default
+
+
 def default_session_dir() -> Path:
-    """Pi's session directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`."""
-    agent = os.environ.get("PI_CODING_AGENT_DIR")
-    base = Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent"
-    return base / "sessions"
+    """The default agent's session directory (Pi's: `$PI_CODING_AGENT_DIR/sessions`, else
+    `~/.pi/agent/sessions`)."""
+    from sessiontools.read.sources import DEFAULT_HOME
+
+    return agent_home() / DEFAULT_HOME.sessions
 
 
 def token_cache_path() -> Path:
@@ -60,16 +70,16 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
     With no path at all, Pi's own session directory is read.
     """
     from sessiontools.read.remote import is_url, url_exists, url_of
-    from sessiontools.read.sources import expand_sources
+    from sessiontools.read.sources import DEFAULT_HOME, expand_sources
 
     given = list(paths or [])
     default = not given
     if default:
         d = default_session_dir()
         if not d.is_dir():
-            raise InputError(f"no path given and Pi's session directory {d} does not exist; "
+            raise InputError(f"no path given and {DEFAULT_HOME.name}'s session directory {d} does not exist; "
                              "name session files or directories")
-        err.print(safe_text(f"reading Pi's session directory {d}"))
+        err.print(safe_text(f"reading {DEFAULT_HOME.name}'s session directory {d}"))
         given = [d]
     for p in given:
         if is_url(p):
@@ -81,7 +91,7 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
     explicit = {Path(p) for p in given if not Path(p).is_dir()}
     files = list(expand_sources(given))
     if not files:
-        where = f"Pi's session directory {given[0]}" if default else ", ".join(str(p) for p in given)
+        where = f"{DEFAULT_HOME.name}'s session directory {given[0]}" if default else ", ".join(str(p) for p in given)
         raise InputError(f"no session files (*.jsonl) found in {where}")
     return files, explicit
 

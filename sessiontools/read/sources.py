@@ -69,7 +69,12 @@ def _claude_recognises(head: bytes) -> bool:
 
 def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
                  data: bytes | None = None) -> Any:
-    from sessiontools.read.claude_code.load import load_claude_file, load_claude_session, parse_bytes, subagent_files
+    from sessiontools.read.claude_code.load import (
+        load_claude_file,
+        load_claude_session,
+        parse_bytes,
+        subagent_files,
+    )
 
     if data is None:
         return load_claude_session(path, max_line_bytes=max_line_bytes)
@@ -100,6 +105,22 @@ def _pi_load(path: str, *, content_hash: bool = False, max_line_bytes: int | Non
         return _pi_bytes(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
     return load_session(path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
+
+@dataclass(frozen=True, slots=True)
+class AgentHome:
+    """Where an agent keeps its files, as data (the CLI reads the environment; core code never does):
+    the variable `env` names its directory, else `default` below the user's home; `sessions` and
+    `models` are paths inside it (`models`: a models.json of custom windows and prices, or None)."""
+
+    name: str  # for messages ("Pi's session directory")
+    env: str
+    default: str
+    sessions: str
+    models: str | None = None
+
+
+#: The directory commands read when no path is given, and the models.json `replay` reads first.
+DEFAULT_HOME = AgentHome("Pi", "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "models.json")
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
