@@ -47,7 +47,7 @@ COLUMNS: dict[str, dict[str, str]] = {
 #: The manifest of exported files (not partitioned): one row per file and export run.
 FILES_COLUMNS = {
     "schema_version": N, "file": S, "content_hash": S, "agent": S, "month": S, "status": S, "reason": S,
-    "exported_at": S, "run_id": S, "sessions": N, "requests": N, "compactions": N,
+    "exported_at": S, "run_id": S, "sessions": N, "requests": N, "compactions": N, "size": N, "mtime_ns": N,
 }
 
 

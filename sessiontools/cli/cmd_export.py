@@ -1,7 +1,7 @@
 """`sessiontools export`: session files of any agent -> a hive-partitioned Parquet dataset."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -46,6 +46,21 @@ def _tokenizers(value: str | None) -> tuple[str, ...]:
     return names
 
 
+def _print_summary(err: Any, plan: Any, summary: dict[str, Any], output: Path) -> None:
+    """What the export wrote, and the files it read and then skipped (their bytes were in the dataset,
+    or another file of the run had them)."""
+    if plan.unchanged or plan.duplicates:
+        err.print(f"skipped {plan.unchanged} file(s) whose bytes are already in {output} (a new mtime only)"
+                  + (f" and {plan.duplicates} duplicate(s)" if plan.duplicates else ""), markup=False)
+    if not summary["files"] and (plan.unchanged or plan.duplicates):
+        err.print(f"nothing new to export into {output}", markup=False)
+        return
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(summary["parts"].items()))
+    err.print(f"exported {summary['files']} file(s): {summary['sessions']} session paths, {summary['requests']} "
+              f"requests, {summary['compactions']} compactions into {output} (part files: {parts or 'none'})",
+              markup=False)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def export(
@@ -85,19 +100,19 @@ def register(app: typer.Typer) -> None:
             if plan.writer.removed:
                 err.print(f"note: removed {len(plan.writer.removed)} file(s) an interrupted export left in {output} "
                           "(never in its manifest, so never counted)", markup=False)
-            if plan.already or plan.duplicates:
-                err.print(f"skipping {plan.already} file(s) already in {output}"
-                          + (f" and {plan.duplicates} duplicate(s)" if plan.duplicates else ""), markup=False)
+            if plan.already:
+                err.print(f"skipping {plan.already} file(s) already in {output} (size and mtime as exported)",
+                          markup=False)
             if not plan.new_files:
                 err.print(f"nothing new to export into {output}", markup=False)
                 raise typer.Exit(EXIT_OK)
-            results, loaded = run_files(plan.new_files, err, ExportWorker(options), jobs, "exporting", executor=executor)
+            from sessiontools.read.parallel import FULL_DIGEST
+
+            results, loaded = run_files(plan.new_files, err, ExportWorker(options), jobs, "exporting", executor=executor,
+                                        content_hash=FULL_DIGEST)  # (hashed from the read that parses it)
             from sessiontools.cli.progress import phase
 
             with phase(err, f"writing the dataset into {output}"):
-                summary = write_export(plan, results)
-            parts = ", ".join(f"{k} {v}" for k, v in sorted(summary["parts"].items()))
-            err.print(f"exported {summary['files']} file(s): {summary['sessions']} session paths, {summary['requests']} "
-                      f"requests, {summary['compactions']} compactions into {output} (part files: {parts or 'none'})",
-                      markup=False)
+                summary = write_export(plan, results, loaded.digests)
+            _print_summary(err, plan, summary, output)
         raise typer.Exit(exit_code_for(loaded, strict))

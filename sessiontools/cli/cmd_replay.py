@@ -1,6 +1,5 @@
 """`sessiontools replay`."""
 
-import os
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -109,11 +108,14 @@ def run_label(record: dict) -> str:  # type: ignore[type-arg]
 
 
 def model_files(given: list[Path] | None) -> list[str]:
-    """Pi's own models.json (`$PI_CODING_AGENT_DIR/models.json`, else `~/.pi/agent/models.json`) when it
-    exists, then every `--models PATH` (later files win)."""
-    agent = os.environ.get("PI_CODING_AGENT_DIR")
-    own = (Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent") / "models.json"
-    out = [str(own)] if own.is_file() else []
+    """The default agent's own models.json (Pi's: `$PI_CODING_AGENT_DIR/models.json`, else
+    `~/.pi/agent/models.json`, `read.sources.DEFAULT_HOME`) when it exists, then every `--models PATH`
+    (later files win)."""
+    from sessiontools.cli.inputs import agent_home
+    from sessiontools.read.sources import DEFAULT_HOME
+
+    own = agent_home() / DEFAULT_HOME.models if DEFAULT_HOME.models else None
+    out = [str(own)] if own is not None and own.is_file() else []
     for p in given or []:
         if not p.is_file():
             raise UsageError(f"--models {p}: no such file")

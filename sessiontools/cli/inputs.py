@@ -32,13 +32,26 @@ class Loaded:
         self.processed = 0
         self.unreadable = 0
         self.lines_skipped_or_recovered = 0
+        #: With `run_files(..., content_hash=FULL_DIGEST)`: the sha256 of each value's file, in the
+        #: order of the values (from the read that made it).
+        self.digests: list[str] = []
+
+
+def agent_home() -> Path:
+    """The directory of the agent whose files are read by default (`read.sources.DEFAULT_HOME`: its
+    variable, e.g. `$PI_CODING_AGENT_DIR`, else its directory below the user's home)."""
+    from sessiontools.read.sources import DEFAULT_HOME
+
+    env = os.environ.get(DEFAULT_HOME.env)
+    return Path(env).expanduser() if env else Path.home() / DEFAULT_HOME.default
 
 
 def default_session_dir() -> Path:
-    """Pi's session directory: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`."""
-    agent = os.environ.get("PI_CODING_AGENT_DIR")
-    base = Path(agent).expanduser() if agent else Path.home() / ".pi" / "agent"
-    return base / "sessions"
+    """The default agent's session directory (Pi's: `$PI_CODING_AGENT_DIR/sessions`, else
+    `~/.pi/agent/sessions`)."""
+    from sessiontools.read.sources import DEFAULT_HOME
+
+    return agent_home() / DEFAULT_HOME.sessions
 
 
 def token_cache_path() -> Path:
@@ -57,16 +70,16 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
     With no path at all, Pi's own session directory is read.
     """
     from sessiontools.read.remote import is_url, url_exists, url_of
-    from sessiontools.read.sources import expand_sources
+    from sessiontools.read.sources import DEFAULT_HOME, expand_sources
 
     given = list(paths or [])
     default = not given
     if default:
         d = default_session_dir()
         if not d.is_dir():
-            raise InputError(f"no path given and Pi's session directory {d} does not exist; "
+            raise InputError(f"no path given and {DEFAULT_HOME.name}'s session directory {d} does not exist; "
                              "name session files or directories")
-        err.print(safe_text(f"reading Pi's session directory {d}"))
+        err.print(safe_text(f"reading {DEFAULT_HOME.name}'s session directory {d}"))
         given = [d]
     for p in given:
         if is_url(p):
@@ -78,7 +91,7 @@ def resolve_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console) 
     explicit = {Path(p) for p in given if not Path(p).is_dir()}
     files = list(expand_sources(given))
     if not files:
-        where = f"Pi's session directory {given[0]}" if default else ", ".join(str(p) for p in given)
+        where = f"{DEFAULT_HOME.name}'s session directory {given[0]}" if default else ", ".join(str(p) for p in given)
         raise InputError(f"no session files (*.jsonl) found in {where}")
     return files, explicit
 
@@ -127,7 +140,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console, *, an
 
 
 def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: Any, jobs: int | None,
-              label: str, *, content_hash: bool = False, agents: Any = None,
+              label: str, *, content_hash: bool | str = False, agents: Any = None,
               executor: Any = None) -> tuple[list[Any], Loaded]:
     """`fn(session)` over every file (in processes when jobs > 1, on Dask with `executor` dask),
     diagnostics reported as files finish.
@@ -178,6 +191,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
             loaded.lines_skipped_or_recovered += res.skipped_or_recovered
             loaded.processed += 1
             values.append(res.value)
+            loaded.digests.append(res.content_digest)
     return values, loaded
 
 

@@ -20,7 +20,7 @@ from sessiontools.read import Diagnostic
 from sessiontools.read.agents import Agent
 from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
-from sessiontools.read.sources import load_source
+from sessiontools.read.sources import load_source, load_source_digest
 
 if TYPE_CHECKING:  # multiprocessing and concurrent.futures are imported by the runs that use them
     from concurrent.futures import ProcessPoolExecutor
@@ -41,6 +41,11 @@ class FileResult(Generic[T]):
     notes: list[str] = field(default_factory=list)  # e.g. cache warnings raised while computing `value`
     agent: Agent | None = None  # who wrote the file (None when it could not be opened)
     unsupported: bool = False  # the command does not read this agent's sessions: `fn` was not called
+    content_digest: str = ""  # sha256 (hex) of the file's bytes, from the same read (`content_hash=FULL_DIGEST`)
+
+#: `content_hash=FULL_DIGEST`: every file is read once and the sha256 of those bytes comes back on
+#: `FileResult.content_digest` (the identity of a file in an exported dataset).
+FULL_DIGEST = "sha256"
 
 #: Every agent sessiontools reads.
 ALL_AGENTS = frozenset(Agent)
@@ -63,12 +68,15 @@ Limits = tuple[int | None, int | None]
 DEFAULT_LIMITS: Limits = (DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_LINE_BYTES)
 
 
-def _open(path: str, content_hash: bool, agents: frozenset[Agent],
+def _open(path: str, content_hash: bool | str, agents: frozenset[Agent],
           limits: Limits = DEFAULT_LIMITS) -> tuple[FileResult[Any], Any]:
     """The file read by its agent's reader: (its result so far, the source to work on or None)."""
     out: FileResult[Any] = FileResult(path)
     try:
-        s = load_source(path, content_hash=content_hash, max_bytes=limits[0], max_line_bytes=limits[1])
+        if content_hash == FULL_DIGEST:
+            s, out.content_digest = load_source_digest(path, max_bytes=limits[0], max_line_bytes=limits[1])
+        else:
+            s = load_source(path, content_hash=bool(content_hash), max_bytes=limits[0], max_line_bytes=limits[1])
     except SessionToolsError as exc:
         out.error = str(exc)
         return out, None
@@ -110,7 +118,7 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
             out.notes.extend(drain())
 
 
-def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
+def _one(path: str, fn: Callable[[Any], T], content_hash: bool | str = False,
          agents: frozenset[Agent] = ALL_AGENTS, limits: Limits = DEFAULT_LIMITS) -> FileResult[T]:
     out, s = _open(path, content_hash, agents, limits)
     if s is not None:
@@ -118,7 +126,7 @@ def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
     return out
 
 
-def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool, agents: frozenset[Agent],
+def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool | str, agents: frozenset[Agent],
                limits: Limits) -> Iterator[FileResult[Any]]:
     """`_one` over every file in this process, as a pipeline (`sessiontools.read.pipeline`): `fn.start(source)`
     begins a file's background work (estimate-error's token counting), the next files are read and
@@ -159,7 +167,7 @@ def default_jobs(files: Sequence[str | Path] | None = None) -> int:
 
 
 def map_sessions(
-    files: Sequence[str | Path], fn: Callable[[Any], T], *, jobs: int = 1, content_hash: bool = False,
+    files: Sequence[str | Path], fn: Callable[[Any], T], *, jobs: int = 1, content_hash: bool | str = False,
     agents: frozenset[Agent] = ALL_AGENTS, dask: Any = None, on_done: Callable[[], None] | None = None,
     max_bytes: int | None = DEFAULT_MAX_FILE_BYTES, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
 ) -> Iterator[FileResult[T]]:
@@ -167,7 +175,8 @@ def map_sessions(
 
     Each file is read by its agent's reader (`read.sources.load_source`: a Pi `Session`, a Codex
     `Rollout`, ...); files of agents not in `agents` are not passed to `fn` (`unsupported`).
-    `content_hash` makes each Pi session carry the hash of its bytes (for result caches).
+    `content_hash` makes each Pi session carry the hash of its bytes (for result caches);
+    `FULL_DIGEST` gives every file's sha256 on its result instead (`FileResult.content_digest`).
     With `dask` (an `executors.DaskCluster`) the same per-file work runs as Dask tasks instead of
     processes; `on_done` is then called as each task finishes (for progress bars). A file over
     `max_bytes` (None: any size) or not a regular file is not read (its `error` says why); a line
@@ -244,7 +253,7 @@ def _threads() -> int:
         return 0
 
 
-def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_hash: bool,
+def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_hash: bool | str,
               agents: frozenset[Agent], limits: Limits) -> Iterator[FileResult[T]]:
     """`_one` over `paths` in `workers` processes, submitted largest first, yielded in file order.
 

@@ -33,7 +33,9 @@ class Reader:
 
     agent: Agent
     recognises: Callable[[bytes], bool]
-    load: Callable[..., Any]  # (path, *, content_hash, max_line_bytes) -> the agent's raw session object
+    #: (path, *, content_hash, max_line_bytes, data) -> the agent's raw session object; `data`: the
+    #: file's bytes when they were read already (`load_source_digest`), so that it is read once.
+    load: Callable[..., Any]
     from_bytes: Callable[..., Any]  # (data, path, *, content_hash, max_line_bytes) -> the same, from bytes
 
 
@@ -43,9 +45,12 @@ def _codex_recognises(head: bytes) -> bool:
     return is_rollout(head)
 
 
-def _codex_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
-    from sessiontools.read.codex.load import load_rollout
+def _codex_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+                data: bytes | None = None) -> Any:
+    from sessiontools.read.codex.load import load_rollout, read_rollout_bytes
 
+    if data is not None:
+        return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes)
     return load_rollout(path, max_line_bytes=max_line_bytes)
 
 
@@ -62,10 +67,20 @@ def _claude_recognises(head: bytes) -> bool:
     return looks_like_claude_code(head)
 
 
-def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
-    from sessiontools.read.claude_code.load import load_claude_session
+def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+                 data: bytes | None = None) -> Any:
+    from sessiontools.read.claude_code.load import (
+        load_claude_file,
+        load_claude_session,
+        parse_bytes,
+        subagent_files,
+    )
 
-    return load_claude_session(path, max_line_bytes=max_line_bytes)
+    if data is None:
+        return load_claude_session(path, max_line_bytes=max_line_bytes)
+    f = parse_bytes(data, str(Path(path)), max_line_bytes=max_line_bytes)  # (as `load_claude_session`)
+    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes) for sub in subagent_files(path)]
+    return f
 
 
 def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
@@ -82,11 +97,30 @@ def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False,
     return read_data(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
 
-def _pi_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+def _pi_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+             data: bytes | None = None) -> Any:
     from sessiontools.read.pi.load import load_session
 
+    if data is not None:
+        return _pi_bytes(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
     return load_session(path, content_hash=content_hash, max_line_bytes=max_line_bytes)
 
+
+@dataclass(frozen=True, slots=True)
+class AgentHome:
+    """Where an agent keeps its files, as data (the CLI reads the environment; core code never does):
+    the variable `env` names its directory, else `default` below the user's home; `sessions` and
+    `models` are paths inside it (`models`: a models.json of custom windows and prices, or None)."""
+
+    name: str  # for messages ("Pi's session directory")
+    env: str
+    default: str
+    sessions: str
+    models: str | None = None
+
+
+#: The directory commands read when no path is given, and the models.json `replay` reads first.
+DEFAULT_HOME = AgentHome("Pi", "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "models.json")
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
@@ -210,18 +244,37 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
 
 
 
-def content_digest(path: str | os.PathLike[str]) -> str:
-    """sha256 (hex) of a file's bytes, local or URL: the identity of a file in an exported dataset."""
+def load_source_digest(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
+                       max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> tuple[Any, str]:
+    """`load_source` and the sha256 (hex) of the file's bytes, from one read of them: the identity of
+    a file in an exported dataset, without a pass that only hashes (a Claude Code session's subagent
+    files are read as `load_source` reads them; the digest is of the session file's own bytes)."""
     import hashlib
 
     if is_url(path):
-        return hashlib.sha256(read_url(url_of(path) or os.fspath(path))).hexdigest()
-    h = hashlib.sha256()
-    check_input(path, None)
+        url = url_of(path) or os.fspath(path)
+        data = read_url(url)
+        return reader_for(data[:SNIFF_BYTES]).from_bytes(data, url, max_line_bytes=max_line_bytes), \
+            hashlib.sha256(data).hexdigest()
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory")
+    check_input(p, max_bytes)
     try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    return h.hexdigest()
+        data = p.read_bytes()
+    except OSError:
+        return FALLBACK.load(str(path), max_line_bytes=max_line_bytes), ""  # the reader says why it cannot
+    return reader_for(data[:SNIFF_BYTES]).load(str(path), max_line_bytes=max_line_bytes, data=data), \
+        hashlib.sha256(data).hexdigest()
+
+
+def file_stamp(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(size, mtime in ns) of a local file, None for a URL or a file that cannot be stat'ed: the cheap
+    "unchanged since" check of an incremental export, taken before the file is read."""
+    if is_url(path):
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_size, st.st_mtime_ns

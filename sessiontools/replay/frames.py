@@ -2,7 +2,8 @@
 
 `runs_frame` schema (one row per session x path x setting):
   session (str: the file), leaf_id (str), model (str: provider/model), policy (str),
-  context_window, reserve_tokens, keep_recent_tokens, threshold (int, tokens: the policy's own T),
+  context_window, reserve_tokens, keep_recent_tokens, threshold (int, tokens: the policy's own T; null when it
+  follows each model's window, a session that changed models under Pi's rule),
   agent (str: whose file), auto_compact_limit (int, Codex's axis), autocompact_pct (float, Claude Code's),
   every metric of `replay.metrics.METRICS` (ints are tokens or counts; `early_rate` and `late_rate`
   fractions 0-1; cost columns US dollars, null when no price is known),
@@ -19,7 +20,8 @@
   compactions of a Codex limit grid or a Claude Code percentage grid tell their run apart),
   n (int: 1-based position in its run), reason (str: threshold | overflow | user), parent_entry_id,
   first_kept_entry_id (str), tokens_before (int: Pi's own tokensBefore), truth_at_trigger,
-  pi_view_at_trigger (int, tokens), early, thrash, is_split_turn (bool), messages_summarized,
+  policy_count_at_trigger (int, tokens: the policy's own count at the trigger; `pi_view_at_trigger`
+  before dataset schema 4), early, thrash, is_split_turn (bool), messages_summarized,
   turn_prefix_messages (int), kept_tokens, summary_tokens (int, tokens), summary_source (str:
   recorded | model), matches_recorded (bool), and the cache-bust cost of the request after it
   (`cache_bust_cost`, dollars, null without prices) where the run was priced.
@@ -63,12 +65,13 @@ def runs_schema() -> dict[str, Any]:
 
 
 def _setting_columns(s: dict[str, Any]) -> dict[str, Any]:
-    """A run's setting as columns: the window, Pi's reserve and keep, the policy's threshold (Pi's exact
-    port records none: W - reserve), Codex's limit and Claude Code's percentage."""
+    """A run's setting as columns: the window, Pi's reserve and keep, the policy's threshold (null when
+    the session changed models under a rule whose threshold follows the window), Codex's limit and
+    Claude Code's percentage."""
     return {
         "context_window": s["context_window"], "reserve_tokens": s["reserve_tokens"],
         "keep_recent_tokens": s["keep_recent_tokens"],
-        "threshold": s.get("threshold", s["context_window"] - s["reserve_tokens"]),
+        "threshold": s["threshold"],
         "auto_compact_limit": s.get("auto_compact_limit"),
         "autocompact_pct": None if s.get("autocompact_pct") is None else float(s["autocompact_pct"]),
     }
@@ -83,7 +86,7 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
         s, m, rm, tm = r["settings"], r["metrics"], r["recorded_match"], r["truth_model"]
         rows.append({
             "session": r["session"], "leaf_id": r["leaf_id"], "model": r["model"], "policy": s["policy"],
-            **_setting_columns(s), "agent": r.get("agent", "pi"),
+            **_setting_columns(s), "agent": r["agent"],
             **{k: m.get(k) for k in METRICS},
             **{k: rm[k] for k in ("recorded", "matched", "missed", "extra")},
             "truth_overhead_tokens": tm["overhead_tokens"], "truth_ratio_to_chars4": tm["ratio_to_chars4"],
@@ -106,7 +109,7 @@ def compactions_schema() -> dict[str, Any]:
         "keep_recent_tokens": pl.Int64, "threshold": pl.Int64, "auto_compact_limit": pl.Int64,
         "autocompact_pct": pl.Float64, "policy": pl.Utf8, "n": pl.Int64, "reason": pl.Utf8,
         "parent_entry_id": pl.Utf8, "first_kept_entry_id": pl.Utf8, "tokens_before": pl.Int64,
-        "truth_at_trigger": pl.Int64, "pi_view_at_trigger": pl.Int64, "early": pl.Boolean, "thrash": pl.Boolean,
+        "truth_at_trigger": pl.Int64, "policy_count_at_trigger": pl.Int64, "early": pl.Boolean, "thrash": pl.Boolean,
         "is_split_turn": pl.Boolean, "messages_summarized": pl.Int64, "turn_prefix_messages": pl.Int64,
         "kept_tokens": pl.Int64, "summary_tokens": pl.Int64, "summary_source": pl.Utf8,
         "matches_recorded": pl.Boolean, "cache_bust_cost": pl.Float64,

@@ -47,12 +47,9 @@ def _window(settings: Mapping[str, Any]) -> int:
 
 
 def _threshold(settings: Mapping[str, Any]) -> float | None:
-    t = settings.get("threshold")
-    if t is not None:
-        return float(t)
-    if settings.get("policy") in ("pi-0", "pi-1") and not settings.get("window_changes"):
-        return float(settings["context_window"] - settings["reserve_tokens"])
-    return None
+    """The run's one threshold (None: it follows each model's window, `ReplaySettings.to_dict`)."""
+    t = settings["threshold"]
+    return None if t is None else float(t)
 
 
 def violations(record: Mapping[str, Any]) -> list[str]:

@@ -84,6 +84,8 @@ class ReplaySettings:
             "keep_recent_tokens": self.keep_recent_tokens,
             "policy": self.policy.value,
         }
+        if self.policy_threshold is None:  # W - reserve; none when the window changes (one per model then)
+            out["threshold"] = None if self.window_changes else self.threshold
         if self.window_changes:  # only when the session switched to a model with another window
             out["window_changes"] = [list(c) for c in self.window_changes]
         if self.policy_threshold is not None:  # a policy with its own options (Codex, Claude Code)
@@ -105,7 +107,7 @@ class SimCompaction:
     first_kept_base_index: int
     tokens_before: int  # Pi's own tokensBefore
     truth_at_trigger: float
-    count_at_trigger: float  # the policy's own count at the trigger (JSON: `pi_view_at_trigger`)
+    count_at_trigger: float  # the policy's own count at the trigger (JSON: `policy_count_at_trigger`)
     is_split_turn: bool
     messages_summarized: int
     turn_prefix_messages: int
@@ -133,7 +135,7 @@ class SimCompaction:
             "first_kept_entry_id": self.first_kept_entry_id,
             "tokens_before": self.tokens_before,
             "truth_at_trigger": round(self.truth_at_trigger),
-            "pi_view_at_trigger": round(self.count_at_trigger),
+            "policy_count_at_trigger": round(self.count_at_trigger),
             "early": self.early,
             "thrash": self.thrash,
             "is_split_turn": self.is_split_turn,

@@ -2,7 +2,7 @@
 
 Layout under the dataset directory `ROOT`:
 
-    ROOT/_dataset.json                                   {"schema_version": 2, "tables": [...]}
+    ROOT/_dataset.json                                   {"schema_version": 4, "tables": [...]}
     ROOT/_files/part-<run>.parquet                       the manifest: one row per exported file
     ROOT/<table>/agent=<agent>/month=<YYYY-MM>/part-<run>.parquet
 
@@ -149,6 +149,16 @@ class DatasetWriter:
         if not files:
             return set()
         return set(pl.read_parquet(files, columns=["content_hash"])["content_hash"].to_list())
+
+    def exported_stamps(self) -> set[tuple[str, int, int]]:
+        """(file, size, mtime_ns) of every exported local file, as stat'ed before its read."""
+        import polars as pl
+
+        files = sorted((self.root / MANIFEST).glob("*.parquet"))
+        if not files:
+            return set()
+        frame = pl.read_parquet(files, columns=["file", "size", "mtime_ns"]).drop_nulls()
+        return set(frame.iter_rows())
 
     def add(self, table: str, agent: str, month: str, frame: Any) -> None:
         if frame.height:

@@ -1,11 +1,14 @@
 """`sessiontools export`: session files -> rows (per file, in workers) -> the Parquet dataset.
 
-1. `plan_export(root, files)`: hash every file (`read.sources.content_digest`); a file whose hash is
-   in the dataset's manifest, or repeats one seen earlier in this run, is skipped.
+1. `plan_export(root, files)`: a file whose path, size and mtime (`read.sources.file_stamp`, taken
+   before it is read) are those the manifest recorded is skipped unread.
 2. `ExportWorker` (picklable; `--jobs` processes or `--executor dask`): one file's rows, from
-   `analysis.dataset.transcript_rows` and, with replay options, `replay.replay_records`.
-3. `write_export(plan, results)`: frames per table and partition (`analysis.dataset_frames`,
-   `replay.frames`), written by `report.dataset.DatasetWriter`, then the manifest.
+   `analysis.dataset.transcript_rows` and, with replay options, `replay.replay_records`. The read
+   that parses a file also hashes its bytes (`read.parallel.FULL_DIGEST`): each file is read once.
+3. `write_export(plan, results, digests)`: a file whose hash is in the manifest (its stamp changed,
+   its bytes did not) or repeats one seen earlier in this run is skipped; the others become frames
+   per table and partition (`analysis.dataset_frames`, `replay.frames`), written by
+   `report.dataset.DatasetWriter`, then the manifest.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from sessiontools.analysis.dataset import ExportOptions, FileRows, transcript_rows
-from sessiontools.errors import InputError
 from sessiontools.replay.registry import replay_agents
 from sessiontools.report.dataset import DatasetWriter
 
@@ -47,35 +49,30 @@ class ExportWorker:
 class ExportPlan:
     root: Path
     writer: DatasetWriter
-    hashes: dict[str, str]  # file -> content hash, for the files to export
-    new_files: list[str]
-    already: int = 0  # files skipped: exported before
+    known: set[str]  # the content hashes the manifest holds
+    new_files: list[str]  # the files to read
+    stamps: dict[str, tuple[int, int] | None] = field(default_factory=dict)  # file -> (size, mtime_ns) before its read
+    already: int = 0  # files skipped unread: path, size and mtime as exported before
+    unchanged: int = 0  # files read and skipped: their bytes were exported before (a new stamp only)
     duplicates: int = 0  # files skipped: same bytes as another file of this run
     exported_at: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def plan_export(root: Path, files: Sequence[Any]) -> ExportPlan:
     """Which files to export into `root` (see the module docstring)."""
-    from sessiontools.read.sources import content_digest
+    from sessiontools.read.sources import file_stamp
+    from sessiontools.read.values import clean_strings
 
     writer = DatasetWriter(root)
-    known = writer.exported_hashes()
-    plan = ExportPlan(root, writer, {}, [])
-    seen: set[str] = set()
+    plan = ExportPlan(root, writer, writer.exported_hashes(), [])
+    stamps = writer.exported_stamps()
     for f in files:
-        try:
-            h = content_digest(f)
-        except InputError:  # left to the reader, which reports it like every command does
-            plan.new_files.append(str(f))
-            continue
-        if h in known:
+        stamp = file_stamp(f)
+        if stamp is not None and (clean_strings(str(f)), *stamp) in stamps:
             plan.already += 1
-        elif h in seen:
-            plan.duplicates += 1
-        else:
-            seen.add(h)
-            plan.hashes[str(f)] = h
-            plan.new_files.append(str(f))
+            continue
+        plan.new_files.append(str(f))
+        plan.stamps[str(f)] = stamp
     return plan
 
 
@@ -98,13 +95,13 @@ def _with_common(frame: Any, common: dict[str, Any]) -> Any:
     return frame.select(lead + [pl.col(c) for c in frame.columns])
 
 
-def _add_file(plan: ExportPlan, rows: FileRows, run_id: str) -> dict[str, int]:
+def _add_file(plan: ExportPlan, rows: FileRows, digest: str, run_id: str) -> dict[str, int]:
     from sessiontools.analysis.dataset_frames import table_frame
     from sessiontools.read.values import clean_strings
 
     file = rows.file
     sessions = rows.tables["sessions"]
-    common = {"file": clean_strings(file), "content_hash": plan.hashes.get(file),  # (a file name not UTF-8)
+    common = {"file": clean_strings(file), "content_hash": digest,  # (a file name not UTF-8)
               "session_id": sessions[0]["session_id"] if sessions else None}
     for table in ("sessions", "requests", "compactions", "summaries"):
         plan.writer.add(table, rows.agent, rows.month, table_frame(table, rows.tables[table], common))
@@ -114,22 +111,40 @@ def _add_file(plan: ExportPlan, rows: FileRows, run_id: str) -> dict[str, int]:
         plan.writer.add("replay_runs", rows.agent, rows.month, _with_common(runs, common))
         plan.writer.add("replay_compactions", rows.agent, rows.month, _with_common(comps, common))
     counts = {t: len(rows.tables[t]) for t in ("sessions", "requests", "compactions")}
+    size, mtime_ns = plan.stamps.get(file) or (None, None)
     plan.writer.record({**common, "agent": rows.agent, "month": rows.month, "status": "exported", "reason": None,
-                        "exported_at": plan.exported_at, "run_id": run_id, **counts})
+                        "exported_at": plan.exported_at, "run_id": run_id, **counts, "size": size,
+                        "mtime_ns": mtime_ns})
     return counts
 
 
-def write_export(plan: ExportPlan, results: Sequence[FileRows]) -> dict[str, Any]:
-    """Write the rows of every exported file; a summary of what was written (for the CLI)."""
+def _new_rows(plan: ExportPlan, results: Sequence[FileRows], digests: Sequence[str]) -> list[tuple[FileRows, str]]:
+    """The files to write, each with its hash: not in the dataset and not a repeat of this run."""
+    out, seen = [], set()
+    for rows, digest in zip(results, digests, strict=True):
+        if digest in plan.known:
+            plan.unchanged += 1
+        elif digest in seen:
+            plan.duplicates += 1
+        else:
+            seen.add(digest)
+            out.append((rows, digest))
+    return out
+
+
+def write_export(plan: ExportPlan, results: Sequence[FileRows], digests: Sequence[str]) -> dict[str, Any]:
+    """Write the rows of every exported file (`digests`: the sha256 of each result's file, from the
+    read that made it); a summary of what was written (for the CLI)."""
     from sessiontools.report.dataset import tables_written
 
-    run_id = hashlib.sha256("".join(sorted(plan.hashes.values())).encode()).hexdigest()[:16]
+    new = _new_rows(plan, results, digests)
+    run_id = hashlib.sha256("".join(sorted(d for _, d in new)).encode()).hexdigest()[:16]
     totals = {"files": 0, "sessions": 0, "requests": 0, "compactions": 0}
-    for rows in results:
-        counts = _add_file(plan, rows, run_id)
+    for rows, digest in new:
+        counts = _add_file(plan, rows, digest, run_id)
         totals["files"] += 1
         for k, v in counts.items():
             totals[k] += v
-    written = plan.writer.close(run_id) if results else []
-    return {"run_id": run_id, **totals, "skipped_already_exported": plan.already,
+    written = plan.writer.close(run_id) if new else []
+    return {"run_id": run_id, **totals, "skipped_already_exported": plan.already + plan.unchanged,
             "skipped_duplicates": plan.duplicates, "parts": tables_written(written, plan.root)}

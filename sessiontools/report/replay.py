@@ -53,8 +53,8 @@ def replay_columns(policies: Sequence[str]) -> tuple[Column, ...]:
     """The replay table's columns, their legends written for the policies of its runs."""
     return (
         Column("setting", setting_legend(policies), "left"),
-        Column("pol.", "policy: whose compaction rule replayed the file (pi-0, pi-1, codex, ...)", "left",
-               optional=True),
+        Column("pol.", f"policy: whose compaction rule replayed the file ({', '.join(dict.fromkeys(policies))})",
+               "left", optional=True),
         Column("comp", "compactions"),
         Column("early", _threshold_legend(policies)),
         Column("late", "check points over T without a compaction"),
@@ -190,7 +190,7 @@ COMPACTION_COLUMNS = (
            "user (recorded manual or hook compaction)", "left"),
     Column("after", "entry id the compaction follows", "left"),
     Column("first kept", "first entry id kept verbatim (-: the policy keeps no recorded message)", "left"),
-    Column("before tok", "the tokens before the compaction as the policy reports them (Pi: tokensBefore)"),
+    Column("before tok", "the tokens before the compaction as the policy reports them"),
     Column("truth tok", "provider-counted prompt tokens at the trigger"),
     Column("flags", "early, thrash, split (a turn is split), =rec (same as a recorded compaction)", "left"),
     Column("msgs", "messages summarised", optional=True),

@@ -19,12 +19,16 @@ import orjson
 from sessiontools.errors import OutputError
 
 SCHEMA_VERSION = 1
+#: Commands whose JSON changed since version 1 (a key renamed or changed in meaning bumps its
+#: command's version; README "Output conventions" lists the changes). replay 2: a compaction's
+#: `pi_view_at_trigger` is `policy_count_at_trigger` (the policy's own count, whichever agent's).
+SCHEMA_VERSIONS: dict[str, int] = {"replay": 2}
 _CSV_CONTROL = r"\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]"
 
 
 def envelope(command: str, **body: Any) -> dict[str, Any]:
-    """`{"schema_version": 1, "command": ..., ...}` in a stable key order."""
-    return {"schema_version": SCHEMA_VERSION, "command": command, **body}
+    """`{"schema_version": N, "command": ..., ...}` in a stable key order (N: the command's version)."""
+    return {"schema_version": SCHEMA_VERSIONS.get(command, SCHEMA_VERSION), "command": command, **body}
 
 
 def dumps_json(obj: Any) -> bytes:

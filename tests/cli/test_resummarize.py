@@ -131,7 +131,7 @@ def test_outputs_are_read_by_every_command(tmp_path: Path, capsys) -> None:  # t
                  "--format", "json"]):
         assert main(cmd) == 0, cmd
         body = orjson.loads(capsys.readouterr().out)
-        assert body["schema_version"] == 1
+        assert body["schema_version"] == (2 if cmd[0] == "replay" else 1)
     # the JSON lists each request with its sizes
     req = report["outputs"][0]["compactions"][0]["requests"][0]
     assert req["request_tokens_endpoint"] > 0 and req["request_tokens_estimated"] > 0

@@ -168,7 +168,7 @@ def test_cli_json_csv_parquet_plot_and_gates(tmp_path, capsys) -> None:  # type:
     f.write_bytes(scripted().jsonl())
     assert main(["replay", str(f), "--context-window", "60000", "--format", "json"]) == 0
     data = orjson.loads(capsys.readouterr().out)
-    assert data["schema_version"] == 1 and data["command"] == "replay"
+    assert data["schema_version"] == 2 and data["command"] == "replay"
     run = data["runs"][0]
     assert set(run) >= {"session", "settings", "compactions", "metrics", "recorded_match"}
     # The keys of every run's settings, whichever walk made it: Pi's threshold W - reserve included.

@@ -168,6 +168,38 @@ def test_changed_file_is_exported_again_and_foreign_dirs_refused(tmp_path: Path)
     assert _export(other, src) == 2
 
 
+def test_a_touched_file_is_read_and_skipped_a_rewritten_one_exported(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The size+mtime check only decides what to read: a file whose mtime changed but whose bytes did
+    not is read (its hash is the one the manifest holds) and skipped, writing nothing; a file rewritten
+    with other bytes of the same size, with a new mtime, is exported again; a copy of an exported file
+    under another name is read and skipped as already exported."""
+    import os
+
+    src, out = tmp_path / "s.jsonl", tmp_path / "ds"
+    data = (SAMPLES / "pi0-tiny.jsonl").read_bytes()
+    src.write_bytes(data)
+    assert _export(out, src) == 0
+    parts = sorted(out.rglob("*.parquet"))
+    (size, mtime_ns), = _q(out, "SELECT size, mtime_ns FROM {_files}")
+    assert (size, mtime_ns) == (len(data), os.stat(src).st_mtime_ns)
+    capsys.readouterr()
+    os.utime(src, ns=(mtime_ns + 10**9, mtime_ns + 10**9))
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(data)
+    assert _export(out, src, copy) == 0
+    err = capsys.readouterr().err
+    assert "skipped 2 file(s) whose bytes are already in" in err and "nothing new" in err
+    assert sorted(out.rglob("*.parquet")) == parts
+    i = data.index(b'"text":"') + 8  # one letter of the first text changed: same size, other bytes
+    same_size = data[:i] + bytes([data[i] ^ 1]) + data[i + 1:]
+    assert len(same_size) == len(data) and same_size != data
+    src.write_bytes(same_size)
+    os.utime(src, ns=(mtime_ns + 2 * 10**9, mtime_ns + 2 * 10**9))
+    assert _export(out, src) == 0
+    assert _q(out, "SELECT count(DISTINCT content_hash), count(*) FROM {_files}") == [(2, 2)]
+
+
 def test_month_of() -> None:
     assert month_of("2026-11-30T22:14:23.000Z") == "2026-11"
     assert month_of(None) == month_of("yesterday") == "unknown"
