@@ -82,9 +82,15 @@ def parse_bytes(data: bytes, path: str = "<memory>", *,
     return ClaudeFile(path, _relink(records), sorted(diags, key=attrgetter("line")))
 
 
-def _decoded(n: int, raw: memoryview, after: int, data: bytes, path: str, diags: list[Diagnostic]) -> Any:
+def _decoded(n: int, raw: memoryview, after: int, data: bytes, path: str, limit: int,
+             diags: list[Diagnostic]) -> Any:
     """One line's JSON value, read the ordinary way (orjson, then the careful fallback), or None
-    when the line is blank or not JSON (its diagnostic added to `diags`)."""
+    when the line is blank, over `limit` bytes (0: any) or not JSON (its diagnostic added to `diags`)."""
+    if not raw:
+        return None
+    if limit and len(raw) > limit:
+        diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", DiagnosticKind.SKIPPED))
+        return None
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -104,12 +110,7 @@ def _decoded(n: int, raw: memoryview, after: int, data: bytes, path: str, diags:
 def _values(data: bytes, path: str, limit: int, diags: list[Diagnostic]) -> Iterator[tuple[int, Any, bool]]:
     """`(n, value, checked)` of each line that holds JSON, the ordinary way (`checked`: False)."""
     for n, raw, after in line_views(data):
-        if not raw:
-            continue
-        if limit and len(raw) > limit:
-            diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", DiagnosticKind.SKIPPED))
-            continue
-        obj = _decoded(n, raw, after, data, path, diags)
+        obj = _decoded(n, raw, after, data, path, limit, diags)
         if obj is not None:
             yield n, obj, False
 
@@ -124,12 +125,7 @@ def _lean_values(data: bytes, path: str, limit: int, diags: list[Diagnostic]) ->
         if fields is not None and check_tree(fields, TREE):
             yield n, fields, True
             continue
-        if stop == start:
-            continue
-        if limit and stop - start > limit:
-            diags.append(Diagnostic(path, n, too_long(stop - start, limit) or "", DiagnosticKind.SKIPPED))
-            continue
-        obj = _decoded(n, view[start:stop], stop + 1, data, path, diags)
+        obj = _decoded(n, view[start:stop], stop + 1, data, path, limit, diags)
         if obj is not None:
             yield n, obj, False
 
