@@ -1,8 +1,8 @@
 """The optional C extension of the reader (`sessiontools.read._native`, issue 28): the checks' common
 case (`scan_fields`, `check_tree(s)`) and the Codex reader's one-pass JSON scanner (`project_lines`,
 _project.c). Built by every install (`make`); when a machine cannot build it the package runs its
-pure-Python paths (`read.values.scan_fields_reference`, the checks in Python, msgspec's projection),
-with the same results."""
+pure-Python paths (`read.values.scan_fields_reference`, the checks in Python, every Codex line read
+the ordinary way), with the same results."""
 
 from setuptools import Extension, setup
 

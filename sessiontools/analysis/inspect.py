@@ -208,6 +208,17 @@ def inspect_session(
     })
 
 
+def inspect_fn(**options: Any) -> Any:
+    """`inspect_source` with `options`, as the per-file function of a run over files: it reads no
+    message text, so the readers that can leave those unbuilt (`read.sources.load_source`'s
+    `texts`, asked for by `reads_texts`); picklable, for `--jobs` workers and Dask."""
+    from functools import partial
+
+    fn = partial(inspect_source, **options)
+    fn.reads_texts = False  # type: ignore[attr-defined]  (a partial keeps its attributes, pickled too)
+    return fn
+
+
 def inspect_source(source: Any, **options: Any) -> dict[str, Any]:
     """`inspect` of a loaded file of any agent: Pi sessions in full (entry types, labels, branch
     points are Pi's own), other agents from their neutral transcript."""

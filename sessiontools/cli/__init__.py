@@ -12,7 +12,6 @@ times) on every start.
 
 import os
 import sys
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -92,7 +91,7 @@ def inspect(
     Terms: a leaf is the last entry of a branch (pass its id to --leaf); a branch point has several
     children; "tok before" is the tokensBefore Pi recorded for a compaction.
     """
-    from sessiontools.analysis.inspect import inspect_source
+    from sessiontools.analysis.inspect import inspect_fn
     from sessiontools.report.inspect_summary import inspect_headline  # (no rich: the JSON run needs none)
     from sessiontools.report.writers import envelope
 
@@ -100,7 +99,7 @@ def inspect(
     format = resolve_format(format, output, TableJson)
     check_output_path(output)
     err = stderr_console()
-    fn = partial(inspect_source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
+    fn = inspect_fn(leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
     reports, loaded = run_files(paths, err, fn, jobs, "inspecting", executor=executor)
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)

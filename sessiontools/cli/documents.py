@@ -25,9 +25,9 @@ Paths = Iterable[str | os.PathLike[str]] | None
 
 
 def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.analysis.inspect import inspect_source
+    from sessiontools.analysis.inspect import inspect_fn
 
-    reports, loaded = run_files(paths, err, partial(inspect_source), jobs, "inspecting")
+    reports, loaded = run_files(paths, err, inspect_fn(), jobs, "inspecting")
     return envelope("inspect", sessions=reports), loaded
 
 

@@ -17,18 +17,25 @@
  * goes the ordinary way), False (the line goes the ordinary way when the key is present), a
  * frozenset of str (built whole; the ordinary way unless it is one of them) or a check's fast mark
  * (types, numbers, low, high) (`read.values.fast_pass`: built whole; the ordinary way unless the
- * value passes the mark, so a projection holds only values the reader's checks keep as they are). Keys not in the spec are validated and
- * never built. tests/read/test_native_project.py holds the records and diagnostics read this way
+ * value passes the mark, so a projection holds only values the reader's checks keep as they are),
+ * bytes (validated, never built, and the ordinary way unless the value's first byte is one of them,
+ * naming the JSON kinds it may be; empty: any) or a list of one dict (a list's objects projected by
+ * that spec, its other values built whole; a value that is no list built whole: the Claude Code
+ * reader's message content, `read.claude_code.lean.LEAN_SPEC`). Keys not in the spec are validated
+ * and never built. tests/read/test_native_project.py holds the records and diagnostics read this way
  * equal to the ordinary way's. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define MAX_DEPTH 64
 #define MAX_NUMBER 32
 
-enum { LEAF, NEST, BAIL, SET, CHECK };
+enum { LEAF, NEST, BAIL, SET, CHECK, SKIP, LIST };
 int fast_ok(PyObject *fast, PyObject *v); /* _native.c */
 enum { OK = 0, NO = 1, ERR = -1, MORE = 2 }; /* NO: not sure, the ordinary way; MORE: another item follows */
 
@@ -41,6 +48,7 @@ typedef struct {
     Spec *sub;      /* NEST: the spec of the value when it is an object */
     PyObject *set;  /* SET: the str values it may have */
     PyObject *fast; /* CHECK: a check's fast mark (`read.values.fast_pass`) the value must pass */
+    const char *first; /* SKIP: the bytes the value may start with (its JSON kinds); "" any */
 } Field;
 struct Spec {
     Py_ssize_t n;
@@ -83,7 +91,14 @@ static Spec *spec_compile(PyObject *d) {
             goto fail;
         }
         f->key = k;
-        if (v == Py_None)
+        if (PyBytes_Check(v)) {
+            f->mode = SKIP;
+            f->first = PyBytes_AS_STRING(v);
+        } else if (PyList_Check(v) && PyList_GET_SIZE(v) == 1 && PyDict_Check(PyList_GET_ITEM(v, 0))) {
+            f->mode = LIST;
+            if ((f->sub = spec_compile(PyList_GET_ITEM(v, 0))) == NULL)
+                goto fail;
+        } else if (v == Py_None)
             f->mode = LEAF;
         else if (v == Py_False)
             f->mode = BAIL;
@@ -98,7 +113,8 @@ static Spec *spec_compile(PyObject *d) {
             if ((f->sub = spec_compile(v)) == NULL)
                 goto fail;
         } else {
-            PyErr_SetString(PyExc_TypeError, "a spec value is None, False, a frozenset, a fast mark or a dict");
+            PyErr_SetString(PyExc_TypeError,
+                            "a spec value is None, False, a frozenset, a fast mark, bytes, a dict or [a dict]");
             goto fail;
         }
     }
@@ -111,9 +127,25 @@ fail:
 /* 1: a byte a string can hold as it is (printable ASCII other than '"' and '\\'). */
 static unsigned char plain[256];
 
-/* Past the plain bytes at c->p, eight at a time while none of a word's needs a look (a quote, a
- * backslash, a control character or a byte >= 0x80). */
+/* Past the plain bytes at c->p, to the first that needs a look (a quote, a backslash, a control
+ * character or a byte >= 0x80): sixteen at a time with SSE2 (every x86-64), else eight at a time
+ * in a word, the first such byte of a block found from its mask. */
 static void skip_plain(Cursor *c) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (c->end - c->p >= 16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)c->p);
+        /* (signed: a byte >= 0x80 is negative, so below 0x20 too) */
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, slash)),
+                                    _mm_cmplt_epi8(w, space));
+        unsigned m = (unsigned)_mm_movemask_epi8(stop);
+        if (m) {
+            c->p += __builtin_ctz(m);
+            return;
+        }
+        c->p += 16;
+    }
+#endif
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
     while (c->end - c->p >= 8) {
         uint64_t w;
@@ -399,6 +431,7 @@ static int number(Cursor *c, PyObject **out) {
 }
 
 static int value(Cursor *c, int build, const Spec *spec, PyObject **out);
+static int projected_array(Cursor *c, const Spec *spec, PyObject **out);
 
 static int literal(Cursor *c, const char *word, Py_ssize_t n, PyObject *v, PyObject **out) {
     if (c->end - c->p < n || memcmp(c->p, word, n) != 0)
@@ -424,12 +457,16 @@ static int member(Cursor *c, const Field *f, PyObject *d) {
     int r;
     if (f->mode == BAIL)
         return NO;
+    if (f->mode == SKIP) /* validated, never built: its kind must be one of `first`'s */
+        return *f->first && strchr(f->first, *c->p) == NULL ? NO : value(c, 0, NULL, NULL);
     if (PyDict_GetItemWithError(d, f->key) != NULL)
         return NO; /* a duplicated key */
     if (PyErr_Occurred())
         return ERR;
     if (f->mode == NEST && *c->p == '{')
         r = value(c, 0, f->sub, &v);
+    else if (f->mode == LIST && *c->p == '[')
+        r = projected_array(c, f->sub, &v);
     else if (f->mode == NEST && *c->p != 'n')
         return NO; /* a declared object that is neither an object nor null */
     else
@@ -568,6 +605,53 @@ done:
     return OK;
 fail:
     Py_XDECREF(l);
+    return r;
+}
+
+/* An array (c->p at '[') whose object elements are projected by `spec`, the others built whole. */
+static int projected_array(Cursor *c, const Spec *spec, PyObject **out) {
+    PyObject *l = PyList_New(0);
+    int r = NO;
+    if (l == NULL)
+        return ERR;
+    if (++c->depth > MAX_DEPTH)
+        goto fail;
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ']') {
+        c->p++;
+        goto done;
+    }
+    for (;;) {
+        PyObject *v = NULL;
+        if (c->p < c->end && *c->p == '{') {
+            if (++c->depth > MAX_DEPTH) {
+                r = NO;
+                goto fail;
+            }
+            r = object(c, 0, spec, &v);
+            c->depth--;
+        } else {
+            r = value(c, 1, NULL, &v);
+        }
+        if (r != OK)
+            goto fail;
+        r = PyList_Append(l, v) < 0 ? ERR : OK;
+        Py_DECREF(v);
+        if (r != OK)
+            goto fail;
+        if ((r = next_item(c, ']')) == MORE)
+            continue;
+        if (r == OK)
+            break;
+        goto fail;
+    }
+done:
+    c->depth--;
+    *out = l;
+    return OK;
+fail:
+    Py_DECREF(l);
     return r;
 }
 

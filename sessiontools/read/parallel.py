@@ -69,14 +69,16 @@ DEFAULT_LIMITS: Limits = (DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_LINE_BYTES)
 
 
 def _open(path: str, content_hash: bool | str, agents: frozenset[Agent],
-          limits: Limits = DEFAULT_LIMITS) -> tuple[FileResult[Any], Any]:
-    """The file read by its agent's reader: (its result so far, the source to work on or None)."""
+          limits: Limits = DEFAULT_LIMITS, texts: bool = True) -> tuple[FileResult[Any], Any]:
+    """The file read by its agent's reader: (its result so far, the source to work on or None).
+    `texts`: see `load_source` (a function that reads no message text says so: `reads_texts`)."""
     out: FileResult[Any] = FileResult(path)
     try:
         if content_hash == FULL_DIGEST:
             s, out.content_digest = load_source_digest(path, max_bytes=limits[0], max_line_bytes=limits[1])
         else:
-            s = load_source(path, content_hash=bool(content_hash), max_bytes=limits[0], max_line_bytes=limits[1])
+            s = load_source(path, content_hash=bool(content_hash), max_bytes=limits[0], max_line_bytes=limits[1],
+                            texts=texts)
     except SessionToolsError as exc:
         out.error = str(exc)
         return out, None
@@ -120,7 +122,7 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
 
 def _one(path: str, fn: Callable[[Any], T], content_hash: bool | str = False,
          agents: frozenset[Agent] = ALL_AGENTS, limits: Limits = DEFAULT_LIMITS) -> FileResult[T]:
-    out, s = _open(path, content_hash, agents, limits)
+    out, s = _open(path, content_hash, agents, limits, getattr(fn, "reads_texts", True))
     if s is not None:
         out.value = _guarded(out, fn, lambda: fn(s))
     return out
@@ -135,7 +137,7 @@ def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool | str, agents: 
 
     def started() -> Iterator[tuple[FileResult[Any], Any]]:
         for p in paths:
-            out, s = _open(p, content_hash, agents, limits)
+            out, s = _open(p, content_hash, agents, limits, getattr(fn, "reads_texts", True))
             yield out, (None if s is None else _guarded(out, fn, lambda: fn.start(s), notes=False))  # noqa: B023
 
     def finish(out: FileResult[Any], job: Any) -> FileResult[Any]:

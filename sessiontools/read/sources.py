@@ -37,6 +37,9 @@ class Reader:
     #: file's bytes when they were read already (`load_source_digest`), so that it is read once.
     load: Callable[..., Any]
     from_bytes: Callable[..., Any]  # (data, path, *, content_hash, max_line_bytes) -> the same, from bytes
+    #: `load` and `from_bytes` take `texts=False`: the message texts no count reads left unbuilt
+    #: (`load_source`'s `texts`)
+    lean: bool = False
 
 
 def _codex_recognises(head: bytes) -> bool:
@@ -68,7 +71,7 @@ def _claude_recognises(head: bytes) -> bool:
 
 
 def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-                 data: bytes | None = None) -> Any:
+                 data: bytes | None = None, texts: bool = True) -> Any:
     from sessiontools.read.claude_code.load import (
         load_claude_file,
         load_claude_session,
@@ -77,17 +80,17 @@ def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int |
     )
 
     if data is None:
-        return load_claude_session(path, max_line_bytes=max_line_bytes)
-    f = parse_bytes(data, str(Path(path)), max_line_bytes=max_line_bytes)  # (as `load_claude_session`)
-    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes) for sub in subagent_files(path)]
+        return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts)
+    f = parse_bytes(data, str(Path(path)), max_line_bytes=max_line_bytes, texts=texts)  # (as `load_claude_session`)
+    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes, texts=texts) for sub in subagent_files(path)]
     return f
 
 
 def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
-                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> Any:
     from sessiontools.read.claude_code.load import parse_bytes
 
-    return parse_bytes(data, path, max_line_bytes=max_line_bytes)
+    return parse_bytes(data, path, max_line_bytes=max_line_bytes, texts=texts)
 
 
 def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False,
@@ -124,7 +127,7 @@ DEFAULT_HOME = AgentHome("Pi", "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
-    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes),
+    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes, lean=True),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
 FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes)
@@ -209,18 +212,21 @@ def reader_for(head: bytes) -> Reader:
 
 def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
                 max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
-                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> Any:
     """Read one session file with its agent's reader: a Pi `Session`, a Codex `Rollout`, ...
 
     Every returned object has `path`, `diagnostics` and a class attribute `agent`. Only a regular
     file of at most `max_bytes` is opened (`read.files.check_input`); a line over `max_line_bytes`
-    (None: any length) is skipped with a `file:line` reason.
+    (None: any length) is skipped with a `file:line` reason. Without `texts`, a reader that can
+    (`Reader.lean`) leaves the message texts no count reads unbuilt: for a command that reports
+    counts only (`inspect`); everything else it reads is the same.
     """
-    limits = {"content_hash": content_hash, "max_line_bytes": max_line_bytes}
+    limits: dict[str, Any] = {"content_hash": content_hash, "max_line_bytes": max_line_bytes}
     if is_url(path):
         url = url_of(path) or os.fspath(path)
         data = read_url(url)
-        return reader_for(data[:SNIFF_BYTES]).from_bytes(data, url, **limits)
+        reader = reader_for(data[:SNIFF_BYTES])
+        return reader.from_bytes(data, url, **limits, **_lean(reader, texts))
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
@@ -234,7 +240,7 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
             head = fh.read(SNIFF_BYTES)
             reader = reader_for(head)
             if reader is not FALLBACK:
-                return reader.load(str(path), **limits)
+                return reader.load(str(path), **limits, **_lean(reader, texts))
             # A Pi session (or no session: the Pi reader says so): the file is opened once.
             data = head + fh.read() if len(head) == SNIFF_BYTES else head
         except OSError as exc:
@@ -242,6 +248,10 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
     return FALLBACK.from_bytes(data, str(path), **limits)
 
 
+
+
+def _lean(reader: Reader, texts: bool) -> dict[str, Any]:
+    return {"texts": False} if not texts and reader.lean else {}
 
 
 def load_source_digest(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,

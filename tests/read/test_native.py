@@ -114,7 +114,7 @@ def read_source_bytes(data: bytes, path: str) -> Any:
 
 def _read_both(data: bytes, path: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
     """`data` read with the extension, and with none of it: the reference `scan_fields`, every check
-    run in Python (no `check_tree(s)`), Codex's msgspec projection instead of the C scanner's."""
+    run in Python (no `check_tree(s)`), every Codex line the ordinary way instead of the C scanner's."""
     fast = read_source_bytes(data, path)
     with monkeypatch.context() as m:
         m.setattr(values, "scan_fields", values.scan_fields_reference)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sessiontools.read.claude_code.lean import LEAN_SPEC
 from sessiontools.read.codex.selective import NATIVE_SPEC
 from sessiontools.read.lines import line_views
 from sessiontools.read.values import count, optional_text, text
@@ -44,6 +45,10 @@ def _passes(fast: tuple[Any, ...], v: Any) -> bool:
     return t in fast[0] or (t in fast[1] and fast[2] <= v <= fast[3])
 
 
+#: The first byte of a JSON value of each type (a spec's bytes name the kinds a skipped value may be).
+_KIND = {str: b'"', list: b"[", dict: b"{", type(None): b"n", bool: b"tf", int: b"-0123456789", float: b"-0123456789"}
+
+
 def _reference(obj: Any, spec: dict[str, Any]) -> Any:
     """What the spec takes from a decoded object (the rules of sessiontools/read/_project.c), or _NO."""
     out: dict[str, Any] = {}
@@ -53,7 +58,16 @@ def _reference(obj: Any, spec: dict[str, Any]) -> Any:
         mode = spec[key]
         if mode is False:
             return _NO
-        if isinstance(mode, dict):
+        if isinstance(mode, bytes):  # validated, not built: of one of these kinds (b"": any)
+            if mode and not set(_KIND[type(v)]) & set(mode):
+                return _NO
+            continue
+        if isinstance(mode, list):  # a list's objects projected, anything else built whole
+            if type(v) is list:
+                v = [_reference(e, mode[0]) if type(e) is dict else e for e in v]
+                if any(e is _NO for e in v):
+                    return _NO
+        elif isinstance(mode, dict):
             if type(v) is dict:
                 v = _reference(v, mode)
                 if v is _NO:
@@ -75,6 +89,13 @@ SPEC: dict[str, Any] = {
     "o": optional_text.fast, "c": count.fast, "bail": False, "n": None, "timestamp": None,
     "payload": {"type": None, "x": None, "usage": {"input_tokens": count.fast}}, "message": {"role": None, "id": None},
 }
+#: A spec that skips fields of given kinds (bytes) and projects the objects of a list (`[spec]`), like
+#: the Claude Code reader's (`read.claude_code.lean.LEAN_SPEC`).
+REST: dict[str, Any] = {
+    "x": b'"[', "n": b"", "bail": False, "t": text.fast, "k": None, "s": None, "payload": {"usage": b"{", "k": None},
+    "message": {"role": None, "content": [{"text": b'"', "id": None, "k": None, "x": [{"s": b"n", "k": None}]}]},
+}
+SPECS = (SPEC, NATIVE_SPEC, REST, LEAN_SPEC)
 
 
 def _check(line: bytes, spec: dict[str, Any] = SPEC) -> bool:
@@ -100,7 +121,10 @@ def test_every_sample_and_bad_fixture_line() -> None:
     lines = _all_lines()
     taken = sum(_check(line) for line in lines)
     codex = sum(_check(line, NATIVE_SPEC) for line in lines)
+    rest = sum(_check(line, REST) for line in lines)
+    claude = sum(_check(line, LEAN_SPEC) for line in lines)
     assert len(lines) > 1000 and taken > len(lines) // 2 and codex > 300  # (the path is taken)
+    assert rest > len(lines) // 2 and claude > len(lines) // 2
 
 
 def test_lines_cut_and_numbered_as_line_views() -> None:
@@ -134,10 +158,19 @@ def test_lines_cut_and_numbered_as_line_views() -> None:
     b'{"x":' + b"[" * 63 + b"]" * 63 + b"}", b'{"x":' + b"[" * 64 + b"]" * 64 + b"}",
     b'{"x":' + b"[" * 3000 + b"]" * 3000 + b"}", b'{"s":' + b"[" * 70 + b"]" * 70 + b"}",
     b'{"message":{"role":"user","id":"\\u00e9","content":[{"type":"text","text":"\\ud800"}]}}',
+    b'{"x":"a","n":{"deep":[1,{"a":null}]},"k":1}', b'{"x":[1],"n":1e400}', b'{"x":5}', b'{"x":null}',
+    b'{"x":{}}', b'{"x":"\\ud800"}', b'{"x":"a","x":"b"}', b'{"x":"a","x":1}', b'{"k":1,"k":2}',
+    b'{"\\u0078":1}', b'{"payload":{"usage":{"a":1},"k":[]}}', b'{"payload":{"usage":[]}}',
+    b'{"message":{"content":"a string"}}', b'{"message":{"content":[1,"s",null,{"text":"t","k":2}]}}',
+    b'{"message":{"content":[{"text":5}]}}', b'{"message":{"content":[{"id":1,"x":[{"s":null},{"s":1}]}]}}',
+    b'{"message":{"content":[{"x":[{"s":null},2]}]}}', b'{"message":{"content":[]}}',
+    b'{"message":{"content":{"text":"t"}}}', b'{"message":{"content":[' + b"[" * 70 + b"]" * 70 + b"]}}",
+    b'{"message":{"content":[{"text":"a","text":"b"}]}}', b'{"message":{"content":[{"\\u0074ext":"a"}]}}',
+    b'{"message":{"content":[{"text":"a"},]}}', b'{"message":{"content":[{"text":"a"} {"text":"b"}]}}',
 ])
 def test_odd_json(line: bytes) -> None:
-    _check(line)
-    _check(line, NATIVE_SPEC)
+    for spec in SPECS:
+        _check(line, spec)
 
 
 def test_every_truncation_and_mutation_of_real_lines() -> None:
@@ -145,20 +178,21 @@ def test_every_truncation_and_mutation_of_real_lines() -> None:
     odd = (b"\\ud800", b"\xff", b"\x00", b"\\", b'"', b"1e400", b"NaN", b"}{", b",", b"\xe4\xb8")
     for line in lines[:60]:
         for cut in range(0, len(line), max(1, len(line) // 97)):
-            _check(line[:cut])
-            _check(line[:cut], NATIVE_SPEC)
+            for spec in SPECS:
+                _check(line[:cut], spec)
     for k, line in enumerate(lines):
         for j, o in enumerate(odd):
             at = (k * 31 + j * 17) % max(1, len(line))
-            _check(line[:at] + o + line[at:])
-            _check(line[:at] + o + line[at:], NATIVE_SPEC)
+            for spec in SPECS:
+                _check(line[:at] + o + line[at:], spec)
 
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)) | st.sampled_from("\"\\\x00\x1f\u00e9\u4e2d\U0001f600"))
 _JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | _TEXT,
                      lambda kids: st.lists(kids, max_size=4)
                      | st.dictionaries(st.sampled_from(["s", "t", "o", "c", "n", "x", "type", "payload", "usage",
-                                                        "input_tokens", "bail"]) | _TEXT, kids, max_size=5),
+                                                        "input_tokens", "bail", "content", "text", "id"]) | _TEXT,
+                                       kids, max_size=5),
                      max_leaves=30)
 
 
@@ -166,5 +200,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2**70), 2**70) | 
 @given(st.dictionaries(st.sampled_from(sorted(SPEC)) | _TEXT, _JSON, max_size=6), st.booleans())
 def test_generated_json(obj: dict[str, Any], ascii_only: bool) -> None:
     line = json.dumps(obj, ensure_ascii=ascii_only, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    _check(line)
-    _check(json.dumps(obj, ensure_ascii=True, indent=None).encode())  # (with spaces)
+    spaced = json.dumps(obj, ensure_ascii=True, indent=None).encode()  # (with spaces)
+    for spec in (SPEC, REST):
+        _check(line, spec)
+        _check(spaced, spec)

@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from sessiontools.read.claude_code.checks import check_line
+from sessiontools.read.claude_code.checks import TREE, check_line, check_tree
+from sessiontools.read.claude_code.lean import LEAN_SPEC, project_lines
 from sessiontools.read.claude_code.records import (
     CONVERSATION_TYPES,
     KNOWN_TYPES,
@@ -70,17 +71,66 @@ def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
 
 
 def parse_bytes(data: bytes, path: str = "<memory>", *,
-                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> ClaudeFile:
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> ClaudeFile:
     """Parse transcript bytes; bad lines become Diagnostics, the rest records (file order). A line
-    over `max_line_bytes` (None: any length) is skipped with its reason."""
+    over `max_line_bytes` (None: any length) is skipped with its reason. Without `texts` the long
+    texts no count reads are validated and not built (`lean.LEAN_SPEC`: for `inspect`)."""
     with gc_paused():  # (see `gc_paused`: parsed JSON holds no cycles)
-        records, diags, unknown = _parse_lines(data, path, max_line_bytes)
+        records, diags, unknown = _parse_lines(data, path, max_line_bytes, texts)
     for t, n in unknown.items():
         diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
     return ClaudeFile(path, _relink(records), sorted(diags, key=attrgetter("line")))
 
 
-def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
+def _decoded(n: int, raw: memoryview, after: int, data: bytes, path: str, limit: int,
+             diags: list[Diagnostic]) -> Any:
+    """One line's JSON value, read the ordinary way (orjson, then the careful fallback), or None
+    when the line is blank, over `limit` bytes (0: any) or not JSON (its diagnostic added to `diags`)."""
+    if not raw:
+        return None
+    if limit and len(raw) > limit:
+        diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", DiagnosticKind.SKIPPED))
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if not bytes(raw).strip():  # a line of blanks (orjson rejects it): nothing to read
+            return None
+        obj, changed = surrogate_line(raw)
+        if obj is None:
+            last = after > len(data) or _NONBLANK.search(data, after) is None  # only blank lines after it
+            why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
+            diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
+            return None
+        diags.append(Diagnostic(path, n, f"lone surrogate escape(s) in {changed} string(s) replaced by U+FFFD",
+                                DiagnosticKind.RECOVERED))
+        return obj
+
+
+def _values(data: bytes, path: str, limit: int, diags: list[Diagnostic]) -> Iterator[tuple[int, Any, bool]]:
+    """`(n, value, checked)` of each line that holds JSON, the ordinary way (`checked`: False)."""
+    for n, raw, after in line_views(data):
+        obj = _decoded(n, raw, after, data, path, limit, diags)
+        if obj is not None:
+            yield n, obj, False
+
+
+def _lean_values(data: bytes, path: str, limit: int, diags: list[Diagnostic]) -> Iterator[tuple[int, Any, bool]]:
+    """`_values` with the C scanner (`read._native.project_lines`): every line validated in one pass
+    and built without the long texts `lean.LEAN_SPEC` names; a line the scanner leaves (not sure
+    orjson reads it the same, or a skipped text of a kind the checks would drop) or whose checked
+    fields do not all pass their fast marks (`checked`: True when they do) goes the ordinary way."""
+    view = memoryview(data)
+    for n, (start, stop, fields) in enumerate(project_lines(data, LEAN_SPEC, 1, limit), 1):
+        if fields is not None and check_tree(fields, TREE):
+            yield n, fields, True
+            continue
+        obj = _decoded(n, view[start:stop], stop + 1, data, path, limit, diags)
+        if obj is not None:
+            yield n, obj, False
+
+
+def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True,
                  ) -> tuple[list[Record], list[Diagnostic], dict[str, int]]:
     """The records, the diagnostics and the first line of each unknown line type. Each line is
     parsed from a view of `data` (no copy of the file cut into lines)."""
@@ -88,29 +138,10 @@ def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE
     diags: list[Diagnostic] = []
     seen: set[str] = set()
     unknown: dict[str, int] = {}
-    loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
-    end = len(data)
     limit = max_line or 0
-    for n, raw, after in line_views(data):
-        if not raw:
-            continue
-        if limit and len(raw) > limit:
-            diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", DiagnosticKind.SKIPPED))
-            continue
-        try:
-            obj = loads(raw)
-        except JSONDecodeError:
-            if not bytes(raw).strip():  # a line of blanks (orjson rejects it): nothing to read
-                continue
-            obj, changed = surrogate_line(raw)
-            if obj is None:
-                last = after > end or _NONBLANK.search(data, after) is None  # only blank lines after it
-                why = "truncated last line (not JSON)" if last and not data.endswith(b"\n") else "not JSON"
-                diags.append(Diagnostic(path, n, why, DiagnosticKind.SKIPPED))
-                continue
-            diags.append(Diagnostic(path, n, f"lone surrogate escape(s) in {changed} string(s) replaced by U+FFFD",
-                                    DiagnosticKind.RECOVERED))
-        if type(obj) is dict:
+    lean = not texts and project_lines is not None and check_tree is not None
+    for n, obj, checked in (_lean_values if lean else _values)(data, path, limit, diags):
+        if type(obj) is dict and not checked:
             diags.extend(Diagnostic(path, n, why, DiagnosticKind.RECOVERED) for why in check_line(obj))
         rec = parse_record(obj, n, path)
         if isinstance(rec, Diagnostic):
@@ -158,10 +189,10 @@ def _relink(records: list[Record]) -> list[Record]:
 
 
 def load_claude_file(path: str | os.PathLike[str], *,
-                     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> ClaudeFile:
-    """Read one transcript file (never written to)."""
+                     max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> ClaudeFile:
+    """Read one transcript file (never written to); `texts`: see `parse_bytes`."""
     p = Path(path)
-    return parse_bytes(read_file_bytes(p), str(p), max_line_bytes=max_line_bytes)
+    return parse_bytes(read_file_bytes(p), str(p), max_line_bytes=max_line_bytes, texts=texts)
 
 
 #: Keys only Claude Code's lines carry among the JSONL session formats read here (a Pi entry has
@@ -218,8 +249,8 @@ def looks_like_claude_code(head: bytes) -> bool:
 
 
 def load_claude_session(path: str | os.PathLike[str], *,
-                        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> ClaudeFile:
+                        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> ClaudeFile:
     """A transcript file with its subagent files (`subagent_files`) read into `subagents`."""
-    f = load_claude_file(path, max_line_bytes=max_line_bytes)
-    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes) for sub in subagent_files(path)]
+    f = load_claude_file(path, max_line_bytes=max_line_bytes, texts=texts)
+    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes, texts=texts) for sub in subagent_files(path)]
     return f

@@ -32,7 +32,7 @@ from sessiontools.read.codex.records import (
     TurnContext,
     UsageRecord,
 )
-from sessiontools.read.codex.selective import NATIVE_SPEC, project, valid_utf8
+from sessiontools.read.codex.selective import NATIVE_SPEC
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import expand_paths, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
@@ -41,7 +41,7 @@ from sessiontools.read.values import integer
 
 try:
     from sessiontools.read._native import project_lines
-except ImportError:  # not built on this machine: msgspec's projection (`selective.project`), the same records
+except ImportError:  # not built on this machine: every line the ordinary way, the same records
     project_lines = None
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
@@ -201,31 +201,23 @@ def _read_native(data: bytes, path: str, limit: int) -> tuple[list[Record], list
     return records, diags, wrapped, ordinal
 
 
-def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = True,
-                native: bool | None = None) -> tuple[list[Record], list[Diagnostic], int, int]:
+def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
+               native: bool | None = None) -> tuple[list[Record], list[Diagnostic], int, int]:
     """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
     `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines); one
-    over `max_line` bytes is skipped with its reason. With `selective`, the lines whose records keep
-    a few fields are decoded into those alone (the same records): by the C scanner when it is built
-    (`native` None) or asked for, else by msgspec (`read.codex.selective.project`)."""
+    over `max_line` bytes is skipped with its reason. With the C scanner (`native`: None when it is
+    built, True to ask for it), the lines whose records keep a few fields are decoded into those
+    alone (`_read_native`: the same records); without it (False), every line the ordinary way."""
     limit = max_line or 0
-    if selective and (native or (native is None and project_lines is not None)):
+    if native or (native is None and project_lines is not None):
         return _read_native(data, path, limit)
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
     end = len(data)
-    utf8 = selective and valid_utf8(data)
     for n, raw, after in line_views(data):
         if limit and len(raw) > limit:
             diags.append(Diagnostic(path, n, too_long(len(raw), limit) or "", "skipped"))
-            continue
-        fields = project(data, after - 1 - len(raw), after - 1, utf8) if selective and n > 1 else None
-        if fields is not None:  # a line the checks would leave whole: its record, straight away
-            rec = _record(n, fields, path)
-            records.append(rec)  # type: ignore[arg-type]  (a wrapped line of a known type: never a Diagnostic)
-            wrapped += 1
-            ordinal += "ordinal" in fields
             continue
         w, o = _ordinary(n, raw, after <= end, path, records, diags)
         wrapped += w
