@@ -136,6 +136,16 @@ def _require_rows(report: Any, loaded: Any, strict: bool) -> None:
     raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
 
 
+def _stop_token_helpers() -> None:
+    """Every count is in: the vocabulary helpers a cold run started (`tokens.remote`) are stopped
+    (their memory back before the fit and the output)."""
+    import sys
+
+    remote = sys.modules.get("sessiontools.tokens.remote")
+    if remote is not None:
+        remote.stop_all()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("estimate-error")
     def estimate_error_cmd(
@@ -242,6 +252,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     store_path = None if no_cache else str(token_cache_path())
     per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
                                     content_hash=store_path is not None, executor=executor)
+    _stop_token_helpers()
     report = _fitted(err, per_session, options)
 
     _require_rows(report, loaded, strict)
