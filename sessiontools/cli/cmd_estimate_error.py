@@ -136,6 +136,17 @@ def _require_rows(report: Any, loaded: Any, strict: bool) -> None:
     raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
 
 
+def _in_this_process(paths: Any, jobs: int | None) -> bool:
+    """Whether the files will be worked on in this process (`--jobs 1`, or named files too small for
+    more workers): known before they are read only for files named one by one."""
+    if jobs is not None or not paths:
+        return jobs == 1
+    from sessiontools.read.parallel import default_jobs
+
+    files = [Path(p) for p in paths]
+    return all(f.is_file() for f in files) and default_jobs(files) == 1
+
+
 def _stop_token_helpers() -> None:
     """Every count is in: the vocabulary helpers a cold run started (`tokens.remote`) are stopped
     (their memory back before the fit and the output)."""
@@ -212,13 +223,6 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         parse_estimators,
         parse_threshold_grid,
     )
-    from sessiontools.report.estimate_error import (
-        estimate_error_figure,
-        estimate_error_headline,
-        estimate_error_json,
-        estimate_error_table,
-        requests_frame,
-    )
     from sessiontools.report.gates import parse_gates
     from sessiontools.report.writers import envelope
     from sessiontools.tokens.calibrated import load_calibration, save_calibration
@@ -250,8 +254,19 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     )
     err = stderr_console()
     store_path = None if no_cache else str(token_cache_path())
-    per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
-                                    content_hash=store_path is not None, executor=executor)
+    worker = SessionWorker(options, store_path)
+    if executor == Executor.processes and _in_this_process(paths, jobs):
+        worker.start_helpers()  # a cold run's vocabularies loaded meanwhile (the report's imports, the first files)
+    from sessiontools.report.estimate_error import (
+        estimate_error_figure,
+        estimate_error_headline,
+        estimate_error_json,
+        estimate_error_table,
+        requests_frame,
+    )
+
+    per_session, loaded = run_files(paths, err, worker, jobs, "estimating", content_hash=store_path is not None,
+                                    executor=executor)
     _stop_token_helpers()
     report = _fitted(err, per_session, options)
 

@@ -212,7 +212,7 @@ class SessionWorker:
         key = (repr(self.options), self.store_path)
         state = SessionWorker._per_process.get(key)
         if state is None:
-            self._start_helpers()
+            self.start_helpers()
             store = None
             if self.store_path is not None:
                 from sessiontools.tokens.store import TokenStore
@@ -221,7 +221,7 @@ class SessionWorker:
             state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)
         return state
 
-    def _start_helpers(self) -> None:
+    def start_helpers(self) -> None:
         """In the process that made this worker, with an empty token cache (none on disk yet, or
         --no-cache): each vocabulary this run counts with is loaded by a helper process
         (`tokens.remote`) while this one reads and measures the first files. With a warm cache the
