@@ -215,10 +215,9 @@ class _RemotePart:
             count = self.counter.count_function()
             got = [count(t) for t in self.sent]
         by_text = dict(zip(self.sent, got, strict=True))
-        short = self.counter._short
         for t, n in by_text.items():
-            if len(t) < SHORT_TEXT and len(short) < SHORT_MEMO:
-                short[t] = n
+            if len(t) < SHORT_TEXT:
+                self.counter._remember(t, n)
         return [by_text[t] for t in self.order]
 
 
@@ -359,9 +358,7 @@ class TiktokenCounter:
                 if len(t) < SHORT_TEXT:
                     n = short.get(t)
                     if n is None:
-                        n = count(t)
-                        if len(short) < SHORT_MEMO:
-                            short[t] = n
+                        n = self._remember(t, count(t))
                     counts[key] += n
                 else:
                     flat.append(t)
@@ -374,10 +371,18 @@ class TiktokenCounter:
             pool = _pool(self.num_threads)
             for i in range(0, len(flat), size):
                 parts.append(pool.submit(_count_with, count, flat[i: i + size]))
-        batch = _Batch(counts, owners, parts)
+        return self._register(missing, _Batch(counts, owners, parts))
+
+    def _register(self, missing: Mapping[bytes, MessageUnits], batch: _Batch) -> _Batch:
         for key in missing:
             self._pending[key] = batch
         return batch
+
+    def _remember(self, text: str, n: int) -> int:
+        """`n` as the count of the short `text` from now on (while the memo has room)."""
+        if len(self._short) < SHORT_MEMO:
+            self._short[text] = n
+        return n
 
     def _helper(self) -> Any:
         """The `tokens.remote` helper counting for this encoding in this process, if one was
@@ -405,10 +410,7 @@ class TiktokenCounter:
                     counts[key] += n
         sent = list(dict.fromkeys(order))
         parts: list[Any] = [_RemotePart(self, helper.submit(sent), sent, order)] if sent else []
-        batch = _Batch(counts, owners, parts)
-        for key in missing:
-            self._pending[key] = batch
-        return batch
+        return self._register(missing, _Batch(counts, owners, parts))
 
     def _finish(self, batches: Sequence[_Batch]) -> None:
         for batch in batches:
