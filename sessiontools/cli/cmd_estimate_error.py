@@ -136,6 +136,17 @@ def _require_rows(report: Any, loaded: Any, strict: bool) -> None:
     raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
 
 
+def _session_worker(options: Any, store_path: str | None, paths: Any, jobs: int | None, executor: Executor) -> Any:
+    """The per-file worker. A cold run's vocabulary helpers start now when the files will be worked on in
+    this process: they load while the report's code is imported and the first files are read."""
+    from sessiontools.analysis.estimate import SessionWorker
+
+    worker = SessionWorker(options, store_path)
+    if executor == Executor.processes and _in_this_process(paths, jobs):
+        worker.start_helpers()
+    return worker
+
+
 def _in_this_process(paths: Any, jobs: int | None) -> bool:
     """Whether the files will be worked on in this process (`--jobs 1`, or named files too small for
     more workers): known before they are read only for files named one by one."""
@@ -219,7 +230,6 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
          group_by: str | None = None) -> None:
     from sessiontools.analysis.estimate import (
         EstimateErrorOptions,
-        SessionWorker,
         parse_estimators,
         parse_threshold_grid,
     )
@@ -254,9 +264,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     )
     err = stderr_console()
     store_path = None if no_cache else str(token_cache_path())
-    worker = SessionWorker(options, store_path)
-    if executor == Executor.processes and _in_this_process(paths, jobs):
-        worker.start_helpers()  # a cold run's vocabularies loaded meanwhile (the report's imports, the first files)
+    worker = _session_worker(options, store_path, paths, jobs, executor)
     from sessiontools.report.estimate_error import (
         estimate_error_figure,
         estimate_error_headline,
@@ -264,7 +272,6 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         estimate_error_table,
         requests_frame,
     )
-
     per_session, loaded = run_files(paths, err, worker, jobs, "estimating", content_hash=store_path is not None,
                                     executor=executor)
     _stop_token_helpers()
