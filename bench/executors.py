@@ -5,6 +5,7 @@ users run it (the LocalCluster's start and stop included). Interleaved, best of 
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -30,11 +31,31 @@ def dask_local_vs_jobs(corpus: Path) -> dict[str, float]:
     return {"dask_local_vs_jobs": round(t_dask / t_jobs, 3)}
 
 
+def _cpu(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
+    """CPU seconds so far: of this process's waited-for children (`us`: the runs timed), of the
+    scheduler (`procs[0]`), and of the workers with their nannies (the rest, with descendants)."""
+    import resource
+
+    import psutil
+
+    def tree(pid: int) -> float:
+        try:
+            p = psutil.Process(pid)
+            return sum(sum(q.cpu_times()[:2]) for q in [p, *p.children(recursive=True)])
+        except psutil.Error:
+            return 0.0
+
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"us": kids.ru_utime + kids.ru_stime, "scheduler": tree(procs[0].pid),
+            "workers": sum(tree(p.pid) for p in procs[1:])}
+
+
 def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
     """`dask_running_vs_jobs`: `inspect --executor dask` against a 2-worker cluster started before
     the clock (a `dask scheduler` and 2 single-threaded `dask worker` processes, reached through
     DASK_SCHEDULER_ADDRESS) / `inspect --jobs 2`; interleaved, best of each. The cluster's workers
-    are warmed by one untimed run. `dask_local_startup_s`: timed inside a fresh process, `import
+    are warmed by one untimed run. Where the time goes is printed beside it: the CPU of each run's
+    processes (`--jobs 2`'s; the Dask client's, the scheduler's, the workers'). `dask_local_startup_s`: timed inside a fresh process, `import
     distributed` and a LocalCluster of 2 workers started and closed (reported, no target)."""
     import tempfile
 
@@ -66,9 +87,15 @@ def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
             env = dict(base, DASK_SCHEDULER_ADDRESS=address)
             wall([*inspect, "--executor", "dask"], env)  # warm: the workers' imports
             t_jobs = t_dask = float("inf")
+            cpu: list[dict[str, float]] = []
             for _ in range(rounds):
+                before = _cpu(procs)
                 t_jobs = min(t_jobs, wall(inspect, base))
+                middle = _cpu(procs)
                 t_dask = min(t_dask, wall([*inspect, "--executor", "dask"], env))
+                after = _cpu(procs)
+                cpu.append({"jobs2": middle["us"] - before["us"],
+                            **{k: after[k] - middle[k] for k in ("us", "scheduler", "workers")}})
         finally:
             for p in reversed(procs):
                 p.terminate()
@@ -86,4 +113,8 @@ def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
         starts.append(float(out.stdout.strip().splitlines()[-1]))
     print(f"inspect --jobs 2 {t_jobs:.2f}s; --executor dask on a running 2-worker cluster {t_dask:.2f}s; "
           f"LocalCluster start+stop {min(starts):.2f}s")
+    med = {k: statistics.median(c[k] for c in cpu) for k in cpu[0]}
+    print(f"  CPU per run (medians of {rounds}): --jobs 2 {med['jobs2']:.2f}s (process and workers); Dask: the client "
+          f"{med['us']:.2f}s, the scheduler {med['scheduler']:.2f}s, the workers and their nannies "
+          f"{med['workers']:.2f}s (their background polling included: it grows with the wall time)")
     return {"dask_running_vs_jobs": round(t_dask / t_jobs, 3), "dask_local_startup_s": round(min(starts), 3)}

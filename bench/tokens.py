@@ -203,7 +203,8 @@ def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = R
     Wall time (both use the 2 cores), interleaved, best of each. Reported beside it:
     `..._warm_tokenizer` (the same run against `encode_ordinary_batch` alone, in this process, the
     vocabulary already loaded: the floor no reader reaches) and the peak RSS of the estimate-error
-    process (VmHWM of a --jobs 1 run), `estimate_error_cold_peak_rss_mb`."""
+    process (VmHWM of a --jobs 1 run) plus its vocabulary helper's (`tokens.remote`, which a cold
+    run forks to load and count with the vocabulary while it reads), `estimate_error_cold_peak_rss_mb`."""
     import json
     import os
     import subprocess
@@ -250,14 +251,17 @@ def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = R
                 subprocess.run(argv, env=dict(os.environ, SESSIONTOOLS_CACHE_DIR=d), check=True, capture_output=True)
                 t_cold = min(t_cold, time.perf_counter() - t)
     with tempfile.TemporaryDirectory() as d:
-        code = ("import sys;from sessiontools.cli import main;main(sys.argv[1:]);"
-                "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1])")
+        code = ("import sys,resource\nfrom sessiontools.cli import main\ntry: main(sys.argv[1:])\n"
+                "except SystemExit: pass\n"
+                "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1],"
+                "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
         out = subprocess.run([sys.executable, "-c", code, *argv[1:], "--jobs", "1"], capture_output=True, text=True,
                              env=dict(os.environ, SESSIONTOOLS_CACHE_DIR=d))
-        rss = int(out.stdout.strip().splitlines()[-1]) / 1024 if out.stdout.strip() else float("nan")
+        own, helper = (int(v) / 1024 for v in out.stdout.split()[-2:]) if out.stdout.strip() else (float("nan"),) * 2
+        rss = own + helper  # the vocabulary helper's (`tokens.remote`) counted in: both may peak together
     print(f"estimate-error cold {t_cold:.2f}s vs raw tiktoken o200k cold {t_raw:.2f}s (warm, in process {t_warm:.2f}s) "
           f"over {len(texts)} distinct texts ({sum(map(len, texts)) / 1e6:.1f} M chars) of {len(subset)} CJK sessions "
-          f"({total / 1e6:.0f} MB); peak RSS {rss:.0f} MB")
+          f"({total / 1e6:.0f} MB); peak RSS {rss:.0f} MB ({own:.0f} MB + the vocabulary helper's {helper:.0f} MB)")
     return {"estimate_error_cold_vs_tokenize": round(t_cold / t_raw, 3),
             "estimate_error_cold_vs_tokenize_warm_tokenizer": round(t_cold / t_warm, 3),
             "estimate_error_cold_peak_rss_mb": round(rss, 1)}

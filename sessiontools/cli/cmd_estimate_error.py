@@ -136,6 +136,38 @@ def _require_rows(report: Any, loaded: Any, strict: bool) -> None:
     raise InputError("estimate-error: no request with usable usage in the input (nothing to compare)")
 
 
+def _session_worker(options: Any, store_path: str | None, paths: Any, jobs: int | None, executor: Executor) -> Any:
+    """The per-file worker. A cold run's vocabulary helpers start now when the files will be worked on in
+    this process: they load while the report's code is imported and the first files are read."""
+    from sessiontools.analysis.estimate import SessionWorker
+
+    worker = SessionWorker(options, store_path)
+    if executor == Executor.processes and _in_this_process(paths, jobs):
+        worker.start_helpers()
+    return worker
+
+
+def _in_this_process(paths: Any, jobs: int | None) -> bool:
+    """Whether the files will be worked on in this process (`--jobs 1`, or named files too small for
+    more workers): known before they are read only for files named one by one."""
+    if jobs is not None or not paths:
+        return jobs == 1
+    from sessiontools.read.parallel import default_jobs
+
+    files = [Path(p) for p in paths]
+    return all(f.is_file() for f in files) and default_jobs(files) == 1
+
+
+def _stop_token_helpers() -> None:
+    """Every count is in: the vocabulary helpers a cold run started (`tokens.remote`) are stopped
+    (their memory back before the fit and the output)."""
+    import sys
+
+    remote = sys.modules.get("sessiontools.tokens.remote")
+    if remote is not None:
+        remote.stop_all()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("estimate-error")
     def estimate_error_cmd(
@@ -198,16 +230,8 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
          group_by: str | None = None) -> None:
     from sessiontools.analysis.estimate import (
         EstimateErrorOptions,
-        SessionWorker,
         parse_estimators,
         parse_threshold_grid,
-    )
-    from sessiontools.report.estimate_error import (
-        estimate_error_figure,
-        estimate_error_headline,
-        estimate_error_json,
-        estimate_error_table,
-        requests_frame,
     )
     from sessiontools.report.gates import parse_gates
     from sessiontools.report.writers import envelope
@@ -240,8 +264,17 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     )
     err = stderr_console()
     store_path = None if no_cache else str(token_cache_path())
-    per_session, loaded = run_files(paths, err, SessionWorker(options, store_path), jobs, "estimating",
-                                    content_hash=store_path is not None, executor=executor)
+    worker = _session_worker(options, store_path, paths, jobs, executor)
+    from sessiontools.report.estimate_error import (
+        estimate_error_figure,
+        estimate_error_headline,
+        estimate_error_json,
+        estimate_error_table,
+        requests_frame,
+    )
+    per_session, loaded = run_files(paths, err, worker, jobs, "estimating", content_hash=store_path is not None,
+                                    executor=executor)
+    _stop_token_helpers()
     report = _fitted(err, per_session, options)
 
     _require_rows(report, loaded, strict)

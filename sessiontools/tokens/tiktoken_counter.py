@@ -28,6 +28,9 @@ IMAGE_TOKENS = 1200
 
 #: Texts shorter than this (characters) are counted at once, not in the background threads.
 SHORT_TEXT = 512
+#: Distinct short texts whose counts a counter keeps by text (tool names, "Continue", a path...
+#: recur in many messages with different content keys): each is tokenized once per vocabulary.
+SHORT_MEMO = 65536
 
 #: Encodings this counter knows (loaded offline by `tokens.vocab.get_encoding`).
 ENCODINGS = ("cl100k_base", "o200k_base")
@@ -191,6 +194,33 @@ class _Batch:
     done: bool = False
 
 
+class _RemotePart:
+    """The counts of one `_Batch`'s texts from a helper process: `sent` (distinct) were sent, and
+    `result()` gives one count per text of `order`; a helper that is gone is made up for here."""
+
+    __slots__ = ("counter", "future", "sent", "order")
+
+    def __init__(self, counter: TiktokenCounter, future: Any, sent: list[str], order: list[str]) -> None:
+        self.counter, self.future, self.sent, self.order = counter, future, sent, order
+
+    def done(self) -> bool:
+        return bool(self.future.done())
+
+    def result(self) -> list[int]:
+        from sessiontools.tokens.remote import HelperGone
+
+        try:
+            got = self.future.result()
+        except HelperGone:
+            count = self.counter.count_function()
+            got = [count(t) for t in self.sent]
+        by_text = dict(zip(self.sent, got, strict=True))
+        for t, n in by_text.items():
+            if len(t) < SHORT_TEXT:
+                self.counter._remember(t, n)
+        return [by_text[t] for t in self.order]
+
+
 @dataclass(slots=True)
 class _Waiter:
     """What `submit_units` returns: call it to wait for the counts; `ready()` says whether that would block."""
@@ -222,6 +252,7 @@ class TiktokenCounter:
         self._encoding = encoding  # loaded on first use: a warm cache never needs the vocabulary
         self.num_threads = num_threads or max(1, min(8, os.cpu_count() or 1))
         self._cache: dict[bytes, int] = {}
+        self._short: dict[str, int] = {}  # short texts' counts by text (at most SHORT_MEMO)
         self._pending: dict[bytes, _Batch] = {}  # content keys being counted in the background
         self._count: Callable[[str], int] | None = None
         self.texts_encoded = 0
@@ -311,16 +342,24 @@ class TiktokenCounter:
     def _start(self, missing: Mapping[bytes, MessageUnits]) -> _Batch:
         """Count the texts of `missing`: short texts here and now, long ones in the thread pool (a
         thread takes the GIL back after every text: short texts there would cost more in hand-overs
-        than in counting)."""
+        than in counting). With a helper process of this encoding (`tokens.remote`), every text
+        not known yet goes there instead, each distinct one once."""
+        helper = self._helper()
+        if helper is not None:
+            return self._start_remote(missing, helper)
         count = self.count_function()
         counts = {k: IMAGE_TOKENS * u.images for k, u in missing.items()}
         flat: list[str] = []
         owners: list[bytes] = []
+        short = self._short
         for key, u in missing.items():
             self.texts_encoded += len(u.texts)
             for t in u.texts:
                 if len(t) < SHORT_TEXT:
-                    counts[key] += count(t)
+                    n = short.get(t)
+                    if n is None:
+                        n = self._remember(t, count(t))
+                    counts[key] += n
                 else:
                     flat.append(t)
                     owners.append(key)
@@ -332,10 +371,46 @@ class TiktokenCounter:
             pool = _pool(self.num_threads)
             for i in range(0, len(flat), size):
                 parts.append(pool.submit(_count_with, count, flat[i: i + size]))
-        batch = _Batch(counts, owners, parts)
+        return self._register(missing, _Batch(counts, owners, parts))
+
+    def _register(self, missing: Mapping[bytes, MessageUnits], batch: _Batch) -> _Batch:
         for key in missing:
             self._pending[key] = batch
         return batch
+
+    def _remember(self, text: str, n: int) -> int:
+        """`n` as the count of the short `text` from now on (while the memo has room)."""
+        if len(self._short) < SHORT_MEMO:
+            self._short[text] = n
+        return n
+
+    def _helper(self) -> Any:
+        """The `tokens.remote` helper counting for this encoding in this process, if one was
+        started (a counter given its own encoding object, or one already loaded here, counts itself)."""
+        if self._encoding is not None or self._count is not None or self.name not in ENCODINGS:
+            return None
+        import sys
+
+        remote = sys.modules.get("sessiontools.tokens.remote")  # (imported by whoever started one)
+        return remote.get(self.name) if remote is not None else None
+
+    def _start_remote(self, missing: Mapping[bytes, MessageUnits], helper: Any) -> _Batch:
+        counts = {k: IMAGE_TOKENS * u.images for k, u in missing.items()}
+        owners: list[bytes] = []
+        order: list[str] = []
+        short = self._short
+        for key, u in missing.items():
+            self.texts_encoded += len(u.texts)
+            for t in u.texts:
+                n = short.get(t)
+                if n is None:
+                    owners.append(key)
+                    order.append(t)
+                else:
+                    counts[key] += n
+        sent = list(dict.fromkeys(order))
+        parts: list[Any] = [_RemotePart(self, helper.submit(sent), sent, order)] if sent else []
+        return self._register(missing, _Batch(counts, owners, parts))
 
     def _finish(self, batches: Sequence[_Batch]) -> None:
         for batch in batches:

@@ -193,8 +193,11 @@ class SessionWorker:
     _per_process: dict[tuple[str, str | None], tuple[MessageMeasurer, Any]] = {}
 
     def __init__(self, options: EstimateErrorOptions, store_path: str | None) -> None:
+        import os
+
         self.options = options
         self.store_path = store_path
+        self.owner = os.getpid()  # a copy in a --jobs or Dask worker runs elsewhere
 
     def __call__(self, session: Any) -> SessionRows:
         return self.start(session).finish()
@@ -209,6 +212,7 @@ class SessionWorker:
         key = (repr(self.options), self.store_path)
         state = SessionWorker._per_process.get(key)
         if state is None:
+            self.start_helpers()
             store = None
             if self.store_path is not None:
                 from sessiontools.tokens.store import TokenStore
@@ -216,6 +220,23 @@ class SessionWorker:
                 store = TokenStore(self.store_path)  # type: ignore[arg-type]
             state = SessionWorker._per_process[key] = (make_measurer(self.options, token_store=store), store)
         return state
+
+    def start_helpers(self) -> None:
+        """In the process that made this worker, with an empty token cache (none on disk yet, or
+        --no-cache): each vocabulary this run counts with is loaded by a helper process
+        (`tokens.remote`) while this one reads and measures the first files. With a warm cache the
+        vocabulary is usually never needed, and --jobs workers count in their own processes."""
+        import os
+
+        if os.getpid() != self.owner or (self.store_path is not None and os.path.exists(self.store_path)):
+            return
+        from sessiontools.tokens.tiktoken_counter import ENCODINGS
+
+        names = [n for n in sorted(needed_encodings(self.options)) if n in ENCODINGS]
+        if names:
+            from sessiontools.tokens import remote
+
+            remote.start(*names)
 
     def drain_notes(self) -> list[str]:
         """Cache notes raised in this process since the last call (sent back to the parent by
