@@ -100,7 +100,9 @@ DEFAULT_MAX_OUTPUT = 32_000
 AUTOCOMPACT_BUFFER = 13_000
 #: The smallest `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (2.1.75 on).
 MIN_AUTO_COMPACT_WINDOW = 100_000
-#: After a compaction the JS releases (1.0.89 - 2.1.112, the same three constants in each) re-read the
+#: After a compaction the JS releases (1.0.89 - 2.1.112, the same three constants in each; and the JS
+#: embedded in the 2.1.132, 2.1.139, 2.1.140, 2.1.143, 2.1.150, 2.1.152 and 2.1.153 binaries: the
+#: restore function's file count from its callers, its per-file `maxTokens` and its budget) re-read the
 #: RESTORE_FILES most recently read files, each at most RESTORE_FILE_TOKENS (a larger one fails to
 #: read and is left out), while the total stays within RESTORE_TOTAL_TOKENS, and attach them after the
 #: summary (not written to the transcript).
