@@ -88,8 +88,9 @@ def prices_of(info: ModelInfo | None, pairs: Iterable[tuple[Mapping[str, Any], M
               model_name: str = "") -> Prices:
     """The prices of a session's model: the catalogue's (or a models.json's), else the per-token prices
     its recorded (usage, usage.cost) pairs imply, else the base rates of the price list of the agents
-    that record no cost (`transcript.prices.agent_price`: a gateway's id Claude Code records under
-    `anthropic`, priced by inspect) when they do not change with the time of day, else none."""
+    that record no cost (`transcript.prices.agent_price`) for an id recorded under another provider
+    than its own (a gateway's id Claude Code records under `anthropic`, Codex's user-named provider),
+    as inspect prices it, when its rates do not change with the time of day; else none."""
     if info is not None and info.prices:
         return Prices(info.prices, "catalogue" if info.source == "bundled" else info.source)
     found = recorded_prices(pairs)
@@ -99,7 +100,10 @@ def prices_of(info: ModelInfo | None, pairs: Iterable[tuple[Mapping[str, Any], M
 
     provider, _, model = model_name.partition("/")
     price = agent_price(provider or None, model) if model else None
-    if price is None or price.periods:  # rates by the hour (DeepSeek V4) have no one per-token price
+    # only an id recorded under another provider than its own (a gateway's model behind the Anthropic
+    # API, a user's own provider id): a provider's own id the catalogue lacks stays unpriced; and rates
+    # by the hour (DeepSeek V4) have no one per-token price
+    if price is None or price.provider == provider or price.periods:
         return Prices(None, "none")
     r = price.rates
     return Prices({"input": r.input, "output": r.output, "cache_read": r.cache_read, "cache_write": r.cache_write},
