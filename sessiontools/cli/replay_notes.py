@@ -5,7 +5,9 @@ auto-compact percentage and max output, Codex's auto-compact limit). Which polic
 policies' own data: the key is one of the policy's settings axes (`Policy.axes`) or one of the
 options its grid takes (`Policy.grid_extras`). When no replayed file ran under such a policy, a note
 says the option was ignored; a `--keep-recent` not below a Pi run's window (Pi would keep the whole
-context) is said too.
+context) is said too. Files of a model the catalogue lacks that their agent's rule gave a window
+anyway (Claude Code: 200k, 1M for `[1m]`, whatever the model) are said as well: replayed, not refused,
+cost unknown.
 """
 
 from __future__ import annotations
@@ -72,3 +74,30 @@ def ignored_option_notes(records: Sequence[Mapping[str, Any]], given: Iterable[s
                          f"{len(over)} run(s): Pi would keep the whole context, so those compactions summarise "
                          "nothing")
     return notes
+
+
+def uncatalogued_model_notes(records: Sequence[Mapping[str, Any]], windows_given: bool) -> list[str]:
+    """One note for the runs whose model the catalogue lacks, replayed at the window their agent's rule
+    gives (no `--context-window` given): which models, at which windows; cost unknown."""
+    if windows_given:
+        return []
+    from sessiontools.replay.catalog import lookup
+
+    missing: dict[str, set[int]] = {}
+    files: set[str] = set()
+    priced = False
+    for r in records:
+        provider, _, model = str(r.get("model") or "").partition("/")
+        if model and lookup(provider or None, model) is None:
+            missing.setdefault(f"{provider}/{model}", set()).add(r["settings"]["context_window"])
+            files.add(str(r["session"]))
+            priced = priced or r["metrics"].get("cost") is not None
+    if not missing:
+        return []
+    cost = ("priced by the agents' price list where it has the model, else unknown (-), never $0" if priced
+            else "their cost is unknown (-), never $0")
+    models = ", ".join(sorted(missing)[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    windows = ", ".join(f"{w:,}" for w in sorted(set().union(*missing.values())))
+    return [f"note: {len(files)} file(s) of model(s) the catalogue lacks ({models}) were replayed at the window "
+            f"their agent's own rule gives (the one it recorded, or its CLI's default whatever the model: {windows}); "
+            + cost]

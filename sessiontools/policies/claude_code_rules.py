@@ -100,7 +100,9 @@ DEFAULT_MAX_OUTPUT = 32_000
 AUTOCOMPACT_BUFFER = 13_000
 #: The smallest `CLAUDE_CODE_AUTO_COMPACT_WINDOW` (2.1.75 on).
 MIN_AUTO_COMPACT_WINDOW = 100_000
-#: After a compaction the JS releases (1.0.89 - 2.1.112, the same three constants in each) re-read the
+#: After a compaction the JS releases (1.0.89 - 2.1.112, the same three constants in each; and the JS
+#: embedded in the 2.1.132, 2.1.139, 2.1.140, 2.1.143, 2.1.150, 2.1.152 and 2.1.153 binaries: the
+#: restore function's file count from its callers, its per-file `maxTokens` and its budget) re-read the
 #: RESTORE_FILES most recently read files, each at most RESTORE_FILE_TOKENS (a larger one fails to
 #: read and is left out), while the total stays within RESTORE_TOTAL_TOKENS, and attach them after the
 #: summary (not written to the transcript).
@@ -234,8 +236,15 @@ def rule_for(version: str | None) -> ClaudeCodeRule:
 #: source `model-default`, which counts as configured, so the 2.1.153 row's threshold runs without
 #: `CLAUDE_CODE_AUTO_COMPACT_WINDOW`: `if (window < 1e6 && MODELS.has(canonical)) return {window:
 #: Math.min(window, 200000), source: "model-default"}`. (first release, the families it lists): read
-#: in 2.1.160 (none yet), 2.1.167, 2.1.195, 2.1.210 (two), 2.1.221, 2.1.222 (four); 2.1.332 decides
-#: otherwise (not decoded: none). The releases between two read ones are taken as the older one's.
+#: in 2.1.160 (none yet), 2.1.167, 2.1.195, 2.1.210 (two), 2.1.221, 2.1.222 (four). 2.1.332 has no
+#: family list (read from its binary's JS): after the env, settings, server client data and
+#: experiments, it gives `model-default` (1) 200k when the model's window is above 200k and the
+#: account's 1M long-context credits are blocked, or CLAUDE_CODE_DISABLE_1M_CONTEXT is set and the
+#: API's window is above 200k; (2) else a window the server serves for the model, or its built-in
+#: table's (only `claude-sonnet-5`: 1M, 500k on the remote-cowork and local-agent surfaces), capped by
+#: the model's window, on a condition not decoded; (3) else the model's window when it is below the
+#: API's un-opted-in one; else none (`auto`). Account state and served data are not in the file, so
+#: none is taken here. The releases between two read ones are taken as the older one's.
 MODEL_DEFAULT_WINDOW = 200_000
 MODEL_DEFAULT_FAMILIES: tuple[tuple[str, frozenset[str]], ...] = (
     ("2.1.167", frozenset({"claude-sonnet-4-6", "claude-opus-4-6"})),

@@ -12,7 +12,7 @@
   requests for the session's data alone to decide the fit, so it leans on a prior), requests_from_recorded_usage,
   requests_from_model, requests_from_provider_error (int), recorded_cost_agent (float, dollars: the
   file's own usage.cost total, the truth cost_agent is checked against), prices_source (str:
-  catalogue | a models.json path | recorded usage.cost | none), cache_style (str: write | auto | none).
+  catalogue | a models.json path | recorded usage.cost | agent prices | none), cache_style (str: write | auto | none).
 
 `compactions_frame` schema (one row per compaction a run decided on):
   session, leaf_id, policy (str), context_window, reserve_tokens, keep_recent_tokens, threshold (int),

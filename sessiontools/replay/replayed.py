@@ -34,7 +34,7 @@ class Prices:
     """Dollars per token by class, and where they came from."""
 
     per_token: dict[str, float] | None
-    source: str  # "catalogue", a models.json path, "recorded usage.cost", or "none"
+    source: str  # "catalogue", a models.json path, "recorded usage.cost", "agent prices", or "none"
 
 
 class RecordedReply(NamedTuple):
@@ -84,13 +84,30 @@ def recorded_usage(replies: Iterable[RecordedReply], breaks: Sequence[int]) -> R
     return RecordedUsage(classes, costs, calls)
 
 
-def prices_of(info: ModelInfo | None, pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> Prices:
+def prices_of(info: ModelInfo | None, pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
+              model_name: str = "") -> Prices:
     """The prices of a session's model: the catalogue's (or a models.json's), else the per-token prices
-    its recorded (usage, usage.cost) pairs imply, else none."""
+    its recorded (usage, usage.cost) pairs imply, else the base rates of the price list of the agents
+    that record no cost (`transcript.prices.agent_price`) for an id recorded under another provider
+    than its own (a gateway's id Claude Code records under `anthropic`, Codex's user-named provider),
+    as inspect prices it, when its rates do not change with the time of day; else none."""
     if info is not None and info.prices:
         return Prices(info.prices, "catalogue" if info.source == "bundled" else info.source)
     found = recorded_prices(pairs)
-    return Prices(found, "recorded usage.cost") if found else Prices(None, "none")
+    if found:
+        return Prices(found, "recorded usage.cost")
+    from sessiontools.transcript.prices import agent_price
+
+    provider, _, model = model_name.partition("/")
+    price = agent_price(provider or None, model) if model else None
+    # only an id recorded under another provider than its own (a gateway's model behind the Anthropic
+    # API, a user's own provider id): a provider's own id the catalogue lacks stays unpriced; and rates
+    # by the hour (DeepSeek V4) have no one per-token price
+    if price is None or price.provider == provider or price.periods:
+        return Prices(None, "none")
+    r = price.rates
+    return Prices({"input": r.input, "output": r.output, "cache_read": r.cache_read, "cache_write": r.cache_write},
+                  "agent prices")
 
 
 @dataclass(slots=True)
@@ -162,5 +179,5 @@ def session_replay(*, source: str, agent: str, leaf_id: str | None, model_name: 
     """A `SessionReplay` from what a walk's builder read: the cache model learnt from the recorded replies."""
     rec = recorded_usage(replies, breaks)
     return SessionReplay(source, agent, leaf_id, model_name, truth, model, runs, learn_cache(rec.calls), rec,
-                         prices_of(model, price_pairs), tuple(recorded_after), recorded_after_overflow, path, origin,
+                         prices_of(model, price_pairs, model_name), tuple(recorded_after), recorded_after_overflow, path, origin,
                          workload)

@@ -2,7 +2,8 @@
 
 Neither CLI records a cost (Claude Code 1.0.x wrote ``costUSD``; no transcript read here has it), so
 a request is priced from its usage classes with the ``agent_prices`` table of
-``sessiontools/data/models.json`` (LiteLLM's price list, the one ccusage prices with; regenerate with
+``sessiontools/data/models.json`` (LiteLLM's price list, the one ccusage prices with, and models.dev's
+first-party DeepSeek and MiniMax entries for the ids LiteLLM lacks; regenerate with
 ``python -m lab.extract_prices``). Dollars per token, by class:
 
 - ``input`` (uncached), ``cache_read``, ``output`` (Codex: reasoning tokens are inside it, as OpenAI
@@ -22,16 +23,24 @@ date suffix (``-20251101``, ``-2025-11-01``) dropped on both sides; then the ali
 provider is the recorded one when it is ``anthropic`` or ``openai``; else (none recorded, or a
 provider id of the user's own: Codex rollouts record ``codex``, a proxy's name, ...) it is inferred
 from the id (``claude-`` -> anthropic, ``gpt-``/``o3``/``o4``/``codex-`` -> openai), as ccusage
-prices by model id alone. A gateway's id (``MiniMax-...`` -> minimax, ``glm-...`` -> zai: the
-Anthropic-compatible endpoints Claude Code is pointed at with ``ANTHROPIC_BASE_URL``, which it
-records under ``anthropic``) is priced from that provider's LiteLLM entry, as ccusage does; an id is never matched against the other provider's table (``openai``
+prices by model id alone. A gateway's id (``MiniMax-...`` -> minimax, ``glm-...`` -> zai,
+``deepseek-...`` -> deepseek: the Anthropic-compatible endpoints Claude Code is pointed at with
+``ANTHROPIC_BASE_URL``, which it records under ``anthropic``) is priced from that provider's LiteLLM
+entry, else from its models.dev entry (``deepseek-v4-pro``, ``MiniMax-M2.7``: the catalogue ccusage
+20.0.24 embeds beside LiteLLM's and prices such ids from), as ccusage does; an id is never matched against the other provider's table (``openai``
 with ``claude-...``) nor across model versions (``claude-opus-4-9`` is no ``claude-opus-4-8``). A model the table does not
 have is not priced: its requests are counted apart (`SessionCost.unpriced`), never as $0.
+
+Rates that changed on a date (``periods``: DeepSeek V4 from 2026-08-16 16:00 UTC, peak hours
+01:00-04:00 and 06:00-10:00 UTC Monday to Friday at twice the off-peak rate) are picked by the
+request's recorded timestamp, as DeepSeek bills and ccusage 20.0.24 prices; a request without one
+gets the base rates.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -41,7 +50,7 @@ from typing import Any
 
 import orjson
 
-from sessiontools.read.values import number
+from sessiontools.read.values import iso_seconds, number
 from sessiontools.transcript.model import Cost, Request, Usage
 
 #: Recorded ids the price list does not publish, and the id it prices them under.
@@ -49,8 +58,8 @@ ALIASES = {"gpt-5.3-spark": "gpt-5.3-codex-spark"}
 
 _PROVIDERS = ("anthropic", "openai")
 #: Model ids of the Anthropic-compatible gateways Claude Code users reach through ANTHROPIC_BASE_URL
-#: (MiniMax, Z.ai's GLM): Claude Code records their own id under its `anthropic` provider.
-_GATEWAY_IDS = (("minimax-", "minimax"), ("glm-", "zai"))
+#: (MiniMax, Z.ai's GLM, DeepSeek): Claude Code records their own id under its `anthropic` provider.
+_GATEWAY_IDS = (("minimax-", "minimax"), ("glm-", "zai"), ("deepseek-", "deepseek"))
 _DATE = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
 _TAG = re.compile(r"\[[^\]]*\]$")
 _VERSION_SEP = re.compile(r"(?<=\d)[.@](?=\d)")
@@ -78,16 +87,50 @@ class Rates:
 
 
 @dataclass(frozen=True, slots=True)
+class Period:
+    """Rates from `start` (epoch seconds) on; `peak` rates in the peak hours (UTC) of Monday to Friday."""
+
+    start: float
+    rates: Rates
+    peak: Rates | None = None
+    peak_hours: tuple[tuple[int, int], ...] = ()
+
+    @classmethod
+    def parse(cls, d: Mapping[str, Any]) -> Period | None:
+        start = iso_seconds(d.get("from"))
+        if start is None:
+            return None
+        peak = d.get("peak") or {}
+        hours = tuple((int(a), int(b)) for a, b in peak.get("hours_utc") or ())
+        return cls(start, Rates.per_million(d["cost_per_million"]),
+                   Rates.per_million(peak["cost_per_million"]) if peak else None, hours)
+
+    def rates_at(self, t: float) -> Rates:
+        if self.peak is not None:
+            day, hour = time.gmtime(t).tm_wday, time.gmtime(t).tm_hour
+            if day < 5 and any(a <= hour < b for a, b in self.peak_hours):
+                return self.peak
+        return self.rates
+
+
+@dataclass(frozen=True, slots=True)
 class AgentPrice:
     provider: str
     id: str
     rates: Rates
     above_tokens: int | None = None  # prompt size past which `long_context` applies
     long_context: Rates | None = None
+    periods: tuple[Period, ...] = ()  # later rates by date (DeepSeek's peak / off-peak billing)
 
-    def rates_for(self, prompt: int) -> Rates:
+    def rates_for(self, prompt: int, timestamp: str | None = None) -> Rates:
+        """The rates of a request of this prompt size made at `timestamp` (without one: the base rates)."""
         if self.long_context is not None and self.above_tokens is not None and prompt > self.above_tokens:
             return self.long_context
+        t = iso_seconds(timestamp) if self.periods else None
+        if t is not None:
+            for period in reversed(self.periods):
+                if t >= period.start:
+                    return period.rates_at(t)
         return self.rates
 
 
@@ -99,9 +142,10 @@ def _table() -> tuple[dict[tuple[str, str], AgentPrice], dict[tuple[str, str], A
     normal: dict[tuple[str, str], AgentPrice] = {}
     for m in section.get("models") or []:
         lc = m.get("long_context")
+        periods = sorted((p for p in map(Period.parse, m.get("periods") or ()) if p), key=lambda p: p.start)
         price = AgentPrice(m["provider"], m["id"], Rates.per_million(m["cost_per_million"]),
                            lc.get("above_tokens") if lc else None,
-                           Rates.per_million(lc["cost_per_million"]) if lc else None)
+                           Rates.per_million(lc["cost_per_million"]) if lc else None, tuple(periods))
         exact[(price.provider, price.id)] = price
         # a dated id and its undated twin share prices; the undated entry wins where both exist
         key = (price.provider, normalise(price.id))
@@ -162,9 +206,10 @@ def agent_price(provider: str | None, model: str | None) -> AgentPrice | None:
     return normal.get((prov, key)) or normal.get((prov, normalise(ALIASES.get(key, key))))
 
 
-def usage_cost(usage: Usage, price: AgentPrice) -> Cost:
-    """The itemised cost of one request's usage at `price` (``cache_write`` holds both write prices)."""
-    r = price.rates_for(usage.prompt)
+def usage_cost(usage: Usage, price: AgentPrice, timestamp: str | None = None) -> Cost:
+    """The itemised cost of one request's usage at `price`, made at `timestamp` (``cache_write`` holds
+    both write prices)."""
+    r = price.rates_for(usage.prompt, timestamp)
     hour = min(usage.cache_write_1h, usage.cache_write)
     inp, read, out = usage.input * r.input, usage.cache_read * r.cache_read, usage.output * r.output
     write = (usage.cache_write - hour) * r.cache_write + hour * r.cache_write_1h
@@ -181,7 +226,7 @@ def request_cost(request: Request) -> tuple[Cost | None, str]:
     price = agent_price(request.provider, request.model)
     if price is None:
         return None, "none"
-    return usage_cost(request.usage, price), "catalogue"
+    return usage_cost(request.usage, price, request.timestamp), "catalogue"
 
 
 @dataclass(slots=True)

@@ -49,3 +49,28 @@ def test_options_no_file_reads_are_said_to_be_ignored(capsys: pytest.CaptureFixt
     assert main(["replay", str(SAMPLES / "pi0-tiny.jsonl"), "--context-window", "16k", "--reserve", "3k",
                  "--format", "json", "-o", "/dev/null"]) == 0
     assert "ignored" not in capsys.readouterr().err
+
+
+def test_a_claude_code_file_of_a_model_the_catalogue_lacks_is_replayed_with_a_note(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Claude Code's own rule gives the window whatever the model (200k; 1M for `[1m]`): a file of a
+    model no catalogue has is replayed there, not refused, with a note; its cost is null, never 0."""
+    import json
+    import re
+
+    src = SAMPLES / "claude-code" / "claude-2.0.77.jsonl"
+    if not src.exists():
+        pytest.skip("sample_sessions/claude-code is empty")
+    f = tmp_path / "gateway.jsonl"
+    f.write_bytes(re.sub(rb'"model":"claude-[^"]*"', b'"model":"acme-coder-9"', src.read_bytes()))
+    out = tmp_path / "r.json"
+    assert main(["replay", str(f), "--format", "json", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "note: 1 file(s) of model(s) the catalogue lacks (anthropic/acme-coder-9) were replayed at the window" in err
+    assert "200,000" in err and "cost is unknown" in err
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["settings"]["context_window"] == 200_000 and run["metrics"]["cost"] is None
+    assert main(["replay", str(f), "--context-window", "150k", "--format", "json", "-o", str(out)]) == 0
+    assert "catalogue lacks" not in capsys.readouterr().err  # a window given: nothing to say
+    assert main(["replay", str(src), "--format", "json", "-o", str(out)]) == 0
+    assert "catalogue lacks" not in capsys.readouterr().err

@@ -3,7 +3,7 @@
 ccusage (npm ``ccusage@20.0.24`` with its native linux-x64 build; 20.0.26 has none) is installed at
 test time by ``lab.ccusage_env`` into ``.cache/ccusage`` (``make test`` installs it first). When the
 registry cannot be reached the test is skipped with the reason. It runs offline (``--offline``:
-its embedded LiteLLM prices) over the samples laid out where it looks: ``CLAUDE_CONFIG_DIR/projects/
+its embedded LiteLLM and models.dev prices) over the samples laid out where it looks: ``CLAUDE_CONFIG_DIR/projects/
 <project>/<session>.jsonl`` and ``CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``, as hard links
 (it skips symlinks), one file per directory: ccusage counts a response once across every file it
 reads, and the lab server gives identical requests identical message ids across sessions.
@@ -35,6 +35,9 @@ CLAUDE = sorted((ROOT / "sample_sessions" / "claude-code").glob("*.jsonl"))
 CODEX = sorted((ROOT / "sample_sessions" / "codex").glob("*.jsonl"))
 CODEX_MANIFEST = json.loads((ROOT / "sample_sessions" / "codex" / "manifest.json").read_text())
 CLAUDE_MODELS = ("claude-opus-4-5-20251101", "claude-sonnet-4-5-20250929", "claude-haiku-4-5-20251001")
+#: Gateway models Claude Code users record (ANTHROPIC_BASE_URL): LiteLLM lacks them, ccusage prices them
+#: from its embedded models.dev snapshot and so do we (models.json's models.dev entries).
+GATEWAY_MODELS = ("deepseek-v4-pro", "deepseek-v4-flash", "MiniMax-M2.7")
 CODEX_MODELS = ("gpt-5.3-codex", "gpt-5.1-codex-max", "gpt-5.4")
 
 
@@ -124,6 +127,14 @@ def test_claude_code_totals_and_cost_equal_ccusage(ccusage: CcusageEnv, sample: 
         priced = tmp_path / f"{model}.jsonl"
         _claude_copy(sample, priced, model, hour_share=0.25 * k)  # 0, 1/4, 1/2 of writes for an hour
         peer = _claude_peer(ccusage, priced, tmp_path / f"h{k + 1}")
+        ours = _ours(priced)
+        assert ours["usage"] == _tokens(peer), model
+        assert ours["cost_source"] == "catalogue" and peer["totalCost"] > 0
+        assert ours["cost"] == pytest.approx(peer["totalCost"], rel=0.02), model
+    for k, model in enumerate(GATEWAY_MODELS):  # gateways answer with no 1-hour split
+        priced = tmp_path / f"{model}.jsonl"
+        _claude_copy(sample, priced, model, hour_share=0.0)
+        peer = _claude_peer(ccusage, priced, tmp_path / f"g{k}")
         ours = _ours(priced)
         assert ours["usage"] == _tokens(peer), model
         assert ours["cost_source"] == "catalogue" and peer["totalCost"] > 0

@@ -182,3 +182,20 @@ def test_a_prompt_answered_above_200k_means_claude_code_ran_at_1m() -> None:
     pol = claude_code_policy("claude-code", "2.0.76", "claude-sonnet-4-5-20250929")
     assert pol.recorded_window(big.settings) == 1_000_000 and pol.recorded_window(small.settings) is None
     assert default_window(big, big.main, pol) == 1_000_000 and default_window(small, small.main, pol) == 200_000
+
+
+def test_a_gateway_response_whose_first_line_counts_the_prompt_uncached_keeps_the_final_split() -> None:
+    """Another gateway shape (a 2.1.49 file serving a Claude id, `msg_` ids, no `requestId`): the first
+    line reports the whole prompt as uncached input with output 1, the final one the same prompt as
+    input + cache write with the final output. We keep the final line (ccdrift 0.30.1, which keeps
+    each count's largest value over a response's lines, agrees on output and cache write); ccusage
+    and cctrack keep the line with the most tokens, here the first (input 26,748, cache write 0)."""
+    def gw(uuid, parent, inp, out, write):  # type: ignore[no-untyped-def]
+        d = _block(uuid, parent, "msg_20", None, out, _text("t"), inp=inp, read=0, write=write)
+        del d["requestId"]
+        d["message"]["model"] = "claude-sonnet-4-6"
+        return d
+    lines = [_user("u1", None, "go"), gw("a1", "u1", 26748, 1, 0), gw("a2", "a1", 2890, 166, 23858)]
+    t = claude_transcript(parse_bytes(_bytes(lines), "x.jsonl"))
+    assert [(r.usage.input, r.usage.output, r.usage.cache_write) for r in t.billed] == [(2890, 166, 23858)]
+    assert t.billed[0].usage.prompt == 26748  # the same prompt either way

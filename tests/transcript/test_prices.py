@@ -97,11 +97,13 @@ def test_session_cost_sources() -> None:
 
 def test_the_table_states_its_source_and_every_entry_is_complete() -> None:
     doc = json.loads(resources.files("sessiontools").joinpath("data/models.json").read_bytes())
-    assert "LiteLLM" in price_source() and "ccusage" in price_source()
+    assert "LiteLLM" in price_source() and "ccusage" in price_source() and "models.dev" in price_source()
     for m in doc["agent_prices"]["models"]:
         cost = m["cost_per_million"]
-        assert m["provider"] in ("anthropic", "openai", "minimax", "zai") and cost["input"] >= 0 and cost["output"] >= 0
-        assert m["provider"] in ("anthropic", "openai") or m["via"] == f"{m['provider']}/{m['id']}"
+        assert m["provider"] in ("anthropic", "openai", "minimax", "zai", "deepseek")
+        assert cost["input"] >= 0 and cost["output"] >= 0
+        assert m["provider"] in ("anthropic", "openai") or m["via"] in (
+            f"{m['provider']}/{m['id']}", f"models.dev providers/{m['provider']}/models/{m['id']}.toml")
         if m["provider"] == "anthropic":
             assert cost["cache_write_1h"] >= cost["cache_write"]
 
@@ -117,3 +119,62 @@ def test_gateway_prices_are_litellm_entries_ccusage_prices_with() -> None:
     assert c.total == pytest.approx(0.002368965, abs=1e-12)
     c = usage_cost(Usage(input=229, output=68, cache_read=2816, cache_write=0), glm)
     assert c.total == pytest.approx(0.00059676, abs=1e-12)
+
+
+@pytest.mark.parametrize(("model", "per_million_each"), [
+    ("deepseek-v4-pro", 1.743625), ("deepseek-v4-flash", 0.5628), ("MiniMax-M2.7", 1.935)])
+def test_gateway_models_litellm_lacks_are_priced_as_ccusage_prices_them(model: str, per_million_each: float) -> None:
+    """A million tokens of each class (input, cache write, cache read, output) under Claude Code's
+    `anthropic` provider: what ccusage 20.0.24 --offline charged for a one-line session of each id
+    (its embedded models.dev snapshot: deepseek-v4-pro $0.435 / $0.87 / $0.003625, a write at the input
+    price). The rates are models.dev's first-party provider files (models.json says which)."""
+    price = agent_price("anthropic", model)
+    assert price is not None and price.provider == ("minimax" if model.startswith("MiniMax") else "deepseek")
+    c = usage_cost(Usage(input=10**6, output=10**6, cache_read=10**6, cache_write=10**6), price)
+    assert c.total == pytest.approx(per_million_each, abs=1e-9)
+
+
+def test_alias_ids_stay_unpriced() -> None:
+    """deepseek-chat / deepseek-reasoner name whatever model DeepSeek serves at the time: no one
+    catalogue date prices every session of them (ccusage charges neither models.dev's rate)."""
+    assert agent_price("anthropic", "deepseek-chat") is None
+    assert agent_price("anthropic", "deepseek-reasoner") is None
+
+
+def test_models_dev_entries_fill_only_what_litellm_lacks() -> None:
+    from lab.extract_prices import merge, models_dev_entry
+
+    doc = {"cost": {"input": 0.435, "output": 0.87, "cache_read": 0.003625}, "limit": {"context": 1_000_000}}
+    m = models_dev_entry("deepseek", "deepseek-v9", doc)
+    assert m == {"provider": "deepseek", "id": "deepseek-v9", "context_window": 1_000_000,
+                 "cost_per_million": {"input": 0.435, "output": 0.87, "cache_read": 0.003625, "cache_write": 0.435},
+                 "via": "models.dev providers/deepseek/models/deepseek-v9.toml"}
+    v4 = models_dev_entry("deepseek", "deepseek-v4-pro", doc)
+    assert v4 is not None and v4["periods"][0]["from"] == "2026-08-16T16:00:00Z"
+    assert models_dev_entry("minimax", "x", {"cost": {"input": 1}}) is None  # no output price: left out
+    litellm = [{"provider": "minimax", "id": "MiniMax-M2.1", "cost_per_million": {"input": 0.3}}]
+    extra = [{"provider": "minimax", "id": "minimax-m2.1", "cost_per_million": {"input": 9}}, m]
+    assert merge(litellm, extra) == [m, litellm[0]]  # LiteLLM's entry wins; sorted by provider, id
+
+
+@pytest.mark.parametrize(("timestamp", "pro", "flash"), [
+    (None, 1.743625, 0.5628),  # no timestamp: the base (first) rates
+    ("2026-08-16T15:59:59.000Z", 1.743625, 0.5628),  # before the switch
+    ("2026-08-16T16:00:00.000Z", 3.322, 1.107),  # Sunday: off-peak
+    ("2026-08-17T07:00:00.000Z", 6.644, 2.214),  # Monday 07:00 UTC: peak
+    ("2026-09-01T00:59:59.000Z", 3.322, 1.107), ("2026-09-01T01:00:00.000Z", 6.644, 2.214),
+    ("2026-09-01T03:59:59.000Z", 6.644, 2.214), ("2026-09-01T04:00:00.000Z", 3.322, 1.107),
+    ("2026-09-01T06:00:00.000Z", 6.644, 2.214), ("2026-09-01T10:00:00.000Z", 3.322, 1.107),
+    ("2026-09-05T07:00:00.000Z", 3.322, 1.107),  # Saturday
+    ("2026-09-01T08:00:00+02:00", 6.644, 2.214),  # 06:00 UTC
+])
+def test_deepseek_v4_is_billed_by_the_hour_from_2026_08_16(timestamp: str | None, pro: float, flash: float) -> None:
+    """A million tokens of each class, what ccusage 20.0.24 --offline charged one-line sessions at these
+    times (bisected against it: the switch at 16:00:00 UTC, the peak-hour edges, weekends)."""
+    each = Usage(input=10**6, output=10**6, cache_read=10**6, cache_write=10**6)
+    for model, want in (("deepseek-v4-pro", pro), ("deepseek-v4-flash", flash)):
+        price = agent_price("anthropic", model)
+        assert price is not None
+        assert usage_cost(each, price, timestamp).total == pytest.approx(want, abs=1e-9), model
+        req = Request(-1, 1, each, (), "anthropic", model, timestamp)
+        assert request_cost(req)[0].total == pytest.approx(want, abs=1e-9)  # type: ignore[union-attr]
