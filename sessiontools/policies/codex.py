@@ -165,15 +165,26 @@ def is_user_turn_boundary(message: Any) -> bool:
     return message.role.value == "user" and not is_contextual(message.text)
 
 
-def past_reasoning(messages: Sequence[Any]) -> int:
+def ends_reasoning_scope(message: Any, any_user: bool) -> bool:
+    """A user-role item `get_non_last_reasoning_items_tokens` stops at: a real prompt, a user message
+    Codex writes itself inside a turn (the shell `apply_patch` warning: Role.OTHER here, a user message
+    to codex-rs) and, where `any_user` (0.64 - 0.120: `role == "user"`, before `is_user_turn_boundary`),
+    the initial context Codex writes as user messages too."""
+    raw = message.raw
+    if isinstance(raw, Mapping) and raw.get("type") == "message":
+        return raw.get("role") == "user" and (any_user or not is_contextual(message.text))
+    return is_user_turn_boundary(message)
+
+
+def past_reasoning(messages: Sequence[Any], any_user: bool = False) -> int:
     """`ContextManager::get_non_last_reasoning_items_tokens`: the estimate (`estimate_reasoning_length`,
-    bytes/4 per item) of the encrypted reasoning items before the newest user turn. The API leaves a
-    finished turn's reasoning out of the next turns' input tokens, so the last response's total does
-    not hold it; Codex adds it unless the server says it did (`x-reasoning-included`, which the rollout
-    does not record: real rollouts are read without it). Real rollouts: a 0.77 mid-turn compaction at
-    a last total of 158,120 (+91,608) and a 0.105 pre-turn one at 194,859 (+50,142) for a limit of
-    244,800 fire only so."""
-    last = next((k for k in range(len(messages) - 1, -1, -1) if is_user_turn_boundary(messages[k])), None)
+    bytes/4 per item) of the encrypted reasoning items before the newest user message
+    (`ends_reasoning_scope`). The API leaves a finished turn's reasoning out of the next turns' input
+    tokens, so the last response's total does not hold it; Codex adds it unless the server says it did
+    (`x-reasoning-included`, which the rollout does not record: real rollouts are read without it).
+    Real rollouts: a 0.77 mid-turn compaction at a last total of 158,120 (+91,608) and a 0.105 pre-turn
+    one at 194,859 (+50,142) for a limit of 244,800 fire only so."""
+    last = next((k for k in range(len(messages) - 1, -1, -1) if ends_reasoning_scope(messages[k], any_user)), None)
     if last is None:
         return 0
     total = 0
@@ -286,10 +297,10 @@ class CodexPolicy(Policy):
 
     def count(self, view: CountView) -> float:
         """0.171: the last response's total + bytes/4 of the items after it (of the whole context when
-        there is none since the compaction); before: that total alone. From 0.77 on, both plus the
+        there is none since the compaction); before: that total alone. From 0.64 on, both plus the
         estimate of the encrypted reasoning before the newest user turn (`past_reasoning`)."""
-        past = past_reasoning(view.messages) if view.last_usage_total is not None and \
-            self.rule.counts_past_reasoning else 0
+        past = past_reasoning(view.messages, self.rule.reasoning_scope_any_user) \
+            if view.last_usage_total is not None and self.rule.counts_past_reasoning else 0
         if view.last_usage_total is not None and not self.rule.count_trailing:
             return view.last_usage_total + past
         items = view.trailing if view.last_usage_total is not None else view.context

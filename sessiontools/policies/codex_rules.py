@@ -97,6 +97,9 @@ class CodexRule:
     #: The count adds the estimate of the encrypted reasoning items before the newest user turn
     #: (`get_non_last_reasoning_items_tokens`: the API drops them from a later turn's input tokens).
     counts_past_reasoning: bool = True
+    #: That estimate stops at the newest user-role message of any kind (`role == "user"`: the initial
+    #: context Codex writes as user messages too), not only at a real prompt (`is_user_turn_boundary`).
+    reasoning_scope_any_user: bool = False
     limit_fraction: float = 0.9  # the default limit as a share of the window
     reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
 
@@ -108,25 +111,39 @@ RULES: tuple[CodexRule, ...] = (
               "measured 0.63.0: explicit 14000 / 28500 at windows 64000 / 30000 (not capped, count = last "
               "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs",
               counts_past_reasoning=False),
+    CodexRule("0.64.0", False, False, False, False, True, False,
+              "measured 0.64.0: as 0.63.0 (probes C, D, K, P), and the R probe (encrypted reasoning) "
+              "compacts only with the past reasoning counted (0.63.0 only without); read: codex-rs "
+              "b519267 'Account for encrypted reasoning for auto compaction' (after 0.63.0)",
+              reasoning_scope_any_user=True),
     CodexRule("0.77.0", False, False, True, False, False, False,
               "measured 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex; only mid-turn checks), "
-              "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()"),
+              "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()",
+              reasoning_scope_any_user=True),
     CodexRule("0.94.0", False, False, True, False, True, False,
               "measured 0.94.0: a pre-turn check again, on a resumed turn after Codex re-records its "
               "initial context, before the prompt; 28500 not capped, count = last total",
-              context_before_pre_turn_check=True),
+              context_before_pre_turn_check=True, reasoning_scope_any_user=True),
     CodexRule("0.95.0", True, False, True, False, True, True,
               "measured 0.95.0 - 0.98.0: the count adds bytes/4 of the newer items; 28500 still not "
-              "capped; a resumed turn's initial context is written after the pre-turn check"),
+              "capped; a resumed turn's initial context is written after the pre-turn check",
+              reasoning_scope_any_user=True),
     CodexRule("0.99.0", True, False, True, False, True, True,
               "measured 0.99.0: as 0.95.0, but a resumed turn's initial context is written before the "
-              "pre-turn check, which counts it", context_before_pre_turn_check=True),
+              "pre-turn check, which counts it", context_before_pre_turn_check=True,
+              reasoning_scope_any_user=True),
     CodexRule("0.100.0", True, True, True, False, True, True,
               "measured 0.100.0: 28500 capped at 27000 (90% of 30000); the pre-turn check on a resumed "
-              "turn after its re-recorded initial context, counted", context_before_pre_turn_check=True),
+              "turn after its re-recorded initial context, counted", context_before_pre_turn_check=True,
+              reasoning_scope_any_user=True),
     CodexRule("0.110.0", True, True, True, True, True, True,
-              "measured 0.110.0, 0.116.0, 0.121.0, 0.145.0: replacement_history recorded; pre-turn check "
-              "before the turn's context; a tool output estimated as its serde_json item (read)"),
+              "measured 0.110.0, 0.116.0: replacement_history recorded; pre-turn check before the turn's "
+              "context; a tool output estimated as its serde_json item (read)",
+              reasoning_scope_any_user=True),
+    CodexRule("0.117.0", True, True, True, True, True, True,
+              "measured 0.121.0, 0.145.0: as 0.110.0; read: the reasoning estimate stops at a real "
+              "prompt (is_user_turn_boundary) from codex-rs 267499bed, whose new hook_prompt string the "
+              "binaries of 0.117.0, 0.118.0, 0.120.0, 0.121.0 hold and 0.116.0's does not"),
     CodexRule("0.150.0", True, True, True, True, True, True,
               "measured 0.150.0 (6 of 6 only so) and 0.155.0: an item counts as its whole serde_json "
               "serialisation, id and internal_chat_message_metadata_passthrough included",

@@ -1,5 +1,5 @@
 """Probe recordings of the Codex releases whose rule the samples do not show (tests/fixtures/codex_probes:
-lab output of `python -m lab.codex_rules_probe V --out DIR --probes C,P`, the real CLI of each release run
+lab output of `python -m lab.codex_rules_probe V --out DIR --probes C,P,R`, the real CLI of each release run
 offline against the lab server, gzipped). Replayed at the recorded settings under the row of the release
 each records (`policies.codex_rules`), every compaction is where Codex put it, none extra; the rows next
 to it do not fit."""
@@ -19,7 +19,7 @@ from sessiontools.transcript.load import load_transcript
 
 PROBES = Path(__file__).resolve().parents[1] / "fixtures" / "codex_probes"
 #: probe -> the explicit `model_auto_compact_token_limit` it was recorded with (`lab.codex_rules_probe.PROBES`)
-LIMITS = {"C": 28500, "P": 20000}
+LIMITS = {"C": 28500, "P": 20000, "R": 20000}
 #: file -> (compactions recorded, the rule column that decides it, reproduced with that column flipped)
 CASES = {
     "C-0.94.0": (5, "context_before_pre_turn_check", 0),
@@ -27,6 +27,11 @@ CASES = {
     "C-0.99.0": (5, "context_before_pre_turn_check", 0),
     "C-0.100.0": (6, "context_before_pre_turn_check", 4),
     "P-0.150.0": (6, "whole_item", 4),
+    # R: every response opens with encrypted reasoning; 0.63 leaves it out of the count, 0.64 on add the
+    # estimate of the reasoning before the newest user message (a shell apply_patch warning is one)
+    "R-0.63.0": (2, "counts_past_reasoning", 0),
+    "R-0.64.0": (4, "counts_past_reasoning", 0),
+    "R-0.77.0": (4, "counts_past_reasoning", 1),
 }
 
 
