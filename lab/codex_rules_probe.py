@@ -33,7 +33,10 @@ PROBES: dict[str, tuple[int, int, int | None, str, int]] = {
     "D": (40, 30000, None, "lab-model", 0),  # no limit: 90% of the configured window, or none
     "K": (14, 0, None, "gpt-5.1-codex", 232_800),  # a known model's own default (244800)
     "P": (24, 64000, 20000, "lab-model", 0),  # mid-turn compactions after large tool outputs
-    "R": (16, 64000, 20000, "lab-model", 0),  # P's settings, each response opening with encrypted reasoning
+    "R": (16, 64000, 20000, "lab-model", 0),
+    # before 0.63: gpt-5-codex's own limit (codex-rs openai_model_info.rs: 220,000, 250,000, 350,000, then
+    # 90% of 272,000): the lab adds 215,000 hidden tokens to every request, the workload the rest
+    "G": (30, 0, None, "gpt-5-codex", 215_000),  # P's settings, each response opening with encrypted reasoning
 }
 #: probe -> characters of the encrypted reasoning item the lab server opens every agent response with
 #: (R: does the count add the estimate of the reasoning before the newest user turn? `x` below)

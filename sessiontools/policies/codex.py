@@ -55,7 +55,7 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
-from sessiontools.policies.codex_rules import NEWEST, CodexRule, rule_for
+from sessiontools.policies.codex_rules import FALLBACK_WINDOW, NEWEST, CodexRule, rule_for
 from sessiontools.policies.codex_rules import context_window as codex_context_window
 from sessiontools.read.values import iso_seconds
 from sessiontools.transcript.codex import output_text
@@ -209,8 +209,11 @@ class CodexPolicy(Policy):
 
     def default_window(self) -> int | None:
         """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000; the
-        release's own catalogue where it lists the model)."""
-        return codex_context_window(self.model, self.version)
+        release's own catalogue where it lists the model; from 0.99 any other model 272000). A model the
+        release knew no window for (before 0.99) is replayed at that fallback too, rather than refused."""
+        if not self.model:
+            return None
+        return codex_context_window(self.model, self.version) or FALLBACK_WINDOW
 
     def recorded_window(self, settings: Mapping[str, Any]) -> int | None:
         """The configured window behind the rollout's reported `model_context_window` (reported / 0.95)."""

@@ -171,6 +171,13 @@ PREFIX_WINDOWS: tuple[tuple[str, int], ...] = (
 )
 
 
+#: From 0.99 a slug codex-rs does not know gets `model_info_from_slug`'s fallback window (codex-rs
+#: a1abd53b6 "Remove offline fallback for models"; its "will use fallback model metadata" warning is in
+#: 0.99.0's binary, not 0.98.0's); before, such a model had no window at all (no auto-compaction).
+FALLBACK_FROM = "0.99.0"
+FALLBACK_WINDOW = GPT5_WINDOW
+
+
 def _newest_at_or_below(version: str | None, firsts: list[str]) -> int | None:
     """Index of the newest `firsts` entry at or below `version` (None: below all or unparsable)."""
     v = parse_version(version)
@@ -201,4 +208,7 @@ def context_window(model: str | None, version: str | None = None) -> int | None:
     for _, table in reversed(catalogues):
         if m in table:
             return table[m]
-    return next((w for prefix, w in PREFIX_WINDOWS if m.startswith(prefix)), None)
+    known = next((w for prefix, w in PREFIX_WINDOWS if m.startswith(prefix)), None)
+    v, since = parse_version(version), parse_version(FALLBACK_FROM)
+    fallback = v is None or (since is not None and v >= since)
+    return known if known is not None or not fallback else FALLBACK_WINDOW
