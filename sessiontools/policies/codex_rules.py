@@ -116,9 +116,15 @@ RULES: tuple[CodexRule, ...] = (
               "compacts only with the past reasoning counted (0.63.0 only without); read: codex-rs "
               "b519267 'Account for encrypted reasoning for auto compaction' (after 0.63.0)",
               reasoning_scope_any_user=True),
-    CodexRule("0.77.0", False, False, True, False, False, False,
-              "measured 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex; only mid-turn checks), "
-              "0.80.0 and 0.87.0 (28500 not capped); read: model_family.rs auto_compact_token_limit()",
+    CodexRule("0.66.0", False, False, True, False, True, False,
+              "measured 0.66.0, 0.72.0: with no limit 90% of the configured window for any model (probe D: "
+              "3 of 3 only so; 0.65.0 still never compacts lab-model); read: model_family.rs "
+              "auto_compact_token_limit() .or(context_window.map(90%))",
+              reasoning_scope_any_user=True),
+    CodexRule("0.75.0", False, False, True, False, False, False,
+              "measured 0.75.0 (probes K, P: a pre-turn check gives 1 of 2 and 0 of 3 with extra ones; only "
+              "mid-turn checks), 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex), 0.80.0, "
+              "0.87.0 (28500 not capped)",
               reasoning_scope_any_user=True),
     CodexRule("0.94.0", False, False, True, False, True, False,
               "measured 0.94.0: a pre-turn check again, on a resumed turn after Codex re-records its "
