@@ -13,12 +13,14 @@ The README has the same table for users ("Codex's rule per version"). The probes
   request: compacts from 244,800 = 90% of the 272,000 codex-rs gives gpt-5* models (0.63, 0.77, 0.121,
   0.171);
 - **P**: window 64000, limit 20000, 24 prompts (mid-turn compactions with large tool outputs);
+- **R**: P's settings, 16 prompts, each response opening with 4,000 characters of encrypted reasoning;
+- **G**: `model = "gpt-5-codex"`, no window, no limit, 215,000 hidden tokens (the limits before 0.63);
 - every check point of those recordings replayed with each combination of the columns below: the
   combination that reproduces every recorded compaction with none extra is the release's.
 
-21 releases measured (0.63, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
-0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 35 probe recordings, 190 compactions: this table
-reproduces all 190 with none extra (and all 32 of the 10 samples in `sample_sessions/codex/`).
+28 releases measured (0.63, 0.64, 0.65, 0.66, 0.72, 0.73, 0.74, 0.75, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
+0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 73 probe recordings, 274 compactions: this table
+reproduces all 274 with none extra (and all 32 of the 10 samples in `sample_sessions/codex/`).
 
 What every row shares: `token_count.model_context_window` reports 95% of the configured window
 (`effective_context_window_percent`, 95 in every release read); the default limit is 90% of the
@@ -51,13 +53,33 @@ What changed (each a column of `CodexRule`):
   fits both); **0.163**: a tool output counts len(call_id) + its text bytes (measured on 0.171 with
   `RUST_LOG=codex_core=trace`), not its `serde_json` item.
 
-**Real rollouts** (public `~/.codex` backups, 0.40 - 0.114, GPT-5.x at 272,000; the lab's model writes
-no encrypted reasoning, so the probes cannot show it): from 0.77 on the count also holds the estimate
-of the encrypted reasoning before the newest user prompt (`counts_past_reasoning`; codex-rs
-`get_non_last_reasoning_items_tokens`, read in a stored `context_manager/history.rs`): 5 of 5
-automatic compactions from 0.77 on fire only so (0.77 twice, 0.105, 0.114 twice), none extra. 0.40's
-one fires at its last total alone, and one check early with the term: it came after 0.40, so 0.63's
-row keeps none (between 0.40 and 0.77 unmeasured: the 0.64 file's one compaction is the user's).
+**Real rollouts** (public `~/.codex` backups, 0.40 - 0.114, GPT-5.x at 272,000): the count also holds
+the estimate of the encrypted reasoning before the newest user-role message (`counts_past_reasoning`;
+codex-rs `get_non_last_reasoning_items_tokens`, added by b519267 "Account for encrypted reasoning for
+auto compaction"): 6 of 6 automatic compactions from 0.64 on fire only so (0.64, 0.77 twice, 0.105,
+0.114 twice), none extra. 0.40's one fires at its last total alone.
+
+**The R probe** (the lab opens every response with an encrypted reasoning item, which later requests'
+input tokens leave out, as the API does) dates it: 0.63.0 compacts only without the term (2 of 2), 0.64.0,
+0.65.0, 0.66.0, 0.72.0, 0.75.0, 0.77.0 and 0.171.0 only with it. Where the estimate stops: at the newest
+user-role message of any kind up to 0.116 (`role == "user"`: Codex's initial context and its shell
+`apply_patch` warning too), at the newest one that is not initial context from 0.117
+(`is_user_turn_boundary`, codex-rs 267499bed, whose new `hook_prompt` string is in the 0.117.0, 0.118.0,
+0.120.0 and 0.121.0 binaries and not 0.116.0's; `reasoning_scope_any_user`). The warning counts in both:
+without it the R probe on 0.77.0 gave 0 of 4.
+
+**Between 0.64 and 0.77** (real CLIs 0.64.0, 0.65.0, 0.66.0, 0.72.0, 0.73.0, 0.74.0, 0.75.0, probes C, D, K, P, R):
+0.66 gives a model codex-rs does not know 90% of the configured window when no limit is set (probe D:
+3 of 3; 0.65.0 never compacts it, as 0.63); 0.74 checks only mid-turn (probes K and P on 0.74.0 and
+0.75.0: with a pre-turn check 1 of 2 and 0 of 3, with extra ones; 0.72.0 and 0.73.0 fit both).
+
+**Before 0.63** (read, codex-rs `openai_model_info.rs`; not measured: the lab driver's `exec resume`
+loop does not run on 0.45 - 0.61): only `gpt-5-codex` had a limit of its own, 220,000 from 2451b19d1,
+250,000 from b90eeabd7, 350,000 from db4aa6f91 (all September 2025), every other model none; 049a61bcf
+("Auto compact at ~90%") made it 90% of the window and the reported window 95% of it. The G probe's
+recordings show the reported window: 272,000 (the whole window) on 0.45.0, 258,400 on 0.50.0 - 0.61.0.
+The real 0.40 rollout (gpt-5-codex, 272,000 reported) compacts at a last total of 258,201 after
+211,580: any of 220,000, 250,000 and 0.63's row fit it. So the 0.63 row stands for them.
 
 The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`
 reads it from the binary; 0.77 on; `auto_compact_token_limit` is null for every model of every
@@ -121,9 +143,9 @@ RULES: tuple[CodexRule, ...] = (
               "3 of 3 only so; 0.65.0 still never compacts lab-model); read: model_family.rs "
               "auto_compact_token_limit() .or(context_window.map(90%))",
               reasoning_scope_any_user=True),
-    CodexRule("0.75.0", False, False, True, False, False, False,
-              "measured 0.75.0 (probes K, P: a pre-turn check gives 1 of 2 and 0 of 3 with extra ones; only "
-              "mid-turn checks), 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex), 0.80.0, "
+    CodexRule("0.74.0", False, False, True, False, False, False,
+              "measured 0.74.0, 0.75.0 (probes K, P: a pre-turn check gives 1 of 2 and 0 of 3 with extra ones; "
+              "only mid-turn checks; 0.73.0 fits both), 0.77.0 (no limit: 90% of 30000 and 244800 for gpt-5.1-codex), 0.80.0, "
               "0.87.0 (28500 not capped)",
               reasoning_scope_any_user=True),
     CodexRule("0.94.0", False, False, True, False, True, False,
