@@ -1,9 +1,10 @@
 """Codex's auto-compaction rule as a `Policy`, read like codex-rs/core, per CLI release.
 
 The rule of the rollout's own release (`session_meta.cli_version`, `--cli-version` overrides it) is
-a row of `policies.codex_rules` (measured on 21 releases, 0.63 - 0.171): before 0.95 the count is the
-last response's total alone, before 0.100 an explicit limit is not capped, 0.77 - 0.9x check only
-mid-turn, 0.63 gives only a model codex-rs knows a default limit. Below, the newest row (0.163 - 0.171),
+a row of `policies.codex_rules` (measured on 28 releases, 0.63 - 0.171): before 0.95 the count is the
+last response's total alone (plus, from 0.64, the encrypted reasoning of earlier turns), before 0.100
+an explicit limit is not capped, 0.74 - 0.93 check only mid-turn, before 0.66 only a model codex-rs
+knows has a default limit. Below, the newest row (0.163 - 0.171),
 four parts, each with the codex-rs function it follows:
 
 - **Limit** (`threshold`): `model_info.auto_compact_token_limit()` = min(`model_auto_compact_token_limit`,
@@ -260,7 +261,7 @@ class CodexPolicy(Policy):
         own compactions lie where it checks: mid-turn and 0.63's after-answer check go on with a request
         of the same turn, a pre-turn one is written just before the prompt of its turn (within 0.1 s in
         every lab recording, 1 ms in a real 0.105 one). A compaction followed by the user's next prompt
-        with no request between is the user's `/compact` when the release has no pre-turn check (0.77 -
+        with no request between is the user's `/compact` when the release has no pre-turn check (0.74 -
         0.93: a real 0.77 one at a last total of 80,734, limit 244,800) or when the prompt comes more
         than `PRE_TURN_PROMPT_GAP` seconds later (a real 0.64 one, 56 s, at 49,080)."""
         out = set()

@@ -81,6 +81,13 @@ recordings show the reported window: 272,000 (the whole window) on 0.45.0, 258,4
 The real 0.40 rollout (gpt-5-codex, 272,000 reported) compacts at a last total of 258,201 after
 211,580: any of 220,000, 250,000 and 0.63's row fit it. So the 0.63 row stands for them.
 
+**Remote compaction** (read; the compaction request goes to the provider's compact endpoint and an
+encrypted `compaction` item replaces the history): behind the `remote_compaction` feature, for ChatGPT
+sign-in only, from codex-rs 75f38f16d (the feature's name is in the 0.60.1 - 0.95.0 binaries, not
+0.58.0's), for API-key users too from b3ddd50ee, always for the OpenAI provider from dd80e332c (0.99.0's
+binary has no such feature). The trigger is the same either way; the rollout records which happened
+(`compacted.replacement_history` with the encrypted item).
+
 The windows (`context_window`): the catalogue each release embeds (`models.json`, `lab/codex_catalogue.py`
 reads it from the binary; 0.77 on; `auto_compact_token_limit` is null for every model of every
 release read) by exact slug, else codex-rs's prefix rules (`model_family.rs`): gpt-5*, gpt-6* and codex-*
