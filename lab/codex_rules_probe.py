@@ -36,7 +36,12 @@ PROBES: dict[str, tuple[int, int, int | None, str, int]] = {
     "R": (16, 64000, 20000, "lab-model", 0),
     # before 0.63: gpt-5-codex's own limit (codex-rs openai_model_info.rs: 220,000, 250,000, 350,000, then
     # 90% of 272,000): the lab adds 215,000 hidden tokens to every request, the workload the rest
-    "G": (30, 0, None, "gpt-5-codex", 215_000),  # P's settings, each response opening with encrypted reasoning
+    "G": (30, 0, None, "gpt-5-codex", 215_000),
+    # one prompt each (`exec resume` does not run before 0.63): over 220,000, 244,800 and 250,000 at most
+    "G1": (1, 0, None, "gpt-5-codex", 216_000),
+    "G2": (1, 0, None, "gpt-5-codex", 240_000),
+    "G3": (1, 0, None, "gpt-5-codex", 246_000),
+    "G4": (1, 0, None, "gpt-5-codex", 346_000),  # over 350,000  # P's settings, each response opening with encrypted reasoning
 }
 #: probe -> characters of the encrypted reasoning item the lab server opens every agent response with
 #: (R: does the count add the estimate of the reasoning before the newest user turn? `x` below)

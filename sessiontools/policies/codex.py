@@ -219,7 +219,11 @@ class CodexPolicy(Policy):
     def recorded_window(self, settings: Mapping[str, Any]) -> int | None:
         """The configured window behind the rollout's reported `model_context_window` (reported / 0.95)."""
         reported = settings.get("model_context_window")
-        return configured_window(reported) if type(reported) is int and reported > 0 else None
+        if type(reported) is not int or reported <= 0:
+            return None
+        # a fact about the file: the fraction of the release that wrote it (before 0.50: the whole window)
+        fraction = rule_for(settings.get("cli_version")).reported_window_fraction
+        return configured_window(reported) if fraction == REPORTED_WINDOW_FRACTION else round(reported / fraction)
     trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
     axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
 
@@ -237,6 +241,10 @@ class CodexPolicy(Policy):
             return min(int(explicit), limit) if self.rule.explicit_capped else int(explicit)
         if self.rule.default_any_model:
             return limit
+        if self.rule.own_limits is not None:  # before 0.50: the model's own limit, if it has one
+            m = (self.model or "").lower()
+            return next((lim for prefix, lim in self.rule.own_limits if m.startswith(prefix)),
+                        settings.context_window + 1)
         own = codex_context_window(self.model, self.version)
         return default_limit(own) if own is not None else settings.context_window + 1
 

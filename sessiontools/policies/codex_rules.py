@@ -131,14 +131,28 @@ class CodexRule:
     reasoning_scope_any_user: bool = False
     limit_fraction: float = 0.9  # the default limit as a share of the window
     reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
+    #: Before codex-rs 049a61bcf ("Auto compact at ~90%"): with no explicit limit, the model's own limit
+    #: by slug prefix (`openai_model_info.rs` `auto_compact_token_limit`), none for any other model
+    #: (None: 90% of the model's own window, as from 0.50 on).
+    own_limits: tuple[tuple[str, int], ...] | None = None
 
 
 RULES: tuple[CodexRule, ...] = (
     # first, count_trailing, explicit_capped, default_any_model, replacement_history, pre_turn_check,
     # json_tool_outputs, how
     CodexRule("0.0.0", False, False, False, False, True, False,
-              "measured 0.63.0: explicit 14000 / 28500 at windows 64000 / 30000 (not capped, count = last "
-              "total), no limit: lab-model never, gpt-5.1-codex at 244800; read: codex.rs run_task, config.rs",
+              "real file 0.40.0 (gpt-5-codex, 272000 reported: compacts at a last total of 258201 after "
+              "211580); read: openai_model_info.rs 2451b19d1 gives gpt-5-codex 220000 (written before "
+              "that file; 250000 came after it), no other model a limit; the reported window is the whole",
+              counts_past_reasoning=False, reported_window_fraction=1.0, own_limits=(("gpt-5-codex", 220_000),)),
+    CodexRule("0.42.0", False, False, False, False, True, False,
+              "measured 0.45.0, 0.47.0 (probes G2, G4: gpt-5-codex does not compact at 245000 - 250767, "
+              "does at 350214; 272000 reported); read: openai_model_info.rs db4aa6f91 350000",
+              counts_past_reasoning=False, reported_window_fraction=1.0, own_limits=(("gpt-5-codex", 350_000),)),
+    CodexRule("0.49.0", False, False, False, False, True, False,
+              "measured 0.49.0, 0.50.0 (G2: compacts at 245042, 258400 reported) and 0.63.0: explicit 14000 / "
+              "28500 at windows 64000 / 30000 (not capped, count = last total), no limit: lab-model never, "
+              "gpt-5.1-codex at 244800; read: 049a61bcf 'Auto compact at ~90%', codex.rs run_task, config.rs",
               counts_past_reasoning=False),
     CodexRule("0.64.0", False, False, False, False, True, False,
               "measured 0.64.0: as 0.63.0 (probes C, D, K, P), and the R probe (encrypted reasoning) "

@@ -66,3 +66,33 @@ def test_each_release_row_reproduces_its_probe(name: str, tmp_path: Path) -> Non
     row = getattr(codex_policy(name.split("-", 1)[1]).rule, column)
     n, matched, extra = _replay(name, tmp_path, **{column: not row})
     assert n == recorded and matched == flipped and (extra > 0 or matched < recorded)
+
+
+def _replay_under(name: str, tmp_path: Path, row_version: str) -> tuple[int, int, int]:
+    """The probe `name` replayed at its recorded window under the row of `row_version`."""
+    path = tmp_path / f"{name}.jsonl"
+    path.write_bytes(gzip.decompress((PROBES / f"{name}.jsonl.gz").read_bytes()))
+    t = load_transcript(path)
+    p = t.main
+    assert p is not None
+    pol = codex_policy(row_version, p.requests[-1].model)
+    window = pol.recorded_window(t.settings)
+    assert window is not None
+    run = simulate_path(p, pol, PolicySettings(window))
+    return len(p.compactions), run.recorded_match.matched, run.recorded_match.extra
+
+
+def test_gpt5_codex_had_its_own_limit_before_0_49(tmp_path: Path) -> None:
+    """G2 (one prompt, gpt-5-codex, no limit, 240,000 hidden tokens: last totals 244,834 - 245,387):
+    0.47 reports the whole 272,000 window and does not compact (its limit was 350,000, codex-rs
+    db4aa6f91); 0.49 reports 95% of it and compacts at 90% (244,800, 049a61bcf). Each row fits its
+    release and not the other's."""
+    assert _replay_under("G2-0.47.0", tmp_path, "0.47.0") == (0, 0, 0)
+    assert _replay_under("G2-0.47.0", tmp_path, "0.49.0")[2] > 0
+    assert _replay_under("G2-0.49.0", tmp_path, "0.49.0") == (1, 1, 0)
+    assert _replay_under("G2-0.49.0", tmp_path, "0.47.0")[1] == 0
+    assert codex_policy("0.40.0", "gpt-5-codex").threshold(PolicySettings(272_000)) == 220_000
+    assert codex_policy("0.45.0", "gpt-5-codex").threshold(PolicySettings(272_000)) == 350_000
+    assert codex_policy("0.45.0", "gpt-5").threshold(PolicySettings(272_000)) == 272_001  # no limit: none
+    assert codex_policy("0.45.0").recorded_window({"model_context_window": 272_000, "cli_version": "0.45.0"}) == 272_000
+    assert codex_policy().recorded_window({"model_context_window": 258_400, "cli_version": "0.49.0"}) == 272_000
