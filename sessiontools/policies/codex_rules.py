@@ -14,16 +14,18 @@ The README has the same table for users ("Codex's rule per version"). The probes
   0.171);
 - **P**: window 64000, limit 20000, 24 prompts (mid-turn compactions with large tool outputs);
 - **R**: P's settings, 16 prompts, each response opening with 4,000 characters of encrypted reasoning;
-- **G**: `model = "gpt-5-codex"`, no window, no limit, 215,000 hidden tokens (the limits before 0.63);
+- **G1 - G4**: one prompt, `model = "gpt-5-codex"`, no window, no limit, 216,000 / 240,000 / 246,000 /
+  346,000 hidden tokens (last totals just over 220,000, 244,800, 250,000, 350,000: the limits before 0.63);
 - every check point of those recordings replayed with each combination of the columns below: the
   combination that reproduces every recorded compaction with none extra is the release's.
 
-28 releases measured (0.63, 0.64, 0.65, 0.66, 0.72, 0.73, 0.74, 0.75, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
-0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 73 probe recordings, 274 compactions: this table
-reproduces all 274 with none extra (and all 32 of the 10 samples in `sample_sessions/codex/`).
+33 releases measured (0.42, 0.45, 0.47, 0.49, 0.50, 0.63, 0.64, 0.65, 0.66, 0.72, 0.73, 0.74, 0.75, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
+0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 73 probe recordings (C, D, K, P, R), 274
+compactions: this table reproduces all 274 with none extra (and all 32 of the 10 samples in
+`sample_sessions/codex/`); of G1 - G3's 10 recordings and 3 compactions, all, none extra.
 
-What every row shares: `token_count.model_context_window` reports 95% of the configured window
-(`effective_context_window_percent`, 95 in every release read); the default limit is 90% of the
+What every row from 0.49 shares: `token_count.model_context_window` reports 95% of the configured
+window (`effective_context_window_percent`, 95 in every release read; before 0.49 the whole window); the default limit is 90% of the
 window (`context_window * 9 / 10`); the check is `count >= limit`, after each model response that
 needs a follow-up (mid-turn); no release is reactive (`context_length_exceeded` fails the turn).
 
@@ -73,13 +75,18 @@ without it the R probe on 0.77.0 gave 0 of 4.
 3 of 3; 0.65.0 never compacts it, as 0.63); 0.74 checks only mid-turn (probes K and P on 0.74.0 and
 0.75.0: with a pre-turn check 1 of 2 and 0 of 3, with extra ones; 0.72.0 and 0.73.0 fit both).
 
-**Before 0.63** (read, codex-rs `openai_model_info.rs`; not measured: the lab driver's `exec resume`
-loop does not run on 0.45 - 0.61): only `gpt-5-codex` had a limit of its own, 220,000 from 2451b19d1,
-250,000 from b90eeabd7, 350,000 from db4aa6f91 (all September 2025), every other model none; 049a61bcf
-("Auto compact at ~90%") made it 90% of the window and the reported window 95% of it. The G probe's
-recordings show the reported window: 272,000 (the whole window) on 0.45.0, 258,400 on 0.50.0 - 0.61.0.
-The real 0.40 rollout (gpt-5-codex, 272,000 reported) compacts at a last total of 258,201 after
-211,580: any of 220,000, 250,000 and 0.63's row fit it. So the 0.63 row stands for them.
+**Before 0.63** (real CLIs 0.42.0, 0.45.0, 0.47.0, 0.49.0, 0.50.0; probes G1 - G4, one prompt each, as
+`exec resume` does not run the lab's later prompts there; codex-rs `openai_model_info.rs`): with no
+explicit limit only `gpt-5-codex` had a limit of its own (`own_limits`), every other model none;
+220,000 from 2451b19d1, 250,000 from b90eeabd7, 350,000 from db4aa6f91 (all September 2025). 0.42.0,
+0.45.0 and 0.47.0 do not compact gpt-5-codex at last totals of 220,214 - 250,767 and do at 350,214:
+350,000. 049a61bcf ("Auto compact at ~90%") made it 90% of the model's window and the reported window
+95% of it: 0.49.0 and 0.50.0 compact at 245,042 and report 258,400, 0.47.0 reports the whole 272,000
+(`reported_window_fraction` 1.0; the recorded window is read with the writing release's fraction).
+0.40: the real rollout (gpt-5-codex, 272,000 reported) compacts at a last total of 258,201 after
+211,580; it was written 5 hours after 2451b19d1 and before b90eeabd7: 220,000. (G4's contexts exceed
+the 272,000 window, so they replay as overflows at the recorded window; at a 1,000,000 window all four
+are reproduced.) Releases before 0.40 are not measured: the 0.40 row stands for them.
 
 **Remote compaction** (read; the compaction request goes to the provider's compact endpoint and an
 encrypted `compaction` item replaces the history): behind the `remote_compaction` feature, for ChatGPT
