@@ -33,7 +33,7 @@ PROBES: dict[str, tuple[int, int, int | None, str, int]] = {
     "D": (40, 30000, None, "lab-model", 0),  # no limit: 90% of the configured window, or none
     "K": (14, 0, None, "gpt-5.1-codex", 232_800),  # a known model's own default (244800)
     "P": (24, 64000, 20000, "lab-model", 0),  # mid-turn compactions after large tool outputs
-    "R": (16, 64000, 20000, "lab-model", 0),
+    "R": (16, 64000, 20000, "lab-model", 0),  # P's settings, each response opening with encrypted reasoning
     # before 0.63: gpt-5-codex's own limit (codex-rs openai_model_info.rs: 220,000, 250,000, 350,000, then
     # 90% of 272,000): the lab adds 215,000 hidden tokens to every request, the workload the rest
     "G": (30, 0, None, "gpt-5-codex", 215_000),
@@ -41,7 +41,7 @@ PROBES: dict[str, tuple[int, int, int | None, str, int]] = {
     "G1": (1, 0, None, "gpt-5-codex", 216_000),
     "G2": (1, 0, None, "gpt-5-codex", 240_000),
     "G3": (1, 0, None, "gpt-5-codex", 246_000),
-    "G4": (1, 0, None, "gpt-5-codex", 346_000),  # over 350,000  # P's settings, each response opening with encrypted reasoning
+    "G4": (1, 0, None, "gpt-5-codex", 346_000),  # over 350,000
 }
 #: probe -> characters of the encrypted reasoning item the lab server opens every agent response with
 #: (R: does the count add the estimate of the reasoning before the newest user turn? `x` below)
@@ -64,17 +64,18 @@ def record_probe(version: str, probe: str, out: Path) -> Path:
 def replay(path: Path, limit: int | None) -> tuple[int, int, int, list[str]]:
     """(recorded, reproduced by the table's row, extra, the exact column combinations)."""
     from sessiontools.policies.base import CheckPoint, PolicySettings
-    from sessiontools.policies.codex import codex_policy, configured_window
+    from sessiontools.policies.codex import codex_policy
     from sessiontools.replay.walk import simulate_path
     from sessiontools.transcript.load import load_transcript
 
     t = load_transcript(path)
     p = t.main
     assert p is not None
-    window = configured_window(int(t.settings["model_context_window"]))
-    settings = PolicySettings(window, extra=(("auto_compact_limit", limit),) if limit is not None else ())
     version = t.settings.get("cli_version")
     model = p.requests[-1].model if p.requests else None
+    window = codex_policy(version, model).recorded_window(t.settings)  # the writing release's fraction
+    assert window is not None
+    settings = PolicySettings(window, extra=(("auto_compact_limit", limit),) if limit is not None else ())
     run = simulate_path(p, codex_policy(version, model), settings)
     exact = []
     reasoning = (1, 0) if any(m.role == "assistant" and "encrypted_content" in str(m.raw)

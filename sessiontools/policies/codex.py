@@ -1,7 +1,7 @@
 """Codex's auto-compaction rule as a `Policy`, read like codex-rs/core, per CLI release.
 
 The rule of the rollout's own release (`session_meta.cli_version`, `--cli-version` overrides it) is
-a row of `policies.codex_rules` (measured on 28 releases, 0.63 - 0.171): before 0.95 the count is the
+a row of `policies.codex_rules` (measured on 34 releases, 0.42 - 0.171): before 0.95 the count is the
 last response's total alone (plus, from 0.64, the encrypted reasoning of earlier turns), before 0.100
 an explicit limit is not capped, 0.74 - 0.93 check only mid-turn, before 0.66 only a model codex-rs
 knows has a default limit. Below, the newest row (0.163 - 0.171),
@@ -169,7 +169,7 @@ def is_user_turn_boundary(message: Any) -> bool:
 def ends_reasoning_scope(message: Any, any_user: bool) -> bool:
     """A user-role item `get_non_last_reasoning_items_tokens` stops at: a real prompt, a user message
     Codex writes itself inside a turn (the shell `apply_patch` warning: Role.OTHER here, a user message
-    to codex-rs) and, where `any_user` (0.64 - 0.120: `role == "user"`, before `is_user_turn_boundary`),
+    to codex-rs) and, where `any_user` (0.64 - 0.116: `role == "user"`, before `is_user_turn_boundary`),
     the initial context Codex writes as user messages too."""
     raw = message.raw
     if isinstance(raw, Mapping) and raw.get("type") == "message":
@@ -221,9 +221,8 @@ class CodexPolicy(Policy):
         reported = settings.get("model_context_window")
         if type(reported) is not int or reported <= 0:
             return None
-        # a fact about the file: the fraction of the release that wrote it (before 0.50: the whole window)
-        fraction = rule_for(settings.get("cli_version")).reported_window_fraction
-        return configured_window(reported) if fraction == REPORTED_WINDOW_FRACTION else round(reported / fraction)
+        # a fact about the file: the fraction of the release that wrote it (before 0.49: the whole window)
+        return round(reported / rule_for(settings.get("cli_version")).reported_window_fraction)
     trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
     axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
 
@@ -241,7 +240,7 @@ class CodexPolicy(Policy):
             return min(int(explicit), limit) if self.rule.explicit_capped else int(explicit)
         if self.rule.default_any_model:
             return limit
-        if self.rule.own_limits is not None:  # before 0.50: the model's own limit, if it has one
+        if self.rule.own_limits is not None:  # before 0.49: the model's own limit, if it has one
             m = (self.model or "").lower()
             return next((lim for prefix, lim in self.rule.own_limits if m.startswith(prefix)),
                         settings.context_window + 1)

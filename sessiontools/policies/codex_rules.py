@@ -19,10 +19,10 @@ The README has the same table for users ("Codex's rule per version"). The probes
 - every check point of those recordings replayed with each combination of the columns below: the
   combination that reproduces every recorded compaction with none extra is the release's.
 
-33 releases measured (0.42, 0.45, 0.47, 0.49, 0.50, 0.63, 0.64, 0.65, 0.66, 0.72, 0.73, 0.74, 0.75, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
+34 releases measured (0.42, 0.44, 0.45, 0.47, 0.49, 0.50, 0.63, 0.64, 0.65, 0.66, 0.72, 0.73, 0.74, 0.75, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
 0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 73 probe recordings (C, D, K, P, R), 274
 compactions: this table reproduces all 274 with none extra (and all 32 of the 10 samples in
-`sample_sessions/codex/`); of G1 - G3's 10 recordings and 3 compactions, all, none extra.
+`sample_sessions/codex/`); of G1 - G3's 12 recordings and 3 compactions, all, none extra.
 
 What every row from 0.49 shares: `token_count.model_context_window` reports 95% of the configured
 window (`effective_context_window_percent`, 95 in every release read; before 0.49 the whole window); the default limit is 90% of the
@@ -75,11 +75,11 @@ without it the R probe on 0.77.0 gave 0 of 4.
 3 of 3; 0.65.0 never compacts it, as 0.63); 0.74 checks only mid-turn (probes K and P on 0.74.0 and
 0.75.0: with a pre-turn check 1 of 2 and 0 of 3, with extra ones; 0.72.0 and 0.73.0 fit both).
 
-**Before 0.63** (real CLIs 0.42.0, 0.45.0, 0.47.0, 0.49.0, 0.50.0; probes G1 - G4, one prompt each, as
+**Before 0.63** (real CLIs 0.42.0, 0.44.0, 0.45.0, 0.47.0, 0.49.0, 0.50.0; probes G1 - G4, one prompt each, as
 `exec resume` does not run the lab's later prompts there; codex-rs `openai_model_info.rs`): with no
 explicit limit only `gpt-5-codex` had a limit of its own (`own_limits`), every other model none;
 220,000 from 2451b19d1, 250,000 from b90eeabd7, 350,000 from db4aa6f91 (all September 2025). 0.42.0,
-0.45.0 and 0.47.0 do not compact gpt-5-codex at last totals of 220,214 - 250,767 and do at 350,214:
+0.44.0, 0.45.0 and 0.47.0 do not compact gpt-5-codex at last totals of 220,214 - 250,767 and do at 350,214:
 350,000. 049a61bcf ("Auto compact at ~90%") made it 90% of the model's window and the reported window
 95% of it: 0.49.0 and 0.50.0 compact at 245,042 and report 258,400, 0.47.0 reports the whole 272,000
 (`reported_window_fraction` 1.0; the recorded window is read with the writing release's fraction).
@@ -140,7 +140,7 @@ class CodexRule:
     reported_window_fraction: float = 0.95  # token_count.model_context_window / configured window
     #: Before codex-rs 049a61bcf ("Auto compact at ~90%"): with no explicit limit, the model's own limit
     #: by slug prefix (`openai_model_info.rs` `auto_compact_token_limit`), none for any other model
-    #: (None: 90% of the model's own window, as from 0.50 on).
+    #: (None: 90% of the model's own window, as from 0.49 on).
     own_limits: tuple[tuple[str, int], ...] | None = None
 
 
