@@ -1,7 +1,7 @@
 """Codex's auto-compaction rule as a `Policy`, read like codex-rs/core, per CLI release.
 
 The rule of the rollout's own release (`session_meta.cli_version`, `--cli-version` overrides it) is
-a row of `policies.codex_rules` (measured on 34 releases, 0.42 - 0.171): before 0.95 the count is the
+a row of `policies.codex_rules` (measured on 35 releases, 0.40 - 0.171): before 0.95 the count is the
 last response's total alone (plus, from 0.64, the encrypted reasoning of earlier turns), before 0.100
 an explicit limit is not capped, 0.74 - 0.93 check only mid-turn, before 0.66 only a model codex-rs
 knows has a default limit. Below, the newest row (0.163 - 0.171),

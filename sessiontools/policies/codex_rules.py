@@ -19,7 +19,7 @@ The README has the same table for users ("Codex's rule per version"). The probes
 - every check point of those recordings replayed with each combination of the columns below: the
   combination that reproduces every recorded compaction with none extra is the release's.
 
-34 releases measured (0.42, 0.44, 0.45, 0.47, 0.49, 0.50, 0.63, 0.64, 0.65, 0.66, 0.72, 0.73, 0.74, 0.75, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
+35 releases measured (0.40, 0.42, 0.44, 0.45, 0.47, 0.49, 0.50, 0.63, 0.64, 0.65, 0.66, 0.72, 0.73, 0.74, 0.75, 0.77, 0.80, 0.87, 0.90, 0.94, 0.95, 0.96, 0.97, 0.98, 0.99, 0.100, 0.105,
 0.110, 0.116, 0.121, 0.145, 0.150, 0.155, 0.163, 0.171), 73 probe recordings (C, D, K, P, R), 274
 compactions: this table reproduces all 274 with none extra (and all 32 of the 10 samples in
 `sample_sessions/codex/`); of G1 - G3's 12 recordings and 3 compactions, all, none extra.
@@ -75,7 +75,7 @@ without it the R probe on 0.77.0 gave 0 of 4.
 3 of 3; 0.65.0 never compacts it, as 0.63); 0.74 checks only mid-turn (probes K and P on 0.74.0 and
 0.75.0: with a pre-turn check 1 of 2 and 0 of 3, with extra ones; 0.72.0 and 0.73.0 fit both).
 
-**Before 0.63** (real CLIs 0.42.0, 0.44.0, 0.45.0, 0.47.0, 0.49.0, 0.50.0; probes G1 - G4, one prompt each, as
+**Before 0.63** (real CLIs 0.40.0, 0.42.0, 0.44.0, 0.45.0, 0.47.0, 0.49.0, 0.50.0; probes G1 - G4, one prompt each, as
 `exec resume` does not run the lab's later prompts there; codex-rs `openai_model_info.rs`): with no
 explicit limit only `gpt-5-codex` had a limit of its own (`own_limits`), every other model none;
 220,000 from 2451b19d1, 250,000 from b90eeabd7, 350,000 from db4aa6f91 (all September 2025). 0.42.0,
@@ -83,8 +83,10 @@ explicit limit only `gpt-5-codex` had a limit of its own (`own_limits`), every o
 350,000. 049a61bcf ("Auto compact at ~90%") made it 90% of the model's window and the reported window
 95% of it: 0.49.0 and 0.50.0 compact at 245,042 and report 258,400, 0.47.0 reports the whole 272,000
 (`reported_window_fraction` 1.0; the recorded window is read with the writing release's fraction).
-0.40: the real rollout (gpt-5-codex, 272,000 reported) compacts at a last total of 258,201 after
-211,580; it was written 5 hours after 2451b19d1 and before b90eeabd7: 220,000. (G4's contexts exceed
+0.40.0: G1 compacts after a last total of 220,315 and not at 219,913: 220,000 (its real rollout
+compacts at 258,201 after 211,580; the lab does not know 0.40's compaction prompt, so its "summary" is
+the turn's answer and the reader drops that answer as the summarisation call: G1 replays 0 of 1 for
+that reason only). (G4's contexts exceed
 the 272,000 window, so they replay as overflows at the recorded window; at a 1,000,000 window all four
 are reproduced.) Releases before 0.40 are not measured: the 0.40 row stands for them.
 
@@ -148,9 +150,9 @@ RULES: tuple[CodexRule, ...] = (
     # first, count_trailing, explicit_capped, default_any_model, replacement_history, pre_turn_check,
     # json_tool_outputs, how
     CodexRule("0.0.0", False, False, False, False, True, False,
-              "real file 0.40.0 (gpt-5-codex, 272000 reported: compacts at a last total of 258201 after "
-              "211580); read: openai_model_info.rs 2451b19d1 gives gpt-5-codex 220000 (written before "
-              "that file; 250000 came after it), no other model a limit; the reported window is the whole",
+              "measured 0.40.0 (G1: gpt-5-codex compacts after a last total of 220315, not at 219913; G2; "
+              "272000 reported) and its real rollout (at 258201 after 211580); read: openai_model_info.rs "
+              "2451b19d1 gives gpt-5-codex 220000, no other model a limit",
               counts_past_reasoning=False, reported_window_fraction=1.0, own_limits=(("gpt-5-codex", 220_000),)),
     CodexRule("0.42.0", False, False, False, False, True, False,
               "measured 0.45.0, 0.47.0 (probes G2, G4: gpt-5-codex does not compact at 245000 - 250767, "
