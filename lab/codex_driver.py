@@ -54,6 +54,7 @@ class CodexRecording:
     version: str = ""  # the Codex version to run ("": the pinned one, lab.codex_env.CODEX_VERSION)
     model: str = "lab-model"  # config.toml model (a model codex-rs knows gets its own window and limit)
     overhead: int = 0  # hidden input tokens the lab server adds to every agent request
+    reasoning_chars: int = 0  # an encrypted reasoning item of this size opens every agent response
 
     @property
     def window(self) -> int:
@@ -136,6 +137,7 @@ def record(rec: CodexRecording, out_path: Path, *, workroot: Path | None = None,
         workload=workload, window=rec.window, tokenizer=PseudoTokenizer(rec.ratio, rec.cjk),
         overhead=HiddenOverhead(rec.overhead, rec.overhead),
         normalize=[(str(workspace), "/workspace"), (str(codex_home), "/codex-home"), (str(work), "/work")],
+        reasoning_chars=rec.reasoning_chars,
     )
     result = CodexResult(rec, out_path)
     t0 = time.monotonic()

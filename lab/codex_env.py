@@ -65,7 +65,8 @@ def _platform() -> tuple[str, str]:
 def _find_binary(prefix: Path, triple: str) -> Path | None:
     nm = prefix / "node_modules"
     for cand in sorted(nm.glob(f"@openai/codex*/vendor/{triple}/codex/codex")) + sorted(
-            nm.glob(f"@openai/codex*/vendor/{triple}/bin/codex")):
+            nm.glob(f"@openai/codex*/vendor/{triple}/bin/codex")) + sorted(
+            nm.glob(f"@openai/codex/bin/codex-{triple}")):  # 0.40 and older: one binary per triple in bin/
         if cand.is_file():
             return cand
     hits = [p for p in nm.glob("@openai/**/codex") if p.is_file() and os.access(p, os.X_OK) and p.suffix == ""]

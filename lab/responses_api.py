@@ -43,6 +43,7 @@ model; a fixed ~233k for the known-model recordings, so a 272k model's default l
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -315,7 +316,8 @@ class ResponsesModel:
         usage = {"input_tokens": prompt_tokens, "input_tokens_details": {"cached_tokens": cached},
                  "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
                  "total_tokens": prompt_tokens + completion}
-        events = _events(rid, model, texts, calls, usage, self.config.chunk_chars)
+        reasoning = encrypted_reasoning(rid, self.config.reasoning_chars) if not compaction else None
+        events = _events(rid, model, texts, calls, usage, self.config.chunk_chars, reasoning)
         log = {"kind": "compaction" if compaction else "agent", "prompt": prompt_idx, "step": step,
                "prompt_tokens": prompt_tokens, "cached": cached, "completion": completion, "messages": len(items)}
         return events, log
@@ -343,9 +345,24 @@ def _failed(rid: str, model: str, message: str) -> list[dict]:
             {"type": "response.failed", "response": _response(rid, model, "failed", error=err)}]
 
 
-def _events(rid: str, model: str, texts: list[str], calls: list[dict], usage: dict, n: int) -> list[dict]:
+def encrypted_reasoning(rid: str, chars: int) -> dict | None:
+    """A reasoning item with an opaque `encrypted_content` of `chars` base64 characters (None for 0)."""
+    if chars <= 0:
+        return None
+    seed = hashlib.sha256(rid.encode()).digest()
+    payload = base64.b64encode(seed * (chars // 44 + 1)).decode()[:chars]
+    return {"type": "reasoning", "id": "rs_" + rid[5:], "summary": [], "encrypted_content": payload}
+
+
+def _events(rid: str, model: str, texts: list[str], calls: list[dict], usage: dict, n: int,
+            reasoning: dict | None = None) -> list[dict]:
     events: list[dict] = [{"type": "response.created", "response": _response(rid, model, "in_progress")}]
     done: list[dict] = []
+    if reasoning is not None:
+        events.append({"type": "response.output_item.added", "output_index": 0,
+                       "item": {**reasoning, "encrypted_content": None}})
+        events.append({"type": "response.output_item.done", "output_index": 0, "item": reasoning})
+        done.append(reasoning)
     for i, text in enumerate(texts):
         mid = f"msg_{rid[5:]}_{i}"
         idx = len(done)

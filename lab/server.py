@@ -63,6 +63,9 @@ class ServerConfig:
     # (workspace, Pi's install dir) and the date in Pi's system prompt do not change the usage.
     normalize: list[tuple[str, str]] = field(default_factory=list)
     chunk_chars: int = 64
+    # Responses API only: an encrypted reasoning item of this many characters opens every agent
+    # response (0: none). The lab, like the API, leaves it out of later requests' input tokens.
+    reasoning_chars: int = 0
 
 
 @dataclass

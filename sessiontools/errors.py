@@ -15,6 +15,11 @@ class InputError(SessionToolsError):
     exit_code = 3
 
 
+class NothingToReplay(InputError):
+    """A readable session with no model request (a rollout closed before its first response): there is
+    nothing to replay. `replay` leaves the file out with a one-line note; it is not an unreadable input."""
+
+
 class OutputError(SessionToolsError):
     """An output file could not be written; the previous file, if any, is left as it was (exit 3)."""
 

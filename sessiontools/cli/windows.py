@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sessiontools.errors import InputError, UsageError
+from sessiontools.errors import InputError, NothingToReplay, UsageError
 
 #: The engine's message for a model without a window (replay/session.py); matched, not re-worded.
 _MISSING = re.compile(r"model (\S+) is not in the catalogue")
@@ -49,9 +49,12 @@ def split_windows(values: Sequence[str] | None) -> tuple[str | None, dict[str, s
 
 def replay_or_miss(source: Any, *, replay: Any, **options: Any) -> list[dict[str, Any]]:
     """`replay(source, **options)`, or for a file whose model has no window one marker record
-    `{"missing_model": "provider/model", "session": path}` (picklable, for --jobs workers)."""
+    `{"missing_model": "provider/model", "session": path}` (picklable, for --jobs workers), for a file
+    with no model request `{"nothing_to_replay": reason, "session": path}`."""
     try:
         return replay(source, **options)
+    except NothingToReplay as exc:
+        return [{"nothing_to_replay": str(exc), "session": str(getattr(source, "path", ""))}]
     except InputError as exc:
         m = _MISSING.search(str(exc))
         if m is None:
@@ -223,6 +226,7 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     options["models"] = [*options["models"], *([first] if first else [])]
     fn = partial(replay_or_miss, replay=partial(replay, **options))
     per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=agents, executor=executor)
+    per_file = _left_out_empty(err, per_file)
     per_file, misses = split_misses(per_file)
     bare = {m: w for m, w in model_windows.items() if "/" not in m}
     named = {m for m in misses if m.partition("/")[2] in bare}
@@ -242,6 +246,20 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
         err.print(f"note: --context-window {', '.join(unused)}=...: no file's model lacked a window under that id "
                   "(give provider/model to override a catalogued window)", markup=False, soft_wrap=True)
     return per_file, loaded, misses
+
+
+def _left_out_empty(err: Any, per_file: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+    """The files with something to replay; one note line for each one without a model request (a
+    rollout closed before its first response: readable, so not an input error)."""
+    from sessiontools.report.text import safe_text
+
+    kept = []
+    for recs in per_file:
+        if len(recs) == 1 and "nothing_to_replay" in recs[0]:
+            err.print(safe_text(f"note: {recs[0]['nothing_to_replay']}; left out"), markup=False, soft_wrap=True)
+        else:
+            kept.append(recs)
+    return kept
 
 
 def report_misses(err: Any, misses: Mapping[str, Sequence[str]]) -> int:

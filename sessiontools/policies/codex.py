@@ -1,9 +1,10 @@
 """Codex's auto-compaction rule as a `Policy`, read like codex-rs/core, per CLI release.
 
 The rule of the rollout's own release (`session_meta.cli_version`, `--cli-version` overrides it) is
-a row of `policies.codex_rules` (measured on 21 releases, 0.63 - 0.171): before 0.95 the count is the
-last response's total alone, before 0.100 an explicit limit is not capped, 0.77 - 0.9x check only
-mid-turn, 0.63 gives only a model codex-rs knows a default limit. Below, the newest row (0.163 - 0.171),
+a row of `policies.codex_rules` (measured on 35 releases, 0.40 - 0.171): before 0.95 the count is the
+last response's total alone (plus, from 0.64, the encrypted reasoning of earlier turns), before 0.100
+an explicit limit is not capped, 0.74 - 0.93 check only mid-turn, before 0.66 only a model codex-rs
+knows has a default limit. Below, the newest row (0.163 - 0.171),
 four parts, each with the codex-rs function it follows:
 
 - **Limit** (`threshold`): `model_info.auto_compact_token_limit()` = min(`model_auto_compact_token_limit`,
@@ -55,7 +56,7 @@ from sessiontools.policies.base import (
     PolicyName,
     PolicySettings,
 )
-from sessiontools.policies.codex_rules import NEWEST, CodexRule, rule_for
+from sessiontools.policies.codex_rules import FALLBACK_WINDOW, NEWEST, CodexRule, rule_for
 from sessiontools.policies.codex_rules import context_window as codex_context_window
 from sessiontools.read.values import iso_seconds
 from sessiontools.transcript.codex import output_text
@@ -165,15 +166,26 @@ def is_user_turn_boundary(message: Any) -> bool:
     return message.role.value == "user" and not is_contextual(message.text)
 
 
-def past_reasoning(messages: Sequence[Any]) -> int:
+def ends_reasoning_scope(message: Any, any_user: bool) -> bool:
+    """A user-role item `get_non_last_reasoning_items_tokens` stops at: a real prompt, a user message
+    Codex writes itself inside a turn (the shell `apply_patch` warning: Role.OTHER here, a user message
+    to codex-rs) and, where `any_user` (0.64 - 0.116: `role == "user"`, before `is_user_turn_boundary`),
+    the initial context Codex writes as user messages too."""
+    raw = message.raw
+    if isinstance(raw, Mapping) and raw.get("type") == "message":
+        return raw.get("role") == "user" and (any_user or not is_contextual(message.text))
+    return is_user_turn_boundary(message)
+
+
+def past_reasoning(messages: Sequence[Any], any_user: bool = False) -> int:
     """`ContextManager::get_non_last_reasoning_items_tokens`: the estimate (`estimate_reasoning_length`,
-    bytes/4 per item) of the encrypted reasoning items before the newest user turn. The API leaves a
-    finished turn's reasoning out of the next turns' input tokens, so the last response's total does
-    not hold it; Codex adds it unless the server says it did (`x-reasoning-included`, which the rollout
-    does not record: real rollouts are read without it). Real rollouts: a 0.77 mid-turn compaction at
-    a last total of 158,120 (+91,608) and a 0.105 pre-turn one at 194,859 (+50,142) for a limit of
-    244,800 fire only so."""
-    last = next((k for k in range(len(messages) - 1, -1, -1) if is_user_turn_boundary(messages[k])), None)
+    bytes/4 per item) of the encrypted reasoning items before the newest user message
+    (`ends_reasoning_scope`). The API leaves a finished turn's reasoning out of the next turns' input
+    tokens, so the last response's total does not hold it; Codex adds it unless the server says it did
+    (`x-reasoning-included`, which the rollout does not record: real rollouts are read without it).
+    Real rollouts: a 0.77 mid-turn compaction at a last total of 158,120 (+91,608) and a 0.105 pre-turn
+    one at 194,859 (+50,142) for a limit of 244,800 fire only so."""
+    last = next((k for k in range(len(messages) - 1, -1, -1) if ends_reasoning_scope(messages[k], any_user)), None)
     if last is None:
         return 0
     total = 0
@@ -198,13 +210,19 @@ class CodexPolicy(Policy):
 
     def default_window(self) -> int | None:
         """codex-rs's window for the model when the rollout records none (gpt-5*, codex-*: 272000; the
-        release's own catalogue where it lists the model)."""
-        return codex_context_window(self.model, self.version)
+        release's own catalogue where it lists the model; from 0.99 any other model 272000). A model the
+        release knew no window for (before 0.99) is replayed at that fallback too, rather than refused."""
+        if not self.model:
+            return None
+        return codex_context_window(self.model, self.version) or FALLBACK_WINDOW
 
     def recorded_window(self, settings: Mapping[str, Any]) -> int | None:
         """The configured window behind the rollout's reported `model_context_window` (reported / 0.95)."""
         reported = settings.get("model_context_window")
-        return configured_window(reported) if type(reported) is int and reported > 0 else None
+        if type(reported) is not int or reported <= 0:
+            return None
+        # a fact about the file: the fraction of the release that wrote it (before 0.49: the whole window)
+        return round(reported / rule_for(settings.get("cli_version")).reported_window_fraction)
     trims_summary_request = True  # compact.rs: remove_first_item() until the compaction request fits
     axes = (Axis("context_window", "W"), Axis("auto_compact_limit", "auto-compact limit"))
 
@@ -222,6 +240,10 @@ class CodexPolicy(Policy):
             return min(int(explicit), limit) if self.rule.explicit_capped else int(explicit)
         if self.rule.default_any_model:
             return limit
+        if self.rule.own_limits is not None:  # before 0.49: the model's own limit, if it has one
+            m = (self.model or "").lower()
+            return next((lim for prefix, lim in self.rule.own_limits if m.startswith(prefix)),
+                        settings.context_window + 1)
         own = codex_context_window(self.model, self.version)
         return default_limit(own) if own is not None else settings.context_window + 1
 
@@ -246,7 +268,7 @@ class CodexPolicy(Policy):
         own compactions lie where it checks: mid-turn and 0.63's after-answer check go on with a request
         of the same turn, a pre-turn one is written just before the prompt of its turn (within 0.1 s in
         every lab recording, 1 ms in a real 0.105 one). A compaction followed by the user's next prompt
-        with no request between is the user's `/compact` when the release has no pre-turn check (0.77 -
+        with no request between is the user's `/compact` when the release has no pre-turn check (0.74 -
         0.93: a real 0.77 one at a last total of 80,734, limit 244,800) or when the prompt comes more
         than `PRE_TURN_PROMPT_GAP` seconds later (a real 0.64 one, 56 s, at 49,080)."""
         out = set()
@@ -286,10 +308,10 @@ class CodexPolicy(Policy):
 
     def count(self, view: CountView) -> float:
         """0.171: the last response's total + bytes/4 of the items after it (of the whole context when
-        there is none since the compaction); before: that total alone. From 0.77 on, both plus the
+        there is none since the compaction); before: that total alone. From 0.64 on, both plus the
         estimate of the encrypted reasoning before the newest user turn (`past_reasoning`)."""
-        past = past_reasoning(view.messages) if view.last_usage_total is not None and \
-            self.rule.counts_past_reasoning else 0
+        past = past_reasoning(view.messages, self.rule.reasoning_scope_any_user) \
+            if view.last_usage_total is not None and self.rule.counts_past_reasoning else 0
         if view.last_usage_total is not None and not self.rule.count_trailing:
             return view.last_usage_total + past
         items = view.trailing if view.last_usage_total is not None else view.context

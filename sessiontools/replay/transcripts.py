@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sessiontools.errors import InputError
+from sessiontools.errors import InputError, NothingToReplay
 from sessiontools.policies.base import Policy, PolicyName
 from sessiontools.policies.registry import DEFAULT_POLICY, cli_version, make_policy, own_policy
 from sessiontools.replay.catalog import lookup
@@ -45,6 +45,9 @@ def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = 
     assumed = policy.default_window() if policy is not None else None
     if assumed:
         return assumed
+    if not path.requests:
+        n = len(path.messages)
+        raise NothingToReplay(f"{t.source}: no model request in the file ({n} message(s), no response): nothing to replay")
     req = next((r for r in reversed(path.requests) if r.model), None)
     info = lookup(req.provider, req.model) if req else None
     if info is None:

@@ -123,7 +123,7 @@ def mid_turn_rollout(version: str) -> Rollout:
     return r
 
 
-@pytest.mark.parametrize("version", ["0.77.0", "0.114.0", "0.171.0"])
+@pytest.mark.parametrize("version", ["0.64.0", "0.77.0", "0.114.0", "0.171.0"])  # 0.64: a real gpt-5.1-codex-max one
 def test_mid_turn_compaction_counts_the_reasoning_of_earlier_turns(version: str) -> None:
     r = mid_turn_rollout(version)
     run = replay(r, version)
