@@ -217,3 +217,8 @@ def inspect_source(source: Any, **options: Any) -> dict[str, Any]:
     from sessiontools.transcript.load import transcript_of
 
     return inspect_transcript(transcript_of(source, **options))
+
+
+#: inspect reads of a Pi session only the fields a selective reading keeps (`read.pi.selective`:
+#: no message content), so `read.parallel` reads its files that way.
+inspect_source.selective_read = True  # type: ignore[attr-defined]

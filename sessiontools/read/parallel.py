@@ -63,12 +63,19 @@ Limits = tuple[int | None, int | None]
 DEFAULT_LIMITS: Limits = (DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_LINE_BYTES)
 
 
+def reads_selectively(fn: Any) -> bool:
+    """Whether `fn` (or a partial's function) declares it reads only what a selective reading keeps
+    (`selective_read = True`: `analysis.inspect.inspect_source`; see `read.pi.selective`)."""
+    return getattr(getattr(fn, "func", fn), "selective_read", False) is True
+
+
 def _open(path: str, content_hash: bool, agents: frozenset[Agent],
-          limits: Limits = DEFAULT_LIMITS) -> tuple[FileResult[Any], Any]:
+          limits: Limits = DEFAULT_LIMITS, selective: bool = False) -> tuple[FileResult[Any], Any]:
     """The file read by its agent's reader: (its result so far, the source to work on or None)."""
     out: FileResult[Any] = FileResult(path)
     try:
-        s = load_source(path, content_hash=content_hash, max_bytes=limits[0], max_line_bytes=limits[1])
+        s = load_source(path, content_hash=content_hash, max_bytes=limits[0], max_line_bytes=limits[1],
+                        selective=selective)
     except SessionToolsError as exc:
         out.error = str(exc)
         return out, None
@@ -112,7 +119,7 @@ def _guarded(out: FileResult[Any], fn: Any, call: Callable[[], Any], notes: bool
 
 def _one(path: str, fn: Callable[[Any], T], content_hash: bool = False,
          agents: frozenset[Agent] = ALL_AGENTS, limits: Limits = DEFAULT_LIMITS) -> FileResult[T]:
-    out, s = _open(path, content_hash, agents, limits)
+    out, s = _open(path, content_hash, agents, limits, reads_selectively(fn))
     if s is not None:
         out.value = _guarded(out, fn, lambda: fn(s))
     return out

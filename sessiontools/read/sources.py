@@ -76,16 +76,17 @@ def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
 
 
 def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False,
-              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Any:
     from sessiontools.read.pi.load import read_data
 
-    return read_data(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
+    return read_data(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes, selective=selective)
 
 
-def _pi_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+def _pi_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+             selective: bool = False) -> Any:
     from sessiontools.read.pi.load import load_session
 
-    return load_session(path, content_hash=content_hash, max_line_bytes=max_line_bytes)
+    return load_session(path, content_hash=content_hash, max_line_bytes=max_line_bytes, selective=selective)
 
 
 READERS: list[Reader] = [
@@ -175,18 +176,21 @@ def reader_for(head: bytes) -> Reader:
 
 def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
                 max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
-                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Any:
     """Read one session file with its agent's reader: a Pi `Session`, a Codex `Rollout`, ...
 
     Every returned object has `path`, `diagnostics` and a class attribute `agent`. Only a regular
     file of at most `max_bytes` is opened (`read.files.check_input`); a line over `max_line_bytes`
-    (None: any length) is skipped with a `file:line` reason.
+    (None: any length) is skipped with a `file:line` reason. `selective`: a Pi session is read with
+    only the fields a command that does not replay reads (`read.pi.selective`; inspect).
     """
     limits = {"content_hash": content_hash, "max_line_bytes": max_line_bytes}
+    pi = {**limits, "selective": selective}  # (only the Pi reader reads selectively on request)
     if is_url(path):
         url = url_of(path) or os.fspath(path)
         data = read_url(url)
-        return reader_for(data[:SNIFF_BYTES]).from_bytes(data, url, **limits)
+        reader = reader_for(data[:SNIFF_BYTES])
+        return reader.from_bytes(data, url, **(pi if reader is FALLBACK else limits))
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
@@ -205,7 +209,7 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
             data = head + fh.read() if len(head) == SNIFF_BYTES else head
         except OSError as exc:
             raise open_error(p, exc) from exc
-    return FALLBACK.from_bytes(data, str(path), **limits)
+    return FALLBACK.from_bytes(data, str(path), **pi)
 
 
 
