@@ -199,6 +199,7 @@ static PyObject *check_trees(PyObject *self, PyObject *const *args, Py_ssize_t n
 PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _project.c */
 void project_init(void);
 PyObject *pi_project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi.c */
+PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 void pi_init(void);
 
 static PyMethodDef methods[] = {
@@ -212,6 +213,8 @@ static PyMethodDef methods[] = {
      "project_lines(data, spec, first, limit) -> list of (start, stop, fields or None) (see _project.c)"},
     {"pi_project_lines", (PyCFunction)(void (*)(void))pi_project_lines, METH_FASTCALL,
      "pi_project_lines(data, spec, first, limit) -> project_lines with check-only fields (see _pi.c)"},
+    {"pi_entries", (PyCFunction)(void (*)(void))pi_entries, METH_FASTCALL,
+     "pi_entries(cls, objects, lines) -> tuple of entries: read.pi.migrate.make_entries (see _pi.c)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,7 +16,7 @@ from sessiontools.read.files import check_input, open_error
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, parse_line
 from sessiontools.read.pi.checks import check_objects
-from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
+from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Entry, Header, Session
 from sessiontools.read.pi.migrate import (
     check_structure,
     header_version,
@@ -27,9 +27,9 @@ from sessiontools.read.pi.migrate import (
 from sessiontools.read.pi.selective import SPEC
 
 try:
-    from sessiontools.read._native import pi_project_lines
+    from sessiontools.read._native import pi_entries, pi_project_lines
 except ImportError:  # not built on this machine: a selective reading is the ordinary one
-    pi_project_lines = None
+    pi_entries = pi_project_lines = None
 
 _SNIFF = 4096
 
@@ -52,7 +52,7 @@ def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False,
 class _Objects:
     """The entry objects of a file as its lines are parsed: header, entries (with their lines), diagnostics."""
 
-    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any", "surrogates")
+    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any", "surrogates", "unchecked")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -62,6 +62,9 @@ class _Objects:
         self.diags: list[Diagnostic] = []
         self.seen_any = False
         self.surrogates = 0
+        #: The indexes in `objects` still to check (None: every one): a selective reading's
+        #: projections pass the checks as they are.
+        self.unchecked: list[int] | None = None
 
     def add(self, obj: dict[str, Any], line_no: int) -> None:
         """One object of line `line_no`: the header, a second header (skipped) or an entry."""
@@ -103,6 +106,7 @@ def _parse_projected(data: bytes, path: str, limit: int) -> tuple[_Objects, int]
     acc = _Objects(path)
     objects, lines = acc.objects, acc.lines
     view, end, line_no = memoryview(data), len(data), 0
+    unchecked = acc.unchecked = []
     for line_no, (start, stop, fields) in enumerate(pi_project_lines(data, SPEC, 2, limit), 1):
         if fields is not None and acc.seen_any and fields.get("type") != "session":
             objects.append(fields)
@@ -110,7 +114,9 @@ def _parse_projected(data: bytes, path: str, limit: int) -> tuple[_Objects, int]
         elif limit and stop - start > limit:
             acc.diags.append(Diagnostic(path, line_no, too_long(stop - start, limit) or "", "skipped"))
         else:
+            k = len(objects)
             acc.add_line(view[start:stop], line_no, stop < end)
+            unchecked.extend(range(k, len(objects)))
     return acc, line_no
 
 
@@ -150,7 +156,7 @@ def _read(data: bytes, path: str, *, content_hash: bool = False,
     with gc_paused():
         acc, line_no = _parse_lines(data, path, max_line_bytes, selective)
         header, objects, lines, diags = acc.header, acc.objects, acc.lines, acc.diags
-        diags.extend(check_objects(objects, lines, path))
+        diags.extend(check_objects(objects, lines, path, acc.unchecked))
         if line_no == 0:
             diags.append(Diagnostic(path, 1, "empty file", "fatal"))
         elif not acc.seen_any:
@@ -162,7 +168,8 @@ def _read(data: bytes, path: str, *, content_hash: bool = False,
         version = header_version(header.data if header else None, objects)  # type: ignore[arg-type]
         for k, reason in migrate_objects(objects, version):
             diags.append(Diagnostic(path, lines[k], reason))
-        entries = make_entries(objects, lines)
+        native = selective and pi_entries is not None  # (the same entries: tests/read/test_pi_selective.py)
+        entries = pi_entries(Entry, objects, lines) if native else make_entries(objects, lines)
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
     digest = hashlib.sha256(data).hexdigest()[:32] if content_hash else ""
