@@ -26,20 +26,23 @@ from sessiontools.read.pi import checks
 #: The top-level fields of an entry, beyond the checked ones, that inspect reads (built whole).
 ENTRY_READ = frozenset({"type", "id", "parentId", "firstKeptEntryId", "tokensBefore", "fromHook", "targetId",
                         "label", "name", "firstKeptEntryIndex"})
-#: The message fields inspect reads (usage is projected whole, with its checks).
+#: The message fields inspect reads (usage is projected whole, with its checks; of its cost, the total).
 MESSAGE_READ = frozenset({"role", "model", "provider", "stopReason", "errorMessage"})
+COST_READ = frozenset({"total"})
 
 _STR, _OBJ = frozenset({str, type(None)}), frozenset({dict, type(None)})
 _LIST, _CONTENT = frozenset({list, type(None)}), frozenset({str, list, type(None)})
 
 
 def _kind(check: Any, read: bool, blocks: dict[str, Any]) -> Any:
-    """The spec value of one checked field (`_pi.c`): its check's fast mark when it is read or is a
-    number (built, kept only when it passes), else the kind its mark keeps, checked and not built."""
+    """The spec value of one checked field (`_pi.c`): its check's fast mark when it is read (built,
+    kept only when it passes), else the kind its mark keeps, checked and not built (a number against the mark itself)."""
     fast = check.fast
     types, numbers = fast[0], fast[1]
-    if read or numbers:
+    if read:
         return fast
+    if numbers:
+        return ("mark", fast)
     if types == _STR:
         return "str"
     if types == _OBJ:
@@ -58,7 +61,7 @@ def _fields(table: dict[str, Any], read: frozenset[str], blocks: dict[str, Any])
 def _spec() -> dict[str, Any]:
     blocks = _fields(checks._BLOCK, frozenset(), {})
     usage: dict[str, Any] = {"*": None, **_fields(checks._USAGE, frozenset(checks._USAGE), {}),
-                             "cost": {"*": None, **_fields(checks._COST, frozenset(checks._COST), {})}}
+                             "cost": _fields(checks._COST, COST_READ, {})}
     message = {**_fields(checks._MESSAGE, MESSAGE_READ, blocks), "usage": usage}
     top: dict[str, Any] = _fields(checks._ENTRY, ENTRY_READ, blocks)
     for fields in checks._BY_TYPE.values():
