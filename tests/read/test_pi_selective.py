@@ -330,21 +330,3 @@ def test_inspect_reads_selectively_and_replay_does_not() -> None:
     assert sel.entries[1].message is not None and "content" not in sel.entries[1].message  # (no content built)
     assert sel.entries[1].message["usage"]["cost"]["total"] == 0.3
 
-
-def test_structure_checks_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`migrate._plain_structure` (no notice to give, decided in a few passes) says so only when the
-    full checks give none: over every file above and every odd line."""
-    from sessiontools.read.pi import migrate
-
-    datas = [f.read_bytes() for f in _pi_files()]
-    datas += [_HEAD + _OK + _REPLY + line + b"\n" for line in ODD]
-    datas += [_HEAD + _REPLY + _OK, _HEAD + _OK + _OK, _HEAD + _OK.replace(b'"parentId":null', b'"parentId":"m1"')]
-    plain = 0
-    for data in datas:
-        entries = read_bytes(data).entries
-        fast = migrate.check_structure(entries, "p")
-        with monkeypatch.context() as m:
-            m.setattr(migrate, "_plain_structure", lambda entries: False)
-            assert migrate.check_structure(entries, "p") == fast
-        plain += migrate._plain_structure(entries)
-    assert plain > 20  # (the fast path is taken)

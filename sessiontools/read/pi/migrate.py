@@ -103,8 +103,6 @@ def check_structure(entries: Sequence[Entry], path: str) -> list[Diagnostic]:
     keeps the last one), parents that do not exist (Pi treats the entry as a root) and parent cycles
     (Pi would loop forever; we cut the walk).
     """
-    if _plain_structure(entries):
-        return []
     diags: list[Diagnostic] = []
     unknown_types: dict[str, list[int]] = {}
     unknown_roles: dict[str, list[int]] = {}
@@ -149,21 +147,6 @@ def check_structure(entries: Sequence[Entry], path: str) -> list[Diagnostic]:
                 )
         diags.extend(_find_cycles(entries, by_id, path))
     return diags
-
-
-def _plain_structure(entries: Sequence[Entry]) -> bool:
-    """True when `check_structure` has nothing to say, decided in a few passes at C speed: every
-    type known, every message with a message object of a known role, every entry with an id of its
-    own, and every parent an earlier entry (what Pi writes). Anything else: False (the full checks)."""
-    if not KNOWN_ENTRY_TYPES.issuperset({e.type for e in entries}):
-        return False
-    if not KNOWN_ROLES.issuperset({e.role for e in entries if e.type == "message"}):
-        return False  # (a message without a message object has role None: not a known role)
-    ids = [e.id for e in entries]
-    first = dict(zip(ids, range(len(ids)), strict=True))
-    if None in first or len(first) != len(ids):
-        return False
-    return all(p is None or first.get(p, k) < k for k, p in enumerate([e.parent_id for e in entries]))
 
 
 def _find_cycles(entries: Iterable[Entry], by_id: dict[str, Entry], path: str) -> list[Diagnostic]:
