@@ -206,7 +206,11 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
             if reader is not FALLBACK:
                 return reader.load(str(path), **limits)
             # A Pi session (or no session: the Pi reader says so): the file is opened once.
-            data = head + fh.read() if len(head) == SNIFF_BYTES else head
+            if len(head) == SNIFF_BYTES:  # read again from the start: one buffer (head + rest copied it all)
+                fh.seek(0)
+                data = fh.read()
+            else:
+                data = head
         except OSError as exc:
             raise open_error(p, exc) from exc
     return FALLBACK.from_bytes(data, str(path), **pi)
