@@ -199,7 +199,7 @@ static PyObject *check_trees(PyObject *self, PyObject *const *args, Py_ssize_t n
 PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _project.c */
 void project_init(void);
 PyObject *pi_project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi.c */
-PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 void pi_init(void);
 
 static PyMethodDef methods[] = {
