@@ -15,8 +15,9 @@ over the same files, for each agent's bench corpus (issue 28; target <= 1.0).
 - Each side's output is checked to hold sessions (a tool that found no files would look fast).
 - Beside each ratio, where our CPU goes (`inspect_phases_<agent>`, in a fresh process of its own,
   CPU time per phase over the same files): reading (`read.sources.load_source`: decode, checks,
-  records), the transcript, inspect's counting, the JSON output, and as the floor of a Python
-  reader, orjson decoding every line and nothing else. What the whole-process figure has beyond
+  records; a Pi session read selectively, as the command reads it), the transcript, inspect's
+  counting, the JSON output, and as the floor of a Python reader, orjson decoding every line and
+  nothing else. What the whole-process figure has beyond
   the phases is start-up (imports) and the per-file machinery.
 """
 
@@ -110,6 +111,7 @@ import json, sys, time
 from pathlib import Path
 import orjson
 from sessiontools.read.parse import gc_paused
+from sessiontools.read.parallel import reads_selectively
 from sessiontools.read.sources import expand_sources, load_source
 from sessiontools.analysis.inspect import inspect_source
 from sessiontools.transcript.load import transcript_of
@@ -117,8 +119,9 @@ from sessiontools.analysis.inspect_transcript import inspect_transcript
 cpu = time.process_time
 t = dict.fromkeys(("read", "transcript", "inspect", "output", "orjson_every_line"), 0.0)
 files = list(expand_sources([sys.argv[1]]))
+selective = reads_selectively(inspect_source)  # (read as the command reads: Pi selectively)
 for f in files:
-    a = cpu(); src = load_source(f, texts=False); b = cpu(); t["read"] += b - a  # (as inspect reads)
+    a = cpu(); src = load_source(f, selective=selective); b = cpu(); t["read"] += b - a  # (as inspect reads)
     if src.agent.value == "pi":
         doc = inspect_source(src); c = cpu(); t["inspect"] += c - b
     else:

@@ -114,13 +114,10 @@ def _count(session: Session, pi_version: str) -> _Counts:
     messages = [e for e in entries if e.type == "message"]
     c.by_role.update([e.role or "<none>" for e in messages])
     models: list[str] = []
-    totals = [0.0, 0.0, 0.0, 0.0]  # by _USAGE_KEYS, floats summed in file order
+    t_in = t_out = t_read = t_write = 0.0  # the totals by _USAGE_KEYS, floats summed in file order
     cost = 0.0
     requests = errors = overflow_errors = 0
-    for e in messages:
-        if e.role != "assistant":
-            continue
-        msg = e.message
+    for msg in [e.message for e in messages if e.role == "assistant"]:
         assert msg is not None
         u = msg.get("usage")
         stop = msg.get("stopReason")
@@ -128,11 +125,20 @@ def _count(session: Session, pi_version: str) -> _Counts:
         if reason != "pseudo_reply":  # a harness's message names no model that was called
             models.append(_model_key(msg))
         if type(u) is dict:
-            for k, key in enumerate(_USAGE_KEYS):
-                v = u.get(key)
-                if type(v) is int or type(v) is float:
-                    totals[k] += v
-            total_cost = u.get("cost")
+            get = u.get
+            v = get("input")
+            if type(v) is int or type(v) is float:
+                t_in += v
+            v = get("output")
+            if type(v) is int or type(v) is float:
+                t_out += v
+            v = get("cacheRead")
+            if type(v) is int or type(v) is float:
+                t_read += v
+            v = get("cacheWrite")
+            if type(v) is int or type(v) is float:
+                t_write += v
+            total_cost = get("cost")
             if type(total_cost) is dict:
                 v = total_cost.get("total")
                 cost += v if type(v) is float or type(v) is int else number(v)
@@ -144,6 +150,7 @@ def _count(session: Session, pi_version: str) -> _Counts:
             errors += 1
             if is_context_overflow(msg, None, pi_version):
                 overflow_errors += 1
+    totals = [t_in, t_out, t_read, t_write]
     c.models.update(models)
     c.totals = totals
     c.cost, c.requests, c.errors, c.overflow_errors = cost, requests, errors, overflow_errors
@@ -209,14 +216,12 @@ def inspect_session(
 
 
 def inspect_fn(**options: Any) -> Any:
-    """`inspect_source` with `options`, as the per-file function of a run over files: it reads no
-    message text, so the readers that can leave those unbuilt (`read.sources.load_source`'s
-    `texts`, asked for by `reads_texts`); picklable, for `--jobs` workers and Dask."""
+    """`inspect_source` with `options`, as the per-file function of a run over files: it reads only
+    what a selective reading keeps (`inspect_source.selective_read`, read by
+    `read.parallel.reads_selectively`); picklable, for `--jobs` workers and Dask."""
     from functools import partial
 
-    fn = partial(inspect_source, **options)
-    fn.reads_texts = False  # type: ignore[attr-defined]  (a partial keeps its attributes, pickled too)
-    return fn
+    return partial(inspect_source, **options)
 
 
 def inspect_source(source: Any, **options: Any) -> dict[str, Any]:
@@ -228,3 +233,8 @@ def inspect_source(source: Any, **options: Any) -> dict[str, Any]:
     from sessiontools.transcript.load import transcript_of
 
     return inspect_transcript(transcript_of(source, **options))
+
+
+#: inspect reads of a Pi session only the fields a selective reading keeps (`read.pi.selective`:
+#: no message content), so `read.parallel` reads its files that way.
+inspect_source.selective_read = True  # type: ignore[attr-defined]

@@ -198,6 +198,9 @@ static PyObject *check_trees(PyObject *self, PyObject *const *args, Py_ssize_t n
 
 PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _project.c */
 void project_init(void);
+PyObject *pi_project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi.c */
+PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
+void pi_init(void);
 
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
@@ -208,6 +211,10 @@ static PyMethodDef methods[] = {
      "check_trees(objects, by_type, other) -> indexes of the objects that do not pass (see tree_ok)"},
     {"project_lines", (PyCFunction)(void (*)(void))project_lines, METH_FASTCALL,
      "project_lines(data, spec, first, limit) -> list of (start, stop, fields or None) (see _project.c)"},
+    {"pi_project_lines", (PyCFunction)(void (*)(void))pi_project_lines, METH_FASTCALL,
+     "pi_project_lines(data, spec, first, limit) -> project_lines with check-only fields (see _pi.c)"},
+    {"pi_entries", (PyCFunction)(void (*)(void))pi_entries, METH_FASTCALL,
+     "pi_entries(cls, objects, lines) -> tuple of entries: read.pi.migrate.make_entries (see _pi.c)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -219,5 +226,6 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (fast_name == NULL || type_name == NULL)
         return NULL;
     project_init();
+    pi_init();
     return PyModule_Create(&module);
 }

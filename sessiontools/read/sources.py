@@ -37,9 +37,9 @@ class Reader:
     #: file's bytes when they were read already (`load_source_digest`), so that it is read once.
     load: Callable[..., Any]
     from_bytes: Callable[..., Any]  # (data, path, *, content_hash, max_line_bytes) -> the same, from bytes
-    #: `load` and `from_bytes` take `texts=False`: the message texts no count reads left unbuilt
-    #: (`load_source`'s `texts`)
-    lean: bool = False
+    #: The keyword arguments `load` and `from_bytes` take for a selective reading (`load_source`'s
+    #: `selective`): what no counting command reads is left unbuilt. Empty: the reader reads in full.
+    selective: tuple[tuple[str, Any], ...] = ()
 
 
 def _codex_recognises(head: bytes) -> bool:
@@ -94,19 +94,19 @@ def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
 
 
 def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False,
-              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Any:
     from sessiontools.read.pi.load import read_data
 
-    return read_data(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
+    return read_data(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes, selective=selective)
 
 
 def _pi_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-             data: bytes | None = None) -> Any:
+             data: bytes | None = None, selective: bool = False) -> Any:
     from sessiontools.read.pi.load import load_session
 
     if data is not None:
-        return _pi_bytes(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
-    return load_session(path, content_hash=content_hash, max_line_bytes=max_line_bytes)
+        return _pi_bytes(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes, selective=selective)
+    return load_session(path, content_hash=content_hash, max_line_bytes=max_line_bytes, selective=selective)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +127,10 @@ DEFAULT_HOME = AgentHome("Pi", "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
-    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes, lean=True),
+    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes, selective=(("texts", False),)),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
-FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes)
+FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),))
 
 
 def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | str]:
@@ -212,21 +212,22 @@ def reader_for(head: bytes) -> Reader:
 
 def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
                 max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
-                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> Any:
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Any:
     """Read one session file with its agent's reader: a Pi `Session`, a Codex `Rollout`, ...
 
     Every returned object has `path`, `diagnostics` and a class attribute `agent`. Only a regular
     file of at most `max_bytes` is opened (`read.files.check_input`); a line over `max_line_bytes`
-    (None: any length) is skipped with a `file:line` reason. Without `texts`, a reader that can
-    (`Reader.lean`) leaves the message texts no count reads unbuilt: for a command that reports
-    counts only (`inspect`); everything else it reads is the same.
+    (None: any length) is skipped with a `file:line` reason. `selective`: a reader that can
+    (`Reader.selective`) leaves unbuilt what no command that only counts reads (Claude Code: the long
+    message texts, `read.claude_code.lean`; Pi: everything but inspect's fields, `read.pi.selective`),
+    for a command that does not replay (`inspect`); everything it keeps is the same.
     """
     limits: dict[str, Any] = {"content_hash": content_hash, "max_line_bytes": max_line_bytes}
     if is_url(path):
         url = url_of(path) or os.fspath(path)
         data = read_url(url)
         reader = reader_for(data[:SNIFF_BYTES])
-        return reader.from_bytes(data, url, **limits, **_lean(reader, texts))
+        return reader.from_bytes(data, url, **limits, **_selective(reader, selective))
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory")
@@ -240,18 +241,22 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
             head = fh.read(SNIFF_BYTES)
             reader = reader_for(head)
             if reader is not FALLBACK:
-                return reader.load(str(path), **limits, **_lean(reader, texts))
+                return reader.load(str(path), **limits, **_selective(reader, selective))
             # A Pi session (or no session: the Pi reader says so): the file is opened once.
-            data = head + fh.read() if len(head) == SNIFF_BYTES else head
+            if len(head) == SNIFF_BYTES:  # read again from the start: one buffer (head + rest copied it all)
+                fh.seek(0)
+                data = fh.read()
+            else:
+                data = head
         except OSError as exc:
             raise open_error(p, exc) from exc
-    return FALLBACK.from_bytes(data, str(path), **limits)
+    return FALLBACK.from_bytes(data, str(path), **limits, **_selective(FALLBACK, selective))
 
 
 
 
-def _lean(reader: Reader, texts: bool) -> dict[str, Any]:
-    return {"texts": False} if not texts and reader.lean else {}
+def _selective(reader: Reader, selective: bool) -> dict[str, Any]:
+    return dict(reader.selective) if selective and reader.selective else {}
 
 
 def load_source_digest(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_MAX_FILE_BYTES,

@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from sessiontools.analysis.inspect import inspect_fn, inspect_source
+from sessiontools.read.parallel import reads_selectively
 from sessiontools.read.claude_code import load as claude_load
 from sessiontools.read.claude_code.load import load_claude_session, parse_bytes
 from sessiontools.read.sources import load_source
@@ -110,11 +111,11 @@ def test_a_session_with_subagents_through_load_source(tmp_path: Path) -> None:
         shutil.copy(CLAUDE[0], session)
         (tmp_path / "s" / "subagents").mkdir(parents=True)
         shutil.copy(CLAUDE[1], tmp_path / "s" / "subagents" / "agent-1.jsonl")
-    full, lean = load_source(session), load_source(session, texts=False)
+    full, lean = load_source(session), load_source(session, selective=True)
     assert lean.subagents and len(lean.subagents) == len(full.subagents)
     assert _inspect(lean) == _inspect(full)
     assert load_claude_session(session, texts=False).subagents[0].records[0].raw is not None
-    assert inspect_fn().reads_texts is False and inspect_fn(leaf=None).keywords == {"leaf": None}
+    assert reads_selectively(inspect_fn()) and inspect_fn(leaf=None).keywords == {"leaf": None}
 
 
 def test_lines_read_by_field_alone() -> None:

@@ -147,11 +147,16 @@ def _blocks(content: list[Any], where: str) -> list[str]:
     return problems
 
 
-def check_objects(objects: list[dict[str, Any]], lines: Sequence[int], path: str) -> list[Diagnostic]:
-    """`check_entry` over a file's entry objects: one diagnostic per dropped field. With the C
-    extension, `check_entry` runs only on the objects `read._native.check_trees` does not pass
-    (`TREES`: one of their checked fields is off its check's fast mark), the others having nothing
-    it would drop or change."""
+def check_objects(objects: list[dict[str, Any]], lines: Sequence[int], path: str,
+                  only: Sequence[int] | None = None) -> list[Diagnostic]:
+    """`check_entry` over a file's entry objects (those at the indexes `only`, when given: the
+    others pass as they are, as a selective reading's projections do): one diagnostic per dropped
+    field. With the C extension, `check_entry` runs only on the objects `read._native.check_trees`
+    does not pass (`TREES`: one of their checked fields is off its check's fast mark), the others
+    having nothing it would drop or change."""
+    if only is not None:
+        picked = [objects[k] for k in only]
+        return check_objects(picked, [lines[k] for k in only], path) if picked else []
     todo: Iterable[int] = range(len(objects)) if check_trees is None else check_trees(objects, TREES, TREE)
     diags = []
     for k in todo:

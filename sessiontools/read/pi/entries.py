@@ -105,6 +105,9 @@ class Session:
     #: Strings holding a lone surrogate, kept as Pi keeps them (its port reads `entries` as written);
     #: the values made from them for output are cleaned (`read.values.cleaned_for`).
     surrogates: int = 0
+    #: Read selectively (`read.pi.selective`): the entries hold only the fields inspect reads (no
+    #: message content), for counting, never for replay.
+    selective: bool = False
 
     @property
     def skipped(self) -> list[Diagnostic]:

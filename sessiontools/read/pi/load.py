@@ -16,7 +16,7 @@ from sessiontools.read.files import check_input, open_error
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, parse_line
 from sessiontools.read.pi.checks import check_objects
-from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Header, Session
+from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Entry, Header, Session
 from sessiontools.read.pi.migrate import (
     check_structure,
     header_version,
@@ -24,6 +24,12 @@ from sessiontools.read.pi.migrate import (
     make_header,
     migrate_objects,
 )
+from sessiontools.read.pi.selective import SPEC
+
+try:
+    from sessiontools.read._native import pi_entries, pi_project_lines
+except ImportError:  # not built on this machine: a selective reading is the ordinary one
+    pi_entries = pi_project_lines = None
 
 _SNIFF = 4096
 
@@ -33,19 +39,20 @@ def _is_header(obj: dict[str, Any]) -> bool:
 
 
 def read_stream(stream: IO[bytes], path: str, *, content_hash: bool = False,
-                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
+                max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Session:
     """Read a session from a binary stream (the whole file is one session in memory, as in Pi).
 
     With `content_hash`, `Session.content_hash` is set (sha256 of the bytes, for result caches). A
-    line over `max_line_bytes` (None: any length) is skipped with its reason.
+    line over `max_line_bytes` (None: any length) is skipped with its reason. With `selective`, the
+    entries hold only the fields a command that does not replay reads (`read.pi.selective`).
     """
-    return _read(stream.read(), path, content_hash=content_hash, max_line_bytes=max_line_bytes)
+    return _read(stream.read(), path, content_hash=content_hash, max_line_bytes=max_line_bytes, selective=selective)
 
 
 class _Objects:
     """The entry objects of a file as its lines are parsed: header, entries (with their lines), diagnostics."""
 
-    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any", "surrogates")
+    __slots__ = ("path", "header", "objects", "lines", "diags", "seen_any", "surrogates", "unchecked")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -55,6 +62,9 @@ class _Objects:
         self.diags: list[Diagnostic] = []
         self.seen_any = False
         self.surrogates = 0
+        #: The indexes in `objects` still to check (None: every one): a selective reading's
+        #: projections pass the checks as they are.
+        self.unchecked: list[int] | None = None
 
     def add(self, obj: dict[str, Any], line_no: int) -> None:
         """One object of line `line_no`: the header, a second header (skipped) or an entry."""
@@ -89,10 +99,34 @@ class _Objects:
             self.add(obj, line_no)
 
 
-def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES) -> tuple[_Objects, int]:
+def _parse_projected(data: bytes, path: str, limit: int) -> tuple[_Objects, int]:
+    """`_parse_lines` of a selective reading: each line projected by the C scanner
+    (`read._native.pi_project_lines`, `selective.SPEC`), the lines it is not sure of (and the first
+    object, the header) the ordinary way."""
+    acc = _Objects(path)
+    objects, lines = acc.objects, acc.lines
+    view, end, line_no = memoryview(data), len(data), 0
+    unchecked = acc.unchecked = []
+    for line_no, (start, stop, fields) in enumerate(pi_project_lines(data, SPEC, 2, limit), 1):
+        if fields is not None and acc.seen_any and fields.get("type") != "session":
+            objects.append(fields)
+            lines.append(line_no)
+        elif limit and stop - start > limit:
+            acc.diags.append(Diagnostic(path, line_no, too_long(stop - start, limit) or "", "skipped"))
+        else:
+            k = len(objects)
+            acc.add_line(view[start:stop], line_no, stop < end)
+            unchecked.extend(range(k, len(objects)))
+    return acc, line_no
+
+
+def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
+                 selective: bool = False) -> tuple[_Objects, int]:
     """Every line's objects, and the number of lines. Fast path: one well-formed entry object on a
     line after the first (what Pi writes), appended with no further question. A line over
-    `max_line` bytes is skipped, with its reason."""
+    `max_line` bytes is skipped, with its reason. `selective`: `_parse_projected` where the C is built."""
+    if selective and pi_project_lines is not None:
+        return _parse_projected(data, path, max_line or 0)
     acc = _Objects(path)
     objects, lines = acc.objects, acc.lines
     loads = orjson.loads
@@ -116,13 +150,13 @@ def _parse_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE
 
 
 def _read(data: bytes, path: str, *, content_hash: bool = False,
-          max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
+          max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Session:
     if b"\x00" in data[:_SNIFF]:
         return Session(path, None, (), 1, [Diagnostic(path, 1, "binary file (NUL bytes): not a Pi session", "fatal")])
     with gc_paused():
-        acc, line_no = _parse_lines(data, path, max_line_bytes)
+        acc, line_no = _parse_lines(data, path, max_line_bytes, selective)
         header, objects, lines, diags = acc.header, acc.objects, acc.lines, acc.diags
-        diags.extend(check_objects(objects, lines, path))
+        diags.extend(check_objects(objects, lines, path, acc.unchecked))
         if line_no == 0:
             diags.append(Diagnostic(path, 1, "empty file", "fatal"))
         elif not acc.seen_any:
@@ -134,17 +168,18 @@ def _read(data: bytes, path: str, *, content_hash: bool = False,
         version = header_version(header.data if header else None, objects)  # type: ignore[arg-type]
         for k, reason in migrate_objects(objects, version):
             diags.append(Diagnostic(path, lines[k], reason))
-        entries = make_entries(objects, lines)
+        native = selective and pi_entries is not None  # (the same entries: tests/read/test_pi_selective.py)
+        entries = pi_entries(Entry, objects, lines) if native else make_entries(objects, lines)
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
     digest = hashlib.sha256(data).hexdigest()[:32] if content_hash else ""
-    return Session(path, header, entries, version, diags, digest, acc.surrogates)
+    return Session(path, header, entries, version, diags, digest, acc.surrogates, selective)
 
 
 def read_data(data: bytes, path: str, *, content_hash: bool = False,
-              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
+              max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Session:
     """Read a session from a file's bytes already in memory (`path` names it in diagnostics)."""
-    return _read(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes)
+    return _read(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes, selective=selective)
 
 
 def read_bytes(data: bytes, path: str = "<memory>") -> Session:
@@ -166,10 +201,11 @@ def session_from_records(records: Iterable[dict[str, Any]], path: str = "<memory
 
 
 def load_session(path: str | os.PathLike[str], *, content_hash: bool = False,
-                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Session:
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, selective: bool = False) -> Session:
     """Read one session file. Never writes to it. Raises `InputError` when it cannot be opened.
 
-    `content_hash` also hashes the bytes (`Session.content_hash`), for result caches.
+    `content_hash` also hashes the bytes (`Session.content_hash`), for result caches; `selective`
+    reads only what a command that does not replay needs (`read.pi.selective`).
     """
     p = Path(path)
     if p.is_dir():
@@ -177,6 +213,7 @@ def load_session(path: str | os.PathLike[str], *, content_hash: bool = False,
     check_input(p, None)
     try:
         with open(p, "rb") as fh:
-            return read_stream(fh, str(path), content_hash=content_hash, max_line_bytes=max_line_bytes)
+            return read_stream(fh, str(path), content_hash=content_hash, max_line_bytes=max_line_bytes,
+                               selective=selective)
     except OSError as exc:
         raise open_error(p, exc) from exc

@@ -1,0 +1,504 @@
+/* sessiontools.read._native.pi_project_lines: a Pi session's lines validated as JSON in one pass in
+ * C, with only the fields a command that does not replay reads built into Python objects, and the
+ * fields the reader's checks would look at checked in place without being built (issue 28).
+ *
+ * pi_project_lines(data, spec, first, limit) -> list of (start, stop, fields or None), exactly as
+ * `project_lines` (_project.c), whose scanner this file compiles again (it is included, not copied:
+ * one home for what a JSON line is and for when the C is not sure orjson reads it the same way;
+ * what it is unsure of is None here too, the line going the reader's ordinary way).
+ *
+ * The spec is `project_lines`'s (None, False, a frozenset, a fast mark, a dict) with more values:
+ *   "str"               a string or null, validated and not built;
+ *   "object"            an object or null, validated and not built;
+ *   ("list", spec)      null or an array, not built; each element that is an object is checked
+ *                       by `spec` (whose values are these check-only kinds);
+ *   ("content", spec)   a string, or ("list", spec);
+ *   ("mark", fast)      a value that passes the fast mark, not built (a number or a literal is
+ *                       made to be compared, and dropped);
+ * and a key "*" (value None) in a dict spec: the object's undeclared members are built whole too
+ * (the object is then the same as orjson's, only its declared fields checked).
+ * A value that is off its kind sends the line the ordinary way, where the checks say what is wrong.
+ * The spec is made in `read.pi.selective` from the checks' own tables; tests/read/test_pi_selective.py
+ * holds what is read this way equal to the ordinary way's. */
+#define project_lines pi_base_project_lines
+#define project_init pi_base_project_init
+#include "_project.c"
+#undef project_lines
+#undef project_init
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+enum { P_STR = 10, P_OBJ, P_LIST, P_CONTENT, P_MARK };
+static PyObject *kind_of[3]; /* an empty str, dict and list: what a value's type is asked with */
+
+/* Skipping what is not built, fast: the same strings `string_of` accepts (and so orjson), scanned
+ * with the cursor in a register. Sixteen bytes at a time (SSE2; else eight, in a word) while none is
+ * a quote, a backslash, a control character or >= 0x80, the first such byte found at once; the
+ * escapes of one letter stepped over in place; a run of high bytes validated as UTF-8 with the
+ * three-byte characters of CJK text first. */
+static unsigned char simple_escape[256]; /* 1: a one-letter escape (after the backslash) */
+
+static inline const unsigned char *past_plain(const unsigned char *p, const unsigned char *end) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        /* (signed: the bytes >= 0x80 are below 0x20 too) */
+        __m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+                                    _mm_cmplt_epi8(v, space));
+        int mask = _mm_movemask_epi8(stop);
+        if (mask)
+            return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        uint64_t stop = (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) & highs;
+        if (stop) /* (the lowest marked byte of the word is exact) */
+            return p + (__builtin_ctzll(stop) >> 3);
+        p += 8;
+    }
+    while (p < end && plain[*p])
+        p++;
+    return p;
+}
+
+static int skip_str(Cursor *c, int *escaped) {
+    const unsigned char *p = c->p + 1, *end = c->end;
+    int esc = 0;
+    for (;;) {
+        p = past_plain(p, end);
+        if (p >= end)
+            return NO;
+        unsigned char x = *p;
+        if (x == '"')
+            break;
+        if (x == '\\') {
+            esc = 1;
+            if (end - p >= 2 && simple_escape[p[1]]) {
+                p += 2;
+                continue;
+            }
+            unsigned cp;
+            c->p = p + 1;
+            if (escape(c, &cp) != OK)
+                return NO;
+            p = c->p;
+        } else if (x < 0x20) {
+            return NO;
+        } else {
+            do { /* a run of multi-byte characters */
+                if (end - p >= 3 && (x & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 &&
+                    (x != 0xE0 || p[1] >= 0xA0) && (x != 0xED || p[1] <= 0x9F)) {
+                    p += 3;
+                } else {
+                    int n = utf8_len(p, end);
+                    if (n == 0)
+                        return NO;
+                    p += n;
+                }
+            } while (p < end && (x = *p) >= 0x80);
+        }
+    }
+    c->p = p + 1;
+    if (escaped != NULL)
+        *escaped = esc;
+    return OK;
+}
+
+static int skip_value(Cursor *c);
+
+/* An object or array (c->p at its opening) validated and skipped. */
+static int skip_container(Cursor *c, unsigned char close) {
+    int r;
+    if (++c->depth > MAX_DEPTH)
+        return NO;
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        c->depth--;
+        return OK;
+    }
+    for (;;) {
+        if (close == '}') {
+            if (c->p >= c->end || *c->p != '"' || (r = skip_str(c, NULL)) != OK)
+                return NO;
+            skip_ws(c);
+            if (c->p >= c->end || *c->p != ':')
+                return NO;
+            c->p++;
+            skip_ws(c);
+        }
+        if ((r = skip_value(c)) != OK)
+            return r;
+        if ((r = next_item(c, close)) != MORE) {
+            c->depth--;
+            return r;
+        }
+    }
+}
+
+/* Any value (c->p not at whitespace) validated and skipped: `value(c, 0, NULL, NULL)`, faster. */
+static int skip_value(Cursor *c) {
+    if (c->p >= c->end)
+        return NO;
+    switch (*c->p) {
+    case '"':
+        return skip_str(c, NULL);
+    case '{':
+        return skip_container(c, '}');
+    case '[':
+        return skip_container(c, ']');
+    default:
+        return value(c, 0, NULL, NULL); /* a number or a literal */
+    }
+}
+
+static Spec *pi_compile(PyObject *d);
+
+static int pi_kind(Field *f, PyObject *v) {
+    if (v == Py_None)
+        f->mode = LEAF;
+    else if (v == Py_False)
+        f->mode = BAIL;
+    else if (PyFrozenSet_Check(v)) {
+        f->mode = SET;
+        f->set = v;
+    } else if (PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, "str") == 0)
+        f->mode = P_STR;
+    else if (PyUnicode_Check(v) && PyUnicode_CompareWithASCIIString(v, "object") == 0)
+        f->mode = P_OBJ;
+    else if (PyDict_Check(v)) {
+        f->mode = NEST;
+        return (f->sub = pi_compile(v)) == NULL ? -1 : 0;
+    } else if (PyTuple_Check(v) && PyTuple_GET_SIZE(v) == 2 && PyUnicode_Check(PyTuple_GET_ITEM(v, 0))) {
+        PyObject *tag = PyTuple_GET_ITEM(v, 0);
+        if (PyUnicode_CompareWithASCIIString(tag, "list") == 0)
+            f->mode = P_LIST;
+        else if (PyUnicode_CompareWithASCIIString(tag, "content") == 0)
+            f->mode = P_CONTENT;
+        else if (PyUnicode_CompareWithASCIIString(tag, "mark") == 0 && PyTuple_Check(PyTuple_GET_ITEM(v, 1))) {
+            f->mode = P_MARK;
+            f->fast = PyTuple_GET_ITEM(v, 1);
+            return 0;
+        } else
+            goto bad;
+        return (f->sub = pi_compile(PyTuple_GET_ITEM(v, 1))) == NULL ? -1 : 0;
+    } else if (PyTuple_Check(v)) {
+        f->mode = CHECK;
+        f->fast = v;
+    } else
+        goto bad;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_TypeError, "a Pi spec value is None, False, a frozenset, a fast mark, a dict, "
+                                     "\"str\", \"object\", (\"list\", spec), (\"content\", spec) or (\"mark\", fast mark)");
+    return -1;
+}
+
+/* A spec dict compiled; the key "*" is a field no key matches (len -1): see `whole`. */
+static Spec *pi_compile(PyObject *d) {
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "a Pi spec is a dict");
+        return NULL;
+    }
+    Spec *s = PyMem_Calloc(1, sizeof(Spec));
+    Py_ssize_t n = PyDict_GET_SIZE(d), pos = 0;
+    if (s == NULL || (s->f = PyMem_Calloc(n ? n : 1, sizeof(Field))) == NULL) {
+        PyMem_Free(s);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        Field *f = &s->f[s->n++];
+        if (!PyUnicode_Check(k) || (f->name = PyUnicode_AsUTF8AndSize(k, &f->len)) == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a Pi spec's keys are str");
+            goto fail;
+        }
+        f->key = k;
+        if (f->len == 1 && f->name[0] == '*') {
+            f->len = -1;
+            continue;
+        }
+        if (pi_kind(f, v) < 0)
+            goto fail;
+    }
+    return s;
+fail:
+    spec_free(s);
+    return NULL;
+}
+
+static int whole(const Spec *spec) {
+    for (Py_ssize_t i = 0; i < spec->n; i++)
+        if (spec->f[i].len == -1)
+            return 1;
+    return 0;
+}
+
+static int checked(Cursor *c, int mode, const Spec *sub);
+static int marked(Cursor *c, PyObject *fast);
+
+/* A key at c->p (a quote) and its colon: the name's bytes, whether it held an escape, and the key
+ * built when `k` is not NULL. The cursor is left at the value. */
+static int key_of(Cursor *c, const unsigned char **name, Py_ssize_t *len, int *esc, PyObject **k) {
+    int r;
+    if (c->p >= c->end || *c->p != '"')
+        return NO;
+    *name = c->p + 1;
+    if ((r = k != NULL ? string_of(c, k, esc, 1) : skip_str(c, esc)) != OK)
+        return r;
+    *len = c->p - 1 - *name;
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != ':')
+        return NO;
+    c->p++;
+    skip_ws(c);
+    return c->p < c->end ? OK : NO;
+}
+
+/* An object (c->p at '{') validated and not built; the members `spec` declares are `checked`. */
+static int check_object(Cursor *c, const Spec *spec) {
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '}') {
+        c->p++;
+        return OK;
+    }
+    for (;;) {
+        const unsigned char *name;
+        Py_ssize_t len;
+        int esc = 0, r;
+        if ((r = key_of(c, &name, &len, &esc, NULL)) != OK)
+            return r;
+        const Field *f = field_of(spec, name, len);
+        if (esc)
+            return NO; /* it may name a declared field */
+        if ((r = f == NULL ? skip_value(c) : f->mode == P_MARK ? marked(c, f->fast) : checked(c, f->mode, f->sub)) != OK)
+            return r;
+        if ((r = next_item(c, '}')) != MORE)
+            return r;
+    }
+}
+
+/* An array (c->p at '[') validated and not built; each element that is an object checked by `spec`. */
+static int check_array(Cursor *c, const Spec *spec) {
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ']') {
+        c->p++;
+        return OK;
+    }
+    for (;;) {
+        int r;
+        if (c->p >= c->end)
+            return NO;
+        if (*c->p == '{') {
+            if (++c->depth > MAX_DEPTH)
+                return NO;
+            r = check_object(c, spec);
+            c->depth--;
+        } else
+            r = skip_value(c);
+        if (r != OK)
+            return r;
+        if ((r = next_item(c, ']')) != MORE)
+            return r;
+    }
+}
+
+/* A value checked against a fast mark and not built (but a number or a literal, made and dropped). */
+static int marked(Cursor *c, PyObject *fast) {
+    unsigned char b = *c->p;
+    PyObject *v = NULL;
+    int r = b == '"' ? skip_str(c, NULL) : b == '{' || b == '[' ? skip_value(c) : value(c, 1, NULL, &v);
+    if (r != OK)
+        return r;
+    r = fast_ok(fast, v != NULL ? v : kind_of[b == '"' ? 0 : b == '{' ? 1 : 2]);
+    Py_XDECREF(v);
+    return r < 0 ? ERR : r ? OK : NO;
+}
+
+/* A value of a check-only kind (P_*), validated and not built: OK when it is of its kind. */
+static int checked(Cursor *c, int mode, const Spec *sub) {
+    unsigned char b = *c->p;
+    int r;
+    if (mode == P_MARK)
+        return NO; /* (its fast mark is the field's: `pi_member`, `check_object`) */
+    if (b == 'n')
+        return literal(c, "null", 4, Py_None, NULL);
+    if (b == '"' && (mode == P_STR || mode == P_CONTENT))
+        return skip_str(c, NULL);
+    if (b == '{' && mode == P_OBJ)
+        return skip_value(c);
+    if (b != '[' || (mode != P_LIST && mode != P_CONTENT))
+        return NO; /* off its kind, or a kind that is built (not for a check-only object) */
+    if (++c->depth > MAX_DEPTH)
+        return NO;
+    r = check_array(c, sub);
+    c->depth--;
+    return r;
+}
+
+static int pi_object(Cursor *c, const Spec *spec, PyObject **out);
+
+/* One declared member of a projected object. */
+static int pi_member(Cursor *c, const Field *f, PyObject *d) {
+    if (f->mode == P_MARK)
+        return marked(c, f->fast);
+    if (f->mode >= P_STR)
+        return checked(c, f->mode, f->sub);
+    if (f->mode != NEST)
+        return member(c, f, d);
+    PyObject *v = NULL;
+    int r;
+    if (PyDict_GetItemWithError(d, f->key) != NULL)
+        return NO; /* a duplicated key */
+    if (PyErr_Occurred())
+        return ERR;
+    if (*c->p == '{')
+        r = pi_object(c, f->sub, &v);
+    else if (*c->p == 'n')
+        r = literal(c, "null", 4, Py_None, &v);
+    else
+        return NO;
+    if (r != OK)
+        return r;
+    r = PyDict_SetItem(d, f->key, v) < 0 ? ERR : OK;
+    Py_DECREF(v);
+    return r;
+}
+
+/* An undeclared member of a `whole` object, built; a duplicated key is not sure. */
+static int pi_rest(Cursor *c, PyObject *d, PyObject *k) {
+    PyObject *v = NULL;
+    int r;
+    if (PyDict_GetItemWithError(d, k) != NULL)
+        return NO;
+    if (PyErr_Occurred() || (r = value(c, 1, NULL, &v)) == ERR)
+        return ERR;
+    if (r != OK)
+        return r;
+    r = PyDict_SetItem(d, k, v) < 0 ? ERR : OK;
+    Py_DECREF(v);
+    return r;
+}
+
+/* An object (c->p at '{') projected by `spec` into a new dict. */
+static int pi_object(Cursor *c, const Spec *spec, PyObject **out) {
+    int all = whole(spec), r = OK;
+    if (++c->depth > MAX_DEPTH)
+        return NO;
+    PyObject *d = PyDict_New();
+    if (d == NULL)
+        return ERR;
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '}')
+        c->p++;
+    else
+        for (;;) {
+            const unsigned char *name;
+            Py_ssize_t len;
+            int esc = 0;
+            PyObject *k = NULL;
+            if ((r = key_of(c, &name, &len, &esc, all ? &k : NULL)) != OK) {
+                Py_XDECREF(k);
+                break;
+            }
+            const Field *f = esc ? NULL : field_of(spec, name, len);
+            if (esc)
+                r = NO; /* an escaped key of a projected object: it may name a declared field */
+            else if (f != NULL)
+                r = pi_member(c, f, d);
+            else
+                r = all ? pi_rest(c, d, k) : skip_value(c);
+            Py_XDECREF(k);
+            if (r != OK || (r = next_item(c, '}')) != MORE)
+                break;
+        }
+    c->depth--;
+    if (r != OK) {
+        Py_DECREF(d);
+        return r;
+    }
+    *out = d;
+    return OK;
+}
+
+/* The projection of one line, or Py_None (not sure: the ordinary way); NULL on error. */
+static PyObject *pi_line(const unsigned char *s, const unsigned char *e, const Spec *spec) {
+    Cursor c = {s, e, 0};
+    PyObject *d = NULL;
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != '{')
+        Py_RETURN_NONE;
+    int r = pi_object(&c, spec, &d);
+    if (r == ERR)
+        return NULL;
+    if (r == OK) {
+        skip_ws(&c);
+        if (c.p == c.end)
+            return d;
+        Py_DECREF(d);
+    }
+    Py_RETURN_NONE;
+}
+
+/* The lines cut as `project_lines` (and `read.lines.line_views`) cuts them. */
+PyObject *pi_project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Py_buffer buf;
+    Py_ssize_t first, limit;
+    if (nargs != 4 || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "pi_project_lines(data, spec: dict, first: int, limit: int)");
+        return NULL;
+    }
+    if ((first = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
+        return NULL;
+    if ((limit = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
+        return NULL;
+    Spec *spec = pi_compile(args[1]);
+    if (spec == NULL)
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &buf, PyBUF_SIMPLE) < 0) {
+        spec_free(spec);
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    const unsigned char *data = buf.buf, *p = data, *end = data + buf.len;
+    for (Py_ssize_t n = 1; out != NULL && p < end; n++) {
+        const unsigned char *nl = memchr(p, '\n', end - p), *stop = nl ? nl : end;
+        PyObject *fields = Py_None;
+        if (n < first || (limit > 0 && stop - p > limit))
+            Py_INCREF(fields);
+        else if ((fields = pi_line(p, stop, spec)) == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyObject *item = Py_BuildValue("(nnN)", (Py_ssize_t)(p - data), (Py_ssize_t)(stop - data), fields);
+        if (item == NULL || PyList_Append(out, item) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(item);
+        p = stop + 1;
+    }
+    PyBuffer_Release(&buf);
+    spec_free(spec);
+    return out;
+}
+
+void pi_init(void) {
+    pi_base_project_init();
+    kind_of[0] = PyUnicode_FromString("");
+    kind_of[1] = PyDict_New();
+    kind_of[2] = PyList_New(0);
+    for (const char *e = "\"\\\\/bfnrt"; *e; e++)
+        simple_escape[(unsigned char)*e] = 1;
+}
