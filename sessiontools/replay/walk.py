@@ -40,16 +40,12 @@ from functools import reduce
 from operator import add
 
 from sessiontools.policies.base import (
-    Candidate,
     CheckPoint,
-    CompactionAsk,
     CountView,
-    Kept,
-    Plan,
     Policy,
     PolicySettings,
 )
-from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth, fit_neutral_truth
+from sessiontools.replay.neutral import NeutralTruth, fit_neutral_truth
 from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import (
     CompactionReason,
@@ -60,11 +56,11 @@ from sessiontools.replay.records import (
     SimCompaction,
     TruthSource,
 )
-from sessiontools.replay.step import CheckStep
+from sessiontools.replay.walk_compact import CompactionStep
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath
 
 
-class _Walk(CheckStep):
+class _Walk(CompactionStep):
     def __init__(self, path: TranscriptPath, policy: Policy, settings: ReplaySettings, truth: NeutralTruth,
                  grid: PathGrid | None = None) -> None:
         self.path, self.policy, self.settings, self.truth = path, policy, settings, truth
@@ -156,126 +152,6 @@ class _Walk(CheckStep):
         trailing = [sz for i, sz in zip(self.prefix, self.prefix_sizes, strict=True) if i > last]
         trailing += work_sizes[bisect_right(self.work, last, resume, max(upto, resume)):upto]
         return CountView(self.last_usage[1], trailing, size, msgs)
-
-    def _peak(self, u: float) -> None:
-        if u > self.run.peak_truth:  # the peak is the largest truth reported anywhere
-            self.run.peak_truth = u
-
-    def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> SimCompaction | None:
-        """Compact before work position `upto`; None when the summarisation request fails."""
-        ctx = self.context(upto)
-        msgs = self.path.messages
-        after = ctx[-1] if ctx else -1
-        r = self.run
-        hit = next((k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched), None)
-        if hit is not None and hit in self.by_user_set:
-            # The user (or an extension) compacted right here in the recording: that compaction is
-            # applied, the policy's is not made on top of it.
-            return self.apply_user(hit, upto)
-        plan = self._plan(reason, ctx, after)
-        if isinstance(plan, str):
-            return None
-        if plan is not None:
-            kept, sum_in, hit = Kept(plan.kept), plan.summarization_input, plan.recorded
-        else:
-            cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.tokens_of(i), msgs[i])
-                     for i in ctx]
-            kept = self.policy.keep_for(reason.value, cands, self.s)
-            if self.policy.summary_request_sends_kept:
-                sum_in = truth_now  # the context (and the summary prompt)
-            else:  # the summarised messages and the previous summary
-                keep = set(kept.indices)
-                sum_in = self.summary + sum(self.tokens_of(i) for i in ctx if i not in keep)
-        if sum_in > self.W and hit is not None:
-            sum_in = float(self.W)  # the agent recorded this compaction: its summariser's prompt fitted
-        elif sum_in > self.W:
-            if not self.policy.trims_summary_request:
-                r.overflows += 1  # the provider rejects the summarisation request
-                self._peak(sum_in)
-                m = msgs[after] if after >= 0 else None
-                r.failed_compactions.append(self._record(reason, after, (), view, truth_now, sum_in, 0.0, False))
-                r.no_compaction.append(f"after {m.id if m else 'the start'}: the summarisation request "
-                                       f"({round(sum_in):,} tokens) is larger than the window ({self.W:,})")
-                return None
-            sum_in = float(self.W)  # the oldest items dropped until it fits
-        if hit is None:
-            self.unmatched += 1
-            self.exact = None
-        else:
-            self.matched.add(hit)
-            self.exact = hit if plan is not None else None
-        n = len(r.compactions)  # a caller's size for this compaction's summary (`resummarize`), else the model's
-        given = self.sizes[n] if n < len(self.sizes) else None
-        size = given if given is not None else self._summary_size(plan, upto)
-        if given is not None:
-            self.resized = True  # another summary than the recorded one: the context is no longer the recorded one
-        sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, size,
-                          hit is not None, len(ctx) - len(kept.indices))
-        if plan is not None:
-            self.compactor.made(plan)  # type: ignore[union-attr]
-            sc.tokens_before, sc.matches_recorded, sc.is_split_turn = (plan.tokens_before, plan.matches_recorded,
-                                                                       plan.is_split_turn)
-            sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
-            if plan.parent_id is not None:
-                sc.parent_entry_id = plan.parent_id
-        r.compactions.append(sc)
-        r.summarization_input += sum_in
-        r.summarization_output += sc.summarization_output_tokens
-        self.pending_thrash = sc
-        self.set_prefix(kept.indices, upto)
-        self.summary = size
-        self.prefix_until_prompt = kept.until_next_prompt
-        self.last_usage = self.anchor = self.reply = None
-        return sc
-
-    def _plan(self, reason: CompactionReason, ctx: list[int], after: int) -> Plan | str | None:
-        """The policy's own compactor's plan (`Policy.compactor`), a reason it makes none (noted), or
-        None when the policy has no compactor (the walk keeps by `keep_for`)."""
-        if self.compactor is None:
-            return None
-        recorded = tuple(k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched)
-        plan = self.compactor.plan(CompactionAsk(reason.value, tuple(ctx), self.reply, recorded))
-        if isinstance(plan, str):
-            m = self.path.messages[after] if after >= 0 else None
-            self.run.no_compaction.append(f"after {m.id if m else 'the start'}: {plan}")
-        return plan
-
-    def _summary_size(self, plan: Plan | None, upto: int) -> float:
-        """The new summary's truth: the recorded one's where the plan is a recorded compaction, the
-        plan's own, else the policy's model (`summary_tokens`)."""
-        if plan is not None and plan.recorded is not None:
-            return self.recorded_summary(plan.recorded)
-        if plan is not None and plan.summary_tokens is not None:
-            return plan.summary_tokens
-        return self.summary_tokens(upto)
-
-    def recorded_summary(self, k: int) -> float:
-        """The truth of recorded compaction k's summary, as its recorded usage tells it if it does."""
-        own = self.compactor.recorded_summary(k) if self.compactor is not None else None
-        if own is not None:
-            return own
-        c = self.path.compactions[k]
-        got = self.truth.attributed.get(c.index)
-        return got if got is not None else self.truth.text_tokens(len(c.summary or ""))
-
-    def summary_tokens(self, upto: int) -> float:
-        """The modelled summary of a compaction before work position `upto`, the policy's
-        (`Policy.summary_tokens`) from the workload's tokens so far and the recorded compactions'."""
-        g = self.grid
-        return self.policy.summary_tokens(self.truth.summary_tokens, g.summary_points(), g.history[min(upto, len(g.work))])
-
-    def _record(self, reason: CompactionReason, after: int, kept: tuple[int, ...], view: CountView, truth_now: float,
-                sum_in: float, summary: float, matches: bool, summarized: int = 0) -> SimCompaction:
-        msgs = self.path.messages
-        m = msgs[after] if 0 <= after < len(msgs) else None
-        return SimCompaction(
-            reason=reason, parent_entry_id=m.id if m else None, parent_base_index=after,
-            first_kept_entry_id=msgs[kept[0]].id if kept else None, first_kept_base_index=kept[0] if kept else -1,
-            tokens_before=self.policy.tokens_before(view), truth_at_trigger=truth_now,
-            count_at_trigger=self.policy.count(view), is_split_turn=False, messages_summarized=summarized,
-            turn_prefix_messages=0, kept_tokens=sum(self.tokens_of(i) for i in kept), summary_tokens=summary,
-            summary_source=TruthSource.MODEL, summarization_input_tokens=sum_in, summarization_output_tokens=summary,
-            matches_recorded=matches, early=reason == CompactionReason.THRESHOLD and truth_now <= self.T, kept=kept)
 
     def diverged(self, index: int) -> bool:
         """Whether the simulated context before message `index` differs from the recorded one."""
@@ -415,38 +291,6 @@ class _Walk(CheckStep):
         self.recovery.retrying()
         self.compact(CompactionReason.OVERFLOW, upto, u, self.view(upto))
         return True
-
-    def user_compactions(self, before: int) -> None:
-        """Apply the recorded user/extension compactions that come before message `before`."""
-        while self.next_user < len(self.by_user) and self.path.compactions[self.by_user[self.next_user]].index < before:
-            k = self.by_user[self.next_user]
-            self.next_user += 1
-            if k not in self.applied:
-                c = self.path.compactions[k]
-                self.apply_user(k, len([i for i in self.work if i < c.index]))
-
-    def apply_user(self, k: int, upto: int) -> SimCompaction:
-        """Apply recorded user/extension compaction `k` before work position `upto`, with its recorded
-        kept messages and summary (the summary's tokens as its recorded usage tells them, if it does)."""
-        c = self.path.compactions[k]
-        self.applied.add(k)
-        kept = tuple(i for a, b in c.kept for i in range(a, b) if i in self.pos_of)
-        self.matched.add(k)
-        self.exact = k if self.compactor is not None else None
-        truth_now = self.truth_at(upto)
-        self._peak(truth_now)
-        summary = self.recorded_summary(k)
-        sc = self._record(CompactionReason.USER, self.work[upto - 1] if upto else -1, kept, self.view(upto),
-                          truth_now, 0.0, summary, True)
-        sc.summarization_output_tokens = 0.0
-        sc.tokens_before = c.tokens_before if isinstance(c.tokens_before, int) else 0
-        self.run.compactions.append(sc)
-        if self.compactor is not None:
-            self.compactor.made(None, k, kept)
-        self.set_prefix(kept, upto)
-        self.summary, self.last_usage, self.anchor, self.reply = summary, None, None, None
-        self.prefix_until_prompt = False
-        return sc
 
     def _trailing_check(self, prev: int) -> None:
         """The agent's check point before a request the file does not hold: an agent's own recorded
