@@ -15,9 +15,9 @@ import orjson
 import pytest
 
 from sessiontools.analysis.inspect import inspect_fn, inspect_source
-from sessiontools.read.parallel import reads_selectively
 from sessiontools.read.claude_code import load as claude_load
 from sessiontools.read.claude_code.load import load_claude_session, parse_bytes
+from sessiontools.read.parallel import reads_selectively
 from sessiontools.read.sources import load_source
 from tests.conftest import BAD, ROOT, SAMPLES
 from tests.read.test_native_project import _native
