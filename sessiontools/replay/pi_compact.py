@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sessiontools.policies.pi.compactor import modelled_summary, summarization_input, with_usage
 from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
-from sessiontools.policies.pi.serialize import compute_file_lists, format_file_operations
 from sessiontools.read.pi.entries import Entry
 from sessiontools.replay.records import CompactionReason, SimCompaction, TruthSource
 from sessiontools.tokens.chars4 import estimate_tokens
@@ -21,10 +21,6 @@ from sessiontools.transcript.pi.workload import RecordedCompaction
 
 if TYPE_CHECKING:
     from sessiontools.replay.simulate import SimState
-
-#: Characters of Pi's summarisation prompt around the serialized conversation (and of the split-turn one).
-SUMMARY_PROMPT_CHARS = 2500
-TURN_PREFIX_PROMPT_CHARS = 1200
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,13 +56,6 @@ def _given(st: SimState, new: NewSummary, given: GivenSummary) -> NewSummary:
     return NewSummary(entry, truth, est, TruthSource.MODEL, new.matches_recorded)
 
 
-def _with_usage(e: Entry, prompt: int, output: int) -> Entry:
-    """A copy of an assistant entry carrying the usage a provider would report for `prompt` tokens."""
-    msg = dict(e.message or {})
-    msg["usage"] = {"input": prompt, "output": output, "cacheRead": 0, "cacheWrite": 0, "totalTokens": prompt + output}
-    return Entry(e.type, e.id, e.parent_id, e.line, e.index, {**e.data, "message": msg})
-
-
 def _prepare(st: SimState, parent: int) -> Preparation | None:
     # Everything before the newest compaction's first kept entry is outside Pi's context and
     # outside the range prepareCompaction looks at: starting the path there gives the same answer.
@@ -76,7 +65,7 @@ def _prepare(st: SimState, parent: int) -> Preparation | None:
         # Only the newest usage counts in Pi's estimates: give that one entry its simulated usage.
         k, prompt, output = st.usage_override
         original = path[k - start]
-        path[k - start] = copy = _with_usage(original, prompt, output)
+        path[k - start] = copy = with_usage(original, prompt, output)
         if original.message is not None and copy.message is not None:
             # estimateTokens reads an assistant message's content, never its usage: the copy's is the original's.
             st.memo.same_estimate(copy.message, original.message)
@@ -103,28 +92,15 @@ def _summary(st: SimState, prep: Preparation, parent: int) -> NewSummary:
         est = estimate_tokens({"role": "compactionSummary", "summary": entry.data.get("summary") or ""}, st.v)
         return NewSummary(entry, st.truth.entry_tokens(entry), est, TruthSource.RECORDED,
                           recorded.tokens_before == prep.tokens_before, recorded.by_user)
-    read, modified = compute_file_lists(prep.file_ops)
-    chars = int(st.truth.summary_tokens * st.truth.summary_chars_per_token)
-    summary = "s" * chars + format_file_operations(read, modified)
-    n = len(st.run.compactions) + 1
-    parent_id = st.wl.base[parent].id
-    entry = Entry("compaction", f"replay-{n}", parent_id, 0, -1,
-                  {"type": "compaction", "id": f"replay-{n}", "parentId": parent_id, "summary": summary,
-                   "firstKeptEntryId": prep.first_kept_entry_id, "tokensBefore": prep.tokens_before,
-                   "details": {"readFiles": read, "modifiedFiles": modified}})
-    truth = st.truth.summary_tokens + st.truth.text_tokens(len(summary) - chars)
+    entry, truth = modelled_summary(st.truth, prep, len(st.run.compactions) + 1, st.wl.base[parent].id)
+    summary = entry.data["summary"]
     est = estimate_tokens({"role": "compactionSummary", "summary": summary}, st.v)
     return NewSummary(entry, truth, est, TruthSource.MODEL, False)
 
 
 def _summarization_input(st: SimState, prep: Preparation) -> float:
-    """The summariser's prompt: the serialized conversation (+ previous summary and prompt), and the
-    split turn's prefix request."""
-    serialized = st.memo.serialized_chars(prep.messages_to_summarize) + len(str(prep.previous_summary or ""))
-    sum_in = st.truth.text_tokens(serialized + SUMMARY_PROMPT_CHARS)
-    if prep.is_split_turn and prep.turn_prefix_messages:
-        sum_in += st.truth.text_tokens(st.memo.serialized_chars(prep.turn_prefix_messages) + TURN_PREFIX_PROMPT_CHARS)
-    return sum_in
+    """The summariser's prompt (`policies.pi.compactor.summarization_input`, the one rule)."""
+    return summarization_input(st.truth, prep, st.memo.serialized_chars)
 
 
 def compact(st: SimState, reason: CompactionReason, parent: int, truth_now: float, view: float) -> SimCompaction | None:
