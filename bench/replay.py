@@ -81,7 +81,9 @@ def _truth_json(pr: Any) -> dict[str, Any]:
     return {
         "entry_tokens": [truth.entry_tokens(e) for e in wl.base],
         "overhead": truth.overhead,
-        "ratio": truth.ratio,
+        # Node's text sizes are ratio * ceil(chars / 4), as `TruthModel.text_tokens` with its counter's
+        # units per chars/4 token (`chars4_scale`, 1 under chars/4; `--truth-tokenizer auto` may pick o200k).
+        "ratio": truth.ratio * truth.chars4_scale,
         "summary_tokens": truth.summary_tokens,
         "summary_chars_per_token": truth.summary_chars_per_token,
     }
