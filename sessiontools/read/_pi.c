@@ -453,45 +453,10 @@ static PyObject *pi_line(const unsigned char *s, const unsigned char *e, const S
     Py_RETURN_NONE;
 }
 
-/* The lines cut as `project_lines` (and `read.lines.line_views`) cuts them. */
+/* The lines cut as `project_lines` cuts them (`lines_projected`), each projected by `pi_line`. */
 PyObject *pi_project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    Py_buffer buf;
-    Py_ssize_t first, limit;
-    if (nargs != 4 || !PyDict_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "pi_project_lines(data, spec: dict, first: int, limit: int)");
-        return NULL;
-    }
-    if ((first = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
-        return NULL;
-    if ((limit = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
-        return NULL;
-    Spec *spec = pi_compile(args[1]);
-    if (spec == NULL)
-        return NULL;
-    if (PyObject_GetBuffer(args[0], &buf, PyBUF_SIMPLE) < 0) {
-        spec_free(spec);
-        return NULL;
-    }
-    PyObject *out = PyList_New(0);
-    const unsigned char *data = buf.buf, *p = data, *end = data + buf.len;
-    for (Py_ssize_t n = 1; out != NULL && p < end; n++) {
-        const unsigned char *nl = memchr(p, '\n', end - p), *stop = nl ? nl : end;
-        PyObject *fields = Py_None;
-        if (n < first || (limit > 0 && stop - p > limit))
-            Py_INCREF(fields);
-        else if ((fields = pi_line(p, stop, spec)) == NULL) {
-            Py_CLEAR(out);
-            break;
-        }
-        PyObject *item = Py_BuildValue("(nnN)", (Py_ssize_t)(p - data), (Py_ssize_t)(stop - data), fields);
-        if (item == NULL || PyList_Append(out, item) < 0)
-            Py_CLEAR(out);
-        Py_XDECREF(item);
-        p = stop + 1;
-    }
-    PyBuffer_Release(&buf);
-    spec_free(spec);
-    return out;
+    return lines_projected(args, nargs, "pi_project_lines(data, spec: dict, first: int, limit: int)",
+                           pi_compile, pi_line);
 }
 
 void pi_init(void) {

@@ -704,18 +704,23 @@ static PyObject *project_line(const unsigned char *s, const unsigned char *e, co
     Py_RETURN_NONE;
 }
 
-PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* The lines of args[0] cut as `read.lines.line_views` cuts them, each projected by `line` with the
+   spec `compile` makes of args[1] (`project_lines`; _pi.c's `pi_project_lines`): a list of
+   (start, stop, fields or None); None before line args[2] or for a line over args[3] bytes. */
+static PyObject *lines_projected(PyObject *const *args, Py_ssize_t nargs, const char *usage,
+                                 Spec *(*compile)(PyObject *),
+                                 PyObject *(*line)(const unsigned char *, const unsigned char *, const Spec *)) {
     Py_buffer buf;
     Py_ssize_t first, limit;
     if (nargs != 4 || !PyDict_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "project_lines(data, spec: dict, first: int, limit: int)");
+        PyErr_SetString(PyExc_TypeError, usage);
         return NULL;
     }
     if ((first = PyLong_AsSsize_t(args[2])) == -1 && PyErr_Occurred())
         return NULL;
     if ((limit = PyLong_AsSsize_t(args[3])) == -1 && PyErr_Occurred())
         return NULL;
-    Spec *spec = spec_compile(args[1]);
+    Spec *spec = compile(args[1]);
     if (spec == NULL)
         return NULL;
     if (PyObject_GetBuffer(args[0], &buf, PyBUF_SIMPLE) < 0) {
@@ -724,15 +729,12 @@ PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *out = PyList_New(0);
     const unsigned char *data = buf.buf, *p = data, *end = data + buf.len;
-    Py_ssize_t n = 0;
-    while (out != NULL && p < end) {
+    for (Py_ssize_t n = 1; out != NULL && p < end; n++) {
         const unsigned char *nl = memchr(p, '\n', end - p), *stop = nl ? nl : end;
-        n++;
-        PyObject *fields;
-        if (n < first || (limit > 0 && stop - p > limit)) {
-            Py_INCREF(Py_None);
-            fields = Py_None;
-        } else if ((fields = project_line(p, stop, spec)) == NULL) {
+        PyObject *fields = Py_None;
+        if (n < first || (limit > 0 && stop - p > limit))
+            Py_INCREF(fields);
+        else if ((fields = line(p, stop, spec)) == NULL) {
             Py_CLEAR(out);
             break;
         }
@@ -745,6 +747,11 @@ PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyBuffer_Release(&buf);
     spec_free(spec);
     return out;
+}
+
+PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return lines_projected(args, nargs, "project_lines(data, spec: dict, first: int, limit: int)",
+                           spec_compile, project_line);
 }
 
 void project_init(void) {
