@@ -188,7 +188,11 @@ class _Sim(SimState):
         self.pos = i + 1
         if not first and i > 0 and self.between_turns:
             # 1.x: between turns, before the next request, Pi checks its projected estimate.
-            self.check(i - 1, self.pi_estimate_before(i), self.truth_before(i))
+            view = self.pi_estimate_before(i)
+            self.check(i - 1, view, self.truth_before(i))
+            r = self.run
+            if r.requests and r.requests[-1].policy_count is None:  # the check point after it: its count (as the walk's)
+                r.requests[-1] = r.requests[-1]._replace(policy_count=view)
         comp = self.comp  # the context is the recorded one when (newest compaction, first kept) match the recording's
         same = self._same = (
             self.grid.recorded_initial[i] if comp is None else (id(comp), self.fk) == self.grid.recorded_state[i]

@@ -125,6 +125,20 @@ def replay_transcript(
     if has_exact_port(t.agent, policy):
         raise ValueError(f"{t.source}: {t.agent.value} under {policy or 'its own policy'} is replayed by the exact "
                          "port (replay.session.replay_source), not the transcript walk")
+    return walk_transcript(t, windows=windows, reserves=reserves, keeps=keeps, policy=policy, limits=limits,
+                           summary_tokens=summary_tokens, all_leaves=all_leaves, claude=claude, priors=priors,
+                           version=version, defer_prior_dominated=defer_prior_dominated,
+                           truth_tokenizer=truth_tokenizer)
+
+
+def walk_transcript(
+    t: Transcript, *, windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int],
+    policy: str | None, limits: Sequence[int | None] = (None,), summary_tokens: int | None = None,
+    all_leaves: bool = False, claude: dict[str, Any] | None = None, priors: PriorTable | None = None,
+    version: str | None = None, defer_prior_dominated: bool = False, truth_tokenizer: str | None = None,
+) -> list[SessionReplay]:
+    """`replay_transcript` for any pair, a Pi transcript under a Pi policy included (`lab.walk_parity`
+    compares it there with the exact walk, run by run)."""
     name = policy_for(t, policy)
     v = cli_version(name, t, version)
     paths = [p for p in t.paths if not p.sidechain] if all_leaves else t.paths[:1]

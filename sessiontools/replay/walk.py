@@ -334,8 +334,9 @@ class _Walk(CompactionStep):
         self.user_compactions(len(self.path.messages) + 1)  # a /compact after the last request
         r = self.run
         users = set(self.by_user)
-        matched = len(self.matched - users - self.before_start)
-        policy = sum(1 for c in r.compactions if c.reason != CompactionReason.USER)
+        # The policy's compactions that reproduce a recorded one (a compactor's plan: its tokens before too).
+        own = [c for c in r.compactions if c.reason != CompactionReason.USER]
+        matched, policy = sum(1 for c in own if c.matches_recorded), len(own)
         r.recorded_match = RecordedMatch(len(self.recorded) - len(users | self.before_start), matched, policy - matched)
         return r
 

@@ -119,6 +119,8 @@ class CompactionStep(CheckStep):
             sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
             if plan.parent_id is not None:
                 sc.parent_entry_id = plan.parent_id
+            if plan.recorded is not None and given is None:  # the recorded compaction, its summary taken
+                sc.summary_source = TruthSource.RECORDED
         r.compactions.append(sc)
         r.summarization_input += sum_in
         r.summarization_output += sc.summarization_output_tokens
