@@ -200,6 +200,20 @@ class Policy(ABC):
     #: final check follows it (Pi's error message, as `bench/pi_replay.mjs` replays it). Otherwise
     #: the walk goes on as if it had not been sent.
     failed_reply_counts: bool = False
+    #: In the agent's own files, a compaction after a rejected request follows the failed attempt
+    #: (Pi's overflow compaction): the recorded compaction's point is that request's, not the last
+    #: answered one's (`SessionReplay.recorded_points`).
+    recorded_compaction_after_rejection: bool = False
+    #: The agent's files record every edit of the context (Pi's context edits): the truth model's sum
+    #: is the truth of the recorded context at a check point. Otherwise the newest recorded prompt,
+    #: which measured edits the file does not show (cleared tool results), anchors it (`replay.walk`).
+    records_context_edits: bool = False
+
+    def reply_ends_run(self, stop_reason: str | None, rejected: bool) -> bool:
+        """Whether the agent's loop ends after a reply that stopped for `stop_reason` (`rejected`: the
+        provider rejected the request) although no user message follows: its run-end check
+        (`CheckPoint.RUN_END`) comes after it. Default: only at the next user message."""
+        return False
 
     #: The agent whose own entries this policy replays by an exact port of that agent's code instead of
     #: the transcript walk (`replay.registry.has_exact_port`; Pi's `prepareCompaction`); None: the walk.

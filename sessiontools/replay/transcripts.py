@@ -147,7 +147,8 @@ def walk_transcript(
         pol = make_policy(name, v, _model_id(path))
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None
-        truth = fit_neutral_truth(path, summary_tokens, prior, own_policy(t, path), tokenizer=truth_tokenizer)
+        own = own_policy(t, path)
+        truth = fit_neutral_truth(path, summary_tokens, prior, own, tokenizer=truth_tokenizer)
         runs = [] if deferred(defer_prior_dominated, truth, out) else _runs(
             path, pol, truth, _grid(pol, ws, reserves, keeps, limits or (None,), claude or {}))
         req = next((r for r in reversed(path.requests) if r.model), None)
@@ -155,7 +156,8 @@ def walk_transcript(
         out.append(session_replay(
             source=t.source, agent=t.agent.value, leaf_id=path.leaf_id, model_name=_model(path), truth=truth,
             model=info, runs=runs, replies=_recorded_replies(path), breaks=sorted(c.index for c in path.compactions),
-            price_pairs=_price_pairs(path), recorded_after=_recorded_after(path), recorded_after_overflow=False,
+            price_pairs=_price_pairs(path), recorded_after=_recorded_after(path),
+            recorded_after_overflow=own.recorded_compaction_after_rejection,
             path=path, origin=t))
     return out
 

@@ -198,6 +198,9 @@ class TruthModel:
     count: Callable[[Any], int] | None = field(default=None, repr=False)  # counter of a unit not in `counted`
     chars4_scale: float = 1.0  # the counter's units per chars/4 token over the session (1: chars/4 itself)
     choice: CounterChoice | None = None  # why `auto` counts with `counter` (None: a fixed counter was asked for)
+    #: The newest recorded prompt anchors the truth of a recorded context (the file does not record
+    #: every edit of it: `Policy.records_context_edits` of the file's own agent), else the sum does.
+    anchored: bool = True
 
     def unit_tokens(self, unit: Any) -> float:
         k = self.key(unit)

@@ -134,7 +134,7 @@ class _Walk(CompactionStep):
         compaction recorded right there)."""
         a = self.anchor
         at = index if index is not None else (self.work[upto - 1] if upto else 0)
-        if a is not None and a[0] <= upto and not self.diverged(at):
+        if a is not None and a[0] <= upto and self.truth.anchored and not self.diverged(at):
             acc = self._anchor_sum = self._running(self._anchor_sum, a[0], 0.0, upto)
             return a[1] + acc[3]
         acc = self._ctx_sum = self._running(self._ctx_sum, self.resume, self.prefix_truth, upto)
@@ -325,7 +325,8 @@ class _Walk(CompactionStep):
                     self.set_prefix((), self.resume)
                     self.prefix_until_prompt, self.anchor = False, None
             prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
-            last = n + 1 == len(events) or starts[n + 1]
+            last = n + 1 == len(events) or starts[n + 1] or self.policy.reply_ends_run(
+                ev.stop_reason if isinstance(ev, Request) else None, isinstance(ev, Overflow))
             if isinstance(ev, Overflow):
                 self.overflow(ev, starts[n], last)
             else:

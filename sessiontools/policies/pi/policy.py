@@ -44,6 +44,8 @@ class PiPolicy(Policy):
     exact_port_for = Agent.PI  # Pi's sessions: the exact port of prepareCompaction (`replay.simulate`)
     summary_request_sends_kept = False  # prepareCompaction's messagesToSummarize + the previous summary
     failed_reply_counts = True  # its error message (`replay.simulate._failed`)
+    recorded_compaction_after_rejection = True  # the failed attempt, then the overflow compaction
+    records_context_edits = True  # context_edit entries: the truth of a recorded context is the model's sum
     recorded_summary_priced = True  # the request after a compaction sends the summary, kept and new entries only
 
     def __init__(self, version: str) -> None:
@@ -53,6 +55,11 @@ class PiPolicy(Policy):
         self.name = PolicyName.PI_1 if version == "1" else PolicyName.PI_0
         points = {CheckPoint.RUN_END} | ({CheckPoint.BETWEEN_TURNS} if version == "1" else set())
         self.check_points = frozenset(points)
+
+    def reply_ends_run(self, stop_reason: str | None, rejected: bool) -> bool:
+        """Pi's agent loop ends at any reply but a tool call (an error included: agent_end, then its
+        compaction check), as the workload's `last_in_run` marks them (`transcript.pi.workload`)."""
+        return rejected or (stop_reason is not None and stop_reason != "toolUse")
 
     def threshold(self, settings: PolicySettings) -> int:
         return settings.context_window - settings.reserve_tokens
