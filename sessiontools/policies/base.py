@@ -159,6 +159,12 @@ class Compactor(ABC):
     def plan(self, ask: CompactionAsk) -> Plan | str:
         """The compaction at `ask`, or why the agent makes none (a reason, in words)."""
 
+    def context_sizes(self, context: Sequence[int], sizes: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
+        """The (chars, bytes) the agent's own count sees for the simulated context (message indices
+        `context`, their `sizes`) when no reply since the last compaction brought a usage
+        (`CountView.context`): by default the messages' own."""
+        return sizes
+
     def fitted(self, index: int) -> None:  # noqa: B027 (a hook: most compactors keep no record of it)
         """The request the recording shows rejected at message `index` fits this setting: it was
         answered, by a reply the file never recorded (Pi: the failed attempt and its omission edits

@@ -147,6 +147,8 @@ class _Walk(CompactionStep):
         # The context's messages only for a rule that reads them (Codex's past reasoning).
         msgs = [self.path.messages[i] for i in self.context(upto)] if self.policy.count_reads_messages else ()
         if self.last_usage is None:
+            if self.compactor is not None:  # the agent's own count of a context without usage (Pi's summary)
+                size = list(self.compactor.context_sizes(self.context(upto), size))
             return CountView(None, (), size, msgs)
         last = self.last_usage[0]
         trailing = [sz for i, sz in zip(self.prefix, self.prefix_sizes, strict=True) if i > last]
@@ -295,10 +297,14 @@ class _Walk(CompactionStep):
     def _trailing_check(self, prev: int) -> None:
         """The agent's check point before a request the file does not hold: an agent's own recorded
         compaction after the last request (it checks before sampling, and the file ends with the
-        compaction) is where it checked; no other check point of the walk is there."""
+        compaction) is where it checked; no other check point of the walk is there. A policy that checks
+        after the run's final reply (`RUN_END`, Pi) checked there already."""
+        cps = self.policy.check_points
+        if CheckPoint.RUN_END in cps or not {CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS} & cps:
+            return
         tail = [k for k, rec in enumerate(self.recorded)
                 if rec >= prev and k not in self.matched and k not in self.by_user_set]
-        if not tail or not {CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS} & self.policy.check_points:
+        if not tail:
             return
         c = self.path.compactions[tail[0]]
         self.user_compactions(c.index)

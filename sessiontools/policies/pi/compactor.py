@@ -90,6 +90,8 @@ class PiCompactor(Compactor):
         artefacts, ends = recovery_groups(entries, failed)
         self.skip = frozenset(p for p, e in enumerate(self.all) if e.type == "compaction") | {base[j] for j in artefacts}
         self.group_end = {base[j]: base[k] for j, k in ends.items()}
+        #: Positions of the system entries (1.x: their messages merge into the one Pi sends).
+        self.system = tuple(p for p, e in enumerate(self.all) if e.role == "system" and e.type != "compaction")
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
@@ -147,6 +149,30 @@ class PiCompactor(Compactor):
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
         return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
                     state=(entry, self.last_pos), **common)
+
+    def context_sizes(self, context: Sequence[int], sizes: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
+        """Pi's estimate of a context without a usage, as the exact walk's `pi_estimate_before`: the
+        newest compaction's summary, the messages, and in 1.x the one current system message of every
+        system entry so far (pi-ai sends the newest) instead of the context's own system messages.
+        Each as chars (an estimate x 4: chars/4 gives it back)."""
+        from sessiontools.tokens.chars4 import estimate_tokens
+
+        out: list[tuple[int, int]] = []
+        if self.comp is not None:
+            est = estimate_tokens({"role": "compactionSummary", "summary": self.comp.data.get("summary") or ""}, self.v)
+            out.append((4 * est, 0))
+        if self.v == "0" or not self.system:
+            return [*out, *sizes]
+        from sessiontools.policies.pi.usage import current_system_message
+        from sessiontools.transcript.pi.neutral import own_messages
+
+        last = self.of_message[context[-1]] if context else -1
+        system = current_system_message([m for p in self.system if p <= last for m in own_messages(self.all[p], "1")])
+        all_, of = self.all, self.of_message
+        out += [sz for i, sz in zip(context, sizes, strict=True) if all_[of[i]].role != "system"]
+        if system is not None:
+            out.append((4 * estimate_tokens(system, "1"), 0))
+        return out
 
     def fitted(self, index: int) -> None:
         at = self.of_message[index]
