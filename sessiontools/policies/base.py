@@ -165,11 +165,6 @@ class Compactor(ABC):
         (`CountView.context`): by default the messages' own."""
         return sizes
 
-    def fitted(self, index: int) -> None:  # noqa: B027 (a hook: most compactors keep no record of it)
-        """The request the recording shows rejected at message `index` fits this setting: it was
-        answered, by a reply the file never recorded (Pi: the failed attempt and its omission edits
-        are not on its path)."""
-
     def recorded_summary(self, k: int) -> float | None:
         """The truth of recorded compaction k's summary as the agent sends it (Pi 1.x: with the system
         message the compaction entry carries); None: the walk's rule (its summary message's)."""

@@ -213,6 +213,7 @@ class _Sim(SimState):
                 self._failed(req, u, False)
                 return
             u, source = self.truth_before(i), _MODEL
+            self._same = False  # the retry's context is the compacted one, not the recorded one
             if u > window:  # the retry is rejected too
                 self.run.rejected(u, window)
                 self.run.failed_recoveries += 1
@@ -254,11 +255,15 @@ class _Sim(SimState):
         return req.failed_overflow
 
     def _fits_unrecorded(self, req: Request, u: float) -> None:
-        """A recorded overflow that fits here: it would have succeeded, but its reply was never recorded."""
+        """A recorded overflow that fits here: it would have succeeded, but its reply was never recorded.
+        It is on Pi's path with the usage the provider would report (as the count after it says: the
+        tokens before of a compaction right after it are that usage; its omission edits are not)."""
         r, i = self.run, req.base_index
         r.billed_input += u
         r.peak_truth = max(r.peak_truth, u)
         self._point(req, u, TruthSource.MODEL, False)
+        self.synthetic.append(self.wl.base[i])
+        self.usage_override = (len(self.synthetic) - 1, int(u + 0.5), 0)
         self.last_usage = (i, u)
         self.skip_until = req.group_end
         if req.last_in_run:

@@ -268,9 +268,9 @@ class _Walk(CompactionStep):
         if self.diverged(ovf.index):
             u, source = self.truth_at(k, ovf.index), TruthSource.MODEL
             if u <= self.W:
+                # Answered, by a reply the file never recorded: on the agent's path with the usage the
+                # provider would report (its omission edits, the agent's recovery, are not).
                 self.recovery.replied(None)
-                if self.compactor is not None:
-                    self.compactor.fitted(ovf.index)
                 self.answered(k, ovf.index, u, 0, last, source, False)
                 return
         elif ovf.provider_tokens:

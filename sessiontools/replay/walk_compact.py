@@ -94,7 +94,12 @@ class CompactionStep(CheckStep):
                 r.overflows += 1  # the provider rejects the summarisation request
                 self._peak(sum_in)
                 m = msgs[after] if after >= 0 else None
-                r.failed_compactions.append(self._record(reason, after, (), view, truth_now, sum_in, 0.0, False))
+                failed = self._record(reason, after, kept.indices if plan is not None else (), view, truth_now, sum_in,
+                                      0.0, False)
+                if plan is not None:  # what the agent's code would have compacted (its summariser was rejected)
+                    _planned(failed, plan)
+                    failed.matches_recorded = False
+                r.failed_compactions.append(failed)
                 r.no_compaction.append(f"after {m.id if m else 'the start'}: the summarisation request "
                                        f"({round(sum_in):,} tokens) is larger than the window ({self.W:,})")
                 return None
@@ -114,11 +119,7 @@ class CompactionStep(CheckStep):
                           hit is not None, len(ctx) - len(kept.indices))
         if plan is not None:
             self.compactor.made(plan)  # type: ignore[union-attr]
-            sc.tokens_before, sc.matches_recorded, sc.is_split_turn = (plan.tokens_before, plan.matches_recorded,
-                                                                       plan.is_split_turn)
-            sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
-            if plan.parent_id is not None:
-                sc.parent_entry_id = plan.parent_id
+            _planned(sc, plan)
             if plan.recorded is not None and given is None:  # the recorded compaction, its summary taken
                 sc.summary_source = TruthSource.RECORDED
         r.compactions.append(sc)
@@ -211,3 +212,11 @@ class CompactionStep(CheckStep):
         self.summary, self.last_usage, self.anchor, self.reply = summary, None, None, None
         self.prefix_until_prompt = False
         return sc
+
+
+def _planned(sc: SimCompaction, plan: Plan) -> None:
+    """A compaction's record as the agent's own code planned it (`Compactor.plan`)."""
+    sc.tokens_before, sc.matches_recorded, sc.is_split_turn = plan.tokens_before, plan.matches_recorded, plan.is_split_turn
+    sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
+    if plan.parent_id is not None:
+        sc.parent_entry_id = plan.parent_id

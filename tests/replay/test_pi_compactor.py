@@ -4,9 +4,11 @@
 would hold; on every other agent's transcript Pi's rule runs on neutral messages as before.
 
 The guard: on every Pi sample under each Pi policy at W 16k/24k/32k, the transcript walk makes the
-exact walk's compactions (reason, parent entry, first kept entry, tokens before), except the three
-runs listed in `KNOWN` (strict: a fix must take its run off the list). Before the plug point 41 of
-the exact walk's 262 compactions were not made by the transcript walk (93/114 runs identical).
+exact walk's compactions (reason, parent entry, first kept entry, tokens before), except the runs
+listed in `KNOWN` (strict: a fix must take its run off the list). Before the plug point 41 of
+the exact walk's 262 compactions were not made by the transcript walk (93/114 runs identical); then
+3 runs (session 7 closed them: a recorded overflow that fits is on both walks' paths with its
+modelled usage, and Pi's loop ends at the error reply). `lab.walk_parity` compares every field.
 """
 
 from __future__ import annotations
@@ -31,14 +33,7 @@ from tests.conftest import SAMPLES
 WINDOWS = (16000, 24000, 32000)
 PI_SAMPLES = sorted(SAMPLES.glob("*.jsonl"))
 #: (sample, policy, window) where the walks still differ, and why (see the closing note of issue 24).
-KNOWN = {
-    # A recorded overflow that fits the setting, then a compaction right after it: the exact walk
-    # prices Pi's tokens before without the failed attempt's usage, the walk gives the recorded 16,158.
-    ("pi0-overflow", "pi-0", 24000),
-    # The exact walk's check after a 1.x failure that fits this setting comes before it; the walk's after.
-    ("pi1-overflow", "pi-1", 32000),
-    ("pi1-two-overflows", "pi-0", 32000),
-}
+KNOWN: set[tuple[str, str, int]] = set()
 
 
 def _key(run):  # type: ignore[no-untyped-def]

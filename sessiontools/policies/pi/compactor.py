@@ -174,10 +174,6 @@ class PiCompactor(Compactor):
             out.append((4 * estimate_tokens(system, "1"), 0))
         return out
 
-    def fitted(self, index: int) -> None:
-        at = self.of_message[index]
-        self.skip = self.skip | set(range(at, self.group_end.get(at, at) + 1))
-
     def recorded_summary(self, k: int) -> float | None:
         """The truth of every message of recorded compaction k's entry (1.x: its summary and the system
         message it carries), as the exact walk prices the entry."""
