@@ -165,6 +165,10 @@ class Compactor(ABC):
         (`CountView.context`): by default the messages' own."""
         return sizes
 
+    def rejected(self, index: int) -> None:  # noqa: B027 (a hook: most compactors keep no record of it)
+        """The request the recording shows rejected at message `index` is rejected in this run too: the
+        agent's recovery edits after it are on its path from now on (Pi 1.x's omission edits)."""
+
     def recorded_summary(self, k: int) -> float | None:
         """The truth of recorded compaction k's summary as the agent sends it (Pi 1.x: with the system
         message the compaction entry carries); None: the walk's rule (its summary message's)."""

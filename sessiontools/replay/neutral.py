@@ -112,7 +112,8 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
         inp = path_fit_input(path, counter, priced)
     notes, prior = counter_notes(counter_name, prior)
     if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
-        inp.chars4_total = float(sum(map(text_chars4, path.messages)))
+        # chars/4 as the file's own agent counts a message (Pi: estimateTokens, as Pi's exact walk's fit)
+        inp.chars4_total = float(sum(map(own.truth_count if own is not None else text_chars4, path.messages)))
     m = fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
                   unit_key=_index, notes=notes, choice=choice)
     m.anchored = own is None or not own.records_context_edits

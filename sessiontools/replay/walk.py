@@ -278,6 +278,8 @@ class _Walk(CompactionStep):
         else:
             u, source = self.truth_at(k), TruthSource.MODEL
         # The failed attempt is on the agent's path when it compacts (it is summarised or dropped).
+        if self.compactor is not None:
+            self.compactor.rejected(ovf.index)
         self.reject(ovf.index, u, source, k + 1, ovf.provider_limit)
 
     def reject(self, index: int, u: float, source: TruthSource, upto: int, stated_limit: int | None = None) -> bool:

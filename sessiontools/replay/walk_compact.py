@@ -177,9 +177,19 @@ class CompactionStep(CheckStep):
             first_kept_entry_id=msgs[kept[0]].id if kept else None, first_kept_base_index=kept[0] if kept else -1,
             tokens_before=self.policy.tokens_before(view), truth_at_trigger=truth_now,
             count_at_trigger=self.policy.count(view), is_split_turn=False, messages_summarized=summarized,
-            turn_prefix_messages=0, kept_tokens=sum(self.tokens_of(i) for i in kept), summary_tokens=summary,
+            turn_prefix_messages=0, kept_tokens=self._kept_tokens(kept), summary_tokens=summary,
             summary_source=TruthSource.MODEL, summarization_input_tokens=sum_in, summarization_output_tokens=summary,
             matches_recorded=matches, early=reason == CompactionReason.THRESHOLD and truth_now <= self.T, kept=kept)
+
+    def _kept_tokens(self, kept: tuple[int, ...]) -> float:
+        """The truth of the kept messages: by the prefix sums (`PathGrid.history`) when they are a run of
+        workload positions, as the truth of the context is summed (the same float whichever walk)."""
+        pos = self.grid.pos_of
+        a, b = (pos.get(kept[0]), pos.get(kept[-1])) if kept else (None, None)
+        if a is not None and b is not None and b - a + 1 == len(kept):
+            h = self.grid.history
+            return h[b + 1] - h[a]
+        return sum(self.tokens_of(i) for i in kept)
 
     def user_compactions(self, before: int) -> None:
         """Apply the recorded user/extension compactions that come before message `before`."""

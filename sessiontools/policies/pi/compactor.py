@@ -174,6 +174,12 @@ class PiCompactor(Compactor):
             out.append((4 * estimate_tokens(system, "1"), 0))
         return out
 
+    def rejected(self, index: int) -> None:
+        at = self.of_message[index]
+        end = self.group_end.get(at)
+        if end is not None and end > at:
+            self.skip = self.skip - set(range(at + 1, end + 1))
+
     def recorded_summary(self, k: int) -> float | None:
         """The truth of every message of recorded compaction k's entry (1.x: its summary and the system
         message it carries), as the exact walk prices the entry."""
