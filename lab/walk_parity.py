@@ -77,8 +77,11 @@ def _field(path: str) -> str:
     return re.sub(r"\[\d+\]", "", path)
 
 
-def compare(file: Path, policy: str, tokenizer: str, grid: str) -> list[tuple[tuple[int, int, int], list[str], Any]]:
-    """(setting, differing fields, (exact, walk) records) of each run of `file` under `policy`."""
+def compare(file: Path, policy: str, tokenizer: str, grid: str,
+            settings: tuple[Sequence[int], Sequence[int], Sequence[int]] | None = None,
+            ) -> list[tuple[tuple[int, int, int], list[str], Any]]:
+    """(setting, differing fields, (exact, walk) records) of each run of `file` under `policy`, over
+    `settings` (windows, reserves, keeps) or the `grid`."""
     from sessiontools.read.sources import load_source
     from sessiontools.replay.session import replay_session
     from sessiontools.replay.transcripts import walk_transcript
@@ -86,7 +89,9 @@ def compare(file: Path, policy: str, tokenizer: str, grid: str) -> list[tuple[tu
 
     s = load_source(file)
     rec = _recorded_setting(file)
-    if grid == "recorded" and rec:
+    if settings is not None:
+        ws, rs, ks = (list(x) for x in settings)
+    elif grid == "recorded" and rec:
         ws, rs, ks = [rec[0]], [rec[1]], [rec[2]]
     else:
         ws, rs, ks = list(WINDOWS), list(RESERVES), list(KEEPS)
