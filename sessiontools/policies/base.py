@@ -255,6 +255,11 @@ class Policy(ABC):
         text = message.text
         return len(text), len(text.encode("utf-8"))
 
+    def sizer(self, path: Any) -> Any:
+        """`Message -> (chars, bytes)` the walk counts on `path` (`replay.path_grid`): `size`, unless
+        the agent counts its own records of the path otherwise (`PiPolicy.sizer`)."""
+        return self.size
+
     @abstractmethod
     def threshold(self, settings: PolicySettings) -> int:
         """T: the count above (or at) which the agent compacts."""

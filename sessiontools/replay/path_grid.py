@@ -54,6 +54,7 @@ class PathGrid:
         # Each message's truth and policy size: every check point of every setting sums a context of them.
         self._tokens: list[float | None] = [None] * len(msgs)
         self._sizes: list[tuple[int, int] | None] = [None] * len(msgs)
+        self._sizer = policy.sizer(path)  # the policy's (chars, bytes) of a message on this path
         #: By work position: the truth and the (chars, bytes) of each workload message.
         self.work_tokens = [self.tokens_of(i) for i in self.work]
         self.work_sizes = [self.size_of(i) for i in self.work]
@@ -76,7 +77,7 @@ class PathGrid:
     def size_of(self, i: int) -> tuple[int, int]:
         got = self._sizes[i]
         if got is None:
-            got = self._sizes[i] = self.policy.size(self.path.messages[i])
+            got = self._sizes[i] = self._sizer(self.path.messages[i])
         return got
 
     def work_sum(self, lo: int, hi: int, start: float = 0.0) -> float:

@@ -29,7 +29,7 @@ class _WholeSums(walk._Walk):
     def truth_at(self, upto: int, index: int | None = None) -> float:
         a = self.anchor
         at = index if index is not None else (self.work[upto - 1] if upto else 0)
-        if a is not None and a[0] <= upto and not self.diverged(at):
+        if a is not None and a[0] <= upto and self.truth.anchored and not self.diverged(at):
             return a[1] + sum(map(self.tokens_of, self.work[a[0]:upto]))
         return self.truth.overhead + self.summary + sum(map(self.tokens_of, self.context(upto)))
 

@@ -130,6 +130,24 @@ class PiPolicy(Policy):
             cut = cuts[-1] if self.version == "1" else cuts[0]
         return Kept(tuple(c.index for c in candidates[cut:]) if cut is not None else ())
 
+    def sizer(self, path: Any) -> Any:
+        """On a Pi transcript (its entries carried, `TranscriptPath.native`): the characters behind
+        Pi's own `estimateTokens` of each message object (tool-call arguments, thinking, 1.x system
+        sections), as the exact walk counts; on another agent's, `size` (its text)."""
+        if getattr(path, "native", None) is None:
+            return self.size
+        from sessiontools.tokens.chars4 import message_chars
+
+        v = self.version
+
+        def size(message: Any) -> tuple[int, int]:
+            raw = message.raw
+            if not isinstance(raw, Mapping):
+                return self.size(message)
+            return message_chars(raw, v), len(message.text.encode("utf-8"))
+
+        return size
+
     def compactor(self, path: Any, truth: Any, settings: PolicySettings) -> Any:
         """Pi's exact `prepareCompaction` on the Pi entries of a Pi transcript path
         (`policies.pi.compactor`); None on another agent's (then `keep`, Pi's rule on neutral messages)."""
