@@ -92,15 +92,6 @@ PENDING: dict[str, tuple[str, ...]] = {
     # would remove them), and Pi's models.json format for custom windows and prices.
     "cli/cmd_export.py": _A, "cli/cmd_report.py": ("codex", "claude-code"),
     "replay/catalog.py": ("pi",),
-    # The timeline's key `pi_view` (the policy's own count at each check point) is made by
-    # `replay/session.py:timeline_of` (task A's this session); rename it with its two readers.
-    "report/replay.py": ("pi",), "report/svg.py": ("pi",),
-    # Pi's calibrated hybrid (`pi_calibrated_hybrid`) sits beside the generic check points; it is
-    # Pi's policy's (`policies/pi/`, task A's this session).
-    "policies/checkpoint.py": ("pi",),
-    # Codex's rules take `parse_version` from Claude Code's (a generic helper in an agent's home;
-    # tasks C1/C2 own both this session).
-    "policies/codex_rules.py": ("claude-code",),
 }
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")

@@ -171,7 +171,7 @@ def register(app: typer.Typer) -> None:
 
 def _checked_cli_version(cli_version: str) -> str:
     """--cli-version as given, refused (exit 2) unless it reads as a version."""
-    from sessiontools.policies.claude_code_rules import parse_version
+    from sessiontools.policies.version import parse_version
 
     if parse_version(cli_version) is None:
         raise UsageError(f"--cli-version takes a version such as 2.1.63 or 0.171.0, got {cli_version!r}")
