@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sessiontools.read.agents import read_as
 from sessiontools.report.folder import agent_of, folder_names, middle
 from sessiontools.report.layout import tokens
 from sessiontools.report.svg import PALETTE, bars_svg, heat_color, legend_html, lines_svg
@@ -70,8 +71,8 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
     order = sorted(sessions, key=lambda s: (-_prompt(s), s["path"]))
 
     def row(s: Mapping[str, Any]) -> list[Any]:
-        read_as = f"Pi {s['pi_version']}.x" if s.get("pi_version") else str(s.get("format") or s.get("agent") or "-")
-        return [names[s["path"]], read_as, f"{s['entries']:,}", f"{s['requests']:,}", _comps(s), s["leaves"],
+        label = read_as(s) or str(s.get("format") or s.get("agent") or "-")
+        return [names[s["path"]], label, f"{s['entries']:,}", f"{s['requests']:,}", _comps(s), s["leaves"],
                 tokens(_prompt(s)), tokens(s["usage"]["output"]), "-" if s.get("cost") is None else f"${s['cost']:.3f}",
                 f"{s['errors']} ({s['overflow_errors']})"]
 
