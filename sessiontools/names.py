@@ -142,3 +142,18 @@ def axis_help(key: str, what: str = "", tail: str = "") -> str:
     """The help of a policy-specific grid option: `policy: values{what}, comma-separated{tail}`."""
     who, values = AXIS_HELP[key]
     return f"{who}: {values}{what}, comma-separated{tail}"
+
+
+# `resummarize`'s options whose meaning is an agent's.
+
+#: The policies whose compactions `resummarize` regenerates on a session of their agent (`--policy`).
+RESUMMARIZE_POLICIES = (PolicyName.PI_0, PolicyName.PI_1)
+RESUMMARIZE_HELP: dict[str, str] = {
+    "prompt": "A file replacing Pi's SUMMARIZATION_PROMPT (the first summary of a chain).",
+    "update_prompt": "A file replacing Pi's UPDATE_SUMMARIZATION_PROMPT (every later summary).",
+    "policy": f"{choices(tuple(RESUMMARIZE_POLICIES))} (default: the version that wrote the file).",
+    "auto_compact_limit": "Codex rollouts: model_auto_compact_token_limit value(s), comma-separated (default: "
+                          "Codex's own, from the window).",
+    "model_max_tokens": "The model's output limit (Pi 1.x asks for it, clamped to the window; default: the "
+                        "catalogue's for --model, else 4096).",
+}

@@ -52,14 +52,11 @@ PENDING: dict[str, tuple[str, ...]] = {
     "replay/memo.py": ("pi",), "replay/pi_compact.py": ("pi",), "replay/plain.py": ("pi",),
     "replay/shared.py": ("pi",), "replay/simulate.py": ("pi",), "replay/session.py": ("pi",),
     "replay/transcripts.py": ("pi",), "replay/truth.py": ("pi",), "replay/__init__.py": ("pi",),
-    # Codex's own modules living in replay/ (task C2 owns them this session): the rollout view and
-    # resummarize for rollouts, which belong behind the Codex policy or adapter.
-    "replay/codex_rollout.py": ("codex",), "replay/resummarize_codex.py": ("codex",),
-    "report/resummarize.py": ("codex",), "endpoint/client.py": ("pi", "codex"),
-    "endpoint/run.py": ("pi", "codex"),
-    # resummarize runs Pi's prompts and Codex's compaction request itself (one module per agent's
-    # summariser would go behind the policies' `summarize`).
-    "replay/resummarize.py": _A, "cli/cmd_resummarize.py": ("pi", "codex"),
+    # Each agent's summariser for `resummarize` (`replay.summarizer.Summarizer`, named by
+    # `replay.registry.SUMMARIZERS`): Pi's on the exact port (`replay.simulate`), Codex's on the
+    # transcript walk. Both replay their compactions, so they sit in replay/ beside the walks; they
+    # leave it with the walks' merge (the request shapes, prompts and kept text are the policies').
+    "replay/resummarize_pi.py": ("pi",), "replay/resummarize_codex.py": ("codex",),
     # Pi's file format version (`pi_version`: 0.x vs 1.x, which changes Pi's estimateTokens) is
     # threaded through the counters, inspect, estimate-error and cut; one name for "the format
     # version of the file" (the transcript's settings) would take it out of every layer at once.

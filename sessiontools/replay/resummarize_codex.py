@@ -33,8 +33,7 @@ from enum import StrEnum
 from typing import Any
 
 from sessiontools.policies import codex_compact as cc
-from sessiontools.read.codex.records import Compacted, Rollout, SessionMeta, TurnContext
-from sessiontools.replay.codex_rollout import (
+from sessiontools.policies.codex_rollout import (
     answer_lines,
     answer_of,
     new_id,
@@ -43,8 +42,9 @@ from sessiontools.replay.codex_rollout import (
     timestamp,
     with_summary,
 )
+from sessiontools.read.codex.records import Compacted, Rollout, SessionMeta, TurnContext
 from sessiontools.replay.records import CompactionReason, ReplayRun, ReplaySettings, SimCompaction
-from sessiontools.replay.resummarize import SummarizerError
+from sessiontools.replay.summarizer import ResponsesRequest, Summarize, SummarizerError, SummaryGrid
 
 
 class CodexKind(StrEnum):
@@ -52,11 +52,9 @@ class CodexKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class CodexRequest:
+class CodexRequest(ResponsesRequest):
     """One local compaction request: the Responses body and Codex's headers."""
 
-    body: Mapping[str, Any]
-    headers: Mapping[str, str]
     kind: CodexKind = CodexKind.COMPACT
     max_tokens: int | None = None  # Codex sends no output limit
 
@@ -360,7 +358,48 @@ def codex_unsupported(rollout: Rollout) -> str | None:
     return None
 
 
+class CodexSummarizer:
+    """Codex's summariser (`replay.summarizer.Summarizer`): the transcript walk's compactions over
+    window x auto-compact limit, Codex's own compaction request, a rollout written back."""
+
+    what = "Codex rollout"
+    request_type = CodexRequest
+
+    def unsupported(self, source: Rollout) -> str | None:
+        return codex_unsupported(source)
+
+    def plan(self, source: Rollout, grid: SummaryGrid) -> list[CodexChain]:
+        from sessiontools.read.codex.load import rollout_objects
+
+        return plan_codex_chains(source, rollout_objects(source.path), windows=grid.windows, limits=grid.limits)
+
+    def requests_of(self, chain: CodexChain) -> int:
+        return requests_of_codex(chain)
+
+    def empty_result(self, chain: CodexChain) -> CodexChainResult:
+        return CodexChainResult(chain)
+
+    def prompts_key(self, chain: CodexChain) -> str | None:
+        return None  # Codex's compact prompt is its release's (`policies.codex_compact`)
+
+    def prompts(self, key: str, initial: str | None, update: str | None) -> None:
+        return None
+
+    def regenerate(self, chain: CodexChain, summarize: Summarize, prompts: Any,
+                   on_answer: Callable[[], None] | None) -> CodexChainResult:
+        return regenerate_codex(chain, summarize, on_answer)
+
+    def records(self, result: CodexChainResult) -> list[dict[str, Any]]:
+        return result.records()
+
+    def reply_text(self, content: list[Any]) -> str:
+        return cc.last_assistant_text([it for it in content if isinstance(it, dict)])
+
+
+SUMMARIZER = CodexSummarizer()
+
 __all__ = [
+    "SUMMARIZER",
     "CodexChain",
     "CodexChainResult",
     "CodexRequest",
