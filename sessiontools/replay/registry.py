@@ -15,7 +15,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sessiontools.policies.base import Axis, PolicyName
-from sessiontools.policies.registry import DEFAULT_POLICY, OWN_AGENT, POLICIES, VERSION_SETTING, make_policy
+from sessiontools.policies.registry import (
+    DEFAULT_POLICY,
+    OWN_AGENT,
+    POLICIES,
+    SECTIONED_SUMMARIES,
+    SUMMARY_TEMPLATES,
+    VERSION_SETTING,
+    make_policy,
+)
 from sessiontools.read.agents import Agent
 
 if TYPE_CHECKING:
@@ -110,7 +118,8 @@ def registry_gaps() -> list[str]:
     (`DEFAULT_POLICY`), at least one own rule (`OWN_AGENT`: its window rule, `Policy.recorded_window`
     and `Policy.default_window`, with the catalogue after them) whose version the file records
     (`VERSION_SETTING`), all its own rules agreeing on the exact port, a policy that replays its
-    files, and a summariser with every `replay.summarizer.Summarizer` member (`SUMMARIZERS`) or the
+    files, a summary template or None (`SUMMARY_TEMPLATES`, agreeing with `SECTIONED_SUMMARIES`; one
+    template in all, the one drift reads), and a summariser with every `replay.summarizer.Summarizer` member (`SUMMARIZERS`) or the
     reason it has none (`NO_SUMMARIZER`), not both. A policy needs a maker (`POLICIES`) giving a `Policy` of that name, axes starting with the
     window, a finite count and an own agent."""
     from sessiontools.policies.base import CountView
@@ -138,10 +147,16 @@ def registry_gaps() -> list[str]:
             gap("single walk for its own rules", "Policy.exact_port_for")
         if not any(a in e.agents for e in POLICIES.values()):
             gap("policy replaying its files", "policies.registry.POLICIES")
+        if a not in SUMMARY_TEMPLATES:
+            gap("summary template, nor None for free-form summaries", "policies.registry.SUMMARY_TEMPLATES")
+        elif (SUMMARY_TEMPLATES[a] is not None) != SECTIONED_SUMMARIES.get(a, False):
+            gap("agreement of its summary template and SECTIONED_SUMMARIES", "policies.registry")
         if (a in SUMMARIZERS) == (a in NO_SUMMARIZER):
             gap("summariser, nor a reason it has none", "replay.registry.SUMMARIZERS / NO_SUMMARIZER")
         elif a in SUMMARIZERS and not _summarizer_complete(a):
             gap("complete summariser", f"{SUMMARIZERS[a]}.SUMMARIZER")
+    if sum(1 for m in SUMMARY_TEMPLATES.values() if m is not None) != 1:
+        out.append("summary templates: drift reads exactly one (policies.registry.reference_template)")
     for n in PolicyName:
         entry = POLICIES.get(n)
         if entry is None:

@@ -146,7 +146,7 @@ def estimate_section(doc: Mapping[str, Any]) -> str:
 
 
 def _section_rows(chains: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
-    from sessiontools.analysis.drift.sections import PI_SECTIONS
+    from sessiontools.analysis.drift.sections import TEMPLATE_SECTIONS
 
     counts: dict[str, dict[str, int]] = {}
     for c in chains:
@@ -162,7 +162,7 @@ def _section_rows(chains: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
         return [label, f"{old:,}", f"{c.get('kept', 0):,}", f"{c.get('changed', 0):,}", f"{c.get('moved', 0):,}",
                 f"{c.get('dropped', 0):,}", f"{c.get('added', 0):,}", f"{kept / old:.0%}" if old else "-"]
 
-    order = [s for s in PI_SECTIONS if s in counts] + sorted(s for s in counts if s not in PI_SECTIONS)
+    order = [s for s in TEMPLATE_SECTIONS if s in counts] + sorted(s for s in counts if s not in TEMPLATE_SECTIONS)
     rows = [row(middle(s, 40), counts[s]) for s in order[:14]]
     rest = order[14:]
     if rest:
