@@ -112,3 +112,25 @@ def test_each_request_gets_its_agents_reply_rule() -> None:
     assert registry.reply_text(CodexRequest({}, {}))(items) == "new"
     with pytest.raises(TypeError):
         registry.reply_text(object())
+
+
+def test_an_agent_without_a_summary_template_entry_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every agent says which summary template its compaction prompt asks for (None: free-form), and
+    the entry agrees with `SECTIONED_SUMMARIES`."""
+    monkeypatch.delitem(policies.SUMMARY_TEMPLATES, Agent.CODEX)
+    assert registry_gaps() == ["agent codex: no summary template, nor None for free-form summaries "
+                               "(policies.registry.SUMMARY_TEMPLATES)"]
+    monkeypatch.setitem(policies.SUMMARY_TEMPLATES, Agent.CODEX, None)
+    monkeypatch.setitem(policies.SECTIONED_SUMMARIES, Agent.CODEX, True)
+    assert registry_gaps() == ["agent codex: no agreement of its summary template and SECTIONED_SUMMARIES "
+                               "(policies.registry)"]
+
+
+def test_drift_reads_the_registrys_template() -> None:
+    """Drift's section names are the template's (Pi's prompt's), not a second copy."""
+    from sessiontools.analysis.drift import sections
+    from sessiontools.policies.pi.template import PI_TEMPLATE
+
+    assert policies.reference_template() is PI_TEMPLATE is sections.TEMPLATE
+    assert sections.TEMPLATE_SECTIONS == tuple(PI_TEMPLATE.sections.values())
+    assert sections.BRANCH_SECTIONS == sections.TEMPLATE_SECTIONS[:-1]  # no Critical Context
