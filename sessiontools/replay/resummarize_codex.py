@@ -29,10 +29,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from sessiontools.policies import codex_compact as cc
+from sessiontools.policies.codex_request import CodexRequest, codex_unsupported, reply_text
 from sessiontools.policies.codex_rollout import (
     answer_lines,
     answer_of,
@@ -42,43 +42,9 @@ from sessiontools.policies.codex_rollout import (
     timestamp,
     with_summary,
 )
-from sessiontools.read.codex.records import Compacted, Rollout, SessionMeta, TurnContext
+from sessiontools.read.codex.records import Rollout, SessionMeta, TurnContext
 from sessiontools.replay.records import CompactionReason, ReplayRun, ReplaySettings, SimCompaction
-from sessiontools.replay.summarizer import ResponsesRequest, Summarize, SummarizerError, SummaryGrid
-
-
-class CodexKind(StrEnum):
-    COMPACT = "compact"
-
-
-@dataclass(frozen=True, slots=True)
-class CodexRequest(ResponsesRequest):
-    """One local compaction request: the Responses body and Codex's headers."""
-
-    kind: CodexKind = CodexKind.COMPACT
-    max_tokens: int | None = None  # Codex sends no output limit
-
-    @property
-    def system(self) -> str:
-        """The developer (base instructions) text, for the size estimates of the report."""
-        items = self.body.get("input") or []
-        return cc.item_text(items[0]) if items and items[0].get("role") == "developer" else ""
-
-    @property
-    def user(self) -> str:
-        """The text of every other item (messages, calls, outputs), for the size estimates."""
-        items = self.body.get("input") or []
-        start = 1 if items and items[0].get("role") == "developer" else 0
-        return "\n".join(_item_chars(it) for it in items[start:])
-
-
-def _item_chars(item: Mapping[str, Any]) -> str:
-    if item.get("type") == "message":
-        return cc.item_text(item)
-    if item.get("type") == "function_call":
-        return f"{item.get('name', '')}{item.get('arguments', '')}"
-    out = item.get("output")
-    return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False) if out is not None else ""
+from sessiontools.replay.summarizer import Summarize, SummarizerError, SummaryGrid
 
 
 @dataclass(slots=True)
@@ -344,20 +310,6 @@ def requests_of_codex(chain: CodexChain) -> int:
     return sum(1 for sc in chain.places.values() if sc.reason != CompactionReason.USER)
 
 
-def codex_unsupported(rollout: Rollout) -> str | None:
-    """None when the rollout's compactions can be regenerated; else why not (said once per file)."""
-    remote = [r for r in rollout.records if isinstance(r, Compacted) and r.encrypted]
-    if remote:
-        return f"{len(remote)} remote compaction(s): {cc.REMOTE_REASON}"
-    versions = {m.cli_version for m in rollout.metas if m.cli_version}
-    other = sorted(versions - cc.PORTED_RELEASES)
-    if other:
-        return (f"written by Codex {', '.join(other)}: only the local compaction of Codex "
-                f"{', '.join(sorted(cc.PORTED_RELEASES))} is ported (other releases build the history after a "
-                "compaction differently, or record none)")
-    return None
-
-
 class CodexSummarizer:
     """Codex's summariser (`replay.summarizer.Summarizer`): the transcript walk's compactions over
     window x auto-compact limit, Codex's own compaction request, a rollout written back."""
@@ -393,7 +345,7 @@ class CodexSummarizer:
         return result.records()
 
     def reply_text(self, content: list[Any]) -> str:
-        return cc.last_assistant_text([it for it in content if isinstance(it, dict)])
+        return reply_text(content)
 
 
 SUMMARIZER = CodexSummarizer()

@@ -1,5 +1,5 @@
 """What `resummarize` asks of an agent's summariser, agent-free: the answer a summariser returns, the
-error that stops a chain, the Responses-style request, and the `Summarizer` interface each agent's
+error that stops a chain, the Responses-style request (`policies.summary_request`), and the `Summarizer` interface each agent's
 summariser module implements (`replay.registry.SUMMARIZERS` names the module, or why an agent has
 none). The endpoint, the run and the report only speak to this interface.
 
@@ -12,11 +12,12 @@ writes back in its own format.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sessiontools.jsvalues import utf16_len
+from sessiontools.policies.summary_request import ResponsesRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,16 +38,6 @@ Summarize = Callable[[Any], Answer]
 
 class SummarizerError(Exception):
     """The summariser could not answer a request (after its retries): the chain stops there."""
-
-
-@dataclass(frozen=True, slots=True)
-class ResponsesRequest:
-    """A request an agent sends as a Responses call, whatever `--api` says: its own body (the model
-    is replaced by the configured one) and headers, to ENDPOINT/responses, streamed. A chat request
-    (anything else: `system`, `user`, `max_tokens`) goes in `--api`'s format."""
-
-    body: Mapping[str, Any]
-    headers: Mapping[str, str]
 
 
 @dataclass(frozen=True, slots=True)
