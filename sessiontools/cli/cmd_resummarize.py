@@ -118,7 +118,6 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
                 parse_token_list(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
     from sessiontools.replay.registry import summarizers, unsupported
 
-    initial, update = _prompt_text("--prompt", prompt), _prompt_text("--update-prompt", update_prompt)
     loaded = load_all(paths, err, any_agent=True, skip=unsupported)
     sessions = loaded.sessions
     if not sessions:
@@ -127,7 +126,9 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
         what = " or ".join(s.what for s in summarizers().values())
         raise InputError(f"resummarize: no {what} to resummarize (see the notes above)")
     chains = plan_all(sessions, grid)
-    prompts_by_key = {(s, k): s.prompts(k, initial, update) for s, k in prompt_keys(chains)}
+    keys = prompt_keys(chains)  # the prompt files are read when a chain's prompt can be replaced
+    texts = (_prompt_text("--prompt", prompt), _prompt_text("--update-prompt", update_prompt)) if keys else (None, None)
+    prompts_by_key = {(s, k): s.prompts(k, *texts) for s, k in keys}
     key = os.environ.get(KEY_ENV[api.value]) or None
     config = EndpointConfig(endpoint, model_id, Api(api.value), key, stream, max_tokens_field, timeout, retries,
                             concurrency=concurrency)

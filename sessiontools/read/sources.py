@@ -123,7 +123,7 @@ class AgentHome:
 
 
 #: The directory commands read when no path is given, and the models.json `replay` reads first.
-DEFAULT_HOME = AgentHome("Pi", "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "models.json")
+DEFAULT_HOME = AgentHome(AGENT_LABELS[Agent.PI], "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "models.json")
 
 
 def read_models_file(data: bytes, source: str) -> list[Any]:
@@ -132,6 +132,7 @@ def read_models_file(data: bytes, source: str) -> list[Any]:
     from sessiontools.read.pi.models import read_models
 
     return read_models(data, source)
+
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
