@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontools.analysis.inspect import inspect_source
-from sessiontools.policies.claude_code_rules import parse_version
+from sessiontools.policies.version import parse_version
 from sessiontools.read.claude_code import looks_like_claude_code, transcript_files
 from sessiontools.read.sources import load_source
 from sessiontools.replay.session import run_record

@@ -150,7 +150,7 @@ def measure(folder: Path, manifest: dict[str, Any], ccusage: Any = None, model: 
 
 
 def _vkey(v: str) -> tuple[int, ...]:
-    from sessiontools.policies.claude_code_rules import parse_version
+    from sessiontools.policies.version import parse_version
 
     return parse_version(v) or (10**6,)
 

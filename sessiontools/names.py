@@ -94,3 +94,66 @@ COMPARE_METRICS: dict[str, str] = {
 }
 #: `--group-by` of the folder answers (inspect, replay, estimate-error, diff-summaries): see `report.folder`.
 GROUP_BY = ("agent", "model", "provider", "project", "day", "week", "month")
+
+
+# The option help texts whose meaning is an agent's or a policy's (`replay`, `export`, `report` and
+# `diff-summaries` build theirs from here, so a new agent or policy is one line here, not a search
+# through the commands).
+
+def choices(values: tuple[str, ...]) -> str:
+    """`a, b or c`."""
+    return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
+
+
+#: `--policy`'s values, in `POLICY_ORDER`.
+POLICY_CHOICES = choices(tuple(POLICY_ORDER))
+#: How an agent's own rule is chosen when no --policy is given (the agents for which that needs saying).
+OWN_RULE_HELP: dict[str, str] = {
+    "pi": "for Pi the version that wrote the file",
+    "claude-code": "for Claude Code the recorded version's rule, reactive-only when the file compacted only reactively",
+}
+OWN_RULES_HELP = "; ".join(OWN_RULE_HELP.values())
+#: Each policy-specific grid axis: the policies whose option it is and what the option's values are.
+AXIS_HELP: dict[str, tuple[str, str]] = {
+    "auto_compact_limit": ("codex", "model_auto_compact_token_limit value(s)"),
+    "autocompact_pct": ("claude-code", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s)"),
+}
+#: The default window, per agent, where the recorded model's catalogue entry is not the whole story.
+WINDOW_DEFAULT_HELP = ("the recorded model's, from the bundled catalogue, Pi's models.json, OpenClaw's config; "
+                       "Codex: the configured window, the rollout's model_context_window / 0.95; Claude Code: "
+                       "the CLI's, 200k, 1M for [1m] models")
+MAX_OUTPUT_HELP = ("claude-code: the model's max output tokens (default: the version's, 128000 for 2.1.332, "
+                   "min(32000, the model's) before).")
+CLI_VERSION_HELP = ("claude-code / codex: apply this CLI version's compaction rule and window instead of the "
+                    "version each file records (README: Claude Code's rule per version).")
+MODELS_HELP = ("A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own "
+               "$PI_CODING_AGENT_DIR/models.json is read when it exists.")
+#: What `chars4` is: each agent's own chars/4 estimate (the truth model's), Pi's for summary lengths.
+CHARS4_OWN_HELP = "each agent's own chars/4; Pi: estimateTokens"
+CHARS4_SUMMARY_HELP = "Pi's ceil(chars/4)"
+
+
+def policy_help(default: str) -> str:
+    """The help of a --policy option; `default`: what it defaults to ("the agent's own")."""
+    return f"The compaction rule: {POLICY_CHOICES} (default: {default})."
+
+
+def axis_help(key: str, what: str = "", tail: str = "") -> str:
+    """The help of a policy-specific grid option: `policy: values{what}, comma-separated{tail}`."""
+    who, values = AXIS_HELP[key]
+    return f"{who}: {values}{what}, comma-separated{tail}"
+
+
+# `resummarize`'s options whose meaning is an agent's.
+
+#: The policies whose compactions `resummarize` regenerates on a session of their agent (`--policy`).
+RESUMMARIZE_POLICIES = (PolicyName.PI_0, PolicyName.PI_1)
+RESUMMARIZE_HELP: dict[str, str] = {
+    "prompt": "A file replacing Pi's SUMMARIZATION_PROMPT (the first summary of a chain).",
+    "update_prompt": "A file replacing Pi's UPDATE_SUMMARIZATION_PROMPT (every later summary).",
+    "policy": f"{choices(tuple(RESUMMARIZE_POLICIES))} (default: the version that wrote the file).",
+    "auto_compact_limit": "Codex rollouts: model_auto_compact_token_limit value(s), comma-separated (default: "
+                          "Codex's own, from the window).",
+    "model_max_tokens": "The model's output limit (Pi 1.x asks for it, clamped to the window; default: the "
+                        "catalogue's for --model, else 4096).",
+}

@@ -52,21 +52,18 @@ PENDING: dict[str, tuple[str, ...]] = {
     "replay/memo.py": ("pi",), "replay/pi_compact.py": ("pi",), "replay/plain.py": ("pi",),
     "replay/shared.py": ("pi",), "replay/simulate.py": ("pi",), "replay/session.py": ("pi",),
     "replay/transcripts.py": ("pi",), "replay/truth.py": ("pi",), "replay/__init__.py": ("pi",),
-    # Codex's own modules living in replay/ (task C2 owns them this session): the rollout view and
-    # resummarize for rollouts, which belong behind the Codex policy or adapter.
-    "replay/codex_rollout.py": ("codex",), "replay/resummarize_codex.py": ("codex",),
-    "report/resummarize.py": ("codex",), "endpoint/client.py": ("pi", "codex"),
-    "endpoint/run.py": ("pi", "codex"),
-    # resummarize runs Pi's prompts and Codex's compaction request itself (one module per agent's
-    # summariser would go behind the policies' `summarize`).
-    "replay/resummarize.py": _A, "cli/cmd_resummarize.py": ("pi", "codex"),
+    # Each agent's summariser for `resummarize` (`replay.summarizer.Summarizer`, named by
+    # `replay.registry.SUMMARIZERS`): Pi's on the exact port (`replay.simulate`), Codex's on the
+    # transcript walk. Both replay their compactions, so they sit in replay/ beside the walks; they
+    # leave it with the walks' merge (the request shapes, prompts and kept text are the policies').
+    "replay/resummarize_pi.py": ("pi",), "replay/resummarize_codex.py": ("codex",),
     # Pi's file format version (`pi_version`: 0.x vs 1.x, which changes Pi's estimateTokens) is
     # threaded through the counters, inspect, estimate-error and cut; one name for "the format
     # version of the file" (the transcript's settings) would take it out of every layer at once.
     "tokens/chars4.py": ("pi",), "tokens/features.py": ("pi",), "tokens/tiktoken_counter.py": ("pi",),
     "tokens/registry.py": ("pi",),  # task T's
     "analysis/inspect.py": ("pi",), "analysis/inspect_transcript.py": ("pi",), "analysis/cut.py": ("pi",),
-    "report/cut.py": ("pi",), "report/inspect.py": ("pi",), "cli/documents.py": ("pi",),
+    "report/cut.py": ("pi",), "cli/documents.py": ("pi",),
     "cli/__init__.py": ("pi",), "cli/options.py": ("pi",), "cli/cmd_estimate_error.py": ("pi",),
     "replay/records.py": ("pi",), "read/__init__.py": ("pi",), "__init__.py": ("pi",),
     # estimate-error (task S owns analysis/estimate/ this session): Pi's sessions are read with Pi's
@@ -77,30 +74,12 @@ PENDING: dict[str, tuple[str, ...]] = {
     "analysis/estimate/run.py": ("pi",), "analysis/estimate/source.py": ("pi",),
     "analysis/estimate/summary.py": ("pi",), "report/estimate_error.py": ("pi",),
     "report/estimate_totals.py": ("pi",),
-    # Summary drift judges summaries against Pi's section template (`PI_SECTIONS`, Pi's summarise
-    # prompt); the template belongs to Pi's policy and drift should take it from there.
-    "analysis/drift/__init__.py": ("pi",), "analysis/drift/metrics.py": ("pi",),
-    "analysis/drift/sections.py": ("pi",), "analysis/drift/summary.py": ("pi",),
-    "analysis/dataset.py": ("pi",), "analysis/dataset_frames.py": ("pi",), "report/drift.py": ("pi",),
-    "report/drift_totals.py": ("pi",), "report/html_folder.py": ("pi",),
-    # Messages naming Pi's reader ("not a Pi session", "Pi's reader drops the line"): the reader
-    # should say them in its own words. (The default session directory and models.json are data
-    # now, `read.sources.DEFAULT_HOME`.)
-    "cli/cmd_replay.py": _A, "cli/diagnostics.py": ("pi",),
-    "read/parse.py": ("pi",), "cli/replay_notes.py": ("pi",), "cli/cmd_diff_summaries.py": ("pi",),
-    # Help texts listing the policies or their settings by agent (generated from the registry
-    # would remove them), and Pi's models.json format for custom windows and prices.
-    "cli/cmd_export.py": _A, "cli/cmd_report.py": ("codex", "claude-code"),
-    "replay/catalog.py": ("pi",),
-    # The timeline's key `pi_view` (the policy's own count at each check point) is made by
-    # `replay/session.py:timeline_of` (task A's this session); rename it with its two readers.
-    "report/replay.py": ("pi",), "report/svg.py": ("pi",),
-    # Pi's calibrated hybrid (`pi_calibrated_hybrid`) sits beside the generic check points; it is
-    # Pi's policy's (`policies/pi/`, task A's this session).
-    "policies/checkpoint.py": ("pi",),
-    # Codex's rules take `parse_version` from Claude Code's (a generic helper in an agent's home;
-    # tasks C1/C2 own both this session).
-    "policies/codex_rules.py": ("claude-code",),
+    # The datasets' summaries column `pi_sections_absent` (the template's sections a summary lacks):
+    # a column name of dataset schema 4, renamed only with a schema bump.
+    "analysis/dataset.py": ("pi",), "analysis/dataset_frames.py": ("pi",),
+    # `Estimator.PI`, the estimator named `pi` (estimate-error's agent's own estimate, task S's enum):
+    # the folder report ranks estimate-error's sessions by it.
+    "report/html_folder.py": ("pi",),
 }
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")

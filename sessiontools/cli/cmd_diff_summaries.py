@@ -33,6 +33,7 @@ from sessiontools.cli.outputs import (
     wrote,
 )
 from sessiontools.errors import UsageError
+from sessiontools.names import CHARS4_SUMMARY_HELP
 
 if TYPE_CHECKING:
     from sessiontools.analysis.drift import DriftReport
@@ -111,7 +112,7 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Path | None, typer.Option("--plot", help="Save the decay curves to PATH.png or PATH.svg.")] = None,
         fail_if: Annotated[list[str] | None, typer.Option("--fail-if", help=_FAIL_IF_HELP)] = None,
         tokenizer: Annotated[
-            Tokenizer, typer.Option("--tokenizer", help="How summary lengths are counted (chars4 = Pi's ceil(chars/4)).")
+            Tokenizer, typer.Option("--tokenizer", help=f"How summary lengths are counted (chars4 = {CHARS4_SUMMARY_HELP}).")
         ] = Tokenizer.o200k,
         compare: Annotated[bool, typer.Option("--compare", help="Compare two sides: PATHS are A and B, two files or two directories paired by session id (e.g. the recorded sessions and their `resummarize` outputs); --fail-if then takes compare.M (B / A), delta.M (B - A), a.M, b.M (docs/diff-summaries.md).")] = False,
         strict: StrictOpt = False,

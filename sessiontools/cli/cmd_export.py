@@ -11,6 +11,7 @@ from sessiontools.cli.options import EXIT_OK, JobsOpt, PathsArg, StrictOpt
 from sessiontools.cli.outputs import stderr_console
 from sessiontools.cli.token_options import parse_token_list
 from sessiontools.errors import UsageError
+from sessiontools.names import OWN_RULES_HELP, axis_help, policy_help
 
 TOKENIZERS = ("o200k", "cl100k")
 
@@ -21,7 +22,7 @@ def _replay_options(window: str | None, reserve: str | None, keep: str | None, p
     and the other policies' own axes (`limits`, Claude Code's `autocompact_pcts`), as `replay` takes them."""
     if all(v is None for v in (window, reserve, keep, policy, limit, pct)):
         return None
-    from sessiontools.policies.pi.settings import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
+    from sessiontools.names import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS
 
     windows = parse_token_list(window, "--replay-window", minimum=1)
     reserves = parse_token_list(reserve, "--replay-reserve") or [DEFAULT_RESERVE_TOKENS]
@@ -69,9 +70,9 @@ def register(app: typer.Typer) -> None:
         replay_window: Annotated[str | None, typer.Option("--replay-window", help="Also export replay_runs/replay_compactions for these windows (comma-separated; default: the recorded model's).")] = None,
         replay_reserve: Annotated[str | None, typer.Option("--replay-reserve", help="reserveTokens value(s) of the replay grid, comma-separated.")] = None,
         replay_keep: Annotated[str | None, typer.Option("--replay-keep", help="keepRecentTokens value(s) of the replay grid, comma-separated.")] = None,
-        replay_policy: Annotated[str | None, typer.Option("--replay-policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: each agent's own; for Pi the version that wrote the file).")] = None,
-        replay_limit: Annotated[str | None, typer.Option("--replay-auto-compact-limit", help="codex: model_auto_compact_token_limit value(s) of the replay grid, comma-separated (default: 90% of the window).")] = None,
-        replay_pct: Annotated[str | None, typer.Option("--replay-autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) of the replay grid, comma-separated.")] = None,
+        replay_policy: Annotated[str | None, typer.Option("--replay-policy", help=policy_help("each agent's own; " + OWN_RULES_HELP))] = None,
+        replay_limit: Annotated[str | None, typer.Option("--replay-auto-compact-limit", help=axis_help("auto_compact_limit", " of the replay grid", " (default: 90% of the window)."))] = None,
+        replay_pct: Annotated[str | None, typer.Option("--replay-autocompact-pct", help=axis_help("autocompact_pct", " of the replay grid", "."))] = None,
         estimators: Annotated[str | None, typer.Option("--estimators", help="Also count each request's context with these tokenizers: o200k, cl100k (comma-separated; slower).")] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,

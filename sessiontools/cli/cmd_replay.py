@@ -35,6 +35,16 @@ from sessiontools.cli.outputs import (
 from sessiontools.cli.progress import phase
 from sessiontools.cli.token_options import parse_percent_list, parse_token_list, parse_tokens, tokens_option
 from sessiontools.errors import InputError, UsageError
+from sessiontools.names import (
+    CHARS4_OWN_HELP,
+    CLI_VERSION_HELP,
+    MAX_OUTPUT_HELP,
+    MODELS_HELP,
+    OWN_RULES_HELP,
+    WINDOW_DEFAULT_HELP,
+    axis_help,
+    policy_help,
+)
 from sessiontools.tokens.registry import DEFAULT_TRUTH_TOKENIZER
 
 
@@ -127,19 +137,19 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def replay(
         paths: PathsArg = None,
-        context_window: Annotated[list[str] | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default, per file: the recorded model's, from the bundled catalogue, Pi's models.json, OpenClaw's config; Codex: the configured window, the rollout's model_context_window / 0.95; Claude Code: the CLI's, 200k, 1M for [1m] models); or MODEL=W for one model the catalogue lacks (provider/model, or a bare id); repeatable.")] = None,
+        context_window: Annotated[list[str] | None, typer.Option("--context-window", help=f"Window(s) W, comma-separated (default, per file: {WINDOW_DEFAULT_HELP}); or MODEL=W for one model the catalogue lacks (provider/model, or a bare id); repeatable.")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
-        policy: Annotated[Policy | None, typer.Option("--policy", help="The compaction rule: pi-0, pi-1, codex, claude-code or claude-code-reactive (default: the agent's own; for Pi the version that wrote the file; for Claude Code the recorded version's rule, reactive-only when the file compacted only reactively).")] = None,
-        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex's model_auto_compact_token_limit value(s), comma-separated (default: 90% of the window).")] = None,
-        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) P, comma-separated: T = min(floor(E x P / 100), E - 13000), E = W - min(max output, 20000).")] = None,
-        max_output_tokens: Annotated[int | None, tokens_option("--max-output-tokens", minimum=1, help="claude-code: the model's max output tokens (default: the version's, 128000 for 2.1.332, min(32000, the model's) before).")] = None,
-        cli_version: Annotated[str | None, typer.Option("--cli-version", help="claude-code / codex: apply this CLI version's compaction rule and window instead of the version each file records (README: Claude Code's rule per version).")] = None,
+        policy: Annotated[Policy | None, typer.Option("--policy", help=policy_help("the agent's own; " + OWN_RULES_HELP))] = None,
+        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help=axis_help("auto_compact_limit", tail=" (default: 90% of the window)."))] = None,
+        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help=axis_help("autocompact_pct", " P", ": T = min(floor(E x P / 100), E - 13000), E = W - min(max output, 20000)."))] = None,
+        max_output_tokens: Annotated[int | None, tokens_option("--max-output-tokens", minimum=1, help=MAX_OUTPUT_HELP)] = None,
+        cli_version: Annotated[str | None, typer.Option("--cli-version", help=CLI_VERSION_HELP)] = None,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
-        models: Annotated[list[Path] | None, typer.Option("--models", help="A models.json in Pi's format (custom providers' windows and prices); repeatable. Pi's own $PI_CODING_AGENT_DIR/models.json is read when it exists.")] = None,
+        models: Annotated[list[Path] | None, typer.Option("--models", help=MODELS_HELP)] = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size of a new summary (default: learnt from the recorded summaries).")] = None,
-        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help="How the truth model counts a message the recording never priced: auto (per session, chars4 or model, whichever predicts the session's later recorded requests from its earlier ones better; chars4 when it has too few requests to tell), chars4 (each agent's own chars/4; Pi: estimateTokens), o200k, or model (the model's own tokenizer where it beats o200k, else o200k). truth_model.counter and counter_choice say which and why; docs/estimate-error.md has the measured error of each.")] = _DEFAULT_TRUTH,
+        truth_tokenizer: Annotated[TruthTokenizer, typer.Option("--truth-tokenizer", help=f"How the truth model counts a message the recording never priced: auto (per session, chars4 or model, whichever predicts the session's later recorded requests from its earlier ones better; chars4 when it has too few requests to tell), chars4 ({CHARS4_OWN_HELP}), o200k, or model (the model's own tokenizer where it beats o200k, else o200k). truth_model.counter and counter_choice say which and why; docs/estimate-error.md has the measured error of each.")] = _DEFAULT_TRUTH,
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json, csv or parquet (one row per setting); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: the timeline of one setting, or a heatmap for a grid.")] = None,
@@ -171,7 +181,7 @@ def register(app: typer.Typer) -> None:
 
 def _checked_cli_version(cli_version: str) -> str:
     """--cli-version as given, refused (exit 2) unless it reads as a version."""
-    from sessiontools.policies.claude_code_rules import parse_version
+    from sessiontools.policies.version import parse_version
 
     if parse_version(cli_version) is None:
         raise UsageError(f"--cli-version takes a version such as 2.1.63 or 0.171.0, got {cli_version!r}")

@@ -12,6 +12,7 @@ from sessiontools.cli.options import EXIT_INPUT, JobsOpt, PathsArg, StrictOpt
 from sessiontools.cli.outputs import check_output_path, stderr_console, wrote
 from sessiontools.cli.token_options import parse_token_list
 from sessiontools.errors import UsageError
+from sessiontools.names import axis_help
 
 
 def register(app: typer.Typer) -> None:
@@ -23,8 +24,8 @@ def register(app: typer.Typer) -> None:
         reserve: Annotated[str, typer.Option("--reserve", help="Replay reserveTokens value(s), comma-separated.")] = "16384",
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="Replay keepRecentTokens value(s), comma-separated.")] = "20000",
         policy: Annotated[Policy | None, typer.Option("--policy", help="Replay every file under this compaction rule (default: each agent's own, as `replay`).")] = None,
-        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="codex: model_auto_compact_token_limit value(s) of the replay, comma-separated (default: 90% of the window).")] = None,
-        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help="claude-code: CLAUDE_AUTOCOMPACT_PCT_OVERRIDE value(s) of the replay, comma-separated.")] = None,
+        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help=axis_help("auto_compact_limit", " of the replay", " (default: 90% of the window)."))] = None,
+        autocompact_pct: Annotated[str | None, typer.Option("--autocompact-pct", help=axis_help("autocompact_pct", " of the replay", "."))] = None,
         strict: StrictOpt = False,
         jobs: JobsOpt = None,
     ) -> None:

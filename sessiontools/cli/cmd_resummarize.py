@@ -14,6 +14,7 @@ from sessiontools.cli.options import EXIT_INPUT, LeafOpt, PathsArg, StrictOpt, T
 from sessiontools.cli.outputs import emit_json, emit_renderables, stderr_console
 from sessiontools.cli.token_options import parse_token_list, tokens_option
 from sessiontools.errors import InputError, UsageError
+from sessiontools.names import RESUMMARIZE_HELP, RESUMMARIZE_POLICIES
 
 
 class ApiChoice(str, Enum):
@@ -21,9 +22,8 @@ class ApiChoice(str, Enum):
     anthropic = "anthropic-messages"
 
 
-class PiPolicy(str, Enum):
-    pi0 = "pi-0"
-    pi1 = "pi-1"
+#: `--policy`'s choices (`names.RESUMMARIZE_POLICIES`).
+SummaryPolicy = Enum("SummaryPolicy", {p.value: p.value for p in RESUMMARIZE_POLICIES}, type=str)  # type: ignore[misc]
 
 
 #: Where the API key is read from, per wire format (the environment only; never an option's value).
@@ -37,16 +37,16 @@ def register(app: typer.Typer) -> None:
         endpoint: Annotated[str, typer.Option("--endpoint", help="The model server's base URL, e.g. http://127.0.0.1:11434/v1 (Ollama), http://127.0.0.1:8080/v1 (llama.cpp), https://api.openai.com/v1.")] = ...,  # type: ignore[assignment]
         model: Annotated[str, typer.Option("--model", help="PROVIDER/ID: ID is sent to the server; PROVIDER/ID prices the calls when the catalogue knows it.")] = ...,  # type: ignore[assignment]
         api: Annotated[ApiChoice, typer.Option("--api", help="Wire format: openai-completions (chat completions) or anthropic-messages.")] = ApiChoice.openai,
-        prompt: Annotated[Path | None, typer.Option("--prompt", help="A file replacing Pi's SUMMARIZATION_PROMPT (the first summary of a chain).")] = None,
-        update_prompt: Annotated[Path | None, typer.Option("--update-prompt", help="A file replacing Pi's UPDATE_SUMMARIZATION_PROMPT (every later summary).")] = None,
+        prompt: Annotated[Path | None, typer.Option("--prompt", help=RESUMMARIZE_HELP["prompt"])] = None,
+        update_prompt: Annotated[Path | None, typer.Option("--update-prompt", help=RESUMMARIZE_HELP["update_prompt"])] = None,
         context_window: Annotated[str | None, typer.Option("--context-window", help="Window(s) W, comma-separated (default: the recorded model's, from the catalogue).")] = None,
         reserve: Annotated[str, typer.Option("--reserve", help="reserveTokens value(s), comma-separated.")] = str(DEFAULT_RESERVE_TOKENS),
         keep_recent: Annotated[str, typer.Option("--keep-recent", help="keepRecentTokens value(s), comma-separated.")] = str(DEFAULT_KEEP_RECENT_TOKENS),
-        policy: Annotated[PiPolicy | None, typer.Option("--policy", help="pi-0 or pi-1 (default: the version that wrote the file).")] = None,
-        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help="Codex rollouts: model_auto_compact_token_limit value(s), comma-separated (default: Codex's own, from the window).")] = None,
+        policy: Annotated[SummaryPolicy | None, typer.Option("--policy", help=RESUMMARIZE_HELP["policy"])] = None,  # type: ignore[valid-type]
+        auto_compact_limit: Annotated[str | None, typer.Option("--auto-compact-limit", help=RESUMMARIZE_HELP["auto_compact_limit"])] = None,
         leaf: LeafOpt = None,
         summary_tokens: Annotated[int | None, tokens_option("--summary-tokens", minimum=1, help="Size the replay gives a new summary when deciding where compactions fire (default: learnt from the recorded ones).")] = None,
-        model_max_tokens: Annotated[int | None, tokens_option("--model-max-tokens", minimum=1, help="The model's output limit (Pi 1.x asks for it, clamped to the window; default: the catalogue's for --model, else 4096).")] = None,
+        model_max_tokens: Annotated[int | None, tokens_option("--model-max-tokens", minimum=1, help=RESUMMARIZE_HELP["model_max_tokens"])] = None,
         output_dir: Annotated[Path, typer.Option("--output-dir", "-o", help="Directory for the new session files: <input stem>.<setting>.jsonl.")] = ...,  # type: ignore[assignment]
         format: Annotated[TableJson, typer.Option("--format", "-f", help="table, or json (every file with each compaction's requests) on stdout.")] = TableJson.table,
         stream: Annotated[bool, typer.Option("--stream/--no-stream", help="openai-completions: stream the answers (server-sent events).")] = False,
@@ -78,21 +78,15 @@ def register(app: typer.Typer) -> None:
              retries, no_cache, cache_dir, strict, auto_compact_limit)
 
 
-def _prompts(prompt: Path | None, update_prompt: Path | None, version: str):  # type: ignore[no-untyped-def]
-    from dataclasses import replace
-
-    from sessiontools.policies.pi.summarize import pi_prompts
-
-    p = pi_prompts(version)
-    for opt, path, field in (("--prompt", prompt, "initial"), ("--update-prompt", update_prompt, "update")):
-        if path is None:
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{opt} {path}: {exc}") from None
-        p = replace(p, **{field: text[:-1] if text.endswith("\n") else text})
-    return p
+def _prompt_text(opt: str, path: Path | None) -> str | None:
+    """The text of a --prompt / --update-prompt file (its final newline dropped), None when not given."""
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{opt} {path}: {exc}") from None
+    return text[:-1] if text.endswith("\n") else text
 
 
 def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, reserve, keep_recent, policy, leaf,  # type: ignore[no-untyped-def]
@@ -101,8 +95,7 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
     from sessiontools.cli.inputs import progress
     from sessiontools.endpoint.cache import ResponseCache
     from sessiontools.endpoint.client import Api, Endpoint, EndpointConfig
-    from sessiontools.endpoint.run import Grid, plan_all, resummarize, total_requests
-    from sessiontools.policies.pi.summarize import prompts_version
+    from sessiontools.endpoint.run import Grid, plan_all, prompt_keys, resummarize, total_requests
     from sessiontools.replay.catalog import lookup
     from sessiontools.report.resummarize import resummarize_headline, resummarize_table
     from sessiontools.report.writers import envelope
@@ -123,24 +116,26 @@ def _run(paths, endpoint, model, api, prompt, update_prompt, context_window, res
                 parse_token_list(keep_recent, "--keep-recent") or [DEFAULT_KEEP_RECENT_TOKENS],
                 policy.value if policy else None, leaf, summary_tokens, model_max_tokens,
                 parse_token_list(auto_compact_limit, "--auto-compact-limit", minimum=1) or [None])
-    from sessiontools.replay.resummarize import unsupported
+    from sessiontools.replay.registry import summarizers, unsupported
 
     loaded = load_all(paths, err, any_agent=True, skip=unsupported)
     sessions = loaded.sessions
     if not sessions:
         if loaded.unreadable:
             raise typer.Exit(exit_code_for(loaded, strict))
-        raise InputError("resummarize: no Pi session or Codex rollout to resummarize (see the notes above)")
+        what = " or ".join(s.what for s in summarizers().values())
+        raise InputError(f"resummarize: no {what} to resummarize (see the notes above)")
     chains = plan_all(sessions, grid)
-    versions = {prompts_version(c.settings.policy) for c in chains}
-    prompts_by_version = {v: _prompts(prompt, update_prompt, v) for v in versions}
+    keys = prompt_keys(chains)  # the prompt files are read when a chain's prompt can be replaced
+    texts = (_prompt_text("--prompt", prompt), _prompt_text("--update-prompt", update_prompt)) if keys else (None, None)
+    prompts_by_key = {(s, k): s.prompts(k, *texts) for s, k in keys}
     key = os.environ.get(KEY_ENV[api.value]) or None
     config = EndpointConfig(endpoint, model_id, Api(api.value), key, stream, max_tokens_field, timeout, retries,
                             concurrency=concurrency)
     cache_root = cache_dir if cache_dir is not None else token_cache_path().parent / "resummarize"
     client = Endpoint(config, ResponseCache(cache_root), refresh=no_cache)
     with progress(err, total_requests(chains), "summarising") as advance:
-        records = resummarize(chains, client, output_dir, concurrency=concurrency, prompts=prompts_by_version,
+        records = resummarize(chains, client, output_dir, concurrency=concurrency, prompts=prompts_by_key,
                               prices=info.prices if info else None, on_answer=advance)
     if format == TableJson.json:
         emit_json(envelope("resummarize", endpoint=endpoint, model=model, api=api.value, outputs=records), None)

@@ -35,7 +35,9 @@ def print_diagnostics(err: Console, diagnostics: Sequence[Diagnostic], path: obj
 
 
 def _not_a_session(why: str) -> str:
-    return why if "Pi session" in why else f"not a Pi session ({why})"
+    from sessiontools.read.sources import unreadable_reason
+
+    return unreadable_reason(why)
 
 
 def print_unreadable(err: Console, path: Path, fatal: Diagnostic | None, explicit: bool) -> bool:

@@ -71,9 +71,17 @@ def ignored_option_notes(records: Sequence[Mapping[str, Any]], given: Iterable[s
         if over:
             keep = sorted({r["settings"]["keep_recent_tokens"] for r in over})
             notes.append(f"note: --keep-recent {', '.join(f'{k:,}' for k in keep)} is not below the window of "
-                         f"{len(over)} run(s): Pi would keep the whole context, so those compactions summarise "
-                         "nothing")
+                         f"{len(over)} run(s): {_agents_of(over)} would keep the whole context, so those "
+                         "compactions summarise nothing")
     return notes
+
+
+def _agents_of(records: Sequence[Mapping[str, Any]]) -> str:
+    """The agents whose rules the runs follow, as people name them ("Pi")."""
+    from sessiontools.policies.registry import OWN_AGENT
+    from sessiontools.read.agents import AGENT_LABELS
+
+    return " and ".join(sorted({AGENT_LABELS[OWN_AGENT[r["settings"]["policy"]]] for r in records}))
 
 
 def uncatalogued_model_notes(records: Sequence[Mapping[str, Any]], windows_given: bool) -> list[str]:

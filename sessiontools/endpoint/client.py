@@ -8,9 +8,9 @@ Two wire formats:
   speak it. The key, if any, goes in `Authorization: Bearer`.
 * `anthropic-messages`: `POST {url}/v1/messages` with `system`, one user message and `max_tokens`
   (not streamed); the key in `x-api-key`.
-* A Codex compaction (`replay.resummarize_codex.CodexRequest`) is a Responses call whatever `--api`
-  says, as Codex makes it: `POST {url}/responses` with Codex's body (its `model` replaced by the
-  configured one) and headers, streamed (server-sent events: `response.output_item.done`,
+* A `replay.summarizer.ResponsesRequest` (an agent's own Responses call, such as Codex's compaction)
+  is a Responses call whatever `--api` says, as the agent makes it: `POST {url}/responses` with its
+  body (its `model` replaced by the configured one) and headers, streamed (server-sent events: `response.output_item.done`,
   `response.completed` with the usage, `response.failed`); the key in `Authorization: Bearer`.
 
 Every call: a timeout, retries with exponential back-off on connection errors, timeouts, HTTP 429
@@ -33,10 +33,11 @@ from enum import StrEnum
 from typing import Any
 
 from sessiontools.endpoint.cache import ResponseCache, request_key
-from sessiontools.policies.codex_compact import last_assistant_text
-from sessiontools.policies.pi.summarize import SummaryRequest, answer_text
-from sessiontools.replay.resummarize import Answer, SummarizerError
-from sessiontools.replay.resummarize_codex import CodexRequest
+from sessiontools.replay.registry import reply_text
+from sessiontools.replay.summarizer import Answer, ResponsesRequest, SummarizerError
+
+#: What an agent keeps of a reply's content (`Summarizer.reply_text`).
+ReplyText = Callable[[list[Any]], str]
 
 ANTHROPIC_VERSION = "2023-06-01"
 MAX_RETRY_AFTER_S = 60.0
@@ -78,7 +79,7 @@ class _Retry(Exception):
 
 
 class Endpoint:
-    """A callable `SummaryRequest -> Answer` (`replay.resummarize.Summarize`), thread-safe."""
+    """A callable `request -> Answer` (`replay.summarizer.Summarize`), thread-safe."""
 
     def __init__(self, config: EndpointConfig, cache: ResponseCache | None = None, *, refresh: bool = False,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -95,9 +96,11 @@ class Endpoint:
         self._inflight: dict[str, threading.Event] = {}
         self._memo: dict[str, dict[str, Any]] = {}  # this run's answers (a re-asked request is never re-sent)
 
-    def body(self, req: SummaryRequest | CodexRequest) -> dict[str, Any]:
+    def body(self, req: Any) -> dict[str, Any]:
+        """The wire body of `req`: a `ResponsesRequest`'s own, else a chat request (`system`, `user`,
+        `max_tokens`) in `--api`'s format."""
         c = self.config
-        if isinstance(req, CodexRequest):
+        if isinstance(req, ResponsesRequest):
             return {**req.body, "model": c.model}
         if c.api == Api.ANTHROPIC:
             return {"model": c.model, "max_tokens": req.max_tokens, "system": req.system,
@@ -120,14 +123,14 @@ class Endpoint:
             return None
         return self.cache.get(key)
 
-    def __call__(self, req: SummaryRequest | CodexRequest) -> Answer:
+    def __call__(self, req: Any) -> Answer:
         """The answer to `req`: from the cache, else sent. The same request asked twice at once (two
         settings of a grid share their first compactions) is sent once; the other waits for it."""
         body = self.body(req)
-        codex = isinstance(req, CodexRequest)
-        url = self.responses_url if codex else self.url
-        headers = dict(req.headers) if codex else {}
-        key = request_key(url, "responses" if codex else self.config.api.value, body)
+        responses = isinstance(req, ResponsesRequest)
+        url = self.responses_url if responses else self.url
+        headers = dict(req.headers) if responses else {}
+        key = request_key(url, "responses" if responses else self.config.api.value, body)
         while True:
             hit = self._cached(key)
             if hit is not None:
@@ -143,7 +146,7 @@ class Endpoint:
             busy.wait()  # then its answer is cached (or it failed, and this one tries itself)
         try:
             with self._slots:
-                ans = self._send(body, url, headers)
+                ans = self._send(body, reply_text(req), url, headers)
             value = {"text": ans.text, "input_tokens": ans.input_tokens, "output_tokens": ans.output_tokens,
                      "latency_s": round(ans.latency_s, 3), "stop_reason": ans.stop_reason}
             if self.cache is not None:
@@ -168,7 +171,9 @@ class Endpoint:
             h["Authorization"] = f"Bearer {key}"
         return h
 
-    def _send(self, body: dict[str, Any], url: str | None = None, headers: dict[str, str] | None = None) -> Answer:
+    def _send(self, body: dict[str, Any], keep: ReplyText, url: str | None = None,
+              headers: dict[str, str] | None = None) -> Answer:
+        """`body` sent (with retries); `keep`: what the request's agent keeps of the reply."""
         c = self.config
         url = url or self.url
         data = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
@@ -180,7 +185,7 @@ class Endpoint:
                 self.sent += 1
             t0 = time.monotonic()
             try:
-                return self._once(data, body.get("stream") is True, t0, url, headers or {})
+                return self._once(data, body.get("stream") is True, t0, url, headers or {}, keep)
             except _Retry as exc:
                 last, last_after = str(exc), exc.after
         raise SummarizerError(f"{url}: {last} (after {c.retries + 1} attempts)")
@@ -190,13 +195,14 @@ class Endpoint:
             return min(MAX_RETRY_AFTER_S, max(0.0, after))
         return self.config.backoff_s * 2 ** (attempt - 1)
 
-    def _once(self, data: bytes, stream: bool, t0: float, url: str, extra: dict[str, str]) -> Answer:
+    def _once(self, data: bytes, stream: bool, t0: float, url: str, extra: dict[str, str],
+              keep: ReplyText) -> Answer:
         responses = url == self.responses_url and url != self.url
         req = urllib.request.Request(url, data=data, headers={**self._headers(responses), **extra}, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.config.timeout_s) as resp:
                 if responses:
-                    return _parse_responses(resp, t0, url)
+                    return _parse_responses(resp, t0, url, keep)
                 if stream and "text/event-stream" in (resp.headers.get("Content-Type") or ""):
                     return self._parse_stream(resp, t0)
                 raw = resp.read()
@@ -212,9 +218,9 @@ class Endpoint:
             obj = json.loads(raw)
         except ValueError:
             raise _Retry(f"the reply is not JSON: {raw[:120]!r}") from None
-        return self._parse(obj, time.monotonic() - t0)
+        return self._parse(obj, time.monotonic() - t0, keep)
 
-    def _parse(self, obj: Any, latency: float) -> Answer:
+    def _parse(self, obj: Any, latency: float, keep: ReplyText) -> Answer:
         if not isinstance(obj, dict):
             raise _Retry("the reply is not a JSON object")
         if self.config.api == Api.ANTHROPIC:
@@ -225,13 +231,13 @@ class Endpoint:
             inp = _int(u.get("input_tokens"))
             if inp is not None:
                 inp += (_int(u.get("cache_read_input_tokens")) or 0) + (_int(u.get("cache_creation_input_tokens")) or 0)
-            return Answer(answer_text(blocks), inp, _int(u.get("output_tokens")), latency, False, obj.get("stop_reason"))
+            return Answer(keep(blocks), inp, _int(u.get("output_tokens")), latency, False, obj.get("stop_reason"))
         choices = obj.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise SummarizerError(f"{self.url}: the reply has no choices")
         msg = choices[0].get("message") if isinstance(choices[0].get("message"), dict) else {}
         content = msg.get("content")
-        text = content if isinstance(content, str) else answer_text(content) if isinstance(content, list) else ""
+        text = content if isinstance(content, str) else keep(content) if isinstance(content, list) else ""
         u = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
         return Answer(text, _int(u.get("prompt_tokens")), _int(u.get("completion_tokens")), latency, False,
                       choices[0].get("finish_reason"))
@@ -278,7 +284,7 @@ def responses_url(url: str) -> str:
     return u if u.endswith("/responses") else u + "/responses"
 
 
-def _parse_responses(resp: Any, t0: float, url: str) -> Answer:
+def _parse_responses(resp: Any, t0: float, url: str, keep: ReplyText) -> Answer:
     """A streamed Responses answer: the output items, the usage; a failed response is refused."""
     items: list[dict[str, Any]] = []
     final: dict[str, Any] | None = None
@@ -307,7 +313,7 @@ def _parse_responses(resp: Any, t0: float, url: str) -> Answer:
         raise _Retry("the stream closed before response.completed")
     output = final.get("output") if isinstance(final.get("output"), list) and final.get("output") else items
     u = final.get("usage") if isinstance(final.get("usage"), dict) else {}
-    return Answer(last_assistant_text([it for it in output if isinstance(it, dict)]), _int(u.get("input_tokens")),
+    return Answer(keep([it for it in output if isinstance(it, dict)]), _int(u.get("input_tokens")),
                   _int(u.get("output_tokens")), time.monotonic() - t0, False, final.get("status"))
 
 

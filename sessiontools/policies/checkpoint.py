@@ -125,26 +125,3 @@ def policy_checkpoint(policy: Any, path: TranscriptPath, request: Request, conte
                               m.index)
     view = CountView(None, (), [policy.size(t) for t in context], _messages(policy, context))
     return Checkpoint(math.ceil(policy.count(view)), 0, tuple(t.index for t in context))
-
-
-def pi_calibrated_hybrid(messages: Sequence[Any], pi_version: str, model: Any,
-                         model_encoding: str = "o200k_base") -> float:
-    """The calibrated hybrid for a Pi context (for replay): Pi's own check point (last trusted usage,
-    `estimateContextTokens`) with the trailing messages counted by `model` (a
-    `tokens.features.FeatureModel`, e.g. `load_calibration(...).lookup(provider, model_id)`) instead
-    of chars/4; with no trusted usage, `model` over the whole context.
-
-    `messages`: Pi's message dicts of the context (as `build_context` gives them).
-    `model_encoding`: the tokenizer of the `model` feature,
-    `tokens.registry.calibration_encoding_for(provider, model_id)` (o200k when the model has none).
-    """
-    from sessiontools.policies.pi.usage import estimate_context_tokens
-    from sessiontools.tokens.features import calibrated_hybrid, pi_features
-
-    est = estimate_context_tokens(messages, pi_version)
-    need = getattr(model, "tokenizers", ())
-    full = pi_features(messages, pi_version, need, model_encoding)
-    if est.last_usage_index is None:
-        return calibrated_hybrid(None, full, full, model)
-    trailing = pi_features(messages[est.last_usage_index + 1:], pi_version, need, model_encoding)
-    return calibrated_hybrid(est.usage_tokens, trailing, full, model)

@@ -90,6 +90,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from sessiontools.policies.version import parse_version
+
 #: Every release read: the model's window without the 1M option.
 DEFAULT_WINDOW = 200_000
 #: `[1m]` models (and the 1M context beta).
@@ -208,12 +210,6 @@ RULES: tuple[ClaudeCodeRule, ...] = (
 )
 #: The rule when the file records no version (the newest measured one).
 NEWEST = RULES[-1]
-
-
-def parse_version(version: str | None) -> tuple[int, ...] | None:
-    """`"2.1.63"` -> (2, 1, 63); None for anything that does not start with a dotted number."""
-    m = re.match(r"\s*v?(\d+(?:\.\d+)*)", version or "")
-    return tuple(int(x) for x in m.group(1).split(".")) if m else None
 
 
 def rule_for(version: str | None) -> ClaudeCodeRule:

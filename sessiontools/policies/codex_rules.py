@@ -109,7 +109,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sessiontools.policies.claude_code_rules import parse_version
+from sessiontools.policies.version import parse_version
 
 #: codex-rs `CONTEXT_WINDOW_272K`: the gpt-5 and codex- families' window in every release read.
 GPT5_WINDOW = 272_000

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sessiontools.names import POLICY_ORDER
 from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.policies.summary_template import SummaryTemplate
 from sessiontools.read.agents import Agent
 from sessiontools.transcript.model import Transcript, TranscriptPath
 
@@ -112,6 +113,29 @@ SECTIONED_SUMMARIES: dict[Agent, bool] = {
     Agent.CODEX: False,
     Agent.CLAUDE_CODE: False,
 }
+
+
+def _pi_template() -> SummaryTemplate:
+    from sessiontools.policies.pi.template import PI_TEMPLATE
+
+    return PI_TEMPLATE
+
+
+#: Each agent's summary template (the sections its compaction prompt asks for), None: its prompt asks
+#: for none (its summaries are free-form). Every agent has an entry (`replay.registry.registry_gaps`).
+SUMMARY_TEMPLATES: dict[Agent, Callable[[], SummaryTemplate] | None] = {
+    Agent.PI: _pi_template,
+    Agent.CODEX: None,
+    Agent.CLAUDE_CODE: None,
+}
+
+
+def reference_template() -> SummaryTemplate:
+    """The template summary drift reads every summary against (a free-form one's headings are mapped
+    onto its sections by keyword): the one agent's whose prompt asks for sections."""
+    makers = [m for m in SUMMARY_TEMPLATES.values() if m is not None]
+    assert len(makers) == 1, "drift reads one template (registry_gaps)"
+    return makers[0]()
 
 
 def promises_sections(agent: str | Agent | None) -> bool:

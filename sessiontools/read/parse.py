@@ -26,6 +26,26 @@ _WS = b" \t\r\n\x0b\x0c"
 _BOM = b"\xef\xbb\xbf"
 
 
+@dataclass(frozen=True, slots=True)
+class ReaderWords:
+    """What a reader says of the lines `parse_line` repairs, in its own agent's terms: each a clause the
+    note adds in parentheses (empty: none). `surrogates_kept`: what a line whose lone surrogates are
+    kept (`keep_surrogates`) says was done with them."""
+
+    bom: str = ""
+    invalid_utf8: str = ""
+    surrogates_kept: str = "kept"
+    glued: str = ""
+
+
+#: A reader that makes no claim of its agent's own reading.
+PLAIN_WORDS = ReaderWords()
+
+
+def _said(note: str, clause: str) -> str:
+    return f"{note} ({clause})" if clause else note
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -82,7 +102,7 @@ def surrogate_line(raw: bytes | memoryview) -> tuple[Any, int]:
 
 
 def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
-               keep_surrogates: bool = False) -> ParsedLine:
+               keep_surrogates: bool = False, words: ReaderWords = PLAIN_WORDS) -> ParsedLine:
     """Parse one physical line (without its newline) into zero or more entry objects.
 
     `terminated` is False for a last line that has no newline: a parse failure there is reported as
@@ -95,7 +115,7 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
     if line == 1 and body.startswith(_BOM):
         body = body[len(_BOM):].lstrip(_WS)
         out.diagnostics.append(
-            Diagnostic(path, line, "byte order mark removed (Pi's reader would skip this line)", "recovered")
+            Diagnostic(path, line, _said("byte order mark removed", words.bom), "recovered")
         )
     if not body:
         return out
@@ -107,13 +127,13 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
             text = body.decode("utf-8")
         except UnicodeDecodeError:
             text = body.decode("utf-8", errors="replace")
-            out.diagnostics.append(Diagnostic(path, line, "invalid UTF-8 replaced by U+FFFD (as Pi's reader does)"))
+            out.diagnostics.append(Diagnostic(path, line, _said("invalid UTF-8 replaced by U+FFFD", words.invalid_utf8)))
         values, error = _slow_parse(text)
         repaired, changed = clean_surrogates(values)
         if changed and keep_surrogates:
             out.surrogates = changed
-            out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s): kept as Pi "
-                                                          "keeps them (outputs replace them)"))
+            out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s): "
+                                                          f"{words.surrogates_kept} (outputs replace them)"))
         elif changed:
             values = repaired
             out.diagnostics.append(Diagnostic(path, line, f"lone surrogate escape(s) in {changed} string(s) replaced by U+FFFD"))
@@ -130,7 +150,7 @@ def parse_line(raw: bytes, line: int, path: str, *, terminated: bool = True,
                 Diagnostic(
                     path,
                     line,
-                    f"glued JSON: {what}, {len(objects)} object(s) recovered{rest} (Pi's reader drops the whole line)",
+                    _said(f"glued JSON: {what}, {len(objects)} object(s) recovered{rest}", words.glued),
                     "recovered",
                 )
             )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sessiontools.errors import InputError
-from sessiontools.read.agents import Agent
+from sessiontools.read.agents import AGENT_LABELS, Agent
 from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, open_error
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
 from sessiontools.read.remote import expand_url, is_url, read_url, url_of
@@ -123,7 +123,16 @@ class AgentHome:
 
 
 #: The directory commands read when no path is given, and the models.json `replay` reads first.
-DEFAULT_HOME = AgentHome("Pi", "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "models.json")
+DEFAULT_HOME = AgentHome(AGENT_LABELS[Agent.PI], "PI_CODING_AGENT_DIR", ".pi/agent", "sessions", "models.json")
+
+
+def read_models_file(data: bytes, source: str) -> list[Any]:
+    """The models of a models.json in `DEFAULT_HOME`'s agent's format (the file it reads and the files
+    `--models` names): (provider, id, window, max tokens, prices) rows (`read.pi.models`)."""
+    from sessiontools.read.pi.models import read_models
+
+    return read_models(data, source)
+
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
@@ -131,6 +140,14 @@ READERS: list[Reader] = [
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
 FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),))
+
+
+def unreadable_reason(why: str) -> str:
+    """Why a file is no readable session, as people read it: the fallback reader decided (no other
+    reader recognised the file), so it is not one of its agent's sessions (`why` says so already when
+    the reader's own words did)."""
+    what = f"{AGENT_LABELS[FALLBACK.agent]} session"
+    return why if what in why else f"not a {what} ({why})"
 
 
 def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | str]:

@@ -56,35 +56,13 @@ def _num(v: Any) -> float | None:
     return None if n is None else float(n)
 
 
-#: The window Pi's model registry gives a models.json model without `contextWindow` (0.73.1
-#: `model-registry.js`, 1.6.0 `provider-composer.js`: `contextWindow ?? 128000`): it ran with that window.
-PI_DEFAULT_CONTEXT_WINDOW = 128000
+def read_model_file(data: bytes, source: str) -> list[ModelInfo]:
+    """The models of a models.json file (custom providers' windows and prices), in the format of the
+    default agent home's (`read.sources.read_models_file`)."""
+    from sessiontools.read.sources import read_models_file
 
-
-def read_pi_models(data: bytes, source: str) -> list[ModelInfo]:
-    """The models of a file in Pi's `models.json` format (custom providers)."""
-    try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise InputError(f"{source}: not JSON ({exc})") from exc
-    providers = doc.get("providers") if isinstance(doc, dict) else None
-    if not isinstance(providers, dict):
-        raise InputError(f"{source}: no \"providers\" object (Pi's models.json format)")
-    out = []
-    for name, prov in providers.items():
-        for m in (prov.get("models") or []) if isinstance(prov, dict) else []:
-            if not isinstance(m, dict) or not isinstance(m.get("id"), str):
-                continue
-            window = _num(m.get("contextWindow")) if "contextWindow" in m else PI_DEFAULT_CONTEXT_WINDOW
-            if window is None or window <= 0:
-                continue
-            cost = m.get("cost") if isinstance(m.get("cost"), dict) else None
-            prices = None
-            if cost is not None:
-                keys = (("input", "input"), ("output", "output"), ("cache_read", "cacheRead"), ("cache_write", "cacheWrite"))
-                prices = {ours: (_num(cost.get(theirs)) or 0.0) / 1e6 for ours, theirs in keys}
-            out.append(ModelInfo(str(name), m["id"], int(window), m.get("maxTokens"), prices, source))
-    return out
+    return [ModelInfo(provider, mid, window, max_tokens, prices, source)
+            for provider, mid, window, max_tokens, prices in read_models_file(data, source)]
 
 
 _DATE_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
@@ -120,7 +98,7 @@ def load_model_files(paths: Iterable[str]) -> tuple[ModelInfo, ...]:
                 data = fh.read()
         except OSError as exc:
             raise InputError(f"{p}: cannot read ({exc.strerror})") from exc
-        out.extend(read_pi_models(data, p))
+        out.extend(read_model_file(data, p))
     return tuple(out)
 
 

@@ -11,11 +11,26 @@ what an agent or a policy lacks in any registry (tests/replay/test_registries.py
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 from sessiontools.policies.base import Axis, PolicyName
-from sessiontools.policies.registry import DEFAULT_POLICY, OWN_AGENT, POLICIES, VERSION_SETTING, make_policy
+from sessiontools.policies.registry import (
+    DEFAULT_POLICY,
+    OWN_AGENT,
+    POLICIES,
+    SECTIONED_SUMMARIES,
+    SUMMARY_TEMPLATES,
+    VERSION_SETTING,
+    make_policy,
+)
 from sessiontools.read.agents import Agent
 
-__all__ = ["has_exact_port", "policy_axes", "registry_gaps", "replay_agents"]
+if TYPE_CHECKING:
+    from sessiontools.replay.summarizer import Summarizer
+
+__all__ = ["has_exact_port", "policy_axes", "registry_gaps", "replay_agents", "reply_text", "summarizer_of",
+           "summarizers", "unsupported"]
 
 
 def has_exact_port(agent: str | Agent, policy: str | PolicyName | None) -> bool:
@@ -47,6 +62,54 @@ def policy_axes(name: str | PolicyName) -> tuple[Axis, ...]:
 _AXES: dict[PolicyName, tuple[Axis, ...]] = {}
 
 
+#: Each agent's summariser for `resummarize` (the module whose `SUMMARIZER` implements
+#: `replay.summarizer.Summarizer`), or why it has none.
+SUMMARIZERS: dict[Agent, str] = {
+    Agent.PI: "sessiontools.replay.resummarize_pi",
+    Agent.CODEX: "sessiontools.replay.resummarize_codex",
+}
+NO_SUMMARIZER: dict[Agent, str] = {
+    Agent.CLAUDE_CODE: "Claude Code compactions are not supported: the pinned CLI (2.1.332) assembles its compact "
+                       "prompt inside its bundle at run time, and no faithful port of it exists here",
+}
+
+
+def summarizers() -> dict[Agent, Summarizer]:
+    """Every agent's summariser, in `Agent` order (imported on first use)."""
+    from importlib import import_module
+
+    return {a: import_module(SUMMARIZERS[a]).SUMMARIZER for a in Agent if a in SUMMARIZERS}
+
+
+def summarizer_of(source: Any) -> Summarizer | None:
+    """The summariser of `source`'s agent (any reader's session; one with no `agent` is the fallback
+    reader's), None when it has none (`unsupported` says why)."""
+    from sessiontools.read.sources import FALLBACK
+
+    agent = Agent(getattr(source, "agent", None) or FALLBACK.agent)
+    return summarizers().get(agent)
+
+
+def unsupported(source: Any) -> str | None:
+    """None when `source` can be resummarized; else the reason, in words."""
+    from sessiontools.read.sources import FALLBACK
+
+    agent = Agent(getattr(source, "agent", None) or FALLBACK.agent)
+    if agent in NO_SUMMARIZER:
+        return NO_SUMMARIZER[agent]
+    s = summarizer_of(source)
+    return s.unsupported(source) if s is not None else f"no summariser for {agent.value} (replay.registry.SUMMARIZERS)"
+
+
+def reply_text(request: Any) -> Callable[[list[Any]], str]:
+    """What the agent whose summariser sends `request` keeps of a reply's content (by the request's
+    type, `Summarizer.request_type`)."""
+    for s in summarizers().values():
+        if isinstance(request, s.request_type):
+            return s.reply_text
+    raise TypeError(f"no summariser sends a {type(request).__name__} (replay.registry.SUMMARIZERS)")
+
+
 def registry_gaps() -> list[str]:
     """What each agent and each policy lacks, one line each (empty: every registry is complete).
 
@@ -54,8 +117,10 @@ def registry_gaps() -> list[str]:
     default policy
     (`DEFAULT_POLICY`), at least one own rule (`OWN_AGENT`: its window rule, `Policy.recorded_window`
     and `Policy.default_window`, with the catalogue after them) whose version the file records
-    (`VERSION_SETTING`), all its own rules agreeing on the exact port, and a policy that replays its
-    files. A policy needs a maker (`POLICIES`) giving a `Policy` of that name, axes starting with the
+    (`VERSION_SETTING`), all its own rules agreeing on the exact port, a policy that replays its
+    files, a summary template or None (`SUMMARY_TEMPLATES`, agreeing with `SECTIONED_SUMMARIES`; one
+    template in all, the one drift reads), and a summariser with every `replay.summarizer.Summarizer` member (`SUMMARIZERS`) or the
+    reason it has none (`NO_SUMMARIZER`), not both. A policy needs a maker (`POLICIES`) giving a `Policy` of that name, axes starting with the
     window, a finite count and an own agent."""
     from sessiontools.policies.base import CountView
     from sessiontools.read.sources import FALLBACK, READERS
@@ -82,6 +147,16 @@ def registry_gaps() -> list[str]:
             gap("single walk for its own rules", "Policy.exact_port_for")
         if not any(a in e.agents for e in POLICIES.values()):
             gap("policy replaying its files", "policies.registry.POLICIES")
+        if a not in SUMMARY_TEMPLATES:
+            gap("summary template, nor None for free-form summaries", "policies.registry.SUMMARY_TEMPLATES")
+        elif (SUMMARY_TEMPLATES[a] is not None) != SECTIONED_SUMMARIES.get(a, False):
+            gap("agreement of its summary template and SECTIONED_SUMMARIES", "policies.registry")
+        if (a in SUMMARIZERS) == (a in NO_SUMMARIZER):
+            gap("summariser, nor a reason it has none", "replay.registry.SUMMARIZERS / NO_SUMMARIZER")
+        elif a in SUMMARIZERS and not _summarizer_complete(a):
+            gap("complete summariser", f"{SUMMARIZERS[a]}.SUMMARIZER")
+    if sum(1 for m in SUMMARY_TEMPLATES.values() if m is not None) != 1:
+        out.append("summary templates: drift reads exactly one (policies.registry.reference_template)")
     for n in PolicyName:
         entry = POLICIES.get(n)
         if entry is None:
@@ -98,3 +173,12 @@ def registry_gaps() -> list[str]:
         if n not in OWN_AGENT:
             out.append(f"policy {n.value}: no own agent (policies.registry.OWN_AGENT)")
     return out
+
+
+def _summarizer_complete(a: Agent) -> bool:
+    """Whether `a`'s summariser has every member of `replay.summarizer.Summarizer`."""
+    from sessiontools.replay.summarizer import Summarizer
+
+    s = summarizers()[a]
+    members = [m for m in vars(Summarizer) if not m.startswith("_")] + list(Summarizer.__annotations__)
+    return all(hasattr(s, m) for m in members) and isinstance(s.request_type, type) and bool(s.what)

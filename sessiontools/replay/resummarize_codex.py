@@ -29,12 +29,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from sessiontools.policies import codex_compact as cc
-from sessiontools.read.codex.records import Compacted, Rollout, SessionMeta, TurnContext
-from sessiontools.replay.codex_rollout import (
+from sessiontools.policies.codex_request import CodexRequest, codex_unsupported, reply_text
+from sessiontools.policies.codex_rollout import (
     answer_lines,
     answer_of,
     new_id,
@@ -43,44 +42,9 @@ from sessiontools.replay.codex_rollout import (
     timestamp,
     with_summary,
 )
+from sessiontools.read.codex.records import Rollout, SessionMeta, TurnContext
 from sessiontools.replay.records import CompactionReason, ReplayRun, ReplaySettings, SimCompaction
-from sessiontools.replay.resummarize import SummarizerError
-
-
-class CodexKind(StrEnum):
-    COMPACT = "compact"
-
-
-@dataclass(frozen=True, slots=True)
-class CodexRequest:
-    """One local compaction request: the Responses body and Codex's headers."""
-
-    body: Mapping[str, Any]
-    headers: Mapping[str, str]
-    kind: CodexKind = CodexKind.COMPACT
-    max_tokens: int | None = None  # Codex sends no output limit
-
-    @property
-    def system(self) -> str:
-        """The developer (base instructions) text, for the size estimates of the report."""
-        items = self.body.get("input") or []
-        return cc.item_text(items[0]) if items and items[0].get("role") == "developer" else ""
-
-    @property
-    def user(self) -> str:
-        """The text of every other item (messages, calls, outputs), for the size estimates."""
-        items = self.body.get("input") or []
-        start = 1 if items and items[0].get("role") == "developer" else 0
-        return "\n".join(_item_chars(it) for it in items[start:])
-
-
-def _item_chars(item: Mapping[str, Any]) -> str:
-    if item.get("type") == "message":
-        return cc.item_text(item)
-    if item.get("type") == "function_call":
-        return f"{item.get('name', '')}{item.get('arguments', '')}"
-    out = item.get("output")
-    return out if isinstance(out, str) else json.dumps(out, ensure_ascii=False) if out is not None else ""
+from sessiontools.replay.summarizer import Summarize, SummarizerError, SummaryGrid
 
 
 @dataclass(slots=True)
@@ -346,21 +310,48 @@ def requests_of_codex(chain: CodexChain) -> int:
     return sum(1 for sc in chain.places.values() if sc.reason != CompactionReason.USER)
 
 
-def codex_unsupported(rollout: Rollout) -> str | None:
-    """None when the rollout's compactions can be regenerated; else why not (said once per file)."""
-    remote = [r for r in rollout.records if isinstance(r, Compacted) and r.encrypted]
-    if remote:
-        return f"{len(remote)} remote compaction(s): {cc.REMOTE_REASON}"
-    versions = {m.cli_version for m in rollout.metas if m.cli_version}
-    other = sorted(versions - cc.PORTED_RELEASES)
-    if other:
-        return (f"written by Codex {', '.join(other)}: only the local compaction of Codex "
-                f"{', '.join(sorted(cc.PORTED_RELEASES))} is ported (other releases build the history after a "
-                "compaction differently, or record none)")
-    return None
+class CodexSummarizer:
+    """Codex's summariser (`replay.summarizer.Summarizer`): the transcript walk's compactions over
+    window x auto-compact limit, Codex's own compaction request, a rollout written back."""
 
+    what = "Codex rollout"
+    request_type = CodexRequest
+
+    def unsupported(self, source: Rollout) -> str | None:
+        return codex_unsupported(source)
+
+    def plan(self, source: Rollout, grid: SummaryGrid) -> list[CodexChain]:
+        from sessiontools.read.codex.load import rollout_objects
+
+        return plan_codex_chains(source, rollout_objects(source.path), windows=grid.windows, limits=grid.limits)
+
+    def requests_of(self, chain: CodexChain) -> int:
+        return requests_of_codex(chain)
+
+    def empty_result(self, chain: CodexChain) -> CodexChainResult:
+        return CodexChainResult(chain)
+
+    def prompts_key(self, chain: CodexChain) -> str | None:
+        return None  # Codex's compact prompt is its release's (`policies.codex_compact`)
+
+    def prompts(self, key: str, initial: str | None, update: str | None) -> None:
+        return None
+
+    def regenerate(self, chain: CodexChain, summarize: Summarize, prompts: Any,
+                   on_answer: Callable[[], None] | None) -> CodexChainResult:
+        return regenerate_codex(chain, summarize, on_answer)
+
+    def records(self, result: CodexChainResult) -> list[dict[str, Any]]:
+        return result.records()
+
+    def reply_text(self, content: list[Any]) -> str:
+        return reply_text(content)
+
+
+SUMMARIZER = CodexSummarizer()
 
 __all__ = [
+    "SUMMARIZER",
     "CodexChain",
     "CodexChainResult",
     "CodexRequest",

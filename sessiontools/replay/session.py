@@ -258,7 +258,7 @@ def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
         "threshold": run.settings.threshold,
         "window": run.settings.context_window,
         "truth": [[p.base_index, p.truth] for p in run.requests],
-        "pi_view": [[p.base_index, p.policy_count] for p in run.requests if p.policy_count is not None],
+        "policy_count": [[p.base_index, p.policy_count] for p in run.requests if p.policy_count is not None],
         "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
         "recorded": [list(x) for x in pr.recorded_points(run)],
     }

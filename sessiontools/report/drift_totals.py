@@ -22,11 +22,11 @@ from rich.text import Text
 
 from sessiontools.analysis.drift import ChainDrift, DriftReport, chain_metrics
 from sessiontools.analysis.drift.pairs import CHANGE_KINDS
-from sessiontools.analysis.drift.sections import PI_SECTIONS
+from sessiontools.analysis.drift.sections import TEMPLATE_SECTIONS
 from sessiontools.report.folder import WORST_SHOWN, folder_names, middle, more_line
 from sessiontools.report.layout import Column, FittedTable, percent
 
-#: Section rows shown (Pi's own first, then the largest others; the rest summed in one row).
+#: Section rows shown (the template's first, then the largest others; the rest summed in one row).
 MAX_SECTIONS = 12
 
 
@@ -56,9 +56,9 @@ def _old(c: Mapping[str, int]) -> int:
 
 def sections_table(chains: Sequence[ChainDrift]) -> FittedTable:
     counts = section_counts(chains)
-    pi = [s for s in PI_SECTIONS if s in counts]
-    others = sorted((s for s in counts if s not in PI_SECTIONS), key=lambda s: (-_old(counts[s]), s))
-    shown = (pi + others)[:MAX_SECTIONS]
+    template = [s for s in TEMPLATE_SECTIONS if s in counts]
+    others = sorted((s for s in counts if s not in TEMPLATE_SECTIONS), key=lambda s: (-_old(counts[s]), s))
+    shown = (template + others)[:MAX_SECTIONS]
     rest = [s for s in counts if s not in shown]
     t = FittedTable(f"retention per section over {sum(len(c.pairs) for c in chains):,} pair(s) S(k) -> S(k+1)", (
         Column("section", "", "left"), Column("items", "items of S(k)"), Column("kept", "same text"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sessiontools.read.agents import read_as
 from sessiontools.report.folder import agent_of, folder_names, middle
 from sessiontools.report.layout import tokens
 from sessiontools.report.svg import PALETTE, bars_svg, heat_color, legend_html, lines_svg
@@ -70,8 +71,8 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
     order = sorted(sessions, key=lambda s: (-_prompt(s), s["path"]))
 
     def row(s: Mapping[str, Any]) -> list[Any]:
-        read_as = f"Pi {s['pi_version']}.x" if s.get("pi_version") else str(s.get("format") or s.get("agent") or "-")
-        return [names[s["path"]], read_as, f"{s['entries']:,}", f"{s['requests']:,}", _comps(s), s["leaves"],
+        label = read_as(s) or str(s.get("format") or s.get("agent") or "-")
+        return [names[s["path"]], label, f"{s['entries']:,}", f"{s['requests']:,}", _comps(s), s["leaves"],
                 tokens(_prompt(s)), tokens(s["usage"]["output"]), "-" if s.get("cost") is None else f"${s['cost']:.3f}",
                 f"{s['errors']} ({s['overflow_errors']})"]
 
@@ -145,7 +146,7 @@ def estimate_section(doc: Mapping[str, Any]) -> str:
 
 
 def _section_rows(chains: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
-    from sessiontools.analysis.drift.sections import PI_SECTIONS
+    from sessiontools.analysis.drift.sections import TEMPLATE_SECTIONS
 
     counts: dict[str, dict[str, int]] = {}
     for c in chains:
@@ -161,7 +162,7 @@ def _section_rows(chains: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
         return [label, f"{old:,}", f"{c.get('kept', 0):,}", f"{c.get('changed', 0):,}", f"{c.get('moved', 0):,}",
                 f"{c.get('dropped', 0):,}", f"{c.get('added', 0):,}", f"{kept / old:.0%}" if old else "-"]
 
-    order = [s for s in PI_SECTIONS if s in counts] + sorted(s for s in counts if s not in PI_SECTIONS)
+    order = [s for s in TEMPLATE_SECTIONS if s in counts] + sorted(s for s in counts if s not in TEMPLATE_SECTIONS)
     rows = [row(middle(s, 40), counts[s]) for s in order[:14]]
     rest = order[14:]
     if rest:

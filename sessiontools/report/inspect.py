@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
+from sessiontools.read.agents import read_as
 from sessiontools.report.inspect_summary import inspect_headline, inspect_totals
 from sessiontools.report.layout import Column, FittedTable, dollars, short_names, tokens
 from sessiontools.report.text import safe_text
@@ -31,9 +32,9 @@ def _leaves(report: Mapping[str, Any]) -> str:
 _COMPACTION_COLUMNS = (
     Column("entry", "compaction entry id", "left"),
     Column("line", "line in the file"),
-    Column("kind", "threshold, overflow recovery, manual, ... (why Pi compacted)", "left"),
+    Column("kind", "threshold, overflow recovery, manual, ... (why the agent compacted)", "left"),
     Column("written by", "who wrote the summary: agent, or hook (an extension, fromHook)", "left"),
-    Column("tok before", "tokensBefore Pi recorded (tokens)"),
+    Column("tok before", "the context size before it, as the agent recorded it (tokens)"),
     Column("first kept", "first entry id kept verbatim", "left"),
 )
 
@@ -55,8 +56,8 @@ def inspect_fields(report: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(field, value) of one inspected session, as its table shows them."""
     usage = report["usage"]
     return [
-        ("format version", f"v{report['format_version']} (read as Pi {report['pi_version']}.x)"
-         if report.get("pi_version") is not None else f"{report['agent']} ({report['format_version']})"),
+        ("format version", f"v{report['format_version']} (read as {label})"
+         if (label := read_as(report)) is not None else f"{report['agent']} ({report['format_version']})"),
         ("session", report["session_id"] or "-"),
         ("name", report["session_name"] or "-"),
         ("entries", _fmt(report["entries"]) + " (" + ", ".join(f"{k} {v}" for k, v in report["entries_by_type"].items()) + ")"),

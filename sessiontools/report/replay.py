@@ -282,7 +282,7 @@ def timeline_figure(record: dict[str, Any]):  # type: ignore[no-untyped-def]
     ax = fig.add_subplot(1, 1, 1)
     ax.plot([x for x, _ in tl["truth"]], [y for _, y in tl["truth"]], lw=1.4, label="truth (actual prompt tokens)",
             color="#1f77b4")
-    ax.scatter([x for x, _ in tl["pi_view"]], [y for _, y in tl["pi_view"]], s=10, color="#ff7f0e",
+    ax.scatter([x for x, _ in tl["policy_count"]], [y for _, y in tl["policy_count"]], s=10, color="#ff7f0e",
                label="the policy's own count at a check point", zorder=3)
     ax.axhline(tl["threshold"], color="#d62728", ls="--", lw=1, label=f"threshold {tl['threshold']:,}")
     ax.axhline(tl["window"], color="black", ls=":", lw=1, label=f"window {tl['window']:,}")

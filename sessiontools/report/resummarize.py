@@ -15,11 +15,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sessiontools.replay.resummarize import ChainResult, estimated_tokens, session_records
-from sessiontools.replay.resummarize_codex import CodexChainResult
+from sessiontools.replay.summarizer import estimated_tokens
 
 
-def output_path(directory: Path, result: ChainResult | CodexChainResult) -> Path:
+def output_path(directory: Path, result: Any) -> Path:
     """`DIR/<input stem>.<setting>.jsonl` (`w16000-r3000-k4000-pi-0`): one file per input and setting."""
     return directory / f"{Path(result.chain.session.path).stem}.{result.chain.label}.jsonl"
 
@@ -29,10 +28,9 @@ def _line(rec: dict[str, Any]) -> str:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
 
 
-def write_session(path: Path, result: ChainResult | CodexChainResult) -> None:
-    """The new session file (a Pi session, or a Codex rollout in Codex's compact JSON lines),
-    atomically (a temporary file beside it, then a rename)."""
-    records = result.records() if isinstance(result, CodexChainResult) else session_records(result)
+def write_session(path: Path, records: Sequence[dict[str, Any]]) -> None:
+    """The new session file, its JSON lines in the agent's format (`Summarizer.records`: a Pi
+    session, a Codex rollout), atomically (a temporary file beside it, then a rename)."""
     text = "".join(_line(r) + "\n" for r in records)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -51,7 +49,7 @@ def _cost(inp: int | None, out: int | None, prices: dict[str, float] | None) -> 
     return round(inp * prices["input"] + out * prices["output"], 6)
 
 
-def result_record(result: ChainResult | CodexChainResult, output: Path | None,
+def result_record(result: Any, output: Path | None,
                   prices: dict[str, float] | None) -> dict[str, Any]:
     """One element of the JSON `outputs` list."""
     chain = result.chain

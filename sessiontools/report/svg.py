@@ -108,7 +108,7 @@ def timeline_svg(tl: dict, title: str) -> str:
                     f'stroke-dasharray="{dash}"/>')
     pts = " ".join(f"{f.x(x):.1f},{f.y(y):.1f}" for x, y in truth)
     body.append(f'<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="1.6"/>')
-    for x, y in tl["pi_view"]:
+    for x, y in tl["policy_count"]:
         body.append(f'<circle cx="{f.x(x):.1f}" cy="{f.y(y):.1f}" r="2.5" fill="#ff7f0e"/>')
     for x, y in tl["recorded"]:
         body.append(f'<circle cx="{f.x(x):.1f}" cy="{f.y(y):.1f}" r="5" fill="none" stroke="#000" stroke-width="1.5"/>')

@@ -14,7 +14,7 @@ from sessiontools.analysis.drift import (
     IN_PROGRESS,
     METRICS,
     NEXT_STEPS,
-    PI_SECTIONS,
+    TEMPLATE_SECTIONS,
     TURN_CONTEXT,
     TURN_PROGRESS,
     TURN_REQUEST,
@@ -89,7 +89,7 @@ def changes(report, pair: int = 0) -> dict[str, list]:  # type: ignore[no-untype
 def test_pi_format_is_parsed_into_its_sections() -> None:
     """A six-section summary has every Pi section, strictly named, with its items and no placeholders."""
     p = parse_summary(pi_summary(["Ship `v2`"], ["Read `src/a.py`", "Wrote tests"], next_steps=["Release"]))
-    assert list(p.sections) == list(PI_SECTIONS)
+    assert list(p.sections) == list(TEMPLATE_SECTIONS)
     assert p.format == "pi" and p.sections_missing == [] and p.compliance == 1.0
     assert [i.text for i in p.sections[DONE]] == ["Read `src/a.py`", "Wrote tests"]
     assert p.sections[IN_PROGRESS] == ()  # "(none)" is a placeholder, not an item

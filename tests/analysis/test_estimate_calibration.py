@@ -146,7 +146,7 @@ def test_the_suite_calibrated_never_loses_per_held_out_session() -> None:
 def test_a_saved_tokenizer_calibration_gives_replay_the_same_hybrid() -> None:
     """A calibration that uses o200k, loaded back (`--calibration`), makes estimate-error count o200k,
     and `pi_calibrated_hybrid` (replay) counts the trailing messages with it to the same number."""
-    from sessiontools.policies.checkpoint import pi_calibrated_hybrid
+    from sessiontools.policies.pi.calibrated import pi_calibrated_hybrid
     from sessiontools.tokens.calibrated import FeatureCalibration, load_calibration, save_calibration
 
     coef = (120.0, 4.0, 0, 0, 0, 0, 0, 1200.0, 1.1, 0)

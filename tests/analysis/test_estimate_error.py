@@ -642,8 +642,8 @@ def test_calibrated_worse_than_the_best_raw_estimator_is_flagged() -> None:
 
 def test_calibrated_hybrid_is_usage_plus_calibrated_trailing_part() -> None:
     """The calibrated hybrid: the agent's last usage plus the calibrated count of the messages after it;
-    `policies.checkpoint.pi_calibrated_hybrid` (for replay) gives the same number from Pi's messages."""
-    from sessiontools.policies.checkpoint import pi_calibrated_hybrid
+    `policies.pi.calibrated.pi_calibrated_hybrid` (for replay) gives the same number from Pi's messages."""
+    from sessiontools.policies.pi.calibrated import pi_calibrated_hybrid
     from sessiontools.tokens.calibrated import FeatureCalibration
 
     coef = (100.0, 5.0, 1.5, 0.3, 0.4, 0.5, 0.05, 1000.0)

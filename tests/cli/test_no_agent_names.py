@@ -15,9 +15,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("analysis/estimate/options.py",
      'PI = "pi"  # the agent\'s own check-point estimate, whatever the agent (named so for the output\'s compatibility)'):
         "the estimator's name in the output (every agent's own estimate), not an agent",
-    ("analysis/drift/summary.py",
-     'return "pi"  # the format label (every section of Pi\'s prompt present), not an agent test'):
-        "a summary-format label of the output, not an agent",
 }
 
 

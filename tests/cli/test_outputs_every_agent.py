@@ -190,7 +190,7 @@ def test_timeline_is_of_the_run_the_table_shows(name: str, one_run: dict[str, di
     assert [r for _, r in tl["compactions"]] == [c["reason"] for c in rec["compactions"]]
     assert max(y for _, y in tl["truth"]) <= rec["metrics"]["peak_truth_tokens"] + 0.5
     assert tl["threshold"] == _threshold(rec)
-    assert tl["window"] == rec["settings"]["context_window"] and tl["pi_view"]
+    assert tl["window"] == rec["settings"]["context_window"] and tl["policy_count"]
     fig = real(shown)
     assert rec["settings"]["policy"] in fig.axes[0].get_title()
     assert png.stat().st_size > 10_000

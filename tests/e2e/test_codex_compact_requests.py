@@ -23,8 +23,8 @@ from lab.server import LabModel, ServerConfig
 from lab.workload import build_workload
 from sessiontools.policies import codex_compact as cc
 from sessiontools.read.codex.load import load_rollout, rollout_objects
-from sessiontools.replay.resummarize import Answer
 from sessiontools.replay.resummarize_codex import CodexRequest, plan_codex_chains, regenerate_codex
+from sessiontools.replay.summarizer import Answer
 
 
 def _ensure() -> None:

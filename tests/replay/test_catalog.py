@@ -8,7 +8,7 @@ import pytest
 
 from sessiontools.cli import main
 from sessiontools.replay import replay_session, run_record
-from sessiontools.replay.catalog import catalogue, lookup, read_pi_models, recorded_prices
+from sessiontools.replay.catalog import catalogue, lookup, read_model_file, recorded_prices
 from sessiontools.testing import SessionBuilder
 from tests.replay.test_real_sessions import pseudo_reply
 
@@ -41,7 +41,7 @@ def test_catalogue_is_refreshed() -> None:
 
 
 def test_pi_models_json_gives_custom_windows_and_prices(tmp_path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    extra = read_pi_models(orjson.dumps(CUSTOM), "models.json")
+    extra = read_model_file(orjson.dumps(CUSTOM), "models.json")
     info = lookup("my-gw", "claude-sonnet-4-5", extra)
     assert info is not None and info.context_window == 48000 and info.prices == pytest.approx({
         "input": 2e-06, "output": 8e-06, "cache_read": 2e-07, "cache_write": 0.0})
@@ -110,7 +110,7 @@ def test_a_custom_model_without_context_window_has_pis_default() -> None:
     catalogue'. A window that is not a positive number is still no entry."""
     doc = {"providers": {"gw": {"models": [{"id": "bare", "name": "Bare"}, {"id": "bad", "contextWindow": 0},
                                            {"id": "text", "contextWindow": "big"}]}}}
-    extra = read_pi_models(orjson.dumps(doc), "models.json")
+    extra = read_model_file(orjson.dumps(doc), "models.json")
     info = lookup("gw", "bare", extra)
     assert info is not None and info.context_window == 128000
     assert lookup("gw", "bad", extra) is None and lookup("gw", "text", extra) is None

@@ -22,10 +22,10 @@ from sessiontools.policies.claude_code_rules import (
     js_round,
     js_round4,
     output_reserve,
-    parse_version,
     rule_for,
     threshold,
 )
+from sessiontools.policies.version import parse_version
 from sessiontools.replay.session import run_record
 from sessiontools.replay.transcripts import replay_transcript
 from sessiontools.transcript.claude_code import load_claude_transcript

@@ -70,3 +70,67 @@ def test_the_walk_is_the_policys_choice() -> None:
             own = policies.make_policy(name).exact_port_for
             assert registry.has_exact_port(agent, name) == (own is agent)
     assert registry.has_exact_port(Agent.PI, None) and not registry.has_exact_port(Agent.CODEX, None)
+
+
+@pytest.mark.parametrize(("table", "key"), [(registry.SUMMARIZERS, Agent.CODEX), (registry.NO_SUMMARIZER, Agent.CLAUDE_CODE)])
+def test_an_agent_without_a_summariser_or_a_reason_is_named(monkeypatch: pytest.MonkeyPatch, table: dict,
+                                                             key: Agent) -> None:
+    """Every agent has a summariser for `resummarize` or says why it has none."""
+    monkeypatch.delitem(table, key)
+    assert registry_gaps() == [f"agent {key.value}: no summariser, nor a reason it has none "
+                               "(replay.registry.SUMMARIZERS / NO_SUMMARIZER)"]
+
+
+def test_an_incomplete_summariser_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A summariser lacking a member of the `Summarizer` interface is named (here: what it keeps of a reply)."""
+    full = registry.summarizers()
+
+    class Partial:
+        what = "Codex rollout"
+        request_type = type(full[Agent.CODEX]).request_type
+
+        def __getattr__(self, name: str) -> object:
+            if name == "reply_text":
+                raise AttributeError(name)
+            return getattr(full[Agent.CODEX], name)
+
+    monkeypatch.setattr(registry, "summarizers", lambda: {**full, Agent.CODEX: Partial()})
+    assert registry_gaps() == ["agent codex: no complete summariser (sessiontools.replay.resummarize_codex.SUMMARIZER)"]
+
+
+def test_each_request_gets_its_agents_reply_rule() -> None:
+    """The endpoint keeps of a reply what the request's own agent keeps (`replay.registry.reply_text`):
+    Pi's text blocks joined by newlines, Codex's last assistant message."""
+    from sessiontools.policies.pi.summarize import RequestKind, SummaryRequest
+    from sessiontools.replay.resummarize_codex import CodexRequest
+
+    blocks = [{"type": "text", "text": "a"}, {"type": "thinking", "thinking": "x"}, {"type": "text", "text": "b"}]
+    pi = registry.reply_text(SummaryRequest(RequestKind.INITIAL, "s", "u", 10))
+    assert pi(blocks) == "a\nb"
+    items = [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "old"}]},
+             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "new"}]}]
+    assert registry.reply_text(CodexRequest({}, {}))(items) == "new"
+    with pytest.raises(TypeError):
+        registry.reply_text(object())
+
+
+def test_an_agent_without_a_summary_template_entry_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every agent says which summary template its compaction prompt asks for (None: free-form), and
+    the entry agrees with `SECTIONED_SUMMARIES`."""
+    monkeypatch.delitem(policies.SUMMARY_TEMPLATES, Agent.CODEX)
+    assert registry_gaps() == ["agent codex: no summary template, nor None for free-form summaries "
+                               "(policies.registry.SUMMARY_TEMPLATES)"]
+    monkeypatch.setitem(policies.SUMMARY_TEMPLATES, Agent.CODEX, None)
+    monkeypatch.setitem(policies.SECTIONED_SUMMARIES, Agent.CODEX, True)
+    assert registry_gaps() == ["agent codex: no agreement of its summary template and SECTIONED_SUMMARIES "
+                               "(policies.registry)"]
+
+
+def test_drift_reads_the_registrys_template() -> None:
+    """Drift's section names are the template's (Pi's prompt's), not a second copy."""
+    from sessiontools.analysis.drift import sections
+    from sessiontools.policies.pi.template import PI_TEMPLATE
+
+    assert policies.reference_template() is PI_TEMPLATE is sections.TEMPLATE
+    assert sections.TEMPLATE_SECTIONS == tuple(PI_TEMPLATE.sections.values())
+    assert sections.BRANCH_SECTIONS == sections.TEMPLATE_SECTIONS[:-1]  # no Critical Context

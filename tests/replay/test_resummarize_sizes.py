@@ -11,7 +11,13 @@ import json
 import pytest
 
 from sessiontools.read import load_session
-from sessiontools.replay.resummarize import Answer, SummaryRequest, plan_chains, regenerate, session_records
+from sessiontools.replay.resummarize_pi import (
+    Answer,
+    SummaryRequest,
+    plan_chains,
+    regenerate,
+    session_records,
+)
 from tests.conftest import SAMPLES
 
 

@@ -52,8 +52,8 @@ from sessiontools.analysis.drift.sections import (
     GOAL,
     IN_PROGRESS,
     NEXT_STEPS,
-    PI_SECTIONS,
     PROGRESS,
+    TEMPLATE_SECTIONS,
     TURN_CONTEXT,
     TURN_PROGRESS,
     TURN_REQUEST,
@@ -64,7 +64,7 @@ from sessiontools.analysis.drift.text import text_similarity
 
 __all__ = [
     "BLOCKED", "BRANCH_SECTIONS", "CONSTRAINTS", "CRITICAL", "DECISIONS", "DONE", "FUZZY_THRESHOLD", "GOAL",
-    "IN_PROGRESS", "METRICS", "NEXT_STEPS", "PI_SECTIONS", "PROGRESS", "TOKENIZERS", "TURN_CONTEXT",
+    "IN_PROGRESS", "METRICS", "NEXT_STEPS", "TEMPLATE_SECTIONS", "PROGRESS", "TOKENIZERS", "TURN_CONTEXT",
     "TURN_PROGRESS", "TURN_REQUEST", "TURN_SECTIONS", "ChainDrift", "ChainSummary", "Decay", "DecayPoint",
     "DriftReport", "DriftWorker", "Item", "ItemChange", "PairDrift", "ParsedSummary", "Resurrection",
     "SummaryPair", "TokenCounter", "analyse_path", "chain_metrics", "chars4_tokens", "decay_curves",

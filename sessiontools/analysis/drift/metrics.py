@@ -14,9 +14,7 @@ from sessiontools.analysis.drift.pairs import PairDrift, pair_drift
 from sessiontools.analysis.drift.retention import ChainFacts, chain_facts, pooled_retention
 from sessiontools.analysis.drift.sections import FUZZY_THRESHOLD
 from sessiontools.names import DRIFT_METRICS
-from sessiontools.read.pi.entries import Session
 from sessiontools.transcript.model import Transcript, TranscriptPath
-from sessiontools.transcript.pi.neutral import pi_transcript
 
 Metrics = dict[str, int | float | None]
 
@@ -114,20 +112,17 @@ class DriftReport:
 
 
 def as_transcript(source: Any, *, leaf: str | None = None, all_leaves: bool = False) -> Transcript:
-    """A transcript as it is; a Pi session read into one (its default path, `leaf`'s, or every leaf's);
-    any other agent's loaded session through its adapter."""
+    """A transcript as it is; any agent's loaded session through its adapter (`transcript.load`: a
+    session tree's default path, `leaf`'s, or every leaf's)."""
     if isinstance(source, Transcript):
         return source
-    if isinstance(source, Session):
-        return pi_transcript(source, leaf=leaf, all_leaves=all_leaves)
-    # another agent's loaded session (Codex, Claude Code): its reader's adapter (transcript/load.py on main)
-    from sessiontools.transcript.load import transcript_of  # type: ignore[import-not-found,unused-ignore]
+    from sessiontools.transcript.load import transcript_of
 
     return transcript_of(source, leaf=leaf, all_leaves=all_leaves)
 
 
 def diff_summaries(
-    sources: Sequence[Transcript | Session],
+    sources: Sequence[Any],
     *,
     leaf: str | None = None,
     all_leaves: bool = False,
@@ -156,7 +151,7 @@ class DriftWorker:
                  threshold: float = FUZZY_THRESHOLD) -> None:
         self.leaf, self.all_leaves, self.tokenizer, self.threshold = leaf, all_leaves, tokenizer, threshold
 
-    def __call__(self, source: Transcript | Session) -> tuple[ChainDrift, ...]:
+    def __call__(self, source: Any) -> tuple[ChainDrift, ...]:
         counter = DriftWorker._counters.get(self.tokenizer)
         if counter is None:
             counter = DriftWorker._counters[self.tokenizer] = token_counter(self.tokenizer)

@@ -1,31 +1,38 @@
-"""Section names of Pi's summary formats and the keywords that map free-form headings onto them."""
+"""The sections drift reads summaries by: the template of the agent whose prompt asks for sections
+(`policies.registry.reference_template`: the names of each role, the exact headings, the markers),
+and the keywords that map free-form headings onto them."""
 
 from __future__ import annotations
 
 import re
 
-GOAL = "Goal"
-CONSTRAINTS = "Constraints & Preferences"
-PROGRESS = "Progress"
-DONE = "Progress/Done"
-IN_PROGRESS = "Progress/In Progress"
-BLOCKED = "Progress/Blocked"
-DECISIONS = "Key Decisions"
-NEXT_STEPS = "Next Steps"
-CRITICAL = "Critical Context"
+from sessiontools.policies.registry import reference_template
+
+#: The template summaries are read against.
+TEMPLATE = reference_template()
+
+GOAL = TEMPLATE.section("goal")
+CONSTRAINTS = TEMPLATE.section("constraints")
+PROGRESS = TEMPLATE.section("progress")
+DONE = TEMPLATE.section("done")
+IN_PROGRESS = TEMPLATE.section("in_progress")
+BLOCKED = TEMPLATE.section("blocked")
+DECISIONS = TEMPLATE.section("decisions")
+NEXT_STEPS = TEMPLATE.section("next_steps")
+CRITICAL = TEMPLATE.section("critical")
 FILES = "Files"
 UNTITLED = "(untitled)"
 
-TURN = "Turn Context"
-TURN_REQUEST = "Turn Context/Original Request"
-TURN_PROGRESS = "Turn Context/Progress So Far"
-TURN_CONTEXT = "Turn Context/Context Needed to Continue"
+TURN = TEMPLATE.section("turn")
+TURN_REQUEST = TEMPLATE.section("turn_request")
+TURN_PROGRESS = TEMPLATE.section("turn_progress")
+TURN_CONTEXT = TEMPLATE.section("turn_context")
 
-#: Sections of Pi's compaction format (SUMMARIZATION_PROMPT / UPDATE_SUMMARIZATION_PROMPT).
-PI_SECTIONS: tuple[str, ...] = (GOAL, CONSTRAINTS, PROGRESS, DONE, IN_PROGRESS, BLOCKED, DECISIONS, NEXT_STEPS, CRITICAL)
-#: Sections of Pi's branch-summary format (BRANCH_SUMMARY_PROMPT: no Critical Context).
-BRANCH_SECTIONS: tuple[str, ...] = PI_SECTIONS[:-1]
-#: Sections of the turn-prefix part of a split-turn compaction (1.x names; 0.x names map to them).
+#: Sections of the template's compaction format.
+TEMPLATE_SECTIONS: tuple[str, ...] = tuple(TEMPLATE.sections.values())
+#: Sections of its branch-summary format.
+BRANCH_SECTIONS: tuple[str, ...] = tuple(TEMPLATE.section(r) for r in TEMPLATE.branch_roles)
+#: Sections of the turn-prefix part of a split-turn compaction (its `turn` parent excluded).
 TURN_SECTIONS: tuple[str, ...] = (TURN_REQUEST, TURN_PROGRESS, TURN_CONTEXT)
 
 #: Where a fuzzy match may move an item between sections (to-dos travel between these).
@@ -36,25 +43,12 @@ REOPEN_SECTIONS = frozenset({IN_PROGRESS, BLOCKED, NEXT_STEPS})
 #: Minimum Dice similarity of word tokens for two items to count as the same item, changed.
 FUZZY_THRESHOLD = 0.6
 
-TURN_MARKER = "**Turn Context (split turn):**"
-BRANCH_PREAMBLE = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n"
+TURN_MARKER = TEMPLATE.turn_marker
+BRANCH_PREAMBLE = TEMPLATE.branch_preamble
 
-STRICT_TOP = {
-    "goal": GOAL,
-    "constraints & preferences": CONSTRAINTS,
-    "progress": PROGRESS,
-    "key decisions": DECISIONS,
-    "next steps": NEXT_STEPS,
-    "critical context": CRITICAL,
-}
-STRICT_PROGRESS = {"done": DONE, "in progress": IN_PROGRESS, "blocked": BLOCKED}
-STRICT_TURN = {
-    "original request": TURN_REQUEST,
-    "early progress": TURN_PROGRESS,  # 0.x
-    "context for suffix": TURN_CONTEXT,  # 0.x
-    "progress so far": TURN_PROGRESS,  # 1.x
-    "context needed to continue": TURN_CONTEXT,  # 1.x
-}
+STRICT_TOP = {h: TEMPLATE.section(r) for h, r in TEMPLATE.strict_top.items()}
+STRICT_PROGRESS = {h: TEMPLATE.section(r) for h, r in TEMPLATE.strict_progress.items()}
+STRICT_TURN = {h: TEMPLATE.section(r) for h, r in TEMPLATE.strict_turn.items()}
 KEYWORDS = tuple(
     (re.compile(p), s)
     for p, s in (

@@ -23,11 +23,12 @@ from sessiontools.analysis.drift.sections import (
     BRANCH_SECTIONS,
     FILES,
     KEYWORDS,
-    PI_SECTIONS,
     PROGRESS,
     STRICT_PROGRESS,
     STRICT_TOP,
     STRICT_TURN,
+    TEMPLATE,
+    TEMPLATE_SECTIONS,
     TURN,
     TURN_KEYWORDS,
     TURN_MARKER,
@@ -36,15 +37,16 @@ from sessiontools.analysis.drift.sections import (
 )
 from sessiontools.analysis.drift.text import PLACEHOLDER, normalise, tokens
 
-PI_STRUCTURED = "pi-structured"
-PI_SPLIT_TURN = "pi-split-turn"
-PI_BRANCH = "pi-branch"
+#: The template's own formats (`policies.summary_template.SummaryTemplate`: Pi's "pi-structured", ...).
+STRUCTURED = TEMPLATE.structured_format
+SPLIT_TURN = TEMPLATE.split_turn_format
+BRANCH = TEMPLATE.branch_format
 HOOK = "hook"
 FREE_FORM = "free-form"
 #: Summary formats, decided by `summary_format` (docs/diff-summaries.md, "Summary formats").
-SUMMARY_FORMATS = (PI_STRUCTURED, PI_SPLIT_TURN, PI_BRANCH, HOOK, FREE_FORM)
+SUMMARY_FORMATS = (STRUCTURED, SPLIT_TURN, BRANCH, HOOK, FREE_FORM)
 #: Formats whose prompt asks for Pi's sections: only these report missing sections.
-PROMISING_FORMATS = frozenset({PI_STRUCTURED, PI_SPLIT_TURN, PI_BRANCH})
+PROMISING_FORMATS = frozenset({STRUCTURED, SPLIT_TURN, BRANCH})
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -75,7 +77,7 @@ class ParsedSummary:
     read_files: tuple[str, ...] | None  # None: no <read-files> block
     modified_files: tuple[str, ...] | None
     literals: dict[str, str]  # value -> kind
-    summary_format: str = PI_STRUCTURED  # see SUMMARY_FORMATS
+    summary_format: str = STRUCTURED  # see SUMMARY_FORMATS
     no_history: bool = False  # a split turn whose history part is Pi's own "No prior history."
 
     @property
@@ -84,7 +86,7 @@ class ParsedSummary:
 
     @property
     def expected_sections(self) -> tuple[str, ...]:
-        base = BRANCH_SECTIONS if self.kind == "branch_summary" else PI_SECTIONS
+        base = BRANCH_SECTIONS if self.kind == "branch_summary" else TEMPLATE_SECTIONS
         if self.split_turn:
             return TURN_SECTIONS if self.no_history else base + TURN_SECTIONS
         return base
@@ -113,7 +115,7 @@ class ParsedSummary:
         """`pi` (every expected section under Pi's heading), `partial`, or `free-form` (none)."""
         missing = len(self.sections_absent)
         if missing == 0:
-            return "pi"  # the format label (every section of Pi's prompt present), not an agent test
+            return TEMPLATE.complete_label  # the format label (every section of the prompt present)
         return "free-form" if missing == len(self.expected_sections) else "partial"
 
     def section_text(self, section: str) -> str:
@@ -122,7 +124,7 @@ class ParsedSummary:
 
 
 
-def summary_format(*, agent: str | None, writer: str, kind: str, split_turn: bool, pi_headings: int) -> str:
+def summary_format(*, agent: str | None, writer: str, kind: str, split_turn: bool, template_headings: int) -> str:
     """Which format a summary is written in.
 
     `hook`: an extension or hook wrote it (Pi's `fromHook`), with its own prompt. `free-form`: any
@@ -137,11 +139,11 @@ def summary_format(*, agent: str | None, writer: str, kind: str, split_turn: boo
         return HOOK
     from sessiontools.policies.registry import promises_sections
 
-    if not promises_sections(agent) or writer != "agent" or pi_headings == 0:
+    if not promises_sections(agent) or writer != "agent" or template_headings == 0:
         return FREE_FORM
     if kind == "branch_summary":
-        return PI_BRANCH
-    return PI_SPLIT_TURN if split_turn else PI_STRUCTURED
+        return BRANCH
+    return SPLIT_TURN if split_turn else STRUCTURED
 
 
 #: What Pi itself writes as the history part of a split turn when there was no history to summarise.
@@ -202,8 +204,8 @@ def _parse_part(text: str, *, turn: bool, order_start: int) -> tuple[str | None,
         top = min(e.level for e in headings)
         at_top = [e for e in headings if e.level == top]
         name = _clean_heading(headings[0].text).casefold()
-        pi_name = name in STRICT_TOP or name in STRICT_TURN
-        if len(at_top) == 1 and at_top[0] is headings[0] and events[0] is headings[0] and not pi_name:
+        template_heading = name in STRICT_TOP or name in STRICT_TURN
+        if len(at_top) == 1 and at_top[0] is headings[0] and events[0] is headings[0] and not template_heading:
             title = headings[0].text
     sections: dict[str, list[Item]] = {}
     strict: set[str] = set()
@@ -294,7 +296,7 @@ def parse_summary(text: str, kind: str = "compaction", *, writer: str = "agent",
             fmt = "1.x"
         else:
             fmt = "other"
-    fmt_name = summary_format(agent=agent, writer=writer, kind=kind, split_turn=bool(turns), pi_headings=len(strict))
+    fmt_name = summary_format(agent=agent, writer=writer, kind=kind, split_turn=bool(turns), template_headings=len(strict))
     return ParsedSummary(
         text=text,
         kind=kind,

@@ -14,7 +14,7 @@ from sessiontools.errors import InputError
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import check_input, open_error
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
-from sessiontools.read.parse import gc_paused, parse_line
+from sessiontools.read.parse import ReaderWords, gc_paused, parse_line
 from sessiontools.read.pi.checks import check_objects
 from sessiontools.read.pi.entries import KNOWN_ENTRY_TYPES, Entry, Header, Session
 from sessiontools.read.pi.migrate import (
@@ -32,6 +32,10 @@ except ImportError:  # not built on this machine: a selective reading is the ord
     pi_entries = pi_project_lines = None
 
 _SNIFF = 4096
+#: What Pi's reader (`parseSessionEntries`, one `JSON.parse` per line) does with the lines this one
+#: repairs: the notes say it.
+PI_WORDS = ReaderWords(bom="Pi's reader would skip this line", invalid_utf8="as Pi's reader does",
+                       surrogates_kept="kept as Pi keeps them", glued="Pi's reader drops the whole line")
 
 
 def _is_header(obj: dict[str, Any]) -> bool:
@@ -91,7 +95,8 @@ class _Objects:
                 raise ValueError
             objs = [obj]
         except ValueError:
-            parsed = parse_line(bytes(raw), line_no, self.path, terminated=terminated, keep_surrogates=True)
+            parsed = parse_line(bytes(raw), line_no, self.path, terminated=terminated, keep_surrogates=True,
+                                words=PI_WORDS)
             self.diags.extend(parsed.diagnostics)
             self.surrogates += parsed.surrogates
             objs = parsed.objects

@@ -21,50 +21,31 @@ prompt is not Pi's) and restarts the chain from its recorded summary.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.errors import InputError
-from sessiontools.jsvalues import utf16_len
+from sessiontools.errors import InputError, UsageError
 from sessiontools.policies.pi.summarize import (
     ModelLimits,
     Prompts,
     RequestKind,
     SummaryPlan,
     SummaryRequest,
+    answer_text,
+    pi_prompts,
     plan_summary,
+    prompts_version,
 )
 from sessiontools.policies.pi.usage import current_system_message
-from sessiontools.read.agents import Agent
 from sessiontools.read.pi.entries import Entry, Session
 from sessiontools.replay.pi_compact import GivenSummary
 from sessiontools.replay.records import ReplayRun, ReplaySettings, SimCompaction, TruthSource
 from sessiontools.replay.simulate import simulate
+from sessiontools.replay.summarizer import Answer, Summarize, SummarizerError, SummaryGrid
 from sessiontools.replay.truth import TruthModel, entry_messages, fit_truth
 from sessiontools.transcript.pi.tree import SessionTree
 from sessiontools.transcript.pi.workload import Workload, build_workload
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A summariser's reply to one `SummaryRequest`."""
-
-    text: str
-    input_tokens: int | None = None  # as the endpoint counted them (None: it did not say)
-    output_tokens: int | None = None
-    latency_s: float = 0.0
-    cache_hit: bool = False
-    stop_reason: str | None = None
-
-
-#: Answers one request (raises `SummarizerError` when it cannot).
-Summarize = Callable[[SummaryRequest], Answer]
-
-
-class SummarizerError(Exception):
-    """The summariser could not answer a request (after its retries): the chain stops there."""
 
 
 @dataclass(slots=True)
@@ -291,46 +272,72 @@ def session_records(result: ChainResult) -> list[dict[str, Any]]:
     return out
 
 
-CLAUDE_REASON = ("Claude Code compactions are not supported: the pinned CLI (2.1.332) assembles its compact prompt "
-                 "inside its bundle at run time, and no faithful port of it exists here")
+def _windows(session: Session, grid: SummaryGrid) -> list[int]:
+    """The grid's windows, else the recorded model's (from the catalogue and `grid.models`)."""
+    if grid.windows:
+        return list(grid.windows)
+    from sessiontools.replay.catalog import load_model_files, lookup
+
+    wl = build_workload(SessionTree(session).path(grid.leaf).entries, session.pi_version)
+    info = lookup(wl.provider, wl.model, load_model_files(grid.models))
+    if info is None:
+        raise UsageError(f"{session.path}: model {wl.provider}/{wl.model} is not in the catalogue; give its window "
+                         "with --context-window N")
+    return [info.context_window]
 
 
-def _codex_reason(rollout: Any) -> str | None:
-    from sessiontools.replay.resummarize_codex import codex_unsupported
+class PiSummarizer:
+    """Pi's summariser (`replay.summarizer.Summarizer`): the exact port's compactions over window x
+    reserve x keep, Pi's summarisation requests (`policies.pi.summarize`), a Pi session written back."""
 
-    return codex_unsupported(rollout)
+    what = "Pi session"
+    request_type = SummaryRequest
+
+    def unsupported(self, source: Any) -> str | None:
+        return None
+
+    def plan(self, source: Session, grid: SummaryGrid) -> list[Chain]:
+        return plan_chains(source, windows=_windows(source, grid), reserves=grid.reserves, keeps=grid.keeps,
+                           policy=grid.policy, leaf=grid.leaf, summary_tokens=grid.summary_tokens,
+                           model_max_tokens=grid.model_max_tokens)
+
+    def requests_of(self, chain: Chain) -> int:
+        return requests_of(chain)
+
+    def empty_result(self, chain: Chain) -> ChainResult:
+        return ChainResult(chain)
+
+    def prompts_key(self, chain: Chain) -> str | None:
+        return prompts_version(chain.settings.policy)
+
+    def prompts(self, key: str, initial: str | None, update: str | None) -> Prompts:
+        from dataclasses import replace
+
+        p = pi_prompts(key)
+        return replace(p, **{k: v for k, v in (("initial", initial), ("update", update)) if v is not None})
+
+    def regenerate(self, chain: Chain, summarize: Summarize, prompts: Prompts | None,
+                   on_answer: Callable[[], None] | None) -> ChainResult:
+        return regenerate(chain, summarize, prompts, on_answer)
+
+    def records(self, result: ChainResult) -> list[dict[str, Any]]:
+        return session_records(result)
+
+    def reply_text(self, content: list[Any]) -> str:
+        return answer_text(content)
 
 
-#: Why a session of another agent is not resummarized, by agent (a Pi session has no entry: supported;
-#: a Codex rollout of the ported release whose compactions are local is supported too).
-_UNSUPPORTED: dict[str, Callable[[Any], str | None]] = {
-    Agent.CODEX.value: _codex_reason,
-    Agent.CLAUDE_CODE.value: lambda _: CLAUDE_REASON,
-}
-
-
-def unsupported(source: Any) -> str | None:
-    """None when `source` (any reader's session) can be resummarized; else the reason, in words."""
-    reason = _UNSUPPORTED.get(str(getattr(source, "agent", Agent.PI)))
-    return reason(source) if reason is not None else None
-
-
-def estimated_tokens(text: str) -> int:
-    """chars/4 of a text (Pi's own estimate, UTF-16 units), for the request/answer sizes reported."""
-    return math.ceil(utf16_len(text) / 4)
-
+SUMMARIZER = PiSummarizer()
 
 __all__ = [
+    "SUMMARIZER",
     "Answer",
     "Chain",
     "ChainResult",
     "Regenerated",
-    "Summarize",
-    "SummarizerError",
-    "estimated_tokens",
+    "SummaryRequest",
     "plan_chains",
     "regenerate",
     "requests_of",
     "session_records",
-    "unsupported",
 ]

@@ -1,0 +1,105 @@
+"""What `resummarize` asks of an agent's summariser, agent-free: the answer a summariser returns, the
+error that stops a chain, the Responses-style request (`policies.summary_request`), and the `Summarizer` interface each agent's
+summariser module implements (`replay.registry.SUMMARIZERS` names the module, or why an agent has
+none). The endpoint, the run and the report only speak to this interface.
+
+An agent's summariser owns its whole rule: where its compactions fire over a settings grid (its own
+replay), the request it sends at each one (prompt, request shape), what it keeps of the answer
+(`reply_text`), how each regenerated summary is chained into the next request, and the file it
+writes back in its own format.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sessiontools.jsvalues import utf16_len
+from sessiontools.policies.summary_request import ResponsesRequest
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A summariser's reply to one request."""
+
+    text: str
+    input_tokens: int | None = None  # as the endpoint counted them (None: it did not say)
+    output_tokens: int | None = None
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    stop_reason: str | None = None
+
+
+#: Answers one request (raises `SummarizerError` when it cannot).
+Summarize = Callable[[Any], Answer]
+
+
+class SummarizerError(Exception):
+    """The summariser could not answer a request (after its retries): the chain stops there."""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryGrid:
+    """The settings `resummarize` regenerates each input at, as its options give them; each
+    summariser takes the axes of its own rule (and ignores the others)."""
+
+    windows: Sequence[int] | None
+    reserves: Sequence[int]
+    keeps: Sequence[int]
+    policy: str | None = None
+    leaf: str | None = None
+    summary_tokens: int | None = None
+    model_max_tokens: int | None = None
+    limits: Sequence[int | None] = (None,)  # an auto-compact limit (None: the rule's default)
+    models: Sequence[str] = ()  # models.json files for the window when none is given
+
+
+class Summarizer(Protocol):
+    """An agent's summariser (the `SUMMARIZER` of the module `replay.registry.SUMMARIZERS` names).
+
+    A chain is one input under one setting (`session`, `label`, `settings`, `leaf_id`); a result is a
+    regenerated chain (`chain`, `compactions`, `error`)."""
+
+    #: What an input of this agent is called in messages ("Pi session").
+    what: str
+    #: The type of the requests it sends (the endpoint picks `reply_text` by it).
+    request_type: type
+
+    def unsupported(self, source: Any) -> str | None:
+        """None when `source` can be resummarized, else why not (said once per file)."""
+
+    def plan(self, source: Any, grid: SummaryGrid) -> list[Any]:
+        """`source` replayed at every setting of `grid` it takes: one chain each."""
+
+    def requests_of(self, chain: Any) -> int:
+        """How many requests regenerating `chain` sends at most (for a progress bar)."""
+
+    def empty_result(self, chain: Any) -> Any:
+        """The result of `chain` before anything is regenerated (for its output path)."""
+
+    def prompts_key(self, chain: Any) -> str | None:
+        """Which prompt set `chain` uses (None: the agent's prompt cannot be replaced)."""
+
+    def prompts(self, key: str, initial: str | None, update: str | None) -> Any:
+        """Prompt set `key`, the first summary's and the later summaries' prompts replaced when given."""
+
+    def regenerate(self, chain: Any, summarize: Summarize, prompts: Any,
+                   on_answer: Callable[[], None] | None) -> Any:
+        """Regenerate `chain`'s compactions in order, each summary chained into the next request."""
+
+    def records(self, result: Any) -> list[dict[str, Any]]:
+        """The new file's JSON lines, in the agent's own format."""
+
+    def reply_text(self, content: list[Any]) -> str:
+        """What the agent keeps of a reply's content (blocks, or a Responses call's output items)."""
+
+
+def estimated_tokens(text: str) -> int:
+    """chars/4 of a text (UTF-16 units, Pi's own estimate), for the request/answer sizes reported."""
+    return math.ceil(utf16_len(text) / 4)
+
+
+__all__ = ["Answer", "ResponsesRequest", "Summarize", "SummarizerError", "Summarizer", "SummaryGrid",
+           "estimated_tokens"]
