@@ -225,7 +225,8 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     first = _temp(windows_file({m: w for m, w in model_windows.items() if "/" in m}, (), providers))
     options["models"] = [*options["models"], *([first] if first else [])]
     fn = partial(replay_or_miss, replay=partial(replay, **options))
-    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=agents, executor=executor)
+    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=agents, executor=executor,
+                               content_hash=True)  # (the key of the counter choices kept: `choices_kept`)
     per_file = _left_out_empty(err, per_file)
     per_file, misses = split_misses(per_file)
     bare = {m: w for m, w in model_windows.items() if "/" not in m}
@@ -236,7 +237,7 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
         again = [Path(f) for m in sorted(named) for f in misses[m]]
         fn = partial(replay_or_miss, replay=partial(replay, **options))
         more, loaded2 = run_files(again, err, fn, jobs, "replaying (windows given by id)", agents=agents,
-                                  executor=executor)
+                                  executor=executor, content_hash=True)
         more, still = split_misses(more)
         per_file += more
         loaded.unreadable += loaded2.unreadable
