@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jsonl", type=Path)
     a = ap.parse_args(argv)
     files = sorted({str(f) for d in a.folders for f in (d.rglob("*.jsonl") if d.is_dir() else [d])})[::a.every]
-    lines = []
+    log = a.jsonl.open("w") if a.jsonl else None
     windows = [int(w) for w in a.windows.split(",")] if a.windows else None
     outcomes: collections.Counter[str] = collections.Counter()
     rules: collections.Counter[str] = collections.Counter()
@@ -104,15 +104,17 @@ def main(argv: list[str] | None = None) -> int:
         for path, outcome, n, problems, tally in pool.map(check_file, [(f, a.policy, windows, a.timeout) for f in files],
                                                    chunksize=4):
             outcomes[":".join(outcome.split(":", 2)[:2]) if outcome.startswith("internal") else outcome] += 1
-            lines.append(json.dumps({"path": path, "outcome": outcome, "runs": n, "violations": problems}))
+            if log is not None:  # as each file is done (a long pass stopped half way keeps what it checked)
+                log.write(json.dumps({"path": path, "outcome": outcome, "runs": n, "violations": problems}) + "\n")
+                log.flush()
             runs += n
             held.update(tally)
             for p in problems:
                 rules[p.split(":", 1)[0]] += 1
                 if len(examples) < a.examples:
                     examples.append(f"{Path(path).name}: {p}")
-    if a.jsonl:
-        a.jsonl.write_text("".join(x + "\n" for x in lines))
+    if log is not None:
+        log.close()
     print(f"files {len(files)}, policy {a.policy or 'default'}, windows {a.windows or 'default'}")
     for k, v in sorted(outcomes.items()):
         print(f"  {k}: {v}")
