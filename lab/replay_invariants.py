@@ -55,7 +55,8 @@ def _kind(e: Exception, path: str) -> str:
 
 
 def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str, str, int, list[str], dict[str, int]]:
-    """(file, outcome, runs checked, violations, `_tally`): outcome "ok", "refused: <kind>" or "timeout"."""
+    """(file, outcome, runs checked, violations, `_tally`): outcome "ok", "no run (...)", "refused: <kind>",
+    "internal error: <type>: <message>" or "timeout"."""
     path, policy, windows, timeout = args
     from sessiontools.errors import SessionToolsError
     from sessiontools.read.sources import load_source
@@ -78,7 +79,7 @@ def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str
     finally:
         signal.alarm(0)
     out = [v for r in recs for v in violations(r)] + consistent_user_compactions(recs)
-    return path, "ok", len(recs), out, _tally(recs)
+    return path, "ok" if recs else "no run (no message in the file)", len(recs), out, _tally(recs)
 
 
 def main(argv: list[str] | None = None) -> int:
