@@ -106,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
                                                    chunksize=4):
             outcomes[":".join(outcome.split(":", 2)[:2]) if outcome.startswith("internal") else outcome] += 1
             if log is not None:  # as each file is done (a long pass stopped half way keeps what it checked)
-                log.write(json.dumps({"path": path, "outcome": outcome, "runs": n, "violations": problems}) + "\n")
+                log.write(json.dumps({"path": path, "outcome": outcome, "runs": n, "violations": problems,
+                                     "requests": tally.get("requests", 0)}) + "\n")
                 log.flush()
             runs += n
             held.update(tally)
