@@ -1,19 +1,24 @@
 """Check the replay invariants (`sessiontools.replay.invariants`) over folders of session files.
 
     python -m lab.replay_invariants FOLDER... [--policy NAME] [--windows 64000,128000] [--jobs N]
-        [--timeout S] [--examples K]
+        [--timeout S] [--examples K] [--every N] [--jsonl OUT]
 
 Each file is replayed as `sessiontools replay FILE` would at its defaults (or under `--policy` and
 `--windows`); every run record is checked with `violations` and the runs of one path with
 `consistent_user_compactions`. Prints the files read, replayed and refused (with why, by kind), the
-runs checked and the violations by rule, with the first K examples (file name and rule only). Reads
-the files, writes nothing: real sessions stay where they are.
+runs checked and the violations by rule, with the first K examples (file name and rule only).
+`--every N` checks every N-th file of the sorted list (a deterministic sample, for the slower passes);
+`--jsonl OUT` writes one line per file (path, outcome, runs, violations) for a later table. An
+exception that is not a `SessionToolsError` is counted as "internal error: <type>" (a bug, exit 70 in
+the CLI), not raised. Reads the session files, never writes them: real sessions stay where they are.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
+import re
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -41,8 +46,17 @@ def _tally(recs: list[dict[str, Any]]) -> dict[str, int]:
                             + r.get("requests_from_provider_error", 0) for r in recs)}
 
 
+def _kind(e: Exception, path: str) -> str:
+    """A refusal's kind: its type and its message without the file's name and with numbers as N."""
+    msg = str(e).replace(path, "").replace(Path(path).name, "").lstrip(": ")
+    if "catalogue" in msg:
+        return "not in the catalogue"
+    return f"{type(e).__name__}: {re.sub(r'[0-9][0-9,.]*', 'N', msg)[:70]}"
+
+
 def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str, str, int, list[str], dict[str, int]]:
-    """(file, outcome, runs checked, violations, `_tally`): outcome "ok", "refused: <kind>" or "timeout"."""
+    """(file, outcome, runs checked, violations, `_tally`): outcome "ok", "no run (...)", "refused: <kind>",
+    "internal error: <type>: <message>" or "timeout"."""
     path, policy, windows, timeout = args
     from sessiontools.errors import SessionToolsError
     from sessiontools.read.sources import load_source
@@ -59,13 +73,13 @@ def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str
     except _Timeout:
         return path, "timeout", 0, [], {}
     except SessionToolsError as e:
-        kind = ("not in the catalogue" if "catalogue" in str(e) else
-                "no request records a model" if "no request records a model" in str(e) else type(e).__name__)
-        return path, f"refused: {kind}", 0, [], {}
+        return path, f"refused: {_kind(e, path)}", 0, [], {}
+    except Exception as e:  # a bug: counted and named, the other files still checked
+        return path, f"internal error: {type(e).__name__}: {str(e)[:120]}", 0, [], {}
     finally:
         signal.alarm(0)
     out = [v for r in recs for v in violations(r)] + consistent_user_compactions(recs)
-    return path, "ok", len(recs), out, _tally(recs)
+    return path, "ok" if recs else "no run (no message in the file)", len(recs), out, _tally(recs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,8 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--examples", type=int, default=10)
+    ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--jsonl", type=Path)
     a = ap.parse_args(argv)
-    files = sorted({str(f) for d in a.folders for f in (d.rglob("*.jsonl") if d.is_dir() else [d])})
+    files = sorted({str(f) for d in a.folders for f in (d.rglob("*.jsonl") if d.is_dir() else [d])})[::a.every]
+    log = a.jsonl.open("w") if a.jsonl else None
     windows = [int(w) for w in a.windows.split(",")] if a.windows else None
     outcomes: collections.Counter[str] = collections.Counter()
     rules: collections.Counter[str] = collections.Counter()
@@ -87,13 +104,19 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(a.jobs) as pool:
         for path, outcome, n, problems, tally in pool.map(check_file, [(f, a.policy, windows, a.timeout) for f in files],
                                                    chunksize=4):
-            outcomes[outcome] += 1
+            outcomes[":".join(outcome.split(":", 2)[:2]) if outcome.startswith("internal") else outcome] += 1
+            if log is not None:  # as each file is done (a long pass stopped half way keeps what it checked)
+                log.write(json.dumps({"path": path, "outcome": outcome, "runs": n, "violations": problems,
+                                     "requests": tally.get("requests", 0)}) + "\n")
+                log.flush()
             runs += n
             held.update(tally)
             for p in problems:
                 rules[p.split(":", 1)[0]] += 1
                 if len(examples) < a.examples:
                     examples.append(f"{Path(path).name}: {p}")
+    if log is not None:
+        log.close()
     print(f"files {len(files)}, policy {a.policy or 'default'}, windows {a.windows or 'default'}")
     for k, v in sorted(outcomes.items()):
         print(f"  {k}: {v}")

@@ -281,11 +281,25 @@ def _replay_all(paths: list[Path] | None, err: Any, model_windows: dict[str, int
     from sessiontools.replay import replay_records
     from sessiontools.replay.registry import replay_agents
 
-    first = partial(replay_keeping, partial(cleaned_call, partial(replay_records, **agent_options, timeline=timeline,
-                                                                  defer_prior_dominated=True)))
+    first = partial(choices_kept, partial(replay_keeping, partial(cleaned_call, partial(
+        replay_records, **agent_options, timeline=timeline, defer_prior_dominated=True))))
     per_file, loaded, misses = per_model_windows.replay_files(
         paths, err, model_windows, options, first, jobs, agents=replay_agents(policy.value if policy else None),
         executor=executor)
-    replay_one = partial(cleaned_call, partial(replay_records, **agent_options, **options, timeline=timeline))
+    replay_one = partial(choices_kept, partial(cleaned_call, partial(replay_records, **agent_options, **options,
+                                                                     timeline=timeline)))
     with phase(err, "fitting priors; replaying the sessions with few requests"):
         return refit_kept(per_file, replay_one), loaded, misses
+
+
+def choices_kept(replay: Any, source: Any, /, **options: Any) -> Any:
+    """`replay(source, **options)` keeping each path's truth counter choice by the file's content
+    (`replay.counter_choice.cached_choices`: its sha256 and the package's code fingerprint), so that a
+    warm run does not compare the counters again (picklable as a partial, for --jobs workers). A
+    source without a content hash (not read by `run_files(..., content_hash=True)`) is replayed as is."""
+    from sessiontools.replay.counter_choice import cached_choices
+    from sessiontools.tokens.fingerprint import code_fingerprint
+
+    digest = getattr(source, "content_hash", "")
+    with cached_choices(f"{code_fingerprint()}:{digest}" if digest else None):
+        return replay(source, **options)

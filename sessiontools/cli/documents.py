@@ -47,13 +47,13 @@ def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Se
 
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
                     reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.cli.windows import report_misses, split_misses
+    from sessiontools.cli.windows import left_out_empty, report_misses, split_misses
     from sessiontools.replay.registry import replay_agents
 
     fn = _replay_fn(windows, reserves, keeps)
     # A file whose model has no known window is left out, and said once per model (as `replay` does).
     per_file, loaded = run_files(paths, err, _replay_section(fn), jobs, "replaying", agents=replay_agents(None))
-    per_file, misses = split_misses(per_file)
+    per_file, misses = split_misses(left_out_empty(err, per_file))  # (a file with nothing to replay: one note)
     report_misses(err, misses)
     return _replay_doc(_refit(err, per_file, fn)), loaded  # as `replay` does
 
@@ -216,10 +216,10 @@ def report_documents(paths: Paths, err: Console, jobs: int | None = None, *, win
     worker = SectionsWorker(replay, SessionWorker(options, str(token_cache_path())), _drift_worker(),
                             replay_agents(policy_options.get("policy")))
     per_file, loaded = run_files(paths, err, worker, jobs, "reading the files (every section)", content_hash=True)
-    from sessiontools.cli.windows import miss_lines, split_misses
+    from sessiontools.cli.windows import left_out_empty, miss_lines, split_misses
     from sessiontools.replay.catalog import catalogue
 
-    replayed, misses = split_misses([f.replay for f in per_file if f.replay is not None])
+    replayed, misses = split_misses(left_out_empty(err, [f.replay for f in per_file if f.replay is not None]))
     docs = {
         "inspect": envelope("inspect", sessions=[f.inspect for f in per_file]),
         "replay": _replay_doc(_refit(err, replayed, replay)),

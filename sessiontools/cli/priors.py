@@ -30,8 +30,9 @@ def replay_keeping(replay: Callable[..., list[dict[str, Any]]], source: Any, **o
     """`replay(source, **options)`, keeping `source` when its first record's truth fit was
     prior-dominated and its file is at most KEEP_SOURCE_BYTES."""
     records = replay(source, **options)
-    tm = (records[0].get("truth_model") or {}) if records else {}
-    keep = bool(tm.get("prior_dominated") or records[0].get("deferred")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
+    first = records[0] if records else {}  # (a file with no message gives no record)
+    tm = first.get("truth_model") or {}
+    keep = bool(tm.get("prior_dominated") or first.get("deferred")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
     return Replayed(records, source if keep else None)
 
 

@@ -50,9 +50,9 @@ def split_windows(values: Sequence[str] | None) -> tuple[str | None, dict[str, s
 def replay_or_miss(source: Any, *, replay: Any, **options: Any) -> list[dict[str, Any]]:
     """`replay(source, **options)`, or for a file whose model has no window one marker record
     `{"missing_model": "provider/model", "session": path}` (picklable, for --jobs workers), for a file
-    with no model request `{"nothing_to_replay": reason, "session": path}`."""
+    with no model request or no message at all `{"nothing_to_replay": reason, "session": path}`."""
     try:
-        return replay(source, **options)
+        out = replay(source, **options)
     except NothingToReplay as exc:
         return [{"nothing_to_replay": str(exc), "session": str(getattr(source, "path", ""))}]
     except InputError as exc:
@@ -60,6 +60,10 @@ def replay_or_miss(source: Any, *, replay: Any, **options: Any) -> list[dict[str
         if m is None:
             raise
         return [{"missing_model": m.group(1), "session": str(getattr(source, "path", ""))}]
+    if not out:  # a transcript with no message at all (a Claude Code file of progress and system lines)
+        path = str(getattr(source, "path", ""))
+        return [{"nothing_to_replay": f"{path}: no message in the file: nothing to replay", "session": path}]
+    return out
 
 
 def split_misses(per_file: Iterable[list[dict[str, Any]]]) -> tuple[list[list[dict[str, Any]]], dict[str, list[str]]]:
@@ -225,8 +229,9 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     first = _temp(windows_file({m: w for m, w in model_windows.items() if "/" in m}, (), providers))
     options["models"] = [*options["models"], *([first] if first else [])]
     fn = partial(replay_or_miss, replay=partial(replay, **options))
-    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=agents, executor=executor)
-    per_file = _left_out_empty(err, per_file)
+    per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=agents, executor=executor,
+                               content_hash=True)  # (the key of the counter choices kept: `choices_kept`)
+    per_file = left_out_empty(err, per_file)
     per_file, misses = split_misses(per_file)
     bare = {m: w for m, w in model_windows.items() if "/" not in m}
     named = {m for m in misses if m.partition("/")[2] in bare}
@@ -236,7 +241,7 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
         again = [Path(f) for m in sorted(named) for f in misses[m]]
         fn = partial(replay_or_miss, replay=partial(replay, **options))
         more, loaded2 = run_files(again, err, fn, jobs, "replaying (windows given by id)", agents=agents,
-                                  executor=executor)
+                                  executor=executor, content_hash=True)
         more, still = split_misses(more)
         per_file += more
         loaded.unreadable += loaded2.unreadable
@@ -248,7 +253,7 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     return per_file, loaded, misses
 
 
-def _left_out_empty(err: Any, per_file: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+def left_out_empty(err: Any, per_file: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
     """The files with something to replay; one note line for each one without a model request (a
     rollout closed before its first response: readable, so not an input error)."""
     from sessiontools.report.text import safe_text

@@ -9,11 +9,18 @@ the characters (the lab server's pseudo-tokenizer) is nearer chars/4, and no mod
 chars/4 (each agent's own count, nothing to load) is kept unless the tokenizer is better beyond
 noise (`better_beyond_noise`); a session with too few requests to tell takes the counter of the
 prior its model's other sessions in the run teach (`replay.priors`), else chars/4.
+
+A warm run repeats none of the comparison: under `cached_choices(key)` (the CLI's key of the file's
+content and the package's code) each path's `CounterChoice` is kept in the token store's results,
+and the next run of the same bytes takes it and counts only with the counter it chose
+(`_stored_choice`; the records are byte-identical to a fresh choice's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +34,10 @@ MIN_CHOICE_REQUESTS = 3
 #: in-session errors are lower beyond noise: the mean of the paired differences at least this many
 #: standard errors above zero (`better_beyond_noise`).
 CHOICE_Z = 2.0
+#: Bump when what a stored `CounterChoice` means changes (the key holds the code's fingerprint too).
+CHOICE_VERSION = 1
+#: The content key of the file being replayed (`cached_choices`); None: every choice is computed.
+_FILE_KEY: ContextVar[str | None] = ContextVar("counter_choice_file_key", default=None)
 
 
 def in_session_errors(inp: FitInput) -> list[float]:
@@ -130,6 +141,66 @@ def choose_counter(candidates: Sequence[str], fit_input: Callable[[str], FitInpu
         flush_truth_counts()  # the counts made for this session, to the token store in one go
 
 
+@contextmanager
+def cached_choices(file_key: str | None) -> Iterator[None]:
+    """Within: the choices made are stored and reused under `file_key` (the file's content hash and
+    the code's fingerprint, which the caller vouches for: the same key, the same bytes and code),
+    per path and candidates (`_choice_key`), in the token store (`tokens.registry.truth_result_store`;
+    none: nothing is kept). `file_key` None or empty: every choice is computed."""
+    token = _FILE_KEY.set(file_key or None)
+    try:
+        yield
+    finally:
+        _FILE_KEY.reset(token)
+
+
+def _choice_key(candidates: Sequence[str], first: FitInput) -> str | None:
+    """The store key of a path's choice: the file's key, the candidates (with their tokenizers'
+    versions) and a digest of the path's chars/4 fit input (which requests, their contexts' sizes and
+    recorded prompts: a path of the file apart from another). None outside `cached_choices`."""
+    file_key = _FILE_KEY.get()
+    if file_key is None:
+        return None
+    import hashlib
+
+    from sessiontools.tokens.registry import store_name
+
+    h = hashlib.blake2b(repr([(at, n, x) for at, _, n, x in first.contexts]).encode(), digest_size=16)
+    h.update(repr(list(first.wanted.items())).encode())
+    return (f"counter-choice:{CHOICE_VERSION}:{file_key}:{','.join(store_name(c) for c in candidates)}:"
+            f"{h.hexdigest()}")
+
+
+def _stored_choice(key: str | None, candidates: Sequence[str]) -> CounterChoice | None:
+    """The choice stored under `key`, None when there is none (or it names another counter)."""
+    from sessiontools.tokens.registry import truth_result_store
+
+    store = truth_result_store() if key is not None else None
+    raw = store.get_result(key) if store is not None else None
+    if raw is None:
+        return None
+    import orjson
+
+    try:
+        d = orjson.loads(raw)
+        got = CounterChoice(d["counter"], d["errors"], d["predictions"], d["note"])
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    return got if got.counter in candidates[:2] else None
+
+
+def _keep_choice(key: str | None, choice: CounterChoice) -> CounterChoice:
+    from sessiontools.tokens.registry import truth_result_store
+
+    store = truth_result_store() if key is not None else None
+    if store is not None:
+        import orjson
+
+        store.put_result(key, orjson.dumps({"counter": choice.counter, "errors": dict(choice.errors),
+                                            "predictions": choice.predictions, "note": choice.note}))
+    return choice
+
+
 def _choose(candidates: Sequence[str], fit_input: Callable[[str], FitInput], prior: TruthPrior | None,
             ) -> tuple[str, FitInput, CounterChoice | None]:
     first = fit_input(candidates[0])
@@ -137,12 +208,23 @@ def _choose(candidates: Sequence[str], fit_input: Callable[[str], FitInput], pri
         return candidates[0], first, None
     c0, c1 = candidates[0], candidates[1]
     n = len(first.contexts)
+    if n >= MIN_CHOICE_REQUESTS:
+        key = _choice_key(candidates, first)
+        hit = _stored_choice(key, candidates)
+        if hit is not None:
+            return hit.counter, first if hit.counter == c0 else fit_input(c1), hit
+        counter, inp, choice = _compare(c0, c1, first, fit_input)
+        return counter, inp, _keep_choice(key, choice)
     too_few = f"{n} request(s) with usable usage, too few to compare counters (under {MIN_CHOICE_REQUESTS})"
-    if n < MIN_CHOICE_REQUESTS:
-        if prior is not None and prior.counter == c1:
-            return c1, fit_input(c1), CounterChoice(c1, {}, 0, f"{too_few}: {_unit(c1)}, the counter of the "
-                                                               f"prior ({prior.source})")
-        return c0, first, CounterChoice(c0, {}, 0, f"{too_few}: {_unit(c0)}")
+    if prior is not None and prior.counter == c1:
+        return c1, fit_input(c1), CounterChoice(c1, {}, 0, f"{too_few}: {_unit(c1)}, the counter of the "
+                                                           f"prior ({prior.source})")
+    return c0, first, CounterChoice(c0, {}, 0, f"{too_few}: {_unit(c0)}")
+
+
+def _compare(c0: str, c1: str, first: FitInput, fit_input: Callable[[str], FitInput],
+             ) -> tuple[str, FitInput, CounterChoice]:
+    """The comparison of the two counters over a path's requests (`in_session_errors`)."""
     second = fit_input(c1)
     e0, e1 = in_session_errors(first), in_session_errors(second)
     errors = {c0: sum(e0) / len(e0) if e0 else 0.0, c1: sum(e1) / len(e1) if e1 else 0.0}

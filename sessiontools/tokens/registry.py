@@ -47,7 +47,7 @@ __all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavai
            "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
            "label", "load", "message_counter_for", "shared_message_counter", "shared_units_counter", "store_name",
            "truth_candidates", "truth_encoding_for", "DEFAULT_TRUTH_TOKENIZER", "flush_truth_counts",
-           "use_token_store", "TRUTH_TOKENIZERS"]
+           "use_token_store", "truth_result_store", "TRUTH_TOKENIZERS"]
 
 #: The tokenizer of a model without one of its own.
 FALLBACK = "o200k_base"
@@ -395,6 +395,13 @@ def flush_truth_counts() -> None:
     store = _STORE["store"]
     if store is not None:
         store.flush()
+
+
+def truth_result_store() -> Any | None:
+    """The `TokenStore` of `use_token_store` (its per-session results: `get_result`, `put_result`),
+    None when the counts are kept in memory only."""
+    store = _STORE["store"]
+    return None if store is None else store.store
 
 
 def _shared_counter(name: str) -> Any:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sessiontools.analysis.estimate import fingerprint
 from sessiontools.cli import main
 from sessiontools.read import parallel
+from sessiontools.tokens import fingerprint
 from tests.conftest import SAMPLES
 
 

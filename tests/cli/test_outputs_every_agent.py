@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 
 from sessiontools.cli import main
+from sessiontools.policies.base import PolicyName
+from sessiontools.policies.registry import OWN_AGENT, POLICIES
+from sessiontools.read.agents import Agent
 from sessiontools.replay.invariants import violations
 from sessiontools.replay.registry import policy_axes
 from sessiontools.report.replay import setting_cell
@@ -41,8 +44,9 @@ CASES: dict[str, tuple[str, str | None, list[str], tuple[tuple[str, str], tuple[
                                (("--reserve", "3000,4000"), ("--keep-recent", "2000,6000"))),
 }
 NAMES = sorted(CASES)
-#: the agent whose file each case replays
-AGENT = {"pi": "pi", "codex": "codex", "claude": "claude-code"}
+#: the replay option of each setting a policy's axes name (`Policy.axes`)
+OPTION_KEY = {"--reserve": "reserve_tokens", "--keep-recent": "keep_recent_tokens", "--context-window": "context_window",
+              "--auto-compact-limit": "auto_compact_limit", "--autocompact-pct": "autocompact_pct"}
 
 
 def _file(name: str) -> Path:
@@ -92,13 +96,21 @@ def _priced(rec: dict[str, Any]) -> bool:
 
 def test_the_cases_cover_every_agent_own_and_crossed(one_run: dict[str, dict[str, Any]]) -> None:
     """Every agent's file is replayed under its own rule and under another agent's; priced and
-    unpriced runs both occur (else the cost assertions below would prove half)."""
+    unpriced runs both occur (else the cost assertions below would prove half). The agents are the
+    registry's (`read.agents.Agent`), so a fourth agent fails this test until its file has a case."""
     own = {r["agent"] for n, r in one_run.items() if CASES[n][1] is None}
     crossed = {(r["agent"], r["settings"]["policy"]) for n, r in one_run.items() if CASES[n][1] is not None}
-    assert own == set(AGENT.values())
-    assert {a for a, _ in crossed} == set(AGENT.values())
-    assert all(not p.startswith(a.split("-")[0]) for a, p in crossed)
+    every = {a.value for a in Agent}  # the registry's agents: a fourth one fails here until it has its cases
+    assert own == every
+    assert {a for a, _ in crossed} == every
+    assert all(OWN_AGENT[PolicyName(p)].value != a for a, p in crossed)
     assert {_priced(r) for r in one_run.values()} == {True, False}
+
+
+def test_every_policys_axes_have_an_option_here() -> None:
+    """Each axis of every registered policy (`Policy.axes`) is a replay option these tests know, so a
+    new policy's grid, table and heatmap are tested along its own axes, not silently skipped."""
+    assert {a.key for n in POLICIES for a in policy_axes(n)} <= set(OPTION_KEY.values())
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -155,8 +167,7 @@ def test_csv_and_parquet_rows(name: str, fmt: str, one_run: dict[str, dict[str, 
     assert df.height == 4
     assert set(df["policy"]) == {one_run[name]["settings"]["policy"]}
     for option, _ in CASES[name][3]:
-        key = {"--reserve": "reserve_tokens", "--keep-recent": "keep_recent_tokens", "--context-window": "context_window",
-               "--auto-compact-limit": "auto_compact_limit", "--autocompact-pct": "autocompact_pct"}[option]
+        key = OPTION_KEY[option]
         assert df[key].n_unique() == 2 and df[key].null_count() == 0, key
     assert df["threshold"].null_count() == 0 and (df["threshold"] > 0).all()
     assert (df["cost"].null_count() == 0) if _priced(one_run[name]) else (df["cost"].null_count() == 4)
@@ -219,8 +230,7 @@ def test_grid_heatmap_is_over_the_policys_own_axes(name: str, metric: str, one_r
     (fig,) = figs
     ax = fig.axes[0]
     labels = {a.key: a.label for a in policy_axes(one_run[name]["settings"]["policy"])}
-    keys = {"--reserve": "reserve_tokens", "--keep-recent": "keep_recent_tokens", "--context-window": "context_window",
-            "--auto-compact-limit": "auto_compact_limit", "--autocompact-pct": "autocompact_pct"}
+    keys = OPTION_KEY
     (y_opt, _), (x_opt, _) = CASES[name][3]
     assert (ax.get_ylabel(), ax.get_xlabel()) == (labels[keys[y_opt]], labels[keys[x_opt]])
     assert len(ax.get_xticks()) == 2 and len(ax.get_yticks()) == 2

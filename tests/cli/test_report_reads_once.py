@@ -167,3 +167,25 @@ def test_each_timeline_is_of_a_run_the_table_shows(command: str, runs_seen: dict
     ids = {k: [id(r) for r in v] for k, v in runs_seen.items()}
     assert ids["timeline"] and set(ids["timeline"]) <= set(ids["record"])
     assert len(ids["record"]) == len(set(ids["record"])) and set(ids["record"]) == set(ids["replayed"])
+
+
+@pytest.mark.parametrize(("sample", "policy"), [
+    ("pi0-pair-a.jsonl", None), ("pi0-pair-a.jsonl", "claude-code"), ("codex/codex-pair-a.jsonl", None),
+    ("codex/codex-pair-a.jsonl", "pi-1"), ("claude-code/claude-threshold-15.jsonl", None),
+    ("claude-code/claude-threshold-15.jsonl", "codex")])
+def test_replay_plot_reads_each_agents_file_once(sample: str, policy: str | None, opens: collections.Counter[str],
+                                                 tmp_path: Path) -> None:
+    """`replay FILE --plot` of one setting (the timeline) and of a grid (the heatmap), under the file's
+    own rule and another agent's: the file is opened as often as one `inspect` opens it (a prior
+    refit or the figure does not read it again)."""
+    f = SAMPLES / sample
+    assert main(["inspect", str(f), "--format", "json", "-o", str(tmp_path / "i.json")]) == 0
+    one_pass = dict(opens)
+    opens.clear()
+    assert one_pass and max(one_pass.values()) <= 2
+    for windows, plot in (("100000", "t.png"), ("100000,120000", "h.svg")):
+        assert main(["replay", str(f), *(["--policy", policy] if policy else []), "--context-window", windows,
+                     "-f", "json", "-o", str(tmp_path / "r.json"), "--jobs", "1", "--plot", str(tmp_path / plot)]) == 0
+        assert (tmp_path / plot).stat().st_size > 1000
+        assert dict(opens) == one_pass, plot
+        opens.clear()

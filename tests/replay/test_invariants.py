@@ -88,3 +88,22 @@ def test_the_timeline_rule_finds_a_figure_of_another_run() -> None:
     assert [v.split(":")[0] for v in violations(taller)] == ["timeline", "timeline"]
     fewer = {**rec, "metrics": {**rec["metrics"], "overflows": 0}}
     assert "timeline" in [v.split(":")[0] for v in violations(fewer)]
+
+
+@pytest.mark.xfail(strict=True, reason="the walk (replay/transcripts.py, task E): a file with no model request raises "
+                   "NothingToReplay only where it needs the default window (`default_window`); with --context-window "
+                   "or under a policy that assumes a window (claude-code: 200k) it is a run of 0 requests, model "
+                   "'unknown/unknown'")
+@pytest.mark.parametrize(("windows", "policy"), [([24000], None), (None, "claude-code")])
+def test_a_file_with_no_model_request_is_nothing_to_replay_at_every_setting(windows: list[int] | None,
+                                                                           policy: str | None) -> None:
+    """Classified the same way at every setting (as rule 6 asks of user compactions): a rollout
+    interrupted before its first response (the real shape of 32 of 2,794 real files; synthetic
+    fixture) is nothing to replay whatever window or policy is given, not a run of 0 requests in the
+    tables beside the real ones. Under the defaults and under pi-1 it already is."""
+    from sessiontools.errors import NothingToReplay
+
+    src = load_source(Path(__file__).parents[1] / "fixtures" / "nothing_to_replay" / "codex-no-response.jsonl")
+    with pytest.raises(NothingToReplay):
+        replay_records(src, windows=windows, reserves=[16384], keeps=[20000], policy=policy, leaf=None,
+                       all_leaves=False, summary_tokens=None, models=[])

@@ -34,7 +34,7 @@ ROWS_VERSION = 4
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
     never outlive a change anywhere in the package."""
-    from sessiontools.analysis.estimate import fingerprint
+    from sessiontools.tokens import fingerprint
 
     return fingerprint.code_fingerprint()
 

@@ -1,6 +1,8 @@
 """A fingerprint of the code that computes cached results: the package version and a hash of every
 `.py` source of the package, so that a cached result never outlives any change to the code that
-made it (readers, context builder, port, tokenizers, analysis alike). Computed once per process."""
+made it (readers, context builder, port, tokenizers, analysis alike). Computed once per process.
+It lives beside the token store (`tokens.store`) whose per-session results it keys (estimate-error's
+rows, replay's counter choices), low enough in the layers for both, and imports nothing heavy."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-#: The `sessiontools` package folder (this module is sessiontools/analysis/estimate/fingerprint.py).
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+#: The `sessiontools` package folder (this module is sessiontools/tokens/fingerprint.py).
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def sources_hash(root: Path) -> str:
