@@ -120,7 +120,9 @@ class _Builder:
     lean: bool = False  # a lean reading (`Rollout.full_item`): messages without units (`lean_item_message`)
 
     def add(self, msg_item: Mapping[str, Any], line: int, ts: str | None) -> Message:
-        m = (lean_item_message if self.lean else item_message)(msg_item, len(self.messages), line, ts)
+        n = len(self.messages)
+        m = (lean_item_message(msg_item, n, line, ts) or item_message(self.whole(msg_item, line), n, line, ts)
+             if self.lean else item_message(msg_item, n, line, ts))
         self.messages.append(m)
         if m.role == Role.ASSISTANT and self.first_reply is None:
             self.first_reply = m.index
@@ -213,13 +215,16 @@ class _Builder:
         self.messages.pop()
         self.skipped["compaction summarisation call"] += 1
 
+    def whole(self, item: Mapping[str, Any], line: int) -> Mapping[str, Any]:
+        """A lean reading's item whole (`Rollout.full_item`; an item read whole is its own)."""
+        return self.rollout.full_item(line) or item
+
     def text_of(self, m: Message) -> str:
-        """A message's text, from its whole item where a lean reading holds a projection
-        (`Rollout.full_item`: only a message's content is built there)."""
-        if not self.lean:
+        """A message's text, from its whole item where a lean reading built no units
+        (`lean_item_message`)."""
+        if not self.lean or m.raw is None:
             return m.text
-        whole = self.rollout.full_item(m.line) or m.raw  # (an item read whole is its own)
-        return m.text if whole is None else item_message(whole, m.index, m.line, m.timestamp).text
+        return item_message(self.whole(m.raw, m.line), m.index, m.line, m.timestamp).text
 
     def on_compacted(self, r: Compacted) -> None:
         self.pop_summary_call(r)

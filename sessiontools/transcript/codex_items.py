@@ -102,21 +102,27 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
 
 #: The tool calls `item_message` gives an assistant message whose id is the call's id.
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-_WITH_TEXT_ROLES = frozenset({"message", "compaction", "compaction_summary"})
 
 
-def lean_item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str | None) -> Message:
+def lean_item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str | None) -> Message | None:
     """`item_message` for a lean reading (`read_rollout_bytes(lean=True)`: the item may be a
-    projection): the same index, id, line, role and timestamp, and no units but a message's (whose
-    texts decide its role): a count reads none (`Builder.text_of` reads the whole item where one is
-    needed). tests/transcript/test_codex_lean.py holds the two equal on every kind."""
+    projection without texts) without units (a count reads none): the same index, id, line, role and
+    timestamp; None for a user message, whose texts decide its role (the caller reads it whole).
+    tests/transcript/test_codex_lean.py holds the two equal on every kind."""
     kind = item.get("type")
-    if type(kind) is not str or kind in _WITH_TEXT_ROLES:
+    if type(kind) is not str:
         return item_message(item, index, line, timestamp)
     if kind in TOOL_ITEMS:
         return Message(index, _call_id(item), line, Role.TOOL, (), timestamp, item)
     if kind in _CALLS:
         return Message(index, _call_id(item), line, Role.ASSISTANT, (), timestamp, item)
+    if kind == "message":
+        role = item.get("role")
+        if role == "user":  # (a summary or a message Codex wrote itself: `is_summary_item`, the prefixes)
+            return None
+        return Message(index, _id(item), line, ROLES.get(str(role), Role.OTHER), (), timestamp, item)
+    if kind in ("compaction", "compaction_summary"):  # (`is_summary_item`)
+        return Message(index, None, line, Role.SUMMARY, (), timestamp, item)
     return Message(index, _id(item), line, Role.ASSISTANT if kind in ASSISTANT_ITEMS else Role.OTHER, (),
                    timestamp, item)
 

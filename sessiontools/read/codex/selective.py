@@ -70,18 +70,18 @@ def _unbuilt(key: str, *kinds: type) -> bytes:
 
 
 #: The lean reading of `inspect` (`read_rollout_bytes(lean=True)`, `Reader.selective`): also the
-#: `response_item` lines (two lines in five, most of a rollout's bytes) are projected, their message
-#: content built (the roles are read from its texts) and the long fields of the other items
-#: (tool calls' arguments and input, tool outputs, reasoning and any field no check reads) validated
-#: and never built. A projected item's record holds the projection; `Rollout.full_item` reads the
-#: whole item again where a transcript needs an item's text (`transcript.codex`, the summarisation
-#: call's reply). The checks' fast marks on content blocks are held by `checks.TREE` on the
-#: projection (`load._read_native`): a line that fails them goes the ordinary way.
+#: `response_item` lines (two lines in five, most of a rollout's bytes) are projected: their type,
+#: role and ids built, their long fields (texts, tool calls' arguments and input, tool outputs,
+#: reasoning and any field no check reads) validated and never built. A projected item's record
+#: holds the projection; `Rollout.full_item` reads the whole item again where a transcript needs
+#: its texts (`transcript.codex`: a user message's role, the summarisation call's reply). The
+#: checks' fast marks on content blocks are held by `checks.TREE` on the projection
+#: (`load._read_native`): a line that fails them goes the ordinary way.
 LEAN_SPEC: dict[str, Any] = {
     **NATIVE_SPEC, "type": SELECTIVE_TYPES | {"response_item"},
     "payload": {
         **NATIVE_SPEC["payload"], "id": None,
-        "content": [{"type": checks.BLOCK["type"].fast, "text": checks.BLOCK["text"].fast}],
+        "content": [{"type": checks.BLOCK["type"].fast, "text": _FIRST[str]}],
         "output": _unbuilt("output", str, dict),
         **{key: _unbuilt(key, str) for key in ("arguments", "input", "name")},
     },
