@@ -112,7 +112,7 @@ class _Builder:
     provider: str | None = None
     window: int | None = None
     turn_trigger: str | None = None
-    metas: int = 0
+    metas: list[SessionMeta] = field(default_factory=list)  # (every one, in order: `Rollout.metas`)
     turn_overflowed: bool = False
     count_first: bool | None = None  # 2025 rollouts of 0.4x write a response's count before its items
     pending: TokenCount | None = None  # count-first: a request waiting for its first reply message
@@ -138,9 +138,9 @@ class _Builder:
             self.append_request(r, r.last)
 
     def on_meta(self, r: SessionMeta) -> None:
-        self.metas += 1
+        self.metas.append(r)
         self.provider = self.provider or r.model_provider
-        if self.metas == 1 and r.base_instructions:
+        if len(self.metas) == 1 and r.base_instructions:
             self.system = len(self.messages)
             self.messages.append(Message(self.system, None, r.line, Role.SYSTEM,
                                          (Unit(UnitKind.SYSTEM, r.base_instructions),), r.timestamp))
@@ -337,9 +337,9 @@ def _fields(u: TokenUsage) -> tuple[int, ...]:
     return tuple(getattr(u, f) for f in TokenUsage.__dataclass_fields__)
 
 
-def _spawned(rollout: Rollout) -> bool:
+def _spawned(metas: list[SessionMeta]) -> bool:
     """A subagent's rollout (``session_meta.source.subagent.thread_spawn``, Codex 0.119+)."""
-    meta = rollout.metas[0].data if rollout.metas else {}
+    meta = metas[0].data if metas else {}
     source = meta.get("source") if isinstance(meta, Mapping) else None
     sub = source.get("subagent") if isinstance(source, Mapping) else None
     return isinstance(sub, Mapping) and "thread_spawn" in sub
@@ -352,13 +352,13 @@ def _replayed_second(counts: list[TokenCount]) -> str | None:
     return stamps[0] if len(stamps) == 2 and len(stamps[0]) == 19 and stamps[0] == stamps[1] else None
 
 
-def _billed(rollout: Rollout, provider: str | None) -> list[Request]:
+def _billed(rollout: Rollout, provider: str | None, metas: list[SessionMeta]) -> list[Request]:
     """Every call the rollout's counts bill (see the module docstring), as requests on no path."""
     out: list[Request] = []
     model: str | None = None
     prev: TokenUsage | None = None
     replay = None
-    if _spawned(rollout):
+    if _spawned(metas):
         counts = [r for r in rollout.records if isinstance(r, TokenCount) and (r.total or r.last)]
         replay = _replayed_second(counts)
     for r in rollout.records:
@@ -390,7 +390,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),
                           skipped=+b.skipped)
-    metas = rollout.metas  # (one pass over the records; Rollout.session_id and .cli_version each make one)
+    metas = b.metas  # (`Rollout.metas`, without another pass over the records)
     first = metas[0] if metas else None
     cli_version = next((m.cli_version for m in metas if m.cli_version), None)  # Rollout.cli_version
     settings: dict[str, Any] = {
@@ -405,7 +405,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     }
     return cleaned_for(rollout, Transcript(Agent.CODEX, rollout.path, first.id if first else None,
                                            _format(rollout, cli_version), [path], list(rollout.diagnostics), settings,
-                                           billed=_billed(rollout, b.provider)))
+                                           billed=_billed(rollout, b.provider, metas)))
 
 
 def load_codex_transcript(path: Any) -> Transcript:
