@@ -142,3 +142,18 @@ def test_without_the_extension_the_lean_reading_is_the_ordinary_one(monkeypatch:
     lean = read_rollout_bytes(data, "r.jsonl", lean=True)
     assert lean.full_item is None
     assert inspect_transcript(codex_transcript(lean)) == expected
+
+
+@pytest.mark.parametrize("line", [
+    b'{"timestamp":"2026-01-01T00:00:01Z","payload":{"type":"message","role":"user"}}',  # no type
+    b'{"type":"response_item","payload":{"role":"user","content":[{"text":"x"}]}}',  # an item without one
+    b'{"type":"response_item","payload":{"type":"message","role":"user","content":{"text":"x"}}}',
+    b'{"type":"response_item","payload":{"type":"message","content":[{"type":"input_text","text":5}]}}',
+    b'{"type":"response_item","payload":{"type":"function_call_output","output":[{"type":"x","text":5}]}}',
+    b'{"type":"response_item","payload":{"type":"message","content":"a","content":"b"}}',
+])
+def test_lines_a_projection_must_not_take_read_as_the_ordinary_way_does(line: bytes) -> None:
+    head = b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}\n'
+    for data in (head + line + b"\n", head + line):
+        _same(data)
+

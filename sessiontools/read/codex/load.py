@@ -189,7 +189,7 @@ def _read_native(data: bytes, path: str, limit: int,
     spec = NATIVE_SPEC if lean is None else LEAN_SPEC
     for n, (start, stop, fields) in enumerate(project_lines(data, spec, 2, limit), 1):
         if fields is not None and type(fields.get("payload")) is dict:  # (its checked fields pass)
-            item = fields["type"] == "response_item"
+            item = fields.get("type") == "response_item"  # (a line without a type is projected too)
             if not item or check_tree(fields, TREE):  # (an item's content blocks: their checks' marks)
                 rec = _record(n, fields, path)
                 if not isinstance(rec, Diagnostic):
