@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import json
+
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sessiontools.analysis.inspect_transcript import inspect_transcript
 from sessiontools.read.codex import load as codex_load
@@ -18,7 +22,7 @@ from sessiontools.read.codex.records import ResponseItem
 from sessiontools.transcript.codex import codex_transcript
 from sessiontools.transcript.codex_items import item_message, lean_item_message
 from tests.conftest import SAMPLES
-from tests.read.test_native_project import _native
+from tests.read.test_native_project import _JSON, _TEXT, _native
 from tests.robust.mutate import ODD_VALUES, field_paths, mutated
 
 ROLLOUTS = sorted((SAMPLES / "codex").glob("*.jsonl"))
@@ -156,4 +160,29 @@ def test_lines_a_projection_must_not_take_read_as_the_ordinary_way_does(line: by
     head = b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}\n'
     for data in (head + line + b"\n", head + line):
         _same(data)
+
+
+def test_every_cut_of_a_rollout_reads_the_same() -> None:
+    """A rollout cut anywhere (a truncated last line, as a crash leaves one) reads the same both ways."""
+    data = ROLLOUTS[0].read_bytes()
+    head = data[: data.index(b"\n", 40_000) + 1] if len(data) > 40_000 else data
+    for k in range(1, 61):
+        _same(head[: len(head) * k // 61])
+
+
+_ITEM_KEYS = ["type", "role", "id", "call_id", "content", "output", "arguments", "input", "name", "summary",
+              "encrypted_content", "text", "message", "info", "usage"]
+_ITEM_VALUES = _JSON | st.sampled_from(["message", "user", "assistant", "function_call", "function_call_output",
+                                         "reasoning", "compaction", "Warning: apply_patch was requested via x"])
+_BLOCKS = st.lists(st.dictionaries(st.sampled_from(["type", "text", "image_url"]) | _TEXT, _ITEM_VALUES, max_size=3),
+                   max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(_ITEM_KEYS) | _TEXT, _ITEM_VALUES | _BLOCKS, max_size=7), st.booleans())
+def test_generated_items_read_the_same(payload: dict[str, Any], ascii_only: bool) -> None:
+    head = b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}\n'
+    line = json.dumps({"timestamp": "2026-01-01T00:00:01Z", "type": "response_item", "payload": payload},
+                      ensure_ascii=ascii_only, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    _same(head + line + b"\n" + line + b"\n")
 
