@@ -6,9 +6,8 @@ reply is a tool call (its text read from the whole item), and where no compiler 
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
+from typing import Any
 
 import orjson
 import pytest
