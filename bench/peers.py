@@ -188,8 +188,20 @@ def cpu_vs_ccusage(agent: str, corpus: Path, binary: Path, rounds: int = ROUNDS)
             f"{key}_peer_cpu_s": round(statistics.median(t_p), 3), **in_process}
 
 
+#: The floor under any `sessiontools` command: the interpreter's start and the CLI's imports.
+FLOOR = [sys.executable, "-c", "import sessiontools.cli"]
+
+
+def floor_cpu(rounds: int = ROUNDS) -> float:
+    """The median CPU of `FLOOR` (one untimed run first, as the ratios' runs): what the whole-process
+    figure of every command pays before its first file."""
+    cpu_run(FLOOR, _ours_env(), Path.cwd())
+    return statistics.median(cpu_run(FLOOR, _ours_env(), Path.cwd()).cpu_s for _ in range(rounds))
+
+
 def ccusage_ratios(corpora: dict[str, Path], rounds: int = ROUNDS) -> dict[str, float]:
-    """Every agent's ratio; ccusage installed (once) from npm like the pinned Pi."""
+    """Every agent's ratio, and beside it its floor (`inspect_cpu_vs_ccusage_<agent>_floor`: `FLOOR`'s
+    CPU over ccusage's, the ratio no reader reaches); ccusage installed (once) from npm like the pinned Pi."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from lab.ccusage_env import ensure_ccusage
 
@@ -197,6 +209,13 @@ def ccusage_ratios(corpora: dict[str, Path], rounds: int = ROUNDS) -> dict[str, 
     out: dict[str, float] = {}
     for agent, corpus in corpora.items():
         out.update(cpu_vs_ccusage(agent, corpus, binary, rounds))
+    floor = floor_cpu(rounds)
+    out["inspect_cpu_floor_s"] = round(floor, 3)
+    for agent in corpora:
+        peer = out[f"inspect_cpu_vs_ccusage_{agent}_peer_cpu_s"]
+        out[f"inspect_cpu_vs_ccusage_{agent}_floor"] = round(floor / peer, 3)
+        print(f"inspect_cpu_vs_ccusage_{agent}_floor: {floor:.2f}s CPU ({' '.join(FLOOR[1:])}) vs ccusage "
+              f"{peer:.2f}s: {floor / peer:.2f}")
     return out
 
 

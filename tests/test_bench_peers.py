@@ -43,3 +43,10 @@ def test_cpu_run_counts_waited_children() -> None:
 def test_cpu_run_raises_on_failure() -> None:
     with pytest.raises(RuntimeError, match="exited 3"):
         cpu_run([sys.executable, "-c", "raise SystemExit(3)"], dict(os.environ), Path.cwd())
+
+
+def test_the_floor_is_the_clis_import_alone() -> None:
+    from bench.peers import FLOOR, floor_cpu
+
+    assert FLOOR[1:] == ["-c", "import sessiontools.cli"]
+    assert 0 < floor_cpu(1) < 5

@@ -49,19 +49,19 @@ def _codex_recognises(head: bytes) -> bool:
 
 
 def _codex_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-                data: bytes | None = None) -> Any:
+                data: bytes | None = None, lean: bool = False) -> Any:
     from sessiontools.read.codex.load import load_rollout, read_rollout_bytes
 
     if data is not None:
-        return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes)
-    return load_rollout(path, max_line_bytes=max_line_bytes)
+        return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes, lean=lean)
+    return load_rollout(path, max_line_bytes=max_line_bytes, lean=lean)
 
 
 def _codex_bytes(data: bytes, path: str, *, content_hash: bool = False,
-                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Any:
+                 max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, lean: bool = False) -> Any:
     from sessiontools.read.codex.load import read_rollout_bytes
 
-    return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes)
+    return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes, lean=lean)
 
 
 def _claude_recognises(head: bytes) -> bool:
@@ -135,7 +135,7 @@ def read_models_file(data: bytes, source: str) -> list[Any]:
 
 
 READERS: list[Reader] = [
-    Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes),
+    Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes, selective=(("lean", True),)),
     Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes, selective=(("texts", False),)),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).

@@ -42,14 +42,12 @@ One path (a rollout is linear; a resume appends to it). Decisions, each a readin
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.read.codex.records import (
-    SUMMARY_PREFIX,
     Compacted,
     CompactionEvent,
     ErrorEvent,
@@ -65,6 +63,8 @@ from sessiontools.read.codex.records import (
 )
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
+from sessiontools.transcript.codex_items import item_message, lean_item_message
+from sessiontools.transcript.codex_items import output_text as output_text  # (policies.codex reads it here)
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -84,110 +84,13 @@ from sessiontools.transcript.model import (
 )
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
-ROLES = {"user": Role.USER, "assistant": Role.ASSISTANT, "developer": Role.SYSTEM, "system": Role.SYSTEM}
-ASSISTANT_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "reasoning",
-                             "web_search_call", "image_generation_call", "tool_search_call"})
-TOOL_ITEMS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
 OVERFLOW_INFO = "context_window_exceeded"
-#: json.dumps(x, ensure_ascii=False), without building an encoder per call
-_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def usage_of(u: TokenUsage) -> Usage:
     """OpenAI usage -> neutral classes (cached tokens are inside `input_tokens`)."""
     cached = min(u.cached_input_tokens, u.input_tokens)
     return Usage(input=u.input_tokens - cached, cache_read=cached, cache_write=0, output=u.output_tokens)
-
-
-def _text_parts(content: Any) -> list[tuple[str, bool]]:
-    """(text, is_image) parts of a message's content."""
-    if isinstance(content, str):
-        return [(content, False)]
-    out = []
-    for part in content if isinstance(content, list) else ():
-        if not isinstance(part, _MAP):
-            continue
-        if isinstance(part.get("text"), str):
-            out.append((part["text"], False))
-        elif part.get("type") in ("input_image", "image"):
-            out.append(("", True))
-    return out
-
-
-def output_text(out: Any) -> str:
-    """The text of a Codex tool output (a string, {content}, or a list of text parts)."""
-    if isinstance(out, str):
-        return out
-    if isinstance(out, _MAP):
-        return str(out.get("content", ""))
-    if isinstance(out, list):
-        return "".join(p.get("text", "") for p in out if isinstance(p, _MAP) and isinstance(p.get("text"), str))
-    return ""
-
-
-def is_summary_item(item: Mapping[str, Any]) -> bool:
-    """A user message carrying a compaction summary (Codex's fixed prefix) or an encrypted summary."""
-    if item.get("type") in ("compaction", "compaction_summary"):
-        return True
-    if item.get("type") != "message" or item.get("role") != "user":
-        return False
-    return any(t.startswith(SUMMARY_PREFIX) for t, _ in _text_parts(item.get("content")))
-
-
-#: User-role messages Codex itself writes inside a turn (0.77 - 0.1xx, after a shell `apply_patch`): no
-#: prompt, so Role.OTHER (they start no turn); Codex still keeps them as user messages on compaction.
-INJECTED_USER_PREFIXES = ("Warning: apply_patch was requested via",)
-
-
-def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str | None) -> Message:
-    """One response item as a neutral message."""
-    kind = item.get("type")
-    if kind in TOOL_ITEMS:  # (the most common items first; none of these is a summary item)
-        return Message(index, _call_id(item), line, Role.TOOL,
-                       (Unit(UnitKind.TOOL_RESULT, output_text(item.get("output"))),), timestamp, item)
-    if kind == "function_call":
-        args = item.get("arguments")
-        text = f"{item.get('name', '')} {args if isinstance(args, str) else json.dumps(args)}"
-        return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
-    if is_summary_item(item):
-        texts = [t for t, _ in _text_parts(item.get("content"))]
-        return Message(index, None, line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, "\n".join(texts)),), timestamp, item)
-    if kind == "message":
-        role = ROLES.get(str(item.get("role")), Role.OTHER)
-        if role == Role.USER and any(t.startswith(INJECTED_USER_PREFIXES) for t, _ in _text_parts(item.get("content"))):
-            role = Role.OTHER
-        ukind = {Role.SYSTEM: UnitKind.SYSTEM, Role.USER: UnitKind.USER, Role.ASSISTANT: UnitKind.TEXT}.get(
-            role, UnitKind.OTHER)
-        units = tuple(Unit(UnitKind.IMAGE, "") if img else Unit(ukind, t) for t, img in _text_parts(item.get("content")))
-        return Message(index, _id(item), line, role, units, timestamp, item)
-    if kind in ("function_call", "custom_tool_call"):
-        args = item.get("arguments") if kind == "function_call" else item.get("input")
-        text = f"{item.get('name', '')} {args if isinstance(args, str) else json.dumps(args)}"
-        return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
-    if kind == "local_shell_call":
-        text = "shell " + _JSON(item.get("action"))
-        return Message(index, _call_id(item), line, Role.ASSISTANT, (Unit(UnitKind.TOOL_CALL, text),), timestamp, item)
-    if kind == "reasoning":
-        parts = [p.get("text", "") for key in ("summary", "content") for p in item.get(key) or []
-                 if isinstance(p, _MAP) and isinstance(p.get("text"), str)]
-        return Message(index, _id(item), line, Role.ASSISTANT, tuple(Unit(UnitKind.THINKING, t) for t in parts)
-                       or (Unit(UnitKind.THINKING, ""),), timestamp, item)
-    if kind in TOOL_ITEMS:
-        return Message(index, _call_id(item), line, Role.TOOL,
-                       (Unit(UnitKind.TOOL_RESULT, output_text(item.get("output"))),), timestamp, item)
-    role = Role.ASSISTANT if kind in ASSISTANT_ITEMS else Role.OTHER
-    return Message(index, _id(item), line, role, (Unit(UnitKind.OTHER, _JSON(item)),),
-                   timestamp, item)
-
-
-def _id(item: Mapping[str, Any]) -> str | None:
-    return item["id"] if isinstance(item.get("id"), str) else None
-
-
-def _call_id(item: Mapping[str, Any]) -> str | None:
-    return item["call_id"] if isinstance(item.get("call_id"), str) else _id(item)
-
-
 
 
 @dataclass
@@ -209,14 +112,17 @@ class _Builder:
     provider: str | None = None
     window: int | None = None
     turn_trigger: str | None = None
-    metas: int = 0
+    metas: list[SessionMeta] = field(default_factory=list)  # (every one, in order: `Rollout.metas`)
     turn_overflowed: bool = False
     count_first: bool | None = None  # 2025 rollouts of 0.4x write a response's count before its items
     pending: TokenCount | None = None  # count-first: a request waiting for its first reply message
     reply_less: bool = False  # the newest request's response recorded no item (no model item since the last)
+    lean: bool = False  # a lean reading (`Rollout.full_item`): messages without units (`lean_item_message`)
 
     def add(self, msg_item: Mapping[str, Any], line: int, ts: str | None) -> Message:
-        m = item_message(msg_item, len(self.messages), line, ts)
+        n = len(self.messages)
+        m = (lean_item_message(msg_item, n, line, ts) or item_message(self.whole(msg_item, line), n, line, ts)
+             if self.lean else item_message(msg_item, n, line, ts))
         self.messages.append(m)
         if m.role == Role.ASSISTANT and self.first_reply is None:
             self.first_reply = m.index
@@ -232,9 +138,9 @@ class _Builder:
             self.append_request(r, r.last)
 
     def on_meta(self, r: SessionMeta) -> None:
-        self.metas += 1
+        self.metas.append(r)
         self.provider = self.provider or r.model_provider
-        if self.metas == 1 and r.base_instructions:
+        if len(self.metas) == 1 and r.base_instructions:
             self.system = len(self.messages)
             self.messages.append(Message(self.system, None, r.line, Role.SYSTEM,
                                          (Unit(UnitKind.SYSTEM, r.base_instructions),), r.timestamp))
@@ -303,11 +209,22 @@ class _Builder:
         summary = r.summary
         if summary is None or not tail or len(tail) != 1 or tail[0].role != Role.ASSISTANT:
             return
-        if tail[0].text.strip() != summary.strip():
+        if self.text_of(tail[0]).strip() != summary.strip():
             return
         self.requests.pop()
         self.messages.pop()
         self.skipped["compaction summarisation call"] += 1
+
+    def whole(self, item: Mapping[str, Any], line: int) -> Mapping[str, Any]:
+        """A lean reading's item whole (`Rollout.full_item`; an item read whole is its own)."""
+        return self.rollout.full_item(line) or item
+
+    def text_of(self, m: Message) -> str:
+        """A message's text, from its whole item where a lean reading built no units
+        (`lean_item_message`)."""
+        if not self.lean or m.raw is None:
+            return m.text
+        return item_message(self.whole(m.raw, m.line), m.index, m.line, m.timestamp).text
 
     def on_compacted(self, r: Compacted) -> None:
         self.pop_summary_call(r)
@@ -420,9 +337,9 @@ def _fields(u: TokenUsage) -> tuple[int, ...]:
     return tuple(getattr(u, f) for f in TokenUsage.__dataclass_fields__)
 
 
-def _spawned(rollout: Rollout) -> bool:
+def _spawned(metas: list[SessionMeta]) -> bool:
     """A subagent's rollout (``session_meta.source.subagent.thread_spawn``, Codex 0.119+)."""
-    meta = rollout.metas[0].data if rollout.metas else {}
+    meta = metas[0].data if metas else {}
     source = meta.get("source") if isinstance(meta, Mapping) else None
     sub = source.get("subagent") if isinstance(source, Mapping) else None
     return isinstance(sub, Mapping) and "thread_spawn" in sub
@@ -435,13 +352,13 @@ def _replayed_second(counts: list[TokenCount]) -> str | None:
     return stamps[0] if len(stamps) == 2 and len(stamps[0]) == 19 and stamps[0] == stamps[1] else None
 
 
-def _billed(rollout: Rollout, provider: str | None) -> list[Request]:
+def _billed(rollout: Rollout, provider: str | None, metas: list[SessionMeta]) -> list[Request]:
     """Every call the rollout's counts bill (see the module docstring), as requests on no path."""
     out: list[Request] = []
     model: str | None = None
     prev: TokenUsage | None = None
     replay = None
-    if _spawned(rollout):
+    if _spawned(metas):
         counts = [r for r in rollout.records if isinstance(r, TokenCount) and (r.total or r.last)]
         replay = _replayed_second(counts)
     for r in rollout.records:
@@ -465,7 +382,7 @@ def _billed(rollout: Rollout, provider: str | None) -> list[Request]:
 
 def codex_transcript(rollout: Rollout) -> Transcript:
     """A Codex rollout as a neutral transcript (see the module docstring for each decision)."""
-    b = _Builder(rollout)
+    b = _Builder(rollout, lean=rollout.full_item is not None)
     with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
         for r in rollout.records:
             b.feed(r)
@@ -473,7 +390,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),
                           skipped=+b.skipped)
-    metas = rollout.metas  # (one pass over the records; Rollout.session_id and .cli_version each make one)
+    metas = b.metas  # (`Rollout.metas`, without another pass over the records)
     first = metas[0] if metas else None
     cli_version = next((m.cli_version for m in metas if m.cli_version), None)  # Rollout.cli_version
     settings: dict[str, Any] = {
@@ -488,7 +405,7 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     }
     return cleaned_for(rollout, Transcript(Agent.CODEX, rollout.path, first.id if first else None,
                                            _format(rollout, cli_version), [path], list(rollout.diagnostics), settings,
-                                           billed=_billed(rollout, b.provider)))
+                                           billed=_billed(rollout, b.provider, metas)))
 
 
 def load_codex_transcript(path: Any) -> Transcript:

@@ -16,7 +16,7 @@ from orjson import JSONDecodeError
 from orjson import loads as _loads
 
 from sessiontools.errors import InputError
-from sessiontools.read.codex.checks import check_line
+from sessiontools.read.codex.checks import TREE, check_line, check_tree
 from sessiontools.read.codex.records import (
     Compacted,
     CompactionEvent,
@@ -32,7 +32,7 @@ from sessiontools.read.codex.records import (
     TurnContext,
     UsageRecord,
 )
-from sessiontools.read.codex.selective import NATIVE_SPEC
+from sessiontools.read.codex.selective import LEAN_SPEC, NATIVE_SPEC
 from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import expand_paths, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
@@ -174,24 +174,31 @@ def _ordinary(n: int, raw: memoryview, terminated: bool, path: str, records: lis
     return wrapped, ordinal
 
 
-def _read_native(data: bytes, path: str, limit: int) -> tuple[list[Record], list[Diagnostic], int, int]:
+def _read_native(data: bytes, path: str, limit: int,
+                 lean: dict[int, tuple[int, int]] | None = None) -> tuple[list[Record], list[Diagnostic], int, int]:
     """`_read_lines` with the C scanner (`read._native.project_lines`): every line validated in one
     pass, the selective types' declared fields alone built (`selective.NATIVE_SPEC`), and only
     when the checks would keep every one as it is. A projection that is no record is read again
-    the ordinary way."""
+    the ordinary way. With `lean` (a dict), the response items are projected too
+    (`selective.LEAN_SPEC`) and each projected item's line is put in `lean` (its `(start, stop)`)."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
     end = len(data)
     view = memoryview(data)
-    for n, (start, stop, fields) in enumerate(project_lines(data, NATIVE_SPEC, 2, limit), 1):
+    spec = NATIVE_SPEC if lean is None else LEAN_SPEC
+    for n, (start, stop, fields) in enumerate(project_lines(data, spec, 2, limit), 1):
         if fields is not None and type(fields.get("payload")) is dict:  # (its checked fields pass)
-            rec = _record(n, fields, path)
-            if not isinstance(rec, Diagnostic):
-                records.append(rec)
-                wrapped += 1
-                ordinal += "ordinal" in fields
-                continue
+            item = fields.get("type") == "response_item"  # (a line without a type is projected too)
+            if not item or check_tree(fields, TREE):  # (an item's content blocks: their checks' marks)
+                rec = _record(n, fields, path)
+                if not isinstance(rec, Diagnostic):
+                    records.append(rec)
+                    wrapped += 1
+                    ordinal += "ordinal" in fields
+                    if item:
+                        lean[n] = (start, stop)  # type: ignore[index]
+                    continue
         if limit and stop - start > limit:
             diags.append(Diagnostic(path, n, too_long(stop - start, limit) or "", "skipped"))
             continue
@@ -202,15 +209,17 @@ def _read_native(data: bytes, path: str, limit: int) -> tuple[list[Record], list
 
 
 def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_BYTES,
-               native: bool | None = None) -> tuple[list[Record], list[Diagnostic], int, int]:
+               native: bool | None = None, lean: dict[int, tuple[int, int]] | None = None,
+               ) -> tuple[list[Record], list[Diagnostic], int, int]:
     """Every line's records and diagnostics, and how many lines are wrapped (`payload`) and carry an
     `ordinal`. Each line is parsed from a view of `data` (no copy of the file cut into lines); one
     over `max_line` bytes is skipped with its reason. With the C scanner (`native`: None when it is
     built, True to ask for it), the lines whose records keep a few fields are decoded into those
-    alone (`_read_native`: the same records); without it (False), every line the ordinary way."""
+    alone (`_read_native`: the same records; with `lean`, the response items too); without it
+    (False), every line the ordinary way."""
     limit = max_line or 0
     if native or (native is None and project_lines is not None):
-        return _read_native(data, path, limit)
+        return _read_native(data, path, limit, lean)
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
@@ -225,17 +234,38 @@ def _read_lines(data: bytes, path: str, max_line: int | None = DEFAULT_MAX_LINE_
     return records, diags, wrapped, ordinal
 
 
+class _FullItems:
+    """`Rollout.full_item` of a lean reading: the whole item of a projected `response_item` line,
+    read again from the file's bytes (as the ordinary way reads it: the projection passed the
+    checks, so they change nothing)."""
+
+    __slots__ = ("data", "lines")
+
+    def __init__(self, data: bytes, lines: dict[int, tuple[int, int]]) -> None:
+        self.data, self.lines = data, lines
+
+    def __call__(self, line: int) -> Mapping[str, Any] | None:
+        where = self.lines.get(line)
+        if where is None:
+            return None
+        payload: Mapping[str, Any] = _loads(memoryview(self.data)[where[0]:where[1]])["payload"]
+        return payload
+
+
 def read_rollout_bytes(data: bytes, path: str = "<memory>", *,
-                       max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Rollout:
-    """Read a rollout held in memory (a line over `max_line_bytes`, None: any, is skipped)."""
+                       max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, lean: bool = False) -> Rollout:
+    """Read a rollout held in memory (a line over `max_line_bytes`, None: any, is skipped). `lean`
+    (`inspect`, `Reader.selective`): response items hold only what a count reads
+    (`selective.LEAN_SPEC`; `Rollout.full_item` gives an item whole); the same records otherwise."""
     if b"\x00" in data[:4096]:
         return Rollout(path, (), [Diagnostic(path, 1, "binary file (NUL bytes): not a Codex rollout", "fatal")], "unknown")
+    items: dict[int, tuple[int, int]] | None = {} if lean and project_lines is not None else None
     with gc_paused():  # (see `gc_paused`: parsed JSON holds no cycles)
-        records, diags, wrapped, ordinal = _read_lines(data, path, max_line_bytes)
+        records, diags, wrapped, ordinal = _read_lines(data, path, max_line_bytes, lean=items)
     schema = "legacy" if records and not wrapped else ("2025" if wrapped and ordinal < wrapped else "current")
     if not records and not any(d.kind == "fatal" for d in diags):
         diags.append(Diagnostic(path, 1, "no rollout lines in this file", "fatal"))
-    return Rollout(path, tuple(records), diags, schema)
+    return Rollout(path, tuple(records), diags, schema, _FullItems(data, items) if items else None)
 
 
 def records_from_objects(objects: Iterable[Mapping[str, Any]], path: str = "<memory>") -> Rollout:
@@ -245,12 +275,14 @@ def records_from_objects(objects: Iterable[Mapping[str, Any]], path: str = "<mem
     return read_rollout_bytes(b"".join(json.dumps(o).encode() + b"\n" for o in objects), path)
 
 
-def load_rollout(path: str | os.PathLike[str], *, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES) -> Rollout:
-    """Read one rollout file. Never writes to it. Raises `InputError` when it cannot be opened."""
+def load_rollout(path: str | os.PathLike[str], *, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+                 lean: bool = False) -> Rollout:
+    """Read one rollout file (`lean`: see `read_rollout_bytes`). Never writes to it. Raises
+    `InputError` when it cannot be opened."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory (give a rollout file, or use a command that takes directories)")
-    return read_rollout_bytes(read_file_bytes(p), str(path), max_line_bytes=max_line_bytes)
+    return read_rollout_bytes(read_file_bytes(p), str(path), max_line_bytes=max_line_bytes, lean=lean)
 
 
 def rollout_objects(path: str | os.PathLike[str]) -> list[Mapping[str, Any] | None]:

@@ -175,6 +175,9 @@ class Rollout:
     records: tuple[Record, ...]
     diagnostics: list[Any]  # read.Diagnostic
     schema: str  # "0.171" style (lines carry `ordinal`), "2025" (wrapped, no ordinal), "legacy" (bare items)
+    #: A lean reading's (`read_rollout_bytes(lean=True)`): line -> the whole item of a `response_item`
+    #: record that holds only a projection (None for a line read whole). None: every item is whole.
+    full_item: Any = field(default=None, compare=False, repr=False)
 
     @property
     def metas(self) -> list[SessionMeta]:

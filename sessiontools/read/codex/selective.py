@@ -53,3 +53,36 @@ NATIVE_SPEC: dict[str, Any] = {
         "turn_attribution": {"turn_trigger": None}, "codex_error_info": None, "response_id": None, "cwd": None,
     },
 }
+
+
+#: The first byte of a JSON value of each Python type a fast mark may keep.
+_FIRST = {str: b'"', dict: b"{"}
+
+
+def _unbuilt(key: str, *kinds: type) -> bytes:
+    """The first bytes a payload field left unbuilt may start with: the JSON kinds its check keeps
+    whatever the value (`kinds`, which must be among its fast mark's types: a value of another kind,
+    or one whose check looks inside it, a list of blocks, sends the line the ordinary way)."""
+    types, numbers = checks.PAYLOAD[key].fast[:2]
+    if numbers or not set(kinds) <= set(types):
+        raise ValueError(f"{key}: its check does not keep every {kinds} unread")
+    return b"".join(_FIRST[t] for t in kinds)
+
+
+#: The lean reading of `inspect` (`read_rollout_bytes(lean=True)`, `Reader.selective`): also the
+#: `response_item` lines (two lines in five, most of a rollout's bytes) are projected: their type,
+#: role and ids built, their long fields (texts, tool calls' arguments and input, tool outputs,
+#: reasoning and any field no check reads) validated and never built. A projected item's record
+#: holds the projection; `Rollout.full_item` reads the whole item again where a transcript needs
+#: its texts (`transcript.codex`: a user message's role, the summarisation call's reply). The
+#: checks' fast marks on content blocks are held by `checks.TREE` on the projection
+#: (`load._read_native`): a line that fails them goes the ordinary way.
+LEAN_SPEC: dict[str, Any] = {
+    **NATIVE_SPEC, "type": SELECTIVE_TYPES | {"response_item"},
+    "payload": {
+        **NATIVE_SPEC["payload"], "id": None,
+        "content": [{"type": checks.BLOCK["type"].fast, "text": _FIRST[str]}],
+        "output": _unbuilt("output", str, dict),
+        **{key: _unbuilt(key, str) for key in ("arguments", "input", "name")},
+    },
+}
