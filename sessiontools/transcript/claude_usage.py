@@ -51,7 +51,11 @@ def usage_of(u: Any) -> Usage | None:
     if a + b + c + d <= 0:
         return None
     created = get("cache_creation")
-    hour = min(_count(created.get("ephemeral_1h_input_tokens")), c) if isinstance(created, dict) else 0
+    hour = 0
+    if isinstance(created, dict):
+        h = created.get("ephemeral_1h_input_tokens")
+        h = (h if h > 0 else 0) if type(h) is int else _count(h)
+        hour = h if h < c else c  # (min)
     return Usage(a, b, c, d, None, hour)  # (input, cache_read, cache_write, output, cost, cache_write_1h)
 
 
@@ -83,11 +87,14 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
             if r.type != "assistant":
                 continue
             msg = r.message
-            if msg.get("model") == "<synthetic>":  # Record.is_synthetic
+            get = msg.get
+            if get("model") == "<synthetic>":  # Record.is_synthetic
                 continue
-            usage = usage_of(msg.get("usage"))
-            mid = msg.get("id") if isinstance(msg.get("id"), str) and msg.get("id") else None
-            rid = r.raw.get("requestId") if isinstance(r.raw.get("requestId"), str) else None
+            usage = usage_of(get("usage"))
+            mid = get("id")
+            mid = mid if isinstance(mid, str) and mid else None
+            rid = r.raw.get("requestId")
+            rid = rid if isinstance(rid, str) else None
             if usage is None:
                 if mid is not None:
                     tokenless.append((r, (mid, rid)))
