@@ -60,17 +60,17 @@ def usage_of(u: Any) -> Usage | None:
 
 
 class _Response:
-    __slots__ = ("first", "pick", "usage")
+    __slots__ = ("first", "pick", "usage", "total")
 
     def __init__(self, first: Record, pick: Record, usage: Usage):
-        self.first, self.pick, self.usage = first, pick, usage
+        self.first, self.pick, self.usage, self.total = first, pick, usage, usage.total
 
 
 def _replaces(rec: Record, usage: Usage, old: _Response) -> bool:
     """ccusage's `should_replace_deduped_entry`: a main-chain line over a sidechain one, else more tokens."""
     if rec.sidechain != old.pick.sidechain:
         return old.pick.sidechain
-    return usage.total > old.usage.total
+    return usage.total > old.total
 
 
 def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[int, Usage]]:
@@ -86,8 +86,8 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
         for r in f.records:
             if r.type != "assistant":
                 continue
-            msg = r.message
-            get = msg.get
+            msg = r.raw.get("message")
+            get = msg.get if isinstance(msg, dict) else {}.get  # (Record.message)
             if get("model") == "<synthetic>":  # Record.is_synthetic
                 continue
             usage = usage_of(get("usage"))
@@ -102,8 +102,8 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
             k: int | None = None
             if mid is not None:
                 k = exact.get((mid, rid))
-                if k is None:  # a sidechain replay of a response under a new request id
-                    k = next((j for j in by_message.get(mid, ()) if r.sidechain or responses[j].pick.sidechain), None)
+                if k is None and mid in by_message:  # a sidechain replay of a response under a new request id
+                    k = next((j for j in by_message[mid] if r.sidechain or responses[j].pick.sidechain), None)
             if k is None:
                 k = len(responses)
                 responses.append(_Response(r, r, usage))
@@ -113,7 +113,7 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
             else:
                 old = responses[k]
                 if _replaces(r, usage, old):
-                    old.pick, old.usage = r, usage
+                    old.pick, old.usage, old.total = r, usage, usage.total
                     if mid is not None:
                         exact.setdefault((mid, rid), k)
             member[id(r)] = k
