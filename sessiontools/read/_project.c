@@ -331,12 +331,23 @@ static int string_of(Cursor *c, PyObject **out, int *escaped, int key) {
             return NO;
         } else { /* >= 0x80: a run of multi-byte characters (CJK text is one) */
             ascii = 0;
-            do {
-                int n = utf8_len(c->p, c->end);
+            const unsigned char *p = c->p, *end = c->end; /* (a local: no reload through c) */
+            for (;;) {
+                /* the common case first: three-byte characters led by E1-EC or EE-EF, which have
+                 * no overlong or surrogate form: valid when two continuation bytes follow */
+                while (end - p >= 3 && (unsigned char)(p[0] - 0xE1) <= 0x0E && p[0] != 0xED &&
+                       (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80)
+                    p += 3;
+                if (p >= end || *p < 0x80)
+                    break;
+                int n = utf8_len(p, end);
                 if (n == 0)
                     return NO;
-                c->p += n;
-            } while (c->p < c->end && *c->p >= 0x80);
+                p += n;
+                if (p >= end || *p < 0x80)
+                    break;
+            }
+            c->p = p;
         }
     }
     const unsigned char *stop = c->p++;

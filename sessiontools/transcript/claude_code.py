@@ -41,6 +41,11 @@ provider's limit; the file itself records no window), ``tokens_before``/``tokens
 instructions) and ``kept`` = the ``preservedMessages.uuids`` (else ``preservedSegment``
 head..tail). Older files without boundaries begin with the summary message: a compaction at
 message 0 with trigger UNKNOWN (format ``claude-code-legacy``).
+
+A file read without its texts (``ClaudeFile.texts`` False: `inspect`'s selective reading) gives a
+lean transcript: the same paths, messages (their roles decided from the same blocks), requests,
+usage, compactions and diagnostics, but messages without units (a summary message keeps its text)
+and requests without their context; no count reads either (tests/read/test_claude_lean.py).
 """
 
 from __future__ import annotations
@@ -142,16 +147,23 @@ def _message(r: Record, index: int) -> Message | None:
     return _user_message(r, index, r.content)
 
 
-def _user_message(r: Record, index: int, content: Any) -> Message:
+def _user_message(r: Record, index: int, content: Any, texts: bool = True) -> Message:
+    """A user line's message; without `texts` (a lean file, `ClaudeFile.texts`) of no units but
+    the summary's, its role decided as with them."""
     full = content_text(content)
     text = full.lstrip()
     if r.raw.get("isCompactSummary") or text.startswith(CONTINUATION_PREFIX):  # Record.is_compact_summary
         return Message(index, r.uuid, r.line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, full),), r.timestamp, r.raw)
-    units = tuple(_block_units(content, False))
+    if texts:
+        units = tuple(_block_units(content, False))
+        tool = any(u.kind is UnitKind.TOOL_RESULT for u in units)
+    else:  # (the blocks `_block_units` makes a TOOL_RESULT unit of)
+        units = ()
+        tool = type(content) is list and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     if r.raw.get("isMeta") or text.startswith(_COMMAND_PREFIXES):
         role = Role.OTHER
     else:
-        role = Role.TOOL if any(u.kind is UnitKind.TOOL_RESULT for u in units) else Role.USER  # claude_paths._has_tool_result
+        role = Role.TOOL if tool else Role.USER  # claude_paths._has_tool_result
     return Message(index, r.uuid, r.line, role, units, r.timestamp, r.raw)
 
 
@@ -171,8 +183,9 @@ def summary_text(text: str) -> str:
 
 class _Builder:
     def __init__(self, provider_limit: int | None, rejected: frozenset[str] = frozenset(),
-                 final: dict[int, Usage] | None = None):
+                 final: dict[int, Usage] | None = None, texts: bool = True):
         self.provider_limit = provider_limit
+        self.texts = texts  # False: a lean file's path (`ClaudeFile.texts`): no units, no contexts
         self.rejected = rejected  # boundaries right after a request that got no response
         self.final = final or {}  # id(record) -> its response's final usage (`billed_responses`)
         self.messages: list[Message] = []
@@ -194,8 +207,8 @@ class _Builder:
         index = len(self.messages)
         if t == "assistant":
             msg = r.message
-            m = Message(index, r.uuid, r.line, Role.ASSISTANT, tuple(_block_units(msg.get("content"), True)),
-                        r.timestamp, r.raw)  # _message
+            m = Message(index, r.uuid, r.line, Role.ASSISTANT,
+                        tuple(_block_units(msg.get("content"), True)) if self.texts else (), r.timestamp, r.raw)
             self.messages.append(m)
             if r.uuid:
                 self.by_uuid[r.uuid] = index
@@ -213,7 +226,7 @@ class _Builder:
                 self.pending = r
             return  # other lines are no messages (_message)
         else:
-            m = _user_message(r, index, r.content)
+            m = _user_message(r, index, r.content, self.texts)
         self.messages.append(m)
         if r.uuid:
             self.by_uuid[r.uuid] = index
@@ -242,7 +255,8 @@ class _Builder:
             self.skipped["no usage"] += 1
             return
         # (index, line, usage, context, provider, model, timestamp, id, stop_reason)
-        self.requests.append(Request(m.index, r.line, usage, self._context(m.index), "anthropic", msg.get("model"),
+        context = self._context(m.index) if self.texts else ()  # (no count reads a lean path's contexts)
+        self.requests.append(Request(m.index, r.line, usage, context, "anthropic", msg.get("model"),
                                      r.timestamp, msg.get("id") or r.raw.get("requestId"), msg.get("stop_reason")))
 
     def _context(self, i: int) -> Ranges:
@@ -395,7 +409,7 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
     nodes = f.nodes()
     with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
         for chain, side in record_paths(f, nodes):
-            b = _Builder(provider_limit, rejected, final)
+            b = _Builder(provider_limit, rejected, final, f.texts)
             for r in chain:
                 b.add(r)
             paths.append(b.path(chain[-1].uuid if chain else None, side))

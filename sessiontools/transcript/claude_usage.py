@@ -51,22 +51,26 @@ def usage_of(u: Any) -> Usage | None:
     if a + b + c + d <= 0:
         return None
     created = get("cache_creation")
-    hour = min(_count(created.get("ephemeral_1h_input_tokens")), c) if isinstance(created, dict) else 0
+    hour = 0
+    if isinstance(created, dict):
+        h = created.get("ephemeral_1h_input_tokens")
+        h = (h if h > 0 else 0) if type(h) is int else _count(h)
+        hour = h if h < c else c  # (min)
     return Usage(a, b, c, d, None, hour)  # (input, cache_read, cache_write, output, cost, cache_write_1h)
 
 
 class _Response:
-    __slots__ = ("first", "pick", "usage")
+    __slots__ = ("first", "pick", "usage", "total")
 
     def __init__(self, first: Record, pick: Record, usage: Usage):
-        self.first, self.pick, self.usage = first, pick, usage
+        self.first, self.pick, self.usage, self.total = first, pick, usage, usage.total
 
 
 def _replaces(rec: Record, usage: Usage, old: _Response) -> bool:
     """ccusage's `should_replace_deduped_entry`: a main-chain line over a sidechain one, else more tokens."""
     if rec.sidechain != old.pick.sidechain:
         return old.pick.sidechain
-    return usage.total > old.usage.total
+    return usage.total > old.total
 
 
 def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[int, Usage]]:
@@ -82,12 +86,15 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
         for r in f.records:
             if r.type != "assistant":
                 continue
-            msg = r.message
-            if msg.get("model") == "<synthetic>":  # Record.is_synthetic
+            msg = r.raw.get("message")
+            get = msg.get if isinstance(msg, dict) else {}.get  # (Record.message)
+            if get("model") == "<synthetic>":  # Record.is_synthetic
                 continue
-            usage = usage_of(msg.get("usage"))
-            mid = msg.get("id") if isinstance(msg.get("id"), str) and msg.get("id") else None
-            rid = r.raw.get("requestId") if isinstance(r.raw.get("requestId"), str) else None
+            usage = usage_of(get("usage"))
+            mid = get("id")
+            mid = mid if isinstance(mid, str) and mid else None
+            rid = r.raw.get("requestId")
+            rid = rid if isinstance(rid, str) else None
             if usage is None:
                 if mid is not None:
                     tokenless.append((r, (mid, rid)))
@@ -95,8 +102,8 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
             k: int | None = None
             if mid is not None:
                 k = exact.get((mid, rid))
-                if k is None:  # a sidechain replay of a response under a new request id
-                    k = next((j for j in by_message.get(mid, ()) if r.sidechain or responses[j].pick.sidechain), None)
+                if k is None and mid in by_message:  # a sidechain replay of a response under a new request id
+                    k = next((j for j in by_message[mid] if r.sidechain or responses[j].pick.sidechain), None)
             if k is None:
                 k = len(responses)
                 responses.append(_Response(r, r, usage))
@@ -106,7 +113,7 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
             else:
                 old = responses[k]
                 if _replaces(r, usage, old):
-                    old.pick, old.usage = r, usage
+                    old.pick, old.usage, old.total = r, usage, usage.total
                     if mid is not None:
                         exact.setdefault((mid, rid), k)
             member[id(r)] = k

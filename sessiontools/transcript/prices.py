@@ -216,14 +216,23 @@ def usage_cost(usage: Usage, price: AgentPrice, timestamp: str | None = None) ->
     return Cost(inp, read, write, out, inp + read + write + out)
 
 
-def request_cost(request: Request) -> tuple[Cost | None, str]:
+def request_cost(request: Request, prices: dict[Any, AgentPrice | None] | None = None) -> tuple[Cost | None, str]:
     """A request's cost and where it comes from: ``recorded`` (the file's own), ``catalogue`` (priced
     here), or ``none`` (no recorded cost and a model the table does not have). This is the one rule
     for what a recorded request cost: replay's ``cost_agent`` at the recorded settings is the sum of
-    these over the requests it keeps."""
+    these over the requests it keeps. `prices`: `agent_price`'s answers so far, by (provider, model)."""
     if request.usage.cost is not None:
         return request.usage.cost, "recorded"
-    price = agent_price(request.provider, request.model)
+    if prices is None:
+        price = agent_price(request.provider, request.model)
+    else:  # (once per model of a session, not per request)
+        key = (request.provider, request.model)
+        try:
+            price = prices[key]
+        except KeyError:
+            price = prices[key] = agent_price(*key)
+        except TypeError:  # (an unhashable model: a reader may pass any JSON value)
+            price = agent_price(*key)
     if price is None:
         return None, "none"
     return usage_cost(request.usage, price, request.timestamp), "catalogue"
@@ -258,8 +267,9 @@ class SessionCost:
 def session_cost(requests: Iterable[Request]) -> SessionCost:
     """`request_cost` summed over a session's billed requests."""
     out = SessionCost()
+    prices: dict[Any, AgentPrice | None] = {}
     for r in requests:
-        cost, source = request_cost(r)
+        cost, source = request_cost(r, prices)
         out.sources[source] += 1
         if cost is None:
             out.unpriced[f"{r.provider or '?'}/{r.model or '?'}"] += 1

@@ -137,3 +137,39 @@ def test_lines_read_by_field_alone() -> None:
     _same(data)
     roles = inspect_source(parse_bytes(data, "c.jsonl", texts=False))["messages_by_role"]
     assert roles.get("other", 0) >= 2 and roles.get("summary", 0) >= 1
+
+
+def _lean_view(t: Any) -> tuple[Any, ...]:
+    """A transcript as a lean one holds it: every message but its units (a summary's kept), every
+    request but its context."""
+    from sessiontools.transcript.model import Role
+
+    paths = [(p.leaf_id, p.sidechain, dict(p.skipped), p.compactions, p.overflows,
+              [(m.index, m.id, m.line, m.role, m.timestamp, m.units if m.role is Role.SUMMARY else ())
+               for m in p.messages],
+              [(r.index, r.line, r.usage, r.provider, r.model, r.timestamp, r.id, r.stop_reason) for r in p.requests])
+             for p in t.paths]
+    return (t.source, t.session_id, t.format, paths, t.billed, repr(t.diagnostics), t.settings,
+            t.off_path_compactions)
+
+
+def test_the_lean_transcript_is_the_full_one_without_units_and_contexts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ClaudeFile.texts` False: the transcript's messages have no units (but a summary's) and its
+    requests no context; all else equal to the full transcript's, with the C scanner and without."""
+    from sessiontools.transcript.claude_code import claude_transcript
+
+    lean_units = 0
+    for data in _claude_files():
+        full = claude_transcript(parse_bytes(data, "c.jsonl"))
+        for scanner in (True, False):
+            with monkeypatch.context() as m:
+                if not scanner:
+                    m.setattr(claude_load, "project_lines", None)
+                f = parse_bytes(data, "c.jsonl", texts=False)
+            assert not f.texts
+            lean = claude_transcript(f)
+            assert _lean_view(lean) == _lean_view(full)
+            assert all(not m.units for p in lean.paths for m in p.messages if m.role.value != "summary")
+            assert all(r.context == () for p in lean.paths for r in p.requests)
+        lean_units += sum(len(m.units) for p in full.paths for m in p.messages)
+    assert lean_units > 500  # (the full transcripts had units to leave out)

@@ -141,6 +141,12 @@ def test_lines_cut_and_numbered_as_line_views() -> None:
     b'{"s":"\\u12"}', b'{"s":"\\u00e9\\n\\t\\/\\"\\\\\\b\\f\\r"}', b'{"s":"\\u0000"}', b'{"s":"\x01"}', b'{"s":"\x7f"}',
     b'{"s":"\xff"}', b'{"s":"\xc0\x80"}', b'{"s":"\xed\xa0\x80"}', b'{"s":"\xf4\x90\x80\x80"}', b'{"s":"\xe2\x82"}',
     "{\"s\":\"\u00e9\u4e2d\U0001f600\"}".encode(), b'{"x":"\xff"}', b'{"x":"\\ud800"}',
+    # three-byte characters at the edges of the scanner's fast path (E1-EC, EE-EF) and of its checks
+    b'{"s":"\xe0\xa0\x80\xe0\x9f\xbf"}', b'{"s":"\xe0\xa0\x80"}', b'{"s":"\xed\x9f\xbf"}', b'{"s":"\xed\xa0\x80"}',
+    b'{"s":"\xe1\x80\x80\xec\xbf\xbf\xee\x80\x80\xef\xbf\xbf"}', b'{"x":"\xe4\xb8\xad\xe4\xb8"}', b'{"x":"\xe4\xb8\xad\xe4"}',
+    b'{"x":"\xe4\xb8\xad\xe4\xb8\x41"}', b'{"x":"\xe4\x41\xad"}', b'{"x":"\xe4\xb8\xad\xf0\x9f\x98\x80\xc3\xa9\xe4\xb8\xad"}',
+    b'{"x":"\xe4\xb8\xad\xc0\xaf"}', b'{"x":"\xe4\xb8\xad\xe4\xb8\xad\xff"}', b'{"x":"\xef\xbf\xbf\xf4\x8f\xbf\xbf\xe4\xb8\xad"}',
+    b'{"x":"\xe4\xb8\xad', b'{"x":"\xe4\xb8', b'{"x":"\xe4\xb8\xad\xe4\xb8\xad"', b'{"x":"\xe4\xb8\xad\x80"}',
     b'{"s":NaN}', b'{"s":Infinity}', b'{"s":-Infinity}', b'{"s":1e400}', b'{"x":1e400}', b'{"s":-1e400}',
     b'{"s":18446744073709551616}', b'{"x":18446744073709551616}', b'{"s":123456789012345678}',
     b'{"s":1234567890123456789}', b'{"s":-0}', b'{"s":-0.0}', b'{"s":1E5}', b'{"s":1e+05}', b'{"s":0.1e-2}',
@@ -204,3 +210,19 @@ def test_generated_json(obj: dict[str, Any], ascii_only: bool) -> None:
     for spec in (SPEC, REST):
         _check(line, spec)
         _check(spaced, spec)
+
+
+def test_three_byte_characters_validated_as_orjson_does() -> None:
+    """The scanner's fast path for three-byte characters (E1-EC, EE-EF led) and the checks around
+    it: a string of valid UTF-8 is taken, any other refused, at every cut of a run of them."""
+    run = "中\u0800\ud7ff\ue000\uffff中é\U0001f600中".encode()
+    bad = (b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xe4\xb8", b"\xe4\x41\xad", b"\xc0\xaf", b"\x80", b"\xff")
+    lines = [b'{"x":"' + run[:i] + b'"}' for i in range(len(run) + 1)]
+    lines += [b'{"x":"' + run[:i] + x + run[i:] + b'"}' for x in bad for i in range(0, len(run) + 1, 2)]
+    for line in lines:
+        try:
+            orjson.loads(line)
+            valid = True
+        except orjson.JSONDecodeError:
+            valid = False
+        assert _check(line) is valid, line

@@ -95,6 +95,27 @@ def test_session_cost_sources() -> None:
     assert request_cost(req("glm-9"))[1] == "none"
 
 
+def test_session_cost_looks_each_model_up_once_and_sums_as_request_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`session_cost` asks the table once per (provider, model), an unhashable model (any JSON value
+    a reader passes) each time, and its sums are `request_cost`'s, request by request in order."""
+    from sessiontools.transcript import prices
+
+    models = ["claude-sonnet-4-5", "claude-haiku-4-5-20251001", "glm-9", ["odd"], "claude-sonnet-4-5", None] * 7
+    reqs = [Request(-1, i, Usage(10 + i, 3 * i, 2 * i, 5 + i, None, i % 2), (), "anthropic", m,
+                    f"2026-01-{1 + i % 28:02d}T00:00:00Z") for i, m in enumerate(models)]
+    asked: list[object] = []
+    real = prices.agent_price
+    monkeypatch.setattr(prices, "agent_price", lambda p, m: asked.append(m) or real(p, m))
+    got = session_cost(reqs)
+    assert len(asked) == 4 + 7  # (four hashable models, then the list's seven)
+    want = 0.0
+    for r in reqs:
+        cost, _ = request_cost(r)
+        want += cost.total if cost is not None else 0.0
+    assert got.total == want and got.total > 0  # (the same additions in the same order: equal, not close)
+    assert dict(got.unpriced) == {"anthropic/glm-9": 7, "anthropic/['odd']": 7, "anthropic/?": 7}
+
+
 def test_the_table_states_its_source_and_every_entry_is_complete() -> None:
     doc = json.loads(resources.files("sessiontools").joinpath("data/models.json").read_bytes())
     assert "LiteLLM" in price_source() and "ccusage" in price_source() and "models.dev" in price_source()

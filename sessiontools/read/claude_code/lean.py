@@ -3,7 +3,7 @@ text (`inspect`: counts, paths, compactions, usage), each line is validated as s
 scanner (`read._native.project_lines`, sessiontools/read/_project.c) and built whole except the
 fields below, which are validated and never made into Python objects: tool results and tool inputs
 (`toolUseResult`, a block's `content` and `input`), thinking and its signature, image and redacted
-data. Most of a transcript's bytes are these.
+data, a usage's fields but its counts and `cache_creation`. Most of a transcript's bytes are these.
 
 A skipped field the checks read (`checks._BLOCK`) must be of a JSON kind its check's fast mark
 keeps (a tool result's `content` a string or a list, `thinking` a string), so the line's checks
@@ -49,6 +49,9 @@ _LINE_READ = ("type", "uuid", "parentUuid", "logicalParentUuid", "subtype", "ses
 _BLOCK_READ = ("type", "text", "name", "id", "tool_use_id")
 #: The checked fields of a content block that no count reads: validated, not built.
 _BLOCK_SKIPPED = ("content", "thinking")
+#: What `transcript.claude_usage.usage_of` reads of a usage besides the checked counts (the
+#: server tool counts, service tier, iterations, ... are validated, not built).
+_USAGE_READ = ("cache_creation",)
 
 
 def _built(*tables: Any, extra: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -56,10 +59,11 @@ def _built(*tables: Any, extra: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 #: `project_lines`' spec (None: built whole; bytes: validated, not built, its first byte one of
-#: these; [spec]: a list whose objects are projected by spec, other values built whole; a key not
-#: in a spec is validated and not built).
+#: these; {spec}: an object projected by spec, null kept, any other value the ordinary way; [spec]:
+#: a list whose objects are projected by spec, other values built whole; a key not in a spec is
+#: validated and not built).
 LEAN_SPEC: dict[str, Any] = {
     **_built(checks._LINE, extra=_LINE_READ),
-    "message": {**_built(checks._MESSAGE), "content": [{
+    "message": {**_built(checks._MESSAGE), "usage": _built(checks._USAGE, extra=_USAGE_READ), "content": [{
         **_built(_BLOCK_READ), **{k: _skipped(checks._BLOCK, k) for k in _BLOCK_SKIPPED}}]},
 }

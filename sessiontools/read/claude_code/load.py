@@ -79,7 +79,7 @@ def parse_bytes(data: bytes, path: str = "<memory>", *,
         records, diags, unknown = _parse_lines(data, path, max_line_bytes, texts)
     for t, n in unknown.items():
         diags.append(Diagnostic(path, n, f"unknown line type {t!r} (kept, not interpreted)", DiagnosticKind.NOTICE))
-    return ClaudeFile(path, _relink(records), sorted(diags, key=attrgetter("line")))
+    return ClaudeFile(path, _relink(records), sorted(diags, key=attrgetter("line")), texts=texts)
 
 
 def _decoded(n: int, raw: memoryview, after: int, data: bytes, path: str, limit: int,

@@ -112,7 +112,9 @@ def parse_record(obj: Any, line: int, path: str) -> Record | Diagnostic:
 @dataclass(slots=True)
 class ClaudeFile:
     """One transcript file: its records in file order and what the reader noticed; `subagents` holds
-    the subagent transcripts Claude Code wrote beside it (`<session>/subagents/agent-*.jsonl`)."""
+    the subagent transcripts Claude Code wrote beside it (`<session>/subagents/agent-*.jsonl`).
+    `texts` False: read for a command that reads no message text (`load.parse_bytes`), so its
+    transcript is built without them (`transcript.claude_code`: messages without units)."""
 
     agent: ClassVar[Agent] = Agent.CLAUDE_CODE
 
@@ -120,6 +122,7 @@ class ClaudeFile:
     records: list[Record]
     diagnostics: list[Diagnostic]
     subagents: list[ClaudeFile] = field(default_factory=list)
+    texts: bool = True
 
     @property
     def session_id(self) -> str | None:
