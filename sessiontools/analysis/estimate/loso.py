@@ -59,15 +59,11 @@ class LeaveOneOut:
         idx = [i for i in self._groups.get(group, ()) if self.units[i][0] != session]
         if not idx:
             return None
-        k = len(self.prior)
-        g, h, n = np.zeros((k, k)), np.zeros(k), 0
-        names: frozenset[str] = frozenset()
-        for i in idx:  # `Sums.__add__` from `empty_sums()`, in unit order: fit_tree's arithmetic
-            g = g + self._g[i]
-            h = h + self._h[i]
-            n += self._n[i]
-            names = names | self._sessions[i]
-        return Sums(g, h, n, names), idx
+        # `Sums.__add__` from `empty_sums()`, in unit order: fit_tree's arithmetic (a reduction over
+        # the first axis adds whole rows one after the other, from the initial zeros: no pairwise sums)
+        g = np.add.reduce(self._g[idx], axis=0, initial=0.0)
+        h = np.add.reduce(self._h[idx], axis=0, initial=0.0)
+        return Sums(g, h, sum(self._n[i] for i in idx), frozenset().union(*(self._sessions[i] for i in idx))), idx
 
 
 class HeldOutTree:
