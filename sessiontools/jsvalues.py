@@ -16,14 +16,13 @@ from typing import Any
 #: (`obj.key ?? fallback`, `JSON.stringify` dropping undefined members). One sentinel for the package.
 UNDEFINED: Any = object()
 
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-
 
 def utf16_len(s: str) -> int:
     """`s.length` in JavaScript: the number of UTF-16 code units."""
     if s.isascii():
         return len(s)
-    return len(s) + len(_ASTRAL.findall(s))
+    # a code point beyond the BMP is 2 units, a lone surrogate 1 (as V8 keeps it): what UTF-16 holds
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_truthy(v: Any) -> bool:

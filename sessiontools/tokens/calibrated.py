@@ -95,26 +95,41 @@ def _round(v: float | None, digits: int = 6) -> float | None:
     return None if v is None else round(float(v), digits)
 
 
-def fit_line(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
-    """Least squares (a, b) for y = a + b * x (through `tokens.fit.least_squares`).
+def _sum(v: Any) -> float | int:
+    """`sum(v)` of a numpy vector, to the bit: exact for integers, left to right for floats (numpy's
+    own sum adds pairwise, which rounds differently)."""
+    import numpy as np
+
+    if v.dtype.kind in "iub":
+        return int(v.sum())
+    return float(np.add.accumulate(v)[-1]) if len(v) else 0
+
+
+def fit_line(xs: Sequence[float] | Any, ys: Sequence[float] | Any) -> tuple[float, float]:
+    """Least squares (a, b) for y = a + b * x (through `tokens.fit.least_squares`); lists or numpy
+    vectors.
 
     With one distinct x (or a single point) the line goes through the origin and the mean point
     (b = mean y / mean x, a = 0); with no x at all it is the mean of y. Raises ValueError when empty.
     """
+    import numpy as np
+
     from sessiontools.tokens.fit import least_squares
 
-    n = len(xs)
-    if n == 0 or n != len(ys):
+    xv, yv = np.asarray(xs), np.asarray(ys)
+    n = len(xv)
+    if n == 0 or n != len(yv):
         raise ValueError("fit_line needs as many x as y values, at least one")
-    mx = sum(xs) / n
-    my = sum(ys) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
+    mx = _sum(xv) / n
+    my = _sum(yv) / n
+    dx = xv.astype(np.float64) - mx
+    sxx = _sum(dx * dx)
     if sxx <= 1e-12 * max(1.0, mx * mx):
         if mx > 0:
             return 0.0, my / mx
         return my, 0.0
     # centred, so that the intercept column does not make the problem ill-conditioned
-    (b,) = least_squares([[x - mx] for x in xs], [y - my for y in ys]).coef
+    (b,) = least_squares(dx[:, None], yv.astype(np.float64) - my).coef
     return my - b * mx, b
 
 

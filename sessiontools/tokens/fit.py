@@ -63,12 +63,15 @@ def least_squares(
     weights: Any | None = None,
     ridge: float | Sequence[float] = 0.0,
     prior: Sequence[float] | None = None,
-    nonneg: bool = False,
+    nonneg: bool | str = False,
 ) -> LeastSquares:
     """Fit y ~ x @ coef (x: n rows x k columns; put a column of ones in x for an intercept).
 
     `ridge` (one value or one per column) shrinks each coefficient toward `prior` (default 0);
-    `nonneg` keeps every coefficient >= 0. With no rows, the prior (or zeros) is returned.
+    `nonneg` keeps every coefficient >= 0; `nonneg="if-negative"`: the unconstrained optimum unless
+    one of its coefficients is negative, else the non-negative fit (the same answer when the problem
+    is strictly convex, as a ridge fit is: one solve instead of the active-set iterations, and the
+    augmented system built once). With no rows, the prior (or zeros) is returned.
     """
     import numpy as np
 
@@ -77,14 +80,17 @@ def least_squares(
         xm = xm[:, None]
     yv = np.asarray(y, dtype=float)
     k = xm.shape[1]
-    w = np.ones(len(yv)) if weights is None else np.asarray(weights, dtype=float)
-    keep = w > 0
-    xm, yv, w = xm[keep], yv[keep], w[keep]
     p = np.zeros(k) if prior is None else np.asarray(prior, dtype=float)
     lam = np.broadcast_to(np.asarray(ridge, dtype=float), (k,))
-    sw = np.sqrt(w)
-    a = xm * sw[:, None]
-    b = yv * sw
+    if weights is None:  # every weight 1: the rows as they are (sqrt(1) * v is v)
+        w, a, b = None, xm, yv
+    else:
+        w = np.asarray(weights, dtype=float)
+        keep = w > 0
+        xm, yv, w = xm[keep], yv[keep], w[keep]
+        sw = np.sqrt(w)
+        a = xm * sw[:, None]
+        b = yv * sw
     pen = lam > 0
     if pen.any():
         sl = np.sqrt(lam[pen])
@@ -96,14 +102,19 @@ def least_squares(
     # Degenerate data (a column of zeros, one huge row) makes numpy warn on stderr (divide, overflow,
     # invalid value in matmul); the warning is no use to a user: the fit falls back to the prior.
     with np.errstate(all="ignore"):
+        first = p if nonneg == "if-negative" else fallback
         if a.shape[0] == 0:
-            coef = fallback
-        elif nonneg:
+            coef = first
+        elif nonneg is True:
             coef = _nnls(a, b)
         else:
             coef = np.linalg.lstsq(a, b, rcond=None)[0]
         if not np.all(np.isfinite(coef)):
-            coef = fallback
+            coef = first
+        if nonneg == "if-negative" and coef.size and coef.min() < 0:
+            coef = _nnls(a, b) if a.shape[0] else fallback
+            if not np.all(np.isfinite(coef)):
+                coef = fallback
         resid = xm @ coef - yv
-        rss = float((w * resid * resid).sum())
+        rss = float((resid * resid).sum() if w is None else (w * resid * resid).sum())
     return LeastSquares(tuple(float(c) for c in coef), int(len(yv)), rss)

@@ -27,3 +27,18 @@ def test_key_order_matches_node_json_stringify() -> None:
     proc = subprocess.run([str(node_binary()), "-e", script], input=json.dumps(objects), capture_output=True,
                           text=True, check=True, timeout=60)
     assert proc.stdout.splitlines() == [json_stringify(o) for o in objects]
+
+
+def test_utf16_len_counts_astral_code_points_twice_and_lone_surrogates_once() -> None:
+    import random
+    import re
+
+    from sessiontools.jsvalues import utf16_len
+
+    astral = re.compile("[\U00010000-\U0010ffff]")  # the definition: one more unit per astral code point
+    rng = random.Random(5)
+    pool = ["a", " ", "9", "中", "é", "\u3000", "😀", "\U0010ffff", "\ud800", "\udfff", "\uffff"]
+    for _ in range(300):
+        s = "".join(rng.choice(pool) for _ in range(rng.randint(0, 40)))
+        assert utf16_len(s) == len(s) + len(astral.findall(s)), repr(s)
+    assert utf16_len("中😀") == 3  # "中😀".length in JavaScript

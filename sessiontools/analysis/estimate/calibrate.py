@@ -25,6 +25,7 @@ from sessiontools.analysis.estimate.hierarchy import (
     solve,
     sums,
 )
+from sessiontools.analysis.estimate.loso import held_out_coefficients
 
 
 @dataclass(slots=True)
@@ -88,11 +89,9 @@ def calibrate(frame: Any) -> Calibrated:
     names = list(dict.fromkeys(k[0] for k in keys))
     oos = np.full_like(x, np.nan)
     if len(names) >= 2:
-        judged = Judged.LOSO
-        for name in names:
-            t = cand.fit({u: s for u, s in unit.items() if u[0] != name})
-            for u in (u for u in unit if u[0] == name):
-                oos[rows[u]] = t.coef_for(u[1], u[2], u[3])
+        judged = Judged.LOSO  # each session by the tree over the others (`loso`: only its units' levels)
+        for u, coef in held_out_coefficients(unit, cand.mask, cand.prior).items():
+            oos[rows[u]] = coef
     elif len(keys) >= 2:
         judged = Judged.TIME_SPLIT
         half = (len(keys) + 1) // 2

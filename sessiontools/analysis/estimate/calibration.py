@@ -8,7 +8,6 @@ other); a model with a single request is judged by the fit of the other models.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -40,80 +39,107 @@ class CalibrationOutcome:
 
 @dataclass(frozen=True, slots=True)
 class _Data:
-    xs: list[float]
-    ys: list[int]
-    sessions: list[str]
+    xs: Any  # float64 per row (0 where the row has no x)
+    ys: Any  # int64: A
+    sessions: Any  # int64: a code per session name
 
 
-def _fit(idx: Sequence[int], d: _Data, x_name: str) -> Fit | None:
-    if not idx:
+def _fit(idx: Any, d: _Data, x_name: str) -> Fit | None:
+    if not len(idx):
         return None
-    a, b = fit_line([d.xs[i] for i in idx], [d.ys[i] for i in idx])
+    a, b = fit_line(d.xs[idx], d.ys[idx])
     return Fit(x_name, a, b, len(idx))
 
 
-def _folds(group: Sequence[int], d: _Data) -> tuple[list[list[int]], Judged]:
-    names = list(dict.fromkeys(d.sessions[i] for i in group))
+def _predict(fit: Fit, xs: Any) -> Any:
+    """`Fit.predict` of each x, to the bit (max(0.0, a + b * x))."""
+    import numpy as np
+
+    v = fit.a + fit.b * xs
+    return np.where(v > 0.0, v, 0.0)
+
+
+def _folds(group: Any, d: _Data) -> tuple[list[Any], Judged]:
+    """Leave-one-session-out test folds (sessions in order of first appearance), else the two halves
+    of a time split, else the single row."""
+    import numpy as np
+
+    codes = d.sessions[group]
+    names = codes[np.sort(np.unique(codes, return_index=True)[1])]
     if len(names) >= 2:
-        return [[i for i in group if d.sessions[i] == s] for s in names], Judged.LOSO
+        return [group[codes == s] for s in names], Judged.LOSO
     if len(group) >= 2:
         half = (len(group) + 1) // 2
-        return [list(group[:half]), list(group[half:])], Judged.TIME_SPLIT
-    return [list(group)], Judged.NONE
+        return [group[:half], group[half:]], Judged.TIME_SPLIT
+    return [group], Judged.NONE
 
 
-def _out_of_sample(group: Sequence[int], all_idx: Sequence[int], d: _Data, x_name: str) -> tuple[dict[int, float], Judged]:
+def _out_of_sample(group: Any, all_idx: Any, d: _Data, x_name: str) -> tuple[dict[int, float], Judged]:
     """Out-of-sample predictions for the rows of `group`; other rows (other models) only back up
     a fold whose own training part is empty."""
+    import numpy as np
+
     pred: dict[int, float] = {}
     folds, method = _folds(group, d)
     for test in folds:
-        test_set = set(test)
-        train = [i for i in group if i not in test_set]
-        if not train:  # a model with a single request: judged by the other models' fit
-            train = [i for i in all_idx if i not in test_set]
+        train = group[~np.isin(group, test)]
+        if not len(train):  # a model with a single request: judged by the other models' fit
+            train = all_idx[~np.isin(all_idx, test)]
         fit = _fit(train, d, x_name)
         if fit is None:
             continue
-        for i in test:
-            pred[i] = fit.predict(d.xs[i])
+        pred.update(zip(test.tolist(), _predict(fit, d.xs[test]).tolist(), strict=True))
     return pred, method
+
+
+def _columns(frame: Any, col: str) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+    """(x, actual, session, model_key) of a request frame or a list of row dicts."""
+    if hasattr(frame, "to_dicts"):
+        xs = frame[col].to_list() if col in frame.columns else [None] * len(frame)
+        return xs, frame["actual"].to_list(), frame["session"].to_list(), frame["model_key"].to_list()
+    rows = list(frame)
+    return ([r.get(col) for r in rows], [r["actual"] for r in rows], [r["session"] for r in rows],
+            [r["model_key"] for r in rows])
 
 
 def fit_calibration(frame: Any, x: str = DEFAULT_CALIBRATION_X) -> CalibrationOutcome:
     """A ~ a + b * x per provider/model and over all models (`*`), least squares; rows in session
-    order and, within a session, in path order. `frame`: a request frame or a list of row dicts."""
-    rows = frame.to_dicts() if hasattr(frame, "to_dicts") else list(frame)
-    col = f"est_{x}"
-    idx_all = [i for i, r in enumerate(rows) if r.get(col) is not None]
-    d = _Data([float(r[col]) if r.get(col) is not None else 0.0 for r in rows], [int(r["actual"]) for r in rows],
-              [str(r["session"]) for r in rows])
+    order and, within a session, in path order. `frame`: a request frame or a list of row dicts.
+    Each fold's fit is over numpy vectors of the rows (the same sums, left to right, as over lists)."""
+    import numpy as np
+
+    xcol, actual, session, model = _columns(frame, f"est_{x}")
+    codes: dict[str, int] = {}
+    d = _Data(np.array([0.0 if v is None else float(v) for v in xcol], dtype=np.float64),
+              np.array([int(v) for v in actual], dtype=np.int64),
+              np.array([codes.setdefault(str(v), len(codes)) for v in session], dtype=np.int64))
+    idx_all = np.array([i for i, v in enumerate(xcol) if v is not None], dtype=np.int64)
     by_model: dict[str, list[int]] = {}
-    for i in idx_all:
-        by_model.setdefault(str(rows[i]["model_key"]), []).append(i)
-    in_sample: list[float | None] = [None] * len(rows)
-    oos: list[float | None] = [None] * len(rows)
+    for i in idx_all.tolist():
+        by_model.setdefault(str(model[i]), []).append(i)
+    in_sample: list[float | None] = [None] * len(xcol)
+    oos: list[float | None] = [None] * len(xcol)
     fits: dict[str, Fit] = {}
     methods: dict[str, Judged] = {}
     counts: dict[str, int] = {}
-    groups = [(key, by_model[key], True) for key in sorted(by_model)]
-    if idx_all:
+    groups = [(key, np.array(by_model[key], dtype=np.int64), True) for key in sorted(by_model)]
+    if len(idx_all):
         groups.append((ANY_MODEL, idx_all, False))
     for key, group, own in groups:
         full = _fit(group, d, x)
         assert full is not None
-        if own:
-            for i in group:
-                in_sample[i] = full.predict(d.xs[i])
+        ins = _predict(full, d.xs[group]).tolist()
         pred, method = _out_of_sample(group, idx_all, d, x)
+        rows = group.tolist()
         if own:
+            for i, v in zip(rows, ins, strict=True):
+                in_sample[i] = v
             for i, v in pred.items():
                 oos[i] = v
-        ys = [d.ys[i] for i in group]
-        fits[key] = Fit(x, full.a, full.b, full.n, mape([full.predict(d.xs[i]) for i in group], ys),
-                        mape([pred.get(i) for i in group], ys))
+        ys = d.ys[group].tolist()
+        fits[key] = Fit(x, full.a, full.b, full.n, mape(ins, ys), mape([pred.get(i) for i in rows], ys))
         methods[key] = method
-        counts[key] = len({d.sessions[i] for i in group})
+        counts[key] = len(np.unique(d.sessions[group]))
     return CalibrationOutcome(x, Calibration(fits), methods, counts, in_sample, oos)
 
 

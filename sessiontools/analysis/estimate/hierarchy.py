@@ -19,6 +19,7 @@ reported ("too few").
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -109,6 +110,17 @@ def empty_sums() -> Sums:
     return Sums(np.zeros((k, k)), np.zeros(k), 0)
 
 
+@functools.cache
+def _mask_index(mask: tuple[bool, ...] | None) -> tuple[Any, Any, Any]:
+    """(the mask as booleans, its `np.ix_` for the Gram matrix, the features' upper bounds); read only."""
+    import numpy as np
+
+    on = np.ones(len(FEATURES), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    for a in (on, upper := np.asarray(UPPER, dtype=np.float64)):
+        a.setflags(write=False)
+    return on, np.ix_(on, on), upper
+
+
 def solve(s: Sums, prior: tuple[float, ...], pseudo: float, mask: tuple[bool, ...] | None = None) -> LevelFit:
     """Non-negative ridge fit toward `prior` from normal-equation sums, through `least_squares`;
     features outside `mask` (a candidate model's features, `candidates`) are 0."""
@@ -116,10 +128,9 @@ def solve(s: Sums, prior: tuple[float, ...], pseudo: float, mask: tuple[bool, ..
 
     from sessiontools.tokens.fit import least_squares
 
-    on = np.ones(len(FEATURES), dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    g0, h0 = s.g[np.ix_(on, on)], s.h[on]
-    prior_on = tuple(float(v) for v in np.asarray(prior)[on])
-    k = int(on.sum())
+    on, ix, upper = _mask_index(mask)
+    g0, h0 = s.g[ix], s.h[on]
+    k = len(ix[1][0])
     scale = np.sqrt(np.maximum(np.diag(g0) / max(s.n, 1), 1e-18))  # columns in comparable units
     g = g0 / np.outer(scale, scale)
     h = h0 / scale
@@ -127,20 +138,19 @@ def solve(s: Sums, prior: tuple[float, ...], pseudo: float, mask: tuple[bool, ..
     keep = e > 1e-10 * max(float(e.max(initial=0.0)), 1e-300)
     r = np.sqrt(e[keep])[:, None] * v[:, keep].T  # R'R = G on the kept eigen-directions
     z = (v[:, keep].T @ h) / np.sqrt(e[keep])
-    p = np.asarray(prior_on) * scale
+    prior_all = np.asarray(prior, dtype=np.float64)
+    p = prior_all[on] * scale
     # the unconstrained ridge optimum is the non-negative one when it has no negative coefficient
     # (the problem is strictly convex): one solve instead of the active-set iterations
-    fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist())
-    if min(fit.coef, default=0.0) < 0:
-        fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg=True)
+    fit = least_squares(r, z, ridge=[pseudo] * k, prior=p.tolist(), nonneg="if-negative")
     coef = np.zeros(len(FEATURES))
     coef[on] = np.asarray(fit.coef) / scale
     absent = on & (np.diag(s.g) <= 0)  # no data on a feature (no CJK text, no images): keep the parent's value
-    coef[absent] = np.asarray(prior)[absent]
-    upper = np.asarray(UPPER)
-    clipped = tuple(FEATURES[j] for j in range(len(FEATURES)) if coef[j] > upper[j])
+    coef[absent] = prior_all[absent]
+    over = coef > upper
+    clipped = tuple(FEATURES[j] for j in np.flatnonzero(over).tolist()) if over.any() else ()
     coef = np.minimum(coef, upper)
-    return LevelFit(tuple(float(c) for c in coef), s.n, Status.FIT, clipped, len(s.sessions))
+    return LevelFit(tuple(coef.tolist()), s.n, Status.FIT, clipped, len(s.sessions))
 
 
 def _level(s: Sums, parent: LevelFit, pseudo: float = PSEUDO, mask: tuple[bool, ...] | None = None) -> LevelFit:

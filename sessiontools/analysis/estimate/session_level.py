@@ -58,23 +58,32 @@ def session_coefficients(x: Any, y: Any, parent: Any, units: Sequence[Hashable],
     A > 0; NaN where the parent is NaN (such a row is not learnt from either)."""
     import numpy as np
 
-    from sessiontools.analysis.estimate.hierarchy import Sums, solve, sums
+    from sessiontools.analysis.estimate.hierarchy import Sums, solve
 
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     parent = np.asarray(parent, dtype=np.float64)
     out = np.full_like(parent, np.nan)
+    finite = np.isfinite(parent).all(axis=1).tolist() if parent.ndim == 2 else []
+    priors = parent.tolist()
+    # each row's own sums (`hierarchy.sums` of the one row, weight 1/A^2), all at once: the same
+    # products, x_a * w * x_b and x_a * w * y
+    with np.errstate(all="ignore"):  # rows with A = 0 are not learnt from
+        w = 1.0 / y ** 2
+        xw = x * w[:, None]
+        g1 = xw[:, :, None] * x[:, None, :]
+        h1 = xw * y[:, None]
     state: dict[Hashable, Sums] = {}
+    none: frozenset[str] = frozenset()
     for i in (range(len(y)) if order is None else order):
-        if not np.isfinite(parent[i]).all():
+        if not finite[i]:
             continue
         u = units[i]
         s = state.get(u)
-        out[i] = parent[i] if s is None else solve(s, tuple(parent[i]), pseudo, mask).coef
+        out[i] = parent[i] if s is None else solve(s, tuple(priors[i]), pseudo, mask).coef
         if y[i] > 0:
-            one = sums(x[i:i + 1], y[i:i + 1], 1.0 / y[i:i + 1] ** 2)
-            state[u] = one if s is None else Sums(s.g * forget + one.g, s.h * forget + one.h, s.n + one.n,
-                                                  s.sessions | one.sessions)
+            state[u] = Sums(g1[i], h1[i], 1, none) if s is None else Sums(s.g * forget + g1[i], s.h * forget + h1[i],
+                                                                         s.n + 1, none)
     return out
 
 

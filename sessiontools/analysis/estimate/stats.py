@@ -142,13 +142,12 @@ def decision_stats_frame(frame: Any, estimators: Sequence[str], thresholds: Sequ
             (e_over & ~a_over).sum().alias("early"), (~e_over & a_over).sum().alias("late"),
         ).with_columns(pl.lit(t).alias("threshold"))
         rows.append(agg)
-    present = pl.concat(rows)
+    present = {(r["estimator"], r["threshold"]): r for r in pl.concat(rows).iter_rows(named=True)}
+    none = {"n": 0, "actual_over": 0, "compact_correct": 0, "early": 0, "late": 0}
     out = []
     for est in estimators:
         for t in thresholds:
-            hit = present.filter((pl.col("estimator") == est) & (pl.col("threshold") == t))
-            d = hit.row(0, named=True) if len(hit) else {"n": 0, "actual_over": 0, "compact_correct": 0, "early": 0,
-                                                         "late": 0}
+            d = present.get((est, t), none)
             below = d["n"] - d["actual_over"]
             out.append({
                 "estimator": est, "threshold": t, "n": d["n"], "actual_over": d["actual_over"],
