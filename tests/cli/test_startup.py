@@ -149,3 +149,32 @@ def test_a_command_run_declares_only_that_command() -> None:
 
     modules = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_"))
     assert modules == [f"cmd_{n.replace('-', '_')}" for n in cli._COMMAND_MODULES]
+
+
+#: What `inspect` of any agent's files, JSON or table, never needs: the libraries of the other
+#: commands (dataframes, plots, tokenizers, Dask), the other commands' modules, importlib.resources
+#: (the price catalogue is a plain file read).
+NOT_FOR_INSPECT = ("numpy", "polars", "matplotlib", "tiktoken", "dask", "distributed", "pyarrow", "duckdb",
+                   "markdown_it", "fsspec", "msgspec", "importlib.resources", "sessiontools.cli.cmd_",
+                   "sessiontools.tokens", "sessiontools.replay", "sessiontools.policies")
+
+
+def test_inspect_of_every_agent_imports_only_what_it_uses(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`inspect DIR --format json` (the bench command) and the default table, over Pi, Claude Code and
+    Codex files together, in a fresh interpreter: none of NOT_FOR_INSPECT is imported; the JSON run
+    imports no rich (issue 28: start-up is part of every ratio against ccusage)."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    files = [samples / "pi0-tiny.jsonl", *sorted((samples / "claude-code").glob("*.jsonl"))[:1],
+             *sorted((samples / "codex").glob("*.jsonl"))[:1]]
+    assert len(files) == 3
+    code = ("import sys\nfrom sessiontools.cli import main\nrc = main(sys.argv[1:])\n"
+            f"bad = sorted(m for m in sys.modules if m.startswith({NOT_FOR_INSPECT!r}) or m == 'rich' and {{json}})\n"
+            "print('LOADED=' + ','.join(bad), file=sys.stderr)\nsys.exit(rc)\n")
+    for fmt in ("json", "table"):
+        proc = subprocess.run([sys.executable, "-c", code.format(json=fmt == "json"), "inspect", *map(str, files),
+                               "--format", fmt, "-o", str(tmp_path / ("out.json" if fmt == "json" else "out.txt")), "-j", "1"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines()[-1] == "LOADED=", (fmt, proc.stderr.splitlines()[-1])
