@@ -80,13 +80,14 @@ def pid(session):  # (what a file's first analysis imports: inherited by the wor
     import sessiontools.report.svg  # noqa: F401
     return os.getpid(), inherited
 
+pid.selective_read = True  # (as inspect: the functions the parent warms up with)
 assert parallel._start_method() == "fork", parallel._threads()
 print(os.getpid(), *[f"{r.path}={r.value[0]}:{r.value[1]}" for r in parallel.map_sessions(sys.argv[1:], pid, jobs=2)])
 """
 
 
 def test_the_parent_reads_the_smallest_file_before_forking() -> None:
-    """With forked workers the parent does the smallest file first, so that what every worker
+    """With forked workers the parent does the smallest file first (for inspect), so that what every worker
     imported and built for its first file (the reader, the transcript, the price table) is done once
     and inherited (issue 28); the workers do the rest."""
     import os

@@ -277,7 +277,14 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
 
     from sessiontools.read.executors import batches
 
+    futures: list[Any] = [None] * len(paths)  # each file's batch's future, and its place in the batch
+    groups = batches(_sizes(paths), workers)
     method = _start_method()
+    if method == "fork" and reads_selectively(fn):  # (inspect: no cache to open, no thread pool to start)
+        warm = _warm_up(paths, groups, workers, fn, content_hash, agents, limits)
+        if warm is not None:
+            futures[warm[0]] = warm[1]
+            method = _start_method()  # (a thread started meanwhile: no fork)
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         # The forkserver imports the package once (and the main module, as by default: otherwise
@@ -285,11 +292,6 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         # honoured before the server starts.
         ctx.set_forkserver_preload(["__main__", *_preload(fn)])
         start_forkserver_ignoring_sigint()
-    futures: list[Any] = [None] * len(paths)  # each file's batch's future, and its place in the batch
-    groups = batches(_sizes(paths), workers)
-    warm = _warm_up(paths, groups, workers, fn, content_hash, agents, limits) if method == "fork" else None
-    if warm is not None:
-        futures[warm[0]] = warm[1]
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_ignores_sigint)
     try:
         for n, batch in enumerate(groups):  # (largest first; each task costs both
@@ -313,8 +315,10 @@ def _warm_up(paths: list[str], groups: list[list[int]], workers: int, fn: Callab
     """The smallest file done here before the workers are forked (it leaves its batch): what every
     worker would otherwise import and build for its first file (the agent's reader and transcript
     modules, the price table, ...) is then done once and inherited. Each worker had done it itself:
-    0.08-0.1 s of CPU per worker on every bench corpus, most of what `--jobs 2` cost beyond `--jobs 1`
-    (issue 28). None when there are no more files than workers (each file its own worker)."""
+    about 0.08 s of CPU per worker on the Codex bench corpus, most of what `--jobs 2` cost beyond `--jobs 1`
+    (issue 28). None when there are no more files than workers (each file its own worker). Only for
+    a function that reads selectively (`inspect`): it opens no cache and starts no thread that a
+    forked worker would inherit."""
     if len(paths) <= workers or not groups or not groups[-1]:
         return None
     i = groups[-1].pop()  # (batches are largest first: the last file of the last one is the smallest)
