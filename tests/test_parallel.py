@@ -69,3 +69,39 @@ def test_forked_workers_start_with_the_parents_objects_frozen() -> None:
     before, after, *workers = map(int, proc.stdout.split())
     assert before == after == 0
     assert len(workers) == 4 and all(n > 10_000 for n in workers), workers
+
+
+WARM = """
+import os, sys
+from sessiontools.read import parallel
+
+def pid(session):  # (what a file's first analysis imports: inherited by the workers, not imported again)
+    inherited = "sessiontools.report.svg" in sys.modules
+    import sessiontools.report.svg  # noqa: F401
+    return os.getpid(), inherited
+
+pid.selective_read = True  # (as inspect: the functions the parent warms up with)
+assert parallel._start_method() == "fork", parallel._threads()
+print(os.getpid(), *[f"{r.path}={r.value[0]}:{r.value[1]}" for r in parallel.map_sessions(sys.argv[1:], pid, jobs=2)])
+"""
+
+
+def test_the_parent_reads_the_smallest_file_before_forking() -> None:
+    """With forked workers the parent does the smallest file first (for inspect), so that what every worker
+    imported and built for its first file (the reader, the transcript, the price table) is done once
+    and inherited (issue 28); the workers do the rest."""
+    import os
+    import subprocess
+    import sys
+
+    files = sorted(str(p) for p in SAMPLES.glob("*.jsonl") if "pi" in p.name)[:5]
+    assert len(files) == 5
+    proc = subprocess.run([sys.executable, "-c", WARM, *files], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    parent, *done = proc.stdout.split()
+    who = dict(item.rsplit("=", 1) for item in done)
+    assert list(who) == files
+    smallest = files[parallel.largest_first(files)[-1]]
+    assert who.pop(smallest) == f"{parent}:False"
+    assert all(w.split(":")[0] != parent and w.endswith(":True") for w in who.values()), who
+    assert os.getpid() != int(parent)

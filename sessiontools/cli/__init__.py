@@ -43,7 +43,7 @@ from sessiontools.cli.outputs import (
 from sessiontools.cli.token_options import tokens_option
 from sessiontools.errors import EXIT_INTERRUPTED, SessionToolsError, UsageError
 
-app = typer.Typer(
+_app = typer.Typer(
     name="sessiontools",
     help=("Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.\n\n"
           "Exit codes: 0 ok; 1 a --fail-if gate tripped; 2 bad usage; 3 no readable input; 70 a bug "
@@ -63,7 +63,7 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.", callback=_version,
                                           is_eager=True)] = False,
@@ -71,7 +71,7 @@ def _root(
     """Global options (see the app's help)."""
 
 
-@app.command()
+@_app.command()
 def inspect(
     paths: PathsArg = None,
     format: Annotated[TableJson | None, typer.Option("--format", "-f", help="table (for people) or json (for machines); default: from the -o suffix, else table.")] = None,
@@ -132,7 +132,7 @@ def inspect(
     raise typer.Exit(exit_code_for(loaded, strict))
 
 
-@app.command()
+@_app.command()
 def cut(
     file: Annotated[Path, typer.Argument(readable=False, help="One session file (a directory or glob must name exactly one).")],
     at: Annotated[
@@ -196,16 +196,57 @@ def _one_file(file: Path, err: Any) -> Path:
     return files[0]
 
 
-def _register_command_modules() -> None:
-    """Each `cli/cmd_<name>.py` module adds its command(s) with `register(app)`."""
+#: The commands this module declares itself; every other `name` is declared by `cli/cmd_<name>.py`
+#: (dashes as underscores) with `register(app)`, in this order (the order --help lists them in).
+_OWN_COMMANDS = ("inspect", "cut")
+_COMMAND_MODULES = ("diff-summaries", "estimate-error", "export", "replay", "report", "resummarize")
+_registered: set[str] = set()
+
+
+def _register(name: str) -> None:
+    """Add the command `name` of `cli/cmd_<name>.py` to the app (once)."""
+    if name in _registered:
+        return
     import importlib
-    import pkgutil
 
-    for mod in sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_")):
-        importlib.import_module(f"{__name__}.{mod}").register(app)
+    importlib.import_module(f"{__name__}.cmd_{name.replace('-', '_')}").register(_app)
+    _registered.add(name)
 
 
-_register_command_modules()
+def _command_name(info: Any) -> str:
+    return info.name or typer.main.get_command_name(info.callback.__name__)
+
+
+def _register_command_modules() -> typer.Typer:
+    """The whole app: every command module's command(s) added, listed in the order of --help."""
+    for name in _COMMAND_MODULES:
+        _register(name)
+    order = [*_OWN_COMMANDS, *_COMMAND_MODULES]
+    _app.registered_commands.sort(key=lambda info: order.index(_command_name(info)))
+    return _app
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app that runs `args`: with a command named first, an app of that one command (start-up
+    pays for importing and declaring one command, not every one: issue 28); otherwise (--help,
+    --version, a misspelt command) the whole app."""
+    name = args[0] if args else None
+    if name in _COMMAND_MODULES:
+        _register(name)
+    elif name not in _OWN_COMMANDS:
+        return _register_command_modules()
+    import copy
+
+    one = copy.copy(_app)
+    one.registered_commands = [c for c in _app.registered_commands if _command_name(c) == name]
+    return one
+
+
+def __getattr__(name: str) -> Any:
+    """`sessiontools.cli.app`: the whole Typer app (every command registered)."""
+    if name == "app":
+        return _register_command_modules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _replace_unencodable() -> None:
@@ -230,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         parallel.CONTAIN_ERRORS = False  # a file's unexpected exception shows its traceback
     _replace_unencodable()
     try:
-        rv = app(args=argv, standalone_mode=False)
+        args = sys.argv[1:] if argv is None else list(argv)
+        rv = _app_for(args)(args=argv, standalone_mode=False)
         if rv == EXIT_INTERRUPTED:  # Typer's answer to a KeyboardInterrupt (no command exits 130)
             _stop_dask_workers()
             stderr_console().print("interrupted", markup=False)

@@ -277,7 +277,14 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
 
     from sessiontools.read.executors import batches
 
+    futures: list[Any] = [None] * len(paths)  # each file's batch's future, and its place in the batch
+    groups = batches(_sizes(paths), workers)
     method = _start_method()
+    if method == "fork" and reads_selectively(fn):  # (inspect: no cache to open, no thread pool to start)
+        warm = _warm_up(paths, groups, workers, fn, content_hash, agents, limits)
+        if warm is not None:
+            futures[warm[0]] = warm[1]
+            method = _start_method()  # (a thread started meanwhile: no fork)
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         # The forkserver imports the package once (and the main module, as by default: otherwise
@@ -285,23 +292,40 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         # honoured before the server starts.
         ctx.set_forkserver_preload(["__main__", *_preload(fn)])
         start_forkserver_ignoring_sigint()
-    futures: list[Any] = [None] * len(paths)  # each file's batch's future, and its place in the batch
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_ignores_sigint)
     try:
-        for n, batch in enumerate(batches(_sizes(paths), workers)):  # (largest first; each task costs both
+        for n, batch in enumerate(groups):  # (largest first; each task costs both
             # processes ~0.6 ms of CPU, a third of what `--jobs 2` took beyond `--jobs 1` on small files)
             with frozen_heap(method == "fork" and n == 0):  # (the first submit forks every worker)
                 fut = pool.submit(_many, [paths[i] for i in batch], fn, content_hash, agents, limits)
             for k, i in enumerate(batch):
                 futures[i] = (fut, k)
-        for i, (fut, k) in enumerate(futures):
-            yield fut.result()[k]
+        for i, item in enumerate(futures):
+            yield item if isinstance(item, FileResult) else item[0].result()[item[1]]
             futures[i] = None  # the parent keeps no future it has handed every result of
     except BaseException:  # Ctrl-C (or a failure): the workers are stopped now, not waited for
         stop_workers(pool)
         raise
     finally:  # a consumer that stops early cancels the files not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _warm_up(paths: list[str], groups: list[list[int]], workers: int, fn: Callable[[Any], T],
+             content_hash: bool | str, agents: frozenset[Agent], limits: Limits) -> tuple[int, FileResult[T]] | None:
+    """The smallest file done here before the workers are forked (it leaves its batch): what every
+    worker would otherwise import and build for its first file (the agent's reader and transcript
+    modules, the price table, ...) is then done once and inherited. Each worker had done it itself:
+    about 0.08 s of CPU per worker on the Codex bench corpus, most of what `--jobs 2` cost beyond `--jobs 1`
+    (issue 28). None when there are no more files than workers (each file its own worker). Only for
+    a function that reads selectively (`inspect`): it opens no cache and starts no thread that a
+    forked worker would inherit."""
+    if len(paths) <= workers or not groups or not groups[-1]:
+        return None
+    i = groups[-1].pop()  # (batches are largest first: the last file of the last one is the smallest)
+    if not groups[-1]:
+        groups.pop()
+    with frozen_heap():
+        return i, _one(paths[i], fn, content_hash, agents, limits)
 
 
 _FROZEN = [0]  # frozen_heap()s running in this process (threads: a Dask worker's batches)

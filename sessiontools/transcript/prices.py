@@ -45,7 +45,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import orjson
@@ -134,9 +133,24 @@ class AgentPrice:
         return self.rates
 
 
+def _catalogue_bytes() -> bytes:
+    """`sessiontools/data/models.json`: read as the file beside the package's modules, else (a zipped
+    install) through importlib.resources. (importlib.resources, with the zipfile and tempfile modules
+    it imports, was a third of what pricing cost every `inspect` run: issue 28.)"""
+    import os
+
+    try:
+        with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "models.json"), "rb") as f:
+            return f.read()
+    except OSError:
+        from importlib import resources
+
+        return resources.files("sessiontools").joinpath("data/models.json").read_bytes()
+
+
 @lru_cache(maxsize=1)
 def _table() -> tuple[dict[tuple[str, str], AgentPrice], dict[tuple[str, str], AgentPrice], str]:
-    doc = orjson.loads(resources.files("sessiontools").joinpath("data/models.json").read_bytes())
+    doc = orjson.loads(_catalogue_bytes())
     section = doc.get("agent_prices") or {}
     exact: dict[tuple[str, str], AgentPrice] = {}
     normal: dict[tuple[str, str], AgentPrice] = {}

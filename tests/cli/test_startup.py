@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -123,3 +124,57 @@ def test_inspect_json_of_one_pi_file_imports_only_what_it_uses(tmp_path) -> None
     assert lines[-1] == "LOADED=", lines[-1]
     assert lines[0] == f"wrote {out}" and lines[1].startswith("inspect: 1 session(s), ")
     assert '"inspect"' in out.read_text()
+
+
+def test_a_command_run_declares_only_that_command() -> None:
+    """`sessiontools CMD ...` imports and declares CMD alone (issue 28: the other command modules and
+    Typer's conversion of their parameters were start-up paid by every run); its help is the one the
+    whole app gives."""
+    from sessiontools import cli
+
+    code = ("import sys\nfrom sessiontools.cli import main\nrc = main(sys.argv[1:])\n"
+            "print('CMDS=' + ','.join(sorted(m for m in sys.modules if m.startswith('sessiontools.cli.cmd_'))), "
+            "file=sys.stderr)\n")
+    whole = "import sys\nfrom sessiontools.cli import app\napp(args=sys.argv[1:], standalone_mode=False)\n"
+    env = {**os.environ, "COLUMNS": "100"}
+    for name, loaded in (("inspect", ""), ("replay", "sessiontools.cli.cmd_replay")):
+        proc, ref = (subprocess.run([sys.executable, "-c", c, name, "--help"], capture_output=True, text=True,
+                                    timeout=120, env=env) for c in (code, whole))
+        assert proc.returncode == 0 and ref.returncode == 0, proc.stderr + ref.stderr
+        assert proc.stderr.splitlines()[-1] == f"CMDS={loaded}"
+        assert proc.stdout == ref.stdout and proc.stdout.startswith(f"Usage: -c {name} [OPTIONS]")
+    names = [cli._command_name(c) for c in cli.app.registered_commands]
+    assert names == [*cli._OWN_COMMANDS, *cli._COMMAND_MODULES]  # every command, in --help's order
+    import pkgutil
+
+    modules = sorted(m.name for m in pkgutil.iter_modules(cli.__path__) if m.name.startswith("cmd_"))
+    assert modules == [f"cmd_{n.replace('-', '_')}" for n in cli._COMMAND_MODULES]
+
+
+#: What `inspect` of any agent's files, JSON or table, never needs: the libraries of the other
+#: commands (dataframes, plots, tokenizers, Dask), the other commands' modules, importlib.resources
+#: (the price catalogue is a plain file read).
+NOT_FOR_INSPECT = ("numpy", "polars", "matplotlib", "tiktoken", "dask", "distributed", "pyarrow", "duckdb",
+                   "markdown_it", "fsspec", "msgspec", "importlib.resources", "sessiontools.cli.cmd_",
+                   "sessiontools.tokens", "sessiontools.replay", "sessiontools.policies")
+
+
+def test_inspect_of_every_agent_imports_only_what_it_uses(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`inspect DIR --format json` (the bench command) and the default table, over Pi, Claude Code and
+    Codex files together, in a fresh interpreter: none of NOT_FOR_INSPECT is imported; the JSON run
+    imports no rich (issue 28: start-up is part of every ratio against ccusage)."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    files = [samples / "pi0-tiny.jsonl", *sorted((samples / "claude-code").glob("*.jsonl"))[:1],
+             *sorted((samples / "codex").glob("*.jsonl"))[:1]]
+    assert len(files) == 3
+    code = ("import sys\nfrom sessiontools.cli import main\nrc = main(sys.argv[1:])\n"
+            f"bad = sorted(m for m in sys.modules if m.startswith({NOT_FOR_INSPECT!r}) or m == 'rich' and {{json}})\n"
+            "print('LOADED=' + ','.join(bad), file=sys.stderr)\nsys.exit(rc)\n")
+    for fmt in ("json", "table"):
+        proc = subprocess.run([sys.executable, "-c", code.format(json=fmt == "json"), "inspect", *map(str, files),
+                               "--format", fmt, "-o", str(tmp_path / ("out.json" if fmt == "json" else "out.txt")), "-j", "1"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines()[-1] == "LOADED=", (fmt, proc.stderr.splitlines()[-1])

@@ -199,3 +199,22 @@ def test_deepseek_v4_is_billed_by_the_hour_from_2026_08_16(timestamp: str | None
         assert usage_cost(each, price, timestamp).total == pytest.approx(want, abs=1e-9), model
         req = Request(-1, 1, each, (), "anthropic", model, timestamp)
         assert request_cost(req)[0].total == pytest.approx(want, abs=1e-9)  # type: ignore[union-attr]
+
+
+def test_catalogue_read_without_the_file_beside_the_package(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The catalogue is a plain file read; where it is not a file beside the modules (a zipped
+    install) importlib.resources reads the same bytes."""
+    import builtins
+
+    from sessiontools.transcript import prices
+
+    plain = prices._catalogue_bytes()
+    real_open = builtins.open
+
+    def no_file(path, *a, **k):  # type: ignore[no-untyped-def]
+        if str(path).endswith("models.json"):
+            raise FileNotFoundError(path)
+        return real_open(path, *a, **k)
+
+    monkeypatch.setattr(builtins, "open", no_file)
+    assert prices._catalogue_bytes() == plain and b'"agent_prices"' in plain
