@@ -330,3 +330,25 @@ def test_inspect_reads_selectively_and_replay_does_not() -> None:
     assert sel.entries[1].message is not None and "content" not in sel.entries[1].message  # (no content built)
     assert sel.entries[1].message["usage"]["cost"]["total"] == 0.3
 
+
+
+def test_runs_of_three_byte_characters() -> None:
+    """The scanner's skip over runs of three-byte characters (_pi.c `three_byte_chars`, five at a
+    step): every alignment of a run, bounded leads (E0, ED) on both sides of their bounds, and every
+    byte of the run replaced by one that breaks it (a truncation, an overlong or surrogate form, an
+    ASCII byte, a lead of two or four bytes); a line taken is one orjson reads, with the same value."""
+    run = "中文字符测试ࠀ\u0fff퀀\ud7ff\uffff日本語のテキスト한국어".encode()
+    assert len(run) % 3 == 0 and all(0xE0 <= run[i] <= 0xEF for i in range(0, len(run), 3))
+    odd = (b"\x80", b"\xbf", b"\xe0\x80", b"\xed\xa0", b"\xe4", b"a", b"\xc3", b"\xf0\x9f\x98\x80", b"\xe0\xa0",
+           b"\xed\x9f", b'"', b"\\n", b"\x1f")
+    taken = 0
+    for lead in range(17):
+        for text in (run, b"\xc3\xa9" + run + b"\xf0\x9f\x98\x80" + run):
+            body = b"x" * lead + text
+            variants = [body] + [body[:at] + bad + body[at + 1:] for at in range(lead, len(body)) for bad in odd]
+            for s in variants:
+                line = (b'{"type":"message","id":"g","parentId":"m2","message":{"role":"user","content":"' + s
+                        + b'"},"summary":"' + s + b'"}')
+                taken += _check_line(line)
+            assert _check_line(b'{"type":"message","id":"g","message":{"content":"' + body + b'"}}')
+    assert taken > 1000
