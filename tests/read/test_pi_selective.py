@@ -352,3 +352,25 @@ def test_runs_of_three_byte_characters() -> None:
                 taken += _check_line(line)
             assert _check_line(b'{"type":"message","id":"g","message":{"content":"' + body + b'"}}')
     assert taken > 1000
+
+
+def test_fast_marks_at_their_bounds() -> None:
+    """The scanner's compiled fast marks (_pi.c `pi_fast_ok`) against the marks themselves: every
+    numeric field a mark bounds, at, inside and past its bounds, as ints, floats, big ints (beyond
+    2**53, where a double rounds), booleans and the other JSON kinds."""
+    values = [b"0", b"-0", b"-1", b"1", b"0.0", b"-0.0", b"0.5", b"1e2", b"100000000", b"100000001", b"100000000.0",
+              b"1000000", b"1000000.0", b"1000000.5", b"1000000000000", b"1000000000001", b"253402300799999",
+              b"253402300800000", b"2.53402300799999e14", b"9007199254740993", b"9223372036854775807",
+              b"123456789012345678", b"true", b"false", b"null", b'"7"', b"[]", b"{}", b"1e99", b"-1e99"]
+    taken = 0
+    for v in values:
+        for line in (b'{"type":"message","id":"g","message":{"role":"assistant","timestamp":' + v + b',"usage":{"input":'
+                     + v + b',"totalTokens":' + v + b',"cost":{"total":' + v + b',"input":' + v + b"}}}}",
+                     b'{"type":"compaction","id":"c","tokensBefore":' + v + b',"summary":"s"}',
+                     b'{"type":"message","id":"g","message":{"role":"assistant","tokensBefore":' + v + b"}}",
+                     b'{"type":"message","id":"g","message":{"usage":{"cacheRead":' + v + b"}}}"):
+            took = _check_line(line)
+            if not (v.isdigit() and len(v) > 18):  # (an int of more than 18 digits: the C is never sure)
+                assert took == (_reference(orjson.loads(line), SPEC) is not _NO), line  # (no mark refused more)
+            taken += took
+    assert taken > 20
