@@ -41,7 +41,7 @@ typedef struct {
     unsigned types, numbers;
     double low, high;
 } Mark;
-static Mark marks[32];
+static Mark marks[64];
 static int n_marks;
 static const double EXACT = 9007199254740992.0; /* 2**53: every int up to it is a double exactly */
 
@@ -96,13 +96,16 @@ static unsigned type_bits(PyObject *set, int *exact) {
     return bits;
 }
 
+static Mark *mark_slot[128]; /* the marks by their address (open addressing: twice as many slots as marks) */
+
 static Mark *mark_of(PyObject *fast) {
-    for (int i = 0; i < n_marks; i++)
-        if (marks[i].fast == fast)
-            return &marks[i];
+    size_t h = ((size_t)fast >> 4) & 127;
+    for (; mark_slot[h] != NULL; h = (h + 1) & 127)
+        if (mark_slot[h]->fast == fast)
+            return mark_slot[h];
     if (n_marks == (int)(sizeof marks / sizeof marks[0]) || !PyTuple_Check(fast) || PyTuple_GET_SIZE(fast) != 4)
         return NULL;
-    Mark *m = &marks[n_marks++];
+    Mark *m = mark_slot[h] = &marks[n_marks++];
     Py_INCREF(fast);
     m->fast = fast;
     m->exact = PyAnySet_Check(PyTuple_GET_ITEM(fast, 0)) && PyAnySet_Check(PyTuple_GET_ITEM(fast, 1));
