@@ -14,6 +14,11 @@ from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import HARNESS_MODEL_IDS, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
 
+try:
+    from sessiontools.read._native import pi_reply_sums as _reply_sums
+except ImportError:  # not built on this machine: `_replies` does it all
+    _reply_sums = None
+
 
 def _model_key(msg: dict[str, Any]) -> str:
     p, m = msg.get("provider"), msg.get("model")
@@ -107,24 +112,42 @@ def _count(session: Session, pi_version: str) -> _Counts:
     """Entries by type, messages by role, models, usage, cost, requests and errors, in one pass.
 
     A request is what the transcript calls one (`transcript.pi.requests.skip_reason`): harness
-    pseudo-replies, aborted and failed calls are counted apart, by reason."""
+    pseudo-replies, aborted and failed calls are counted apart, by reason. Where the C is built,
+    `read._native.pi_reply_sums` sums the usage and cost of every reply and counts the plain ones
+    (`_plain_request`); the others go through `_replies`' rules (tests/analysis/test_inspect_counts.py)."""
     c = _Counts()
     entries = session.entries
     c.by_type.update([e.type for e in entries])
     messages = [e for e in entries if e.type == "message"]
     c.by_role.update([e.role or "<none>" for e in messages])
+    replies = [e.message for e in messages if e.role == "assistant"]
+    sums = None if _reply_sums is None else _reply_sums(replies, HARNESS_MODEL_IDS)
+    if sums is None:
+        _replies(c, replies, pi_version, True)
+    else:
+        t_in, t_out, t_read, t_write, c.cost, c.requests, models, others = sums
+        c.totals = [t_in, t_out, t_read, t_write]
+        c.models.update(models)
+        _replies(c, others, pi_version, False)
+    return c
+
+
+def _replies(c: _Counts, replies: list[Any], pi_version: str, sums: bool) -> None:
+    """`replies` (assistant messages, in file order) counted into `c`: models, requests, skipped
+    replies by reason, errors; with `sums`, their usage and cost too (the totals by _USAGE_KEYS and
+    the cost, floats summed in file order)."""
     models: list[str] = []
-    t_in = t_out = t_read = t_write = 0.0  # the totals by _USAGE_KEYS, floats summed in file order
-    cost = 0.0
+    t_in, t_out, t_read, t_write = c.totals
+    cost = c.cost
     requests = errors = overflow_errors = 0
-    for msg in [e.message for e in messages if e.role == "assistant"]:
+    for msg in replies:
         assert msg is not None
         u = msg.get("usage")
         stop = msg.get("stopReason")
         reason = None if _plain_request(msg, u, stop) else skip_reason(msg, pi_version)
         if reason != "pseudo_reply":  # a harness's message names no model that was called
             models.append(_model_key(msg))
-        if type(u) is dict:
+        if sums and type(u) is dict:
             get = u.get
             v = get("input")
             if type(v) is int or type(v) is float:
@@ -150,11 +173,12 @@ def _count(session: Session, pi_version: str) -> _Counts:
             errors += 1
             if is_context_overflow(msg, None, pi_version):
                 overflow_errors += 1
-    totals = [t_in, t_out, t_read, t_write]
     c.models.update(models)
-    c.totals = totals
-    c.cost, c.requests, c.errors, c.overflow_errors = cost, requests, errors, overflow_errors
-    return c
+    if sums:
+        c.totals, c.cost = [t_in, t_out, t_read, t_write], cost
+    c.requests += requests
+    c.errors += errors
+    c.overflow_errors += overflow_errors
 
 
 def inspect_session(

@@ -200,6 +200,7 @@ PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 void project_init(void);
 PyObject *pi_project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi.c */
 PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
+PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 void pi_init(void);
 
 static PyMethodDef methods[] = {
@@ -215,6 +216,8 @@ static PyMethodDef methods[] = {
      "pi_project_lines(data, spec, first, limit) -> project_lines with check-only fields (see _pi.c)"},
     {"pi_entries", (PyCFunction)(void (*)(void))pi_entries, METH_FASTCALL,
      "pi_entries(cls, objects, lines) -> tuple of entries: read.pi.migrate.make_entries (see _pi.c)"},
+    {"pi_reply_sums", (PyCFunction)(void (*)(void))pi_reply_sums, METH_FASTCALL,
+     "pi_reply_sums(messages, harness) -> analysis.inspect._count's sums (see _pi_entries.c)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -22,9 +22,116 @@
  * holds what is read this way equal to the ordinary way's. */
 #define project_lines pi_base_project_lines
 #define project_init pi_base_project_init
+#define fast_ok pi_fast_ok /* (the scanner's fast marks: `pi_fast_ok`, below) */
 #include "_project.c"
 #undef project_lines
 #undef project_init
+#undef fast_ok
+int fast_ok(PyObject *fast, PyObject *v); /* _native.c */
+
+/* `fast_ok` (_native.c) without a call into Python for each value: a fast mark (types, numbers, low,
+ * high) compiled once into bits of the seven JSON types and bounds as doubles, kept by its identity
+ * (the spec holds its marks for the process). A mark or value beyond what is compiled exactly (a type
+ * that is no JSON one, a bound or an int beyond 2**53, where a double may round) is asked of
+ * `fast_ok` itself; tests/read/test_pi_selective.py holds the two equal. */
+enum { J_NONE = 1, J_BOOL = 2, J_INT = 4, J_FLOAT = 8, J_STR = 16, J_DICT = 32, J_LIST = 64 };
+typedef struct {
+    PyObject *fast;
+    int exact; /* 0: asked of fast_ok */
+    unsigned types, numbers;
+    double low, high;
+} Mark;
+static Mark marks[64];
+static int n_marks;
+static const double EXACT = 9007199254740992.0; /* 2**53: every int up to it is a double exactly */
+
+static unsigned json_type(PyObject *v) {
+    PyTypeObject *t = Py_TYPE(v);
+    return v == Py_None ? J_NONE : t == &PyBool_Type ? J_BOOL : t == &PyLong_Type ? J_INT
+         : t == &PyFloat_Type ? J_FLOAT : t == &PyUnicode_Type ? J_STR : t == &PyDict_Type ? J_DICT
+         : t == &PyList_Type ? J_LIST : 0;
+}
+
+/* A number as a double exactly (an int up to 2**53, a float, a bool), or 0 when it is none. */
+static int exact_double(PyObject *v, double *out) {
+    if (PyFloat_CheckExact(v)) {
+        *out = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
+    if (!PyLong_Check(v)) /* (a bool is an int) */
+        return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred()) || x > (1LL << 53) || x < -(1LL << 53)) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = (double)x;
+    return 1;
+}
+
+/* The bits of the types in a set of types; 0 with *exact cleared at a type that is no JSON one. */
+static unsigned type_bits(PyObject *set, int *exact) {
+    unsigned bits = 0;
+    PyObject *it = PyObject_GetIter(set), *t;
+    if (it == NULL) {
+        PyErr_Clear();
+        *exact = 0;
+        return 0;
+    }
+    while ((t = PyIter_Next(it)) != NULL) {
+        unsigned b = t == (PyObject *)Py_TYPE(Py_None) ? J_NONE : t == (PyObject *)&PyBool_Type ? J_BOOL
+                   : t == (PyObject *)&PyLong_Type ? J_INT : t == (PyObject *)&PyFloat_Type ? J_FLOAT
+                   : t == (PyObject *)&PyUnicode_Type ? J_STR : t == (PyObject *)&PyDict_Type ? J_DICT
+                   : t == (PyObject *)&PyList_Type ? J_LIST : 0;
+        *exact &= b != 0;
+        bits |= b;
+        Py_DECREF(t);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        *exact = 0;
+    }
+    return bits;
+}
+
+static Mark *mark_slot[128]; /* the marks by their address (open addressing: twice as many slots as marks) */
+
+static Mark *mark_of(PyObject *fast) {
+    size_t h = ((size_t)fast >> 4) & 127;
+    for (; mark_slot[h] != NULL; h = (h + 1) & 127)
+        if (mark_slot[h]->fast == fast)
+            return mark_slot[h];
+    if (n_marks == (int)(sizeof marks / sizeof marks[0]) || !PyTuple_Check(fast) || PyTuple_GET_SIZE(fast) != 4)
+        return NULL;
+    Mark *m = mark_slot[h] = &marks[n_marks++];
+    Py_INCREF(fast);
+    m->fast = fast;
+    m->exact = PyAnySet_Check(PyTuple_GET_ITEM(fast, 0)) && PyAnySet_Check(PyTuple_GET_ITEM(fast, 1));
+    m->types = type_bits(PyTuple_GET_ITEM(fast, 0), &m->exact);
+    m->numbers = type_bits(PyTuple_GET_ITEM(fast, 1), &m->exact);
+    m->exact &= (m->numbers & ~(J_BOOL | J_INT | J_FLOAT)) == 0 &&
+                exact_double(PyTuple_GET_ITEM(fast, 2), &m->low) && exact_double(PyTuple_GET_ITEM(fast, 3), &m->high) &&
+                !PyBool_Check(PyTuple_GET_ITEM(fast, 2)) && !PyBool_Check(PyTuple_GET_ITEM(fast, 3));
+    return m;
+}
+
+int pi_fast_ok(PyObject *fast, PyObject *v) {
+    Mark *m = mark_of(fast);
+    unsigned t = json_type(v);
+    double d;
+    if (m == NULL || !m->exact || t == 0)
+        return fast_ok(fast, v);
+    if (m->types & t)
+        return 1;
+    if (!(m->numbers & t))
+        return 0;
+    if (!exact_double(v, &d))
+        return fast_ok(fast, v);
+    return m->low <= d && d <= m->high; /* (NaN: neither, as in Python) */
+}
+#define fast_ok pi_fast_ok
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -68,6 +175,27 @@ static inline const unsigned char *past_plain(const unsigned char *p, const unsi
     return p;
 }
 
+/* How many three-byte characters (each valid UTF-8, 0 to 5) start the 15 bytes at `p` (16 readable):
+ * the scalar rule below for five at once (a lead E0-EF, two continuation bytes 80-BF), a lead of E0
+ * or ED (whose second byte is bounded) left to the scalar rule. The run of CJK text, skipped 15
+ * bytes a step instead of one character. */
+#ifdef __SSE2__
+static inline int three_byte_chars(const unsigned char *p) {
+    const __m128i mask = _mm_setr_epi8((char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0, (char)0xC0, (char)0xC0,
+                                       (char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0, (char)0xC0, (char)0xC0,
+                                       (char)0xF0, (char)0xC0, (char)0xC0, 0);
+    const __m128i want = _mm_setr_epi8((char)0xE0, (char)0x80, (char)0x80, (char)0xE0, (char)0x80, (char)0x80,
+                                       (char)0xE0, (char)0x80, (char)0x80, (char)0xE0, (char)0x80, (char)0x80,
+                                       (char)0xE0, (char)0x80, (char)0x80, 0);
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    int ok = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, mask), want));
+    int bounded = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xE0)),
+                                                 _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xED))));
+    int off = (~ok & 0x7FFF) | (bounded & 0x1249); /* (0x1249: the five leads' bytes) */
+    return off == 0 ? 5 : __builtin_ctz((unsigned)off) / 3;
+}
+#endif
+
 static int skip_str(Cursor *c, int *escaped) {
     const unsigned char *p = c->p + 1, *end = c->end;
     int esc = 0;
@@ -93,6 +221,13 @@ static int skip_str(Cursor *c, int *escaped) {
             return NO;
         } else {
             do { /* a run of multi-byte characters */
+#ifdef __SSE2__
+                int k;
+                if (end - p >= 16 && (k = three_byte_chars(p)) > 0) {
+                    p += 3 * k;
+                    continue; /* (to the loop's test, which reads x again) */
+                }
+#endif
                 if (end - p >= 3 && (x & 0xF0) == 0xE0 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 &&
                     (x != 0xE0 || p[1] >= 0xA0) && (x != 0xED || p[1] <= 0x9F)) {
                     p += 3;

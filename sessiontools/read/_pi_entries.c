@@ -89,3 +89,181 @@ done:
     Py_XDECREF(k_role);
     return out;
 }
+
+/* The usage sums of `analysis.inspect._count`: `*t += v` for a JSON number (an exact int or float; an
+ * int too large for a float raises OverflowError, as Python's float + int does). */
+static int add_number(double *t, PyObject *v) {
+    if (v == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    if (PyFloat_CheckExact(v)) {
+        *t += PyFloat_AS_DOUBLE(v);
+    } else if (PyLong_CheckExact(v)) {
+        double d = PyLong_AsDouble(v);
+        if (d == -1.0 && PyErr_Occurred())
+            return -1;
+        *t += d;
+    }
+    return 0;
+}
+
+/* An exact int's value, or 0 with *ok cleared when it is none or out of a long long's range. */
+static long long int_of(PyObject *v, int *ok) {
+    int overflow = 0;
+    long long x = v != NULL && PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : 0;
+    if (v == NULL || !PyLong_CheckExact(v) || overflow)
+        *ok = 0;
+    return x;
+}
+
+/* The sign of an exact int (-1, 0, 1), or 2 when `v` is none (not an exact int). */
+static int sign_of(PyObject *v) {
+    if (v == NULL || !PyLong_CheckExact(v))
+        return 2;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    return overflow ? overflow : (x > 0) - (x < 0);
+}
+
+static int is_ascii(PyObject *v, const char *s) {
+    return v != NULL && PyUnicode_CheckExact(v) && PyUnicode_CompareWithASCIIString(v, s) == 0;
+}
+
+/* `analysis.inspect._plain_request(msg, u, stop)` (usage `u` an exact dict): a completed call,
+ * integer usage with a positive prompt, a named model and a total that says the request is one. 0
+ * also where the C is not sure (ints out of range): the general rules then decide. */
+static int plain_reply(PyObject *model, PyObject *u, PyObject *stop, PyObject *harness, PyObject **k) {
+    if (is_ascii(stop, "aborted") || is_ascii(stop, "error"))
+        return 0;
+    if (model != NULL && model != Py_None) {
+        if (!PyUnicode_CheckExact(model))
+            return 0;
+        int in = PySet_Contains(harness, model);
+        if (in != 0)
+            return in < 0 ? -1 : 0;
+    }
+    int ok = 1;
+    long long i = int_of(PyDict_GetItemWithError(u, k[0]), &ok), cr = int_of(PyDict_GetItemWithError(u, k[2]), &ok);
+    long long cw = int_of(PyDict_GetItemWithError(u, k[3]), &ok), sum;
+    if (PyErr_Occurred())
+        return -1;
+    if (!ok || __builtin_add_overflow(i, cr, &sum) || __builtin_add_overflow(sum, cw, &sum) || sum <= 0)
+        return 0;
+    PyObject *total = PyDict_GetItemWithError(u, k[4]);
+    int s = sign_of(total);
+    if (s == 1)
+        return 1;
+    if (total != NULL && total != Py_None && s != 0)
+        return 0;
+    PyObject *out = PyDict_GetItemWithError(u, k[1]);
+    if (out == NULL)
+        return PyErr_Occurred() ? -1 : 1;
+    s = sign_of(out);
+    return out == Py_None || s == 0 || s == 1;
+}
+
+static PyObject *k_unknown; /* "?" */
+
+/* Two names (each None or an exact str) equal. */
+static int same_name(PyObject *a, PyObject *b) {
+    return a == b || (a != Py_None && b != Py_None && PyUnicode_Compare(a, b) == 0);
+}
+
+/* `_model_key(msg)` of a reply whose model is None or a str, or NULL (no error set) when its
+ * provider is neither: the general rules say. `last` holds the previous key and its pair. */
+static PyObject *model_key(PyObject *p, PyObject *m, PyObject **last) {
+    if (p != NULL && p != Py_None && !PyUnicode_CheckExact(p))
+        return NULL;
+    p = p == NULL ? Py_None : p;
+    m = m == NULL ? Py_None : m;
+    if (last[0] != NULL && same_name(p, last[1]) && same_name(m, last[2]))
+        return last[0];
+    int tp = p != Py_None && PyUnicode_GET_LENGTH(p) > 0, tm = m != Py_None && PyUnicode_GET_LENGTH(m) > 0;
+    PyObject *key = !tp && !tm ? PyUnicode_FromString("(no model recorded)")
+                               : PyUnicode_FromFormat("%U/%U", tp ? p : k_unknown, tm ? m : k_unknown);
+    if (key == NULL)
+        return NULL;
+    Py_XSETREF(last[0], key);
+    Py_INCREF(p);
+    Py_XSETREF(last[1], p);
+    Py_INCREF(m);
+    Py_XSETREF(last[2], m);
+    return key;
+}
+
+static const char *REPLY_KEYS[] = {"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "total",
+                                   "usage", "stopReason", "model", "provider"};
+enum { NKEYS = 11 };
+
+/* pi_reply_sums(messages, harness) -> (input, output, cache_read, cache_write, cost, requests, models,
+ * others) or None: `analysis.inspect._count`'s loop over the assistant messages, in C. The four usage
+ * sums and the cost as its loop adds them (floats, in file order); the requests, and the count of
+ * each model key (`_model_key`), of the plain replies (`_plain_request`); every other message, in
+ * order, left to the loop's general rules (`skip_reason`, errors). None when a message is not an
+ * exact dict (the loop then does it all). tests/analysis/test_inspect_counts.py holds the two equal. */
+PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyFrozenSet_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "pi_reply_sums(messages: list, harness: frozenset)");
+        return NULL;
+    }
+    static PyObject *k[NKEYS];
+    if (k_unknown == NULL) {
+        for (int i = 0; i < NKEYS; i++)
+            if ((k[i] = PyUnicode_InternFromString(REPLY_KEYS[i])) == NULL)
+                return NULL;
+        if ((k_unknown = PyUnicode_InternFromString("?")) == NULL)
+            return NULL;
+    }
+    PyObject *list = args[0], *harness = args[1], *last[3] = {NULL, NULL, NULL};
+    PyObject *models = PyDict_New(), *others = PyList_New(0), *out = NULL;
+    double t[4] = {0.0, 0.0, 0.0, 0.0}, cost = 0.0;
+    Py_ssize_t requests = 0;
+    if (models == NULL || others == NULL)
+        goto done;
+    for (Py_ssize_t n = 0; n < PyList_GET_SIZE(list); n++) {
+        PyObject *msg = PyList_GET_ITEM(list, n);
+        if (!PyDict_CheckExact(msg)) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        PyObject *u = PyDict_GetItemWithError(msg, k[7]), *stop = PyDict_GetItemWithError(msg, k[8]);
+        PyObject *model = PyDict_GetItemWithError(msg, k[9]), *c;
+        int plain = 0;
+        if (PyErr_Occurred())
+            goto done;
+        if (u != NULL && PyDict_CheckExact(u)) {
+            for (int i = 0; i < 4; i++)
+                if (add_number(&t[i], PyDict_GetItemWithError(u, k[i])) < 0)
+                    goto done;
+            if ((c = PyDict_GetItemWithError(u, k[5])) != NULL && PyDict_CheckExact(c) &&
+                add_number(&cost, PyDict_GetItemWithError(c, k[6])) < 0)
+                goto done;
+            if (PyErr_Occurred() || (plain = plain_reply(model, u, stop, harness, k)) < 0)
+                goto done;
+        }
+        if (plain) {
+            PyObject *key = model_key(PyDict_GetItemWithError(msg, k[10]), model, last), *was;
+            if (PyErr_Occurred())
+                goto done;
+            if (key != NULL) {
+                Py_ssize_t had = (was = PyDict_GetItemWithError(models, key)) != NULL ? PyLong_AsSsize_t(was) : 0;
+                PyObject *now = PyErr_Occurred() ? NULL : PyLong_FromSsize_t(had + 1);
+                if (now == NULL || PyDict_SetItem(models, key, now) < 0) {
+                    Py_XDECREF(now);
+                    goto done;
+                }
+                Py_DECREF(now);
+                requests++;
+                continue;
+            }
+        }
+        if (PyList_Append(others, msg) < 0)
+            goto done;
+    }
+    out = Py_BuildValue("(dddddnOO)", t[0], t[1], t[2], t[3], cost, requests, models, others);
+done:
+    Py_XDECREF(models);
+    Py_XDECREF(others);
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(last[i]);
+    return out;
+}

@@ -427,17 +427,20 @@ static int number(Cursor *c, PyObject **out) {
         return NO;
     if (out == NULL)
         return OK;
+    if (!is_float) { /* (at most 18 digits: a long long, summed here rather than by strtoll) */
+        long long x = 0;
+        for (const unsigned char *q = s + (*s == '-'); q < c->p; q++)
+            x = x * 10 + (*q - '0');
+        *out = PyLong_FromLongLong(*s == '-' ? -x : x);
+        return *out == NULL ? ERR : OK;
+    }
     char buf[MAX_NUMBER + 1];
     memcpy(buf, s, len);
     buf[len] = '\0';
-    if (is_float) {
-        double d = PyOS_string_to_double(buf, NULL, NULL);
-        if (d == -1.0 && PyErr_Occurred())
-            return ERR;
-        *out = PyFloat_FromDouble(d);
-    } else {
-        *out = PyLong_FromLongLong(strtoll(buf, NULL, 10));
-    }
+    double d = PyOS_string_to_double(buf, NULL, NULL);
+    if (d == -1.0 && PyErr_Occurred())
+        return ERR;
+    *out = PyFloat_FromDouble(d);
     return *out == NULL ? ERR : OK;
 }
 
@@ -456,8 +459,9 @@ static int literal(Cursor *c, const char *word, Py_ssize_t n, PyObject *v, PyObj
 }
 
 static const Field *field_of(const Spec *spec, const unsigned char *name, Py_ssize_t len) {
-    for (Py_ssize_t i = 0; i < spec->n; i++)
-        if (spec->f[i].len == len && memcmp(spec->f[i].name, name, len) == 0)
+    for (Py_ssize_t i = 0; i < spec->n; i++) /* (the first byte before a call to memcmp) */
+        if (spec->f[i].len == len && (len == 0 || spec->f[i].name[0] == name[0]) &&
+            memcmp(spec->f[i].name, name, len) == 0)
             return &spec->f[i];
     return NULL;
 }

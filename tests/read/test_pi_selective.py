@@ -330,3 +330,47 @@ def test_inspect_reads_selectively_and_replay_does_not() -> None:
     assert sel.entries[1].message is not None and "content" not in sel.entries[1].message  # (no content built)
     assert sel.entries[1].message["usage"]["cost"]["total"] == 0.3
 
+
+
+def test_runs_of_three_byte_characters() -> None:
+    """The scanner's skip over runs of three-byte characters (_pi.c `three_byte_chars`, five at a
+    step): every alignment of a run, bounded leads (E0, ED) on both sides of their bounds, and every
+    byte of the run replaced by one that breaks it (a truncation, an overlong or surrogate form, an
+    ASCII byte, a lead of two or four bytes); a line taken is one orjson reads, with the same value."""
+    run = "中文字符测试ࠀ\u0fff퀀\ud7ff\uffff日本語のテキスト한국어".encode()
+    assert len(run) % 3 == 0 and all(0xE0 <= run[i] <= 0xEF for i in range(0, len(run), 3))
+    odd = (b"\x80", b"\xbf", b"\xe0\x80", b"\xed\xa0", b"\xe4", b"a", b"\xc3", b"\xf0\x9f\x98\x80", b"\xe0\xa0",
+           b"\xed\x9f", b'"', b"\\n", b"\x1f")
+    taken = 0
+    for lead in range(17):
+        for text in (run, b"\xc3\xa9" + run + b"\xf0\x9f\x98\x80" + run):
+            body = b"x" * lead + text
+            variants = [body] + [body[:at] + bad + body[at + 1:] for at in range(lead, len(body)) for bad in odd]
+            for s in variants:
+                line = (b'{"type":"message","id":"g","parentId":"m2","message":{"role":"user","content":"' + s
+                        + b'"},"summary":"' + s + b'"}')
+                taken += _check_line(line)
+            assert _check_line(b'{"type":"message","id":"g","message":{"content":"' + body + b'"}}')
+    assert taken > 1000
+
+
+def test_fast_marks_at_their_bounds() -> None:
+    """The scanner's compiled fast marks (_pi.c `pi_fast_ok`) against the marks themselves: every
+    numeric field a mark bounds, at, inside and past its bounds, as ints, floats, big ints (beyond
+    2**53, where a double rounds), booleans and the other JSON kinds."""
+    values = [b"0", b"-0", b"-1", b"1", b"0.0", b"-0.0", b"0.5", b"1e2", b"100000000", b"100000001", b"100000000.0",
+              b"1000000", b"1000000.0", b"1000000.5", b"1000000000000", b"1000000000001", b"253402300799999",
+              b"253402300800000", b"2.53402300799999e14", b"9007199254740993", b"9223372036854775807",
+              b"123456789012345678", b"true", b"false", b"null", b'"7"', b"[]", b"{}", b"1e99", b"-1e99"]
+    taken = 0
+    for v in values:
+        for line in (b'{"type":"message","id":"g","message":{"role":"assistant","timestamp":' + v + b',"usage":{"input":'
+                     + v + b',"totalTokens":' + v + b',"cost":{"total":' + v + b',"input":' + v + b"}}}}",
+                     b'{"type":"compaction","id":"c","tokensBefore":' + v + b',"summary":"s"}',
+                     b'{"type":"message","id":"g","message":{"role":"assistant","tokensBefore":' + v + b"}}",
+                     b'{"type":"message","id":"g","message":{"usage":{"cacheRead":' + v + b"}}}"):
+            took = _check_line(line)
+            if not (v.isdigit() and len(v) > 18):  # (an int of more than 18 digits: the C is never sure)
+                assert took == (_reference(orjson.loads(line), SPEC) is not _NO), line  # (no mark refused more)
+            taken += took
+    assert taken > 20

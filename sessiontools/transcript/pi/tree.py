@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -42,10 +43,8 @@ class SessionTree:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.entries: tuple[Entry, ...] = session.entries
-        self.by_id: dict[str, Entry] = {}
-        for e in self.entries:
-            if e.id is not None:
-                self.by_id[e.id] = e
+        self.by_id: dict[str, Entry] = dict(zip([e.id for e in self.entries], self.entries, strict=True))  # (the last wins)
+        self.by_id.pop(None, None)  # type: ignore[call-overload]
 
     @cached_property
     def children(self) -> dict[str | None, list[Entry]]:
@@ -57,40 +56,51 @@ class SessionTree:
         return out
 
     @cached_property
+    def _parent_ids(self) -> list[str | None]:
+        return [e.parent_id for e in self.entries]
+
+    @cached_property
     def leaves(self) -> list[Entry]:
         """Entries that no other entry names as parent, in file order."""
-        has_child = {pid for pid in self.children if pid is not None}
-        return [e for e in self.entries if e.id is None or e.id not in has_child]
+        # (an entry's id that another names is a key of `children`: no lookup in `by_id` needed)
+        named = set(self._parent_ids)
+        named.discard(None)
+        return [e for e in self.entries if e.id not in named]
 
     @cached_property
     def branch_points(self) -> list[Entry]:
         """Entries with more than one child, in file order."""
-        return [e for e in self.entries if e.id is not None and len(self.children.get(e.id, ())) > 1]
+        pids = self._parent_ids
+        named = set(pids)
+        named.discard(None)
+        if len(pids) - pids.count(None) == len(named):
+            return []  # no id is named twice as a parent: no entry has two children
+        counts = Counter(pids)  # (the children of an id, as `children` groups them)
+        return [e for e in self.entries if e.id is not None and counts.get(e.id, 0) > 1]
 
     @cached_property
     def labels(self) -> dict[str, str]:
         """Current label of each labelled entry id (an empty label clears it), as Pi's index keeps them."""
         out: dict[str, str] = {}
-        for e in self.entries:
-            if e.type == "label":
-                target = e.data.get("targetId")
-                if not isinstance(target, str):
-                    continue
-                label = e.data.get("label")
-                if label:
-                    out[target] = str(label)
-                else:
-                    out.pop(target, None)
+        for e in [e for e in self.entries if e.type == "label"]:
+            target = e.data.get("targetId")
+            if not isinstance(target, str):
+                continue
+            label = e.data.get("label")
+            if label:
+                out[target] = str(label)
+            else:
+                out.pop(target, None)
         return out
 
     @cached_property
     def session_name(self) -> str | None:
         """The latest `session_info` name (trimmed; empty clears it)."""
-        for e in reversed(self.entries):
-            if e.type == "session_info":
-                name = e.data.get("name")
-                return name.strip() or None if isinstance(name, str) else None
-        return None
+        infos = [e for e in self.entries if e.type == "session_info"]
+        if not infos:
+            return None
+        name = infos[-1].data.get("name")
+        return name.strip() or None if isinstance(name, str) else None
 
     @property
     def default_leaf(self) -> Entry | None:
