@@ -55,7 +55,11 @@ def _in_range(v: Any, limit: float) -> str | None:
     """Why `v` is not a finite number in [0, limit] (None when it is)."""
     if not _number(v):
         return f"not a number ({type(v).__name__})"
-    if not math.isfinite(v):
+    try:
+        finite = math.isfinite(v)
+    except OverflowError:  # an integer beyond a double's range: JSON.parse reads it as Infinity
+        return f"not a finite number (an integer of {v.bit_length():,} bits)"
+    if not finite:
         return f"not a finite number ({v!r})"
     if v < 0:
         return f"negative ({v!r})"

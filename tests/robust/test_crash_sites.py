@@ -45,6 +45,7 @@ CASES: dict[str, tuple[str, Any, tuple[Any, ...], Any, str]] = {
     "usage-1e308": ("pi", _pi("assistant"), ("message", "usage", "input"), 1e308, "message.usage.input: out of range"),  # replay/simulate.py:295, pi_compact.py:85
     "usage--1e308": ("pi", _pi("assistant"), ("message", "usage", "cacheRead"), -1e308, "message.usage.cacheRead: negative"),  # replay/metrics.py:50
     "usage-1e400": ("pi", _pi("assistant"), ("message", "usage", "output"), "__1e400__", "message.usage.output: not a finite number"),  # replay/transcripts.py:128
+    "usage-10**400": ("pi", _pi("assistant"), ("message", "usage", "input"), 10**400, "message.usage.input: not a finite number (an integer of 1,329 bits)"),  # read/values.py:58 (OverflowError)
     "usage-negative": ("pi", _pi("assistant"), ("message", "usage", "input"), -1e9, "message.usage.input: negative"),
     "cost-negative": ("pi", _pi("assistant"), ("message", "usage", "cost", "total"), -5, "message.usage.cost.total: negative"),
     "codex-usage-negative": ("codex", _CODEX_COUNT, ("payload", "info", "last_token_usage", "input_tokens"), -1e9,
