@@ -45,15 +45,21 @@ def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = 
     assumed = policy.default_window() if policy is not None else None
     if assumed:
         return assumed
-    if not path.requests:
-        n = len(path.messages)
-        raise NothingToReplay(f"{t.source}: no model request in the file ({n} message(s), no response): nothing to replay")
+    _require_requests(t, path)
     req = next((r for r in reversed(path.requests) if r.model), None)
     info = lookup(req.provider, req.model) if req else None
     if info is None:
         what = f"model {req.provider}/{req.model} is not in the bundled catalogue" if req else "no request records a model"
         raise InputError(f"{t.source}: {what}; give the context window with --context-window N")
     return info.context_window
+
+
+def _require_requests(t: Transcript, path: TranscriptPath) -> None:
+    """A path without a model request is nothing to replay at every setting (whatever window or policy
+    is given), not a run of 0 requests."""
+    if not path.requests:
+        n = len(path.messages)
+        raise NothingToReplay(f"{t.source}: no model request in the file ({n} message(s), no response): nothing to replay")
 
 
 def policy_for(t: Transcript, policy: str | None) -> PolicyName:
@@ -144,6 +150,7 @@ def walk_transcript(
     paths = [p for p in t.paths if not p.sidechain] if all_leaves else t.paths[:1]
     out = []
     for path in paths:
+        _require_requests(t, path)
         pol = make_policy(name, v, _model_id(path))
         ws = list(windows) if windows else [default_window(t, path, pol)]
         prior = priors.lookup(_model(path)) if priors is not None else None

@@ -39,9 +39,13 @@ class ExportWorker:
         rows = transcript_rows(t, self.options)
         rows.file = str(source.path)
         if self.options.replay is not None and source.agent in replay_agents(self.options.replay.get("policy")):
+            from sessiontools.errors import NothingToReplay
             from sessiontools.replay import replay_records
 
-            rows.tables["replay_runs"] = cleaned_call(replay_records, source, **self.options.replay)
+            try:
+                rows.tables["replay_runs"] = cleaned_call(replay_records, source, **self.options.replay)
+            except NothingToReplay:  # no model request: no replay row at any setting (not a run of 0 requests)
+                rows.tables["replay_runs"] = []
         return rows
 
 

@@ -90,10 +90,6 @@ def test_the_timeline_rule_finds_a_figure_of_another_run() -> None:
     assert "timeline" in [v.split(":")[0] for v in violations(fewer)]
 
 
-@pytest.mark.xfail(strict=True, reason="the walk (replay/transcripts.py, task E): a file with no model request raises "
-                   "NothingToReplay only where it needs the default window (`default_window`); with --context-window "
-                   "or under a policy that assumes a window (claude-code: 200k) it is a run of 0 requests, model "
-                   "'unknown/unknown'")
 @pytest.mark.parametrize(("windows", "policy"), [([24000], None), (None, "claude-code")])
 def test_a_file_with_no_model_request_is_nothing_to_replay_at_every_setting(windows: list[int] | None,
                                                                            policy: str | None) -> None:
