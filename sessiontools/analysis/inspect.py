@@ -137,7 +137,7 @@ def _replies(c: _Counts, replies: list[Any], pi_version: str, sums: bool) -> Non
     replies by reason, errors; with `sums`, their usage and cost too (the totals by _USAGE_KEYS and
     the cost, floats summed in file order)."""
     models: list[str] = []
-    t_in, t_out, t_read, t_write = c.totals
+    totals = list(c.totals)
     cost = c.cost
     requests = errors = overflow_errors = 0
     for msg in replies:
@@ -147,21 +147,12 @@ def _replies(c: _Counts, replies: list[Any], pi_version: str, sums: bool) -> Non
         reason = None if _plain_request(msg, u, stop) else skip_reason(msg, pi_version)
         if reason != "pseudo_reply":  # a harness's message names no model that was called
             models.append(_model_key(msg))
-        if sums and type(u) is dict:
-            get = u.get
-            v = get("input")
-            if type(v) is int or type(v) is float:
-                t_in += v
-            v = get("output")
-            if type(v) is int or type(v) is float:
-                t_out += v
-            v = get("cacheRead")
-            if type(v) is int or type(v) is float:
-                t_read += v
-            v = get("cacheWrite")
-            if type(v) is int or type(v) is float:
-                t_write += v
-            total_cost = get("cost")
+        if sums and type(u) is dict:  # (the common replies are summed in C: `_reply_sums`)
+            for k, key in enumerate(_USAGE_KEYS):
+                v = u.get(key)
+                if type(v) is int or type(v) is float:
+                    totals[k] += v
+            total_cost = u.get("cost")
             if type(total_cost) is dict:
                 v = total_cost.get("total")
                 cost += v if type(v) is float or type(v) is int else number(v)
@@ -175,7 +166,7 @@ def _replies(c: _Counts, replies: list[Any], pi_version: str, sums: bool) -> Non
                 overflow_errors += 1
     c.models.update(models)
     if sums:
-        c.totals, c.cost = [t_in, t_out, t_read, t_write], cost
+        c.totals, c.cost = totals, cost
     c.requests += requests
     c.errors += errors
     c.overflow_errors += overflow_errors
