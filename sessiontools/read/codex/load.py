@@ -40,9 +40,10 @@ from sessiontools.read.parse import gc_paused, parse_line
 from sessiontools.read.values import integer
 
 try:
-    from sessiontools.read._native import project_lines
+    from sessiontools.read._native import check_tree as _check_tree
+    from sessiontools.read._native import codex_records, project_lines
 except ImportError:  # not built on this machine: every line the ordinary way, the same records
-    project_lines = None
+    project_lines = codex_records = None
 
 _MAP = (dict, Mapping)  # a dict (what JSON gives) is tested first, without the ABC machinery
 ITEM_TYPES = frozenset({
@@ -174,19 +175,51 @@ def _ordinary(n: int, raw: memoryview, terminated: bool, path: str, records: lis
     return wrapped, ordinal
 
 
+#: The record classes `read._native.codex_records` builds, in its order (_codex.c).
+_CLASSES = (TokenUsage, TokenCount, Other, CompactionEvent, TaskEvent, ErrorEvent, ResponseItem, UsageRecord,
+            TurnContext)
+
+
 def _read_native(data: bytes, path: str, limit: int,
                  lean: dict[int, tuple[int, int]] | None = None) -> tuple[list[Record], list[Diagnostic], int, int]:
-    """`_read_lines` with the C scanner (`read._native.project_lines`): every line validated in one
-    pass, the selective types' declared fields alone built (`selective.NATIVE_SPEC`), and only
-    when the checks would keep every one as it is. A projection that is no record is read again
-    the ordinary way. With `lean` (a dict), the response items are projected too
-    (`selective.LEAN_SPEC`) and each projected item's line is put in `lean` (its `(start, stop)`)."""
+    """`_read_lines` with the C scanner: every line validated in one pass, the selective types'
+    declared fields alone built (`selective.NATIVE_SPEC`), and only when the checks would keep every
+    one as it is, and made into their records in C (`read._native.codex_records`, _codex.c: what
+    `_projected` does). A line the C does not take is read the ordinary way. With `lean` (a dict),
+    the response items are projected too (`selective.LEAN_SPEC`) and each projected item's line is
+    put in `lean` (its `(start, stop)`)."""
+    spec = NATIVE_SPEC if lean is None else LEAN_SPEC
+    if codex_records is None:
+        return _projected(data, path, limit, spec, lean)
+    taken, todo, wrapped, ordinal = codex_records(data, spec, limit, TREE, _check_tree, _CLASSES, lean)
+    if not todo:
+        return taken, [], wrapped, ordinal
+    records: list[Record] = []
+    diags: list[Diagnostic] = []
+    end, view, at = len(data), memoryview(data), 0
+    for n, start, stop, position in todo:
+        records += taken[at:position]
+        at = position
+        if limit and stop - start > limit:
+            diags.append(Diagnostic(path, n, too_long(stop - start, limit) or "", "skipped"))
+            continue
+        w, o = _ordinary(n, view[start:stop], stop < end, path, records, diags)
+        wrapped += w
+        ordinal += o
+    records += taken[at:]
+    return records, diags, wrapped, ordinal
+
+
+def _projected(data: bytes, path: str, limit: int, spec: dict[str, Any],
+               lean: dict[int, tuple[int, int]] | None) -> tuple[list[Record], list[Diagnostic], int, int]:
+    """`_read_native`'s Python reference (`codex_records` does the same in C): each line projected
+    by `project_lines` made into its record by `_record` (a projection that is no record is read
+    again the ordinary way)."""
     records: list[Record] = []
     diags: list[Diagnostic] = []
     wrapped = ordinal = 0
     end = len(data)
     view = memoryview(data)
-    spec = NATIVE_SPEC if lean is None else LEAN_SPEC
     for n, (start, stop, fields) in enumerate(project_lines(data, spec, 2, limit), 1):
         if fields is not None and type(fields.get("payload")) is dict:  # (its checked fields pass)
             item = fields.get("type") == "response_item"  # (a line without a type is projected too)
