@@ -10,8 +10,8 @@
  * int, an error message that is no str, a type other than the four projected ones, a response item
  * whose blocks fail `check_tree(fields, tree)`), its records to be put before `records[position]`.
  * `wrapped` and `ordinal` count the projected lines (all wrapped) and those with an `ordinal`.
- * `classes` is (TokenUsage, TokenCount, Other, CompactionEvent, TaskEvent, ErrorEvent, ResponseItem,
- * UsageRecord, TurnContext) of `read.codex.records`; `lean`, a dict or None, gets line -> (start,
+ * `classes` is (class, its fields' member descriptors in order) of TokenUsage, TokenCount, Other,
+ * CompactionEvent, TaskEvent, ErrorEvent, ResponseItem, UsageRecord, TurnContext (`read.codex.records`); `lean`, a dict or None, gets line -> (start,
  * stop) of each projected response item (`load._FullItems`). `load._read_native` is the Python
  * reference (the same records: tests/read/test_codex_records.py, C on against C off). */
 #define PY_SSIZE_T_CLEAN
@@ -60,9 +60,27 @@ static int is(PyObject *v, const char *text) {
     return v != NULL && PyUnicode_CheckExact(v) && PyUnicode_CompareWithASCIIString(v, text) == 0;
 }
 
-static PyObject *make(PyObject *cls, PyObject *const *args, size_t n) {
-    return PyObject_Vectorcall(cls, args, n, NULL);
+/* A record of class `kind` with its fields `args` (in the dataclass's order), made as its __init__
+ * would (which only sets each field) without the Python frame: the instance from the type's
+ * tp_new, each field set through its slot's member descriptor. `classes[kind]` is (class,
+ * descriptors) (`load._CLASSES`). */
+static PyObject *empty;
+static PyObject *make_record(PyObject *const *classes, int kind, PyObject *const *args, size_t n) {
+    PyObject *entry = classes[kind], *descrs = PyTuple_GET_ITEM(entry, 1);
+    PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
+    if ((size_t)PyTuple_GET_SIZE(descrs) != n) {
+        PyErr_SetString(PyExc_TypeError, "codex_records: a record class with other fields");
+        return NULL;
+    }
+    PyObject *obj = cls->tp_new(cls, empty, NULL);
+    for (size_t i = 0; obj != NULL && i < n; i++) {
+        PyObject *d = PyTuple_GET_ITEM(descrs, i);
+        if (Py_TYPE(d)->tp_descr_set(d, obj, args[i]) < 0)
+            Py_CLEAR(obj);
+    }
+    return obj;
 }
+#define make(cls_kind, args, n) make_record(l->cls, cls_kind, args, n)
 
 typedef struct {
     PyObject *const *cls;
@@ -88,7 +106,7 @@ static PyObject *usage_of(const Line *l, PyObject *raw, int *ordinary) {
         }
         args[i] = v;
     }
-    return make(l->cls[C_USAGE], args, 6);
+    return make(C_USAGE, args, 6);
 }
 
 /* `integer(v, None)` where it is exact here: an int, or None when absent/null; NULL otherwise. */
@@ -100,7 +118,7 @@ static PyObject *window_of(PyObject *v) {
 
 static PyObject *other(const Line *l, PyObject *type, PyObject *sub) {
     PyObject *args[4] = {l->n, l->ts, type, sub};
-    return make(l->cls[C_OTHER], args, 4);
+    return make(C_OTHER, args, 4);
 }
 
 static PyObject *token_count(const Line *l, PyObject *p, int *ordinary) {
@@ -115,7 +133,7 @@ static PyObject *token_count(const Line *l, PyObject *p, int *ordinary) {
     PyObject *total = usage_of(l, get(info, s_total), ordinary), *last = NULL, *r = NULL;
     if (total != NULL && (last = usage_of(l, get(info, s_last), ordinary)) != NULL) {
         PyObject *args[5] = {l->n, l->ts, total, last, window};
-        r = make(l->cls[C_COUNT], args, 5);
+        r = make(C_COUNT, args, 5);
     }
     Py_XDECREF(total);
     Py_XDECREF(last);
@@ -140,7 +158,7 @@ static PyObject *task(const Line *l, PyObject *p, PyObject *kind, int *ordinary)
                          err ? str_or_none(get(err, s_message)) : Py_None,
                          err ? str_or_none(get(err, s_error_info)) : Py_None,
                          attribution ? str_or_none(get(attribution, s_trigger)) : Py_None};
-    return make(l->cls[C_TASK], args, 8);
+    return make(C_TASK, args, 8);
 }
 
 /* `load._event`: an event_msg line's record. */
@@ -152,7 +170,7 @@ static PyObject *event(const Line *l, PyObject *p, int *ordinary) {
         PyObject *item = member_object(p, s_item);
         if (item != NULL && is(get(item, s_type), "ContextCompaction")) {
             PyObject *args[3] = {l->n, l->ts, s_item_completed};
-            return make(l->cls[C_COMPACTION], args, 3);
+            return make(C_COMPACTION, args, 3);
         }
         return other(l, s_event_msg, kind);
     }
@@ -167,11 +185,11 @@ static PyObject *event(const Line *l, PyObject *p, int *ordinary) {
             return NULL;
         }
         PyObject *args[4] = {l->n, l->ts, message, str_or_none(info)};
-        return make(l->cls[C_ERROR], args, 4);
+        return make(C_ERROR, args, 4);
     }
     if (is(kind, "context_compacted")) {
         PyObject *args[3] = {l->n, l->ts, s_context_compacted};
-        return make(l->cls[C_COMPACTION], args, 3);
+        return make(C_COMPACTION, args, 3);
     }
     return other(l, s_event_msg, str_or_none(kind));
 }
@@ -188,13 +206,13 @@ static PyObject *record(const Line *l, PyObject *p, PyObject *kind, int *ordinar
             return NULL;
         }
         PyObject *args[5] = {l->n, l->ts, item_type, str_or_none(get(p, s_role)), p};
-        return make(l->cls[C_ITEM], args, 5);
+        return make(C_ITEM, args, 5);
     }
     if (is(kind, "token_usage_record")) {
         PyObject *u = usage_of(l, get(p, s_usage), ordinary), *r = NULL;
         if (u != NULL) {
             PyObject *args[4] = {l->n, l->ts, str_or_none(get(p, s_response_id)), u};
-            r = make(l->cls[C_RECORD], args, 4);
+            r = make(C_RECORD, args, 4);
             Py_DECREF(u);
         }
         return r;
@@ -202,7 +220,7 @@ static PyObject *record(const Line *l, PyObject *p, PyObject *kind, int *ordinar
     if (is(kind, "turn_context")) {
         PyObject *args[5] = {l->n, l->ts, str_or_none(get(p, s_turn_id)), str_or_none(get(p, s_model)),
                              str_or_none(get(p, s_cwd))};
-        return make(l->cls[C_TURN], args, 5);
+        return make(C_TURN, args, 5);
     }
     *ordinary = 1; /* (no type, or another one: the ordinary way says what it is) */
     return NULL;
@@ -255,7 +273,18 @@ PyObject *codex_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "codex_records(data, spec, limit, tree, check_tree, classes: tuple of 9, lean: dict or None)");
         return NULL;
     }
-    if (s_timestamp == NULL && intern_all() < 0)
+    for (int i = 0; i < N_CLASSES; i++) {
+        PyObject *e = PyTuple_GET_ITEM(args[5], i);
+        int ok = PyTuple_CheckExact(e) && PyTuple_GET_SIZE(e) == 2 && PyType_Check(PyTuple_GET_ITEM(e, 0)) &&
+                 PyTuple_CheckExact(PyTuple_GET_ITEM(e, 1));
+        for (Py_ssize_t j = 0; ok && j < PyTuple_GET_SIZE(PyTuple_GET_ITEM(e, 1)); j++)
+            ok = Py_TYPE(PyTuple_GET_ITEM(PyTuple_GET_ITEM(e, 1), j))->tp_descr_set != NULL;
+        if (!ok) {
+            PyErr_SetString(PyExc_TypeError, "codex_records: classes are (class, field descriptors) pairs");
+            return NULL;
+        }
+    }
+    if (s_timestamp == NULL && (intern_all() < 0 || (empty = PyTuple_New(0)) == NULL))
         return NULL;
     PyObject *first = PyLong_FromLong(2);
     if (first == NULL)

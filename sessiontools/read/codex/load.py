@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -175,9 +176,10 @@ def _ordinary(n: int, raw: memoryview, terminated: bool, path: str, records: lis
     return wrapped, ordinal
 
 
-#: The record classes `read._native.codex_records` builds, in its order (_codex.c).
-_CLASSES = (TokenUsage, TokenCount, Other, CompactionEvent, TaskEvent, ErrorEvent, ResponseItem, UsageRecord,
-            TurnContext)
+#: The record classes `read._native.codex_records` builds, in its order (_codex.c), each with its
+#: fields' slots in its constructor's order (the C sets them as the dataclass's `__init__` does).
+_CLASSES = tuple((cls, tuple(getattr(cls, f.name) for f in fields(cls))) for cls in (
+    TokenUsage, TokenCount, Other, CompactionEvent, TaskEvent, ErrorEvent, ResponseItem, UsageRecord, TurnContext))
 
 
 def _read_native(data: bytes, path: str, limit: int,
