@@ -63,15 +63,17 @@ static int is(PyObject *v, const char *text) {
 /* A record of class `kind` with its fields `args` (in the dataclass's order), made as its __init__
  * would (which only sets each field) without the Python frame: the instance from the type's
  * tp_new, each field set through its slot's member descriptor. `classes[kind]` is (class,
- * descriptors) (`load._CLASSES`). */
+ * descriptors) (`load._CLASSES`; _codex_path.c's too). */
 static PyObject *empty;
-static PyObject *make_record(PyObject *const *classes, int kind, PyObject *const *args, size_t n) {
-    PyObject *entry = classes[kind], *descrs = PyTuple_GET_ITEM(entry, 1);
+PyObject *codex_make(PyObject *entry, PyObject *const *args, size_t n) {
+    PyObject *descrs = PyTuple_GET_ITEM(entry, 1);
     PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
     if ((size_t)PyTuple_GET_SIZE(descrs) != n) {
         PyErr_SetString(PyExc_TypeError, "codex_records: a record class with other fields");
         return NULL;
     }
+    if (empty == NULL && (empty = PyTuple_New(0)) == NULL)
+        return NULL;
     PyObject *obj = cls->tp_new(cls, empty, NULL);
     for (size_t i = 0; obj != NULL && i < n; i++) {
         PyObject *d = PyTuple_GET_ITEM(descrs, i);
@@ -80,7 +82,7 @@ static PyObject *make_record(PyObject *const *classes, int kind, PyObject *const
     }
     return obj;
 }
-#define make(cls_kind, args, n) make_record(l->cls, cls_kind, args, n)
+#define make(kind, args, n) codex_make(l->cls[kind], args, n)
 
 typedef struct {
     PyObject *const *cls;
@@ -284,7 +286,7 @@ PyObject *codex_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
     }
-    if (s_timestamp == NULL && (intern_all() < 0 || (empty = PyTuple_New(0)) == NULL))
+    if (s_timestamp == NULL && intern_all() < 0)
         return NULL;
     PyObject *first = PyLong_FromLong(2);
     if (first == NULL)

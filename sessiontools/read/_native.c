@@ -200,6 +200,7 @@ PyObject *project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 void project_init(void);
 PyObject *pi_project_lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi.c */
 PyObject *codex_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _codex.c */
+PyObject *codex_feed(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _codex_path.c */
 PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 void pi_init(void);
@@ -215,6 +216,8 @@ static PyMethodDef methods[] = {
      "project_lines(data, spec, first, limit) -> list of (start, stop, fields or None) (see _project.c)"},
     {"codex_records", (PyCFunction)(void (*)(void))codex_records, METH_FASTCALL,
      "codex_records(data, spec, limit, tree, check_tree, classes, lean) -> a rollout's projected records (see _codex.c)"},
+    {"codex_feed", (PyCFunction)(void (*)(void))codex_feed, METH_FASTCALL,
+     "codex_feed(builder, records, start, kinds) -> the first record it does not take (see _codex_path.c)"},
     {"pi_project_lines", (PyCFunction)(void (*)(void))pi_project_lines, METH_FASTCALL,
      "pi_project_lines(data, spec, first, limit) -> project_lines with check-only fields (see _pi.c)"},
     {"pi_entries", (PyCFunction)(void (*)(void))pi_entries, METH_FASTCALL,

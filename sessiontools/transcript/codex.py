@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessiontools.read.codex.load import with_slots
 from sessiontools.read.codex.records import (
     Compacted,
     CompactionEvent,
@@ -63,7 +64,14 @@ from sessiontools.read.codex.records import (
 )
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
-from sessiontools.transcript.codex_items import item_message, lean_item_message
+from sessiontools.transcript.codex_items import (
+    ASSISTANT_ITEMS,
+    CALLS,
+    ROLES,
+    TOOL_ITEMS,
+    item_message,
+    lean_item_message,
+)
 from sessiontools.transcript.codex_items import output_text as output_text  # (policies.codex reads it here)
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
@@ -380,12 +388,37 @@ def _billed(rollout: Rollout, provider: str | None, metas: list[SessionMeta]) ->
     return out
 
 
+try:
+    from sessiontools.read._native import codex_feed as _codex_feed
+except ImportError:  # not built on this machine: `_Builder.feed` takes every record
+    _codex_feed = None
+
+#: What `read._native.codex_feed` (sessiontools/read/_codex_path.c) needs, in its order.
+_KINDS = (Other, ResponseItem, TokenCount, UsageRecord, TurnContext, TaskEvent, CompactionEvent, with_slots(Message),
+          with_slots(Request), with_slots(Usage), ROLES, Role.TOOL, Role.ASSISTANT, Role.SUMMARY, Role.OTHER,
+          TOOL_ITEMS, CALLS, ASSISTANT_ITEMS, OVERFLOW_INFO)
+
+
+def _feed_all(b: _Builder, records: tuple[Any, ...]) -> None:
+    """Every record fed to `b`: in a lean reading, the common ones by `codex_feed` (C: the same
+    changes `_Builder.feed` makes, tests/transcript/test_codex_feed.py), the others by `feed`."""
+    if _codex_feed is None or not b.lean:
+        for r in records:
+            b.feed(r)
+        return
+    i, n = 0, len(records)
+    while i < n:
+        i = _codex_feed(b, records, i, _KINDS)
+        if i < n:
+            b.feed(records[i])
+            i += 1
+
+
 def codex_transcript(rollout: Rollout) -> Transcript:
     """A Codex rollout as a neutral transcript (see the module docstring for each decision)."""
     b = _Builder(rollout, lean=rollout.full_item is not None)
     with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
-        for r in rollout.records:
-            b.feed(r)
+        _feed_all(b, rollout.records)
     b.flush_pending()
     _events_as_compactions(b, rollout)
     path = TranscriptPath(None, tuple(b.messages), tuple(b.requests), tuple(b.compactions), tuple(b.overflows),

@@ -101,7 +101,7 @@ def item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str 
 
 
 #: The tool calls `item_message` gives an assistant message whose id is the call's id.
-_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 
 
 def lean_item_message(item: Mapping[str, Any], index: int, line: int, timestamp: str | None) -> Message | None:
@@ -114,7 +114,7 @@ def lean_item_message(item: Mapping[str, Any], index: int, line: int, timestamp:
         return item_message(item, index, line, timestamp)
     if kind in TOOL_ITEMS:
         return Message(index, _call_id(item), line, Role.TOOL, (), timestamp, item)
-    if kind in _CALLS:
+    if kind in CALLS:
         return Message(index, _call_id(item), line, Role.ASSISTANT, (), timestamp, item)
     if kind == "message":
         role = item.get("role")

@@ -176,9 +176,14 @@ def _ordinary(n: int, raw: memoryview, terminated: bool, path: str, records: lis
     return wrapped, ordinal
 
 
-#: The record classes `read._native.codex_records` builds, in its order (_codex.c), each with its
-#: fields' slots in its constructor's order (the C sets them as the dataclass's `__init__` does).
-_CLASSES = tuple((cls, tuple(getattr(cls, f.name) for f in fields(cls))) for cls in (
+def with_slots(cls: type) -> tuple[type, tuple[Any, ...]]:
+    """A slots dataclass with its fields' slots in its constructor's order: how the C makes one
+    (`codex_make`, _codex.c: each slot set as the dataclass's `__init__`, which only sets them)."""
+    return cls, tuple(getattr(cls, f.name) for f in fields(cls))
+
+
+#: The record classes `read._native.codex_records` builds, in its order (_codex.c).
+_CLASSES = tuple(with_slots(cls) for cls in (
     TokenUsage, TokenCount, Other, CompactionEvent, TaskEvent, ErrorEvent, ResponseItem, UsageRecord, TurnContext))
 
 
