@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import fields
+from dataclasses import fields as _dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +179,7 @@ def _ordinary(n: int, raw: memoryview, terminated: bool, path: str, records: lis
 def with_slots(cls: type) -> tuple[type, tuple[Any, ...]]:
     """A slots dataclass with its fields' slots in its constructor's order: how the C makes one
     (`codex_make`, _codex.c: each slot set as the dataclass's `__init__`, which only sets them)."""
-    return cls, tuple(getattr(cls, f.name) for f in fields(cls))
+    return cls, tuple(getattr(cls, f.name) for f in _dataclass_fields(cls))
 
 
 #: The record classes `read._native.codex_records` builds, in its order (_codex.c).
