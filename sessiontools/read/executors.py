@@ -357,9 +357,9 @@ def dask_map(
     `on_done()` is called once per path as its task finishes, in completion order. A task that
     raises re-raises here.
     """
-    from distributed import as_completed
+    with dask_client(cluster, preload) as client:  # (imports distributed the lean way: `import_client`)
+        from distributed import as_completed
 
-    with dask_client(cluster, preload) as client:
         threads = sum(client.nthreads().values()) or 1
         groups = batches(list(sizes) if sizes is not None else [0] * len(paths), threads)
         futures = [client.submit(_batch, [paths[i] for i in g], task, args, pure=False, priority=len(groups) - k)
