@@ -125,13 +125,47 @@ def agent_ratios(mb: float, corpora: dict[str, Path]) -> dict[str, float]:
     return out
 
 
+#: The committed results: written only by a whole run (no `--only`) that meets every target not blocked.
+RESULTS = ROOT / "bench" / "results.json"
+
+
+def refuse_write(out_path: Path | None, partial: bool, missed: list[str]) -> str | None:
+    """Why `out_path` must not be written, or None. bench/results.json holds one whole run meeting
+    every target (issue 28): a partial run (`--only`) or one that missed a target goes elsewhere
+    (`--out`) or nowhere."""
+    if out_path is None or out_path.resolve() != RESULTS.resolve():
+        return None
+    if partial:
+        return f"{RESULTS.name} holds whole runs only: --only measures a part"
+    if missed:
+        return f"{RESULTS.name} holds runs meeting every target; missed: {', '.join(missed)}"
+    return None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """`text` into `path` through a temporary file beside it and a rename: a reader sees the old
+    results or the new ones, never half a file."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--corpus", type=Path, default=ROOT / "bench" / "corpus")
     ap.add_argument("--mb", type=float, default=300)
     ap.add_argument("--agent-mb", type=float, default=100, help="size of the Codex and Claude Code corpora")
     ap.add_argument("--out", type=Path, default=None,
-                    help="where to write the results (default bench/results.json; with --only, nowhere unless given)")
+                    help="where to write the results (default bench/results.json, written only by a whole run meeting "
+                         "every target; with --only, nowhere unless given)")
     ap.add_argument("--only", default=None,
                     help=f"comma-separated pieces to run, of: {', '.join(PIECES)} (the rest is not measured)")
     a = ap.parse_args()
@@ -217,14 +251,15 @@ def main() -> int:
         "load_average": [round(x, 2) for x in os.getloadavg()],  # at the end of the run
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
     }
-    if out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(json.dumps(payload, indent=2) + "\n")
+    missed = [k for k, ok in verdicts.items() if not ok and k not in BLOCKED]
+    refused = refuse_write(out_path, a.only is not None, missed)
+    if out_path is not None and refused is None:
+        write_atomically(out_path, json.dumps(payload, indent=2) + "\n")
     for k, v in results.items():
         mark = "" if k not in verdicts else ("  ok" if verdicts[k] else "  MISSES TARGET")
         print(f"{k:22s} {v}{mark}{'  (blocked: see results.json)' if mark and not verdicts[k] and k in BLOCKED else ''}")
-    print(f"written to {out_path}" if out_path is not None else "not written (--only without --out)")
-    missed = [k for k, ok in verdicts.items() if not ok and k not in BLOCKED]
+    print(f"written to {out_path}" if out_path is not None and refused is None
+          else f"not written ({refused or '--only without --out'})")
     if missed:
         print(f"bench: targets missed: {', '.join(missed)}", file=sys.stderr)
         return 1
