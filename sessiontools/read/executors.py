@@ -367,8 +367,9 @@ def dask_map(
         index = {f.key: k for k, f in enumerate(futures)}
         ready: dict[int, Any] = {}
         nxt = 0
-        for fut in as_completed(futures, loop=client.loop):
-            results = fut.result()
+        # with_results: each task's results are gathered by the client's event loop as it finishes,
+        # while this thread hands earlier ones on (not one gather round trip after another here).
+        for fut, results in as_completed(futures, loop=client.loop, with_results=True):
             fut.release()
             for i, r in zip(groups[index[fut.key]], results, strict=True):
                 ready[i] = r
