@@ -42,13 +42,14 @@ ROUNDS = 9
 clock = time.process_time
 
 
-def _python_run(session_file: Path, window: int) -> tuple[float, Any]:
+def _python_run(session_file: Path, window: int, tokenizer: str | None = None) -> tuple[float, Any]:
+    """One setting as users run it (`--truth-tokenizer auto` unless `tokenizer` is given)."""
     from sessiontools.read import load_session
     from sessiontools.replay import replay_session
 
     t = clock()
     (pr,) = replay_session(load_session(session_file), windows=[window], reserves=[RESERVE], keeps=[KEEP],
-                           policy="pi-0")
+                           policy="pi-0", truth_tokenizer=tokenizer)
     return clock() - t, pr
 
 
@@ -155,7 +156,8 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
                 r |= {"grid": t, "grid_wall": time.perf_counter() - w}
                 js_grid = js_run(grid_command)
                 r |= {"js_grid": js_grid["cpu_ms"] / 1000, "js_grid_wall": js_grid["ms"] / 1000,
-                      "js_grid_parse_share": js_grid["parse_ms"] / js_grid["ms"], "parse": _parse_only(session_file)}
+                      "js_grid_parse_share": js_grid["parse_ms"] / js_grid["ms"], "parse": _parse_only(session_file),
+                      "chars4": _python_run(session_file, window, "chars4")[0]}
                 rounds.append(r)
         finally:
             node.stdin.close()
@@ -175,7 +177,8 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
           f"  CPU time, warm, medians of {ROUNDS} interleaved rounds: one setting {med['one'] * 1000:.0f} ms vs Node "
           f"{med['js'] * 1000:.0f} ms; grid 5x5 {med['grid'] * 1000:.0f} ms vs Node {med['js_grid'] * 1000:.0f} ms "
           f"(its reading + JSON.parse {med['js_grid_parse_share']:.0%}); the floor, reading + orjson alone, "
-          f"{med['parse'] * 1000:.1f} ms\n"
+          f"{med['parse'] * 1000:.1f} ms; one setting under --truth-tokenizer chars4 (Node's counter: the fitted "
+          f"ratio x ceil(chars / 4)) {med['chars4'] * 1000:.0f} ms (auto chose {pr.truth.counter})\n"
           f"  wall-clock bests (load {os.getloadavg()[0]:.1f}): one {best['one_wall'] * 1000:.0f} ms vs Node "
           f"{best['js_wall'] * 1000:.0f} ms, grid {best['grid_wall'] * 1000:.0f} ms vs Node {best['js_grid_wall'] * 1000:.0f} ms")
     if not same:
@@ -198,6 +201,10 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
         # Reported: Python's floor (reading + orjson.loads of the file, no replay) / Node's whole run.
         "replay_parse_only_vs_pi_js": round(pair["parse"], 3),
         "replay_clock": f"process CPU time, warm, median of {ROUNDS} interleaved pairs",
+        # Reported: the one setting under chars4, the counter the Node side is given, / Node's run;
+        # the rest of replay_vs_pi_js is `--truth-tokenizer auto`'s choice and its tokenizer's counts.
+        "replay_chars4_vs_pi_js": round(statistics.median(r["chars4"] / r["js"] for r in rounds), 3),
+        "replay_truth_counter": pr.truth.counter,
         "replay_same_compactions": same,
         "replay_compactions": len(ours),
         "replay_window": window,
