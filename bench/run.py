@@ -49,6 +49,35 @@ BLOCKED = {
 }
 
 
+#: How each judged ratio is measured: the clock, warm or cold, the rounds, and the result key of its
+#: floor (what the ratio would be if our side cost nothing but what it cannot avoid), where it has one.
+#: Printed beside each ratio and written into results.json (`method`); tests hold it to TARGETS.
+METHOD = {
+    "inspect_vs_orjson": ("wall, in process, page cache warm, best of 3 interleaved", None),
+    "inspect_cli_vs_orjson": ("wall of the CLI process vs in-process orjson, page cache warm, best of 3 interleaved",
+                              None),
+    "jobs2_vs_jobs1": ("wall of the CLI process, page cache warm, best of 3 interleaved", None),
+    "inspect_table_vs_json": ("wall of the CLI process, page cache warm, best of 3 interleaved", None),
+    "startup_s": ("wall of `sessiontools --help`, best of 10", None),
+    "o200k_vs_tiktoken": ("wall, cold token cache, median of 3 rounds' ratios (raw side before and after each)", None),
+    "warm_vs_cold": ("wall, cold vs warm caches of the same files, best of 3", None),
+    "grid25_vs_one": ("process CPU, warm, median of 9 interleaved pairs' ratios", None),
+    "replay_grid25_vs_pi_js": ("process CPU of both sides, warm, median of 9 interleaved pairs' ratios",
+                               "replay_grid25_node_parse_share"),
+    "dask_local_vs_jobs": ("wall, the LocalCluster's start and stop included (cold cluster), best of 2 interleaved",
+                           "dask_local_startup_s"),
+    "dask_running_vs_jobs": ("wall, cluster running and warmed by one run, median of 5 interleaved pairs' ratios",
+                             "dask_running_floor"),
+    "inspect_cpu_vs_ccusage_pi": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
+                                  "inspect_cpu_vs_ccusage_pi_floor"),
+    "inspect_cpu_vs_ccusage_claude_code": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
+                                           "inspect_cpu_vs_ccusage_claude_code_floor"),
+    "inspect_cpu_vs_ccusage_codex": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
+                                     "inspect_cpu_vs_ccusage_codex_floor"),
+    "estimate_error_cold_vs_tokenize": ("wall of both processes, empty token cache, best of 2", None),
+}
+
+
 #: What `--only` can choose: each runs its benchmarks of the list above (`agents`: the Codex and
 #: Claude Code corpora's CLI ratios; `peers`: the ccusage ratios, which need those corpora too).
 PIECES = ("inspect", "cli", "agents", "peers", "replay", "tokens", "estimate_cold", "dask_local", "dask_running",
@@ -245,6 +274,8 @@ def main() -> int:
         "targets": {k: f"{op} {v}" for k, (op, v) in TARGETS.items()}
         | {"peak_rss_mb": "<= 2 x largest_session_mb + 100", "replay_same_compactions": "true"},
         "meets_target": verdicts,
+        "method": {k: {"how": how, **({"floor": results.get(floor)} if floor else {})}
+                   for k, (how, floor) in METHOD.items() if k in results},
         "blocked": {k: v for k, v in BLOCKED.items() if k in verdicts},
         "corpus": {"sessions": len(files), "mb": round(total / 1e6, 1)},
         "commit": commit(),
@@ -257,7 +288,10 @@ def main() -> int:
         write_atomically(out_path, json.dumps(payload, indent=2) + "\n")
     for k, v in results.items():
         mark = "" if k not in verdicts else ("  ok" if verdicts[k] else "  MISSES TARGET")
-        print(f"{k:22s} {v}{mark}{'  (blocked: see results.json)' if mark and not verdicts[k] and k in BLOCKED else ''}")
+        how, floor = METHOD.get(k, (None, None))
+        note = f"  [{how}{f'; floor {floor} = {results.get(floor)}' if floor else ''}]" if how else ""
+        print(f"{k:22s} {v}{mark}{'  (blocked: see results.json)' if mark and not verdicts[k] and k in BLOCKED else ''}"
+              f"{note}")
     print(f"written to {out_path}" if out_path is not None and refused is None
           else f"not written ({refused or '--only without --out'})")
     if missed:

@@ -24,3 +24,20 @@ def test_results_are_written_atomically(tmp_path: Path) -> None:
     write_atomically(out, '{"a": 1}\n')
     assert out.read_text() == '{"a": 1}\n'
     assert [p.name for p in out.parent.iterdir()] == ["results.json"]  # no temporary file left
+
+
+def test_every_judged_ratio_states_how_it_is_measured() -> None:
+    """Each target's ratio has its clock, warm or cold and rounds stated (METHOD), and a floor named
+    there is a key some benchmark returns (so it is printed beside the ratio, not a dangling name)."""
+    import re
+
+    from bench.run import METHOD, TARGETS
+
+    assert set(METHOD) == set(TARGETS)
+    for key, (how, floor) in METHOD.items():
+        assert re.search(r"wall|CPU", how) and re.search(r"warm|cold|best of|median", how), key
+        if floor:
+            sources = "".join(p.read_text() for p in (Path(__file__).parent.parent / "bench").glob("*.py")
+                              if p.name != "run.py")  # (run.py names them in METHOD)
+            built = re.fullmatch(r"inspect_cpu_vs_ccusage_(pi|claude_code|codex)_floor", floor)
+            assert f'"{floor}"' in sources or (built and 'f"inspect_cpu_vs_ccusage_{agent}_floor"' in sources), key
