@@ -55,9 +55,10 @@ def dask_running_vs_jobs(corpus: Path, rounds: int = 5) -> dict[str, float]:
     the clock (a `dask scheduler` and 2 single-threaded `dask worker` processes, reached through
     DASK_SCHEDULER_ADDRESS) / `inspect --jobs 2`, wall time; the median of `rounds` interleaved pairs'
     ratios. The cluster's workers are warmed by one untimed run. `dask_running_floor`: the same ratio
-    if Dask cost nothing but the client's fixed start (`client_fixed_cost`, measured each round). Where the time goes is printed beside it: the CPU of each run's
-    processes (`--jobs 2`'s; the Dask client's, the scheduler's, the workers'). `dask_local_startup_s`: timed inside a fresh process, `import
-    distributed` and a LocalCluster of 2 workers started and closed (reported, no target)."""
+    if Dask cost nothing but the client's fixed start (`client_fixed_cost`, measured each round).
+    Where the time goes is printed beside it: the CPU of each run's processes (`--jobs 2`'s; the Dask
+    client's, the scheduler's, the workers'). `dask_local_startup_s`: timed inside a fresh process,
+    `import distributed` and a LocalCluster of 2 workers started and closed (reported, no target)."""
     import tempfile
 
     inspect = ["inspect", str(corpus), "--format", "json", "-o", os.devnull, "--jobs", "2"]
