@@ -50,13 +50,15 @@ def _cpu(procs: list[subprocess.Popen[bytes]]) -> dict[str, float]:
             "workers": sum(tree(p.pid) for p in procs[1:])}
 
 
-def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
+def dask_running_vs_jobs(corpus: Path, rounds: int = 5) -> dict[str, float]:
     """`dask_running_vs_jobs`: `inspect --executor dask` against a 2-worker cluster started before
     the clock (a `dask scheduler` and 2 single-threaded `dask worker` processes, reached through
-    DASK_SCHEDULER_ADDRESS) / `inspect --jobs 2`; interleaved, best of each. The cluster's workers
-    are warmed by one untimed run. Where the time goes is printed beside it: the CPU of each run's
-    processes (`--jobs 2`'s; the Dask client's, the scheduler's, the workers'). `dask_local_startup_s`: timed inside a fresh process, `import
-    distributed` and a LocalCluster of 2 workers started and closed (reported, no target)."""
+    DASK_SCHEDULER_ADDRESS) / `inspect --jobs 2`, wall time; the median of `rounds` interleaved pairs'
+    ratios. The cluster's workers are warmed by one untimed run. `dask_running_floor`: the same ratio
+    if Dask cost nothing but the client's fixed start (`client_fixed_cost`, measured each round).
+    Where the time goes is printed beside it: the CPU of each run's processes (`--jobs 2`'s; the Dask
+    client's, the scheduler's, the workers'). `dask_local_startup_s`: timed inside a fresh process,
+    `import distributed` and a LocalCluster of 2 workers started and closed (reported, no target)."""
     import tempfile
 
     inspect = ["inspect", str(corpus), "--format", "json", "-o", os.devnull, "--jobs", "2"]
@@ -86,15 +88,15 @@ def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
                 c.wait_for_workers(2, timeout=60)
             env = dict(base, DASK_SCHEDULER_ADDRESS=address)
             wall([*inspect, "--executor", "dask"], env)  # warm: the workers' imports
-            t_jobs = t_dask = float("inf")
             cpu: list[dict[str, float]] = []
             for _ in range(rounds):
                 before = _cpu(procs)
-                t_jobs = min(t_jobs, wall(inspect, base))
+                t_jobs = wall(inspect, base)
                 middle = _cpu(procs)
-                t_dask = min(t_dask, wall([*inspect, "--executor", "dask"], env))
+                t_dask = wall([*inspect, "--executor", "dask"], env)
                 after = _cpu(procs)
-                cpu.append({"jobs2": middle["us"] - before["us"],
+                cpu.append({"jobs2": middle["us"] - before["us"], "t_jobs": t_jobs, "t_dask": t_dask,
+                            "fixed": client_fixed_cost(address, base),
                             **{k: after[k] - middle[k] for k in ("us", "scheduler", "workers")}})
         finally:
             for p in reversed(procs):
@@ -111,10 +113,30 @@ def dask_running_vs_jobs(corpus: Path, rounds: int = 3) -> dict[str, float]:
     for _ in range(rounds):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=base, check=True)
         starts.append(float(out.stdout.strip().splitlines()[-1]))
-    print(f"inspect --jobs 2 {t_jobs:.2f}s; --executor dask on a running 2-worker cluster {t_dask:.2f}s; "
-          f"LocalCluster start+stop {min(starts):.2f}s")
     med = {k: statistics.median(c[k] for c in cpu) for k in cpu[0]}
-    print(f"  CPU per run (medians of {rounds}): --jobs 2 {med['jobs2']:.2f}s (process and workers); Dask: the client "
+    ratio = statistics.median(c["t_dask"] / c["t_jobs"] for c in cpu)
+    floor = statistics.median((c["t_jobs"] + c["fixed"]) / c["t_jobs"] for c in cpu)
+    print(f"inspect --jobs 2 {med['t_jobs']:.2f}s; --executor dask on a running 2-worker cluster {med['t_dask']:.2f}s "
+          f"(wall, warm, medians of {rounds} interleaved pairs, load {os.getloadavg()[0]:.1f}); "
+          f"LocalCluster start+stop {min(starts):.2f}s")
+    print(f"  CPU per run (medians): --jobs 2 {med['jobs2']:.2f}s (process and workers); Dask: the client "
           f"{med['us']:.2f}s, the scheduler {med['scheduler']:.2f}s, the workers and their nannies "
           f"{med['workers']:.2f}s (their background polling included: it grows with the wall time)")
-    return {"dask_running_vs_jobs": round(t_dask / t_jobs, 3), "dask_local_startup_s": round(min(starts), 3)}
+    print(f"  the floor: the client's import of distributed and its connection, {med['fixed']:.2f}s of wall before "
+          f"any task can start, added to --jobs 2's run: {floor:.2f}")
+    return {"dask_running_vs_jobs": round(ratio, 3), "dask_running_floor": round(floor, 3),
+            "dask_client_fixed_s": round(med["fixed"], 3), "dask_local_startup_s": round(min(starts), 3)}
+
+
+#: A fresh process importing the client the way the CLI does and connecting (nothing submitted).
+CLIENT_PROBE = ("import sys,time;t=time.perf_counter()\nfrom sessiontools.read.executors import import_client\n"
+                "with import_client()(sys.argv[1], set_as_default=False) as c: c.nthreads()\n"
+                "print(time.perf_counter()-t)")
+
+
+def client_fixed_cost(address: str, env: dict[str, str]) -> float:
+    """Wall seconds from a fresh interpreter to a client connected to `address` (the CLI's import,
+    `executors.import_client`): what a Dask run pays before its first task and `--jobs` does not."""
+    out = subprocess.run([sys.executable, "-c", CLIENT_PROBE, address], capture_output=True, text=True, env=env,
+                         check=True)
+    return float(out.stdout.strip().splitlines()[-1])

@@ -11,7 +11,9 @@
 //   node bench/pi_replay.mjs <pi package dir> <session.jsonl> <truth.json> <window> <reserve> <keep>
 //
 // Then one line per run on stdin ("run", or "grid R1,R2;K1,K2" for a grid of settings); each answer is one JSON line on stdout:
-// {"ms": elapsed ms of parse + simulation, "parse_ms": of reading + JSON.parse alone, "compactions": [[parentId, firstKeptEntryId, tokensBefore], ...]}.
+// {"ms": elapsed ms of parse + simulation, "cpu_ms": this process's CPU time over it (user + system, every
+// thread: V8's compiler and collector threads included), "parse_ms": of reading + JSON.parse alone,
+// "compactions": [[parentId, firstKeptEntryId, tokensBefore], ...]}.
 // The process stays alive between runs, so the measured runs are warm, like Python's.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -35,6 +37,7 @@ function simulate(reserve, keep) {
     const settings = { enabled: true, reserveTokens: reserve, keepRecentTokens: keep };
     const threshold = window - settings.reserveTokens;
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const entries = [];
     for (const line of readFileSync(file, "utf8").split("\n")) {
         if (!line.trim()) continue;
@@ -157,7 +160,7 @@ function simulate(reserve, keep) {
     }
     for (let j = pos; j < base.length; j++) synthetic.push(base[j]);
     const ms = performance.now() - t0;
-    return { ms, parse_ms: parsed - t0, compactions: out, overflows, mid_run: midRun, early, late, billed, summarization_input: sumIn };
+    return { ms, cpu_ms: cpuMs(c0), parse_ms: parsed - t0, compactions: out, overflows, mid_run: midRun, early, late, billed, summarization_input: sumIn };
 }
 
 // "grid R1,R2,...;K1,K2,...": every setting of the grid as Pi's own code runs it, one full run
@@ -165,6 +168,7 @@ function simulate(reserve, keep) {
 function grid(spec) {
     const [rs, ks] = spec.split(";").map((part) => part.split(",").map(Number));
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const runs = [];
     let parseMs = 0;
     for (const r of rs) for (const k of ks) {
@@ -172,7 +176,12 @@ function grid(spec) {
         parseMs += one.parse_ms;
         runs.push({ reserve: r, keep: k, compactions: one.compactions });
     }
-    return { ms: performance.now() - t0, parse_ms: parseMs, runs };
+    return { ms: performance.now() - t0, cpu_ms: cpuMs(c0), parse_ms: parseMs, runs };
+}
+
+function cpuMs(since) {
+    const c = process.cpuUsage(since);
+    return (c.user + c.system) / 1000;
 }
 
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });

@@ -1,7 +1,14 @@
 """`replay_vs_pi_js`, `grid25_vs_one` and `replay_grid25_vs_pi_js`: our replay against the same
-simulation over Pi's own functions in Node (bench/pi_replay.mjs), both warm, interleaved, best of
-several runs on each side, and the compaction positions of both sides compared (for the grid: of
-every one of its 25 settings).
+simulation over Pi's own functions in Node (bench/pi_replay.mjs), both warm (each side's process has
+run the same work untimed first, the file is in the page cache), interleaved, and the compaction
+positions of both sides compared (for the grid: of every one of its 25 settings).
+
+Clock: each side's process CPU time (user + system, all its threads; Python's `time.process_time`,
+Node's `process.cpuUsage`), not wall time. On this shared 2-core machine a wall-clock best of 6 still
+moved with the load (s7: `replay_vs_pi_js` 4.19 and 5.1-5.4, `grid25_vs_one` 1.72 and 2.43 for the
+same code; s8 measured main and the old commit at the same CPU, 62-80 ms a run, while their wall
+times were 200-600 ms at load 9-13): a run descheduled for a while is not slower code. Each ratio is
+the median of its ROUNDS interleaved pairs; the wall-clock bests are printed beside them.
 
 The grid is what users run. Our replay shares the reading, the truth fit and the workload across the
 settings of a grid; Pi's own code has no grid, so the Node side runs each setting as Pi would, one
@@ -18,6 +25,8 @@ that work is only on the Python side, so the ratio errs against us.
 from __future__ import annotations
 
 import json
+import os
+import statistics
 import subprocess
 import tempfile
 import time
@@ -28,40 +37,43 @@ ROOT = Path(__file__).resolve().parent.parent
 RESERVE, KEEP = 16384, 20000
 GRID_RESERVES = (4096, 8192, 16384, 24576, 32768)
 GRID_KEEPS = (5000, 10000, 20000, 30000, 40000)
-ROUNDS = 6
+ROUNDS = 9
+#: The clock of every timed run (see the module's docstring).
+clock = time.process_time
 
 
-def _python_run(session_file: Path, window: int) -> tuple[float, Any]:
+def _python_run(session_file: Path, window: int, tokenizer: str | None = None) -> tuple[float, Any]:
+    """One setting as users run it (`--truth-tokenizer auto` unless `tokenizer` is given)."""
     from sessiontools.read import load_session
     from sessiontools.replay import replay_session
 
-    t = time.perf_counter()
+    t = clock()
     (pr,) = replay_session(load_session(session_file), windows=[window], reserves=[RESERVE], keeps=[KEEP],
-                           policy="pi-0")
-    return time.perf_counter() - t, pr
+                           policy="pi-0", truth_tokenizer=tokenizer)
+    return clock() - t, pr
 
 
 def _parse_only(session_file: Path) -> float:
     """The floor under any Python replay: read the file and orjson.loads every line, nothing else."""
     import orjson
 
-    t = time.perf_counter()
+    t = clock()
     with open(session_file, "rb") as fh:
         for line in fh:
             if line.strip():
                 orjson.loads(line)
-    return time.perf_counter() - t
+    return clock() - t
 
 
 def _grid_run(session_file: Path, window: int) -> tuple[float, dict[tuple[int, int], list[list[Any]]]]:
-    """Elapsed seconds of one 25-setting replay, and each setting's compaction positions."""
+    """CPU seconds of one 25-setting replay, and each setting's compaction positions."""
     from sessiontools.read import load_session
     from sessiontools.replay import replay_session
 
-    t = time.perf_counter()
+    t = clock()
     prs = replay_session(load_session(session_file), windows=[window], reserves=list(GRID_RESERVES),
                          keeps=list(GRID_KEEPS), policy="pi-0")
-    elapsed = time.perf_counter() - t
+    elapsed = clock() - t
     positions = {(run.settings.reserve_tokens, run.settings.keep_recent_tokens): _run_positions(run)
                  for pr in prs for run in pr.runs}
     del prs  # freed after the clock stops, as `_python_run`'s result is (by its caller)
@@ -129,24 +141,24 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
         try:
             js_run()  # warm-up
             js_run(grid_command)
-            t_one = t_grid = t_js = t_parse = t_js_parse = t_js_grid = float("inf")
+            rounds: list[dict[str, float]] = []
             js_answer = js_grid = None
             grid_positions: dict[tuple[int, int], list[list[Any]]] = {}
-            js_grid_parse_share = 0.0
             for _ in range(ROUNDS):  # interleaved: this shared machine's speed wanders
+                w = time.perf_counter()
                 t, pr = _python_run(session_file, window)
-                t_one = min(t_one, t)
+                r = {"one": t, "one_wall": time.perf_counter() - w}
                 js_answer = js_run()
-                t_js = min(t_js, js_answer["ms"] / 1000)
-                t_js_parse = min(t_js_parse, js_answer["parse_ms"] / 1000)
-                # As many samples as the one-setting run: a best of fewer samples is biased upwards.
+                r |= {"js": js_answer["cpu_ms"] / 1000, "js_wall": js_answer["ms"] / 1000,
+                      "js_parse_share": js_answer["parse_ms"] / js_answer["ms"]}
+                w = time.perf_counter()
                 t, grid_positions = _grid_run(session_file, window)
-                t_grid = min(t_grid, t)
+                r |= {"grid": t, "grid_wall": time.perf_counter() - w}
                 js_grid = js_run(grid_command)
-                if js_grid["ms"] / 1000 < t_js_grid:
-                    t_js_grid = js_grid["ms"] / 1000
-                    js_grid_parse_share = js_grid["parse_ms"] / js_grid["ms"]
-                t_parse = min(t_parse, _parse_only(session_file))
+                r |= {"js_grid": js_grid["cpu_ms"] / 1000, "js_grid_wall": js_grid["ms"] / 1000,
+                      "js_grid_parse_share": js_grid["parse_ms"] / js_grid["ms"], "parse": _parse_only(session_file),
+                      "chars4": _python_run(session_file, window, "chars4")[0]}
+                rounds.append(r)
         finally:
             node.stdin.close()
             node.wait(timeout=60)
@@ -154,12 +166,21 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
     js_positions = {(r["reserve"], r["keep"]): r["compactions"] for r in js_grid["runs"]}  # type: ignore[index]
     grid_same = grid_positions == js_positions and len(js_positions) == len(GRID_RESERVES) * len(GRID_KEEPS)
     same = ours == theirs and grid_same
+    med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    pair = {name: statistics.median(r[a] / r[b] for r in rounds)
+            for name, a, b in (("one", "one", "js"), ("grid", "grid", "js_grid"), ("grid_one", "grid", "one"),
+                               ("parse", "parse", "js"))}
+    best = {k: min(r[k] for r in rounds) for k in ("one_wall", "js_wall", "grid_wall", "js_grid_wall")}
     print(f"replay {session_file.name}: window {window}, compactions ours {len(ours)} vs Pi's functions "
-          f"{len(theirs)}, positions and tokensBefore {'agree' if same else 'DIFFER'}; one {t_one * 1000:.0f} ms, "
-          f"grid 5x5 {t_grid * 1000:.0f} ms, Node {t_js * 1000:.0f} ms; reading + orjson alone {t_parse * 1000:.1f} ms "
-          f"(Node's reading + JSON.parse {t_js_parse * 1000:.1f} ms); grid 5x5 ours {t_grid * 1000:.0f} ms vs "
-          f"Node {t_js_grid * 1000:.0f} ms (parse {js_grid_parse_share:.0%} of it), every setting's compactions "
-          f"{'agree' if grid_same else 'DIFFER'}")
+          f"{len(theirs)}, positions and tokensBefore {'agree' if same else 'DIFFER'}; every grid setting's compactions "
+          f"{'agree' if grid_same else 'DIFFER'}\n"
+          f"  CPU time, warm, medians of {ROUNDS} interleaved rounds: one setting {med['one'] * 1000:.0f} ms vs Node "
+          f"{med['js'] * 1000:.0f} ms; grid 5x5 {med['grid'] * 1000:.0f} ms vs Node {med['js_grid'] * 1000:.0f} ms "
+          f"(its reading + JSON.parse {med['js_grid_parse_share']:.0%}); the floor, reading + orjson alone, "
+          f"{med['parse'] * 1000:.1f} ms; one setting under --truth-tokenizer chars4 (Node's counter: the fitted "
+          f"ratio x ceil(chars / 4)) {med['chars4'] * 1000:.0f} ms (auto chose {pr.truth.counter})\n"
+          f"  wall-clock bests (load {os.getloadavg()[0]:.1f}): one {best['one_wall'] * 1000:.0f} ms vs Node "
+          f"{best['js_wall'] * 1000:.0f} ms, grid {best['grid_wall'] * 1000:.0f} ms vs Node {best['js_grid_wall'] * 1000:.0f} ms")
     if not same:
         for k, (a, b) in enumerate(zip(ours + [None] * len(theirs), theirs + [None] * len(ours), strict=False)):
             if a != b:
@@ -171,14 +192,19 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
                       f"compaction(s) vs Node {len(js_positions.get(key) or [])}, first difference shown by positions")
                 break
     return {
-        "replay_vs_pi_js": round(t_one / t_js, 3),
-        "grid25_vs_one": round(t_grid / t_one, 3),
+        "replay_vs_pi_js": round(pair["one"], 3),
+        "grid25_vs_one": round(pair["grid_one"], 3),
         # What users run: a 25-setting grid, ours (shared reading, fit and workload) vs Pi's own code
         # run once per setting; Node's reading + JSON.parse share of its grid beside it.
-        "replay_grid25_vs_pi_js": round(t_grid / t_js_grid, 3),
-        "replay_grid25_node_parse_share": round(js_grid_parse_share, 3),
+        "replay_grid25_vs_pi_js": round(pair["grid"], 3),
+        "replay_grid25_node_parse_share": round(med["js_grid_parse_share"], 3),
         # Reported: Python's floor (reading + orjson.loads of the file, no replay) / Node's whole run.
-        "replay_parse_only_vs_pi_js": round(t_parse / t_js, 3),
+        "replay_parse_only_vs_pi_js": round(pair["parse"], 3),
+        "replay_clock": f"process CPU time, warm, median of {ROUNDS} interleaved pairs",
+        # Reported: the one setting under chars4, the counter the Node side is given, / Node's run;
+        # the rest of replay_vs_pi_js is `--truth-tokenizer auto`'s choice and its tokenizer's counts.
+        "replay_chars4_vs_pi_js": round(statistics.median(r["chars4"] / r["js"] for r in rounds), 3),
+        "replay_truth_counter": pr.truth.counter,
         "replay_same_compactions": same,
         "replay_compactions": len(ours),
         "replay_window": window,

@@ -49,6 +49,35 @@ BLOCKED = {
 }
 
 
+#: How each judged ratio is measured: the clock, warm or cold, the rounds, and the result key of its
+#: floor (what the ratio would be if our side cost nothing but what it cannot avoid), where it has one.
+#: Printed beside each ratio and written into results.json (`method`); tests hold it to TARGETS.
+METHOD = {
+    "inspect_vs_orjson": ("wall, in process, page cache warm, best of 3 interleaved", None),
+    "inspect_cli_vs_orjson": ("wall of the CLI process vs in-process orjson, page cache warm, best of 3 interleaved",
+                              None),
+    "jobs2_vs_jobs1": ("wall of the CLI process, page cache warm, best of 3 interleaved", None),
+    "inspect_table_vs_json": ("wall of the CLI process, page cache warm, best of 3 interleaved", None),
+    "startup_s": ("wall of `sessiontools --help`, best of 10", None),
+    "o200k_vs_tiktoken": ("wall, cold token cache, median of 3 rounds' ratios (raw side before and after each)", None),
+    "warm_vs_cold": ("wall, cold vs warm caches of the same files, best of 3", None),
+    "grid25_vs_one": ("process CPU, warm, median of 9 interleaved pairs' ratios", None),
+    "replay_grid25_vs_pi_js": ("process CPU of both sides, warm, median of 9 interleaved pairs' ratios",
+                               "replay_grid25_node_parse_share"),
+    "dask_local_vs_jobs": ("wall, the LocalCluster's start and stop included (cold cluster), best of 2 interleaved",
+                           "dask_local_startup_s"),
+    "dask_running_vs_jobs": ("wall, cluster running and warmed by one run, median of 5 interleaved pairs' ratios",
+                             "dask_running_floor"),
+    "inspect_cpu_vs_ccusage_pi": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
+                                  "inspect_cpu_vs_ccusage_pi_floor"),
+    "inspect_cpu_vs_ccusage_claude_code": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
+                                           "inspect_cpu_vs_ccusage_claude_code_floor"),
+    "inspect_cpu_vs_ccusage_codex": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
+                                     "inspect_cpu_vs_ccusage_codex_floor"),
+    "estimate_error_cold_vs_tokenize": ("wall of both processes, empty token cache, best of 2", None),
+}
+
+
 #: What `--only` can choose: each runs its benchmarks of the list above (`agents`: the Codex and
 #: Claude Code corpora's CLI ratios; `peers`: the ccusage ratios, which need those corpora too).
 PIECES = ("inspect", "cli", "agents", "peers", "replay", "tokens", "estimate_cold", "dask_local", "dask_running",
@@ -125,13 +154,47 @@ def agent_ratios(mb: float, corpora: dict[str, Path]) -> dict[str, float]:
     return out
 
 
+#: The committed results: written only by a whole run (no `--only`) that meets every target not blocked.
+RESULTS = ROOT / "bench" / "results.json"
+
+
+def refuse_write(out_path: Path | None, partial: bool, missed: list[str]) -> str | None:
+    """Why `out_path` must not be written, or None. bench/results.json holds one whole run meeting
+    every target (issue 28): a partial run (`--only`) or one that missed a target goes elsewhere
+    (`--out`) or nowhere."""
+    if out_path is None or out_path.resolve() != RESULTS.resolve():
+        return None
+    if partial:
+        return f"{RESULTS.name} holds whole runs only: --only measures a part"
+    if missed:
+        return f"{RESULTS.name} holds runs meeting every target; missed: {', '.join(missed)}"
+    return None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """`text` into `path` through a temporary file beside it and a rename: a reader sees the old
+    results or the new ones, never half a file."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--corpus", type=Path, default=ROOT / "bench" / "corpus")
     ap.add_argument("--mb", type=float, default=300)
     ap.add_argument("--agent-mb", type=float, default=100, help="size of the Codex and Claude Code corpora")
     ap.add_argument("--out", type=Path, default=None,
-                    help="where to write the results (default bench/results.json; with --only, nowhere unless given)")
+                    help="where to write the results (default bench/results.json, written only by a whole run meeting "
+                         "every target; with --only, nowhere unless given)")
     ap.add_argument("--only", default=None,
                     help=f"comma-separated pieces to run, of: {', '.join(PIECES)} (the rest is not measured)")
     a = ap.parse_args()
@@ -211,20 +274,26 @@ def main() -> int:
         "targets": {k: f"{op} {v}" for k, (op, v) in TARGETS.items()}
         | {"peak_rss_mb": "<= 2 x largest_session_mb + 100", "replay_same_compactions": "true"},
         "meets_target": verdicts,
+        "method": {k: {"how": how, **({"floor": results.get(floor)} if floor else {})}
+                   for k, (how, floor) in METHOD.items() if k in results},
         "blocked": {k: v for k, v in BLOCKED.items() if k in verdicts},
         "corpus": {"sessions": len(files), "mb": round(total / 1e6, 1)},
         "commit": commit(),
         "load_average": [round(x, 2) for x in os.getloadavg()],  # at the end of the run
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
     }
-    if out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(json.dumps(payload, indent=2) + "\n")
+    missed = [k for k, ok in verdicts.items() if not ok and k not in BLOCKED]
+    refused = refuse_write(out_path, a.only is not None, missed)
+    if out_path is not None and refused is None:
+        write_atomically(out_path, json.dumps(payload, indent=2) + "\n")
     for k, v in results.items():
         mark = "" if k not in verdicts else ("  ok" if verdicts[k] else "  MISSES TARGET")
-        print(f"{k:22s} {v}{mark}{'  (blocked: see results.json)' if mark and not verdicts[k] and k in BLOCKED else ''}")
-    print(f"written to {out_path}" if out_path is not None else "not written (--only without --out)")
-    missed = [k for k, ok in verdicts.items() if not ok and k not in BLOCKED]
+        how, floor = METHOD.get(k, (None, None))
+        note = f"  [{how}{f'; floor {floor} = {results.get(floor)}' if floor else ''}]" if how else ""
+        print(f"{k:22s} {v}{mark}{'  (blocked: see results.json)' if mark and not verdicts[k] and k in BLOCKED else ''}"
+              f"{note}")
+    print(f"written to {out_path}" if out_path is not None and refused is None
+          else f"not written ({refused or '--only without --out'})")
     if missed:
         print(f"bench: targets missed: {', '.join(missed)}", file=sys.stderr)
         return 1

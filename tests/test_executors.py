@@ -66,6 +66,29 @@ def _slow_identity(x: int) -> int:
     return x
 
 
+LEAN_RUN = """
+import sys, yaml
+from sessiontools.cli import main
+assert main(["inspect", sys.argv[1], "--format", "json", "-o", sys.argv[2], "--executor", "dask"]) == 0
+print(sorted(m for m in ("numpy", "jinja2") if m in sys.modules), yaml.safe_load.__module__)
+"""
+
+
+def test_the_commands_dask_client_is_imported_the_lean_way(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`--executor dask` imports distributed through `executors.import_client` (no numpy or jinja2,
+    the C YAML loader): an earlier `from distributed import ...` in `dask_map` had made the first
+    import the ordinary one (issue 28: 0.2-0.3 s more of the client's CPU before its first task)."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, DASK_SCHEDULER_ADDRESS=cluster.scheduler_address)
+    proc = subprocess.run([sys.executable, "-c", LEAN_RUN, str(SAMPLES), str(tmp_path / "out.json")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]", "yaml"], proc.stdout
+    assert (tmp_path / "out.json").stat().st_size > 0
+
+
 def test_cluster_from_environment_or_dask_config(monkeypatch: pytest.MonkeyPatch) -> None:
     import dask.config
     import distributed  # noqa: F401

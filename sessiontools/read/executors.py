@@ -357,9 +357,9 @@ def dask_map(
     `on_done()` is called once per path as its task finishes, in completion order. A task that
     raises re-raises here.
     """
-    from distributed import as_completed
+    with dask_client(cluster, preload) as client:  # (imports distributed the lean way: `import_client`)
+        from distributed import as_completed
 
-    with dask_client(cluster, preload) as client:
         threads = sum(client.nthreads().values()) or 1
         groups = batches(list(sizes) if sizes is not None else [0] * len(paths), threads)
         futures = [client.submit(_batch, [paths[i] for i in g], task, args, pure=False, priority=len(groups) - k)
@@ -367,8 +367,9 @@ def dask_map(
         index = {f.key: k for k, f in enumerate(futures)}
         ready: dict[int, Any] = {}
         nxt = 0
-        for fut in as_completed(futures, loop=client.loop):
-            results = fut.result()
+        # with_results: each task's results are gathered by the client's event loop as it finishes,
+        # while this thread hands earlier ones on (not one gather round trip after another here).
+        for fut, results in as_completed(futures, loop=client.loop, with_results=True):
             fut.release()
             for i, r in zip(groups[index[fut.key]], results, strict=True):
                 ready[i] = r
