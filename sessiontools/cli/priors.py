@@ -26,14 +26,18 @@ class Replayed(list):  # type: ignore[type-arg]
         self.source = source
 
 
+def kept(records: Sequence[dict[str, Any]], source: Any) -> Replayed:
+    """`records` with `source` kept for a replay from memory, when its file is at most KEEP_SOURCE_BYTES."""
+    return Replayed(records, source if _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES else None)
+
+
 def replay_keeping(replay: Callable[..., list[dict[str, Any]]], source: Any, **options: Any) -> Replayed:
-    """`replay(source, **options)`, keeping `source` when its first record's truth fit was
-    prior-dominated and its file is at most KEEP_SOURCE_BYTES."""
+    """`replay(source, **options)`, keeping `source` (`kept`) when its first record's truth fit was
+    prior-dominated."""
     records = replay(source, **options)
     first = records[0] if records else {}  # (a file with no message gives no record)
     tm = first.get("truth_model") or {}
-    keep = bool(tm.get("prior_dominated") or first.get("deferred")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
-    return Replayed(records, source if keep else None)
+    return kept(records, source) if tm.get("prior_dominated") or first.get("deferred") else Replayed(records)
 
 
 def _file_bytes(path: object) -> float:

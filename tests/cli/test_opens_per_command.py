@@ -88,8 +88,7 @@ def _commands(d: Path, out: Path) -> dict[str, list[str]]:
     }
 
 
-COMMANDS = [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="the second pass reads the left-out files again"))
-            if c == "replay, a window given by id" else c for c in _commands(Path("."), Path("."))]
+COMMANDS = list(_commands(Path("."), Path(".")))
 
 
 @pytest.mark.parametrize("command", COMMANDS)
