@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 
 from sessiontools.cli.inputs import Loaded, run_files, token_cache_path
-from sessiontools.cli.priors import Replayed, refit_kept, replay_keeping
+from sessiontools.cli.priors import Replayed, choices_kept, refit_kept, replay_keeping
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.report.writers import envelope
 
@@ -35,14 +35,17 @@ def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Se
                **policy_options: Any) -> Callable[..., Any]:
     """Every agent's files, each under its own policy (or `policy`, with its own axes: `limits`,
     `claude`, as `replay_records` takes them); the first run of each session carries its timeline
-    (`replay.session.timeline_of`): the report's timeline and table come from the same run."""
+    (`replay.session.timeline_of`): the report's timeline and table come from the same run. As
+    `replay` does, the truth counters count through the persistent token store and each path's
+    counter choice is kept by the file's content (`cli.priors.choices_kept`)."""
     from sessiontools.read.values import cleaned_call
     from sessiontools.replay import replay_records
 
-    options = {"policy": None, **policy_options}
+    options = {"policy": None, "token_store": str(token_cache_path()), **policy_options}
     # reported: in the cleaned view (`read.values.cleaned_for`)
-    return partial(cleaned_call, partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps),
-                                         leaf=None, all_leaves=False, summary_tokens=None, timeline=True, **options))
+    return partial(choices_kept, partial(cleaned_call, partial(
+        replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), leaf=None, all_leaves=False,
+        summary_tokens=None, timeline=True, **options)))
 
 
 def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,

@@ -62,3 +62,17 @@ def refit_kept(per_file: Sequence[list[dict[str, Any]]], replay: Callable[..., l
         return replay(load_source(session) if source is None else source, priors=table)
 
     return refit_with_priors(list(per_file), again)
+
+
+def choices_kept(replay: Any, source: Any, /, **options: Any) -> Any:
+    """`replay(source, **options)` keeping each path's truth counter choice by the file's content
+    (`replay.counter_choice.cached_choices`: its sha256 and the package's code fingerprint), so that a
+    warm run does not compare the counters again (picklable as a partial, for --jobs workers). A
+    source without a content hash (not read by `run_files(..., content_hash=True)`) is replayed as is.
+    One home for `replay`, `report` and their prior refits."""
+    from sessiontools.replay.counter_choice import cached_choices
+    from sessiontools.tokens.fingerprint import code_fingerprint
+
+    digest = getattr(source, "content_hash", "")
+    with cached_choices(f"{code_fingerprint()}:{digest}" if digest else None):
+        return replay(source, **options)
