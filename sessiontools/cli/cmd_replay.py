@@ -276,7 +276,7 @@ def _replay_all(paths: list[Path] | None, err: Any, model_windows: dict[str, int
     requests to fit their truth model are only fitted first, then replayed once with a prior learnt
     from the rest, from memory (`cli.priors`: such a session's file is not read a second time)."""
     from sessiontools.cli import windows as per_model_windows
-    from sessiontools.cli.priors import refit_kept, replay_keeping
+    from sessiontools.cli.priors import choices_kept, refit_kept, replay_keeping
     from sessiontools.read.values import cleaned_call
     from sessiontools.replay import replay_records
     from sessiontools.replay.registry import replay_agents
@@ -290,16 +290,3 @@ def _replay_all(paths: list[Path] | None, err: Any, model_windows: dict[str, int
                                                                      timeline=timeline)))
     with phase(err, "fitting priors; replaying the sessions with few requests"):
         return refit_kept(per_file, replay_one), loaded, misses
-
-
-def choices_kept(replay: Any, source: Any, /, **options: Any) -> Any:
-    """`replay(source, **options)` keeping each path's truth counter choice by the file's content
-    (`replay.counter_choice.cached_choices`: its sha256 and the package's code fingerprint), so that a
-    warm run does not compare the counters again (picklable as a partial, for --jobs workers). A
-    source without a content hash (not read by `run_files(..., content_hash=True)`) is replayed as is."""
-    from sessiontools.replay.counter_choice import cached_choices
-    from sessiontools.tokens.fingerprint import code_fingerprint
-
-    digest = getattr(source, "content_hash", "")
-    with cached_choices(f"{code_fingerprint()}:{digest}" if digest else None):
-        return replay(source, **options)

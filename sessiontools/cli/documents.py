@@ -1,9 +1,8 @@
-"""One thin function per command that returns the JSON document `--format json` prints, and the
-report's one pass that makes all four from each file read once.
+"""The report's one pass: the JSON documents of inspect, replay, estimate-error and diff-summaries
+(as each command's `--format json` prints them) from each file read once (`report_documents`).
 
 `sessiontools report` builds its HTML from these dicts only, so the report depends on the JSON
-schemas (kept stable by tests/golden) and on nothing inside the analyses. Each function reads the
-files, reports problems on `err`, and returns `(document, loaded)`.
+schemas (kept stable by tests/golden) and on nothing inside the analyses.
 """
 
 from __future__ import annotations
@@ -17,45 +16,28 @@ from typing import Any
 from rich.console import Console
 
 from sessiontools.cli.inputs import Loaded, run_files, token_cache_path
-from sessiontools.cli.priors import Replayed, refit_kept, replay_keeping
+from sessiontools.cli.priors import Replayed, choices_kept, refit_kept, replay_keeping
 from sessiontools.errors import SessionToolsError, UsageError
 from sessiontools.report.writers import envelope
 
 Paths = Iterable[str | os.PathLike[str]] | None
 
 
-def inspect_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.analysis.inspect import inspect_fn
-
-    reports, loaded = run_files(paths, err, inspect_fn(), jobs, "inspecting")
-    return envelope("inspect", sessions=reports), loaded
-
-
 def _replay_fn(windows: Sequence[int] | None, reserves: Sequence[int], keeps: Sequence[int],
                **policy_options: Any) -> Callable[..., Any]:
     """Every agent's files, each under its own policy (or `policy`, with its own axes: `limits`,
     `claude`, as `replay_records` takes them); the first run of each session carries its timeline
-    (`replay.session.timeline_of`): the report's timeline and table come from the same run."""
+    (`replay.session.timeline_of`): the report's timeline and table come from the same run. As
+    `replay` does, the truth counters count through the persistent token store and each path's
+    counter choice is kept by the file's content (`cli.priors.choices_kept`)."""
     from sessiontools.read.values import cleaned_call
     from sessiontools.replay import replay_records
 
-    options = {"policy": None, **policy_options}
+    options = {"policy": None, "token_store": str(token_cache_path()), **policy_options}
     # reported: in the cleaned view (`read.values.cleaned_for`)
-    return partial(cleaned_call, partial(replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps),
-                                         leaf=None, all_leaves=False, summary_tokens=None, timeline=True, **options))
-
-
-def replay_document(paths: Paths, err: Console, jobs: int | None = None, *, windows: Sequence[int] | None = None,
-                    reserves: Sequence[int] = (16384,), keeps: Sequence[int] = (20000,)) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.cli.windows import left_out_empty, report_misses, split_misses
-    from sessiontools.replay.registry import replay_agents
-
-    fn = _replay_fn(windows, reserves, keeps)
-    # A file whose model has no known window is left out, and said once per model (as `replay` does).
-    per_file, loaded = run_files(paths, err, _replay_section(fn), jobs, "replaying", agents=replay_agents(None))
-    per_file, misses = split_misses(left_out_empty(err, per_file))  # (a file with nothing to replay: one note)
-    report_misses(err, misses)
-    return _replay_doc(_refit(err, per_file, fn)), loaded  # as `replay` does
+    return partial(choices_kept, partial(cleaned_call, partial(
+        replay_records, windows=windows, reserves=list(reserves), keeps=list(keeps), leaf=None, all_leaves=False,
+        summary_tokens=None, timeline=True, **options)))
 
 
 def _replay_section(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -100,15 +82,6 @@ def _estimate_doc(err: Console, per_session: list[Any], options: Any) -> dict[st
     return envelope("estimate-error", **estimate_error_json(report))
 
 
-def estimate_error_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
-    from sessiontools.analysis.estimate import SessionWorker
-
-    options = _estimate_options()
-    per_session, loaded = run_files(paths, err, SessionWorker(options, str(token_cache_path())), jobs, "estimating",
-                                    content_hash=True)
-    return _estimate_doc(err, per_session, options), loaded
-
-
 def _drift_worker() -> Any:
     from sessiontools.analysis.drift import DriftWorker
 
@@ -121,11 +94,6 @@ def _drift_doc(per_file: list[Any]) -> dict[str, Any]:
 
     report = DriftReport(tuple(c for chains in per_file for c in chains), token_counter("o200k").name, FUZZY_THRESHOLD)
     return envelope("diff-summaries", **report_to_dict(report, None), gates=[])
-
-
-def drift_document(paths: Paths, err: Console, jobs: int | None = None) -> tuple[dict[str, Any], Loaded]:
-    per_file, loaded = run_files(paths, err, _drift_worker(), jobs, "analysing")
-    return _drift_doc(per_file), loaded
 
 
 # --------------------------------------------------------------------------- the report's one pass

@@ -26,14 +26,18 @@ class Replayed(list):  # type: ignore[type-arg]
         self.source = source
 
 
+def kept(records: Sequence[dict[str, Any]], source: Any) -> Replayed:
+    """`records` with `source` kept for a replay from memory, when its file is at most KEEP_SOURCE_BYTES."""
+    return Replayed(records, source if _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES else None)
+
+
 def replay_keeping(replay: Callable[..., list[dict[str, Any]]], source: Any, **options: Any) -> Replayed:
-    """`replay(source, **options)`, keeping `source` when its first record's truth fit was
-    prior-dominated and its file is at most KEEP_SOURCE_BYTES."""
+    """`replay(source, **options)`, keeping `source` (`kept`) when its first record's truth fit was
+    prior-dominated."""
     records = replay(source, **options)
     first = records[0] if records else {}  # (a file with no message gives no record)
     tm = first.get("truth_model") or {}
-    keep = bool(tm.get("prior_dominated") or first.get("deferred")) and _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES
-    return Replayed(records, source if keep else None)
+    return kept(records, source) if tm.get("prior_dominated") or first.get("deferred") else Replayed(records)
 
 
 def _file_bytes(path: object) -> float:
@@ -58,3 +62,17 @@ def refit_kept(per_file: Sequence[list[dict[str, Any]]], replay: Callable[..., l
         return replay(load_source(session) if source is None else source, priors=table)
 
     return refit_with_priors(list(per_file), again)
+
+
+def choices_kept(replay: Any, source: Any, /, **options: Any) -> Any:
+    """`replay(source, **options)` keeping each path's truth counter choice by the file's content
+    (`replay.counter_choice.cached_choices`: its sha256 and the package's code fingerprint), so that a
+    warm run does not compare the counters again (picklable as a partial, for --jobs workers). A
+    source without a content hash (not read by `run_files(..., content_hash=True)`) is replayed as is.
+    One home for `replay`, `report` and their prior refits."""
+    from sessiontools.replay.counter_choice import cached_choices
+    from sessiontools.tokens.fingerprint import code_fingerprint
+
+    digest = getattr(source, "content_hash", "")
+    with cached_choices(f"{code_fingerprint()}:{digest}" if digest else None):
+        return replay(source, **options)

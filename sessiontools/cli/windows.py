@@ -47,10 +47,12 @@ def split_windows(values: Sequence[str] | None) -> tuple[str | None, dict[str, s
     return (",".join(plain) if plain else None), per_model
 
 
-def replay_or_miss(source: Any, *, replay: Any, **options: Any) -> list[dict[str, Any]]:
+def replay_or_miss(source: Any, *, replay: Any, keep_missing: bool = False, **options: Any) -> list[dict[str, Any]]:
     """`replay(source, **options)`, or for a file whose model has no window one marker record
     `{"missing_model": "provider/model", "session": path}` (picklable, for --jobs workers), for a file
-    with no model request or no message at all `{"nothing_to_replay": reason, "session": path}`."""
+    with no model request or no message at all `{"nothing_to_replay": reason, "session": path}`.
+    `keep_missing`: the marker keeps the source (`cli.priors.kept`), to be replayed again from memory
+    once a window is known for its model (`replay_files`' second pass)."""
     try:
         out = replay(source, **options)
     except NothingToReplay as exc:
@@ -59,7 +61,12 @@ def replay_or_miss(source: Any, *, replay: Any, **options: Any) -> list[dict[str
         m = _MISSING.search(str(exc))
         if m is None:
             raise
-        return [{"missing_model": m.group(1), "session": str(getattr(source, "path", ""))}]
+        marker = [{"missing_model": m.group(1), "session": str(getattr(source, "path", ""))}]
+        if keep_missing:
+            from sessiontools.cli.priors import kept
+
+            return kept(marker, source)
+        return marker
     if not out:  # a transcript with no message at all (a Claude Code file of progress and system lines)
         path = str(getattr(source, "path", ""))
         return [{"nothing_to_replay": f"{path}: no message in the file: nothing to replay", "session": path}]
@@ -228,29 +235,60 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     providers = _openclaw(err)
     first = _temp(windows_file({m: w for m, w in model_windows.items() if "/" in m}, (), providers))
     options["models"] = [*options["models"], *([first] if first else [])]
-    fn = partial(replay_or_miss, replay=partial(replay, **options))
+    bare = {m: w for m, w in model_windows.items() if "/" not in m}
+    # A file left out for its model's window keeps its source when a bare id may give it one.
+    fn = partial(replay_or_miss, replay=partial(replay, **options), keep_missing=bool(bare))
     per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=agents, executor=executor,
                                content_hash=True)  # (the key of the counter choices kept: `choices_kept`)
     per_file = left_out_empty(err, per_file)
+    sources = {recs[0]["session"]: src for recs in per_file if (src := getattr(recs, "source", None)) is not None}
     per_file, misses = split_misses(per_file)
-    bare = {m: w for m, w in model_windows.items() if "/" not in m}
     named = {m for m in misses if m.partition("/")[2] in bare}
     if named:
         second = _temp(windows_file(bare, named))
         options["models"] = [*options["models"], *([second] if second else [])]
-        again = [Path(f) for m in sorted(named) for f in misses[m]]
+        again = [f for m in sorted(named) for f in misses[m]]
         fn = partial(replay_or_miss, replay=partial(replay, **options))
-        more, loaded2 = run_files(again, err, fn, jobs, "replaying (windows given by id)", agents=agents,
-                                  executor=executor, content_hash=True)
+        more, bad = _replay_sources(err, fn, [(f, sources[f]) for f in again if f in sources])
+        reread = [Path(f) for f in again if f not in sources]  # (a large file, a URL: read again)
+        if reread:
+            more2, loaded2 = run_files(reread, err, fn, jobs, "replaying (windows given by id)", agents=agents,
+                                       executor=executor, content_hash=True)
+            more, bad = more + more2, bad + loaded2.unreadable
         more, still = split_misses(more)
         per_file += more
-        loaded.unreadable += loaded2.unreadable
+        loaded.unreadable += bad
         misses = {**{m: fs for m, fs in misses.items() if m not in named}, **still}
     unused = [m for m in model_windows if "/" not in m and m not in {x.partition("/")[2] for x in named}]
     if unused and options.get("windows") is None:
         err.print(f"note: --context-window {', '.join(unused)}=...: no file's model lacked a window under that id "
                   "(give provider/model to override a catalogued window)", markup=False, soft_wrap=True)
     return per_file, loaded, misses
+
+
+def _replay_sources(err: Any, fn: Any, sources: Sequence[tuple[str, Any]]) -> tuple[list[list[dict[str, Any]]], int]:
+    """`fn(source)` of each kept source, in this process (its file is not read again); a file whose
+    replay fails is said in one line and counted, the others go on (as `run_files` does)."""
+    from sessiontools.errors import SessionToolsError
+    from sessiontools.read import parallel
+    from sessiontools.report.text import safe_text
+
+    out, bad = [], 0
+    for path, source in sources:
+        try:
+            out.append(fn(source))
+            continue
+        except UsageError:
+            raise
+        except SessionToolsError as exc:
+            line = str(exc)
+        except Exception as exc:
+            if not parallel.CONTAIN_ERRORS:
+                raise
+            line = parallel.internal_error(path, exc)
+        err.print(safe_text(f"error: {line}"), markup=False, soft_wrap=True)
+        bad += 1
+    return out, bad
 
 
 def left_out_empty(err: Any, per_file: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:

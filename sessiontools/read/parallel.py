@@ -183,7 +183,7 @@ def map_sessions(
 
     Each file is read by its agent's reader (`read.sources.load_source`: a Pi `Session`, a Codex
     `Rollout`, ...); files of agents not in `agents` are not passed to `fn` (`unsupported`).
-    `content_hash` makes each Pi session carry the hash of its bytes (for result caches);
+    `content_hash` makes each source carry the key of its bytes (`content_hash`, for result caches);
     `FULL_DIGEST` gives every file's sha256 on its result instead (`FileResult.content_digest`).
     With `dask` (an `executors.DaskCluster`) the same per-file work runs as Dask tasks instead of
     processes; `on_done` is then called as each task finishes (for progress bars). A file over

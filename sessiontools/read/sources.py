@@ -48,12 +48,25 @@ def _codex_recognises(head: bytes) -> bool:
     return is_rollout(head)
 
 
+def digest_of(*parts: bytes) -> str:
+    """The content key of a file's bytes (and its companions', in order): the first 32 hex digits of
+    their sha256, as a Pi `Session.content_hash` is; the key of the results cached per file content
+    (estimate-error's rows, replay's counter choices)."""
+    import hashlib
+
+    h = hashlib.sha256(parts[0] if parts else b"")
+    for extra in parts[1:]:  # a companion file: its length first, so that no two splits hash alike
+        h.update(len(extra).to_bytes(8, "little"))
+        h.update(extra)
+    return h.hexdigest()[:32]
+
+
 def _codex_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
                 data: bytes | None = None, lean: bool = False) -> Any:
-    from sessiontools.read.codex.load import load_rollout, read_rollout_bytes
+    from sessiontools.read.codex.load import load_rollout
 
     if data is not None:
-        return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes, lean=lean)
+        return _codex_bytes(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes, lean=lean)
     return load_rollout(path, max_line_bytes=max_line_bytes, lean=lean)
 
 
@@ -61,7 +74,10 @@ def _codex_bytes(data: bytes, path: str, *, content_hash: bool = False,
                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, lean: bool = False) -> Any:
     from sessiontools.read.codex.load import read_rollout_bytes
 
-    return read_rollout_bytes(data, path, max_line_bytes=max_line_bytes, lean=lean)
+    out = read_rollout_bytes(data, path, max_line_bytes=max_line_bytes, lean=lean)
+    if content_hash:
+        out.content_hash = digest_of(data)
+    return out
 
 
 def _claude_recognises(head: bytes) -> bool:
@@ -72,17 +88,19 @@ def _claude_recognises(head: bytes) -> bool:
 
 def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
                  data: bytes | None = None, texts: bool = True) -> Any:
-    from sessiontools.read.claude_code.load import (
-        load_claude_file,
-        load_claude_session,
-        parse_bytes,
-        subagent_files,
-    )
+    """A transcript with its subagent files (as `load_claude_session`), each file read once; with
+    `content_hash`, the key of the session file's bytes and its subagent files' (`digest_of`)."""
+    from sessiontools.read.claude_code.load import load_claude_session, parse_bytes, subagent_files
+    from sessiontools.read.files import read_file_bytes
 
-    if data is None:
+    if data is None and not content_hash:
         return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts)
+    data = read_file_bytes(path) if data is None else data
     f = parse_bytes(data, str(Path(path)), max_line_bytes=max_line_bytes, texts=texts)  # (as `load_claude_session`)
-    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes, texts=texts) for sub in subagent_files(path)]
+    subs = [(str(sub), read_file_bytes(sub)) for sub in subagent_files(path)]
+    f.subagents = [parse_bytes(b, name, max_line_bytes=max_line_bytes, texts=texts) for name, b in subs]
+    if content_hash:
+        f.content_hash = digest_of(data, *(part for name, b in subs for part in (Path(name).name.encode(), b)))
     return f
 
 
@@ -90,7 +108,10 @@ def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
                   max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> Any:
     from sessiontools.read.claude_code.load import parse_bytes
 
-    return parse_bytes(data, path, max_line_bytes=max_line_bytes, texts=texts)
+    out = parse_bytes(data, path, max_line_bytes=max_line_bytes, texts=texts)
+    if content_hash:
+        out.content_hash = digest_of(data)
+    return out
 
 
 def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False,
@@ -257,9 +278,7 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
         try:
             head = fh.read(SNIFF_BYTES)
             reader = reader_for(head)
-            if reader is not FALLBACK:
-                return reader.load(str(path), **limits, **_selective(reader, selective))
-            # A Pi session (or no session: the Pi reader says so): the file is opened once.
+            # Every agent's file is opened once: sniffed, then read whole through the same handle.
             if len(head) == SNIFF_BYTES:  # read again from the start: one buffer (head + rest copied it all)
                 fh.seek(0)
                 data = fh.read()
@@ -267,7 +286,7 @@ def load_source(path: str | os.PathLike[str], *, content_hash: bool = False,
                 data = head
         except OSError as exc:
             raise open_error(p, exc) from exc
-    return FALLBACK.from_bytes(data, str(path), **limits, **_selective(FALLBACK, selective))
+    return reader.load(str(path), **limits, data=data, **_selective(reader, selective))
 
 
 

@@ -1,6 +1,6 @@
 """Issue 24 item 4: a warm `replay` does not compare the truth counters again. Each path's
 `CounterChoice` is kept in the token store's results under the file's content hash and the code's
-fingerprint (`replay.counter_choice.cached_choices`, `cli.cmd_replay.choices_kept`); the next run of
+fingerprint (`replay.counter_choice.cached_choices`, `cli.priors.choices_kept`); the next run of
 the same bytes takes it and counts only with the counter it chose, and its records are byte-identical.
 
 Measured on the 4 shared Pi sessions (warm, --jobs 1): the comparison and the unchosen counter's

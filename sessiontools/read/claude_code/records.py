@@ -123,6 +123,8 @@ class ClaudeFile:
     diagnostics: list[Diagnostic]
     subagents: list[ClaudeFile] = field(default_factory=list)
     texts: bool = True
+    #: The key of the file's bytes and its subagent files' when asked for (`read.sources.digest_of`).
+    content_hash: str = field(default="", compare=False, repr=False)
 
     @property
     def session_id(self) -> str | None:
