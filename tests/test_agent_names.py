@@ -60,8 +60,6 @@ PENDING: dict[str, tuple[str, ...]] = {
     # Pi's file format version (`pi_version`: 0.x vs 1.x, which changes Pi's estimateTokens) is
     # threaded through the counters, inspect, estimate-error and cut; one name for "the format
     # version of the file" (the transcript's settings) would take it out of every layer at once.
-    "tokens/chars4.py": ("pi",), "tokens/features.py": ("pi",), "tokens/tiktoken_counter.py": ("pi",),
-    "tokens/registry.py": ("pi",),  # task T's
     "analysis/inspect.py": ("pi",), "analysis/inspect_transcript.py": ("pi",), "analysis/cut.py": ("pi",),
     "report/cut.py": ("pi",), "cli/documents.py": ("pi",),
     "cli/__init__.py": ("pi",), "cli/options.py": ("pi",), "cli/cmd_estimate_error.py": ("pi",),
