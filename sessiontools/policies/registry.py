@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sessiontools.names import POLICY_ORDER
 from sessiontools.policies.base import Policy, PolicyName
@@ -127,6 +128,20 @@ SUMMARY_TEMPLATES: dict[Agent, Callable[[], SummaryTemplate] | None] = {
     Agent.PI: _pi_template,
     Agent.CODEX: None,
     Agent.CLAUDE_CODE: None,
+}
+
+
+def _pi_cuts() -> Callable[..., Any]:
+    from sessiontools.policies.pi.cuts import cut_answer
+
+    return cut_answer
+
+
+#: `cut`: the agents whose policy says what it would keep and summarise at chosen points of a session
+#: (Pi's `prepareCompaction`), each a maker of its `cut_answer(session, ats, *, leaf, reserve,
+#: keep_recent, rule_version)`. The others have no such command (their readers refuse the file first).
+CUTTERS: dict[Agent, Callable[[], Callable[..., Any]]] = {
+    Agent.PI: _pi_cuts,
 }
 
 

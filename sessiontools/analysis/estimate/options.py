@@ -127,7 +127,7 @@ class EstimateErrorOptions:
     thresholds: tuple[ThresholdSpec, ...] = field(default_factory=lambda: parse_threshold_grid(None))
     leaf: str | None = None
     all_leaves: bool = False
-    pi_version: str | None = None
+    rule_version: str | None = None
     calibration: Calibration | FeatureCalibration | None = None
     calibration_x: str = DEFAULT_CALIBRATION_X
     fit: bool = False  # fit the calibration even when no calibrated estimator is reported

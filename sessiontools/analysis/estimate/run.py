@@ -107,7 +107,7 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
         key = "estimate-error:" + orjson.dumps([
             ROWS_VERSION, package_hash(), content_hash, _key_text(getattr(s, "path", None)), options.leaf,
             options.all_leaves,
-            options.pi_version, sorted(measurer.base), measurer.model and model_tokenizers_key(),
+            options.rule_version, sorted(measurer.base), measurer.model and model_tokenizers_key(),
         ]).decode()
         hit = store.get_result(key)
         if hit is not None:
@@ -115,7 +115,7 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
             meta = orjson.loads(head)
             return SessionRows(meta["session"], meta["pi_version"], pl.read_ipc(io.BytesIO(body)),
                                Counter(meta["skipped"]), profile_from_record(meta["profile"]), True)
-    source = transcript_source(s, leaf=options.leaf, all_leaves=options.all_leaves, version=options.pi_version)
+    source = transcript_source(s, leaf=options.leaf, all_leaves=options.all_leaves, version=options.rule_version)
     sr = with_profile((yield from session_rows_steps(source, measurer)))
     if key is not None:
         try:
