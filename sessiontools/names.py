@@ -60,6 +60,9 @@ class Tokenizer(StrEnum):
 #: estimate-error's name of each request's own estimate (the agent's own count at its check point,
 #: whatever the agent: `analysis.estimate.Estimator.OWN`); the output's name, kept for compatibility.
 OWN_ESTIMATOR = "pi"
+#: What estimate-error's legend says chars4 is, and what an early decision means.
+CHARS4_OWN_ESTIMATE = "Pi's estimateTokens"
+EARLY_MEANS = "Pi would compact too soon"
 ESTIMATORS_HELP = (f"Comma-separated: chars4,{OWN_ESTIMATOR},cl100k,o200k,model,calibrated,calibrated_hybrid,"
                    "calibrated_session (default: all; model = the model's own tokenizer, o200k where it has none).")
 

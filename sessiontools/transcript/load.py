@@ -62,6 +62,20 @@ OWN_INSPECT: dict[Agent, Callable[..., dict[str, Any]]] = {
 }
 
 
+def _pi_estimate_source(source: Any, leaf: str | None, all_leaves: bool, rule_version: str | None) -> Any:
+    from sessiontools.transcript.pi.estimate import pi_source
+
+    return pi_source(source, leaf, all_leaves, rule_version)
+
+
+#: The agents whose reader keeps more than the transcript estimate-error needs (Pi: the session
+#: tree, for context edits and resets), each with the maker of its `transcript.source.Source`; the
+#: others are read through `ADAPTERS`.
+ESTIMATE_SOURCES: dict[Agent, Callable[[Any, str | None, bool, str | None], Any]] = {
+    Agent.PI: _pi_estimate_source,
+}
+
+
 def load_transcript(path: Any, **options: Any) -> Transcript:
     """Read a file with its agent's reader and build its transcript."""
     from sessiontools.read.sources import load_source
