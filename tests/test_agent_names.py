@@ -61,20 +61,6 @@ PENDING: dict[str, tuple[str, ...]] = {
     # policy names (`load_session`, `prepare_compaction`, `detect_pi_version`...), which users'
     # scripts import from there (Pi's came first).
     "read/__init__.py": ("pi",), "__init__.py": ("pi",),
-    # estimate-error (task S owns analysis/estimate/ this session): Pi's sessions are read with Pi's
-    # own context walk, and `pi` is still the internal key of the agent's own estimate.
-    "analysis/estimate/__init__.py": ("pi",), "analysis/estimate/calibrate.py": ("pi",),
-    "analysis/estimate/judge.py": ("pi",), "analysis/estimate/measure.py": ("pi",),
-    "analysis/estimate/options.py": ("pi",), "analysis/estimate/rows.py": ("pi",),
-    "analysis/estimate/run.py": ("pi",), "analysis/estimate/source.py": ("pi",),
-    "analysis/estimate/summary.py": ("pi",), "report/estimate_error.py": ("pi",),
-    "report/estimate_totals.py": ("pi",),
-    # The datasets' summaries column `pi_sections_absent` (the template's sections a summary lacks):
-    # a column name of dataset schema 4, renamed only with a schema bump.
-    "analysis/dataset.py": ("pi",), "analysis/dataset_frames.py": ("pi",),
-    # `Estimator.PI`, the estimator named `pi` (estimate-error's agent's own estimate, task S's enum):
-    # the folder report ranks estimate-error's sessions by it.
-    "report/html_folder.py": ("pi",),
 }
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
