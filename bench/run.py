@@ -105,8 +105,8 @@ def orjson_run(files: list[Path]):  # type: ignore[no-untyped-def]
 
 
 def inspect_run(files: list[Path]):  # type: ignore[no-untyped-def]
-    from sessiontools.analysis.inspect import inspect_session
     from sessiontools.read import load_session
+    from sessiontools.transcript.pi.inspect import inspect_session
 
     def run() -> None:
         for f in files:

@@ -26,6 +26,24 @@ class PolicyName(StrEnum):
 POLICY_ORDER = (PolicyName.PI_0, PolicyName.PI_1, PolicyName.CODEX, PolicyName.CLAUDE_CODE,
                 PolicyName.CLAUDE_CODE_REACTIVE)
 
+#: The version of its agent's rules a file is read as (`rule_version`; only Pi has two, 0.x and 1.x,
+#: "0" and "1"): its option, and its key in the JSON of inspect and cut and in estimate-error's rows
+#: (the key's name predates the other agents; it stays, for the output contract).
+RULE_VERSION_OPTION = "--pi-version"
+RULE_VERSION_HELP = "Read as Pi 0.x or 1.x (default: 1 if the file uses any 1.x-only feature, else 0)."
+RULE_VERSION_KEY = "pi_version"
+
+#: What the tool is for (the first line of `sessiontools --help`).
+APP_HELP = "Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift."
+#: `cut --reserve` (cut is Pi's `prepareCompaction` at chosen points: `policies.registry.CUTTERS`).
+CUT_RESERVE_HELP = "reserveTokens (kept in the settings Pi passes)."
+#: The label of a cut's tokens before, in cut's table.
+CUT_TOKENS_BEFORE = "tokens before (Pi's view)"
+
+#: The help of the options every command shares whose meaning is an agent's.
+LEAF_HELP = "Analyse the path ending at this entry id (default: the last entry, as Pi resumes)."
+PATHS_HELP = "Session files, directories (every *.jsonl below) or globs; default: Pi's session directory."
+
 #: Pi's default `compaction.reserveTokens` and `compaction.keepRecentTokens` (settings.json).
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -38,6 +56,15 @@ class Tokenizer(StrEnum):
     CL100K = "cl100k"
     CHARS4 = "chars4"
 
+
+#: estimate-error's name of each request's own estimate (the agent's own count at its check point,
+#: whatever the agent: `analysis.estimate.Estimator.OWN`); the output's name, kept for compatibility.
+OWN_ESTIMATOR = "pi"
+#: What estimate-error's legend says chars4 is, and what an early decision means.
+CHARS4_OWN_ESTIMATE = "Pi's estimateTokens"
+EARLY_MEANS = "Pi would compact too soon"
+ESTIMATORS_HELP = (f"Comma-separated: chars4,{OWN_ESTIMATOR},cl100k,o200k,model,calibrated,calibrated_hybrid,"
+                   "calibrated_session (default: all; model = the model's own tokenizer, o200k where it has none).")
 
 #: estimate-error's default thresholds: fractions of the largest A seen.
 DEFAULT_THRESHOLD_GRID = "0.5,0.6,0.7,0.8,0.9"

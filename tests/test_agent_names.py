@@ -57,29 +57,10 @@ PENDING: dict[str, tuple[str, ...]] = {
     # transcript walk. Both replay their compactions, so they sit in replay/ beside the walks; they
     # leave it with the walks' merge (the request shapes, prompts and kept text are the policies').
     "replay/resummarize_pi.py": ("pi",), "replay/resummarize_codex.py": ("codex",),
-    # Pi's file format version (`pi_version`: 0.x vs 1.x, which changes Pi's estimateTokens) is
-    # threaded through the counters, inspect, estimate-error and cut; one name for "the format
-    # version of the file" (the transcript's settings) would take it out of every layer at once.
-    "tokens/chars4.py": ("pi",), "tokens/features.py": ("pi",), "tokens/tiktoken_counter.py": ("pi",),
-    "tokens/registry.py": ("pi",),  # task T's
-    "analysis/inspect.py": ("pi",), "analysis/inspect_transcript.py": ("pi",), "analysis/cut.py": ("pi",),
-    "report/cut.py": ("pi",), "cli/documents.py": ("pi",),
-    "cli/__init__.py": ("pi",), "cli/options.py": ("pi",), "cli/cmd_estimate_error.py": ("pi",),
-    "replay/records.py": ("pi",), "read/__init__.py": ("pi",), "__init__.py": ("pi",),
-    # estimate-error (task S owns analysis/estimate/ this session): Pi's sessions are read with Pi's
-    # own context walk, and `pi` is still the internal key of the agent's own estimate.
-    "analysis/estimate/__init__.py": ("pi",), "analysis/estimate/calibrate.py": ("pi",),
-    "analysis/estimate/judge.py": ("pi",), "analysis/estimate/measure.py": ("pi",),
-    "analysis/estimate/options.py": ("pi",), "analysis/estimate/rows.py": ("pi",),
-    "analysis/estimate/run.py": ("pi",), "analysis/estimate/source.py": ("pi",),
-    "analysis/estimate/summary.py": ("pi",), "report/estimate_error.py": ("pi",),
-    "report/estimate_totals.py": ("pi",),
-    # The datasets' summaries column `pi_sections_absent` (the template's sections a summary lacks):
-    # a column name of dataset schema 4, renamed only with a schema bump.
-    "analysis/dataset.py": ("pi",), "analysis/dataset_frames.py": ("pi",),
-    # `Estimator.PI`, the estimator named `pi` (estimate-error's agent's own estimate, task S's enum):
-    # the folder report ranks estimate-error's sessions by it.
-    "report/html_folder.py": ("pi",),
+    # The public API: `sessiontools.read` and `sessiontools` re-export Pi's reader, transcript and
+    # policy names (`load_session`, `prepare_compaction`, `detect_pi_version`...), which users'
+    # scripts import from there (Pi's came first).
+    "read/__init__.py": ("pi",), "__init__.py": ("pi",),
 }
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")

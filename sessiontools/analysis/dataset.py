@@ -34,7 +34,7 @@ from sessiontools.jsvalues import utf16_len
 from sessiontools.transcript.model import Message, Transcript, TranscriptPath, UnitKind
 
 #: Bumped whenever a column is added, removed, renamed or changes meaning (docs/dataset.md).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 TABLES = ("sessions", "requests", "compactions", "summaries", "replay_runs", "replay_compactions")
 
@@ -165,7 +165,7 @@ def _summary_row(path_index: int, n: int, c: Any, agent: str) -> dict[str, Any]:
         "path_index": path_index, "n": n, "line": c.line, "compaction_id": c.id,
         "summary_format": p.summary_format, "summary_chars": len(c.summary),
         "sections": len(p.sections), "section_names": " | ".join(p.sections),
-        "pi_sections_absent": len(p.sections_absent), "section_compliance": round(p.compliance, 6),
+        "template_sections_absent": len(p.sections_absent), "section_compliance": round(p.compliance, 6),
         "items": len(p.items), "split_turn": p.split_turn,
         "read_files": None if p.read_files is None else len(p.read_files),
         "modified_files": None if p.modified_files is None else len(p.modified_files),

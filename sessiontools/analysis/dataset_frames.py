@@ -38,7 +38,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     },
     "summaries": {
         "path_index": N, "n": N, "line": N, "compaction_id": S, "summary_format": S, "summary_chars": N,
-        "sections": N, "section_names": S, "pi_sections_absent": N, "section_compliance": F, "items": N,
+        "sections": N, "section_names": S, "template_sections_absent": N, "section_compliance": F, "items": N,
         "split_turn": B, "read_files": N, "modified_files": N, "literals": N, "literal_paths": N,
         "literal_code": N, "literal_numbers": N, "literal_quoted": N, "literal_errors": N,
     },

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from sessiontools.names import RULE_VERSION_KEY
 from sessiontools.transcript.model import Compaction, Transcript, TranscriptPath
 from sessiontools.transcript.prices import session_cost
 
@@ -72,7 +73,7 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
         "agent": t.agent.value,
         "session_id": t.session_id,
         "format_version": t.format,
-        "pi_version": None,
+        RULE_VERSION_KEY: None,
         "session_name": None,
         "entries": len(seen_messages),
         "entries_by_type": {"message": len(seen_messages)},

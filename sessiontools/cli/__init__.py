@@ -28,7 +28,7 @@ from sessiontools.cli.options import (
     LeafOpt,
     OutputOpt,
     PathsArg,
-    PiVersionOpt,
+    RuleVersionOpt,
     StrictOpt,
     TableJson,
     check_leaf_options,
@@ -42,10 +42,11 @@ from sessiontools.cli.outputs import (
 )
 from sessiontools.cli.token_options import tokens_option
 from sessiontools.errors import EXIT_INTERRUPTED, SessionToolsError, UsageError
+from sessiontools.names import APP_HELP, CUT_RESERVE_HELP, RULE_VERSION_KEY
 
 _app = typer.Typer(
     name="sessiontools",
-    help=("Analyse and replay Pi coding-agent session files: compaction, token estimates, summary drift.\n\n"
+    help=(f"{APP_HELP}\n\n"
           "Exit codes: 0 ok; 1 a --fail-if gate tripped; 2 bad usage; 3 no readable input; 70 a bug "
           "(report it). Each command's --help defines its terms; README.md has them all (Terms)."),
     no_args_is_help=True,
@@ -81,7 +82,7 @@ def inspect(
     output: OutputOpt = None,
     jobs: JobsOpt = None,
     executor: ExecutorOpt = Executor.processes,
-    pi_version: PiVersionOpt = None,
+    rule_version: RuleVersionOpt = None,
     per_session: PerSessionOpt = False,
     group_by: GroupByOpt = None,
 ) -> None:
@@ -99,7 +100,7 @@ def inspect(
     format = resolve_format(format, output, TableJson)
     check_output_path(output)
     err = stderr_console()
-    fn = inspect_fn(leaf=leaf, all_leaves=all_leaves, pi_version=pi_version.value if pi_version else None)
+    fn = inspect_fn(leaf=leaf, all_leaves=all_leaves, rule_version=rule_version.value if rule_version else None)
     reports, loaded = run_files(paths, err, fn, jobs, "inspecting", executor=executor)
     if format == TableJson.json:
         emit_json(envelope("inspect", sessions=reports), output)
@@ -141,8 +142,8 @@ def cut(
     ] = None,
     leaf: LeafOpt = None,
     keep_recent: Annotated[int, tokens_option("--keep-recent", help="keepRecentTokens.")] = 20000,
-    reserve: Annotated[int, tokens_option("--reserve", help="reserveTokens (kept in the settings Pi passes).")] = DEFAULT_RESERVE_TOKENS,
-    pi_version: PiVersionOpt = None,
+    reserve: Annotated[int, tokens_option("--reserve", help=CUT_RESERVE_HELP)] = DEFAULT_RESERVE_TOKENS,
+    rule_version: RuleVersionOpt = None,
     format: Annotated[TableJson | None, typer.Option("--format", "-f", help="table or json; default: from the -o suffix, else table.")] = None,
     strict: StrictOpt = False,
     output: OutputOpt = None,
@@ -151,8 +152,7 @@ def cut(
 
     A split turn is a compaction that cuts inside a turn (its start is summarised separately).
     """
-    from sessiontools.analysis.cut import cut_session, kept_span
-    from sessiontools.policies.pi.settings import CompactionSettings
+    from sessiontools.policies.registry import CUTTERS
     from sessiontools.report.cut import cut_table
     from sessiontools.report.writers import envelope
 
@@ -166,24 +166,23 @@ def cut(
     session = loaded.sessions[0]
     if not session.entries:
         raise UsageError(f"{file}: the session has no entries to cut")
-    settings = CompactionSettings(True, reserve, keep_recent)
-    cuts, path = cut_session(session, at, leaf=leaf, settings=settings, pi_version=pi_version.value if pi_version else None)
-    if session.has_lines_pi_drops:
-        err.print("note: this file has lines Pi's own reader drops (recovered here); Pi's cut would differ")
+    answer = CUTTERS[session.agent]()(session, at, leaf=leaf, reserve=reserve, keep_recent=keep_recent,
+                                      rule_version=rule_version.value if rule_version else None)
+    if answer.note:
+        err.print(answer.note)
     if format == TableJson.json:
         emit_json(
             envelope(
                 "cut",
-                session=str(file),
-                pi_version=pi_version.value if pi_version else session.pi_version,
-                settings={"reserve_tokens": reserve, "keep_recent_tokens": keep_recent},
+                **{"session": str(file), RULE_VERSION_KEY: answer.rule_version,
+                   "settings": {"reserve_tokens": reserve, "keep_recent_tokens": keep_recent}},
                 recovered_lines=[d.to_dict() for d in session.recovered],
-                cuts=cuts,
+                cuts=answer.cuts,
             ),
             output,
         )
     else:
-        emit_renderables([cut_table(cuts, [kept_span(path, c) for c in cuts])], output)
+        emit_renderables([cut_table(answer.cuts, answer.spans)], output)
     raise typer.Exit(exit_code_for(loaded, strict))
 
 

@@ -17,7 +17,7 @@ from sessiontools.cli.options import (
     LeafOpt,
     OutputOpt,
     PathsArg,
-    PiVersionOpt,
+    RuleVersionOpt,
     StrictOpt,
     check_leaf_options,
 )
@@ -34,6 +34,7 @@ from sessiontools.cli.outputs import (
     wrote,
 )
 from sessiontools.errors import InputError, UsageError
+from sessiontools.names import ESTIMATORS_HELP
 
 if TYPE_CHECKING:
     from sessiontools.report.gates import Gate
@@ -174,7 +175,7 @@ def register(app: typer.Typer) -> None:
         paths: PathsArg = None,
         estimators: Annotated[
             str | None,
-            typer.Option("--estimators", help="Comma-separated: chars4,pi,cl100k,o200k,model,calibrated,calibrated_hybrid,calibrated_session (default: all; model = the model's own tokenizer, o200k where it has none)."),
+            typer.Option("--estimators", help=ESTIMATORS_HELP),
         ] = None,
         by: Annotated[By, typer.Option("--by", help="Group requests by model, provider, content (CJK and tool-result share) or size (A).")] = By.model,
         threshold_grid: Annotated[
@@ -190,7 +191,7 @@ def register(app: typer.Typer) -> None:
         calibration_x: Annotated[CalibrationX, typer.Option("--calibration-x", help="The estimator x in A ~ a + b*x.")] = CalibrationX.O200K,
         leaf: LeafOpt = None,
         all_leaves: AllLeavesOpt = False,
-        pi_version: PiVersionOpt = None,
+        rule_version: RuleVersionOpt = None,
         format: Annotated[Fmt | None, typer.Option("--format", "-f", help="table, json (summary), csv or parquet (one row per request); default: from the -o suffix, else table.")] = None,
         output: OutputOpt = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="PNG/SVG: E vs A, error distribution, error vs context size.")] = None,
@@ -217,14 +218,14 @@ def register(app: typer.Typer) -> None:
         check_leaf_options(leaf, all_leaves)
         try:
             _run(paths, estimators, by, threshold_grid, save_calibration_to, calibration, calibration_x, leaf,
-                 all_leaves, pi_version, format, output, plot, fail_if, strict, no_cache, jobs, executor,
+                 all_leaves, rule_version, format, output, plot, fail_if, strict, no_cache, jobs, executor,
                  per_session, group_by.value if group_by else None)
         except OptionError as exc:
             raise UsageError(f"{FLAGS.get(exc.field, exc.field)}: {exc}") from exc
 
 
 def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_calibration_to: Path | None,
-         calibration: Path | None, calibration_x: CalibrationX, leaf: str | None, all_leaves: bool, pi_version: Any,
+         calibration: Path | None, calibration_x: CalibrationX, leaf: str | None, all_leaves: bool, rule_version: Any,
          format: Fmt | None, output: Path | None, plot: Path | None, fail_if: list[str] | None, strict: bool,
          no_cache: bool, jobs: int | None, executor: Executor = Executor.processes, each_session: bool = False,
          group_by: str | None = None) -> None:
@@ -257,7 +258,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
         thresholds=parse_threshold_grid(threshold_grid),
         leaf=leaf,
         all_leaves=all_leaves,
-        pi_version=pi_version.value if pi_version else None,
+        rule_version=rule_version.value if rule_version else None,
         calibration=loaded_cal,
         calibration_x=calibration_x.value,
         fit=save_calibration_to is not None,

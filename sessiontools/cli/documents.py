@@ -69,7 +69,7 @@ def _estimate_options() -> Any:
 
     return EstimateErrorOptions(estimators=parse_estimators(None), by="model",
                                 thresholds=parse_threshold_grid(DEFAULT_THRESHOLD_GRID), leaf=None, all_leaves=False,
-                                pi_version=None, calibration=None, calibration_x="o200k", fit=False)
+                                rule_version=None, calibration=None, calibration_x="o200k", fit=False)
 
 
 def _estimate_doc(err: Console, per_session: list[Any], options: Any) -> dict[str, Any]:

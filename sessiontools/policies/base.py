@@ -36,119 +36,28 @@ replays any `Policy` over any `TranscriptPath`; a policy may give the walk a per
 (`Policy.compactor`) running the agent's own code on the agent's own records of the path (Pi's
 `prepareCompaction` on the entries a Pi transcript carries, `policies.pi.compactor`). Pi sessions
 under Pi's policies are still replayed by `replay.simulate` (issue 24: the walks are not yet one).
+
+This module holds the two interfaces, `Compactor` and `Policy`; the values they exchange are in
+`policies.settings` (`Axis`, `CheckPoint`, `PolicySettings`), `policies.views` (`CountView`,
+`Candidate`, `Kept`, `CompactionAsk`, `Plan`), `policies.recovery` (`Recovery`) and
+`policies.counts` (`text_counter`, `chars4`), all re-exported here.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any
 
 from sessiontools.names import PolicyName
+from sessiontools.policies.counts import _text_chars4, chars4, text_counter
+from sessiontools.policies.recovery import Recovery
+from sessiontools.policies.settings import Axis, CheckPoint, PolicySettings
+from sessiontools.policies.views import Candidate, CompactionAsk, CountView, Kept, Plan
 from sessiontools.read.agents import Agent
 
-
-class Axis(NamedTuple):
-    """A setting a policy's grid varies: its key in a run's settings, its label in words, its unit."""
-
-    key: str
-    label: str
-    unit: str = "tokens"  # or "percent"
-
-
-class CheckPoint(StrEnum):
-    """Where an agent tests its compaction rule."""
-
-    RUN_END = "run_end"
-    BETWEEN_TURNS = "between_turns"
-    BEFORE_SAMPLING = "before_sampling"
-
-
-@dataclass(frozen=True, slots=True)
-class PolicySettings:
-    """One setting of a replay grid."""
-
-    context_window: int
-    reserve_tokens: int = 0
-    keep_recent_tokens: int = 0
-    extra: tuple[tuple[str, Any], ...] = ()  # per-agent options, e.g. (("auto_compact_limit", 200000),)
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return dict(self.extra).get(name, default)
-
-
-@dataclass(frozen=True, slots=True)
-class CountView:
-    """What the agent knows at a check point: the usage total it trusts from its newest reply since
-    the last compaction (None when there is none), and the sizes of the messages after that reply
-    (or of the whole context when there is no such reply), each as `(chars, bytes)`."""
-
-    last_usage_total: float | None
-    trailing: Sequence[tuple[int, int]] = ()
-    context: Sequence[tuple[int, int]] = ()
-    #: The context's messages (the transcript's `Message`s, aligned with `context`), for rules that
-    #: read what a message is (Codex estimates the encrypted reasoning of earlier turns).
-    messages: Sequence[Any] = field(default=(), compare=False, repr=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A message a compaction may keep: its index, role, whether a turn may start there, its size."""
-
-    index: int
-    role: str
-    turn_start: bool
-    tokens: float
-    message: Any = field(default=None, compare=False, repr=False)  # the transcript's Message, for rules that read it
-
-
-@dataclass(slots=True)
-class Kept:
-    """What a policy keeps after its summary: message indices (ascending) and notes."""
-
-    indices: tuple[int, ...]
-    notes: list[str] = field(default_factory=list)
-    #: The kept messages leave the context at the next user prompt that starts a new agent process
-    #: (`Policy.new_process`): what the agent attached in memory and never wrote to its transcript.
-    until_next_prompt: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionAsk:
-    """What the walk knows when it compacts, for a policy's own compactor (`Policy.compactor`).
-
-    `context`: message indices of the simulated context, in order (the newest compaction's kept
-    messages, then the workload after it); `reply`: (message index, prompt tokens, output tokens,
-    recorded) of the newest reply in it, where the walk has one since the last compaction (a reply
-    the recording answered in that very context carries its own usage: `recorded`); `recorded`: the
-    positions in the path's recorded compactions made right after the context's last message, not
-    yet reproduced."""
-
-    reason: str
-    context: tuple[int, ...]
-    reply: tuple[int, float, int, bool] | None = None
-    recorded: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """A compaction as the agent's own code makes it (`Compactor.plan`): the messages it keeps, the
-    tokens before it records, the size of its summarisation request's input, and, where the
-    recording made this very compaction, which recorded one it is (its summary is taken)."""
-
-    kept: tuple[int, ...]
-    tokens_before: int
-    summarization_input: float
-    recorded: int | None = None
-    parent_id: str | None = None  # the agent's own newest record before it (None: the context's last message's)
-    matches_recorded: bool = False
-    summary_tokens: float | None = None  # the policy's own summary size (None: the walk's model)
-    is_split_turn: bool = False
-    messages_summarized: int = 0
-    turn_prefix_messages: int = 0
-    state: Any = field(default=None, compare=False, repr=False)  # the compactor's own, for `Compactor.made`
+__all__ = ["Agent", "Axis", "Candidate", "CheckPoint", "CompactionAsk", "Compactor", "CountView", "Kept", "Plan",
+           "Policy", "PolicyName", "PolicySettings", "Recovery", "chars4", "text_counter"]
 
 
 class Compactor(ABC):
@@ -349,56 +258,3 @@ class Policy(ABC):
         """A fresh state of the agent's recovery from rejected requests, for one replayed run (default:
         a reactive policy compacts and retries after every rejection, any other never)."""
         return Recovery(self.reactive)
-
-
-class Recovery:
-    """An agent's recovery rule after the provider rejects a request as too long, as state along a
-    walk: both walks (`replay.walk`, `replay.simulate`) ask it, and only it, whether to compact and
-    retry. Default: retry whenever the policy is reactive."""
-
-    __slots__ = ("reactive", "tried")
-
-    def __init__(self, reactive: bool) -> None:
-        self.reactive = reactive
-        self.tried = False  # a recovery was attempted and nothing has re-armed it since
-
-    def run_started(self) -> None:
-        """A user message starts a run."""
-        self.tried = False
-
-    def replied(self, stop_reason: str | None) -> None:
-        """The provider answered a request (`stop_reason` as recorded)."""
-        self.tried = False
-
-    def may_retry(self) -> bool:
-        """Whether the agent compacts and retries after a rejection now."""
-        return self.reactive
-
-    def retrying(self) -> None:
-        """The agent compacts and retries."""
-        self.tried = True
-
-
-def text_counter(tokenizer: str | None) -> Any:
-    """`Message -> tokens` of a transcript message's text units: chars/4 of its text (None), or
-    tokenizer `tokenizer`'s count of its units, 1200 per image, cached by content (`tokens.registry`)."""
-    if tokenizer is None:
-        return _text_chars4
-    from sessiontools.tokens.registry import shared_units_counter
-
-    count = shared_units_counter(tokenizer)
-
-    def by_tokenizer(message: Any) -> int:
-        units = message.units
-        return count(tuple(u.text for u in units if u.text), sum(1 for u in units if u.kind == "image"))
-
-    return by_tokenizer
-
-
-def _text_chars4(message: Any) -> int:
-    return chars4(len(message.text))
-
-
-def chars4(chars: int) -> int:
-    """ceil(chars / 4): the chars/4 estimate of a text."""
-    return -(-chars // 4)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sessiontools.names import POLICY_ORDER
 from sessiontools.policies.base import Policy, PolicyName
@@ -130,12 +131,56 @@ SUMMARY_TEMPLATES: dict[Agent, Callable[[], SummaryTemplate] | None] = {
 }
 
 
+def _pi_cuts() -> Callable[..., Any]:
+    from sessiontools.policies.pi.cuts import cut_answer
+
+    return cut_answer
+
+
+#: `cut`: the agents whose policy says what it would keep and summarise at chosen points of a session
+#: (Pi's `prepareCompaction`), each a maker of its `cut_answer(session, ats, *, leaf, reserve,
+#: keep_recent, rule_version)`. The others have no such command (their readers refuse the file first).
+CUTTERS: dict[Agent, Callable[[], Callable[..., Any]]] = {
+    Agent.PI: _pi_cuts,
+}
+
+
+def _pi_system_merge() -> Callable[[Any], Any]:
+    from sessiontools.policies.pi.usage import current_system_message
+
+    return current_system_message
+
+
+#: The agents that send a context's system messages merged into one (Pi 1.x, as pi-ai does), each a
+#: maker of its merge (the raw system messages of a context -> the one message sent, or None);
+#: estimate-error measures that one message (`analysis.estimate.source.Source.merges_systems`).
+SYSTEM_MERGERS: dict[Agent, Callable[[], Callable[[Any], Any]]] = {
+    Agent.PI: _pi_system_merge,
+}
+
+
+#: The agent whose template is drift's reference: free-form summaries' headings are mapped onto its
+#: sections by keyword, and the measures over pairs are written in its section names.
+REFERENCE_TEMPLATE_AGENT = Agent.PI
+
+
 def reference_template() -> SummaryTemplate:
-    """The template summary drift reads every summary against (a free-form one's headings are mapped
-    onto its sections by keyword): the one agent's whose prompt asks for sections."""
-    makers = [m for m in SUMMARY_TEMPLATES.values() if m is not None]
-    assert len(makers) == 1, "drift reads one template (registry_gaps)"
-    return makers[0]()
+    """Drift's reference template (`REFERENCE_TEMPLATE_AGENT`'s; each sectioned agent's summaries are
+    read against their own, `summary_template`)."""
+    maker = SUMMARY_TEMPLATES[REFERENCE_TEMPLATE_AGENT]
+    assert maker is not None, "the reference agent has a template (registry_gaps)"
+    return maker()
+
+
+def summary_template(agent: str | Agent | None) -> SummaryTemplate:
+    """The template `agent`'s summaries are read against: its own prompt's (`SUMMARY_TEMPLATES`), or,
+    for an agent whose summaries are free-form (or none known), the reference template whose sections
+    free-form headings are mapped onto."""
+    try:
+        maker = SUMMARY_TEMPLATES.get(Agent(agent)) if agent is not None else None
+    except ValueError:
+        maker = None
+    return maker() if maker is not None else reference_template()
 
 
 def promises_sections(agent: str | Agent | None) -> bool:

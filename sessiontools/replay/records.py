@@ -11,8 +11,6 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sessiontools.policies.base import PolicyName
-from sessiontools.policies.pi.prepare import Preparation
-from sessiontools.read.pi.entries import Entry
 
 
 class CompactionReason(StrEnum):
@@ -122,9 +120,10 @@ class SimCompaction:
     #: The hook `resummarize` reads (not part of the JSON record, nor of equality): Pi's
     #: `CompactionPreparation` this compaction computed (None for a recorded user compaction, applied
     #: as recorded), and the compaction entry put on the simulated path (the recorded one, or the
-    #: replay's placeholder).
-    preparation: Preparation | None = field(default=None, compare=False, repr=False)
-    entry: Entry | None = field(default=None, compare=False, repr=False)
+    #: replay's placeholder). Typed loosely: they are the policy's own objects (Pi's `Preparation`
+    #: and `Entry`), which the record carries and does not read.
+    preparation: Any = field(default=None, compare=False, repr=False)
+    entry: Any = field(default=None, compare=False, repr=False)
     #: The messages kept verbatim (path indices), where the walk knows them (the transcript walk).
     kept: tuple[int, ...] = ()
 
@@ -226,4 +225,4 @@ class ReplayRun:
     recorded_match: RecordedMatch = field(default_factory=lambda: RecordedMatch(0, 0, 0))
     #: The simulated path at the end of the walk (base entries and the compaction entries, in order);
     #: kept only when asked (`simulate(..., keep_path=True)`, for `resummarize`), else empty.
-    path: tuple[Entry, ...] = field(default=(), compare=False, repr=False)
+    path: tuple[Any, ...] = field(default=(), compare=False, repr=False)

@@ -19,6 +19,7 @@ from sessiontools.policies.registry import (
     DEFAULT_POLICY,
     OWN_AGENT,
     POLICIES,
+    REFERENCE_TEMPLATE_AGENT,
     SECTIONED_SUMMARIES,
     SUMMARY_TEMPLATES,
     VERSION_SETTING,
@@ -155,8 +156,8 @@ def registry_gaps() -> list[str]:
             gap("summariser, nor a reason it has none", "replay.registry.SUMMARIZERS / NO_SUMMARIZER")
         elif a in SUMMARIZERS and not _summarizer_complete(a):
             gap("complete summariser", f"{SUMMARIZERS[a]}.SUMMARIZER")
-    if sum(1 for m in SUMMARY_TEMPLATES.values() if m is not None) != 1:
-        out.append("summary templates: drift reads exactly one (policies.registry.reference_template)")
+    if SUMMARY_TEMPLATES.get(REFERENCE_TEMPLATE_AGENT) is None:
+        out.append("summary templates: drift's reference agent has none (policies.registry.REFERENCE_TEMPLATE_AGENT)")
     for n in PolicyName:
         entry = POLICIES.get(n)
         if entry is None:

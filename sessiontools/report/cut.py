@@ -8,8 +8,11 @@ from typing import Any
 from rich.console import Group
 from rich.table import Table
 
-from sessiontools.read.pi.entries import Entry
+from sessiontools.names import CUT_TOKENS_BEFORE
 from sessiontools.report.text import one_line, safe_text
+
+#: A session entry (`id`, `line`, `message`), as the cut's policy gives it.
+Entry = Any
 
 
 def _preview(e: Entry | None) -> Any:
@@ -46,13 +49,13 @@ def cut_table(cuts: Sequence[Mapping[str, Any]], spans: Sequence[tuple[Entry | N
             t.add_row("compacts", "no")
             t.add_row("reason", safe_text(c["reason"]))
             if c["tokens_before"] is not None:
-                t.add_row("tokens before (Pi's view)", f"{c['tokens_before']:,}")
+                t.add_row(CUT_TOKENS_BEFORE, f"{c['tokens_before']:,}")
             blocks.append(t)
             continue
         t.add_row("compacts", "yes")
         t.add_row("first kept", safe_text(f"#{c['first_kept_index']} {c['first_kept_entry_id']}"))
         t.add_row("split turn", f"yes (turn starts at #{c['turn_start_index']})" if c["is_split_turn"] else "no")
-        t.add_row("tokens before (Pi's view)", f"{c['tokens_before']:,}")
+        t.add_row(CUT_TOKENS_BEFORE, f"{c['tokens_before']:,}")
         t.add_row("messages summarised", f"{c['messages_to_summarize']:,} (+{c['turn_prefix_messages']} turn prefix)")
         t.add_row("previous summary", "yes" if c["has_previous_summary"] else "no")
         t.add_row("serialised for the summariser", f"{c['serialized_chars']:,} chars")

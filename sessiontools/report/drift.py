@@ -18,7 +18,6 @@ from rich.table import Table
 from rich.text import Text
 
 from sessiontools.analysis.drift import ChainDrift, DriftReport, PairDrift
-from sessiontools.analysis.drift.sections import TEMPLATE
 from sessiontools.report.drift_facts import facts_markdown, facts_table, lost_facts_text, survival_axes
 from sessiontools.report.text import one_line, safe_text, strip_control
 
@@ -173,7 +172,7 @@ def drift_renderables(report: DriftReport, *, pair: int | None = None, gates: Se
         out.append(summaries_table(c))
         for s in c.chain:
             if s.parsed.sections_missing:
-                out.append(safe_text(f"{s.label} lacks {TEMPLATE.agent}'s: " + ", ".join(s.parsed.sections_missing),
+                out.append(safe_text(f"{s.label} lacks {s.parsed.view.template.agent}'s: " + ", ".join(s.parsed.sections_missing),
                                      style="dim"))
         if c.pairs:
             out.append(pairs_table(c, pair))

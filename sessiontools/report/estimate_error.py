@@ -8,17 +8,18 @@ from typing import Any
 from rich.console import Group
 
 from sessiontools.analysis.estimate import CHAR_COLUMNS, EstimateErrorReport, requests_columns
-from sessiontools.analysis.estimate.options import Estimator
+from sessiontools.analysis.estimate.options import OWN_COLUMN, Estimator
+from sessiontools.names import CHARS4_OWN_ESTIMATE, EARLY_MEANS, OWN_ESTIMATOR, RULE_VERSION_KEY
 from sessiontools.report.layout import Column, FittedTable, percent, short_names, tokens
 from sessiontools.report.text import safe_text
 from sessiontools.tokens.registry import TOKENIZERS, calibration_encoding, label
 
 _INT_COLUMNS = {
     "index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output", "messages", "images",
-    "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS, "est_chars4", "est_pi", "est_cl100k", "est_o200k",
+    "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS, "est_chars4", OWN_COLUMN, "est_cl100k", "est_o200k",
     "est_model",
 }
-_STR_COLUMNS = {"session", "pi_version", "entry_id", "provider", "model", "model_key", "kind", "model_tokenizer"}
+_STR_COLUMNS = {"session", RULE_VERSION_KEY, "entry_id", "provider", "model", "model_key", "kind", "model_tokenizer"}
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
@@ -55,7 +56,7 @@ def requests_frame(report: EstimateErrorReport) -> Any:
     return frame.select(exprs)
 
 
-_EST_LEGEND = ("chars4 = chars/4 (Pi's estimateTokens); pi = the agent's own estimate (last usage + later messages); "
+_EST_LEGEND = (f"chars4 = chars/4 ({CHARS4_OWN_ESTIMATE}); {OWN_ESTIMATOR} = the agent's own estimate (last usage + later messages); "
                "cl100k, o200k = tiktoken; model = the model's own tokenizer (o200k where it has none); "
                "calibrated = hierarchical fit over text features (OOS = judged out of sample); "
                "calibrated_hybrid = last usage + calibrated count of later messages; "
@@ -153,7 +154,7 @@ def timing_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Fitte
     d = FittedTable("compaction decisions: early / late requests at each threshold T",
                     (Column("estimator", "", "left"),
                      *[Column(f"T={tokens(th['tokens'])}", "") for th in thresholds]),
-                    notes=["early = E > T while A <= T (Pi would compact too soon); late = E <= T while A > T; "
+                    notes=[f"early = E > T while A <= T ({EARLY_MEANS}); late = E <= T while A > T; "
                            "T given as a fraction of the largest A or in tokens (" +
                            ", ".join(f"{th['spec']} = {th['tokens']:,}" for th in thresholds) + "); rates in --format json"])
     by_key = {(x["estimator"], x["threshold"]): x for x in summary["timing"]}
@@ -198,7 +199,7 @@ def _verdict_line(oos: Mapping[str, Any]) -> Any:
     if oos["note"]:
         line += f"  WARNING: {oos['note']}"
     if oos["hybrid_worse_than_agent_estimate"]:
-        line += "  WARNING: calibrated_hybrid is worse than the agent's own estimate (pi)"
+        line += f"  WARNING: calibrated_hybrid is worse than the agent's own estimate ({OWN_ESTIMATOR})"
     return Text(line)
 
 
@@ -258,7 +259,7 @@ def estimate_error_headline(summary: Mapping[str, Any]) -> str:
     return f"estimate-error: {summary['requests']:,} requests; " + "; ".join(parts) + warn
 
 
-_COLORS = {"chars4": "#d62728", Estimator.PI.value: "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
+_COLORS = {"chars4": "#d62728", Estimator.OWN.value: "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
 
 
 def estimate_error_figure(rows: Sequence[Mapping[str, Any]], estimators: Sequence[str]):  # type: ignore[no-untyped-def]
@@ -458,7 +459,7 @@ def estimate_error_json(report: EstimateErrorReport) -> dict[str, Any]:
         "calibration": _calibration_json(report),
         "timing": _timing_json(report.timing),
         "sessions": [
-            {"session": s.session, "pi_version": s.pi_version, "requests": s.requests,
+            {"session": s.session, RULE_VERSION_KEY: s.rule_version, "requests": s.requests,
              "skipped_requests": dict(sorted(s.skipped.items())),
              "estimators": _stats_json(s.stats, ests, calibrated_in_sample=ins), "tokenizer": _profile_json(s.tokenizer)}
             for s in report.sessions

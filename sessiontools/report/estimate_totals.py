@@ -23,6 +23,7 @@ from rich.text import Text
 
 from sessiontools.analysis.estimate.hierarchy import MIN_REQUESTS
 from sessiontools.analysis.estimate.judge import AGENT_HYBRID
+from sessiontools.names import OWN_ESTIMATOR
 from sessiontools.report.folder import folder_names, middle, more_line, session_groups
 from sessiontools.report.layout import Column, FittedTable, percent
 
@@ -35,7 +36,7 @@ def _head(est: str) -> str:
     return SHORT.get(est, est)
 
 
-_BRIEF_LEGEND = "A = prompt tokens, E = estimate; bias = mean (E-A)/A; MAPE = mean |E-A|/A; pi = the agent's own"
+_BRIEF_LEGEND = f"A = prompt tokens, E = estimate; bias = mean (E-A)/A; MAPE = mean |E-A|/A; {OWN_ESTIMATOR} = the agent's own"
 
 #: The folder answer's length at the design width (issue 26: one screen).
 SCREEN_LINES = 40

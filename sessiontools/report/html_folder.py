@@ -117,7 +117,7 @@ def estimate_section(doc: Mapping[str, Any]) -> str:
     if sessions:
         from sessiontools.analysis.estimate.options import Estimator
 
-        own = Estimator.PI.value  # the agent's own estimate ranks the sessions when it was computed
+        own = Estimator.OWN.value  # the agent's own estimate ranks the sessions when it was computed
         rank = own if own in names else names[0]
         snames = folder_names([s["session"] for s in sessions])
         order = sorted(sessions, key=lambda s: (-(s["estimators"][rank]["mape"] or 0.0), s["session"]))

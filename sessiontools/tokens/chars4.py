@@ -8,12 +8,37 @@ JSON of `toolsAdded`). Text length is UTF-16 code units, as in JavaScript.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.jsvalues import js_truthy, json_stringify, utf16_len
 
 #: Pi counts an image as 4800 characters (1200 tokens).
 IMAGE_CHARS = 4800
+
+
+@dataclass(frozen=True, slots=True)
+class CountRules:
+    """What a message count takes beyond text, thinking, tool calls, tool results and summaries:
+    `images` in user messages, and `system` messages (content + sections + JSON of `toolsAdded`).
+
+    A file's policy says which rules its count follows (`CountRules.of` its rule version)."""
+
+    images: bool = True
+    system: bool = True
+
+    @staticmethod
+    def of(rule_version: CountRules | str | None) -> CountRules:
+        """The rules of a transcript's `rule_version`: the first ("0") counts neither user images nor
+        system messages, every later one counts both (an instance is returned as it is)."""
+        if rule_version.__class__ is CountRules:
+            return rule_version  # type: ignore[return-value]
+        return TEXT_ONLY if rule_version == "0" else ALL
+
+
+#: The two sets of rules: everything (the default), and text only (no user images, no system).
+ALL = CountRules()
+TEXT_ONLY = CountRules(images=False, system=False)
 
 
 def _ceil4(chars: int) -> int:
@@ -59,12 +84,14 @@ def assistant_chars(content: Any) -> int:
     return chars
 
 
-def message_chars(message: Mapping[str, Any], pi_version: str = "1") -> int:
-    """The character count behind `estimateTokens` (before the division by four)."""
+def message_chars(message: Mapping[str, Any], rules: CountRules | str = ALL) -> int:
+    """The character count behind `estimateTokens` (before the division by four), under `rules`
+    (or the rules of a rule version, `CountRules.of`)."""
+    rules = CountRules.of(rules)
     role = message.get("role")
     if role == "user":
         # 0.x counts only text blocks of user messages; 1.x adds images.
-        return text_and_image_chars(message.get("content"), images=pi_version != "0")
+        return text_and_image_chars(message.get("content"), images=rules.images)
     if role == "assistant":
         return assistant_chars(message.get("content"))
     if role in ("custom", "toolResult"):
@@ -73,7 +100,7 @@ def message_chars(message: Mapping[str, Any], pi_version: str = "1") -> int:
         return _text_len(message.get("command")) + _text_len(message.get("output"))
     if role in ("branchSummary", "compactionSummary"):
         return _text_len(message.get("summary"))
-    if role == "system" and pi_version != "0":
+    if role == "system" and rules.system:
         chars = text_and_image_chars(message.get("content"))
         sections = message.get("sections")
         if isinstance(sections, dict):
@@ -88,6 +115,6 @@ def message_chars(message: Mapping[str, Any], pi_version: str = "1") -> int:
     return 0
 
 
-def estimate_tokens(message: Mapping[str, Any], pi_version: str = "1") -> int:
-    """Pi's `estimateTokens(message)` for Pi major version `pi_version`."""
-    return _ceil4(message_chars(message, pi_version))
+def estimate_tokens(message: Mapping[str, Any], rules: CountRules | str = ALL) -> int:
+    """Pi's `estimateTokens(message)` under `rules` (Pi 0.x: `TEXT_ONLY`, 1.x: `ALL`)."""
+    return _ceil4(message_chars(message, rules))

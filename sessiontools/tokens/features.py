@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sessiontools.tokens.chars4 import ALL, CountRules
 from sessiontools.tokens.text import text_counts
 
 #: The feature counted with each request's own model tokenizer (`tokens.registry`; o200k where the
@@ -68,7 +69,7 @@ class FeatureModel:
 
 def text_features(units: Iterable[tuple[str, bool]], images: int = 0, messages: int = 1) -> tuple[int, ...]:
     """FEATURES of text units `(text, is_code)`, plus `images` and `messages` (overhead column = 1);
-    the tokenizer features are 0 (`pi_features` counts them)."""
+    the tokenizer features are 0 (`message_features` counts them)."""
     _, cjk, prose, code, digits, space = text_classes(units)
     return (1, messages, cjk, prose, code, digits, space, images, *[0] * len(TOKENIZER_FEATURES))
 
@@ -90,11 +91,11 @@ def text_classes(units: Iterable[tuple[str, bool]]) -> tuple[int, int, int, int,
     return utf16, cjk, prose, code, digits, space
 
 
-def pi_units(message: Mapping[str, Any], pi_version: str = "1") -> tuple[list[tuple[str, bool]], int]:
-    """(text units with is-code flags, images) of a Pi message, over the units Pi's chars/4 counts."""
+def message_code_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> tuple[list[tuple[str, bool]], int]:
+    """(text units with is-code flags, images) of a message, over the units Pi's chars/4 counts."""
     from sessiontools.tokens.tiktoken_counter import message_units
 
-    units = message_units(message, pi_version)
+    units = message_units(message, rules)
     role = message.get("role")
     code = role in ("toolResult", "bashExecution")
     flags = [code] * len(units.texts)
@@ -127,19 +128,19 @@ def _counter(encoding: str) -> Any:
     return TiktokenCounter(encoding, num_threads=1)
 
 
-def pi_features(messages: Sequence[Mapping[str, Any]], pi_version: str = "1",
+def message_features(messages: Sequence[Mapping[str, Any]], rules: CountRules | str = ALL,
                 tokenizers: Sequence[str] = (), model_encoding: str = "o200k_base") -> tuple[int, ...]:
-    """FEATURES of a list of Pi messages (for replay: the trailing part of a check point); the
+    """FEATURES of a list of messages (for replay: the trailing part of a check point); the
     tokenizer features named in `tokenizers` are counted (offline), the others are 0. The `model`
     feature is counted with `model_encoding`
     (`tokens.registry.calibration_encoding(tokens.registry.encoding_for(provider, model))`)."""
     units: list[tuple[str, bool]] = []
     images = 0
     for m in messages:
-        u, im = pi_units(m, pi_version)
+        u, im = message_code_units(m, rules)
         units.extend(u)
         images += im
-    counts = [sum(_counter(enc or model_encoding).count_messages(messages, pi_version)) if name in tokenizers else 0
+    counts = [sum(_counter(enc or model_encoding).count_messages(messages, rules)) if name in tokenizers else 0
               for name, enc in TOKENIZER_FEATURES.items()]
     return (*text_features(units, images, len(messages))[:-len(counts)], *counts)
 

@@ -26,7 +26,7 @@ fixed overheads are the calibrated model's to learn.
 
 `counter_for(provider, model)` is the one function for other layers: a `str -> int` count with the
 model's own tokenizer (or o200k), loaded once per process; `message_counter_for(provider, model,
-pi_version)` counts a Pi message dict over the units chars/4 counts (cached by content), the
+rules)` counts a Pi message dict over the units chars/4 counts (cached by content), the
 `MessageCounter` replay's truth model (`replay.truth.fit_truth(counter=...)`) takes;
 `truth_candidates` names the counters `replay --truth-tokenizer` lets the truth model choose among.
 Nothing here imports tiktoken, tokenizers or the packages until a count is asked for.
@@ -42,6 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from sessiontools.tokens.chars4 import ALL, CountRules
 
 __all__ = ["FALLBACK", "NOT_CALIBRATION_FEATURE", "TOKENIZERS", "TokenizerUnavailable", "available_encoding_for",
            "calibration_encoding", "calibration_encoding_for", "counter_for", "encoding_for", "family_of",
@@ -300,7 +302,7 @@ def available_encoding_for(provider: Any, model: Any, calibration: bool = False)
     return FALLBACK if name != FALLBACK and not available(name) else name
 
 
-def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
+def message_counter_for(provider: Any, model: Any, rules: CountRules | str = ALL, *,
                         calibration: bool = False) -> Callable[[Any], int]:
     """A Pi message dict -> tokens with the model's own tokenizer (else o200k; `calibration`: the
     calibrated feature's, o200k for a family in `NOT_CALIBRATION_FEATURE`), over the text units
@@ -308,7 +310,7 @@ def message_counter_for(provider: Any, model: Any, pi_version: str = "1", *,
     from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 
     counter = TiktokenCounter(available_encoding_for(provider, model, calibration), num_threads=1)
-    return lambda message: counter.count_message(message, pi_version)
+    return lambda message: counter.count_message(message, rules)
 
 
 #: What `replay --truth-tokenizer` accepts: `auto` (the default: per session, chars/4 or `model`,
@@ -415,11 +417,11 @@ def _shared_counter(name: str) -> Any:
     return got
 
 
-def shared_message_counter(name: str, pi_version: str = "1") -> Callable[[Any], int]:
+def shared_message_counter(name: str, rules: CountRules | str = ALL) -> Callable[[Any], int]:
     """A Pi message dict -> tokens with tokenizer `name`, over the units Pi's chars/4 counts (cached by
     content across the process)."""
     counter = _shared_counter(name)
-    return lambda message: counter.count_message(message, pi_version)
+    return lambda message: counter.count_message(message, rules)
 
 
 def shared_units_counter(name: str) -> Callable[[tuple[str, ...], int], int]:

@@ -1,6 +1,6 @@
 """tiktoken counts over exactly the text Pi's chars/4 counts.
 
-`message_units(message, pi_version)` yields the strings behind `chars4.message_chars` (text
+`message_units(message, rules)` yields the strings behind `chars4.message_chars` (text
 blocks, thinking, tool name + `JSON.stringify(arguments)`, tool-result text, bash command and
 output, summaries, system content/sections/tools JSON) and the number of images, which Pi counts
 as 4800 characters and we count as a fixed `IMAGE_TOKENS`. A message's tiktoken count is the sum
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.jsvalues import js_truthy, json_stringify
-from sessiontools.tokens.chars4 import _blocks, _text_len
+from sessiontools.tokens.chars4 import ALL, CountRules, _blocks, _text_len
 
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200
@@ -80,15 +80,16 @@ def _assistant_units(content: Any) -> Iterator[str]:
                 yield args
 
 
-def iter_units(message: Mapping[str, Any], pi_version: str = "1") -> Iterator[str | None]:
+def iter_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> Iterator[str | None]:
     """The text units of a message in the order Pi counts them; None stands for an image.
 
     Mirrors `chars4.message_chars` branch for branch: sum(utf16_len(text)) + 4800 * images over
-    these units equals `message_chars(message, pi_version)`.
+    these units equals `message_chars(message, rules)`.
     """
+    rules = CountRules.of(rules)
     role = message.get("role")
     if role == "user":
-        yield from _content_units(message.get("content"), images=pi_version != "0")
+        yield from _content_units(message.get("content"), images=rules.images)
     elif role == "assistant":
         yield from _assistant_units(message.get("content"))
     elif role in ("custom", "toolResult"):
@@ -100,7 +101,7 @@ def iter_units(message: Mapping[str, Any], pi_version: str = "1") -> Iterator[st
     elif role in ("branchSummary", "compactionSummary"):
         if isinstance(message.get("summary"), str):
             yield message["summary"]
-    elif role == "system" and pi_version != "0":
+    elif role == "system" and rules.system:
         yield from _content_units(message.get("content"), images=True)
         sections = message.get("sections")
         if isinstance(sections, Mapping):
@@ -126,11 +127,11 @@ def units_key(texts: Sequence[str], images: int) -> bytes:
     return h.digest()
 
 
-def message_units(message: Mapping[str, Any], pi_version: str = "1") -> MessageUnits:
+def message_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> MessageUnits:
     """The text units and images of a message (see `iter_units`), with their content key."""
     texts: list[str] = []
     images = 0
-    for u in iter_units(message, pi_version):
+    for u in iter_units(message, rules):
         if u is None:
             images += 1
         elif u:
@@ -428,10 +429,10 @@ class TiktokenCounter:
             if self.store is not None:
                 self.store.put_many(self.store_name, counts)
 
-    def count_messages(self, messages: Iterable[Mapping[str, Any]], pi_version: str = "1") -> list[int]:
-        """Token counts of messages over the text units Pi counts (see `message_units`)."""
-        return self.count_units(message_units(m, pi_version) for m in messages)
+    def count_messages(self, messages: Iterable[Mapping[str, Any]], rules: CountRules | str = ALL) -> list[int]:
+        """Token counts of messages over the text units Pi counts under `rules` (see `message_units`)."""
+        return self.count_units(message_units(m, rules) for m in messages)
 
-    def count_message(self, message: Mapping[str, Any], pi_version: str = "1") -> int:
+    def count_message(self, message: Mapping[str, Any], rules: CountRules | str = ALL) -> int:
         """Token count of one message (see `count_messages`)."""
-        return self.count_messages([message], pi_version)[0]
+        return self.count_messages([message], rules)[0]

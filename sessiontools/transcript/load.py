@@ -2,7 +2,11 @@
 
 One registry maps an agent to its adapter; nothing else in the package asks which agent it is
 looking at. Options that only make sense for some agents (`leaf`/`all_leaves` pick Pi branches,
-`pi_version` Pi's reading rules) are passed to every adapter, which ignores what it has no use for.
+`rule_version` the version of its agent's reading rules a file is read as, Pi's 0.x or 1.x) are
+passed to every adapter, which ignores what it has no use for.
+
+`OWN_INSPECT` names the agents whose reader keeps more than the transcript holds, with the
+`inspect` that reads their session itself (the others are inspected from their transcript).
 """
 
 from __future__ import annotations
@@ -14,19 +18,19 @@ from sessiontools.read.agents import Agent
 from sessiontools.transcript.model import Transcript
 
 
-def _pi(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
+def _pi(source: Any, *, leaf: str | None, all_leaves: bool, rule_version: str | None) -> Transcript:
     from sessiontools.transcript.pi.neutral import pi_transcript
 
-    return pi_transcript(source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version)
+    return pi_transcript(source, leaf=leaf, all_leaves=all_leaves, pi_version=rule_version)
 
 
-def _codex(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
+def _codex(source: Any, *, leaf: str | None, all_leaves: bool, rule_version: str | None) -> Transcript:
     from sessiontools.transcript.codex import codex_transcript
 
     return codex_transcript(source)
 
 
-def _claude_code(source: Any, *, leaf: str | None, all_leaves: bool, pi_version: str | None) -> Transcript:
+def _claude_code(source: Any, *, leaf: str | None, all_leaves: bool, rule_version: str | None) -> Transcript:
     from sessiontools.transcript.claude_code import claude_transcript
 
     return claude_transcript(source)  # with its subagent files (`source.subagents`) as sidechains
@@ -40,10 +44,36 @@ ADAPTERS: dict[Agent, Callable[..., Transcript]] = {
 
 
 def transcript_of(
-    source: Any, *, leaf: str | None = None, all_leaves: bool = False, pi_version: str | None = None
+    source: Any, *, leaf: str | None = None, all_leaves: bool = False, rule_version: str | None = None
 ) -> Transcript:
     """The neutral transcript of a loaded session of any agent."""
-    return ADAPTERS[source.agent](source, leaf=leaf, all_leaves=all_leaves, pi_version=pi_version)
+    return ADAPTERS[source.agent](source, leaf=leaf, all_leaves=all_leaves, rule_version=rule_version)
+
+
+def _pi_inspect(source: Any, *, leaf: str | None = None, all_leaves: bool = False,
+                rule_version: str | None = None) -> dict[str, Any]:
+    from sessiontools.transcript.pi.inspect import inspect_session
+
+    return inspect_session(source, leaf=leaf, all_leaves=all_leaves, pi_version=rule_version)
+
+
+OWN_INSPECT: dict[Agent, Callable[..., dict[str, Any]]] = {
+    Agent.PI: _pi_inspect,
+}
+
+
+def _pi_estimate_source(source: Any, leaf: str | None, all_leaves: bool, rule_version: str | None) -> Any:
+    from sessiontools.transcript.pi.estimate import pi_source
+
+    return pi_source(source, leaf, all_leaves, rule_version)
+
+
+#: The agents whose reader keeps more than the transcript estimate-error needs (Pi: the session
+#: tree, for context edits and resets), each with the maker of its `transcript.source.Source`; the
+#: others are read through `ADAPTERS`.
+ESTIMATE_SOURCES: dict[Agent, Callable[[Any, str | None, bool, str | None], Any]] = {
+    Agent.PI: _pi_estimate_source,
+}
 
 
 def load_transcript(path: Any, **options: Any) -> Transcript:

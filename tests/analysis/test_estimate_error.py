@@ -557,7 +557,7 @@ def test_pseudo_replies_are_not_requests(version: str) -> None:
     pseudo_reply(b, model="delivery-mirror", usage=b.usage(500, 10))  # a harness id even with numbers
     b.user("more")
     b.assistant("ok", usage=b.usage(1000))
-    rep = estimate_error([b.session()], EstimateErrorOptions(estimators=CHEAP, pi_version=version))
+    rep = estimate_error([b.session()], EstimateErrorOptions(estimators=CHEAP, rule_version=version))
     doc = summary(rep)
     assert doc["requests"] == 2
     assert doc["skipped_requests"] == {"total": 4, "pseudo_reply": 4}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from sessiontools.analysis.inspect import inspect_session
 from sessiontools.report.inspect import inspect_table
 from sessiontools.testing import SessionBuilder
+from sessiontools.transcript.pi.inspect import inspect_session
 
 
 def test_inspect_shows_writer_and_kind() -> None:

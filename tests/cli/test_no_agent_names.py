@@ -1,6 +1,5 @@
 """House rule: no agent names above transcript/ in cli/, report/ and analysis/ (issue 24). A policy,
-a transcript adapter or one registry line (`policies.registry`, `transcript.load`,
-`analysis.estimate.source.SOURCES`) says what differs by agent; a new `if agent == ...` fails here."""
+a transcript adapter or one registry line (`policies.registry`, `transcript.load`, `names`) says what differs by agent; a new `if agent == ...` fails here."""
 
 from __future__ import annotations
 
@@ -11,11 +10,7 @@ ROOT = Path(__file__).resolve().parents[2] / "sessiontools"
 NAMES = re.compile(r'"pi"|"codex"|"claude_code"|"claude-code"|Agent\.(PI|CODEX|CLAUDE_CODE)\b')
 
 #: (file, the line's text) -> why the name is not an agent test
-ALLOWED: dict[tuple[str, str], str] = {
-    ("analysis/estimate/options.py",
-     'PI = "pi"  # the agent\'s own check-point estimate, whatever the agent (named so for the output\'s compatibility)'):
-        "the estimator's name in the output (every agent's own estimate), not an agent",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 def _hits() -> list[tuple[str, int, str]]:
@@ -37,6 +32,7 @@ def test_the_allow_list_is_current() -> None:
     """Every allowed line still exists: the list cannot grow stale and hide a new name on a changed line."""
     seen = {(f, line) for f, _, line in _hits()}
     assert set(ALLOWED) <= seen, set(ALLOWED) - seen
+    assert not ALLOWED  # the estimator's output name `pi` is `names.OWN_ESTIMATOR` since s8
 
 
 def test_the_pattern_finds_an_agent_test() -> None:

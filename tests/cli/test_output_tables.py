@@ -85,8 +85,8 @@ def test_inspect_shows_compactions_on_other_branches() -> None:
     sessions = _doc("inspect-samples")["sessions"]
     s = next(s for s in sessions if s["path"].endswith("pi1-branches.jsonl"))
     if "other_branch_compactions" not in s:  # golden not regenerated: compute it
-        from sessiontools.analysis.inspect import inspect_session
         from sessiontools.read import load_session
+        from sessiontools.transcript.pi.inspect import inspect_session
 
         s = inspect_session(load_session(SAMPLES / "pi1-branches.jsonl"))
     assert s["entries_by_type"]["compaction"] == 1 and not s["compactions"]

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessiontools.analysis.inspect import inspect_session, inspect_source
+from sessiontools.analysis.inspect import inspect_source
 from sessiontools.read.lines import line_views
 from sessiontools.read.parallel import reads_selectively
 from sessiontools.read.pi import checks
@@ -32,6 +32,7 @@ from sessiontools.read.pi.load import read_bytes, read_data
 from sessiontools.read.pi.migrate import make_entries
 from sessiontools.read.pi.selective import SPEC
 from sessiontools.read.sources import FALLBACK, expand_sources, head_of, reader_for
+from sessiontools.transcript.pi.inspect import inspect_session
 from tests.conftest import BAD, SAMPLES, shared_sessions
 from tests.read.test_native_project import _native, _passes
 

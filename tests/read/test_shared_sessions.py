@@ -5,9 +5,9 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from sessiontools.analysis.inspect import inspect_session
 from sessiontools.cli import main
 from sessiontools.read import load_session
+from sessiontools.transcript.pi.inspect import inspect_session
 
 # file -> (assistant, toolResult, user, bashExecution, compactions, thinking_level_change, recovered lines)
 PROVENANCE = {

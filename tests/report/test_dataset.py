@@ -252,3 +252,21 @@ def test_unreadable_file_is_reported_and_the_rest_exported(tmp_path: Path, capsy
     rc = _export(tmp_path / "ds", bad, SAMPLES / "pi0-overflow.jsonl")
     assert rc == 3 and "error:" in capsys.readouterr().err
     assert _q(tmp_path / "ds", "SELECT count(*) FROM {_files}") == [(1,)]
+
+
+def test_a_dataset_of_an_older_schema_is_refused_with_its_version(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Schema 5 renamed `summaries.pi_sections_absent` to `template_sections_absent`: appending to a
+    version-4 dataset would mix the two names, so export refuses it (exit 2) and says why; a new
+    dataset is written at this version."""
+    old = tmp_path / "v4"
+    old.mkdir()
+    (old / "_dataset.json").write_text(json.dumps({"schema_version": 4, "tables": [], "partitions": ["agent", "month"]}))
+    assert _export(old, SAMPLES / "pi0-tiny.jsonl") == 2
+    err = capsys.readouterr().err
+    assert "a dataset of schema version 4" in err and f"writes version {SCHEMA_VERSION}" in err and SCHEMA_VERSION == 5
+    assert not any(p.is_dir() for p in old.iterdir())  # no table written into it (its lock aside)
+    assert json.loads((old / "_dataset.json").read_text())["schema_version"] == 4
+    new = tmp_path / "v5"
+    assert _export(new, SAMPLES / "pi1-pair-a.jsonl") == 0
+    assert "template_sections_absent" in COLUMNS["summaries"] and "pi_sections_absent" not in COLUMNS["summaries"]

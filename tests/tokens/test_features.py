@@ -11,7 +11,13 @@ from sessiontools.tokens.calibrated import (
     load_calibration,
     save_calibration,
 )
-from sessiontools.tokens.features import FEATURES, FeatureModel, calibrated_hybrid, pi_features, text_features
+from sessiontools.tokens.features import (
+    FEATURES,
+    FeatureModel,
+    calibrated_hybrid,
+    message_features,
+    text_features,
+)
 from sessiontools.tokens.text import CJK_RANGES, CJK_RE, cjk_count, is_cjk, text_mix
 
 
@@ -80,7 +86,7 @@ def test_features_and_the_calibrated_hybrid() -> None:
     assert calibrated_hybrid(None, f, f, model) == pytest.approx(model.predict(f))
     msgs = [{"role": "user", "content": "hi 1"}, {"role": "assistant", "content": [
         {"type": "toolCall", "name": "read", "arguments": {"path": "x"}}]}]
-    pf = dict(zip(FEATURES, pi_features(msgs, "0"), strict=True))
+    pf = dict(zip(FEATURES, message_features(msgs, "0"), strict=True))
     assert pf["messages"] == 2 and pf["code"] == len("read") + len('{"path":"x"}') and pf["prose"] == 2
 
 

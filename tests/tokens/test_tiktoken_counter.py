@@ -226,3 +226,21 @@ def test_units_key_is_the_hash_of_the_joined_units() -> None:
         len(b).to_bytes(8, "little") + b for b in (t.encode("utf-8", "surrogatepass") for t in texts))
     assert units_key(texts, 3) == hashlib.blake2b(joined, digest_size=16).digest()
     assert units_key([], 0).hex() == hashlib.blake2b(bytes(4), digest_size=16).hexdigest()
+
+
+def test_count_rules_are_the_rule_versions_counts() -> None:
+    """`CountRules` (agent-free: user images, system messages) gives the same counts as the rule
+    version it stands for, and `CountRules.of` maps "0" to text only and any later version to all."""
+    from sessiontools.tokens.chars4 import ALL, TEXT_ONLY, CountRules, message_chars
+
+    assert CountRules.of("0") is TEXT_ONLY and CountRules.of("1") is ALL and CountRules.of(None) is ALL
+    assert CountRules.of(TEXT_ONLY) is TEXT_ONLY and TEXT_ONLY == CountRules(images=False, system=False)
+    user = {"role": "user", "content": [{"type": "text", "text": "hi"}, image_block()]}
+    system = {"role": "system", "content": "be brief", "sections": {"a": "xyz"}}
+    for m in (user, system):
+        for version, rules in (("0", TEXT_ONLY), ("1", ALL)):
+            assert message_chars(m, rules) == message_chars(m, version)
+            assert message_units(m, rules) == message_units(m, version)
+    assert message_chars(user, CountRules(images=False, system=True)) == 2
+    assert message_chars(system, CountRules(images=False, system=True)) == 11
+    assert message_chars(system, CountRules(images=True, system=False)) == 0

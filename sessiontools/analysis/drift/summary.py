@@ -14,26 +14,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sessiontools.analysis.drift.literals import extract_literals, scan_literals
 from sessiontools.analysis.drift.markdown import HEADING, Block, blocks
 from sessiontools.analysis.drift.sections import (
-    BRANCH_PREAMBLE,
-    BRANCH_SECTIONS,
     FILES,
-    KEYWORDS,
-    PROGRESS,
-    STRICT_PROGRESS,
-    STRICT_TOP,
-    STRICT_TURN,
+    REFERENCE,
     TEMPLATE,
-    TEMPLATE_SECTIONS,
-    TURN,
-    TURN_KEYWORDS,
-    TURN_MARKER,
-    TURN_SECTIONS,
     UNTITLED,
+    TemplateView,
+    template_view,
 )
 from sessiontools.analysis.drift.text import PLACEHOLDER, normalise, tokens
 
@@ -79,6 +70,8 @@ class ParsedSummary:
     literals: dict[str, str]  # value -> kind
     summary_format: str = STRUCTURED  # see SUMMARY_FORMATS
     no_history: bool = False  # a split turn whose history part is Pi's own "No prior history."
+    #: The template it was read against (its agent's own, `sections.template_view`).
+    view: TemplateView = field(default=REFERENCE, repr=False)
 
     @property
     def items(self) -> list[Item]:
@@ -86,9 +79,10 @@ class ParsedSummary:
 
     @property
     def expected_sections(self) -> tuple[str, ...]:
-        base = BRANCH_SECTIONS if self.kind == "branch_summary" else TEMPLATE_SECTIONS
+        v = self.view
+        base = v.branch_sections if self.kind == "branch_summary" else v.sections
         if self.split_turn:
-            return TURN_SECTIONS if self.no_history else base + TURN_SECTIONS
+            return v.turn_sections if self.no_history else base + v.turn_sections
         return base
 
     @property
@@ -98,7 +92,8 @@ class ParsedSummary:
 
     @property
     def promises_sections(self) -> bool:
-        return self.summary_format in PROMISING_FORMATS
+        t = self.view.template
+        return self.summary_format in (t.structured_format, t.split_turn_format, t.branch_format)
 
     @property
     def sections_missing(self) -> list[str]:
@@ -115,7 +110,7 @@ class ParsedSummary:
         """`pi` (every expected section under Pi's heading), `partial`, or `free-form` (none)."""
         missing = len(self.sections_absent)
         if missing == 0:
-            return TEMPLATE.complete_label  # the format label (every section of the prompt present)
+            return self.view.template.complete_label  # the format label (every section of the prompt present)
         return "free-form" if missing == len(self.expected_sections) else "partial"
 
     def section_text(self, section: str) -> str:
@@ -124,7 +119,8 @@ class ParsedSummary:
 
 
 
-def summary_format(*, agent: str | None, writer: str, kind: str, split_turn: bool, template_headings: int) -> str:
+def summary_format(*, agent: str | None, writer: str, kind: str, split_turn: bool, template_headings: int,
+                   view: TemplateView = REFERENCE) -> str:
     """Which format a summary is written in.
 
     `hook`: an extension or hook wrote it (Pi's `fromHook`), with its own prompt. `free-form`: any
@@ -141,9 +137,10 @@ def summary_format(*, agent: str | None, writer: str, kind: str, split_turn: boo
 
     if not promises_sections(agent) or writer != "agent" or template_headings == 0:
         return FREE_FORM
+    t = view.template  # the formats are named by the template (Pi's: "pi-structured", ...)
     if kind == "branch_summary":
-        return BRANCH
-    return SPLIT_TURN if split_turn else STRUCTURED
+        return t.branch_format
+    return t.split_turn_format if split_turn else t.structured_format
 
 
 #: What Pi itself writes as the history part of a split turn when there was no history to summarise.
@@ -154,7 +151,6 @@ _FILE_BLOCK = {
     "modified": re.compile(r"<modified-files>\n?(.*?)\n?</modified-files>", re.S),
 }
 FILE_TAG = re.compile(r"</?(?:read|modified)-files>")
-_TURN_SPLIT = re.compile(r"\n*^---[ \t]*\n+" + re.escape(TURN_MARKER) + r"[ \t]*\n*", re.M)
 
 
 def _clean_heading(h: str) -> str:
@@ -195,8 +191,12 @@ def _relevel(events: list[Block], title: Block | None, strict_names: dict[str, s
     return out, top
 
 
-def _parse_part(text: str, *, turn: bool, order_start: int) -> tuple[str | None, dict[str, list[Item]], set[str], int]:
-    """Sections, strictly-named sections and the next item order of one part (history or turn prefix)."""
+def _parse_part(text: str, *, turn: bool, order_start: int,
+                view: TemplateView = REFERENCE) -> tuple[str | None, dict[str, list[Item]], set[str], int]:
+    """Sections, strictly-named sections and the next item order of one part (history or turn prefix),
+    read against the template `view`."""
+    STRICT_TOP, STRICT_TURN, STRICT_PROGRESS = view.strict_top, view.strict_turn, view.strict_progress  # noqa: N806
+    KEYWORDS, TURN_KEYWORDS, PROGRESS, TURN = view.keywords, view.turn_keywords, view.progress, view.turn  # noqa: N806
     events = blocks(text)
     headings = [e for e in events if e.kind == "heading"]
     title: str | None = None
@@ -267,25 +267,28 @@ def _parse_part(text: str, *, turn: bool, order_start: int) -> tuple[str | None,
 
 def parse_summary(text: str, kind: str = "compaction", *, writer: str = "agent", agent: str | None = None) -> ParsedSummary:
     """Split a summary into sections, items, file lists and literals (see the module docstring);
-    `writer` and `agent` decide its format (`summary_format`)."""
+    `writer` and `agent` decide its format (`summary_format`); it is read against `agent`'s own template
+    (`sections.template_view`)."""
+    view = template_view(agent)
     text = text.replace("\r\n", "\n")
     body = text
-    if kind == "branch_summary" and body.startswith(BRANCH_PREAMBLE):
-        body = body[len(BRANCH_PREAMBLE):]
+    preamble = view.template.branch_preamble
+    if kind == "branch_summary" and body.startswith(preamble):
+        body = body[len(preamble):]
     files: dict[str, tuple[str, ...] | None] = {}
     for name, pat in _FILE_BLOCK.items():
         blocks = pat.findall(body)
         files[name] = tuple(ln.strip() for ln in blocks[-1].split("\n") if ln.strip()) if blocks else None
         body = pat.sub("", body)
-    parts = _TURN_SPLIT.split(body)
+    parts = view.turn_split.split(body)
     history, turns = parts[0], parts[1:]
-    title, sections, strict, order = _parse_part(history, turn=False, order_start=0)
+    title, sections, strict, order = _parse_part(history, turn=False, order_start=0, view=view)
     no_history = bool(turns) and history.strip() in NO_HISTORY
     fmt: str | None = None
     if turns:
         turn_strict_names: set[str] = set()
         for part in turns:
-            _, tsec, tstrict, order = _parse_part(part, turn=True, order_start=order)
+            _, tsec, tstrict, order = _parse_part(part, turn=True, order_start=order, view=view)
             for k, v in tsec.items():
                 sections.setdefault(k, []).extend(v)
             strict |= tstrict
@@ -296,7 +299,8 @@ def parse_summary(text: str, kind: str = "compaction", *, writer: str = "agent",
             fmt = "1.x"
         else:
             fmt = "other"
-    fmt_name = summary_format(agent=agent, writer=writer, kind=kind, split_turn=bool(turns), template_headings=len(strict))
+    fmt_name = summary_format(agent=agent, writer=writer, kind=kind, split_turn=bool(turns), template_headings=len(strict),
+                              view=view)
     return ParsedSummary(
         text=text,
         kind=kind,
@@ -310,5 +314,6 @@ def parse_summary(text: str, kind: str = "compaction", *, writer: str = "agent",
         literals=extract_literals(FILE_TAG.sub(" ", text)),
         summary_format=fmt_name,
         no_history=no_history,
+        view=view,
     )
 

@@ -61,12 +61,13 @@ from sessiontools.analysis.estimate.stats import (
     stats_dict,
 )
 from sessiontools.analysis.estimate.summary import EstimateErrorReport
+from sessiontools.names import RULE_VERSION_KEY
 
 
 def requests_columns(estimators: tuple[str, ...] | list[str]) -> list[str]:
     """Column order of the per-request table (CSV/Parquet)."""
     base = [
-        "session", "pi_version", "entry_id", "kind", "index", "line", "timestamp", "provider", "model", "model_key",
+        "session", RULE_VERSION_KEY, "entry_id", "kind", "index", "line", "timestamp", "provider", "model", "model_key",
         "actual", "input", "cache_read", "cache_write", "output", "messages", "images", "chars_total",
         "text_chars", "cjk_chars", *CHAR_COLUMNS, "cjk_share", "tool_share",
     ]

@@ -26,6 +26,7 @@ from sessiontools.analysis.estimate.hierarchy import (
     sums,
 )
 from sessiontools.analysis.estimate.loso import held_out_coefficients
+from sessiontools.names import RULE_VERSION_KEY
 
 
 @dataclass(slots=True)
@@ -59,7 +60,7 @@ def rules_key(model_key: str, version: str | None) -> str:
 
 def _units(frame: Any) -> tuple[list[Unit], dict[Unit, list[int]]]:
     mks = frame["model_key"].to_list()
-    rules = [rules_key(m, v) for m, v in zip(mks, frame["pi_version"].to_list(), strict=True)]
+    rules = [rules_key(m, v) for m, v in zip(mks, frame[RULE_VERSION_KEY].to_list(), strict=True)]
     keys = list(zip(frame["session"].to_list(), frame["provider"].fill_null("?").to_list(), mks, rules, strict=True))
     rows: dict[Unit, list[int]] = {}
     for i, k in enumerate(keys):

@@ -26,11 +26,12 @@ from typing import Any
 
 from sessiontools.analysis.estimate.hierarchy import MIN_OOS, LevelFit
 from sessiontools.analysis.estimate.options import Estimator
+from sessiontools.names import RULE_VERSION_KEY
 
 #: Raw estimators: full-context counts that use no recorded usage (no fit, no last reply's usage).
 RAW = ("chars4", "cl100k", "o200k", "model")
 #: The agent's own check-point estimate, a hybrid: the bar for calibrated_hybrid.
-AGENT_HYBRID = Estimator.PI.value
+AGENT_HYBRID = Estimator.OWN.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ def level_reports(frame: Any, fitted: Any) -> list[LevelReport]:
     from sessiontools.analysis.estimate.calibrate import rules_key
 
     f = f.with_columns(pl.Series("_rules", [rules_key(m, v) for m, v in
-                                            zip(f["model_key"].to_list(), f["pi_version"].to_list(), strict=True)]))
+                                            zip(f["model_key"].to_list(), f[RULE_VERSION_KEY].to_list(), strict=True)]))
     for key in sorted(fitted.tree.rules):
         sub = f.filter(pl.col("_rules") == key)
         out.append(LevelReport("rules", key, fitted.tree.rules[key], sub["session"].n_unique(), *_level_mape(sub)))

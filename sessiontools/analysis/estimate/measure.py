@@ -71,9 +71,10 @@ def _measure(units: MessageUnits, kinds: tuple[bool, ...], role_column: str | No
                           units.images, units, (cjk, digits, prose, code, space))
 
 
-def pi_measure(raw: Mapping[str, Any], pi_version: str, units: MessageUnits | None = None) -> MessageMeasure:
-    """A Pi message measured over Pi's own units (chars = Pi's `estimateTokens` characters)."""
-    units = units if units is not None else message_units(raw, pi_version)
+def native_measure(raw: Mapping[str, Any], rule_version: str, units: MessageUnits | None = None) -> MessageMeasure:
+    """An agent's own message dict measured over the units its own count takes (a Pi message: chars =
+    Pi's `estimateTokens` characters)."""
+    units = units if units is not None else message_units(raw, rule_version)
     role = str(raw.get("role"))
     code = role in TOOL_ROLES
     kinds = tuple(code for _ in units.texts)
@@ -112,14 +113,14 @@ class MessageMeasurer:
             c = self.tokenizers[name] = TiktokenCounter(name, store=self.store)
         return c
 
-    def pi(self, raw: Mapping[str, Any], pi_version: str) -> MessageMeasure:
-        """Measure of a Pi message dict."""
-        units = message_units(raw, pi_version)
-        key = (units.key, str(raw.get("role")), pi_version)
+    def native(self, raw: Mapping[str, Any], rule_version: str) -> MessageMeasure:
+        """Measure of an agent's own message dict (`Source.native_messages`: Pi's)."""
+        units = message_units(raw, rule_version)
+        key = (units.key, str(raw.get("role")), rule_version)
         m = self._by_content.get(key)
         if m is None:
             self.messages_measured += 1
-            m = self._by_content[key] = pi_measure(raw, pi_version, units)
+            m = self._by_content[key] = native_measure(raw, rule_version, units)
         return m
 
     def neutral(self, message: Message) -> MessageMeasure:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sessiontools.errors import UsageError
-from sessiontools.names import DEFAULT_THRESHOLD_GRID
+from sessiontools.names import DEFAULT_THRESHOLD_GRID, OWN_ESTIMATOR
 from sessiontools.tokens.calibrated import Calibration, FeatureCalibration, Tokenizer
 
 
@@ -28,7 +28,7 @@ class Estimator(StrEnum):
     """Estimators, in output order."""
 
     CHARS4 = "chars4"
-    PI = "pi"  # the agent's own check-point estimate, whatever the agent (named so for the output's compatibility)
+    OWN = OWN_ESTIMATOR  # the agent's own check-point estimate, whatever the agent (its output name: `names`)
     CL100K = "cl100k"
     O200K = "o200k"
     MODEL = "model"
@@ -37,6 +37,8 @@ class Estimator(StrEnum):
     CALIBRATED_SESSION = "calibrated_session"
 
 
+#: The request frame's column of the agent's own estimate.
+OWN_COLUMN = f"est_{OWN_ESTIMATOR}"
 #: Estimators reported when none are named.
 DEFAULT_ESTIMATORS: tuple[str, ...] = tuple(e.value for e in Estimator)
 ESTIMATORS: tuple[str, ...] = tuple(e.value for e in Estimator)
@@ -127,7 +129,7 @@ class EstimateErrorOptions:
     thresholds: tuple[ThresholdSpec, ...] = field(default_factory=lambda: parse_threshold_grid(None))
     leaf: str | None = None
     all_leaves: bool = False
-    pi_version: str | None = None
+    rule_version: str | None = None
     calibration: Calibration | FeatureCalibration | None = None
     calibration_x: str = DEFAULT_CALIBRATION_X
     fit: bool = False  # fit the calibration even when no calibrated estimator is reported

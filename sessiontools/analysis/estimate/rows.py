@@ -22,10 +22,11 @@ from sessiontools.analysis.estimate.measure import (
     MessageMeasurer,
     TokensWait,
 )
-from sessiontools.analysis.estimate.options import TOKENIZERS
+from sessiontools.analysis.estimate.options import OWN_COLUMN, TOKENIZERS
 from sessiontools.analysis.estimate.source import Source
+from sessiontools.names import RULE_VERSION_KEY
 from sessiontools.policies.checkpoint import ContextView
-from sessiontools.policies.registry import own_policy
+from sessiontools.policies.registry import SYSTEM_MERGERS, own_policy
 from sessiontools.read.values import iso_seconds
 from sessiontools.tokens.calibrated import model_key
 from sessiontools.tokens.registry import FALLBACK, available, encoding_for
@@ -34,7 +35,7 @@ from sessiontools.transcript.model import Request, TranscriptPath
 #: Integer columns of the request frame before the estimator columns, in order.
 BASE_INT_COLUMNS = ("index", "line", "timestamp", "actual", "input", "cache_read", "cache_write", "output",
                     "messages", "images", "chars_total", "text_chars", "cjk_chars", *CHAR_COLUMNS)
-STR_COLUMNS = ("session", "pi_version", "entry_id", "provider", "model", "model_key", "kind", "model_tokenizer")
+STR_COLUMNS = ("session", RULE_VERSION_KEY, "entry_id", "provider", "model", "model_key", "kind", "model_tokenizer")
 #: The trailing part of the agent's check point (messages after the usage it trusted), for the hybrid.
 TRAIL_COLUMNS = ("t_messages", "t_images", *(f"t_{c}" for c in FEATURE_COLUMNS), "t_chars4", "t_cl100k", "t_o200k",
                  "t_model")
@@ -57,7 +58,7 @@ class SessionRows:
     agent's check points (for the calibrated hybrid: request row -> feature sums after the usage)."""
 
     session: str
-    pi_version: str
+    rule_version: str
     frame: Any  # pl.DataFrame
     skipped: Counter[str]
     #: the file's tokenizer profile (`calibration.fit_tokenizer_profile` of `frame`: a pure function of the
@@ -132,7 +133,7 @@ class _Columns:
     def __init__(self, encodings: Sequence[str]) -> None:
         self.encodings = encodings
         self.data: dict[str, list[Any]] = {c: [] for c in (*STR_COLUMNS, *BASE_INT_COLUMNS, "cjk_share", "tool_share",
-                                                           *FEATURE_COLUMNS, "est_chars4", "est_pi", "est_cl100k",
+                                                           *FEATURE_COLUMNS, "est_chars4", OWN_COLUMN, "est_cl100k",
                                                            "est_o200k", "est_model", "hyb_usage", *TRAIL_COLUMNS)}
 
     def extend(self, **values: Sequence[Any]) -> None:
@@ -155,7 +156,7 @@ def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[T
     so that the caller can do other work (e.g. start the next file) before resuming it."""
     t = source.transcript
     version = source.version or ""
-    pi = source.native_messages
+    native = source.native_messages
     encodings = [enc for enc in TOKENIZERS.values() if enc in measurer.base]
     cols = _Columns(encodings)
     seen: set[int] = set()
@@ -165,18 +166,19 @@ def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[T
         todo = sorted((r for r in (*path.requests, *extra) if r.line not in seen), key=lambda r: r.line)
         seen.update(r.line for r in todo)
         if todo:
-            yield from _path_rows(source, path, todo, resets, measurer, encodings, cols, pi, version)
+            yield from _path_rows(source, path, todo, resets, measurer, encodings, cols, native, version)
     return SessionRows(t.source, version, _frame(cols), Counter(source.skipped))
 
 
 class _MergedSystems:
-    """Pi 1.x: the system messages of each context replayed into one (as pi-ai sends them), measured
-    once per distinct set of system messages."""
+    """An agent that sends a context's system messages merged into one (`Source.merges_systems`; Pi
+    1.x, as pi-ai does): the merged message of each context, measured once per distinct set of
+    system messages (`policies.registry.SYSTEM_MERGERS`: the agent's own merge)."""
 
-    def __init__(self, path: TranscriptPath, measurer: MessageMeasurer, version: str) -> None:
+    def __init__(self, path: TranscriptPath, measurer: MessageMeasurer, version: str, merge: Any) -> None:
         import numpy as np
 
-        self.path, self.measurer, self.version = path, measurer, version
+        self.path, self.measurer, self.version, self.merge = path, measurer, version, merge
         self.at = np.asarray([m.index for m in path.messages if isinstance(m.raw, dict)
                               and m.raw.get("role") == "system"], dtype=np.int64)
         self.memo: dict[tuple[int, ...], MessageMeasure | None] = {}
@@ -191,22 +193,20 @@ class _MergedSystems:
             found.extend(self.at[lo:hi].tolist())
         key = tuple(found)
         if key not in self.memo:
-            from sessiontools.policies.pi.usage import current_system_message
-
-            system = current_system_message([self.path.messages[i].raw for i in key]) if key else None
-            self.memo[key] = self.measurer.pi(system, self.version) if system is not None else None
+            system = self.merge([self.path.messages[i].raw for i in key]) if key else None
+            self.memo[key] = self.measurer.native(system, self.version) if system is not None else None
         return self.memo[key], len(key)
 
 
 def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request], resets: Sequence[int],
-               measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, pi: bool,
+               measurer: MessageMeasurer, encodings: Sequence[str], cols: _Columns, native: bool,
                version: str) -> Generator[TokensWait, None, None]:
     import numpy as np
 
     own: list[str | None] = [_own_tokenizer(r) for r in requests] if measurer.model else [None] * len(requests)
     encodings = [*encodings, *sorted({e for e in own if e is not None and e not in encodings})]
     merge = source.merges_systems
-    systems = _MergedSystems(path, measurer, version) if merge else None
+    systems = _MergedSystems(path, measurer, version, SYSTEM_MERGERS[source.agent]()) if merge else None
     # Pi 1.x sends its system messages replayed into one: they are measured (and tokenized) merged only.
     unsent = set(systems.at.tolist()) if systems is not None else set()
     measures: list[MessageMeasure | None] = [None] * len(path.messages)
@@ -217,7 +217,7 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
         if i in unsent:
             continue
         m = path.messages[i]
-        ms = measures[i] = measurer.pi(m.raw, version) if pi and isinstance(m.raw, dict) else measurer.neutral(m)
+        ms = measures[i] = measurer.native(m.raw, version) if native and isinstance(m.raw, dict) else measurer.neutral(m)
         if any(e not in ms.tokens for e in encodings):
             todo.append(ms)
             size += ms.chars
@@ -241,7 +241,7 @@ def _path_rows(source: Source, path: TranscriptPath, requests: Sequence[Request]
             n_messages[j] += 1 - n_sys
     trail = _range_totals(prefix, [_ranges(o.trailing) for o in owns])
     named = _named(fields, tot)
-    _add_rows(cols, source, path, requests, named, n_messages, owns, pi, measurer.base)
+    _add_rows(cols, source, path, requests, named, n_messages, owns, native, measurer.base)
     t = _named(fields, trail)
     none = [None] * len(requests)
     check = [(named[e][j] - t[e][j]) if e is not None else (named["chars4"][j] - t["chars4"][j])
@@ -283,21 +283,21 @@ def _ranges(indices: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def _add_rows(cols: _Columns, source: Source, path: TranscriptPath, requests: Sequence[Request],
-              tot: dict[str, list[int]], n_messages: list[int], owns: Sequence[Any], pi: bool,
+              tot: dict[str, list[int]], n_messages: list[int], owns: Sequence[Any], native: bool,
               base: Sequence[str]) -> None:
     n = len(requests)
     none = [None] * n
     usage = [r.usage for r in requests]
     cols.extend(
-        session=[source.transcript.source] * n, pi_version=[source.version or ""] * n,
+        session=[source.transcript.source] * n, **{RULE_VERSION_KEY: [source.version or ""] * n},
         entry_id=[r.id for r in requests], provider=[r.provider for r in requests], model=[r.model for r in requests],
         model_key=[model_key(r.provider, r.model) for r in requests],
         kind=["overflow" if r.stop_reason == "error" else "request" for r in requests],
         index=[r.index for r in requests], line=[r.line for r in requests],
-        timestamp=[_timestamp(path.messages[r.index].raw if pi else None, r) for r in requests],
+        timestamp=[_timestamp(path.messages[r.index].raw if native else None, r) for r in requests],
         actual=[u.prompt for u in usage], input=[u.input for u in usage], cache_read=[u.cache_read for u in usage],
         cache_write=[u.cache_write for u in usage], output=[u.output for u in usage],
-        est_pi=[own.tokens for own in owns],
+        **{OWN_COLUMN: [own.tokens for own in owns]},
     )
     cols.extend(
         messages=n_messages, images=tot["images"], chars_total=tot["chars"], text_chars=tot["text_chars"],

@@ -48,9 +48,9 @@ def model_tokenizers_key() -> list[str]:
 
 
 def session_requests(session: Any, measurer: MessageMeasurer, *, leaf: str | None = None, all_leaves: bool = False,
-                     pi_version: str | None = None) -> SessionRows:
+                     rule_version: str | None = None) -> SessionRows:
     """One row per request of a loaded file (a Pi session or a neutral transcript)."""
-    return session_rows(transcript_source(session, leaf=leaf, all_leaves=all_leaves, version=pi_version), measurer)
+    return session_rows(transcript_source(session, leaf=leaf, all_leaves=all_leaves, version=rule_version), measurer)
 
 
 class RowsJob:
@@ -107,15 +107,15 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
         key = "estimate-error:" + orjson.dumps([
             ROWS_VERSION, package_hash(), content_hash, _key_text(getattr(s, "path", None)), options.leaf,
             options.all_leaves,
-            options.pi_version, sorted(measurer.base), measurer.model and model_tokenizers_key(),
+            options.rule_version, sorted(measurer.base), measurer.model and model_tokenizers_key(),
         ]).decode()
         hit = store.get_result(key)
         if hit is not None:
             head, _, body = hit.partition(b"\n")
             meta = orjson.loads(head)
-            return SessionRows(meta["session"], meta["pi_version"], pl.read_ipc(io.BytesIO(body)),
+            return SessionRows(meta["session"], meta["rule_version"], pl.read_ipc(io.BytesIO(body)),
                                Counter(meta["skipped"]), profile_from_record(meta["profile"]), True)
-    source = transcript_source(s, leaf=options.leaf, all_leaves=options.all_leaves, version=options.pi_version)
+    source = transcript_source(s, leaf=options.leaf, all_leaves=options.all_leaves, version=options.rule_version)
     sr = with_profile((yield from session_rows_steps(source, measurer)))
     if key is not None:
         try:
@@ -124,7 +124,7 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
             return sr
         buf = io.BytesIO()
         sr.frame.write_ipc(buf)
-        meta = orjson.dumps({"session": sr.session, "pi_version": sr.pi_version, "skipped": dict(sr.skipped),
+        meta = orjson.dumps({"session": sr.session, "rule_version": sr.rule_version, "skipped": dict(sr.skipped),
                              "profile": profile})
         store.put_result(key, meta + b"\n" + buf.getvalue())
     return sr

@@ -22,6 +22,7 @@ from sessiontools.analysis.estimate.calibration import (
 from sessiontools.analysis.estimate.options import ESTIMATORS, EstimateErrorOptions
 from sessiontools.analysis.estimate.rows import SessionRows
 from sessiontools.analysis.estimate.stats import decision_stats_frame, estimator_stats, group_expr, group_rank
+from sessiontools.names import RULE_VERSION_KEY
 from sessiontools.tokens.calibrated import Calibration, FeatureCalibration
 
 #: Columns of the request frame that are working state, not output.
@@ -39,7 +40,7 @@ class GroupStats:
 @dataclass(slots=True)
 class SessionStats:
     session: str
-    pi_version: str
+    rule_version: str
     requests: int
     skipped: Counter[str]
     stats: Any
@@ -168,7 +169,7 @@ def session_level(frame: Any, parent: Any, mask: tuple[bool, ...] | None) -> lis
 
     x, y, _ = design(frame)
     units = list(zip(frame["session"].to_list(), (rules_key(m, v) for m, v in
-                                                   zip(frame["model_key"].to_list(), frame["pi_version"].to_list(),
+                                                   zip(frame["model_key"].to_list(), frame[RULE_VERSION_KEY].to_list(),
                                                        strict=True)), strict=True))
     return _round1(session_predictions(x, y, parent, units, time_order(frame["timestamp"].to_list()), mask).tolist())
 
@@ -296,7 +297,7 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
         n = len(sr.frame)
         sub = frame.slice(start, n)
         start += n
-        sessions.append(SessionStats(sr.session, sr.pi_version, n, sr.skipped, stats,
+        sessions.append(SessionStats(sr.session, sr.rule_version, n, sr.skipped, stats,
                                      sr.profile if sr.profiled else fit_tokenizer_profile(sub)))
     return EstimateErrorReport(
         frame, options, estimators, skipped, thresholds, _mask_few(estimator_stats(frame, estimators), few),

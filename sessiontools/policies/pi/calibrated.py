@@ -20,12 +20,12 @@ def pi_calibrated_hybrid(messages: Sequence[Any], pi_version: str, model: Any,
     `tokens.registry.calibration_encoding_for(provider, model_id)` (o200k when the model has none).
     """
     from sessiontools.policies.pi.usage import estimate_context_tokens
-    from sessiontools.tokens.features import calibrated_hybrid, pi_features
+    from sessiontools.tokens.features import calibrated_hybrid, message_features
 
     est = estimate_context_tokens(messages, pi_version)
     need = getattr(model, "tokenizers", ())
-    full = pi_features(messages, pi_version, need, model_encoding)
+    full = message_features(messages, pi_version, need, model_encoding)
     if est.last_usage_index is None:
         return calibrated_hybrid(None, full, full, model)
-    trailing = pi_features(messages[est.last_usage_index + 1:], pi_version, need, model_encoding)
+    trailing = message_features(messages[est.last_usage_index + 1:], pi_version, need, model_encoding)
     return calibrated_hybrid(est.usage_tokens, trailing, full, model)

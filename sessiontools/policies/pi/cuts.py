@@ -1,8 +1,10 @@
-"""`cut`: what Pi's `prepareCompaction` would do at chosen points of a path."""
+"""`cut`: what Pi's `prepareCompaction` would do at chosen points of a path (the command reaches it
+through `policies.registry.CUTTERS`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
@@ -80,3 +82,24 @@ def cut_session(
         entry = tree.resolve(ref, path.entries)
         indices.append(path.index_of(entry.id) if not ref.startswith("#") else int(ref[1:]))
     return [cut_at(path.entries, i, settings, version) for i in indices], list(path.entries)
+
+
+@dataclass(frozen=True, slots=True)
+class CutAnswer:
+    """`cut`'s answer: each point's result (the JSON contract), the first and last kept entries of
+    each (for display), the version the file was read as, and a note on the reading (or None)."""
+
+    cuts: list[dict[str, Any]]
+    spans: list[tuple[Entry | None, Entry | None]]
+    rule_version: str
+    note: str | None
+
+
+def cut_answer(session: Session, ats: Sequence[str] | None, *, leaf: str | None, reserve: int,
+               keep_recent: int, rule_version: str | None) -> CutAnswer:
+    """`cut_session` with Pi's settings (`reserveTokens`, `keepRecentTokens`), for the command."""
+    settings = CompactionSettings(True, reserve, keep_recent)
+    cuts, path = cut_session(session, ats, leaf=leaf, settings=settings, pi_version=rule_version)
+    note = ("note: this file has lines Pi's own reader drops (recovered here); Pi's cut would differ"
+            if session.has_lines_pi_drops else None)
+    return CutAnswer(cuts, [kept_span(path, c) for c in cuts], rule_version or session.pi_version, note)
