@@ -183,7 +183,7 @@ def _freeze_count(path: str) -> tuple[str, int]:
 
 
 def test_a_dask_batch_runs_with_the_workers_objects_frozen() -> None:
-    """A batch on a worker runs inside `parallel.frozen_heap`: the objects the worker held when it
+    """A batch on a worker runs inside `workers.frozen_heap`: the objects the worker held when it
     started (its imports, distributed's state) are out of the collector's full passes, and are
     unfrozen when the batch ends."""
     import gc

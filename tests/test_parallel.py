@@ -44,12 +44,12 @@ def test_a_failing_file_stops_the_pool_and_raises_in_the_parent(tmp_path: Path) 
 
 FROZEN = """
 import gc, sys
-from sessiontools.read import parallel
+from sessiontools.read import parallel, workers
 
 def frozen_objects(session):
     return gc.get_freeze_count()
 
-assert parallel._start_method() == "fork", parallel._threads()
+assert workers._start_method() == "fork", workers._threads()
 before = gc.get_freeze_count()
 results = list(parallel.map_sessions(sys.argv[1:], frozen_objects, jobs=2))
 print(before, gc.get_freeze_count(), *[r.value for r in results])
@@ -73,7 +73,7 @@ def test_forked_workers_start_with_the_parents_objects_frozen() -> None:
 
 WARM = """
 import os, sys
-from sessiontools.read import parallel
+from sessiontools.read import parallel, workers
 
 def pid(session):  # (what a file's first analysis imports: inherited by the workers, not imported again)
     inherited = "sessiontools.report.svg" in sys.modules
@@ -81,7 +81,7 @@ def pid(session):  # (what a file's first analysis imports: inherited by the wor
     return os.getpid(), inherited
 
 pid.selective_read = True  # (as inspect: the functions the parent warms up with)
-assert parallel._start_method() == "fork", parallel._threads()
+assert workers._start_method() == "fork", workers._threads()
 print(os.getpid(), *[f"{r.path}={r.value[0]}:{r.value[1]}" for r in parallel.map_sessions(sys.argv[1:], pid, jobs=2)])
 """
 

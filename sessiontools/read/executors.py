@@ -80,7 +80,7 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
 
     # forkserver, as the --jobs pool: workers start from a clean process (no inherited threads),
     # with distributed, the task's modules and the main module already imported, and the
-    # forkserver's excepthook (`parallel._quiet_spawn_after_shutdown`) in each of them.
+    # forkserver's excepthook (`workers._quiet_spawn_after_shutdown`) in each of them.
     settings = dask.config.set(LOCAL_CLUSTER_CONFIG)
     interrupted = False
     try:
@@ -227,7 +227,7 @@ def _start_forkserver(preload: Sequence[str]) -> None:
         return
     modules = ["__main__", "distributed", *preload]
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(dict.fromkeys(modules)))
-    from sessiontools.read.parallel import start_forkserver_ignoring_sigint
+    from sessiontools.read.workers import start_forkserver_ignoring_sigint
 
     start_forkserver_ignoring_sigint()  # a server already running keeps its own preload
 
@@ -241,7 +241,7 @@ FILE_COST = 16384
 
 
 def _batch(paths: Sequence[Any], task: Callable[..., Any], args: tuple[Any, ...]) -> list[Any]:
-    from sessiontools.read.parallel import (
+    from sessiontools.read.workers import (
         frozen_heap,  # (the worker's imports, distributed's state: not walked)
     )
 

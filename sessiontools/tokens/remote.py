@@ -198,7 +198,7 @@ def start(*names: str) -> bool:
     """Fork a helper for each encoding of `names` (o200k_base, cl100k_base) not running yet, all
     before any of their threads starts; False when this process cannot fork safely (no fork, or
     other threads running)."""
-    from sessiontools.read.parallel import _threads
+    from sessiontools.read.workers import _threads
 
     todo = [n for n in dict.fromkeys(names) if get(n) is None]
     if not todo:

@@ -98,7 +98,7 @@ def test_the_forkserver_hook_silences_only_a_spawn_after_shutdown() -> None:
     (another exception there, the same exception anywhere else) to the previous hook."""
     import sys
 
-    from sessiontools.read.parallel import _quiet_spawn_after_shutdown
+    from sessiontools.read.workers import _quiet_spawn_after_shutdown
 
     seen: list[type[BaseException]] = []
     hook = _quiet_spawn_after_shutdown(lambda kind, exc, tb: seen.append(kind))
@@ -251,7 +251,7 @@ def test_a_ctrl_c_while_the_forkserver_is_spawned_is_not_lost(monkeypatch: pytes
     (Ignored, such a Ctrl-C was lost and the command ran to its end: exit 0, seen under load.)"""
     from multiprocessing import forkserver, resource_tracker
 
-    from sessiontools.read import parallel
+    from sessiontools.read import workers
 
     def spawned_meanwhile() -> None:
         os.kill(os.getpid(), signal.SIGINT)  # the terminal's Ctrl-C, while the server is being spawned
@@ -262,7 +262,7 @@ def test_a_ctrl_c_while_the_forkserver_is_spawned_is_not_lost(monkeypatch: pytes
     outer = signal.signal(signal.SIGINT, signal.default_int_handler)  # (also when this runs as a background job)
     try:
         with pytest.raises(KeyboardInterrupt):
-            parallel.start_forkserver_ignoring_sigint()
+            workers.start_forkserver_ignoring_sigint()
             for _ in range(100):  # (delivered as soon as the mask is restored: within a few bytecodes)
                 time.sleep(0.001)
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

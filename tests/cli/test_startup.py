@@ -153,10 +153,12 @@ def test_a_command_run_declares_only_that_command() -> None:
 
 #: What `inspect` of any agent's files, JSON or table, never needs: the libraries of the other
 #: commands (dataframes, plots, tokenizers, Dask), the other commands' modules, importlib.resources
-#: (the price catalogue is a plain file read).
+#: (the price catalogue is a plain file read), hashlib (OpenSSL's start: only the caches hash a
+#: session) and secrets (`-o`'s temporary name is `os.urandom`'s, as `secrets.token_hex`'s is).
 NOT_FOR_INSPECT = ("numpy", "polars", "matplotlib", "tiktoken", "dask", "distributed", "pyarrow", "duckdb",
                    "markdown_it", "fsspec", "msgspec", "importlib.resources", "sessiontools.cli.cmd_",
-                   "sessiontools.tokens", "sessiontools.replay", "sessiontools.policies")
+                   "sessiontools.tokens", "sessiontools.replay", "sessiontools.policies", "hashlib", "_hashlib",
+                   "secrets")
 
 
 def test_inspect_of_every_agent_imports_only_what_it_uses(tmp_path) -> None:  # type: ignore[no-untyped-def]

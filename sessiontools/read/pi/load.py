@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -177,8 +176,16 @@ def _read(data: bytes, path: str, *, content_hash: bool = False,
         entries = pi_entries(Entry, objects, lines) if native else make_entries(objects, lines)
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
-    digest = hashlib.sha256(data).hexdigest()[:32] if content_hash else ""
+    digest = _content_hash(data) if content_hash else ""
     return Session(path, header, entries, version, diags, digest, acc.surrogates, selective)
+
+
+def _content_hash(data: bytes) -> str:
+    """The session's content hash (the caches' key). hashlib is imported here: its OpenSSL start is
+    about 10M instructions that a command without caches (inspect) would pay for nothing."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()[:32]
 
 
 def read_data(data: bytes, path: str, *, content_hash: bool = False,
