@@ -220,6 +220,12 @@ class Policy(ABC):
         (`CheckPoint.RUN_END`) comes after it. Default: only at the next user message."""
         return False
 
+    def unusable_count(self, view: CountView, reply: Any) -> float:
+        """The agent's count at the check after a run's final reply when that reply's usage is not one
+        it trusts (`transcript.model.UnusableReply`: aborted, or an error that is no overflow).
+        Default: its usual count (the newest trusted usage plus the messages since, that reply among them)."""
+        return self.count(view)
+
     #: The agent whose own entries this policy replays by an exact port of that agent's code instead of
     #: the transcript walk (`replay.registry.has_exact_port`; Pi's `prepareCompaction`); None: the walk.
     exact_port_for: Agent | None = None

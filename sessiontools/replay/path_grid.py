@@ -18,7 +18,7 @@ from operator import add
 
 from sessiontools.policies.base import Policy
 from sessiontools.replay.neutral import NeutralTruth
-from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger
+from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger, UnusableReply
 
 
 class PathGrid:
@@ -46,8 +46,10 @@ class PathGrid:
         self.by_user = [k for k, c in enumerate(path.compactions)
                         if c.trigger == Trigger.MANUAL or c.writer == "hook" or k in users]
         self.by_user_set = frozenset(self.by_user)
-        self.starts = {e.index for e in (*path.requests, *path.overflows)}
-        self.events: list[Request | Overflow] = sorted([*path.requests, *path.overflows], key=lambda e: e.index)
+        # The model calls in path order: answered, rejected, and those without a usage the agent trusts.
+        self.events: list[Request | Overflow | UnusableReply] = sorted(
+            [*path.requests, *path.overflows, *path.unusable], key=lambda e: e.index)
+        self.starts = {e.index for e in self.events}
         self.run_starts = _run_starts(path, self.events, self.pos_of)
         self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
         msgs = path.messages
@@ -96,7 +98,7 @@ class PathGrid:
         return self._summary_points
 
 
-def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow], work: Container[int]) -> list[bool]:
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow | UnusableReply], work: Container[int]) -> list[bool]:
     """Whether each request starts a run (a user message of the workload since the previous request;
     a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
     out = []

@@ -62,8 +62,10 @@ class CompactionStep(CheckStep):
         if u > self.run.peak_truth:  # the peak is the largest truth reported anywhere
             self.run.peak_truth = u
 
-    def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> SimCompaction | None:
-        """Compact before work position `upto`; None when the summarisation request fails."""
+    def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView,
+                count: float | None = None) -> SimCompaction | None:
+        """Compact before work position `upto` (`count`: the policy's count there, when it is not
+        `Policy.count` of `view`); None when the summarisation request fails."""
         ctx = self.context(upto)
         msgs = self.path.messages
         after = ctx[-1] if ctx else -1
@@ -95,7 +97,7 @@ class CompactionStep(CheckStep):
                 self._peak(sum_in)
                 m = msgs[after] if after >= 0 else None
                 failed = self._record(reason, after, kept.indices if plan is not None else (), view, truth_now, sum_in,
-                                      0.0, False)
+                                      0.0, False, count=count)
                 if plan is not None:  # what the agent's code would have compacted (its summariser was rejected)
                     _planned(failed, plan)
                     failed.matches_recorded = False
@@ -116,7 +118,7 @@ class CompactionStep(CheckStep):
         if given is not None:
             self.resized = True  # another summary than the recorded one: the context is no longer the recorded one
         sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, size,
-                          hit is not None, len(ctx) - len(kept.indices))
+                          hit is not None, len(ctx) - len(kept.indices), count)
         if plan is not None:
             self.compactor.made(plan)  # type: ignore[union-attr]
             _planned(sc, plan)
@@ -169,14 +171,15 @@ class CompactionStep(CheckStep):
         return self.policy.summary_tokens(self.truth.summary_tokens, g.summary_points(), g.history[min(upto, len(g.work))])
 
     def _record(self, reason: CompactionReason, after: int, kept: tuple[int, ...], view: CountView, truth_now: float,
-                sum_in: float, summary: float, matches: bool, summarized: int = 0) -> SimCompaction:
+                sum_in: float, summary: float, matches: bool, summarized: int = 0,
+                count: float | None = None) -> SimCompaction:
         msgs = self.path.messages
         m = msgs[after] if 0 <= after < len(msgs) else None
         return SimCompaction(
             reason=reason, parent_entry_id=m.id if m else None, parent_base_index=after,
             first_kept_entry_id=msgs[kept[0]].id if kept else None, first_kept_base_index=kept[0] if kept else -1,
             tokens_before=self.policy.tokens_before(view), truth_at_trigger=truth_now,
-            count_at_trigger=self.policy.count(view), is_split_turn=False, messages_summarized=summarized,
+            count_at_trigger=self.policy.count(view) if count is None else count, is_split_turn=False, messages_summarized=summarized,
             turn_prefix_messages=0, kept_tokens=self._kept_tokens(kept), summary_tokens=summary,
             summary_source=TruthSource.MODEL, summarization_input_tokens=sum_in, summarization_output_tokens=summary,
             matches_recorded=matches, early=reason == CompactionReason.THRESHOLD and truth_now <= self.T, kept=kept)

@@ -34,6 +34,7 @@ from sessiontools.transcript.model import (
     Trigger,
     Unit,
     UnitKind,
+    UnusableReply,
     Usage,
 )
 from sessiontools.transcript.pi.context import (
@@ -46,6 +47,7 @@ from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
+from sessiontools.transcript.pi.usage import calculate_context_tokens
 
 RawMessage = Mapping[str, Any]
 
@@ -173,10 +175,11 @@ class _PathBuilder:
                 self.messages.append(Message(len(self.messages), e.id, e.line, role, units, _timestamp(e), m))
                 self.of_message.append(pos)
 
-    def requests(self) -> tuple[tuple[Request, ...], Counter[str]]:
+    def requests(self) -> tuple[tuple[Request, ...], Counter[str], tuple[UnusableReply, ...]]:
         entries = self.path.entries
         skipped: Counter[str] = Counter()
         usable = []
+        unusable = []
         for i, e in enumerate(entries):
             if e.role != "assistant" or e.message is None:
                 continue
@@ -185,6 +188,8 @@ class _PathBuilder:
                 usable.append(i)
             else:
                 skipped[reason] += 1
+                if reason in ("aborted", "error") and not is_context_overflow(e.message, None, self.version):
+                    unusable.append(self._unusable(e, reason))
         out = []
         ranges: list[tuple[int, int]] = []  # the context so far, kept as ranges (extended, not rebuilt)
         seen_projected = 0
@@ -210,7 +215,15 @@ class _PathBuilder:
                 provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
                 id=e.id, stop_reason=_str(msg.get("stopReason")),
             ))
-        return tuple(out), skipped
+        return tuple(out), skipped, tuple(unusable)
+
+    def _unusable(self, e: Entry, stop: str) -> UnusableReply:
+        """An aborted or failed call (not an overflow): its output and Pi's total of its usage, as Pi's
+        check after it reads them (`calculateContextTokens`; 0 without a usage object)."""
+        raw = (e.message or {}).get("usage")
+        usage = raw if isinstance(raw, Mapping) else None
+        return UnusableReply(self.slot[(id(e), 0)], e.line, stop, integer(usage.get("output")) if usage else 0,
+                             calculate_context_tokens(usage) if usage else 0, e.id, _timestamp(e))
 
     def compactions(self) -> tuple[Compaction, ...]:
         out = []
@@ -246,10 +259,10 @@ class _PathBuilder:
         return tuple(out)
 
     def build(self) -> TranscriptPath:
-        requests, skipped = self.requests()
+        requests, skipped, unusable = self.requests()
         return TranscriptPath(self.path.leaf_id, tuple(self.messages), requests, self.compactions(),
                               self.overflows(), skipped=skipped,
-                              native=EntryTable(tuple(self.path.entries), tuple(self.of_message)))
+                              native=EntryTable(tuple(self.path.entries), tuple(self.of_message)), unusable=unusable)
 
 
 def path_transcript(path: Path, pi_version: str) -> TranscriptPath:
