@@ -208,10 +208,15 @@ class UnusableReply:
     index: int  # position in messages of the assistant message the call produced
     line: int
     stop_reason: str  # as recorded ("aborted", "error")
-    output: int = 0  # the output tokens its usage records (0 when none)
+    usage: Usage | None = None  # as recorded (its classes and cost are what the call cost), None: none
     usage_total: int = 0  # the agent's own total of the usage it recorded (Pi: `calculateContextTokens`)
     id: str | None = None
     timestamp: str | None = None
+
+    @property
+    def output(self) -> int:
+        """The output tokens its usage records (0 without one)."""
+        return self.usage.output if self.usage is not None else 0
 
 
 @dataclass(slots=True, weakref_slot=True)

@@ -218,12 +218,12 @@ class _PathBuilder:
         return tuple(out), skipped, tuple(unusable)
 
     def _unusable(self, e: Entry, stop: str) -> UnusableReply:
-        """An aborted or failed call (not an overflow): its output and Pi's total of its usage, as Pi's
-        check after it reads them (`calculateContextTokens`; 0 without a usage object)."""
+        """An aborted or failed call (not an overflow): its recorded usage and Pi's total of it, as Pi's
+        check after it reads it (`calculateContextTokens`; 0 without a usage object)."""
         raw = (e.message or {}).get("usage")
         usage = raw if isinstance(raw, Mapping) else None
-        return UnusableReply(self.slot[(id(e), 0)], e.line, stop, integer(usage.get("output")) if usage else 0,
-                             calculate_context_tokens(usage) if usage else 0, e.id, _timestamp(e))
+        return UnusableReply(self.slot[(id(e), 0)], e.line, stop, _usage(usage) if usage is not None else None,
+                             calculate_context_tokens(usage) if usage is not None else 0, e.id, _timestamp(e))
 
     def compactions(self) -> tuple[Compaction, ...]:
         out = []
