@@ -28,10 +28,13 @@ class PathGrid:
         self.path, self.policy, self.truth = path, policy, truth
         # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
         # Codex: also the replacement history written on the compaction's own line (copies of kept items).
+        # A model call's own message is never a compaction's, whatever line it shares (a Pi file with a
+        # compaction written on its reply's line).
         ids = {c.id for c in path.compactions if c.id is not None}
         lines = {c.line for c in path.compactions}
-        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages
-                                                           if m.id in ids or m.line in lines}
+        calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
+        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids or (
+            m.line in lines and m.index not in calls)}
         self.work = [m.index for m in path.messages if m.index not in summaries]
         self.pos_of = {ix: k for k, ix in enumerate(self.work)}
         #: The last workload message before each recorded compaction.
