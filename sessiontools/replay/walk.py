@@ -88,8 +88,8 @@ class _Walk(CompactionStep):
         #: applied under such a compactor): its position in `recorded`; None: none (`diverged`).
         self.exact: int | None = None
         self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
-        #: (message index, prompt, output, recorded) of the newest reply since the last compaction,
-        #: for the policy's own compactor (`Policy.compactor`: Pi's prepareCompaction on Pi's entries).
+        #: (message index, prompt, output, recorded) of the newest answered reply (a compaction keeps
+        #: it: its usage stays on the agent's path), for the policy's own compactor (`Policy.compactor`: Pi's prepareCompaction on Pi's entries).
         self.reply: tuple[int, float, int, bool] | None = None
         self.compactor = policy.compactor(path, truth, self.s)
         self.starts = g.starts

@@ -131,7 +131,9 @@ class CompactionStep(CheckStep):
         self.set_prefix(kept.indices, upto)
         self.summary = size
         self.prefix_until_prompt = kept.until_next_prompt
-        self.last_usage = self.anchor = self.reply = None
+        # The newest reply keeps the usage the provider would have reported (`reply`): a kept reply
+        # carries it into the next compaction's estimate, as on Pi's path (`replay.pi_compact`).
+        self.last_usage = self.anchor = None
         return sc
 
     def _plan(self, reason: CompactionReason, ctx: list[int], after: int) -> Plan | str | None:
@@ -222,7 +224,7 @@ class CompactionStep(CheckStep):
         if self.compactor is not None:
             self.compactor.made(None, k, kept)
         self.set_prefix(kept, upto)
-        self.summary, self.last_usage, self.anchor, self.reply = summary, None, None, None
+        self.summary, self.last_usage, self.anchor = summary, None, None
         self.prefix_until_prompt = False
         return sc
 
