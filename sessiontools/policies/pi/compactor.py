@@ -61,10 +61,12 @@ def modelled_summary(truth: Any, prep: Preparation, n: int, parent_id: str | Non
 
 
 def _serialized_chars(messages: Sequence[Any], version: str) -> int:
-    from sessiontools.jsvalues import utf16_len
+    """The length of Pi's serializeConversation of `messages` in characters (code points, as the truth
+    model counts text and as the exact walk's `replay.memo.PiMemo.serialized_chars` sums it; a
+    character beyond the BMP is one, not JavaScript's two)."""
     from sessiontools.policies.pi.serialize import convert_to_llm, serialize_conversation
 
-    return utf16_len(serialize_conversation(convert_to_llm(messages, version), version))
+    return len(serialize_conversation(convert_to_llm(messages, version), version))
 
 
 class PiCompactor(Compactor):
