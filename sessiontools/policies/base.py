@@ -143,6 +143,7 @@ class Plan:
     summarization_input: float
     recorded: int | None = None
     parent_id: str | None = None  # the agent's own newest record before it (None: the context's last message's)
+    first_kept_id: str | None = None  # the agent's own first kept record (None: the first kept message's)
     matches_recorded: bool = False
     summary_tokens: float | None = None  # the policy's own summary size (None: the walk's model)
     is_split_turn: bool = False

@@ -235,3 +235,5 @@ def _planned(sc: SimCompaction, plan: Plan) -> None:
     sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
     if plan.parent_id is not None:
         sc.parent_entry_id = plan.parent_id
+    if plan.first_kept_id is not None:
+        sc.first_kept_entry_id = plan.first_kept_id

@@ -78,11 +78,12 @@ class PiCompactor(Compactor):
         self.all: tuple[Entry, ...] = table.entries
         self.of_message: tuple[int, ...] = table.of_message
         self.cs = CompactionSettings(True, settings.reserve_tokens, settings.keep_recent_tokens)
-        self.first_message: dict[str, int] = {}
-        for i, p in enumerate(self.of_message):
-            e = self.all[p]
+        #: Each entry's position by id (compactions aside): Pi may keep from an entry that sends no
+        #: message (a model change), the workload's messages from there on.
+        self.position: dict[str, int] = {}
+        for p, e in enumerate(self.all):
             if e.id is not None and e.type != "compaction":
-                self.first_message.setdefault(e.id, i)
+                self.position.setdefault(e.id, p)
         self.with_message = frozenset(self.of_message)
         # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
         # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
@@ -98,6 +99,7 @@ class PiCompactor(Compactor):
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
         self.last_pos = -1  # the newest plan's last entry position
+        self.kept_from = 0  # the entry position of the newest compaction's first kept entry (0: none yet)
 
     def entries(self, ask: CompactionAsk) -> list[Entry]:
         """The entry path Pi holds for the context of `ask` (see the module docstring)."""
@@ -111,7 +113,9 @@ class PiCompactor(Compactor):
             p = self.of_message[i]
             if p == prev or p in skip:
                 continue
-            between = [q for q in range(prev + 1, p) if q not in with_message and q not in skip] if prev >= 0 else []
+            # The entries that send no message (model and thinking changes) from the first kept entry on.
+            lo = prev + 1 if prev >= 0 else self.kept_from
+            between = [q for q in range(lo, p) if q not in with_message and q not in skip]
             for q in (*between, p):
                 if not placed and q > self.comp_after:
                     out.append(self.comp)  # type: ignore[arg-type]
@@ -133,13 +137,15 @@ class PiCompactor(Compactor):
         if isinstance(prep, NoCompaction):
             return prep.reason
         assert isinstance(prep, Preparation)
-        fk = self.first_message.get(prep.first_kept_entry_id)
+        fk = self.position.get(prep.first_kept_entry_id)  # type: ignore[arg-type]
         if fk is None:
             return "first kept entry not in the workload"
-        kept = tuple(i for i in ask.context if i >= fk)
+        of = self.of_message
+        kept = tuple(i for i in ask.context if of[i] >= fk)
         sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v))
         common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
-                                      turn_prefix_messages=len(prep.turn_prefix_messages))
+                                      turn_prefix_messages=len(prep.turn_prefix_messages),
+                                      first_kept_id=prep.first_kept_entry_id)
         for k in ask.recorded:
             entry = self.all[self.of_message[self.path.compactions[k].index]]
             data: Mapping[str, Any] = entry.data
@@ -196,3 +202,6 @@ class PiCompactor(Compactor):
         elif recorded is not None:
             at = self.of_message[self.path.compactions[recorded].index]
             self.comp, self.comp_after = self.all[at], at
+        first = self.comp.data.get("firstKeptEntryId") if self.comp is not None else None
+        at = self.position.get(first) if isinstance(first, str) else None
+        self.kept_from = at if at is not None else (self.of_message[kept[0]] if kept else self.comp_after + 1)
