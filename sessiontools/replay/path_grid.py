@@ -28,10 +28,11 @@ class PathGrid:
         self.path, self.policy, self.truth = path, policy, truth
         # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
         # Codex: also the replacement history written on the compaction's own line (copies of kept items).
-        # A model call's own message is never a compaction's, whatever line it shares (a Pi file with a
-        # compaction written on its reply's line).
+        # A compaction with an id owns the messages of that id only, whatever line they share (a Pi file
+        # may glue a compaction onto its reply's or a tool result's line); one without (Codex's) owns
+        # its line, but never a model call's own message.
         ids = {c.id for c in path.compactions if c.id is not None}
-        lines = {c.line for c in path.compactions}
+        lines = {c.line for c in path.compactions if c.id is None}
         calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
         summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids or (
             m.line in lines and m.index not in calls)}
