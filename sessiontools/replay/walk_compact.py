@@ -95,14 +95,13 @@ class CompactionStep(CheckStep):
             if not self.policy.trims_summary_request:
                 r.overflows += 1  # the provider rejects the summarisation request
                 self._peak(sum_in)
-                m = msgs[after] if after >= 0 else None
                 failed = self._record(reason, after, kept.indices if plan is not None else (), view, truth_now, sum_in,
                                       0.0, False, count=count)
                 if plan is not None:  # what the agent's code would have compacted (its summariser was rejected)
                     _planned(failed, plan)
                     failed.matches_recorded = False
                 r.failed_compactions.append(failed)
-                r.no_compaction.append(f"after {m.id if m else 'the start'}: the summarisation request "
+                r.no_compaction.append(f"after {failed.parent_entry_id or 'the start'}: the summarisation request "
                                        f"({round(sum_in):,} tokens) is larger than the window ({self.W:,})")
                 return None
             sum_in = float(self.W)  # the oldest items dropped until it fits

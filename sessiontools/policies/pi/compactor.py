@@ -127,6 +127,15 @@ class PiCompactor(Compactor):
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
             out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
             prev = self.group_end[prev]
+        elif ask.reason == "overflow" and ask.context and ask.context[-1] + 1 < len(self.of_message):
+            # Before the rejected request: every entry up to it is on Pi's path (model and thinking changes).
+            for q in range(prev + 1, self.of_message[ask.context[-1] + 1]):
+                if q not in with_message and q not in skip:
+                    if not placed and q > self.comp_after:
+                        out.append(self.comp)  # type: ignore[arg-type]
+                        placed = True
+                    out.append(all_[q])
+                    prev = q
         if not placed:
             out.append(self.comp)  # type: ignore[arg-type]
         self.last_pos = prev
