@@ -124,12 +124,14 @@ class CompactionAsk:
     recorded) of the newest reply in it, where the walk has one since the last compaction (a reply
     the recording answered in that very context carries its own usage: `recorded`); `recorded`: the
     positions in the path's recorded compactions made right after the context's last message, not
-    yet reproduced."""
+    yet reproduced; `before_call`: it comes right before the model call after the context (a check
+    before sampling or between turns, a retry after a rejection), not after a run's final reply."""
 
     reason: str
     context: tuple[int, ...]
     reply: tuple[int, float, int, bool] | None = None
     recorded: tuple[int, ...] = ()
+    before_call: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +161,11 @@ class Compactor(ABC):
     @abstractmethod
     def plan(self, ask: CompactionAsk) -> Plan | str:
         """The compaction at `ask`, or why the agent makes none (a reason, in words)."""
+
+    def asked_after(self) -> str | None:
+        """The id of the agent's own newest record before the newest `plan`'s compaction (what a
+        declined one's note names: `Plan.parent_id`'s rule); None: the context's last message's."""
+        return None
 
     def context_sizes(self, context: Sequence[int], sizes: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
         """The (chars, bytes) the agent's own count sees for the simulated context (message indices

@@ -166,9 +166,10 @@ class _Walk(CompactionStep):
         missed = any(r < index and k not in self.matched for k, r in enumerate(self.recorded))
         return self.unmatched > 0 or missed
 
-    def check(self, upto: int, after: UnusableReply | None = None) -> float:
+    def check(self, upto: int, after: UnusableReply | None = None, before_call: bool = False) -> float:
         """A check point: classify it (over T, late, thrash) and compact when the policy fires; the count.
-        `after`: the run's final reply, when its usage is not one the agent trusts (`Policy.unusable_count`)."""
+        `after`: the run's final reply, when its usage is not one the agent trusts (`Policy.unusable_count`);
+        `before_call`: the check before the model call at `upto` (not after a run's final reply)."""
         r = self.run
         truth_now = self.truth_at(upto)
         over = self.checked(truth_now, self.T)
@@ -177,7 +178,7 @@ class _Walk(CompactionStep):
         if r.requests and r.requests[-1].policy_count is None:  # the check point after that request: its count
             r.requests[-1] = r.requests[-1]._replace(policy_count=count)
         fired = self.policy.fires(count, self.T) and not self.switched_off(upto)
-        sc = self.compact(CompactionReason.THRESHOLD, upto, truth_now, view, count) if fired else None
+        sc = self.compact(CompactionReason.THRESHOLD, upto, truth_now, view, count, before_call) if fired else None
         self.settled(fired, sc, over)
         return count
 
@@ -193,9 +194,9 @@ class _Walk(CompactionStep):
             msgs = self.path.messages
             new = [msgs[i] for i in self.work[self.run_start:k]]
             before = msgs[new[0].index - 1] if new and new[0].index > 0 else None
-            self.check(self.run_start + self.policy.pre_turn_recorded(new, before))
+            self.check(self.run_start + self.policy.pre_turn_recorded(new, before), before_call=True)
         elif CheckPoint.BETWEEN_TURNS in cps and not first:
-            self.check(k)
+            self.check(k, before_call=True)
 
     def _point(self, index: int, u: float, source: TruthSource, overflow: bool, output: int, same: bool) -> None:
         m = self.path.messages[index] if 0 <= index < len(self.path.messages) else None

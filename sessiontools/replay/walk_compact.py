@@ -63,9 +63,10 @@ class CompactionStep(CheckStep):
             self.run.peak_truth = u
 
     def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView,
-                count: float | None = None) -> SimCompaction | None:
+                count: float | None = None, before_call: bool = False) -> SimCompaction | None:
         """Compact before work position `upto` (`count`: the policy's count there, when it is not
-        `Policy.count` of `view`); None when the summarisation request fails."""
+        `Policy.count` of `view`; `before_call`: right before the model call there, `CompactionAsk`);
+        None when the summarisation request fails."""
         ctx = self.context(upto)
         msgs = self.path.messages
         after = ctx[-1] if ctx else -1
@@ -75,7 +76,7 @@ class CompactionStep(CheckStep):
             # The user (or an extension) compacted right here in the recording: that compaction is
             # applied, the policy's is not made on top of it.
             return self.apply_user(hit, upto)
-        plan = self._plan(reason, ctx, after)
+        plan = self._plan(reason, ctx, after, before_call or reason == CompactionReason.OVERFLOW)
         if isinstance(plan, str):
             return None
         if plan is not None:
@@ -135,16 +136,17 @@ class CompactionStep(CheckStep):
         self.last_usage = self.anchor = None
         return sc
 
-    def _plan(self, reason: CompactionReason, ctx: list[int], after: int) -> Plan | str | None:
+    def _plan(self, reason: CompactionReason, ctx: list[int], after: int, before_call: bool) -> Plan | str | None:
         """The policy's own compactor's plan (`Policy.compactor`), a reason it makes none (noted), or
         None when the policy has no compactor (the walk keeps by `keep_for`)."""
         if self.compactor is None:
             return None
         recorded = tuple(k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched)
-        plan = self.compactor.plan(CompactionAsk(reason.value, tuple(ctx), self.reply, recorded))
+        plan = self.compactor.plan(CompactionAsk(reason.value, tuple(ctx), self.reply, recorded, before_call))
         if isinstance(plan, str):
             m = self.path.messages[after] if after >= 0 else None
-            self.run.no_compaction.append(f"after {m.id if m else 'the start'}: {plan}")
+            named = self.compactor.asked_after() or (m.id if m else None)
+            self.run.no_compaction.append(f"after {named or 'the start'}: {plan}")
         return plan
 
     def _summary_size(self, plan: Plan | None, upto: int) -> float:

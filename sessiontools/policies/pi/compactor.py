@@ -127,8 +127,9 @@ class PiCompactor(Compactor):
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
             out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
             prev = self.group_end[prev]
-        elif ask.reason == "overflow" and ask.context and ask.context[-1] + 1 < len(self.of_message):
-            # Before the rejected request: every entry up to it is on Pi's path (model and thinking changes).
+        elif ask.before_call and ask.context and ask.context[-1] + 1 < len(self.of_message):
+            # Before a model call (a retry, 1.x's check between turns): every entry up to it is on
+            # Pi's path (model and thinking changes, an extension's custom entries).
             for q in range(prev + 1, self.of_message[ask.context[-1] + 1]):
                 if q not in with_message and q not in skip:
                     if not placed and q > self.comp_after:
@@ -159,13 +160,16 @@ class PiCompactor(Compactor):
             entry = self.all[self.of_message[self.path.compactions[k].index]]
             data: Mapping[str, Any] = entry.data
             if data.get("firstKeptEntryId") == prep.first_kept_entry_id:
-                return Plan(kept, prep.tokens_before, sum_in, recorded=k, parent_id=self.all[self.last_pos].id,
+                return Plan(kept, prep.tokens_before, sum_in, recorded=k, parent_id=self.asked_after(),
                             matches_recorded=data.get("tokensBefore") == prep.tokens_before,
                             state=(entry, self.last_pos), **common)
-        after = self.all[self.last_pos].id if self.last_pos >= 0 else None
+        after = self.asked_after()
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
         return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
                     state=(entry, self.last_pos), **common)
+
+    def asked_after(self) -> str | None:
+        return self.all[self.last_pos].id if self.last_pos >= 0 else None
 
     def context_sizes(self, context: Sequence[int], sizes: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
         """Pi's estimate of a context without a usage, as the exact walk's `pi_estimate_before`: the
