@@ -1,8 +1,11 @@
 """Replay any compaction `Policy` over any agent's `TranscriptPath`, into the one run record (`ReplayRun`).
 
 The workload is the path's messages without the recorded compactions' summary messages, in order;
-the requests are the path's real requests (`TranscriptPath.requests`: pseudo-replies, aborted and
-failed calls are not among them). A run starts at a user message. Walking the requests:
+the model calls are the path's real requests (`TranscriptPath.requests`: pseudo-replies, aborted and
+failed calls are not among them), its rejections (`overflows`) and the calls answered without a usage
+the agent trusts (`unusable`: aborted, or an error that is no overflow; billed at the truth of their
+context, never the newest usage, and counted after a run's final one by `Policy.unusable_count`).
+A run starts at a user message. Walking the calls:
 
 - before a request: `BEFORE_SAMPLING` (a run's first request) and `BETWEEN_TURNS` (the others) are
   check points; after a run's final reply: `RUN_END`;

@@ -5,6 +5,9 @@ messages, custom messages, branch summaries; a compaction contributes its summar
 system message it carries). Each keeps Pi's own message dict in `raw`, so that Pi-exact estimators
 still count exactly what Pi counts.
 
+Unusable replies: the aborted ones and the errors that are no overflow (`UnusableReply`, with their
+recorded usage and Pi's `calculateContextTokens` of it): not requests, but sent and billed.
+
 Requests: the assistant messages whose usage Pi trusts (`requests.skip_reason`); the context of
 each is what `build_context` gives for the path before it, mapped back to message indices. A
 message that a 1.x `context_edit` rewrote is mapped to the original (its text is the unedited one;
