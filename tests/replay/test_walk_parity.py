@@ -47,8 +47,11 @@ def test_the_comparison_sees_a_difference() -> None:
 # --- The real sessions in `../shared/sessions/pi` (skipped where the folder is absent) -----------------
 SHARED_SETTINGS = ((16000, 24000, 32000), (3000,), (2000, 4000))
 #: (session, policy, window, keep): the fields where the walks still differ on a shared session, and why.
-#: Session 8 measured 0 of 96 runs identical on the small grid before the Pi adapter carried the
-#: aborted and failed replies (`UnusableReply`), 24 after, then 48, 73, ...
+#: Session 8 measured, over the small grid (96 runs, chars/4): 0 identical before the Pi adapter
+#: carried the aborted and failed replies (`UnusableReply`); 24 with them; 48 with their recorded
+#: classes and cost; 73 with a reply glued to a compaction's line kept and the newest modelled usage
+#: kept across a compaction; 88 with the summariser's input in code points and a cut at an entry
+#: without a message; 96 with the entries before a model call on Pi's path (its parent).
 KNOWN_SHARED: dict[tuple[str, str, int, int], set[str]] = {}
 
 

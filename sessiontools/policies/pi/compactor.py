@@ -101,42 +101,44 @@ class PiCompactor(Compactor):
         self.last_pos = -1  # the newest plan's last entry position
         self.kept_from = 0  # the entry position of the newest compaction's first kept entry (0: none yet)
 
+    def positions(self, ask: CompactionAsk) -> list[int]:
+        """The entry positions on Pi's path for the context of `ask`, before the failed attempt's group:
+        the context's entries and those that send no message (model and thinking changes, an
+        extension's custom entries) from the first kept entry on; before a model call (a retry, 1.x's
+        check between turns), also those up to that call."""
+        skip, with_message, of = self.skip, self.with_message, self.of_message
+        out: list[int] = []
+        prev = -1
+        for i in ask.context:
+            p = of[i]
+            if p == prev or p in skip:
+                continue
+            out += [q for q in range(prev + 1 if prev >= 0 else self.kept_from, p) if q not in with_message and q not in skip]
+            out.append(p)
+            prev = p
+        if ask.before_call and ask.context and ask.context[-1] + 1 < len(of) and prev not in self.group_end:
+            out += [q for q in range(prev + 1, of[ask.context[-1] + 1]) if q not in with_message and q not in skip]
+        return out
+
     def entries(self, ask: CompactionAsk) -> list[Entry]:
         """The entry path Pi holds for the context of `ask` (see the module docstring)."""
         out: list[Entry] = []
-        all_, skip, with_message = self.all, self.skip, self.with_message
+        all_ = self.all
         placed = self.comp is None
         override = ask.reply if ask.reply is not None and not ask.reply[3] else None
         override_pos = self.of_message[override[0]] if override is not None else -1
         prev = -1
-        for i in ask.context:
-            p = self.of_message[i]
-            if p == prev or p in skip:
-                continue
-            # The entries that send no message (model and thinking changes) from the first kept entry on.
-            lo = prev + 1 if prev >= 0 else self.kept_from
-            between = [q for q in range(lo, p) if q not in with_message and q not in skip]
-            for q in (*between, p):
-                if not placed and q > self.comp_after:
-                    out.append(self.comp)  # type: ignore[arg-type]
-                    placed = True
-                e = all_[q]
-                out.append(with_usage(e, int(override[1] + 0.5), override[2]) if q == override_pos else e)  # type: ignore[index]
-            prev = p
+        for q in self.positions(ask):
+            if not placed and q > self.comp_after:
+                out.append(self.comp)  # type: ignore[arg-type]
+                placed = True
+            e = all_[q]
+            out.append(with_usage(e, int(override[1] + 0.5), override[2]) if q == override_pos else e)  # type: ignore[index]
+            prev = q
         if ask.reason == "overflow" and prev in self.group_end:
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
             out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
             prev = self.group_end[prev]
-        elif ask.before_call and ask.context and ask.context[-1] + 1 < len(self.of_message):
-            # Before a model call (a retry, 1.x's check between turns): every entry up to it is on
-            # Pi's path (model and thinking changes, an extension's custom entries).
-            for q in range(prev + 1, self.of_message[ask.context[-1] + 1]):
-                if q not in with_message and q not in skip:
-                    if not placed and q > self.comp_after:
-                        out.append(self.comp)  # type: ignore[arg-type]
-                        placed = True
-                    out.append(all_[q])
-                    prev = q
         if not placed:
             out.append(self.comp)  # type: ignore[arg-type]
         self.last_pos = prev
