@@ -68,6 +68,11 @@ class Compactor(ABC):
     def plan(self, ask: CompactionAsk) -> Plan | str:
         """The compaction at `ask`, or why the agent makes none (a reason, in words)."""
 
+    def asked_after(self) -> str | None:
+        """The id of the agent's own newest record before the newest `plan`'s compaction (what a
+        declined one's note names: `Plan.parent_id`'s rule); None: the context's last message's."""
+        return None
+
     def context_sizes(self, context: Sequence[int], sizes: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
         """The (chars, bytes) the agent's own count sees for the simulated context (message indices
         `context`, their `sizes`) when no reply since the last compaction brought a usage
@@ -128,6 +133,12 @@ class Policy(ABC):
         provider rejected the request) although no user message follows: its run-end check
         (`CheckPoint.RUN_END`) comes after it. Default: only at the next user message."""
         return False
+
+    def unusable_count(self, view: CountView, reply: Any) -> float:
+        """The agent's count at the check after a run's final reply when that reply's usage is not one
+        it trusts (`transcript.model.UnusableReply`: aborted, or an error that is no overflow).
+        Default: its usual count (the newest trusted usage plus the messages since, that reply among them)."""
+        return self.count(view)
 
     #: The agent whose own entries this policy replays by an exact port of that agent's code instead of
     #: the transcript walk (`replay.registry.has_exact_port`; Pi's `prepareCompaction`); None: the walk.

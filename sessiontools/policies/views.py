@@ -55,12 +55,14 @@ class CompactionAsk:
     recorded) of the newest reply in it, where the walk has one since the last compaction (a reply
     the recording answered in that very context carries its own usage: `recorded`); `recorded`: the
     positions in the path's recorded compactions made right after the context's last message, not
-    yet reproduced."""
+    yet reproduced; `before_call`: it comes right before the model call after the context (a check
+    before sampling or between turns, a retry after a rejection), not after a run's final reply."""
 
     reason: str
     context: tuple[int, ...]
     reply: tuple[int, float, int, bool] | None = None
     recorded: tuple[int, ...] = ()
+    before_call: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,7 @@ class Plan:
     summarization_input: float
     recorded: int | None = None
     parent_id: str | None = None  # the agent's own newest record before it (None: the context's last message's)
+    first_kept_id: str | None = None  # the agent's own first kept record (None: the first kept message's)
     matches_recorded: bool = False
     summary_tokens: float | None = None  # the policy's own summary size (None: the walk's model)
     is_split_turn: bool = False

@@ -18,7 +18,7 @@ from operator import add
 
 from sessiontools.policies.base import Policy
 from sessiontools.replay.neutral import NeutralTruth
-from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger
+from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger, UnusableReply
 
 
 class PathGrid:
@@ -28,10 +28,14 @@ class PathGrid:
         self.path, self.policy, self.truth = path, policy, truth
         # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
         # Codex: also the replacement history written on the compaction's own line (copies of kept items).
+        # A compaction with an id owns the messages of that id only, whatever line they share (a Pi file
+        # may glue a compaction onto its reply's or a tool result's line); one without (Codex's) owns
+        # its line, but never a model call's own message.
         ids = {c.id for c in path.compactions if c.id is not None}
-        lines = {c.line for c in path.compactions}
-        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages
-                                                           if m.id in ids or m.line in lines}
+        lines = {c.line for c in path.compactions if c.id is None}
+        calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
+        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids or (
+            m.line in lines and m.index not in calls)}
         self.work = [m.index for m in path.messages if m.index not in summaries]
         self.pos_of = {ix: k for k, ix in enumerate(self.work)}
         #: The last workload message before each recorded compaction.
@@ -46,8 +50,10 @@ class PathGrid:
         self.by_user = [k for k, c in enumerate(path.compactions)
                         if c.trigger == Trigger.MANUAL or c.writer == "hook" or k in users]
         self.by_user_set = frozenset(self.by_user)
-        self.starts = {e.index for e in (*path.requests, *path.overflows)}
-        self.events: list[Request | Overflow] = sorted([*path.requests, *path.overflows], key=lambda e: e.index)
+        # The model calls in path order: answered, rejected, and those without a usage the agent trusts.
+        self.events: list[Request | Overflow | UnusableReply] = sorted(
+            [*path.requests, *path.overflows, *path.unusable], key=lambda e: e.index)
+        self.starts = {e.index for e in self.events}
         self.run_starts = _run_starts(path, self.events, self.pos_of)
         self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
         msgs = path.messages
@@ -96,7 +102,7 @@ class PathGrid:
         return self._summary_points
 
 
-def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow], work: Container[int]) -> list[bool]:
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow | UnusableReply], work: Container[int]) -> list[bool]:
     """Whether each request starts a run (a user message of the workload since the previous request;
     a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
     out = []

@@ -27,7 +27,7 @@ from sessiontools.replay.priors import PriorTable
 from sessiontools.replay.records import ReplaySettings
 from sessiontools.replay.replayed import RecordedReply, SessionReplay, deferred, session_replay
 from sessiontools.replay.walk import replay_settings, simulate_path
-from sessiontools.transcript.model import Transcript, TranscriptPath
+from sessiontools.transcript.model import Transcript, TranscriptPath, Usage
 
 
 def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = None) -> int:
@@ -81,20 +81,27 @@ def _grid(policy: Policy, windows: Sequence[int], reserves: Sequence[int], keeps
             for r in (reserves if pi_axes else (0,)) for k in (keeps if pi_axes else (0,))]
 
 
+def _recorded(path: TranscriptPath) -> list[tuple[int, Usage, str | None, bool]]:
+    """(message index, recorded usage, timestamp, is a request) of each call that recorded a usage, in
+    path order: the requests, and the calls without a usage the agent trusts (`UnusableReply`: what
+    they cost is recorded all the same)."""
+    calls = [(r.index, r.usage, r.timestamp, True) for r in path.requests]
+    calls += [(u.index, u.usage, u.timestamp, False) for u in path.unusable if u.usage is not None]
+    return sorted(calls, key=lambda c: c[0]) if path.unusable else calls
+
+
 def _recorded_replies(path: TranscriptPath) -> list[RecordedReply]:
-    """Each request's recorded usage, by message index."""
-    return [RecordedReply(r.index, Classes(float(r.usage.input), float(r.usage.cache_read), float(r.usage.cache_write),
-                                           float(r.usage.output)),
-                          None if r.usage.cost is None else float(r.usage.cost.total), r.timestamp)
-            for r in path.requests]
+    """Each call's recorded usage, by message index (the cache model learns from the requests only)."""
+    return [RecordedReply(i, Classes(float(u.input), float(u.cache_read), float(u.cache_write), float(u.output)),
+                          None if u.cost is None else float(u.cost.total), ts, learn)
+            for i, u, ts, learn in _recorded(path)]
 
 
 def _price_pairs(path: TranscriptPath) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    return [({"input": r.usage.input, "output": r.usage.output, "cacheRead": r.usage.cache_read,
-              "cacheWrite": r.usage.cache_write},
-             {"input": r.usage.cost.input, "output": r.usage.cost.output, "cacheRead": r.usage.cost.cache_read,
-              "cacheWrite": r.usage.cost.cache_write})
-            for r in path.requests if r.usage.cost is not None]
+    return [({"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write},
+             {"input": u.cost.input, "output": u.cost.output, "cacheRead": u.cost.cache_read,
+              "cacheWrite": u.cost.cache_write})
+            for _, u, _, _ in _recorded(path) if u.cost is not None]
 
 
 def _recorded_after(path: TranscriptPath) -> list[int]:

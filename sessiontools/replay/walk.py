@@ -1,8 +1,11 @@
 """Replay any compaction `Policy` over any agent's `TranscriptPath`, into the one run record (`ReplayRun`).
 
 The workload is the path's messages without the recorded compactions' summary messages, in order;
-the requests are the path's real requests (`TranscriptPath.requests`: pseudo-replies, aborted and
-failed calls are not among them). A run starts at a user message. Walking the requests:
+the model calls are the path's real requests (`TranscriptPath.requests`: pseudo-replies, aborted and
+failed calls are not among them), its rejections (`overflows`) and the calls answered without a usage
+the agent trusts (`unusable`: aborted, or an error that is no overflow; billed at the truth of their
+context, never the newest usage, and counted after a run's final one by `Policy.unusable_count`).
+A run starts at a user message. Walking the calls:
 
 - before a request: `BEFORE_SAMPLING` (a run's first request) and `BETWEEN_TURNS` (the others) are
   check points; after a run's final reply: `RUN_END`;
@@ -57,7 +60,7 @@ from sessiontools.replay.records import (
     TruthSource,
 )
 from sessiontools.replay.walk_compact import CompactionStep
-from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath
+from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, UnusableReply
 
 
 class _Walk(CompactionStep):
@@ -88,8 +91,8 @@ class _Walk(CompactionStep):
         #: applied under such a compactor): its position in `recorded`; None: none (`diverged`).
         self.exact: int | None = None
         self.last_usage: tuple[int, float] | None = None  # (last message of the reply, usage total)
-        #: (message index, prompt, output, recorded) of the newest reply since the last compaction,
-        #: for the policy's own compactor (`Policy.compactor`: Pi's prepareCompaction on Pi's entries).
+        #: (message index, prompt, output, recorded) of the newest answered reply (a compaction keeps
+        #: it: its usage stays on the agent's path), for the policy's own compactor (`Policy.compactor`: Pi's prepareCompaction on Pi's entries).
         self.reply: tuple[int, float, int, bool] | None = None
         self.compactor = policy.compactor(path, truth, self.s)
         self.starts = g.starts
@@ -166,17 +169,20 @@ class _Walk(CompactionStep):
         missed = any(r < index and k not in self.matched for k, r in enumerate(self.recorded))
         return self.unmatched > 0 or missed
 
-    def check(self, upto: int) -> float:
-        """A check point: classify it (over T, late, thrash) and compact when the policy fires; the count."""
+    def check(self, upto: int, after: UnusableReply | None = None, before_call: bool = False) -> float:
+        """A check point: classify it (over T, late, thrash) and compact when the policy fires; the count.
+        `after`: the run's final reply, when its usage is not one the agent trusts (`Policy.unusable_count`);
+        `before_call`: the check before the model call at `upto` (not after a run's final reply)."""
         r = self.run
         truth_now = self.truth_at(upto)
         over = self.checked(truth_now, self.T)
         view = self.view(upto)
-        count = self.policy.count(view)
+        count = self.policy.count(view) if after is None else self.policy.unusable_count(view, after)
         if r.requests and r.requests[-1].policy_count is None:  # the check point after that request: its count
             r.requests[-1] = r.requests[-1]._replace(policy_count=count)
         fired = self.policy.fires(count, self.T) and not self.switched_off(upto)
-        self.settled(fired, self.compact(CompactionReason.THRESHOLD, upto, truth_now, view) if fired else None, over)
+        sc = self.compact(CompactionReason.THRESHOLD, upto, truth_now, view, count, before_call) if fired else None
+        self.settled(fired, sc, over)
         return count
 
     def switched_off(self, upto: int) -> bool:
@@ -191,48 +197,69 @@ class _Walk(CompactionStep):
             msgs = self.path.messages
             new = [msgs[i] for i in self.work[self.run_start:k]]
             before = msgs[new[0].index - 1] if new and new[0].index > 0 else None
-            self.check(self.run_start + self.policy.pre_turn_recorded(new, before))
+            self.check(self.run_start + self.policy.pre_turn_recorded(new, before), before_call=True)
         elif CheckPoint.BETWEEN_TURNS in cps and not first:
-            self.check(k)
+            self.check(k, before_call=True)
 
     def _point(self, index: int, u: float, source: TruthSource, overflow: bool, output: int, same: bool) -> None:
         m = self.path.messages[index] if 0 <= index < len(self.path.messages) else None
         self.run.requests.append(RequestPoint(index, m.id if m else None, u, source, None, overflow, output,
                                               m.timestamp if m else None, len(self.run.compactions), same))
 
-    def request(self, req: Request, first: bool, last: bool) -> None:
+    def request(self, req: Request | UnusableReply, first: bool, last: bool) -> None:
+        """A model call: answered with a usage (`Request`), or without one the agent trusts
+        (`UnusableReply`: its truth is the model's whatever the context)."""
         k = self.pos_of.get(req.index, 0)
         self._before(k, first)
-        modelled = self.diverged(req.index)
-        u = self.truth_at(k, req.index) if modelled else float(req.usage.prompt)
-        source = TruthSource.MODEL if modelled else TruthSource.RECORDED
+        same = not self.diverged(req.index)
+        usage = req.usage if isinstance(req, Request) else None
+        if same and usage is not None:
+            u, source = float(usage.prompt), TruthSource.RECORDED
+        else:
+            u, source = self.truth_at(k, req.index), TruthSource.MODEL
+        output = usage.output if usage is not None else req.output  # type: ignore[union-attr]
         r = self.run
         if u > self.W:
             if not self.reject(req.index, u, source, k):
-                self.failed(k, req, u, last, False)
+                self.failed(k, req.index, u, output, last, False)
                 return
-            u, source, modelled = self.truth_at(k), TruthSource.MODEL, True
+            u, source, same = self.truth_at(k), TruthSource.MODEL, False
             if u > self.W:  # the retry is rejected too
                 r.rejected(u, self.W)
                 r.failed_recoveries += 1
-                self.failed(k, req, u, last, True)
+                self.failed(k, req.index, u, output, last, True)
                 return
         elif u > self.T and not first:
             r.mid_run_crossings += 1
         self.recovery.replied(req.stop_reason)
-        self.answered(k, req.index, u, req.usage.output, last, source, not modelled)
+        if isinstance(req, UnusableReply):
+            self.unusable(k, req, u, last, same)
+        else:
+            self.answered(k, req.index, u, output, last, source, same)
 
-    def failed(self, k: int, req: Request, u: float, last: bool, point: bool) -> None:
+    def unusable(self, k: int, reply: UnusableReply, u: float, last: bool, same: bool) -> None:
+        """A call answered without a usage the agent trusts (aborted, or an error that is no overflow):
+        billed at the truth `u` of its context, a request point; the newest usage the agent has stays
+        the one before it, and its count at the check after a run's final reply is the policy's
+        (`Policy.unusable_count`)."""
+        r = self.run
+        self._peak(u)
+        r.billed_input += u
+        r.output_tokens += reply.output
+        self._point(reply.index, u, TruthSource.MODEL, False, reply.output, same)
+        if last and CheckPoint.RUN_END in self.policy.check_points:
+            self.check(k + 1, reply)
+
+    def failed(self, k: int, index: int, u: float, output: int, last: bool, point: bool) -> None:
         """A request the provider rejected with the agent's recovery spent (`point`: a retry, not yet
         a request point). Where the policy keeps it as a reply (`Policy.failed_reply_counts`), its
         rejected prompt and output are the newest usage and the run's final check follows it."""
         if not self.policy.failed_reply_counts:
             return
-        output = req.usage.output
         if point:
-            self._point(req.index, u, TruthSource.MODEL, True, output, False)
-        self.reply = (req.index, u, output, False)
-        self.last_usage = (req.index, u + output)
+            self._point(index, u, TruthSource.MODEL, True, output, False)
+        self.reply = (index, u, output, False)
+        self.last_usage = (index, u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
             self.check(k + 1)
 
@@ -334,7 +361,7 @@ class _Walk(CompactionStep):
                     self.prefix_until_prompt, self.anchor = False, None
             prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
             last = n + 1 == len(events) or starts[n + 1] or self.policy.reply_ends_run(
-                ev.stop_reason if isinstance(ev, Request) else None, isinstance(ev, Overflow))
+                None if isinstance(ev, Overflow) else ev.stop_reason, isinstance(ev, Overflow))
             if isinstance(ev, Overflow):
                 self.overflow(ev, starts[n], last)
             else:

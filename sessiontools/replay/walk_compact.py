@@ -62,8 +62,11 @@ class CompactionStep(CheckStep):
         if u > self.run.peak_truth:  # the peak is the largest truth reported anywhere
             self.run.peak_truth = u
 
-    def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView) -> SimCompaction | None:
-        """Compact before work position `upto`; None when the summarisation request fails."""
+    def compact(self, reason: CompactionReason, upto: int, truth_now: float, view: CountView,
+                count: float | None = None, before_call: bool = False) -> SimCompaction | None:
+        """Compact before work position `upto` (`count`: the policy's count there, when it is not
+        `Policy.count` of `view`; `before_call`: right before the model call there, `CompactionAsk`);
+        None when the summarisation request fails."""
         ctx = self.context(upto)
         msgs = self.path.messages
         after = ctx[-1] if ctx else -1
@@ -73,7 +76,7 @@ class CompactionStep(CheckStep):
             # The user (or an extension) compacted right here in the recording: that compaction is
             # applied, the policy's is not made on top of it.
             return self.apply_user(hit, upto)
-        plan = self._plan(reason, ctx, after)
+        plan = self._plan(reason, ctx, after, before_call or reason == CompactionReason.OVERFLOW)
         if isinstance(plan, str):
             return None
         if plan is not None:
@@ -93,14 +96,13 @@ class CompactionStep(CheckStep):
             if not self.policy.trims_summary_request:
                 r.overflows += 1  # the provider rejects the summarisation request
                 self._peak(sum_in)
-                m = msgs[after] if after >= 0 else None
                 failed = self._record(reason, after, kept.indices if plan is not None else (), view, truth_now, sum_in,
-                                      0.0, False)
+                                      0.0, False, count=count)
                 if plan is not None:  # what the agent's code would have compacted (its summariser was rejected)
                     _planned(failed, plan)
                     failed.matches_recorded = False
                 r.failed_compactions.append(failed)
-                r.no_compaction.append(f"after {m.id if m else 'the start'}: the summarisation request "
+                r.no_compaction.append(f"after {failed.parent_entry_id or 'the start'}: the summarisation request "
                                        f"({round(sum_in):,} tokens) is larger than the window ({self.W:,})")
                 return None
             sum_in = float(self.W)  # the oldest items dropped until it fits
@@ -116,7 +118,7 @@ class CompactionStep(CheckStep):
         if given is not None:
             self.resized = True  # another summary than the recorded one: the context is no longer the recorded one
         sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, size,
-                          hit is not None, len(ctx) - len(kept.indices))
+                          hit is not None, len(ctx) - len(kept.indices), count)
         if plan is not None:
             self.compactor.made(plan)  # type: ignore[union-attr]
             _planned(sc, plan)
@@ -129,19 +131,22 @@ class CompactionStep(CheckStep):
         self.set_prefix(kept.indices, upto)
         self.summary = size
         self.prefix_until_prompt = kept.until_next_prompt
-        self.last_usage = self.anchor = self.reply = None
+        # The newest reply keeps the usage the provider would have reported (`reply`): a kept reply
+        # carries it into the next compaction's estimate, as on Pi's path (`replay.pi_compact`).
+        self.last_usage = self.anchor = None
         return sc
 
-    def _plan(self, reason: CompactionReason, ctx: list[int], after: int) -> Plan | str | None:
+    def _plan(self, reason: CompactionReason, ctx: list[int], after: int, before_call: bool) -> Plan | str | None:
         """The policy's own compactor's plan (`Policy.compactor`), a reason it makes none (noted), or
         None when the policy has no compactor (the walk keeps by `keep_for`)."""
         if self.compactor is None:
             return None
         recorded = tuple(k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched)
-        plan = self.compactor.plan(CompactionAsk(reason.value, tuple(ctx), self.reply, recorded))
+        plan = self.compactor.plan(CompactionAsk(reason.value, tuple(ctx), self.reply, recorded, before_call))
         if isinstance(plan, str):
             m = self.path.messages[after] if after >= 0 else None
-            self.run.no_compaction.append(f"after {m.id if m else 'the start'}: {plan}")
+            named = self.compactor.asked_after() or (m.id if m else None)
+            self.run.no_compaction.append(f"after {named or 'the start'}: {plan}")
         return plan
 
     def _summary_size(self, plan: Plan | None, upto: int) -> float:
@@ -169,14 +174,15 @@ class CompactionStep(CheckStep):
         return self.policy.summary_tokens(self.truth.summary_tokens, g.summary_points(), g.history[min(upto, len(g.work))])
 
     def _record(self, reason: CompactionReason, after: int, kept: tuple[int, ...], view: CountView, truth_now: float,
-                sum_in: float, summary: float, matches: bool, summarized: int = 0) -> SimCompaction:
+                sum_in: float, summary: float, matches: bool, summarized: int = 0,
+                count: float | None = None) -> SimCompaction:
         msgs = self.path.messages
         m = msgs[after] if 0 <= after < len(msgs) else None
         return SimCompaction(
             reason=reason, parent_entry_id=m.id if m else None, parent_base_index=after,
             first_kept_entry_id=msgs[kept[0]].id if kept else None, first_kept_base_index=kept[0] if kept else -1,
             tokens_before=self.policy.tokens_before(view), truth_at_trigger=truth_now,
-            count_at_trigger=self.policy.count(view), is_split_turn=False, messages_summarized=summarized,
+            count_at_trigger=self.policy.count(view) if count is None else count, is_split_turn=False, messages_summarized=summarized,
             turn_prefix_messages=0, kept_tokens=self._kept_tokens(kept), summary_tokens=summary,
             summary_source=TruthSource.MODEL, summarization_input_tokens=sum_in, summarization_output_tokens=summary,
             matches_recorded=matches, early=reason == CompactionReason.THRESHOLD and truth_now <= self.T, kept=kept)
@@ -219,7 +225,7 @@ class CompactionStep(CheckStep):
         if self.compactor is not None:
             self.compactor.made(None, k, kept)
         self.set_prefix(kept, upto)
-        self.summary, self.last_usage, self.anchor, self.reply = summary, None, None, None
+        self.summary, self.last_usage, self.anchor = summary, None, None
         self.prefix_until_prompt = False
         return sc
 
@@ -230,3 +236,5 @@ def _planned(sc: SimCompaction, plan: Plan) -> None:
     sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
     if plan.parent_id is not None:
         sc.parent_entry_id = plan.parent_id
+    if plan.first_kept_id is not None:
+        sc.first_kept_entry_id = plan.first_kept_id

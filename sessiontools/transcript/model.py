@@ -12,7 +12,8 @@ Shapes:
 
 A non-request is never a `Request`: a harness's pseudo-reply (zero usage, a model id that is no
 model), an aborted or failed call. What was left out is counted in `TranscriptPath.skipped` with a
-reason, so reports can say so.
+reason, so reports can say so; the aborted and failed calls an adapter can place are also
+`TranscriptPath.unusable` (`UnusableReply`: their prompt was sent, so a replay bills and checks them).
 
 The values (`Unit`, `Usage`, `Message`, `Request`, ...) are never changed once built (use
 `dataclasses.replace`). They are not `frozen` dataclasses only because a frozen dataclass's
@@ -197,6 +198,27 @@ class Overflow:
     provider_limit: int | None = None  # -> 200000
 
 
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
+class UnusableReply:
+    """A model call whose reply the agent recorded without a usage it trusts: aborted (the user
+    stopped it), or ended by an error that is not a context overflow (`Overflow`). Not a `Request`
+    (its usage is no truth), but the prompt was sent: a replay bills it at the truth of its context,
+    and a policy that checks after a run's final reply checks after it too (`Policy.unusable_count`)."""
+
+    index: int  # position in messages of the assistant message the call produced
+    line: int
+    stop_reason: str  # as recorded ("aborted", "error")
+    usage: Usage | None = None  # as recorded (its classes and cost are what the call cost), None: none
+    usage_total: int = 0  # the agent's own total of the usage it recorded (Pi: `calculateContextTokens`)
+    id: str | None = None
+    timestamp: str | None = None
+
+    @property
+    def output(self) -> int:
+        """The output tokens its usage records (0 without one)."""
+        return self.usage.output if self.usage is not None else 0
+
+
 @dataclass(slots=True, weakref_slot=True)
 class TranscriptPath:
     """One conversation line: the main chain, one branch, or one sidechain (a subagent). Weakly
@@ -213,6 +235,8 @@ class TranscriptPath:
     #: entries and each message's entry, `transcript.pi.neutral.EntryTable`), for an exact port of
     #: the agent's code (`Policy.compactor`); None when the adapter keeps none.
     native: Any = None
+    #: The calls the agent recorded without a usage it trusts (`UnusableReply`), in path order.
+    unusable: tuple[UnusableReply, ...] = ()
 
     def context(self, request: Request) -> list[Message]:
         """The messages `request` sent, in order."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -291,9 +292,9 @@ def test_truth_after_the_restored_files_leave_is_not_the_prompt_that_held_them(m
     seen: list[tuple[int | None, float, bool, bool]] = []  # (next message, truth, prefix before, after)
     real = walk_mod._Walk.check
 
-    def spy(self: walk_mod._Walk, upto: int) -> float:
+    def spy(self: walk_mod._Walk, upto: int, *args: Any, **kwargs: Any) -> float:
         before, truth = bool(self.prefix), self.truth_at(upto)
-        out = real(self, upto)
+        out = real(self, upto, *args, **kwargs)
         seen.append((self.work[upto] if upto < len(self.work) else None, truth, before, bool(self.prefix)))
         return out
 

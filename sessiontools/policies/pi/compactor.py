@@ -61,10 +61,12 @@ def modelled_summary(truth: Any, prep: Preparation, n: int, parent_id: str | Non
 
 
 def _serialized_chars(messages: Sequence[Any], version: str) -> int:
-    from sessiontools.jsvalues import utf16_len
+    """The length of Pi's serializeConversation of `messages` in characters (code points, as the truth
+    model counts text and as the exact walk's `replay.memo.PiMemo.serialized_chars` sums it; a
+    character beyond the BMP is one, not JavaScript's two)."""
     from sessiontools.policies.pi.serialize import convert_to_llm, serialize_conversation
 
-    return utf16_len(serialize_conversation(convert_to_llm(messages, version), version))
+    return len(serialize_conversation(convert_to_llm(messages, version), version))
 
 
 class PiCompactor(Compactor):
@@ -76,11 +78,12 @@ class PiCompactor(Compactor):
         self.all: tuple[Entry, ...] = table.entries
         self.of_message: tuple[int, ...] = table.of_message
         self.cs = CompactionSettings(True, settings.reserve_tokens, settings.keep_recent_tokens)
-        self.first_message: dict[str, int] = {}
-        for i, p in enumerate(self.of_message):
-            e = self.all[p]
+        #: Each entry's position by id (compactions aside): Pi may keep from an entry that sends no
+        #: message (a model change), the workload's messages from there on.
+        self.position: dict[str, int] = {}
+        for p, e in enumerate(self.all):
             if e.id is not None and e.type != "compaction":
-                self.first_message.setdefault(e.id, i)
+                self.position.setdefault(e.id, p)
         self.with_message = frozenset(self.of_message)
         # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
         # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
@@ -96,27 +99,42 @@ class PiCompactor(Compactor):
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
         self.last_pos = -1  # the newest plan's last entry position
+        self.kept_from = 0  # the entry position of the newest compaction's first kept entry (0: none yet)
+
+    def positions(self, ask: CompactionAsk) -> list[int]:
+        """The entry positions on Pi's path for the context of `ask`, before the failed attempt's group:
+        the context's entries and those that send no message (model and thinking changes, an
+        extension's custom entries) from the first kept entry on; before a model call (a retry, 1.x's
+        check between turns), also those up to that call."""
+        skip, with_message, of = self.skip, self.with_message, self.of_message
+        out: list[int] = []
+        prev = -1
+        for i in ask.context:
+            p = of[i]
+            if p == prev or p in skip:
+                continue
+            out += [q for q in range(prev + 1 if prev >= 0 else self.kept_from, p) if q not in with_message and q not in skip]
+            out.append(p)
+            prev = p
+        if ask.before_call and ask.context and ask.context[-1] + 1 < len(of) and prev not in self.group_end:
+            out += [q for q in range(prev + 1, of[ask.context[-1] + 1]) if q not in with_message and q not in skip]
+        return out
 
     def entries(self, ask: CompactionAsk) -> list[Entry]:
         """The entry path Pi holds for the context of `ask` (see the module docstring)."""
         out: list[Entry] = []
-        all_, skip, with_message = self.all, self.skip, self.with_message
+        all_ = self.all
         placed = self.comp is None
         override = ask.reply if ask.reply is not None and not ask.reply[3] else None
         override_pos = self.of_message[override[0]] if override is not None else -1
         prev = -1
-        for i in ask.context:
-            p = self.of_message[i]
-            if p == prev or p in skip:
-                continue
-            between = [q for q in range(prev + 1, p) if q not in with_message and q not in skip] if prev >= 0 else []
-            for q in (*between, p):
-                if not placed and q > self.comp_after:
-                    out.append(self.comp)  # type: ignore[arg-type]
-                    placed = True
-                e = all_[q]
-                out.append(with_usage(e, int(override[1] + 0.5), override[2]) if q == override_pos else e)  # type: ignore[index]
-            prev = p
+        for q in self.positions(ask):
+            if not placed and q > self.comp_after:
+                out.append(self.comp)  # type: ignore[arg-type]
+                placed = True
+            e = all_[q]
+            out.append(with_usage(e, int(override[1] + 0.5), override[2]) if q == override_pos else e)  # type: ignore[index]
+            prev = q
         if ask.reason == "overflow" and prev in self.group_end:
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
             out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
@@ -131,24 +149,29 @@ class PiCompactor(Compactor):
         if isinstance(prep, NoCompaction):
             return prep.reason
         assert isinstance(prep, Preparation)
-        fk = self.first_message.get(prep.first_kept_entry_id)
+        fk = self.position.get(prep.first_kept_entry_id)  # type: ignore[arg-type]
         if fk is None:
             return "first kept entry not in the workload"
-        kept = tuple(i for i in ask.context if i >= fk)
+        of = self.of_message
+        kept = tuple(i for i in ask.context if of[i] >= fk)
         sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v))
         common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
-                                      turn_prefix_messages=len(prep.turn_prefix_messages))
+                                      turn_prefix_messages=len(prep.turn_prefix_messages),
+                                      first_kept_id=prep.first_kept_entry_id)
         for k in ask.recorded:
             entry = self.all[self.of_message[self.path.compactions[k].index]]
             data: Mapping[str, Any] = entry.data
             if data.get("firstKeptEntryId") == prep.first_kept_entry_id:
-                return Plan(kept, prep.tokens_before, sum_in, recorded=k, parent_id=self.all[self.last_pos].id,
+                return Plan(kept, prep.tokens_before, sum_in, recorded=k, parent_id=self.asked_after(),
                             matches_recorded=data.get("tokensBefore") == prep.tokens_before,
                             state=(entry, self.last_pos), **common)
-        after = self.all[self.last_pos].id if self.last_pos >= 0 else None
+        after = self.asked_after()
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
         return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
                     state=(entry, self.last_pos), **common)
+
+    def asked_after(self) -> str | None:
+        return self.all[self.last_pos].id if self.last_pos >= 0 else None
 
     def context_sizes(self, context: Sequence[int], sizes: Sequence[tuple[int, int]]) -> Sequence[tuple[int, int]]:
         """Pi's estimate of a context without a usage, as the exact walk's `pi_estimate_before`: the
@@ -194,3 +217,6 @@ class PiCompactor(Compactor):
         elif recorded is not None:
             at = self.of_message[self.path.compactions[recorded].index]
             self.comp, self.comp_after = self.all[at], at
+        first = self.comp.data.get("firstKeptEntryId") if self.comp is not None else None
+        at = self.position.get(first) if isinstance(first, str) else None
+        self.kept_from = at if at is not None else (self.of_message[kept[0]] if kept else self.comp_after + 1)

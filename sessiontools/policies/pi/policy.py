@@ -61,6 +61,14 @@ class PiPolicy(Policy):
         compaction check), as the workload's `last_in_run` marks them (`transcript.pi.workload`)."""
         return rejected or (stop_reason is not None and stop_reason != "toolUse")
 
+    def unusable_count(self, view: CountView, reply: Any) -> float:
+        """0.x checks an aborted final reply by that reply's own (usually empty) usage
+        (`calculateContextTokens`); an error, and any such reply in 1.x, by the estimate from the last
+        trusted usage plus the messages after it (`replay.simulate._Sim._reply`)."""
+        if self.version == "0" and reply.stop_reason == "aborted":
+            return float(reply.usage_total)
+        return self.count(view)
+
     def threshold(self, settings: PolicySettings) -> int:
         return settings.context_window - settings.reserve_tokens
 

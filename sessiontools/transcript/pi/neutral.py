@@ -5,6 +5,9 @@ messages, custom messages, branch summaries; a compaction contributes its summar
 system message it carries). Each keeps Pi's own message dict in `raw`, so that Pi-exact estimators
 still count exactly what Pi counts.
 
+Unusable replies: the aborted ones and the errors that are no overflow (`UnusableReply`, with their
+recorded usage and Pi's `calculateContextTokens` of it): not requests, but sent and billed.
+
 Requests: the assistant messages whose usage Pi trusts (`requests.skip_reason`); the context of
 each is what `build_context` gives for the path before it, mapped back to message indices. A
 message that a 1.x `context_edit` rewrote is mapped to the original (its text is the unedited one;
@@ -34,6 +37,7 @@ from sessiontools.transcript.model import (
     Trigger,
     Unit,
     UnitKind,
+    UnusableReply,
     Usage,
 )
 from sessiontools.transcript.pi.context import (
@@ -46,6 +50,7 @@ from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
+from sessiontools.transcript.pi.usage import calculate_context_tokens
 
 RawMessage = Mapping[str, Any]
 
@@ -173,10 +178,11 @@ class _PathBuilder:
                 self.messages.append(Message(len(self.messages), e.id, e.line, role, units, _timestamp(e), m))
                 self.of_message.append(pos)
 
-    def requests(self) -> tuple[tuple[Request, ...], Counter[str]]:
+    def requests(self) -> tuple[tuple[Request, ...], Counter[str], tuple[UnusableReply, ...]]:
         entries = self.path.entries
         skipped: Counter[str] = Counter()
         usable = []
+        unusable = []
         for i, e in enumerate(entries):
             if e.role != "assistant" or e.message is None:
                 continue
@@ -185,6 +191,8 @@ class _PathBuilder:
                 usable.append(i)
             else:
                 skipped[reason] += 1
+                if reason in ("aborted", "error") and not is_context_overflow(e.message, None, self.version):
+                    unusable.append(self._unusable(e, reason))
         out = []
         ranges: list[tuple[int, int]] = []  # the context so far, kept as ranges (extended, not rebuilt)
         seen_projected = 0
@@ -210,7 +218,15 @@ class _PathBuilder:
                 provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
                 id=e.id, stop_reason=_str(msg.get("stopReason")),
             ))
-        return tuple(out), skipped
+        return tuple(out), skipped, tuple(unusable)
+
+    def _unusable(self, e: Entry, stop: str) -> UnusableReply:
+        """An aborted or failed call (not an overflow): its recorded usage and Pi's total of it, as Pi's
+        check after it reads it (`calculateContextTokens`; 0 without a usage object)."""
+        raw = (e.message or {}).get("usage")
+        usage = raw if isinstance(raw, Mapping) else None
+        return UnusableReply(self.slot[(id(e), 0)], e.line, stop, _usage(usage) if usage is not None else None,
+                             calculate_context_tokens(usage) if usage is not None else 0, e.id, _timestamp(e))
 
     def compactions(self) -> tuple[Compaction, ...]:
         out = []
@@ -246,10 +262,10 @@ class _PathBuilder:
         return tuple(out)
 
     def build(self) -> TranscriptPath:
-        requests, skipped = self.requests()
+        requests, skipped, unusable = self.requests()
         return TranscriptPath(self.path.leaf_id, tuple(self.messages), requests, self.compactions(),
                               self.overflows(), skipped=skipped,
-                              native=EntryTable(tuple(self.path.entries), tuple(self.of_message)))
+                              native=EntryTable(tuple(self.path.entries), tuple(self.of_message)), unusable=unusable)
 
 
 def path_transcript(path: Path, pi_version: str) -> TranscriptPath:
