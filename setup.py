@@ -8,6 +8,6 @@ the ordinary way, the Pi reader's ordinary reading), with the same results."""
 from setuptools import Extension, setup
 
 SOURCES = ["sessiontools/read/_native.c", "sessiontools/read/_project.c", "sessiontools/read/_pi.c",
-           "sessiontools/read/_pi_entries.c"]
+           "sessiontools/read/_pi_entries.c", "sessiontools/read/_claude.c"]
 setup(ext_modules=[Extension("sessiontools.read._native", SOURCES, optional=True,
                              extra_compile_args=["-O2", "-Wall"])])

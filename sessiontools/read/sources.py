@@ -71,26 +71,20 @@ def _claude_recognises(head: bytes) -> bool:
 
 
 def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-                 data: bytes | None = None, texts: bool = True) -> Any:
-    from sessiontools.read.claude_code.load import (
-        load_claude_file,
-        load_claude_session,
-        parse_bytes,
-        subagent_files,
-    )
+                 data: bytes | None = None, texts: bool = True, summary: bool = False) -> Any:
+    from sessiontools.read.claude_code.load import load_claude_session
 
-    if data is None:
-        return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts)
-    f = parse_bytes(data, str(Path(path)), max_line_bytes=max_line_bytes, texts=texts)  # (as `load_claude_session`)
-    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes, texts=texts) for sub in subagent_files(path)]
-    return f
+    return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts, summary=summary, data=data)
 
 
 def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
-                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> Any:
+                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True,
+                  summary: bool = False) -> Any:
     from sessiontools.read.claude_code.load import parse_bytes
+    from sessiontools.read.claude_code.summary import summarize
 
-    return parse_bytes(data, path, max_line_bytes=max_line_bytes, texts=texts)
+    s = summarize([data], [path], max_line_bytes) if summary and not texts else None
+    return s if s is not None else parse_bytes(data, path, max_line_bytes=max_line_bytes, texts=texts)
 
 
 def _pi_bytes(data: bytes, path: str, *, content_hash: bool = False,
@@ -136,7 +130,8 @@ def read_models_file(data: bytes, source: str) -> list[Any]:
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes, selective=(("lean", True),)),
-    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes, selective=(("texts", False),)),
+    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes,
+           selective=(("texts", False), ("summary", True))),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
 FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),))

@@ -65,6 +65,7 @@ from sessiontools.read.claude_code import (
     load_claude_file,
     subagent_files,
 )
+from sessiontools.read.claude_code.summary import ClaudeSummary
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
@@ -403,6 +404,16 @@ def _off_path(f: ClaudeFile, paths: list[TranscriptPath], rejected: frozenset[st
     return out
 
 
+def format_of(version: str | None, legacy: bool) -> str:
+    """A file's `Transcript.format`: ``claude-code-legacy`` (a summary first, no boundary), else
+    ``claude-code-<major>.<minor>`` of its version, else ``claude-code``."""
+    if legacy:
+        return "claude-code-legacy"
+    if version and re.match(r"\d+\.\d+", version):
+        return "claude-code-" + ".".join(version.split(".")[:2])
+    return "claude-code"
+
+
 def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int, Usage]) -> Transcript:
     paths: list[TranscriptPath] = []
     rejected = _rejected(f)
@@ -415,13 +426,7 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
             paths.append(b.path(chain[-1].uuid if chain else None, side))
     legacy = bool(paths) and bool(paths[0].compactions) and not any(
         r.type == "system" and r.subtype == "compact_boundary" for r in f.records)  # Record.is_boundary
-    version = f.version
-    if legacy:
-        fmt = "claude-code-legacy"
-    elif version and re.match(r"\d+\.\d+", version):
-        fmt = "claude-code-" + ".".join(version.split(".")[:2])
-    else:
-        fmt = "claude-code"
+    fmt = format_of(f.version, legacy)
     settings = _settings(f)
     # the largest prompt a request of the resumed path or a sidechain was answered with: the window
     # Claude Code ran at was at least that (`ClaudeCodePolicy.recorded_window`)
@@ -432,13 +437,17 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
         settings=settings, off_path_compactions=_off_path(f, paths, rejected, provider_limit)))
 
 
-def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None,
+def claude_transcript(f: ClaudeFile | ClaudeSummary, *, provider_limit: int | None = None,
                       subagents: list[ClaudeFile] | None = None) -> Transcript:
     """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains),
     with the paths of its subagent files (``subagents``, default ``f.subagents``) as sidechains.
 
     Requests on the paths carry their response's final usage; `Transcript.billed` is every billed
     response of the session's files, on a path or not (`claude_usage.billed_responses`)."""
+    if isinstance(f, ClaudeSummary):  # (the C's summary of a session read for `inspect`)
+        from sessiontools.transcript.claude_summary import summary_transcript
+
+        return summary_transcript(f)
     subs = f.subagents if subagents is None else subagents
     billed, final = billed_responses([f, *subs])
     t = _file_transcript(f, provider_limit, final)
