@@ -20,7 +20,6 @@ import orjson
 
 from sessiontools.read.claude_code.checks import TREE, check_line, check_tree
 from sessiontools.read.claude_code.lean import LEAN_SPEC, project_lines
-from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
 from sessiontools.read.claude_code.records import (
     CONVERSATION_TYPES,
     KNOWN_TYPES,
@@ -28,6 +27,7 @@ from sessiontools.read.claude_code.records import (
     Record,
     parse_record,
 )
+from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.files import expand_paths, path_key, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
