@@ -29,6 +29,7 @@ int claude_fast_ok(PyObject *fast, PyObject *v) { return 0; } /* (the scanner's 
 typedef struct {
     const unsigned char *s;
     Py_ssize_t n; /* -1: absent (or not a non-empty string where that is what counts) */
+    int esc;      /* its bytes hold an escape (only a value given back, never compared: `shown`) */
 } Str;
 
 enum { T_USER = 1, T_ASSISTANT, T_SYSTEM, T_ATTACHMENT, T_APIREQ, T_META, T_UNKNOWN };
@@ -47,7 +48,7 @@ typedef struct {
     int has_pre, has_post;
     /* the session's bookkeeping */
     int resp, kid, kid_last, next_kid, stamp, pstamp, msg, onstamp;
-    unsigned char rejected, compacted;
+    unsigned char rejected, compacted, rendered;
 } Rec;
 
 typedef struct {
@@ -138,6 +139,21 @@ static int raw_string(Cursor *c, Str *out) {
         return NO;
     out->s = s;
     out->n = c->p - 1 - s;
+    return OK;
+}
+
+/* A string value given back and never compared (a timestamp, a cwd, ...): escapes allowed. */
+static int shown(Cursor *c, Str *out) {
+    const unsigned char *s = c->p + 1;
+    int esc = 0;
+    if (*c->p != '"')
+        return NO;
+    int r = string_of(c, NULL, &esc, 0);
+    if (r != OK)
+        return r;
+    out->s = s;
+    out->n = c->p - 1 - s;
+    out->esc = esc;
     return OK;
 }
 
@@ -437,7 +453,7 @@ static int message_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
         ONCE(2);
         if (*c->p == 'n')
             return literal(c, "null", 4, Py_None, NULL);
-        return text_value(c, &r->stop, 1);
+        return shown(c, &r->stop);
     }
     if (is_lit(k, "content")) {
         ONCE(3);
@@ -530,19 +546,72 @@ static int compact_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
     return value(c, 0, NULL, NULL);
 }
 
+/* What `claude_attachments.attachment_text` reads of an attachment: whether it renders text. */
+typedef struct {
+    Str type;
+    int filename, snippet, prompt, human, task; /* (human: origin kind None or "human") */
+} Attachment;
+
+static int origin_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
+    Attachment *a = ctx;
+    if (is_lit(k, "kind")) {
+        ONCE(0);
+        if (*c->p == 'n')
+            return literal(c, "null", 4, Py_None, NULL);
+        if (*c->p != '"') {
+            a->human = 0;
+            return value(c, 0, NULL, NULL);
+        }
+        Str t;
+        int rc = raw_string(c, &t);
+        a->human = is_lit(t, "human");
+        return rc;
+    }
+    return value(c, 0, NULL, NULL);
+}
+
 static int attachment_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
-    Rec *r = ((Ctx *)ctx)->r;
+    Attachment *a = ctx;
     if (is_lit(k, "type")) {
         ONCE(0);
+        return *c->p == '"' ? raw_string(c, &a->type) : value(c, 0, NULL, NULL);
+    }
+    if (is_lit(k, "filename") || is_lit(k, "snippet") || is_lit(k, "prompt")) {
+        int bit = k.s[0] == 'f' ? 1 : k.s[0] == 's' ? 2 : 3;
+        ONCE(bit);
+        int *flag = bit == 1 ? &a->filename : bit == 2 ? &a->snippet : &a->prompt;
+        *flag = *c->p == '"' || (bit == 3 && *c->p == '[');
+        return value(c, 0, NULL, NULL);
+    }
+    if (is_lit(k, "origin")) {
+        ONCE(4);
+        if (*c->p != '{')
+            return value(c, 0, NULL, NULL);
+        return members(c, origin_member, a);
+    }
+    if (is_lit(k, "commandMode")) {
+        ONCE(5);
         if (*c->p != '"')
             return value(c, 0, NULL, NULL);
         Str t;
         int rc = raw_string(c, &t);
-        if (rc == OK && (is_lit(t, "edited_text_file") || is_lit(t, "queued_command")))
-            r->command = 2; /* (rendered as a message: read the ordinary way) */
+        a->task = is_lit(t, "task-notification");
         return rc;
     }
     return value(c, 0, NULL, NULL);
+}
+
+/* An attachment object: r->rendered when it renders text (`attachment_text` not None). */
+static int attachment_value(Cursor *c, Rec *r) {
+    Attachment a = {{NULL, -1, 0}, 0, 0, 0, 1, 0};
+    if (*c->p != '{')
+        return value(c, 0, NULL, NULL);
+    int rc = members(c, attachment_member, &a);
+    if (is_lit(a.type, "edited_text_file"))
+        r->rendered = a.filename && a.snippet;
+    else if (is_lit(a.type, "queued_command"))
+        r->rendered = a.human && !a.task && a.prompt;
+    return rc;
 }
 
 static int line_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
@@ -556,7 +625,7 @@ static int line_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
         }
         if (is_lit(k, "timestamp")) {
             ONCE(1);
-            return text_value(c, &r->ts, 1);
+            return shown(c, &r->ts);
         }
         break;
     case 'u':
@@ -615,13 +684,13 @@ static int line_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
     case 'v':
         if (is_lit(k, "version")) {
             ONCE(11);
-            return text_value(c, &r->version, 1);
+            return shown(c, &r->version);
         }
         break;
     case 'c':
         if (is_lit(k, "cwd")) {
             ONCE(12);
-            return text_value(c, &r->cwd, 1);
+            return shown(c, &r->cwd);
         }
         if (is_lit(k, "compactMetadata")) {
             ONCE(13);
@@ -631,7 +700,7 @@ static int line_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
     case 'g':
         if (is_lit(k, "gitBranch")) {
             ONCE(14);
-            return text_value(c, &r->branch, 1);
+            return shown(c, &r->branch);
         }
         break;
     case 'e':
@@ -639,7 +708,7 @@ static int line_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
             ONCE(15);
             if (*c->p == '"') {
                 r->entry = 1;
-                return raw_string(c, &r->entry_s);
+                return shown(c, &r->entry_s);
             }
             if (*c->p == 'n')
                 return literal(c, "null", 4, Py_None, NULL);
@@ -662,7 +731,7 @@ static int line_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
     case 'a':
         if (is_lit(k, "attachment")) {
             ONCE(18);
-            return *c->p == '{' ? members(c, attachment_member, x) : value(c, 0, NULL, NULL);
+            return attachment_value(c, r);
         }
         break;
     }
@@ -692,6 +761,18 @@ static int type_code(Str t) {
     return T_UNKNOWN;
 }
 
+/* Whether a synthetic API error line may say "prompt is too long" (`claude_code._TOO_LONG`): its
+ * bytes hold "long" in any case, or an escape that may spell it. */
+static int may_overflow(const unsigned char *s, const unsigned char *e) {
+    for (const unsigned char *p = s; p + 4 <= e; p++) {
+        if (p[0] == '\\' && p[1] == 'u')
+            return 1;
+        if ((p[0] | 0x20) == 'l' && (p[1] | 0x20) == 'o' && (p[2] | 0x20) == 'n' && (p[3] | 0x20) == 'g')
+            return 1;
+    }
+    return 0;
+}
+
 /* One line into `r`: OK, NO (not sure: the ordinary way), ERR. Blank lines: r->type 0. */
 static int read_line(const unsigned char *s, const unsigned char *e, Rec *r, Limits *lim) {
     const unsigned char *q = s;
@@ -713,15 +794,11 @@ static int read_line(const unsigned char *s, const unsigned char *e, Rec *r, Lim
     int conv = r->type >= T_USER && r->type <= T_ATTACHMENT;
     if (conv && r->uuid.n < 0)
         return NO;
-    if (r->command == 2) {
-        if (r->type == T_ATTACHMENT)
-            return NO;
-        r->command = 0;
-    }
+    r->rendered = r->rendered && r->type == T_ATTACHMENT; /* (a message of its own, role other) */
     if ((r->type == T_USER || r->type == T_ASSISTANT) && !r->has_msg)
         return NO;
     r->synthetic = r->type == T_ASSISTANT && is_lit(r->model, "<synthetic>");
-    if (r->synthetic && r->api_error)
+    if (r->synthetic && r->api_error && may_overflow(s, e))
         return NO; /* (a "prompt is too long" reply is an overflow: the ordinary way) */
     if (r->type == T_USER) {
         r->summary = r->summary || starts(&prefix, "This session is being continued from a previous conversation");
@@ -751,7 +828,7 @@ static int read_file(const unsigned char *data, Py_ssize_t len, Py_ssize_t limit
         }
         Rec *r = &f->r[f->n];
         memset(r, 0, sizeof *r);
-        Str none = {NULL, -1};
+        Str none = {NULL, -1, 0};
         r->type_s = r->uuid = r->parent = r->logical = r->sid = r->ts = r->version = r->cwd = r->branch = none;
         r->mid = r->rid = r->model = r->stop = r->entry_s = r->trigger = r->kept_list = r->head = r->tail = none;
         r->line = n;
@@ -930,6 +1007,11 @@ typedef struct {
 static PyObject *str_of(Str s) {
     if (s.n < 0)
         Py_RETURN_NONE;
+    if (s.esc) { /* (its opening quote is the byte before it) */
+        Cursor c = {s.s - 1, s.s + s.n + 1, 0};
+        PyObject *out = NULL;
+        return string_of(&c, &out, NULL, 0) == OK ? out : NULL;
+    }
     return PyUnicode_DecodeUTF8((const char *)s.s, s.n, NULL);
 }
 
@@ -1048,6 +1130,8 @@ static int build_path(FileWork *w, Ints *chain, int side, int pstamp) {
             role = R_ASSISTANT;
         } else if (r->type == T_USER) {
             role = r->summary ? R_SUMMARY : (r->meta || r->command) ? R_OTHER : r->tool ? R_TOOL : R_USER;
+        } else if (r->rendered) {
+            role = R_OTHER;
         } else {
             if (r->type == T_SYSTEM && r->boundary) {
                 if (pending >= 0) {
@@ -1334,7 +1418,7 @@ static PyObject *file_facts(FileWork *w) {
             }
         }
     }
-    Str none = {NULL, -1};
+    Str none = {NULL, -1, 0};
     return Py_BuildValue("(NNNNNiN)", str_of(version), str_of(sid), str_of(first ? first->cwd : none),
                          str_of(first ? first->branch : none), str_of(first && first->entry == 1 ? first->entry_s : none),
                          boundaries, off);
