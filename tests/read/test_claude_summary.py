@@ -227,35 +227,40 @@ def _shaped() -> list[list[str]]:
                             "usage": usage}, **kw}
 
     tool = [{"type": "tool_result", "tool_use_id": "x", "content": "ok"}]
+    side = {"isSidechain": True}
     extra = [
+        user("o1", "gone", "orphan"), {"type": "made-up", "x": 1},
         {**base, "type": "progress", "uuid": "p1", "parentUuid": last["uuid"]},
-        user("u1", "p1", "  \n<command-name>/x</command-name>"),
+        reply("y0", "p1", "m0", 1, model="<synthetic>"),  # (preserved below, but never sent: not kept)
+        user("u1", "y0", "  \n<command-name>/x</command-name>"),
         reply("a1", "u1", "m1", 1), reply("a2", "a1", "m1", 7),
         user("t1", "a1", tool), user("t2", "a2", tool),
-        {**base, "type": "api-request", "uuid": "q1", "parentUuid": "t2"},
+        reply("e1", "t2", "m5", 3, model="claude-opus-4-1"), reply("e2", "e1", "m5", 3),  # a tie: the first line's
+        {**base, "type": "api-request", "uuid": "q1", "parentUuid": "e2"},
         {**base, "type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
-         "logicalParentUuid": "t2", "compactMetadata": {"trigger": "auto", "preTokens": 170000,
-                                                        "preservedMessages": {"uuids": ["t1", "zz", 5, "u1"]}}},
+         "logicalParentUuid": "e2", "compactMetadata": {"trigger": "auto", "preTokens": 170000,
+                                                        "preservedMessages": {"uuids": ["y0", "t1", "zz", 5, "u1"]}}},
         user("s1", "b1", [{"type": "text", "text": "\u2003This session is being continued from a previous conversation"}]),
         {**base, "type": "attachment", "uuid": "at1", "parentUuid": "s1",
          "attachment": {"type": "queued_command", "prompt": "more", "origin": {"kind": "human"}}},
-        {**base, "type": "attachment", "uuid": "at2", "parentUuid": "at1",
+        {**base, "type": "attachment", "uuid": "at1b", "parentUuid": "at1",
+         "attachment": {"type": "queued_command", "prompt": [{"type": "text", "text": "and this"}]}},
+        {**base, "type": "attachment", "uuid": "at2", "parentUuid": "at1b",
          "attachment": {"type": "queued_command", "prompt": "more", "commandMode": "task-notification"}},
         reply("a3", "at2", "m3", 4, model="<synthetic>", isApiErrorMessage=True),
         user("u2", "a3", [{"type": "text", "text": "go"}], isMeta=True),
         {**base, "type": "system", "subtype": "compact_boundary", "uuid": "b2", "parentUuid": "u2",
          "compactMetadata": {"trigger": "manual", "preTokens": 9,
                              "preservedSegment": {"headUuid": "u1", "tailUuid": "u2"}}},
-        {**base, "isSidechain": True, **user("c1", "u2", "task")},
-        {**base, "isSidechain": True, **reply("c2", "c1", "m9", 3)},
-        {**base, "isSidechain": True, **reply("c3", "c2", "m9", 5)},
-        {**base, "isSidechain": True, **user("c4", "c2", tool)}, {**base, "isSidechain": True, **user("c5", "c3", tool)},
-        {**base, "isSidechain": True, **reply("c6", "c2", "m1", 50)},
+        user("c1", "u2", "task", **side), reply("c2", "c1", "m9", 3, **side), reply("c3", "c2", "m9", 5, **side),
+        user("c4", "c2", tool, **side), user("c5", "c3", tool, **side),
+        reply("c6", "c2", "m1", 50, **side),  # (a leaf beside tool results: a path of its own)
         {"type": "summary", "summary": "a title", "leafUuid": "c5"},
-        {"type": "made-up", "x": 1}, user("o1", "gone", "orphan"),
+        user("u3", "b2", "last"),
     ]
-    legacy = [dumps(user("l0", None, "This session is being continued from a previous conversation. Summary: x")),
-              *lines[1:]]
+    legacy = [dumps(x) for x in (  # (a summary first, no boundary: the legacy format)
+        user("l0", None, "This session is being continued from a previous conversation. Summary: x"),
+        user("l1", "l0", "hi"), reply("l2", "l1", "mL", 5), user("l3", "l2", tool), reply("l4", "l3", "mM", 2))]
     return [[*lines, *(dumps(x) for x in extra)], legacy]
 
 
