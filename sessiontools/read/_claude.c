@@ -1113,6 +1113,15 @@ static PyObject *compaction(FileWork *w, Rec *b, int index, int pstamp, const un
                          count_or_none(b->has_post, b->post), kept, str_of(b->uuid), str_of(b->ts));
 }
 
+/* Append a new reference to `list` (stolen); -1 on error (NULL `x` included). */
+static int append_new(PyObject *list, PyObject *x) {
+    if (x == NULL)
+        return -1;
+    int r = PyList_Append(list, x);
+    Py_DECREF(x);
+    return r;
+}
+
 /* `_Builder` over one path's records (indices into the file, in order): appends its tuple to
  * w->paths. NO: not sure. */
 static int build_path(FileWork *w, Ints *chain, int side, int pstamp) {
@@ -1120,8 +1129,8 @@ static int build_path(FileWork *w, Ints *chain, int side, int pstamp) {
     int n = chain->n, nmsg = 0, synthetic = 0, no_usage = 0, pending = -1, ncomp = 0, rc = ERR;
     unsigned char *unsent = calloc(n + 1, 1);
     Map seen = {0};
-    PyObject *msgs = PyList_New(0), *comps = PyList_New(0), *t = NULL;
-    if (unsent == NULL || msgs == NULL || comps == NULL || map_init(&seen, n + 1) < 0)
+    PyObject *lines = PyList_New(0), *uuids = PyList_New(0), *roles = PyList_New(0), *comps = PyList_New(0), *t = NULL;
+    if (unsent == NULL || lines == NULL || uuids == NULL || roles == NULL || comps == NULL || map_init(&seen, n + 1) < 0)
         goto done;
     for (int ci = 0; ci < n; ci++) {
         Rec *r = &f->r[chain->v[ci]];
@@ -1146,9 +1155,9 @@ static int build_path(FileWork *w, Ints *chain, int side, int pstamp) {
             }
             continue; /* (an attachment here is one not rendered: no message) */
         }
-        if ((t = Py_BuildValue("(iNi)", r->line, str_of(r->uuid), role)) == NULL || PyList_Append(msgs, t) < 0)
+        if (append_new(lines, PyLong_FromLong(r->line)) < 0 || append_new(uuids, str_of(r->uuid)) < 0 ||
+            append_new(roles, PyLong_FromLong(role)) < 0)
             goto done;
-        Py_CLEAR(t);
         r->pstamp = pstamp;
         r->msg = index;
         nmsg++;
@@ -1193,8 +1202,8 @@ static int build_path(FileWork *w, Ints *chain, int side, int pstamp) {
         Py_CLEAR(t);
     }
     Rec *leaf = n ? &f->r[chain->v[n - 1]] : NULL;
-    t = Py_BuildValue("(NOOOii)", leaf ? str_of(leaf->uuid) : (Py_INCREF(Py_None), Py_None),
-                      side ? Py_True : Py_False, msgs, comps, synthetic, no_usage);
+    t = Py_BuildValue("(NOOOOOii)", leaf ? str_of(leaf->uuid) : (Py_INCREF(Py_None), Py_None),
+                      side ? Py_True : Py_False, lines, uuids, roles, comps, synthetic, no_usage);
     if (t == NULL || PyList_Append(w->paths, t) < 0)
         goto done;
     rc = OK;
@@ -1206,7 +1215,9 @@ done:
         Py_DECREF(t);
     else
         Py_XDECREF(t);
-    Py_XDECREF(msgs);
+    Py_XDECREF(lines);
+    Py_XDECREF(uuids);
+    Py_XDECREF(roles);
     Py_XDECREF(comps);
     free(unsent);
     map_free(&seen);
@@ -1442,8 +1453,8 @@ static PyObject *billed_list(Session *S) {
 
 /* claude_summary(files, limit, high, total_high): None, or (files, billed) where files is a list
  * per file of (paths, notices, facts, largest answered prompt): paths a list of (leaf uuid, side,
- * messages [(line, uuid, role)], compactions [(index, line, trigger, pre, post, kept, uuid, ts)],
- * synthetic, no usage); notices [(line, kind, text)] (kind 0: an unknown type, 1: an orphan's
+ * the messages' lines, uuids and roles (three lists), compactions [(index, line, trigger, pre,
+ * post, kept, uuid, ts)], synthetic, no usage); notices [(line, kind, text)] (kind 0: an unknown type, 1: an orphan's
  * parent); facts as `file_facts`; billed [(line, model, ts, id, stop, input, cache read, cache
  * write, output, 1h)]. Roles: R_*; triggers: TR_*. */
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {

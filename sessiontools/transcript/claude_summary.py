@@ -13,9 +13,11 @@ models, titles or line types in the settings. Only `inspect` reads a session thi
 from __future__ import annotations
 
 from collections import Counter
+from itertools import repeat
 from typing import Any
 
 from sessiontools.read.claude_code.summary import ClaudeSummary, FileSummary
+from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.claude_code import format_of
 from sessiontools.transcript.model import (
@@ -36,9 +38,10 @@ _ROLES = (Role.USER, Role.ASSISTANT, Role.TOOL, Role.SUMMARY, Role.OTHER)
 _TRIGGERS = (Trigger.THRESHOLD, Trigger.MANUAL, Trigger.OVERFLOW, Trigger.UNKNOWN)
 
 
-def _path(leaf: str | None, side: bool, msgs: list[tuple[int, str, int]], comps: list[tuple[Any, ...]],
-          synthetic: int, no_usage: int) -> TranscriptPath:
-    messages = tuple(Message(i, uuid, line, _ROLES[role], ()) for i, (line, uuid, role) in enumerate(msgs))
+def _path(leaf: str | None, side: bool, lines: list[int], uuids: list[str], roles: list[int],
+          comps: list[tuple[Any, ...]], synthetic: int, no_usage: int) -> TranscriptPath:
+    n = len(lines)
+    messages = tuple(map(Message, range(n), uuids, lines, map(_ROLES.__getitem__, roles), repeat((), n)))
     compactions = tuple(Compaction(index=index, line=line, trigger=_TRIGGERS[trigger], tokens_before=pre,
                                    tokens_after=post, kept=ranges_of(kept), id=uuid, timestamp=ts)
                         for index, line, trigger, pre, post, kept, uuid, ts in comps)
@@ -67,6 +70,11 @@ def _file(f: FileSummary, session_id: str | None = None) -> Transcript:
 def summary_transcript(s: ClaudeSummary) -> Transcript:
     """As `claude_code.claude_transcript` makes it: the session file's transcript, its subagent
     files' paths as sidechains (their diagnostics after its), every billed response of them all."""
+    with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
+        return _transcript(s)
+
+
+def _transcript(s: ClaudeSummary) -> Transcript:
     t = _file(s.files[0])
     t.billed = [Request(-1, line, Usage(i, r, w, o, None, h), (), "anthropic", model, ts, rid, stop)
                 for line, model, ts, rid, stop, i, r, w, o, h in s.billed]
