@@ -116,8 +116,6 @@ static int map_put(Map *m, Str key, int v) {
     return 0;
 }
 
-static int eq(Str a, Str b) { return a.n >= 0 && a.n == b.n && memcmp(a.s, b.s, a.n) == 0; }
-
 static int is_lit(Str a, const char *lit) {
     Py_ssize_t n = (Py_ssize_t)strlen(lit);
     return a.n == n && memcmp(a.s, lit, n) == 0;
@@ -562,7 +560,7 @@ static int origin_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
             a->human = 0;
             return value(c, 0, NULL, NULL);
         }
-        Str t;
+        Str t = {NULL, -1, 0};
         int rc = raw_string(c, &t);
         a->human = is_lit(t, "human");
         return rc;
@@ -593,7 +591,7 @@ static int attachment_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
         ONCE(5);
         if (*c->p != '"')
             return value(c, 0, NULL, NULL);
-        Str t;
+        Str t = {NULL, -1, 0};
         int rc = raw_string(c, &t);
         a->task = is_lit(t, "task-notification");
         return rc;
@@ -649,7 +647,7 @@ static int line_member(Cursor *c, Str k, void *ctx, unsigned *seen) {
     case 's':
         if (is_lit(k, "subtype")) {
             ONCE(5);
-            Str s;
+            Str s = {NULL, -1, 0};
             int rc = id_value(c, &s);
             r->boundary = is_lit(s, "compact_boundary");
             return rc;
