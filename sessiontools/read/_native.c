@@ -204,6 +204,8 @@ PyObject *codex_feed(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /
 PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 void pi_init(void);
+PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
+void claude_init(void);
 
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
@@ -224,6 +226,8 @@ static PyMethodDef methods[] = {
      "pi_entries(cls, objects, lines) -> tuple of entries: read.pi.migrate.make_entries (see _pi.c)"},
     {"pi_reply_sums", (PyCFunction)(void (*)(void))pi_reply_sums, METH_FASTCALL,
      "pi_reply_sums(messages, harness) -> analysis.inspect._count's sums (see _pi_entries.c)"},
+    {"claude_summary", (PyCFunction)(void (*)(void))claude_summary, METH_FASTCALL,
+     "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -236,5 +240,6 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     project_init();
     pi_init();
+    claude_init();
     return PyModule_Create(&module);
 }

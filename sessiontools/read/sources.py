@@ -87,27 +87,32 @@ def _claude_recognises(head: bytes) -> bool:
 
 
 def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-                 data: bytes | None = None, texts: bool = True) -> Any:
-    """A transcript with its subagent files (as `load_claude_session`), each file read once; with
-    `content_hash`, the key of the session file's bytes and its subagent files' (`digest_of`)."""
+                 data: bytes | None = None, texts: bool = True, summary: bool = False) -> Any:
+    """A transcript with its subagent files (as `load_claude_session`: with `summary`, the C's summary
+    where it is sure), each file read once; with `content_hash`, the ordinary reading and the key of the
+    session file's bytes and its subagent files' (`digest_of`)."""
     from sessiontools.read.claude_code.load import load_claude_session, parse_bytes, subagent_files
     from sessiontools.read.files import read_file_bytes
 
-    if data is None and not content_hash:
-        return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts)
+    if not content_hash:
+        return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts, summary=summary, data=data)
     data = read_file_bytes(path) if data is None else data
     f = parse_bytes(data, str(Path(path)), max_line_bytes=max_line_bytes, texts=texts)  # (as `load_claude_session`)
     subs = [(str(sub), read_file_bytes(sub)) for sub in subagent_files(path)]
     f.subagents = [parse_bytes(b, name, max_line_bytes=max_line_bytes, texts=texts) for name, b in subs]
-    if content_hash:
-        f.content_hash = digest_of(data, *(part for name, b in subs for part in (Path(name).name.encode(), b)))
+    f.content_hash = digest_of(data, *(part for name, b in subs for part in (Path(name).name.encode(), b)))
     return f
 
 
 def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,
-                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> Any:
+                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True,
+                  summary: bool = False) -> Any:
     from sessiontools.read.claude_code.load import parse_bytes
+    from sessiontools.read.claude_code.summary import summarize
 
+    s = summarize([data], [path], max_line_bytes) if summary and not texts and not content_hash else None
+    if s is not None:
+        return s
     out = parse_bytes(data, path, max_line_bytes=max_line_bytes, texts=texts)
     if content_hash:
         out.content_hash = digest_of(data)
@@ -157,7 +162,8 @@ def read_models_file(data: bytes, source: str) -> list[Any]:
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes, selective=(("lean", True),)),
-    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes, selective=(("texts", False),)),
+    Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes,
+           selective=(("texts", False), ("summary", True))),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
 FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),))

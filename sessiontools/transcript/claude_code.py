@@ -45,12 +45,17 @@ message 0 with trigger UNKNOWN (format ``claude-code-legacy``).
 A file read without its texts (``ClaudeFile.texts`` False: `inspect`'s selective reading) gives a
 lean transcript: the same paths, messages (their roles decided from the same blocks), requests,
 usage, compactions and diagnostics, but messages without units (a summary message keeps its text)
-and requests without their context; no count reads either (tests/read/test_claude_lean.py).
+and requests without their context; no count reads either (tests/read/test_claude_lean.py). A
+session the C summed up for `inspect` (`read.claude_code.summary.ClaudeSummary`) gives a leaner one
+still (`claude_summary`).
+
+The rules live beside this module: a line's message in `claude_messages`, one path's messages,
+requests and compactions in `claude_builder`, the paths in `claude_paths`, the billing in
+`claude_usage`, the attachments sent as text in `claude_attachments`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -58,45 +63,29 @@ from operator import attrgetter
 from typing import Any
 
 from sessiontools.read.claude_code import (
-    CONTINUATION_PREFIX,
     ClaudeFile,
     Record,
-    content_text,
     load_claude_file,
     subagent_files,
 )
+from sessiontools.read.claude_code.summary import ClaudeSummary
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
-from sessiontools.transcript.claude_attachments import attachment_text
+from sessiontools.transcript.claude_builder import Builder, trigger_of
+from sessiontools.transcript.claude_messages import summary_text
 from sessiontools.transcript.claude_paths import record_paths
-from sessiontools.transcript.claude_usage import billed_responses, usage_of
-from sessiontools.transcript.limits import provider_counts
+from sessiontools.transcript.claude_usage import billed_responses
 from sessiontools.transcript.model import (
     Agent,
     Compaction,
-    Message,
-    Overflow,
-    Ranges,
-    Request,
-    Role,
     Transcript,
     TranscriptPath,
-    Trigger,
-    Unit,
-    UnitKind,
     Usage,
-    merge_ranges,
-    ranges_of,
 )
 
-_COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
-                     "<local-command-stderr>", "<local-command-caveat>")
-_SUMMARY_TAILS = ("\n\nIf you need specific details from before compaction", "\nIf you need specific details",
-                  "\n\nContinue the conversation from where it left off", "\n\nPlease continue the conversation")
-#: json.dumps(x, ensure_ascii=False), without building an encoder per call
-_JSON = json.JSONEncoder(ensure_ascii=False).encode
-_TOO_LONG = re.compile(r"prompt is too long", re.I)
+__all__ = ["claude_transcript", "format_of", "load_claude_transcript", "summary_text"]
+
 _LINE = attrgetter("line")  # sort key of records, messages and diagnostics
 
 
@@ -106,220 +95,6 @@ def load_claude_transcript(path: str | os.PathLike[str], *, provider_limit: int 
     ``<session>/subagents/`` are added as sidechain paths (their diagnostics and billed responses too)."""
     subs = [load_claude_file(sub) for sub in subagent_files(path)] if subagents else []
     return claude_transcript(load_claude_file(path), provider_limit=provider_limit, subagents=subs)
-
-
-# -- messages ---------------------------------------------------------------------------------------
-
-def _block_units(content: Any, assistant: bool) -> list[Unit]:
-    text_kind = UnitKind.TEXT if assistant else UnitKind.USER
-    if isinstance(content, str):
-        return [Unit(text_kind, content)]
-    units: list[Unit] = []
-    append = units.append
-    for b in content if isinstance(content, list) else ():
-        if not isinstance(b, dict):
-            continue
-        t = b.get("type")
-        if t == "text":
-            append(Unit(text_kind, b.get("text") or ""))
-        elif t == "tool_use":
-            append(Unit(UnitKind.TOOL_CALL, f"{b.get('name') or ''} {_JSON(b.get('input'))}"))
-        elif t == "tool_result":
-            c = b.get("content")
-            append(Unit(UnitKind.TOOL_RESULT, c if isinstance(c, str) else content_text(c)))
-            if isinstance(c, list):  # (not a string: that would test every character)
-                units += [Unit(UnitKind.IMAGE, "") for x in c if isinstance(x, dict) and x.get("type") == "image"]
-        elif t == "thinking" or t == "redacted_thinking":
-            append(Unit(UnitKind.THINKING, b.get("thinking") or ""))
-        elif t == "image":
-            append(Unit(UnitKind.IMAGE, ""))
-        else:
-            append(Unit(UnitKind.OTHER, _JSON(b)))
-    return units
-
-
-def _message(r: Record, index: int) -> Message | None:
-    if r.type == "assistant":
-        return Message(index, r.uuid, r.line, Role.ASSISTANT, tuple(_block_units(r.content, True)),
-                       r.timestamp, r.raw)
-    if r.type != "user":
-        return None
-    return _user_message(r, index, r.content)
-
-
-def _user_message(r: Record, index: int, content: Any, texts: bool = True) -> Message:
-    """A user line's message; without `texts` (a lean file, `ClaudeFile.texts`) of no units but
-    the summary's, its role decided as with them."""
-    full = content_text(content)
-    text = full.lstrip()
-    if r.raw.get("isCompactSummary") or text.startswith(CONTINUATION_PREFIX):  # Record.is_compact_summary
-        return Message(index, r.uuid, r.line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, full),), r.timestamp, r.raw)
-    if texts:
-        units = tuple(_block_units(content, False))
-        tool = any(u.kind is UnitKind.TOOL_RESULT for u in units)
-    else:  # (the blocks `_block_units` makes a TOOL_RESULT unit of)
-        units = ()
-        tool = type(content) is list and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
-    if r.raw.get("isMeta") or text.startswith(_COMMAND_PREFIXES):
-        role = Role.OTHER
-    else:
-        role = Role.TOOL if tool else Role.USER  # claude_paths._has_tool_result
-    return Message(index, r.uuid, r.line, role, units, r.timestamp, r.raw)
-
-
-def summary_text(text: str) -> str:
-    """The summary inside Claude Code's summary message: after ``Summary:``, before its instructions."""
-    i = text.find("Summary:")
-    s = text[i + len("Summary:"):] if i >= 0 else text
-    cut = min((j for t in _SUMMARY_TAILS if (j := s.find(t)) >= 0), default=len(s))
-    return s[:cut].strip()
-
-
-
-
-
-
-# -- one path ---------------------------------------------------------------------------------------
-
-class _Builder:
-    def __init__(self, provider_limit: int | None, rejected: frozenset[str] = frozenset(),
-                 final: dict[int, Usage] | None = None, texts: bool = True):
-        self.provider_limit = provider_limit
-        self.texts = texts  # False: a lean file's path (`ClaudeFile.texts`): no units, no contexts
-        self.rejected = rejected  # boundaries right after a request that got no response
-        self.final = final or {}  # id(record) -> its response's final usage (`billed_responses`)
-        self.messages: list[Message] = []
-        self.by_uuid: dict[str, int] = {}
-        self.unsent: set[int] = set()
-        self.requests: list[Request] = []
-        self.compactions: list[Compaction] = []
-        self.overflows: list[Overflow] = []
-        self.skipped: Counter[str] = Counter()
-        self.seen_responses: set[str] = set()
-        self.pending: Record | None = None  # a boundary waiting for its summary message
-        self.window: tuple[int, Ranges] | None = None  # (summary index, kept) of the last compaction
-        self.overflow_since = False
-        self.sent: list[tuple[int, int]] = []  # _context's ranges of sent messages in [sent_from, sent_to)
-        self.sent_from = self.sent_to = 0
-
-    def add(self, r: Record) -> None:
-        t = r.type
-        index = len(self.messages)
-        if t == "assistant":
-            msg = r.message
-            m = Message(index, r.uuid, r.line, Role.ASSISTANT,
-                        tuple(_block_units(msg.get("content"), True)) if self.texts else (), r.timestamp, r.raw)
-            self.messages.append(m)
-            if r.uuid:
-                self.by_uuid[r.uuid] = index
-            self._assistant(r, m, msg)
-            return
-        if t == "attachment":
-            text = attachment_text(r.raw)
-            if text is None:
-                return  # an attachment not rendered (`claude_attachments`): no message
-            m = Message(index, r.uuid, r.line, Role.OTHER, (Unit(UnitKind.OTHER, text),), r.timestamp, r.raw)
-        elif t != "user":
-            if t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
-                if self.pending is not None:
-                    self._compaction(self.pending, None)
-                self.pending = r
-            return  # other lines are no messages (_message)
-        else:
-            m = _user_message(r, index, r.content, self.texts)
-        self.messages.append(m)
-        if r.uuid:
-            self.by_uuid[r.uuid] = index
-        if m.role is Role.SUMMARY:
-            if self.pending is not None:
-                self._compaction(self.pending, m)
-            elif not self.compactions and index == 0:
-                self._legacy(m)
-
-    def _assistant(self, r: Record, m: Message, msg: dict[str, Any]) -> None:
-        if msg.get("model") == "<synthetic>":  # Record.is_synthetic
-            self.unsent.add(m.index)
-            self.skipped["synthetic"] += 1
-            text = content_text(r.content)
-            if r.raw.get("isApiErrorMessage") and _TOO_LONG.search(text):
-                n, lim = provider_counts(text)
-                self.overflows.append(Overflow(m.index, r.line, text, n, lim))
-                self.overflow_since = True
-            return
-        key = msg.get("id") or r.raw.get("requestId") or r.uuid
-        if key in self.seen_responses:
-            return
-        self.seen_responses.add(key)
-        usage = self.final.get(id(r)) or usage_of(msg.get("usage"))
-        if usage is None:
-            self.skipped["no usage"] += 1
-            return
-        # (index, line, usage, context, provider, model, timestamp, id, stop_reason)
-        context = self._context(m.index) if self.texts else ()  # (no count reads a lean path's contexts)
-        self.requests.append(Request(m.index, r.line, usage, context, "anthropic", msg.get("model"),
-                                     r.timestamp, msg.get("id") or r.raw.get("requestId"), msg.get("stop_reason")))
-
-    def _context(self, i: int) -> Ranges:
-        start = 0 if self.window is None else self.window[0] + 1
-        if self.sent_from != start or i < self.sent_to:  # a new window (or out of order): start over
-            self.sent_from = self.sent_to = start
-            self.sent = []
-        # The sent messages of [start, i), extended from where the previous request left them: every
-        # index below the newest message is final (`unsent` only gains the newest message).
-        sent = self.sent
-        for j in range(self.sent_to, i):
-            if j in self.unsent:
-                continue
-            if sent and sent[-1][1] == j:
-                sent[-1] = (sent[-1][0], j + 1)
-            else:
-                sent.append((j, j + 1))
-        self.sent_to = max(self.sent_to, i)
-        if self.window is None:
-            return tuple(sent)
-        s, kept = self.window
-        return merge_ranges(((s, s + 1), *kept, *sent))
-
-    def _kept(self, meta: dict[str, Any]) -> Ranges:
-        pm = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
-        uuids = pm.get("uuids") or pm.get("allUuids") or []
-        idx = sorted({self.by_uuid[u] for u in uuids if isinstance(u, str) and u in self.by_uuid})
-        if not idx:
-            seg = meta.get("preservedSegment") if isinstance(meta.get("preservedSegment"), dict) else {}
-            a, b = self.by_uuid.get(seg.get("headUuid") or ""), self.by_uuid.get(seg.get("tailUuid") or "")
-            idx = list(range(a, b + 1)) if a is not None and b is not None and a <= b else []
-        return ranges_of([j for j in idx if j not in self.unsent])
-
-    def _compaction(self, boundary: Record, summary: Message | None) -> None:
-        meta = boundary.raw.get("compactMetadata")
-        meta = meta if isinstance(meta, dict) else {}
-        pre, post = meta.get("preTokens"), meta.get("postTokens")
-        pre = pre if isinstance(pre, int) else None
-        reactive = self.overflow_since or boundary.uuid in self.rejected or (
-            self.provider_limit is not None and pre is not None and pre >= self.provider_limit)
-        trigger = _trigger(meta, reactive)
-        kept = self._kept(meta)
-        index = summary.index if summary is not None else len(self.messages)
-        text = summary_text(summary.text) if summary is not None else None
-        self.compactions.append(Compaction(
-            index=index, line=boundary.line, trigger=trigger, tokens_before=pre,
-            tokens_after=post if isinstance(post, int) else None, summary=text, kept=kept,
-            id=boundary.uuid, timestamp=boundary.timestamp))
-        self.pending = None
-        self.overflow_since = False
-        if summary is not None:
-            self.window = (summary.index, kept)
-
-    def _legacy(self, m: Message) -> None:
-        self.compactions.append(Compaction(index=m.index, line=m.line, trigger=Trigger.UNKNOWN, tokens_before=None,
-                                           summary=summary_text(m.text), id=m.id, timestamp=m.timestamp))
-        self.window = (m.index, ())
-
-    def path(self, leaf: str | None, sidechain: bool) -> TranscriptPath:
-        if self.pending is not None:
-            self._compaction(self.pending, None)
-        return TranscriptPath(leaf, tuple(self.messages), tuple(self.requests), tuple(self.compactions),
-                              tuple(self.overflows), sidechain, self.skipped)
 
 
 # -- the transcript ---------------------------------------------------------------------------------
@@ -375,15 +150,6 @@ def _rejected(f: ClaudeFile) -> frozenset[str]:
     return frozenset(out)
 
 
-def _trigger(meta: dict[str, Any], reactive: bool) -> Trigger:
-    trig = meta.get("trigger")
-    if trig == "manual":
-        return Trigger.MANUAL
-    if trig == "auto":
-        return Trigger.OVERFLOW if reactive else Trigger.THRESHOLD
-    return Trigger.UNKNOWN
-
-
 def _off_path(f: ClaudeFile, paths: list[TranscriptPath], rejected: frozenset[str],
               provider_limit: int | None) -> list[Compaction]:
     """The file's ``compact_boundary`` lines on none of its paths (branches off the resumed path):
@@ -397,10 +163,20 @@ def _off_path(f: ClaudeFile, paths: list[TranscriptPath], rejected: frozenset[st
             pre, post = meta.get("preTokens"), meta.get("postTokens")
             pre = pre if isinstance(pre, int) else None
             reactive = r.uuid in rejected or (provider_limit is not None and pre is not None and pre >= provider_limit)
-            out.append(Compaction(index=-1, line=r.line, trigger=_trigger(meta, reactive), tokens_before=pre,
+            out.append(Compaction(index=-1, line=r.line, trigger=trigger_of(meta, reactive), tokens_before=pre,
                                   tokens_after=post if isinstance(post, int) else None, id=r.uuid,
                                   timestamp=r.timestamp))
     return out
+
+
+def format_of(version: str | None, legacy: bool) -> str:
+    """A file's `Transcript.format`: ``claude-code-legacy`` (a summary first, no boundary), else
+    ``claude-code-<major>.<minor>`` of its version, else ``claude-code``."""
+    if legacy:
+        return "claude-code-legacy"
+    if version and re.match(r"\d+\.\d+", version):
+        return "claude-code-" + ".".join(version.split(".")[:2])
+    return "claude-code"
 
 
 def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int, Usage]) -> Transcript:
@@ -409,19 +185,13 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
     nodes = f.nodes()
     with gc_paused():  # (a collection every few hundred messages would traverse all built so far)
         for chain, side in record_paths(f, nodes):
-            b = _Builder(provider_limit, rejected, final, f.texts)
+            b = Builder(provider_limit, rejected, final, f.texts)
             for r in chain:
                 b.add(r)
             paths.append(b.path(chain[-1].uuid if chain else None, side))
     legacy = bool(paths) and bool(paths[0].compactions) and not any(
         r.type == "system" and r.subtype == "compact_boundary" for r in f.records)  # Record.is_boundary
-    version = f.version
-    if legacy:
-        fmt = "claude-code-legacy"
-    elif version and re.match(r"\d+\.\d+", version):
-        fmt = "claude-code-" + ".".join(version.split(".")[:2])
-    else:
-        fmt = "claude-code"
+    fmt = format_of(f.version, legacy)
     settings = _settings(f)
     # the largest prompt a request of the resumed path or a sidechain was answered with: the window
     # Claude Code ran at was at least that (`ClaudeCodePolicy.recorded_window`)
@@ -432,13 +202,17 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
         settings=settings, off_path_compactions=_off_path(f, paths, rejected, provider_limit)))
 
 
-def claude_transcript(f: ClaudeFile, *, provider_limit: int | None = None,
+def claude_transcript(f: ClaudeFile | ClaudeSummary, *, provider_limit: int | None = None,
                       subagents: list[ClaudeFile] | None = None) -> Transcript:
     """The neutral Transcript of one parsed Claude Code file (main path first, then sidechains),
     with the paths of its subagent files (``subagents``, default ``f.subagents``) as sidechains.
 
     Requests on the paths carry their response's final usage; `Transcript.billed` is every billed
     response of the session's files, on a path or not (`claude_usage.billed_responses`)."""
+    if isinstance(f, ClaudeSummary):  # (the C's summary of a session read for `inspect`)
+        from sessiontools.transcript.claude_summary import summary_transcript
+
+        return summary_transcript(f)
     subs = f.subagents if subagents is None else subagents
     billed, final = billed_responses([f, *subs])
     t = _file_transcript(f, provider_limit, final)

@@ -278,7 +278,7 @@ def test_request_contexts_built_incrementally_match_the_definition(monkeypatch) 
     import random
 
     from bench.corpus_claude import session
-    from sessiontools.transcript import claude_code
+    from sessiontools.transcript import claude_builder
 
     def synthetic(uuid: str, parent: str) -> dict:
         return _asst(uuid, parent, f"msg_{uuid}", [{"type": "text", "text": "No response requested."}],
@@ -294,7 +294,7 @@ def test_request_contexts_built_incrementally_match_the_definition(monkeypatch) 
              synthetic("x5", "a3"), _user("u5", "x5", "five"), _asst("a4", "u5", "m4", [{"type": "text", "text": "D"}])]
     files = [parse_bytes(_bytes(lines)), parse_bytes(session(random.Random(2), 0, 600_000).files["s0000.jsonl"])]
     got = [[r.context for p in claude_transcript(f).paths for r in p.requests] for f in files]
-    monkeypatch.setattr(claude_code._Builder, "_context", _context_by_definition)
+    monkeypatch.setattr(claude_builder.Builder, "_context", _context_by_definition)
     want = [[r.context for p in claude_transcript(f).paths for r in p.requests] for f in files]
     assert got == want and len(got[0]) == 4 and len(got[1]) > 20
     # messages: u1 x1 u2 a1 x2 x3 u3 a2 | s1(8) x4 u4 a3 x5 u5 a4 (the x are synthetic, the boundary no message)

@@ -17,6 +17,7 @@ import pytest
 from sessiontools.analysis.inspect import inspect_fn, inspect_source
 from sessiontools.read.claude_code import load as claude_load
 from sessiontools.read.claude_code.load import load_claude_session, parse_bytes
+from sessiontools.read.claude_code.summary import ClaudeSummary
 from sessiontools.read.parallel import reads_selectively
 from sessiontools.read.sources import load_source
 from tests.conftest import BAD, ROOT, SAMPLES
@@ -111,9 +112,11 @@ def test_a_session_with_subagents_through_load_source(tmp_path: Path) -> None:
         shutil.copy(CLAUDE[0], session)
         (tmp_path / "s" / "subagents").mkdir(parents=True)
         shutil.copy(CLAUDE[1], tmp_path / "s" / "subagents" / "agent-1.jsonl")
-    full, lean = load_source(session), load_source(session, selective=True)
+    full, lean = load_source(session), load_claude_session(session, texts=False)
+    summary = load_source(session, selective=True)  # (the C's summary: read.claude_code.summary)
     assert lean.subagents and len(lean.subagents) == len(full.subagents)
-    assert _inspect(lean) == _inspect(full)
+    assert isinstance(summary, ClaudeSummary) and len(summary.files) == 1 + len(full.subagents)
+    assert _inspect(lean) == _inspect(full) == _inspect(summary)
     assert load_claude_session(session, texts=False).subagents[0].records[0].raw is not None
     assert reads_selectively(inspect_fn()) and inspect_fn(leaf=None).keywords == {"leaf": None}
 

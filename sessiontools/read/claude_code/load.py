@@ -27,6 +27,7 @@ from sessiontools.read.claude_code.records import (
     Record,
     parse_record,
 )
+from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
 from sessiontools.read.files import expand_paths, path_key, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
@@ -248,9 +249,21 @@ def looks_like_claude_code(head: bytes) -> bool:
     return False
 
 
-def load_claude_session(path: str | os.PathLike[str], *,
-                        max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, texts: bool = True) -> ClaudeFile:
-    """A transcript file with its subagent files (`subagent_files`) read into `subagents`."""
-    f = load_claude_file(path, max_line_bytes=max_line_bytes, texts=texts)
-    f.subagents = [load_claude_file(sub, max_line_bytes=max_line_bytes, texts=texts) for sub in subagent_files(path)]
+def load_claude_session(path: str | os.PathLike[str], *, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
+                        texts: bool = True, summary: bool = False, data: bytes | None = None,
+                        ) -> ClaudeFile | ClaudeSummary:
+    """A transcript file (its bytes `data` when the caller has them) with its subagent files
+    (`subagent_files`) read into `subagents`. With `summary` (and without `texts`: `inspect`), the
+    C's summary of them when it is sure of every line (`summary.summarize`), else the same files
+    read the ordinary way."""
+    p = Path(path)
+    subs = subagent_files(path)
+    datas = [read_file_bytes(p) if data is None else data, *(read_file_bytes(sub) for sub in subs)]
+    if summary and not texts:
+        s = summarize(datas, [str(p), *map(str, subs)], max_line_bytes)
+        if s is not None:
+            return s
+    f = parse_bytes(datas[0], str(p), max_line_bytes=max_line_bytes, texts=texts)
+    f.subagents = [parse_bytes(d, str(sub), max_line_bytes=max_line_bytes, texts=texts)
+                   for sub, d in zip(subs, datas[1:], strict=True)]
     return f
