@@ -56,6 +56,7 @@ from sessiontools.replay.records import (
     SimCompaction,
     TruthSource,
 )
+from sessiontools.replay.walk_bulk import fast_forward
 from sessiontools.replay.walk_compact import CompactionStep
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath
 
@@ -259,6 +260,10 @@ class _Walk(CompactionStep):
             index += 1
         return index
 
+    def event_end(self, ev: Request | Overflow) -> int:
+        """The last message of an event (a request's whole reply)."""
+        return self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
+
     def overflow(self, ovf: Overflow, first: bool, last: bool) -> None:
         """A request the provider rejected in the recording. In a changed context its truth decides (it
         may fit); in the recorded one the provider rejects it again: an overflow when its truth (the
@@ -319,8 +324,9 @@ class _Walk(CompactionStep):
 
     def walk(self) -> ReplayRun:
         events, starts = self.grid.events, self.grid.run_starts
-        prev = -1
-        for n, ev in enumerate(events):
+        n0 = fast_forward(self)  # the events the grid's other settings walked alike (`replay.walk_bulk`)
+        prev = self.event_end(events[n0 - 1]) if n0 else -1
+        for n, ev in enumerate(events[n0:], n0):
             self.user_compactions(ev.index)
             if starts[n]:
                 self.recovery.run_started()
@@ -332,7 +338,7 @@ class _Walk(CompactionStep):
                     # the next recorded one (`truth_at`).
                     self.set_prefix((), self.resume)
                     self.prefix_until_prompt, self.anchor = False, None
-            prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
+            prev = self.event_end(ev)
             last = n + 1 == len(events) or starts[n + 1] or self.policy.reply_ends_run(
                 ev.stop_reason if isinstance(ev, Request) else None, isinstance(ev, Overflow))
             if isinstance(ev, Overflow):
