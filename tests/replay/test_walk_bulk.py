@@ -71,7 +71,7 @@ def _cases() -> list[tuple[Path, str | None, tuple[int, ...]]]:
     out += [(p, pol, wide) for p in CODEX for pol in (None, "pi-0", "claude-code")]
     out += [(p, pol, wide) for p in CLAUDE for pol in (None, "claude-code-reactive", "codex", "pi-1")]
     out += [(p, None, (64000, 128000, 272000)) for p in CORPUS]
-    out += [(p, pol, (32000, 128000)) for p in shared_sessions() for pol in ("pi-0", "codex")][:6]
+    out += [(p, pol, (32000, 128000)) for p in shared_sessions() for pol in ("pi-0", "codex")]
     return out
 
 
