@@ -25,8 +25,10 @@ from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPat
 class PathGrid:
     """One path's setting-independent facts for the walks of a grid (see the module docstring)."""
 
-    def __init__(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth) -> None:
+    def __init__(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth, settings: Sequence[Any] = ()) -> None:
         self.path, self.policy, self.truth = path, policy, truth
+        #: The grid's settings (`ReplaySettings`) when the caller knows them all (`replay.walk_bulk`).
+        self.settings = tuple(settings)
         # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
         # Codex: also the replacement history written on the compaction's own line (copies of kept items).
         ids = {c.id for c in path.compactions if c.id is not None}

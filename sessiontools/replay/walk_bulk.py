@@ -20,7 +20,9 @@ the same order), and the step walks on from there. The values, their types and t
 float addition are the step's own (the trace is the step's walk); `tests/replay/test_walk_bulk.py`
 compares the two on every field.
 
-A grid's first walk takes the step alone (one setting needs no trace); the trace is walked at the
+When the grid knows its settings (`PathGrid.settings`) and has more than one, the trace is walked at
+its first walk and only as far as its last setting's first event of its own; else a grid's first
+walk takes the step alone (one setting needs no trace) and the trace, to its end, is walked at the
 second. Nothing here names a policy: the trace reads only `Policy.fires`, `Policy.recovery` and the
 walk's own records.
 """
@@ -92,8 +94,10 @@ class Trace:
         return stop
 
 
-def _build(walk: _Walk) -> Trace | None:
-    """The trace of `walk`'s grid: the step walked under a setting that never fires nor overflows."""
+def _build(walk: _Walk, pending: list[tuple[int, int]] | None) -> Trace | None:
+    """The trace of `walk`'s grid: the step walked under a setting that never fires nor overflows,
+    until every setting of `pending` ((threshold, window) of each; None: unknown) met its first event
+    of its own."""
     from sessiontools.replay.walk import _Walk
 
     class Shadow(_Walk):
@@ -120,7 +124,7 @@ def _build(walk: _Walk) -> Trace | None:
             # Called first for every event of `_Walk.walk`, and once after the last.
             n, r = self.event, self.run
             self.event += 1
-            if self.left():
+            if self.left() or pending == []:
                 self.before = self.before[:max(n - 1, 0) + 1]
                 raise _End
             self.before.append(Before(self.anchor, self.reply, self.last_usage, self.run_start, self._ctx_sum,
@@ -143,11 +147,15 @@ def _build(walk: _Walk) -> Trace | None:
             count = super().check(upto)
             if unset and r.requests[-1].policy_count is not None:
                 self.set_at[len(r.requests) - 1] = self.event - 1
-            ev, truth, counts, off = self.checks
+            ev, truth, counts, offs = self.checks
             ev.append(self.event - 1)
             truth.append(self.truth_now)
             counts.append(count)
-            off.append(self.switched_off(upto))
+            off = self.switched_off(upto)
+            offs.append(off)
+            if pending and not off:
+                fires = self.policy.fires
+                pending[:] = [p for p in pending if not fires(count, p[0])]
             return count
 
         def request(self, req: Any, first: bool, last: bool) -> None:
@@ -160,6 +168,8 @@ def _build(walk: _Walk) -> Trace | None:
             us.append(u)
             firsts.append(self.first)
             self.set_at.append(len(self.grid.events))  # no check point has set its count yet
+            if pending:
+                pending[:] = [p for p in pending if u <= p[1]]
             super().answered(k, index, u, output, last, source, same)
 
     shadow = Shadow(walk.path, walk.policy, replace(walk.settings, context_window=NEVER, policy_threshold=NEVER),
@@ -184,14 +194,16 @@ def fast_forward(walk: _Walk) -> int:
     trace; that event's index (0: the step walks every event)."""
     if not ENABLED:
         return 0
-    shared = walk.grid.shared
+    g = walk.grid
+    shared, known = g.shared, len(g.settings) > 1
     seen = shared.get("walks", 0)
     shared["walks"] = seen + 1
-    if seen == 0:
+    if seen == 0 and not known:
         return 0
     if "trace" not in shared:
         shared["trace"] = None  # the trace's own walk takes the step
-        shared["trace"] = _build(walk)
+        pending = sorted({(s.threshold, s.context_window) for s in g.settings}) if known else None
+        shared["trace"] = _build(walk, pending)
     trace: Trace | None = shared["trace"]
     if trace is None:
         return 0
