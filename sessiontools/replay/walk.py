@@ -56,7 +56,6 @@ from sessiontools.replay.records import (
     SimCompaction,
     TruthSource,
 )
-from sessiontools.replay.walk_bulk import fast_forward
 from sessiontools.replay.walk_compact import CompactionStep
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath
 
@@ -324,6 +323,8 @@ class _Walk(CompactionStep):
 
     def walk(self) -> ReplayRun:
         events, starts = self.grid.events, self.grid.run_starts
+        from sessiontools.replay.walk_bulk import fast_forward  # (its trace is a `_Walk`)
+
         n0 = fast_forward(self)  # the events the grid's other settings walked alike (`replay.walk_bulk`)
         prev = self.event_end(events[n0 - 1]) if n0 else -1
         for n, ev in enumerate(events[n0:], n0):

@@ -30,12 +30,10 @@ walk's own records.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from sessiontools.replay.walk import _Walk
 from sessiontools.transcript.model import Overflow
-
-if TYPE_CHECKING:
-    from sessiontools.replay.walk import _Walk
 
 #: A window and threshold no request or count reaches: the trace's walk never compacts or overflows.
 NEVER = 1 << 62
@@ -94,86 +92,87 @@ class Trace:
         return stop
 
 
+class _Shadow(_Walk):
+    """The step, recording the trace (see the module docstring), until every setting of `pending`
+    ((threshold, window) of each; None: unknown) met its first event of its own."""
+
+    def __init__(self, walk: _Walk, pending: list[tuple[int, int]] | None) -> None:
+        super().__init__(walk.path, walk.policy, replace(walk.settings, context_window=NEVER, policy_threshold=NEVER),
+                         walk.truth, walk.grid)
+        self.pending = pending
+        self.event = 0
+        self.before: list[Before] = []
+        self.set_at: list[int] = []
+        self.checks: tuple[list[int], list[float], list[float], list[bool]] = ([], [], [], [])
+        self.reqs: tuple[list[int], list[float], list[bool]] = ([], [], [])
+        self.first = False
+        self.truth_now = 0.0
+
+    def left(self) -> bool:
+        """Whether the walk left the setting-free state (a safety net: it never compacts or overflows)."""
+        r = self.run
+        return bool(r.compactions or r.failed_compactions or r.overflows or r.provider_rejections
+                    or r.failed_recoveries or r.no_compaction or self.applied or self.unmatched
+                    or self.exact is not None or self.prefix or self.resume or self.resized)
+
+    def user_compactions(self, before: int) -> None:
+        # Called first for every event of `_Walk.walk`, and once after the last.
+        n, r = self.event, self.run
+        self.event += 1
+        if self.left() or self.pending == []:
+            self.before = self.before[:max(n - 1, 0) + 1]
+            raise _End
+        self.before.append(Before(self.anchor, self.reply, self.last_usage, self.run_start, self._ctx_sum,
+                                  self._anchor_sum, len(r.requests), r.check_points, len(self.reqs[0]),
+                                  r.peak_truth, r.billed_input, r.output_tokens))
+        events = self.grid.events
+        by_user, comps = self.by_user, self.path.compactions
+        if (n >= len(events) or isinstance(events[n], Overflow)
+                or (self.next_user < len(by_user) and comps[by_user[self.next_user]].index < before)):
+            raise _End
+        super().user_compactions(before)
+
+    def checked(self, truth_now: float, threshold: float) -> bool:
+        self.truth_now = truth_now
+        return super().checked(truth_now, threshold)
+
+    def check(self, upto: int) -> float:
+        r = self.run
+        unset = bool(r.requests) and r.requests[-1].policy_count is None
+        count = super().check(upto)
+        if unset and r.requests[-1].policy_count is not None:
+            self.set_at[len(r.requests) - 1] = self.event - 1
+        ev, truth, counts, offs = self.checks
+        ev.append(self.event - 1)
+        truth.append(self.truth_now)
+        counts.append(count)
+        off = self.switched_off(upto)
+        offs.append(off)
+        if self.pending and not off:
+            fires = self.policy.fires
+            self.pending = [p for p in self.pending if not fires(count, p[0])]
+        return count
+
+    def request(self, req: Any, first: bool, last: bool) -> None:
+        self.first = first
+        super().request(req, first, last)
+
+    def answered(self, k: int, index: int, u: float, output: int, last: bool, source: Any, same: bool) -> None:
+        ev, us, firsts = self.reqs
+        ev.append(self.event - 1)
+        us.append(u)
+        firsts.append(self.first)
+        self.set_at.append(len(self.grid.events))  # no check point has set its count yet
+        if self.pending:
+            self.pending = [p for p in self.pending if u <= p[1]]
+        super().answered(k, index, u, output, last, source, same)
+
+
 def _build(walk: _Walk, pending: list[tuple[int, int]] | None) -> Trace | None:
     """The trace of `walk`'s grid: the step walked under a setting that never fires nor overflows,
     until every setting of `pending` ((threshold, window) of each; None: unknown) met its first event
     of its own."""
-    from sessiontools.replay.walk import _Walk
-
-    class Shadow(_Walk):
-        """The step, recording (see the module docstring)."""
-
-        def __init__(self, *a: Any) -> None:
-            super().__init__(*a)
-            self.event = 0
-            self.before: list[Before] = []
-            self.set_at: list[int] = []
-            self.checks: tuple[list[int], list[float], list[float], list[bool]] = ([], [], [], [])
-            self.reqs: tuple[list[int], list[float], list[bool]] = ([], [], [])
-            self.first = False
-            self.truth_now = 0.0
-
-        def left(self) -> bool:
-            """Whether the walk left the setting-free state (a safety net: it never compacts or overflows)."""
-            r = self.run
-            return bool(r.compactions or r.failed_compactions or r.overflows or r.provider_rejections
-                        or r.failed_recoveries or r.no_compaction or self.applied or self.unmatched
-                        or self.exact is not None or self.prefix or self.resume or self.resized)
-
-        def user_compactions(self, before: int) -> None:
-            # Called first for every event of `_Walk.walk`, and once after the last.
-            n, r = self.event, self.run
-            self.event += 1
-            if self.left() or pending == []:
-                self.before = self.before[:max(n - 1, 0) + 1]
-                raise _End
-            self.before.append(Before(self.anchor, self.reply, self.last_usage, self.run_start, self._ctx_sum,
-                                      self._anchor_sum, len(r.requests), r.check_points, len(self.reqs[0]),
-                                      r.peak_truth, r.billed_input, r.output_tokens))
-            events = self.grid.events
-            by_user, comps = self.by_user, self.path.compactions
-            if (n >= len(events) or isinstance(events[n], Overflow)
-                    or (self.next_user < len(by_user) and comps[by_user[self.next_user]].index < before)):
-                raise _End
-            super().user_compactions(before)
-
-        def checked(self, truth_now: float, threshold: float) -> bool:
-            self.truth_now = truth_now
-            return super().checked(truth_now, threshold)
-
-        def check(self, upto: int) -> float:
-            r = self.run
-            unset = bool(r.requests) and r.requests[-1].policy_count is None
-            count = super().check(upto)
-            if unset and r.requests[-1].policy_count is not None:
-                self.set_at[len(r.requests) - 1] = self.event - 1
-            ev, truth, counts, offs = self.checks
-            ev.append(self.event - 1)
-            truth.append(self.truth_now)
-            counts.append(count)
-            off = self.switched_off(upto)
-            offs.append(off)
-            if pending and not off:
-                fires = self.policy.fires
-                pending[:] = [p for p in pending if not fires(count, p[0])]
-            return count
-
-        def request(self, req: Any, first: bool, last: bool) -> None:
-            self.first = first
-            super().request(req, first, last)
-
-        def answered(self, k: int, index: int, u: float, output: int, last: bool, source: Any, same: bool) -> None:
-            ev, us, firsts = self.reqs
-            ev.append(self.event - 1)
-            us.append(u)
-            firsts.append(self.first)
-            self.set_at.append(len(self.grid.events))  # no check point has set its count yet
-            if pending:
-                pending[:] = [p for p in pending if u <= p[1]]
-            super().answered(k, index, u, output, last, source, same)
-
-    shadow = Shadow(walk.path, walk.policy, replace(walk.settings, context_window=NEVER, policy_threshold=NEVER),
-                    walk.truth, walk.grid)
+    shadow = _Shadow(walk, pending)
     try:
         shadow.walk()
     except _End:

@@ -84,11 +84,9 @@ def test_bulk_walk_changes_no_run(path: Path, policy: str | None, windows: tuple
 def test_bulk_walk_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparisons above are not vacuous: the bulk path answers events of a grid's later settings,
     all of them where a setting never compacts, and none of its first setting's."""
-    from sessiontools.replay import walk as walk_mod
-
     taken: list[int] = []
     forward = walk_bulk.fast_forward
-    monkeypatch.setattr(walk_mod, "fast_forward", lambda w: (taken.append(n := forward(w)), n)[1])
+    monkeypatch.setattr(walk_bulk, "fast_forward", lambda w: (taken.append(n := forward(w)), n)[1])
     runs = _grid(SAMPLES / "pi0-threshold-5x.jsonl", "pi-0", (16000, 200000), bulk=True)
     assert len(runs) == 8 and len(taken) == 9  # and the trace's own walk, which takes the step
     assert taken[0] == 0 and all(n > 0 for n in taken[1:])
