@@ -15,17 +15,20 @@ from bisect import bisect_right
 from collections.abc import Container, Sequence
 from functools import reduce
 from operator import add
+from typing import Any
 
-from sessiontools.policies.base import Policy
-from sessiontools.replay.neutral import NeutralTruth
+from sessiontools.policies.base import Candidate, Policy
+from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger, UnusableReply
 
 
 class PathGrid:
     """One path's setting-independent facts for the walks of a grid (see the module docstring)."""
 
-    def __init__(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth) -> None:
+    def __init__(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth, settings: Sequence[Any] = ()) -> None:
         self.path, self.policy, self.truth = path, policy, truth
+        #: The grid's settings (`ReplaySettings`) when the caller knows them all (`replay.walk_bulk`).
+        self.settings = tuple(settings)
         # A compaction's own messages (its summary; Pi 1.x: also the system message it carries).
         # Codex: also the replacement history written on the compaction's own line (copies of kept items).
         # A compaction with an id owns the messages of that id only, whatever line they share (a Pi file
@@ -60,6 +63,7 @@ class PathGrid:
         # Each message's truth and policy size: every check point of every setting sums a context of them.
         self._tokens: list[float | None] = [None] * len(msgs)
         self._sizes: list[tuple[int, int] | None] = [None] * len(msgs)
+        self._candidates: list[Candidate | None] = [None] * len(msgs)
         self._sizer = policy.sizer(path)  # the policy's (chars, bytes) of a message on this path
         #: By work position: the truth and the (chars, bytes) of each workload message.
         self.work_tokens = [self.tokens_of(i) for i in self.work]
@@ -69,6 +73,8 @@ class PathGrid:
         for t in self.work_tokens:
             self.history.append(self.history[-1] + t)
         self._summary_points: list[tuple[float, float]] | None = None
+        #: What the grid's walks compute once for all its settings (`replay.walk_bulk`).
+        self.shared: dict[str, Any] = {}
 
     def fits(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth) -> bool:
         """Whether this grid is the one of (`path`, `policy`, `truth`)."""
@@ -85,6 +91,18 @@ class PathGrid:
         if got is None:
             got = self._sizes[i] = self._sizer(self.path.messages[i])
         return got
+
+    def candidates(self, ctx: Sequence[int]) -> list[Candidate]:
+        """The `Candidate` of each message of a context, made once per message for the grid."""
+        made, msgs, tokens_of = self._candidates, self.path.messages, self.tokens_of
+        out = []
+        for i in ctx:
+            c = made[i]
+            if c is None:
+                m = msgs[i]
+                c = made[i] = Candidate(i, m.role.value, m.role in TURN_START_ROLES, tokens_of(i), m)
+            out.append(c)
+        return out
 
     def work_sum(self, lo: int, hi: int, start: float = 0.0) -> float:
         """`start` plus the truth of work positions [lo, hi), added in order (`sum`'s result exactly)."""

@@ -178,7 +178,7 @@ def walk_transcript(
 
 def _runs(path: TranscriptPath, policy: Policy, truth: Any, settings: Sequence[ReplaySettings]) -> list[Any]:
     """Each setting's run of `path`, the walks sharing what no setting changes (`PathGrid`)."""
-    grid = PathGrid(path, policy, truth)
+    grid = PathGrid(path, policy, truth, settings)
     return [simulate_path(path, policy, s, truth, grid=grid) for s in settings]
 
 

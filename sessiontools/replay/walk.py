@@ -286,6 +286,10 @@ class _Walk(CompactionStep):
             index += 1
         return index
 
+    def event_end(self, ev: Request | Overflow) -> int:
+        """The last message of an event (a request's whole reply)."""
+        return self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
+
     def overflow(self, ovf: Overflow, first: bool, last: bool) -> None:
         """A request the provider rejected in the recording. In a changed context its truth decides (it
         may fit); in the recorded one the provider rejects it again: an overflow when its truth (the
@@ -346,8 +350,11 @@ class _Walk(CompactionStep):
 
     def walk(self) -> ReplayRun:
         events, starts = self.grid.events, self.grid.run_starts
-        prev = -1
-        for n, ev in enumerate(events):
+        from sessiontools.replay.walk_bulk import fast_forward  # (its trace is a `_Walk`)
+
+        n0 = fast_forward(self)  # the events the grid's other settings walked alike (`replay.walk_bulk`)
+        prev = self.event_end(events[n0 - 1]) if n0 else -1
+        for n, ev in enumerate(events[n0:], n0):
             self.user_compactions(ev.index)
             if starts[n]:
                 self.recovery.run_started()
@@ -359,7 +366,7 @@ class _Walk(CompactionStep):
                     # the next recorded one (`truth_at`).
                     self.set_prefix((), self.resume)
                     self.prefix_until_prompt, self.anchor = False, None
-            prev = self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
+            prev = self.event_end(ev)
             last = n + 1 == len(events) or starts[n + 1] or self.policy.reply_ends_run(
                 None if isinstance(ev, Overflow) else ev.stop_reason, isinstance(ev, Overflow))
             if isinstance(ev, Overflow):

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
-    Candidate,
     CompactionAsk,
     Compactor,
     CountView,
@@ -19,7 +18,7 @@ from sessiontools.policies.base import (
     Policy,
     PolicySettings,
 )
-from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth
+from sessiontools.replay.neutral import NeutralTruth
 from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import CompactionReason, ReplayRun, SimCompaction, TruthSource
 from sessiontools.replay.step import CheckStep
@@ -68,7 +67,6 @@ class CompactionStep(CheckStep):
         `Policy.count` of `view`; `before_call`: right before the model call there, `CompactionAsk`);
         None when the summarisation request fails."""
         ctx = self.context(upto)
-        msgs = self.path.messages
         after = ctx[-1] if ctx else -1
         r = self.run
         hit = next((k for k, rec in enumerate(self.recorded) if rec == after and k not in self.matched), None)
@@ -82,9 +80,7 @@ class CompactionStep(CheckStep):
         if plan is not None:
             kept, sum_in, hit = Kept(plan.kept), plan.summarization_input, plan.recorded
         else:
-            cands = [Candidate(i, msgs[i].role.value, msgs[i].role in TURN_START_ROLES, self.tokens_of(i), msgs[i])
-                     for i in ctx]
-            kept = self.policy.keep_for(reason.value, cands, self.s)
+            kept = self.policy.keep_for(reason.value, self.grid.candidates(ctx), self.s)
             if self.policy.summary_request_sends_kept:
                 sum_in = truth_now  # the context (and the summary prompt)
             else:  # the summarised messages and the previous summary

@@ -60,13 +60,24 @@ def modelled_summary(truth: Any, prep: Preparation, n: int, parent_id: str | Non
     return entry, truth.summary_tokens + truth.text_tokens(len(summary) - chars)
 
 
-def _serialized_chars(messages: Sequence[Any], version: str) -> int:
+def _serialized_chars(messages: Sequence[Any], version: str, memo: dict[int, tuple[Any, int]]) -> int:
     """The length of Pi's serializeConversation of `messages` in characters (code points, as the truth
     model counts text and as the exact walk's `replay.memo.PiMemo.serialized_chars` sums it; a
-    character beyond the BMP is one, not JavaScript's two)."""
+    character beyond the BMP is one, not JavaScript's two): the messages' own serializations (each its
+    parts joined by a blank line, empty when it has none) joined by a blank line. Each message's length
+    is kept in `memo` (by id, with the message, so an id is never another's), which the walks of a grid
+    share (`TruthModel.shared`): each message is serialized once per grid."""
     from sessiontools.policies.pi.serialize import convert_to_llm, serialize_conversation
 
-    return len(serialize_conversation(convert_to_llm(messages, version), version))
+    total = parts = 0
+    for m in messages:
+        got = memo.get(id(m))
+        if got is None or got[0] is not m:
+            got = memo[id(m)] = (m, len(serialize_conversation(convert_to_llm([m], version), version)))
+        if got[1]:
+            total += got[1]
+            parts += 1
+    return total + 2 * max(0, parts - 1)
 
 
 class PiCompactor(Compactor):
@@ -154,7 +165,8 @@ class PiCompactor(Compactor):
             return "first kept entry not in the workload"
         of = self.of_message
         kept = tuple(i for i in ask.context if of[i] >= fk)
-        sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v))
+        memo = self.truth.shared.setdefault(("pi serialized lengths", self.v), {})
+        sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v, memo))
         common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
                                       turn_prefix_messages=len(prep.turn_prefix_messages),
                                       first_kept_id=prep.first_kept_entry_id)

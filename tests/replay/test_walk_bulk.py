@@ -1,0 +1,135 @@
+"""The one walk's bulk path (`replay.walk_bulk`: a grid's settings take the events they walk alike
+from one trace) gives the same runs, on every field, as the step alone (`walk_bulk.ENABLED` off): on
+every Pi sample under both Pi policies and under Codex's and Claude Code's rules, on each agent's
+samples under its own and the other agents' policies, on every 12th file of the Codex and Claude Code
+bench corpora, and on the shared real Pi sessions; at windows that compact, overflow and never
+compact. A second test shows the comparison fails when the trace is wrong."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessiontools.replay import walk_bulk
+from sessiontools.replay.records import RequestPoint
+from tests.conftest import SAMPLES, shared_sessions
+
+ROOT = Path(__file__).resolve().parents[2]
+PI = sorted(SAMPLES.glob("*.jsonl"))
+CODEX = sorted((SAMPLES / "codex").glob("*.jsonl"))
+CLAUDE = sorted((SAMPLES / "claude-code").glob("*.jsonl"))
+CORPUS = [*sorted((ROOT / "bench" / "corpus-codex").glob("*.jsonl"))[::12],
+          *sorted((ROOT / "bench" / "corpus-claude-code").glob("*.jsonl"))[::12]]
+
+
+def _transcript(path: Path, policy: str | None) -> Any:
+    if path.parent == SAMPLES or path in shared_sessions():
+        from sessiontools.read.sources import load_source
+        from sessiontools.transcript.pi.neutral import pi_transcript
+
+        return pi_transcript(load_source(path), pi_version="1" if policy == "pi-1" else "0")
+    from sessiontools.transcript.load import load_transcript
+
+    return load_transcript(path)
+
+
+def _grid(path: Path, policy: str | None, windows: tuple[int, ...], bulk: bool) -> list[Any]:
+    from sessiontools.replay.transcripts import walk_transcript
+
+    walk_bulk.ENABLED = bulk
+    try:
+        prs = walk_transcript(_transcript(path, policy), windows=list(windows), reserves=[1000, 4000],
+                              keeps=[500, 20000], policy=policy, limits=[None, 20000, 60000],
+                              claude={"autocompact_pcts": [None, 50, 80]})
+    finally:
+        walk_bulk.ENABLED = True
+    return [r for pr in prs for r in pr.runs]
+
+
+def differences(a: list[Any], b: list[Any]) -> Iterator[str]:
+    """Where two grids' runs differ: a field's value, its repr (an int for a float) or a point's type."""
+    if len(a) != len(b):
+        yield "#runs"
+    for n, (x, y) in enumerate(zip(a, b, strict=False)):
+        for f in dataclasses.fields(x):
+            u, v = getattr(x, f.name), getattr(y, f.name)
+            if f.compare and (u != v or repr(u) != repr(v)):
+                yield f"run {n} ({x.settings.context_window}, {x.settings.threshold}): {f.name}"
+        if any(type(p) is not RequestPoint for p in y.requests):
+            yield f"run {n}: a request point that is not a RequestPoint"
+
+
+def _cases() -> list[tuple[Path, str | None, tuple[int, ...]]]:
+    small = (8000, 24000, 200000)
+    wide = (16000, 64000, 272000)
+    out: list[tuple[Path, str | None, tuple[int, ...]]] = []
+    out += [(p, pol, small) for p in PI for pol in ("pi-0", "pi-1", "codex", "claude-code")]
+    out += [(p, pol, wide) for p in CODEX for pol in (None, "pi-0", "claude-code")]
+    out += [(p, pol, wide) for p in CLAUDE for pol in (None, "claude-code-reactive", "codex", "pi-1")]
+    out += [(p, None, (64000, 128000, 272000)) for p in CORPUS]
+    out += [(p, pol, (32000, 128000)) for p in shared_sessions() for pol in ("pi-0", "codex")]
+    return out
+
+
+@pytest.mark.parametrize(("path", "policy", "windows"), _cases(),
+                         ids=lambda v: v.name if isinstance(v, Path) else str(v) if isinstance(v, str) else "")
+def test_bulk_walk_changes_no_run(path: Path, policy: str | None, windows: tuple[int, ...]) -> None:
+    assert list(differences(_grid(path, policy, windows, bulk=False), _grid(path, policy, windows, bulk=True))) == []
+
+
+def test_bulk_walk_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparisons above are not vacuous: the bulk path answers events of a grid's later settings,
+    all of them where a setting never compacts, and none of its first setting's."""
+    taken: list[int] = []
+    forward = walk_bulk.fast_forward
+    monkeypatch.setattr(walk_bulk, "fast_forward", lambda w: (taken.append(n := forward(w)), n)[1])
+    runs = _grid(SAMPLES / "pi0-threshold-5x.jsonl", "pi-0", (16000, 200000), bulk=True)
+    assert len(runs) == 8 and len(taken) == 9  # and the trace's own walk, which takes the step
+    assert taken[0] == 0 and all(n > 0 for n in taken[1:])
+    assert not runs[-1].compactions  # at 200k: every event of the path from the trace
+
+
+def test_the_comparison_sees_a_wrong_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: a trace that ignores where a setting's policy fires takes events the
+    setting compacts at, and the runs differ (its compactions, counters and request points)."""
+    sample = SAMPLES / "pi0-threshold-5x.jsonl"
+    step = _grid(sample, "pi-0", (16000, 200000), bulk=False)
+    monkeypatch.setattr(walk_bulk.Trace, "stop", lambda self, fires, threshold, window: self.end)
+    wrong = _grid(sample, "pi-0", (16000, 200000), bulk=True)
+    found = list(differences(step, wrong))
+    assert any("compactions" in d for d in found), found
+    assert list(differences(step, step)) == []
+
+
+@pytest.mark.parametrize("sample", [SAMPLES / "pi0-threshold-5x.jsonl", SAMPLES / "pi1-two-overflows.jsonl",
+                                    SAMPLES / "codex" / "codex-overflow.jsonl",
+                                    SAMPLES / "claude-code" / "claude-manual.jsonl"], ids=lambda p: p.stem)
+def test_a_grid_that_does_not_know_its_settings(sample: Path) -> None:
+    """A grid made without its settings (`PathGrid(path, policy, truth)`, as a caller walking settings
+    one by one makes it): its first walk takes the step, the second walks the whole trace, and every run
+    is the step's."""
+    from sessiontools.replay.neutral import fit_neutral_truth
+    from sessiontools.replay.path_grid import PathGrid
+    from sessiontools.replay.registry import make_policy
+    from sessiontools.replay.transcripts import policy_for
+    from sessiontools.replay.walk import replay_settings, simulate_path
+
+    t = _transcript(sample, None)
+    path = t.paths[0]
+    policy = make_policy(policy_for(t, None), None, None)
+    truth = fit_neutral_truth(path)
+    settings = [replay_settings(policy, w, r, 2000) for w in (12000, 24000, 200000) for r in (1000, 4000)]
+
+    def runs(bulk: bool) -> list[Any]:
+        walk_bulk.ENABLED = bulk
+        try:
+            grid = PathGrid(path, policy, truth)
+            return [simulate_path(path, policy, s, truth, grid=grid) for s in settings]
+        finally:
+            walk_bulk.ENABLED = True
+
+    assert list(differences(runs(False), runs(True))) == []
