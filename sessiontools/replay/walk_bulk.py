@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sessiontools.replay.walk import _Walk
-from sessiontools.transcript.model import Overflow
+from sessiontools.transcript.model import Overflow, UnusableReply
 
 #: A window and threshold no request or count reaches: the trace's walk never compacts or overflows.
 NEVER = 1 << 62
@@ -127,7 +127,7 @@ class _Shadow(_Walk):
                                   r.peak_truth, r.billed_input, r.output_tokens))
         events = self.grid.events
         by_user, comps = self.by_user, self.path.compactions
-        if (n >= len(events) or isinstance(events[n], Overflow)
+        if (n >= len(events) or isinstance(events[n], Overflow | UnusableReply)
                 or (self.next_user < len(by_user) and comps[by_user[self.next_user]].index < before)):
             raise _End
         super().user_compactions(before)
@@ -136,10 +136,10 @@ class _Shadow(_Walk):
         self.truth_now = truth_now
         return super().checked(truth_now, threshold)
 
-    def check(self, upto: int) -> float:
+    def check(self, upto: int, after: UnusableReply | None = None, before_call: bool = False) -> float:
         r = self.run
         unset = bool(r.requests) and r.requests[-1].policy_count is None
-        count = super().check(upto)
+        count = super().check(upto, after, before_call)
         if unset and r.requests[-1].policy_count is not None:
             self.set_at[len(r.requests) - 1] = self.event - 1
         ev, truth, counts, offs = self.checks

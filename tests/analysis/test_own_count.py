@@ -43,8 +43,8 @@ def _walk_counts(f: Path) -> list[tuple[int, float]]:
     seen: list[tuple[int, float]] = []
     check = walk.check
 
-    def spy(upto: int) -> float:
-        count = check(upto)
+    def spy(upto: int, *args: Any, **kw: Any) -> float:
+        count = check(upto, *args, **kw)
         nxt = walk.work[upto] if upto < len(walk.work) else None
         if nxt is not None and nxt < first and nxt in line:
             seen.append((line[nxt], count))
