@@ -22,7 +22,7 @@ from sessiontools.read.parallel import reads_selectively
 from sessiontools.read.sources import load_source
 from tests.conftest import BAD, ROOT, SAMPLES
 from tests.read.test_native_project import _native
-from tests.robust.mutate import BASES, ODD_VALUES, field_paths, mutated
+from tests.robust.mutate import BASES, ODD_VALUES, field_paths, mutated, one_line_per_kind
 
 CLAUDE = sorted((SAMPLES / "claude-code").glob("*.jsonl"))
 PROBES = sorted((ROOT / "tests" / "fixtures" / "claude_probes").glob("*.jsonl.gz"))
@@ -84,17 +84,8 @@ def test_truncated_files(cut: float) -> None:
 
 def test_every_odd_value_in_every_field_of_each_kind_of_line() -> None:
     lines = BASES["claude"].read_text().splitlines()
-    kinds: set[Any] = set()
     checked = 0
-    for index in range(1, len(lines)):
-        obj = orjson.loads(lines[index])
-        message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
-        content = message.get("content")
-        blocks = tuple(sorted({b.get("type") for b in content if isinstance(b, dict)})) if isinstance(content, list) else ()
-        kind = (obj.get("type"), obj.get("subtype"), message.get("role"), blocks)
-        if kind in kinds:
-            continue
-        kinds.add(kind)
+    for index, obj in one_line_per_kind(lines):
         one = [lines[0], lines[index]]
         for k, path in enumerate(field_paths(obj)):
             for value in ODD_VALUES[k % 2::2]:

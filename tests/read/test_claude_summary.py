@@ -23,7 +23,7 @@ from sessiontools.read.claude_code.load import load_claude_session, parse_bytes,
 from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
 from sessiontools.read.sources import load_source
 from tests.conftest import BAD, ROOT, SAMPLES
-from tests.robust.mutate import BASES, ODD_VALUES, dumps, field_paths, mutated
+from tests.robust.mutate import BASES, ODD_VALUES, dumps, field_paths, mutated, one_line_per_kind
 
 CLAUDE = sorted((SAMPLES / "claude-code").glob("*.jsonl"))
 PROBES = sorted((ROOT / "tests" / "fixtures" / "claude_probes").glob("*.jsonl.gz"))
@@ -127,17 +127,8 @@ def test_every_odd_value_in_every_field() -> None:
     negative numbers, lone surrogates, empty strings, ...), one at a time."""
     _native()
     lines = _lines()
-    kinds: set[Any] = set()
     checked = summed = 0
-    for index in range(1, len(lines)):
-        obj = json.loads(lines[index])
-        message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
-        content = message.get("content")
-        blocks = tuple(sorted({b.get("type") for b in content if isinstance(b, dict)})) if isinstance(content, list) else ()
-        kind = (obj.get("type"), obj.get("subtype"), message.get("role"), blocks)
-        if kind in kinds:
-            continue
-        kinds.add(kind)
+    for index, obj in one_line_per_kind(lines):
         one = [lines[0], lines[index - 1], lines[index]]  # (with its parent line, most often)
         for k, path in enumerate(field_paths(obj)):
             for value in ODD_VALUES[k % 2::2]:

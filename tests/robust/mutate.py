@@ -92,3 +92,18 @@ def commands(f: Path, tmp: Path) -> list[list[str]]:
         ["diff-summaries", s, "--format", "json"],
         ["export", s, "-o", str(tmp / "ds"), "--jobs", "1"],
     ]
+
+
+def one_line_per_kind(lines: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, record) of the first line of each kind of a Claude Code transcript after its first line:
+    a kind is (type, subtype, message role, the message's content block types)."""
+    kinds: set[Any] = set()
+    for index in range(1, len(lines)):
+        obj = json.loads(lines[index])
+        message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        content = message.get("content")
+        blocks = tuple(sorted({b.get("type") for b in content if isinstance(b, dict)})) if isinstance(content, list) else ()
+        kind = (obj.get("type"), obj.get("subtype"), message.get("role"), blocks)
+        if kind not in kinds:
+            kinds.add(kind)
+            yield index, obj
