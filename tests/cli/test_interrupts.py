@@ -303,3 +303,37 @@ def test_a_handled_interrupt_exits_130_under_python_m(tmp_path: Path) -> None:
         codes[handler] = p.returncode
     assert codes["plain"] in (-signal.SIGINT, 130)
     assert codes["ours"] == 130
+
+
+_ORJSON_PROBE = r'''
+import os, signal, sys
+
+
+class Interrupting:
+    """A Ctrl-C just when orjson's init imports a module with Python code."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name in ("dataclasses", "json"):
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+
+assert not {"orjson", "dataclasses", "json"} & set(sys.modules), "the probe needs a fresh interpreter"
+from sessiontools.entry import import_orjson_whole
+
+sys.meta_path.insert(0, Interrupting())
+try:
+    import_orjson_whole() if sys.argv[1] == "entry" else __import__("orjson")
+except KeyboardInterrupt:
+    print("interrupted", "orjson" in sys.modules)
+'''
+
+
+def test_a_ctrl_c_inside_orjsons_init_is_a_keyboard_interrupt_not_a_crash() -> None:
+    """orjson 3.13's module init imports `dataclasses` and `json`; a KeyboardInterrupt raised in there
+    kills the process with SIGSEGV (a plain `import orjson` under this probe: -11 every time, measured
+    in s8; 1 in about 8 runs of the start-up test above before `entry.import_orjson_whole`). The entry
+    imports orjson with SIGINT blocked, so the Ctrl-C arrives after it, as a KeyboardInterrupt."""
+    p = subprocess.run([sys.executable, "-c", _ORJSON_PROBE, "entry"], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (0, "interrupted True\n"), p.stderr[-2000:]
