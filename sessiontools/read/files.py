@@ -110,3 +110,16 @@ def safe_glob(pattern: str) -> list[str]:
     root = Path(*parts[:i]) if i else Path(".")
     rest = "/".join(parts[i:])
     return sorted(str(p) for p in root.glob(rest))
+
+
+def digest_of(*parts: bytes) -> str:
+    """The content key of a file's bytes (and its companions', in order): the first 32 hex digits of
+    their sha256, as a Pi `Session.content_hash` is; the key of the results cached per file content
+    (estimate-error's rows, replay's counter choices)."""
+    import hashlib
+
+    h = hashlib.sha256(parts[0] if parts else b"")
+    for extra in parts[1:]:  # a companion file: its length first, so that no two splits hash alike
+        h.update(len(extra).to_bytes(8, "little"))
+        h.update(extra)
+    return h.hexdigest()[:32]

@@ -20,7 +20,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.agents import AGENT_LABELS, Agent
-from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, open_error
+from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, digest_of, open_error
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
 from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
@@ -46,19 +46,6 @@ def _codex_recognises(head: bytes) -> bool:
     from sessiontools.read.codex.load import is_rollout
 
     return is_rollout(head)
-
-
-def digest_of(*parts: bytes) -> str:
-    """The content key of a file's bytes (and its companions', in order): the first 32 hex digits of
-    their sha256, as a Pi `Session.content_hash` is; the key of the results cached per file content
-    (estimate-error's rows, replay's counter choices)."""
-    import hashlib
-
-    h = hashlib.sha256(parts[0] if parts else b"")
-    for extra in parts[1:]:  # a companion file: its length first, so that no two splits hash alike
-        h.update(len(extra).to_bytes(8, "little"))
-        h.update(extra)
-    return h.hexdigest()[:32]
 
 
 def _codex_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
@@ -88,20 +75,10 @@ def _claude_recognises(head: bytes) -> bool:
 
 def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
                  data: bytes | None = None, texts: bool = True, summary: bool = False) -> Any:
-    """A transcript with its subagent files (as `load_claude_session`: with `summary`, the C's summary
-    where it is sure), each file read once; with `content_hash`, the ordinary reading and the key of the
-    session file's bytes and its subagent files' (`digest_of`)."""
-    from sessiontools.read.claude_code.load import load_claude_session, parse_bytes, subagent_files
-    from sessiontools.read.files import read_file_bytes
+    from sessiontools.read.claude_code.load import load_claude_session
 
-    if not content_hash:
-        return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts, summary=summary, data=data)
-    data = read_file_bytes(path) if data is None else data
-    f = parse_bytes(data, str(Path(path)), max_line_bytes=max_line_bytes, texts=texts)  # (as `load_claude_session`)
-    subs = [(str(sub), read_file_bytes(sub)) for sub in subagent_files(path)]
-    f.subagents = [parse_bytes(b, name, max_line_bytes=max_line_bytes, texts=texts) for name, b in subs]
-    f.content_hash = digest_of(data, *(part for name, b in subs for part in (Path(name).name.encode(), b)))
-    return f
+    return load_claude_session(path, max_line_bytes=max_line_bytes, texts=texts, summary=summary, data=data,
+                               content_hash=content_hash)
 
 
 def _claude_bytes(data: bytes, path: str, *, content_hash: bool = False,

@@ -1,5 +1,5 @@
 """Results cached by file content, for every agent: a Codex or Claude Code source now carries the key
-of its bytes (`read.sources.digest_of`, from the one read), so that their counter choices are kept
+of its bytes (`read.files.digest_of`, from the one read), so that their counter choices are kept
 as Pi's are (`cli.priors.choices_kept`), by `replay` and by `report` (which also counts through the
 persistent token store now), and estimate-error's rows are kept for them too. A warm run compares
 no counter again and writes the same bytes as the cold run; other bytes are another key.

@@ -29,7 +29,7 @@ from sessiontools.read.claude_code.records import (
 )
 from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
-from sessiontools.read.files import expand_paths, path_key, read_file_bytes
+from sessiontools.read.files import digest_of, expand_paths, path_key, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, surrogate_line
 
@@ -251,19 +251,23 @@ def looks_like_claude_code(head: bytes) -> bool:
 
 def load_claude_session(path: str | os.PathLike[str], *, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
                         texts: bool = True, summary: bool = False, data: bytes | None = None,
-                        ) -> ClaudeFile | ClaudeSummary:
+                        content_hash: bool = False) -> ClaudeFile | ClaudeSummary:
     """A transcript file (its bytes `data` when the caller has them) with its subagent files
-    (`subagent_files`) read into `subagents`. With `summary` (and without `texts`: `inspect`), the
-    C's summary of them when it is sure of every line (`summary.summarize`), else the same files
-    read the ordinary way."""
+    (`subagent_files`) read into `subagents`, each read once. With `summary` (and without `texts`:
+    `inspect`), the C's summary of them when it is sure of every line (`summary.summarize`), else the
+    same files read the ordinary way; with `content_hash` (for result caches), the ordinary reading
+    and the key of the session file's bytes and its subagent files' (`read.files.digest_of`)."""
     p = Path(path)
     subs = subagent_files(path)
     datas = [read_file_bytes(p) if data is None else data, *(read_file_bytes(sub) for sub in subs)]
-    if summary and not texts:
+    if summary and not texts and not content_hash:
         s = summarize(datas, [str(p), *map(str, subs)], max_line_bytes)
         if s is not None:
             return s
     f = parse_bytes(datas[0], str(p), max_line_bytes=max_line_bytes, texts=texts)
     f.subagents = [parse_bytes(d, str(sub), max_line_bytes=max_line_bytes, texts=texts)
                    for sub, d in zip(subs, datas[1:], strict=True)]
+    if content_hash:
+        f.content_hash = digest_of(datas[0], *(part for sub, d in zip(subs, datas[1:], strict=True)
+                                               for part in (Path(sub).name.encode(), d)))
     return f

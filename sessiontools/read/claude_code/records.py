@@ -123,7 +123,7 @@ class ClaudeFile:
     diagnostics: list[Diagnostic]
     subagents: list[ClaudeFile] = field(default_factory=list)
     texts: bool = True
-    #: The key of the file's bytes and its subagent files' when asked for (`read.sources.digest_of`).
+    #: The key of the file's bytes and its subagent files' when asked for (`read.files.digest_of`).
     content_hash: str = field(default="", compare=False, repr=False)
 
     @property

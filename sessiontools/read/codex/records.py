@@ -178,7 +178,7 @@ class Rollout:
     #: A lean reading's (`read_rollout_bytes(lean=True)`): line -> the whole item of a `response_item`
     #: record that holds only a projection (None for a line read whole). None: every item is whole.
     full_item: Any = field(default=None, compare=False, repr=False)
-    #: The key of the file's bytes when asked for (`read.sources.digest_of`): for result caches.
+    #: The key of the file's bytes when asked for (`read.files.digest_of`): for result caches.
     content_hash: str = field(default="", compare=False, repr=False)
 
     @property
