@@ -26,31 +26,41 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
+#: The neutral names: name -> its module. The names that live in an agent's homes (Pi's reader, tree,
+#: context and compaction, in the examples above) are listed in `names.PUBLIC_API`, read on first use.
 _EXPORTS = {
     "InputError": "sessiontools.errors",
     "SessionToolsError": "sessiontools.errors",
     "UsageError": "sessiontools.errors",
-    "CompactionSettings": "sessiontools.policies.pi",
-    "NoCompaction": "sessiontools.policies.pi",
-    "Preparation": "sessiontools.policies.pi",
-    "prepare_compaction": "sessiontools.policies.pi",
-    "Entry": "sessiontools.read",
-    "Session": "sessiontools.read",
-    "load_session": "sessiontools.read",
-    "read_bytes": "sessiontools.read",
-    "SessionTree": "sessiontools.transcript.pi",
-    "build_context": "sessiontools.transcript.pi",
     "Transcript": "sessiontools.transcript.model",
     "load_transcript": "sessiontools.transcript.load",
 }
 
-__all__ = ["__version__", *sorted(_EXPORTS)]
+
+def _module_of(name: str) -> str | None:
+    if name in _EXPORTS:
+        return _EXPORTS[name]
+    from sessiontools.names import PUBLIC_API
+
+    return PUBLIC_API[__name__].get(name)
+
+
+def _all() -> list[str]:
+    from sessiontools.names import PUBLIC_API
+
+    return ["__version__", *sorted({*_EXPORTS, *PUBLIC_API[__name__]})]
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    if name == "__all__":  # (computed: `from sessiontools import *` reads it, `import sessiontools` does not)
+        return _all()
+    module = _module_of(name)
     if module is None:
         raise AttributeError(f"module 'sessiontools' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_all()})

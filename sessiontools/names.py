@@ -26,6 +26,24 @@ class PolicyName(StrEnum):
 POLICY_ORDER = (PolicyName.PI_0, PolicyName.PI_1, PolicyName.CODEX, PolicyName.CLAUDE_CODE,
                 PolicyName.CLAUDE_CODE_REACTIVE)
 
+#: The public API's names that live in an agent's homes, by the package that re-exports them: name ->
+#: the module that defines it. `sessiontools` and `sessiontools.read` list only their neutral names
+#: and import these from here on first use (their module `__getattr__`), so that `import
+#: sessiontools.read.codex` loads no other agent's reader and the re-exporting modules name no agent.
+#: Pi's reader, tree, context and compaction came first, so users' scripts import them from the top.
+PUBLIC_API: dict[str, dict[str, str]] = {
+    "sessiontools": {
+        **dict.fromkeys(("CompactionSettings", "NoCompaction", "Preparation", "prepare_compaction"),
+                        "sessiontools.policies.pi"),
+        **dict.fromkeys(("Entry", "Session", "load_session", "read_bytes"), "sessiontools.read.pi"),
+        **dict.fromkeys(("SessionTree", "build_context"), "sessiontools.transcript.pi"),
+    },
+    "sessiontools.read": dict.fromkeys(
+        ("KNOWN_ENTRY_TYPES", "KNOWN_ROLES", "Entry", "Header", "Session", "detect_pi_version", "load_session",
+         "read_bytes", "read_stream", "session_from_records", "v1_id"), "sessiontools.read.pi"),
+    "sessiontools.replay": dict.fromkeys(("Workload", "build_workload"), "sessiontools.transcript.pi.workload"),
+}
+
 #: The version of its agent's rules a file is read as (`rule_version`; only Pi has two, 0.x and 1.x,
 #: "0" and "1"): its option, and its key in the JSON of inspect and cut and in estimate-error's rows
 #: (the key's name predates the other agents; it stays, for the output contract).

@@ -11,14 +11,17 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from sessiontools.replay.metrics import METRICS, run_metrics
 from sessiontools.replay.records import ReplayRun, ReplaySettings
 from sessiontools.replay.replayed import SessionReplay
 from sessiontools.replay.session import replay_records, replay_session, replay_source, run_record
 from sessiontools.replay.simulate import POLICIES, simulate
 from sessiontools.replay.truth import TruthModel, fit_truth
-from sessiontools.transcript.pi.workload import Workload, build_workload
 
+#: (`Workload` and `build_workload` are imported on first use: `names.PUBLIC_API`)
 __all__ = [
     "METRICS",
     "POLICIES",
@@ -36,3 +39,15 @@ __all__ = [
     "run_metrics",
     "simulate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The names of an agent's home this package re-exports (`names.PUBLIC_API`), on first use."""
+    from sessiontools.names import PUBLIC_API
+
+    module = PUBLIC_API[__name__].get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
