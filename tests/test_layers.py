@@ -21,6 +21,39 @@ def test_import_linter_contract_is_kept() -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
 
 
+def layered_modules() -> set[str]:
+    """The modules and packages the layer contract (pyproject.toml) names, `a | b` split."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    return {m.strip() for layer in contract["layers"] for m in layer.split("|")}
+
+
+def unlayered(package: Path, layered: set[str]) -> list[str]:
+    """The top-level modules and packages of `package` no layer holds (a module below a layered
+    package is in its layer; `__init__` is the root package, which the contract leaves out)."""
+    names = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    names |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+    return sorted(f"{package.name}.{n}" for n in names if f"{package.name}.{n}" not in layered)
+
+
+def test_every_module_is_inside_a_layer() -> None:
+    """A new top-level module (or package) of sessiontools/ must be put in a layer: outside every
+    layer, import-linter checks none of its imports."""
+    missing = unlayered(ROOT / "sessiontools", layered_modules())
+    assert not missing, f"outside every layer of pyproject.toml's contract: {missing}"
+
+
+def test_the_layer_check_finds_a_module_outside_every_layer(tmp_path: Path) -> None:
+    """The check above can fail: a new module and a new package are found, a layered one is not."""
+    pkg = tmp_path / "sessiontools"
+    (pkg / "newpkg").mkdir(parents=True)
+    for f in ("__init__.py", "names.py", "stray.py", "newpkg/__init__.py"):
+        (pkg / f).write_text("", encoding="utf-8")
+    assert unlayered(pkg, layered_modules()) == ["sessiontools.newpkg", "sessiontools.stray"]
+
+
 def test_no_module_over_500_lines() -> None:
     """Modules stay small enough to live in (the architecture's rule)."""
     big = {str(p.relative_to(ROOT)): n for p in (ROOT / "sessiontools").rglob("*.py")
