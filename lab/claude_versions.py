@@ -41,8 +41,8 @@ from typing import Any
 
 from sessiontools.analysis.inspect import inspect_source
 from sessiontools.policies.version import parse_version
-from sessiontools.read.claude_code import looks_like_claude_code, transcript_files
-from sessiontools.read.sources import load_source
+from sessiontools.read.claude_code import looks_like_claude_code
+from sessiontools.read.sources import expand_sources, load_source
 from sessiontools.replay.session import run_record
 from sessiontools.replay.transcripts import replay_transcript
 from sessiontools.transcript.load import transcript_of
@@ -55,7 +55,7 @@ CLASSES = ("input", "output", "cache_read", "cache_write")
 def session_files(root: Path) -> list[Path]:
     """The Claude Code session files below `root` (not subagent or 1.x `agent-*` sidechain files)."""
     out = []
-    for f in transcript_files([root]):
+    for f in map(Path, expand_sources([root])):
         if f.parent.name == "subagents" or f.name.startswith("agent-"):
             continue
         try:

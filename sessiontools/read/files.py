@@ -6,7 +6,7 @@ from __future__ import annotations
 import glob
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from sessiontools.errors import InputError
@@ -123,3 +123,19 @@ def digest_of(*parts: bytes) -> str:
         h.update(len(extra).to_bytes(8, "little"))
         h.update(extra)
     return h.hexdigest()[:32]
+
+
+def session_files(paths: Iterable[str | os.PathLike[str]],
+                  companion: Callable[[Path], bool] = lambda f: False) -> Iterator[Path]:
+    """`expand_paths`, but without the files found in a directory or a glob that `companion` says are
+    read as part of another file (a reader's rule: `read.sources.Reader.companion`); a file named
+    explicitly is kept. Each file once, in order."""
+    seen: set[Path] = set()
+    for raw in paths:
+        explicit = Path(os.fspath(raw)).is_file()
+        for f in expand_paths([raw]):
+            key = path_key(f)
+            if key in seen or (not explicit and companion(f)):
+                continue
+            seen.add(key)
+            yield f

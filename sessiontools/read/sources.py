@@ -20,7 +20,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.agents import AGENT_LABELS, Agent
-from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, digest_of, open_error
+from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, digest_of, open_error, session_files
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
 from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
@@ -40,6 +40,9 @@ class Reader:
     #: The keyword arguments `load` and `from_bytes` take for a selective reading (`load_source`'s
     #: `selective`): what no counting command reads is left unbuilt. Empty: the reader reads in full.
     selective: tuple[tuple[str, Any], ...] = ()
+    #: Whether a file found in a directory or a glob is read as part of another file of this agent
+    #: (so `expand_sources` leaves it out; a path only, nothing is opened or imported). None: never.
+    companion: Callable[[Path], bool] | None = None
 
 
 def _codex_recognises(head: bytes) -> bool:
@@ -71,6 +74,12 @@ def _claude_recognises(head: bytes) -> bool:
     from sessiontools.read.claude_code.load import looks_like_claude_code
 
     return looks_like_claude_code(head)
+
+
+def _claude_companion(f: Path) -> bool:
+    """A subagent transcript beside its session: ``<project>/<session id>/subagents/*.jsonl`` while
+    ``<project>/<session id>.jsonl`` exists (`read.claude_code.load.subagent_files` reads them with it)."""
+    return f.parent.name == "subagents" and f.parent.parent.with_suffix(".jsonl").is_file()
 
 
 def _claude_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
@@ -140,7 +149,7 @@ def read_models_file(data: bytes, source: str) -> list[Any]:
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes, selective=(("lean", True),)),
     Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes,
-           selective=(("texts", False), ("summary", True))),
+           selective=(("texts", False), ("summary", True)), companion=_claude_companion),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
 FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),))
@@ -161,21 +170,24 @@ def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | s
     is read as part of that session); one named explicitly is kept. An fsspec URL expands the same
     way and its files come back as URL strings (a `Path` would fold `//`).
     """
-    from sessiontools.read.claude_code.load import transcript_files
-
     seen: set[str] = set()
     local: list[str | os.PathLike[str]] = []
     for raw in paths:
         if not is_url(raw):
             local.append(raw)
             continue
-        yield from transcript_files(local)
+        yield from session_files(local, _companion)
         local = []
         for url in expand_url(url_of(raw) or os.fspath(raw)):
             if url not in seen:
                 seen.add(url)
                 yield url
-    yield from transcript_files(local)
+    yield from session_files(local, _companion)
+
+
+def _companion(f: Path) -> bool:
+    """Whether a reader reads `f` as part of another file (`Reader.companion`)."""
+    return any(r.companion(f) for r in (*READERS, FALLBACK) if r.companion is not None)
 
 
 def head_of(path: str | os.PathLike[str]) -> bytes:

@@ -9,8 +9,8 @@ from sessiontools.read.claude_code import (
     default_projects_dir,
     looks_like_claude_code,
     parse_bytes,
-    transcript_files,
 )
+from sessiontools.read.sources import expand_sources
 from sessiontools.transcript.claude_code import claude_transcript, load_claude_transcript, summary_text
 from sessiontools.transcript.model import Role, Trigger, UnitKind
 
@@ -161,14 +161,14 @@ def test_subagent_files_are_sidechains_of_their_session(tmp_path: Path) -> None:
            _asst("y2", "y1", "msg_y", [{"type": "text", "text": "c"}], isSidechain=True),
            _user("y3", "gone", "orphan", isSidechain=True)]
     (project / SID / "subagents" / "agent-a1.jsonl").write_bytes(_bytes(sub))
-    files = list(transcript_files([tmp_path / "projects"]))
+    files = list(expand_sources([tmp_path / "projects"]))
     assert files == [project / f"{SID}.jsonl"]  # the subagent file is read with its session
     t = load_claude_transcript(files[0])
     assert [p.sidechain for p in t.paths] == [False, True, True]
     assert [r.id for r in t.paths[1].requests] == ["msg_y"]
     assert any("parentUuid gone is not in the file" in d.reason and d.kind == "notice" for d in t.diagnostics)
     explicit = project / SID / "subagents" / "agent-a1.jsonl"
-    assert list(transcript_files([explicit])) == [explicit]
+    assert list(expand_sources([explicit])) == [explicit]
     assert len(load_claude_transcript(files[0], subagents=False).paths) == 1
 
 

@@ -19,9 +19,9 @@ import pytest
 
 from sessiontools.analysis.inspect import inspect_source
 from sessiontools.read.claude_code import summary as summary_mod
-from sessiontools.read.claude_code.load import load_claude_session, parse_bytes, transcript_files
+from sessiontools.read.claude_code.load import load_claude_session, parse_bytes
 from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
-from sessiontools.read.sources import load_source
+from sessiontools.read.sources import expand_sources, load_source
 from tests.conftest import BAD, ROOT, SAMPLES
 from tests.robust.mutate import BASES, ODD_VALUES, dumps, field_paths, mutated, one_line_per_kind
 
@@ -73,7 +73,7 @@ def test_a_session_with_its_subagent_files() -> None:
 
 
 def _sessions(folder: Path, every: int = 1) -> list[Path]:
-    return list(transcript_files([folder]))[::every]
+    return [Path(f) for f in expand_sources([folder])][::every]
 
 
 def _session_datas(f: Path) -> list[bytes]:

@@ -6,7 +6,6 @@ from sessiontools.read.claude_code.load import (
     looks_like_claude_code,
     parse_bytes,
     subagent_files,
-    transcript_files,
 )
 from sessiontools.read.claude_code.records import CONTINUATION_PREFIX, ClaudeFile, Record, content_text
 
@@ -20,5 +19,4 @@ __all__ = [
     "looks_like_claude_code",
     "parse_bytes",
     "subagent_files",
-    "transcript_files",
 ]

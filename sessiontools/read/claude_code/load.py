@@ -1,7 +1,7 @@
 """Open Claude Code transcripts (the only module of this reader that touches files).
 
-``load_claude_file(path)`` reads one ``.jsonl`` transcript; ``transcript_files(paths)`` expands
-files, directories (every ``*.jsonl`` below, sorted) and globs; ``default_projects_dir(env, home)``
+``load_claude_file(path)`` reads one ``.jsonl`` transcript (``read.sources.expand_sources`` finds them
+in directories and globs, with every agent's files); ``default_projects_dir(env, home)``
 is where Claude Code keeps them: ``$CLAUDE_CONFIG_DIR/projects`` when that variable is set, else
 ``~/.claude/projects`` (the caller passes the environment: core code does not read it).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from operator import attrgetter
 from pathlib import Path
@@ -29,7 +29,7 @@ from sessiontools.read.claude_code.records import (
 )
 from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
 from sessiontools.read.diagnostics import Diagnostic, DiagnosticKind
-from sessiontools.read.files import digest_of, expand_paths, path_key, read_file_bytes
+from sessiontools.read.files import digest_of, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, surrogate_line
 
@@ -48,27 +48,6 @@ def subagent_files(session: str | os.PathLike[str]) -> list[Path]:
     p = Path(session)
     folder = p.with_suffix("") / "subagents"
     return sorted(folder.glob("agent-*.jsonl")) if folder.is_dir() else []
-
-
-def _is_stitched_subagent(f: Path) -> bool:
-    return f.parent.name == "subagents" and f.parent.parent.with_suffix(".jsonl").is_file()
-
-
-def transcript_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Files named, ``*.jsonl`` below directories (sorted), glob matches; each once, in order.
-
-    A subagent file found in a directory or glob is left out when its session file exists: it is
-    read as part of that session (``subagent_files``). A subagent file named explicitly is kept.
-    """
-    seen: set[Path] = set()
-    for raw in paths:
-        explicit = Path(os.fspath(raw)).is_file()
-        for f in expand_paths([raw]):
-            key = path_key(f)
-            if key in seen or (not explicit and _is_stitched_subagent(f)):
-                continue
-            seen.add(key)
-            yield f
 
 
 def parse_bytes(data: bytes, path: str = "<memory>", *,
