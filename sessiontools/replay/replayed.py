@@ -134,10 +134,6 @@ class SessionReplay:
     workload: Any = None  # Pi's exact walk: the `Workload` it walked
 
     @property
-    def recorded_classes(self) -> dict[int, Classes]:
-        return self.recorded.classes
-
-    @property
     def recorded_costs(self) -> dict[int, float]:
         return self.recorded.costs
 

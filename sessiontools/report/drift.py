@@ -238,7 +238,7 @@ def drift_markdown(report: DriftReport, *, pair: int | None = None, gates: Seque
             continue
         out.append(f"{len(c.chain)} summaries: " + ", ".join(
             f"{s.label} {s.parsed.summary_format}, {s.parsed.format} ({s.tokens:,} tokens)" for s in c.chain) + ".")
-        out += facts_markdown(c, _md, _md_code)
+        out += facts_markdown(c, _md_code)
         if not c.pairs:
             continue
         out += ["", "| pair | from → to | relation | kept | dropped | added | changed | moved | literals dropped "

@@ -60,7 +60,7 @@ def lost_facts_text(c: ChainDrift) -> Text | None:
     return out if out.plain else None
 
 
-def facts_markdown(c: ChainDrift, md: Callable[[str], str], code: Callable[[str], str]) -> list[str]:
+def facts_markdown(c: ChainDrift, code: Callable[[str], str]) -> list[str]:
     """Markdown lines: a retention table per chain and the lost facts in a <details> block."""
     if not c.facts.summaries:
         return []

@@ -41,8 +41,6 @@ REOPEN_SECTIONS = frozenset({IN_PROGRESS, BLOCKED, NEXT_STEPS})
 #: Minimum Dice similarity of word tokens for two items to count as the same item, changed.
 FUZZY_THRESHOLD = 0.6
 
-TURN_MARKER = TEMPLATE.turn_marker
-BRANCH_PREAMBLE = TEMPLATE.branch_preamble
 
 #: Keywords that map a free-form heading onto a section, by role ("files": the file-list section).
 _KEYWORD_ROLES = (

@@ -36,8 +36,6 @@ HOOK = "hook"
 FREE_FORM = "free-form"
 #: Summary formats, decided by `summary_format` (docs/diff-summaries.md, "Summary formats").
 SUMMARY_FORMATS = (STRUCTURED, SPLIT_TURN, BRANCH, HOOK, FREE_FORM)
-#: Formats whose prompt asks for Pi's sections: only these report missing sections.
-PROMISING_FORMATS = frozenset({STRUCTURED, SPLIT_TURN, BRANCH})
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -33,21 +33,9 @@ class CutPoint:
 # ---------------------------------------------------------------------------------------- 0.x
 
 
-def valid_cut_points_v0(entries: Sequence[Entry], start: int, end: int) -> list[int]:
-    """Indices of user-like or assistant messages (never tool results), 0.x rules."""
-    out = []
-    for i in range(start, end):
-        e = entries[i]
-        if e.type == "message":
-            if e.role in _CUT_ROLES_V0:
-                out.append(i)
-        elif e.type in ("branch_summary", "custom_message"):
-            out.append(i)
-    return out
-
-
 def _next_cut_point_v0(entries: Sequence[Entry], start: int, end: int) -> int | None:
-    """The first index of `valid_cut_points_v0(entries, start, end)`, or None when it is empty."""
+    """The first valid cut point in [start, end), 0.x rules: a user-like or assistant message (never a
+    tool result), a branch summary or a custom message; None when there is none."""
     for i in range(start, end):
         e = entries[i]
         if e.type == "message":
