@@ -33,6 +33,7 @@ from enum import StrEnum
 from typing import Any
 
 from sessiontools.endpoint.cache import ResponseCache, request_key
+from sessiontools.read.values import integer
 from sessiontools.replay.registry import reply_text
 from sessiontools.replay.summarizer import Answer, ResponsesRequest, SummarizerError
 
@@ -228,10 +229,10 @@ class Endpoint:
             if not isinstance(blocks, list):
                 raise SummarizerError(f"{self.url}: the reply has no content blocks")
             u = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
-            inp = _int(u.get("input_tokens"))
+            inp = integer(u.get("input_tokens"), None)
             if inp is not None:
-                inp += (_int(u.get("cache_read_input_tokens")) or 0) + (_int(u.get("cache_creation_input_tokens")) or 0)
-            return Answer(keep(blocks), inp, _int(u.get("output_tokens")), latency, False, obj.get("stop_reason"))
+                inp += integer(u.get("cache_read_input_tokens")) + integer(u.get("cache_creation_input_tokens"))
+            return Answer(keep(blocks), inp, integer(u.get("output_tokens"), None), latency, False, obj.get("stop_reason"))
         choices = obj.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise SummarizerError(f"{self.url}: the reply has no choices")
@@ -239,7 +240,7 @@ class Endpoint:
         content = msg.get("content")
         text = content if isinstance(content, str) else keep(content) if isinstance(content, list) else ""
         u = obj.get("usage") if isinstance(obj.get("usage"), dict) else {}
-        return Answer(text, _int(u.get("prompt_tokens")), _int(u.get("completion_tokens")), latency, False,
+        return Answer(text, integer(u.get("prompt_tokens"), None), integer(u.get("completion_tokens"), None), latency, False,
                       choices[0].get("finish_reason"))
 
     def _parse_stream(self, resp: Any, t0: float) -> Answer:
@@ -271,7 +272,7 @@ class Endpoint:
                     finish = ch.get("finish_reason") or finish
         except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
             raise _Retry(f"the stream broke off: {type(exc).__name__}") from None
-        return Answer("".join(parts), _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
+        return Answer("".join(parts), integer(usage.get("prompt_tokens"), None), integer(usage.get("completion_tokens"), None),
                       time.monotonic() - t0, False, finish)
 
 
@@ -313,12 +314,8 @@ def _parse_responses(resp: Any, t0: float, url: str, keep: ReplyText) -> Answer:
         raise _Retry("the stream closed before response.completed")
     output = final.get("output") if isinstance(final.get("output"), list) and final.get("output") else items
     u = final.get("usage") if isinstance(final.get("usage"), dict) else {}
-    return Answer(keep([it for it in output if isinstance(it, dict)]), _int(u.get("input_tokens")),
-                  _int(u.get("output_tokens")), time.monotonic() - t0, False, final.get("status"))
-
-
-def _int(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    return Answer(keep([it for it in output if isinstance(it, dict)]), integer(u.get("input_tokens"), None),
+                  integer(u.get("output_tokens"), None), time.monotonic() - t0, False, final.get("status"))
 
 
 def _retry_after(v: str | None) -> float | None:

@@ -44,11 +44,23 @@ def number(v: Any, default: Any = 0) -> Any:
 
 
 def integer(v: Any, default: Any = 0) -> Any:
-    """`int(v)` when `v` is a JSON number (`number`), else `default`."""
+    """`int(v)` when `v` is a finite JSON number (`number`), else `default`."""
     if type(v) is int:
         return v
     n = number(v, None)
-    return default if n is None else int(n)
+    if n is None:
+        return default
+    try:
+        return int(n)
+    except (ValueError, OverflowError):  # NaN, infinity (a float past 1.8e308 reads as one)
+        return default
+
+
+def real(v: Any, default: Any = 0.0) -> Any:
+    """`float(v)` when `v` is a JSON number (`number`), else `default` (None: "not given", told
+    apart from 0). With `number` and `integer`, the package's one way to read a number it was given."""
+    n = number(v, None)
+    return default if n is None else float(n)
 
 
 def _in_range(v: Any, limit: float) -> str | None:

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from sessiontools.errors import InputError
-from sessiontools.read.values import number
+from sessiontools.read.values import real
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +49,6 @@ def _info(m: dict[str, Any]) -> ModelInfo:
     cost = m.get("cost_per_million")
     prices = {k: float(v) / 1e6 for k, v in cost.items()} if cost else None
     return ModelInfo(m["provider"], m["id"], int(m["context_window"]), m.get("max_tokens"), prices)
-
-
-def _num(v: Any) -> float | None:
-    n = number(v, None)
-    return None if n is None else float(n)
 
 
 def read_model_file(data: bytes, source: str) -> list[ModelInfo]:
@@ -110,8 +105,8 @@ def recorded_prices(costs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]
     dollars = dict.fromkeys((k for k, _ in keys), 0.0)
     for usage, cost in costs:
         for ours, theirs in keys:
-            tokens[ours] += _num(usage.get(theirs)) or 0.0
-            dollars[ours] += _num(cost.get(theirs)) or 0.0
+            tokens[ours] += real(usage.get(theirs))
+            dollars[ours] += real(cost.get(theirs))
     if not any(dollars.values()):
         return None
     return {k: dollars[k] / tokens[k] for k in tokens if tokens[k] > 0}

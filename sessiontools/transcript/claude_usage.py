@@ -27,13 +27,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from sessiontools.read.claude_code import ClaudeFile, Record
-from sessiontools.read.values import number
+from sessiontools.read.values import integer
 from sessiontools.transcript.model import Request, Usage
 
 
 def _count(v: Any) -> int:
-    n = number(v)  # (a negative count reads as none; the reader's boundary has dropped it already)
-    return int(n) if n > 0 else 0
+    return max(integer(v), 0)  # (a negative count reads as none; the reader's boundary has dropped it already)
 
 
 def usage_of(u: Any) -> Usage | None:

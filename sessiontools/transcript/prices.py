@@ -49,7 +49,7 @@ from typing import Any
 
 import orjson
 
-from sessiontools.read.values import iso_seconds, number
+from sessiontools.read.values import iso_seconds, real
 from sessiontools.transcript.model import Cost, Request, Usage
 
 #: Recorded ids the price list does not publish, and the id it prices them under.
@@ -77,9 +77,8 @@ class Rates:
     @classmethod
     def per_million(cls, d: Mapping[str, Any]) -> Rates:
         def f(k: str, default: float = 0.0) -> float:
-            v = d.get(k)
-            n = number(v, None)
-            return float(n) / 1e6 if n is not None else default
+            n = real(d.get(k), None)
+            return n / 1e6 if n is not None else default
 
         inp = f("input")
         return cls(inp, f("output"), f("cache_read"), f("cache_write"), f("cache_write_1h", f("cache_write")))

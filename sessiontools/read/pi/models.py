@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 
 from sessiontools.errors import InputError
-from sessiontools.read.values import number
+from sessiontools.read.values import real
 
 #: The window Pi's model registry gives a models.json model without `contextWindow` (0.73.1
 #: `model-registry.js`, 1.6.0 `provider-composer.js`: `contextWindow ?? 128000`): it ran with that window.
@@ -17,11 +17,6 @@ DEFAULT_CONTEXT_WINDOW = 128000
 
 #: One model: (provider, id, context window, max tokens, dollars per token by class or None).
 ModelRow = tuple[str, str, int, Any, dict[str, float] | None]
-
-
-def _num(v: Any) -> float | None:
-    n = number(v, None)
-    return None if n is None else float(n)
 
 
 def read_models(data: bytes, source: str) -> list[ModelRow]:
@@ -38,13 +33,13 @@ def read_models(data: bytes, source: str) -> list[ModelRow]:
         for m in (prov.get("models") or []) if isinstance(prov, dict) else []:
             if not isinstance(m, dict) or not isinstance(m.get("id"), str):
                 continue
-            window = _num(m.get("contextWindow")) if "contextWindow" in m else DEFAULT_CONTEXT_WINDOW
+            window = real(m.get("contextWindow"), None) if "contextWindow" in m else DEFAULT_CONTEXT_WINDOW
             if window is None or window <= 0:
                 continue
             cost = m.get("cost") if isinstance(m.get("cost"), dict) else None
             prices = None
             if cost is not None:
                 keys = (("input", "input"), ("output", "output"), ("cache_read", "cacheRead"), ("cache_write", "cacheWrite"))
-                prices = {ours: (_num(cost.get(theirs)) or 0.0) / 1e6 for ours, theirs in keys}
+                prices = {ours: real(cost.get(theirs)) / 1e6 for ours, theirs in keys}
             out.append((str(name), m["id"], int(window), m.get("maxTokens"), prices))
     return out

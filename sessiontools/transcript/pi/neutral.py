@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from sessiontools.jsvalues import json_stringify
 from sessiontools.read.pi.entries import Entry, Session
-from sessiontools.read.values import cleaned_for, integer, number
+from sessiontools.read.values import cleaned_for, integer, real
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
@@ -133,7 +133,7 @@ def _usage(raw: Mapping[str, Any]) -> Usage:
     cost = raw.get("cost")
     c = None
     if isinstance(cost, dict):
-        c = Cost(*(float(number(cost.get(k))) for k in ("input", "cacheRead", "cacheWrite", "output", "total")))
+        c = Cost(*(real(cost.get(k)) for k in ("input", "cacheRead", "cacheWrite", "output", "total")))
     return Usage(integer(raw.get("input")), integer(raw.get("cacheRead")), integer(raw.get("cacheWrite")),
                  integer(raw.get("output")), c)
 

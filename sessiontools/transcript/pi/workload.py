@@ -113,10 +113,6 @@ _RUN_START_ROLES = frozenset({"user", "bashExecution", "custom"})
 _RUN_START_TYPES = frozenset({"custom_message", "branch_summary"})
 
 
-def _num_or_zero(v: Any) -> int:
-    return integer(v)
-
-
 def _requests(
     base: Sequence[Entry], failed: set[int], group_end: dict[int, int], pi_version: str
 ) -> tuple[list[Request], str | None, str | None]:
@@ -151,7 +147,7 @@ def _requests(
         fail = i in failed
         counts = provider_counts(str(msg.get("errorMessage") or "")) if fail else (None, None)
         requests.append(Request(
-            i, run, first, last, prompt_tokens(usage) if usage is not None else None, _num_or_zero(out),
+            i, run, first, last, prompt_tokens(usage) if usage is not None else None, integer(out),
             msg.get("stopReason"), fail, group_end.get(i, i) if fail else i,
             counts[0], p if isinstance(p, str) else None, m if isinstance(m, str) else None, counts[1],
         ))
