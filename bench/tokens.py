@@ -56,7 +56,7 @@ def _counts_only_store(path: Path):  # type: ignore[no-untyped-def]
 def token_ratios(files: list[Path]) -> dict[str, float]:
     from sessiontools.analysis.estimate import EstimateErrorOptions, estimate_error
     from sessiontools.read import load_session
-    from sessiontools.report.estimate_error import estimate_error_json
+    from sessiontools.report.estimate_json import estimate_error_json
     from sessiontools.tokens.store import TokenStore
     from sessiontools.tokens.tiktoken_counter import message_units
     from sessiontools.tokens.vocab import get_encoding

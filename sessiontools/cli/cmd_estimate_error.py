@@ -269,10 +269,10 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     from sessiontools.report.estimate_error import (
         estimate_error_figure,
         estimate_error_headline,
-        estimate_error_json,
         estimate_error_table,
         requests_frame,
     )
+    from sessiontools.report.estimate_json import estimate_error_json
     per_session, loaded = run_files(paths, err, worker, jobs, "estimating", content_hash=store_path is not None,
                                     executor=executor)
     _stop_token_helpers()

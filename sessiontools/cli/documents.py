@@ -75,7 +75,7 @@ def _estimate_options() -> Any:
 def _estimate_doc(err: Console, per_session: list[Any], options: Any) -> dict[str, Any]:
     from sessiontools.analysis.estimate import summarize_requests
     from sessiontools.cli.progress import phase
-    from sessiontools.report.estimate_error import estimate_error_json
+    from sessiontools.report.estimate_json import estimate_error_json
 
     with phase(err, "fitting the estimators and the calibration"):
         report = summarize_requests(per_session, options)

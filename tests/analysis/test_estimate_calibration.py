@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from sessiontools.analysis.estimate import EstimateErrorOptions, estimate_error
-from sessiontools.report.estimate_error import estimate_error_json
+from sessiontools.report.estimate_json import estimate_error_json
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 from sessiontools.transcript.pi import SessionTree, build_context

@@ -33,7 +33,7 @@ from sessiontools.policies.pi import (
     prompt_tokens,
 )
 from sessiontools.read import Session, load_session, read_bytes
-from sessiontools.report.estimate_error import estimate_error_json
+from sessiontools.report.estimate_json import estimate_error_json
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit
 from sessiontools.tokens.chars4 import estimate_tokens, message_chars
