@@ -58,7 +58,7 @@ def token_ratios(files: list[Path]) -> dict[str, float]:
     from sessiontools.read import load_session
     from sessiontools.report.estimate_json import estimate_error_json
     from sessiontools.tokens.store import TokenStore
-    from sessiontools.tokens.tiktoken_counter import message_units
+    from sessiontools.tokens.units import message_units
     from sessiontools.tokens.vocab import get_encoding
     from sessiontools.transcript.pi import SessionTree, build_context
 
@@ -212,7 +212,7 @@ def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = R
 
     from bench.peers import CLI
     from sessiontools.read import load_session
-    from sessiontools.tokens.tiktoken_counter import message_units
+    from sessiontools.tokens.units import message_units
     from sessiontools.tokens.vocab import get_encoding
     from sessiontools.transcript.pi import SessionTree, build_context
 

@@ -93,7 +93,7 @@ def text_classes(units: Iterable[tuple[str, bool]]) -> tuple[int, int, int, int,
 
 def message_code_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> tuple[list[tuple[str, bool]], int]:
     """(text units with is-code flags, images) of a message, over the units Pi's chars/4 counts."""
-    from sessiontools.tokens.tiktoken_counter import message_units
+    from sessiontools.tokens.units import message_units
 
     units = message_units(message, rules)
     role = message.get("role")

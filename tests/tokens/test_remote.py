@@ -11,7 +11,8 @@ import sys
 import pytest
 
 from sessiontools.tokens import remote
-from sessiontools.tokens.tiktoken_counter import SHORT_TEXT, TiktokenCounter, message_units
+from sessiontools.tokens.tiktoken_counter import SHORT_TEXT, TiktokenCounter
+from sessiontools.tokens.units import message_units
 from sessiontools.tokens.vocab import get_encoding
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper is forked")

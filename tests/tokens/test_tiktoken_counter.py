@@ -11,14 +11,8 @@ from hypothesis import strategies as st
 from sessiontools.read import load_session
 from sessiontools.testing import SessionBuilder, image_block, text_block
 from sessiontools.tokens.chars4 import message_chars
-from sessiontools.tokens.tiktoken_counter import (
-    IMAGE_TOKENS,
-    TiktokenCounter,
-    iter_units,
-    message_units,
-    units_chars,
-    units_key,
-)
+from sessiontools.tokens.tiktoken_counter import TiktokenCounter
+from sessiontools.tokens.units import IMAGE_TOKENS, iter_units, message_units, units_chars, units_key
 from sessiontools.tokens.vocab import get_encoding
 from tests.conftest import shared_sessions
 

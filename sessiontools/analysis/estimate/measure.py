@@ -1,7 +1,7 @@
 """Measuring each message once: characters as the agent counts them, content mix, tokenizer counts.
 
 A message is measured from the text units an estimator sees. For Pi the units are Pi's own
-(`tokens.tiktoken_counter.message_units` over `Message.raw`: exactly what `estimateTokens`
+(`tokens.units.message_units` over `Message.raw`: exactly what `estimateTokens`
 counts); for every other agent they are `Message.units`. Measures are cached by content across
 sessions, and each distinct text is tokenized once per encoding, in batches.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 from sessiontools.tokens.chars4 import IMAGE_CHARS
 from sessiontools.tokens.features import assistant_code_flags, text_classes
-from sessiontools.tokens.tiktoken_counter import MessageUnits, TiktokenCounter, message_units, units_key
+from sessiontools.tokens.tiktoken_counter import TiktokenCounter
+from sessiontools.tokens.units import MessageUnits, message_units, units_key
 from sessiontools.transcript.model import Message, Role, UnitKind
 
 #: Characters by Pi role, as CSV/Parquet columns (both summary roles share one column).
