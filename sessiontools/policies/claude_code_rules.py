@@ -67,7 +67,7 @@ What changed (each a column of `ClaudeCodeRule`):
   `DISABLE_AUTO_COMPACT`) before its threshold. The setting is toggled in `/config` and saved at once;
   the transcript records the `/config` command and the dialog's closing line, which names the change
   ("Disabled auto-compact", cli.js 2.0.77) only when the dialog is left from its Config tab (else
-  "Status dialog dismissed"); the environment is never recorded. `policies.claude_code.default_policy`
+  "Status dialog dismissed"); the environment is never recorded. `policies.claude_code_recorded.default_policy`
   takes a file whose requests went past T with no threshold compaction as auto-compact off
   (`auto_compact_off`); a switch *within* a session (a real 2.0.76 file: two threshold
   compactions, then `/config` closed with "Status dialog dismissed" between a request at 154.9k and

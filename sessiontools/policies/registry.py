@@ -54,7 +54,7 @@ def _pi_default(t: Transcript) -> PolicyName:
 
 
 def _claude_default(t: Transcript) -> PolicyName:
-    from sessiontools.policies.claude_code import default_policy
+    from sessiontools.policies.claude_code_recorded import default_policy
 
     return default_policy(t)
 

@@ -16,9 +16,9 @@ from sessiontools.policies.claude_code import (
     claude_chars,
     claude_code_policy,
     claude_threshold,
-    default_policy,
     effective_window,
 )
+from sessiontools.policies.claude_code_recorded import default_policy
 from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.records import CompactionReason
 from sessiontools.replay.session import run_record

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from sessiontools.policies.base import PolicyName
-from sessiontools.policies.claude_code import claude_code_policy, default_policy, recorded_counts
+from sessiontools.policies.claude_code import claude_code_policy
+from sessiontools.policies.claude_code_recorded import default_policy, recorded_counts
 from sessiontools.policies.claude_code_rules import NEWEST, RULES, rule_for
 from sessiontools.read.claude_code import parse_bytes
 from sessiontools.replay.session import run_record

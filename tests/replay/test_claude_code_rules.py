@@ -205,7 +205,7 @@ def test_auto_compact_off_is_inferred_from_the_file() -> None:
     or not) is not evidence."""
     from types import SimpleNamespace as NS
 
-    from sessiontools.policies.claude_code import auto_compact_off
+    from sessiontools.policies.claude_code_recorded import auto_compact_off
 
     def req(i: int, total: int) -> NS:
         return NS(index=i, usage=NS(input=0, cache_read=total - 10, cache_write=5, output=5))
@@ -223,7 +223,7 @@ def test_auto_compact_switched_off_mid_session_is_found_after_the_last_threshold
     threshold compaction are not (the CLI compacted after them: on)."""
     from types import SimpleNamespace as NS
 
-    from sessiontools.policies.claude_code import threshold_off_from
+    from sessiontools.policies.claude_code_recorded import threshold_off_from
     from sessiontools.transcript.model import Trigger
 
     def req(i: int, total: int) -> NS:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from sessiontools.policies.base import PolicyName
-from sessiontools.policies.claude_code import default_policy
+from sessiontools.policies.claude_code_recorded import default_policy
 from sessiontools.policies.claude_code_rules import model_default_window, model_family
 from sessiontools.read.claude_code import parse_bytes
 from sessiontools.transcript.claude_code import claude_transcript

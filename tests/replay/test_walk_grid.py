@@ -81,21 +81,21 @@ def test_the_cases_compact() -> None:
 
 def test_the_off_switch_pass_runs_once_per_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """`Policy.threshold_off_from` reads the recording once per path, not once per setting, and its
-    memo (`claude_code.recorded_counts`) goes with the path."""
+    memo (`claude_code_recorded.recorded_counts`) goes with the path."""
     import gc
 
-    from sessiontools.policies import claude_code
+    from sessiontools.policies import claude_code_recorded
 
     calls: list[int] = []
-    real = claude_code._recorded_counts
-    monkeypatch.setattr(claude_code, "_recorded_counts", lambda p, pol: (calls.append(1), real(p, pol))[1])
+    real = claude_code_recorded._recorded_counts
+    monkeypatch.setattr(claude_code_recorded, "_recorded_counts", lambda p, pol: (calls.append(1), real(p, pol))[1])
     prs = replay_source(load_source(SAMPLES / "claude-code" / "claude-2.1.20.jsonl"), windows=[60000, 90000],
                         reserves=[0], keeps=[0], policy=None, leaf=None, all_leaves=False, summary_tokens=None,
                         claude={"autocompact_pcts": [None, 40]})
     assert [len(pr.runs) for pr in prs] == [4]
     assert len(calls) == 1
     key = id(prs[0].path)
-    assert key in claude_code._COUNTS
+    assert key in claude_code_recorded._COUNTS
     del prs
     gc.collect()
-    assert key not in claude_code._COUNTS
+    assert key not in claude_code_recorded._COUNTS
