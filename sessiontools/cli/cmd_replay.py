@@ -198,7 +198,8 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
     from sessiontools.replay import METRICS
     from sessiontools.replay.frames import compactions_frame, runs_frame
     from sessiontools.report.gates import parse_gates, tripped
-    from sessiontools.report.replay import heatmap_figure, replay_headline, replay_table, timeline_figure
+    from sessiontools.report.replay import replay_headline, replay_table
+    from sessiontools.report.replay_figures import heatmap_figure, timeline_figure
     from sessiontools.report.writers import envelope
 
     check_leaf_options(leaf, all_leaves)

@@ -180,7 +180,7 @@ def test_timeline_is_of_the_run_the_table_shows(name: str, one_run: dict[str, di
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """`--plot` of one setting draws the timeline of the run the JSON reports: one truth point per
     request, the run's compactions, its threshold and window, the policy in the title."""
-    import sessiontools.report.replay as rr
+    import sessiontools.report.replay_figures as rr
 
     drawn: list[dict[str, Any]] = []
     real = rr.timeline_figure
@@ -214,7 +214,7 @@ def test_grid_heatmap_is_over_the_policys_own_axes(name: str, metric: str, one_r
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`--plot` of a 2 x 2 grid: one panel with the policy's two varied axes as its labelled axes, 2 x 2
     ticks and four filled cells; an unpriced model's cost cells read "n/a", not 0."""
-    import sessiontools.report.replay as rr
+    import sessiontools.report.replay_figures as rr
 
     figs: list[Any] = []
     real = rr.heatmap_figure
@@ -378,7 +378,7 @@ def test_totals_say_how_many_runs_were_priced(one_run: dict[str, dict[str, Any]]
 def test_a_grid_over_the_window_alone_is_not_one_cell(name: str, one_run: dict[str, dict[str, Any]]) -> None:
     """Three windows and nothing else varied: the heatmap has a cell per window (it summed Pi's three
     windows into one "reserve x keep" cell); with every axis varied, Pi's cells still sum the windows."""
-    from sessiontools.report.replay import heatmap_cells
+    from sessiontools.report.replay_figures import heatmap_cells
 
     rec = one_run[name]
     runs = [{**rec, "settings": {**rec["settings"], "context_window": w}} for w in (24000, 32000, 48000)]

@@ -15,7 +15,8 @@ from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records, replay_source
 from sessiontools.replay.registry import policy_axes
 from sessiontools.replay.transcripts import replay_transcript
-from sessiontools.report.replay import heatmap_cells, setting_cell
+from sessiontools.report.replay import setting_cell
+from sessiontools.report.replay_figures import heatmap_cells
 from sessiontools.transcript.load import transcript_of
 from tests.conftest import SAMPLES
 
@@ -166,7 +167,7 @@ def test_heatmap_png_says_what_it_sums_and_is_readable(tmp_path: Path, capsys) -
 
     from matplotlib.image import imread
 
-    from sessiontools.report.replay import heatmap_figure, heatmap_title
+    from sessiontools.report.replay_figures import heatmap_figure, heatmap_title
 
     d = tmp_path / "d"
     d.mkdir()

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 from sessiontools.read import load_session  # noqa: E402
 from sessiontools.replay import replay_session, run_record  # noqa: E402
 from sessiontools.replay.session import timeline_of  # noqa: E402
-from sessiontools.report.replay import timeline_figure  # noqa: E402
+from sessiontools.report.replay_figures import timeline_figure  # noqa: E402
 from tests.conftest import SAMPLES  # noqa: E402
 
 
