@@ -61,6 +61,26 @@ def test_no_module_over_500_lines() -> None:
     assert not big, f"modules over 500 lines: {big}"
 
 
+#: The replay engine's modules, being merged into one walk this session (issue 24): the ~400-line
+#: rule waits for that merge there. Shrink this list, never widen it.
+ENGINE_MODULES = ("replay/session.py", "replay/simulate.py", "replay/plain.py", "replay/shared.py",
+                  "replay/memo.py", "replay/pi_compact.py", "replay/truth.py", "replay/transcripts.py",
+                  "replay/walk*.py", "replay/path_grid.py", "replay/resummarize_*.py", "replay/invariants.py")
+
+
+def test_no_module_over_400_lines_outside_the_engine() -> None:
+    """The architecture's ~400 lines, held everywhere but the engine being merged (`ENGINE_MODULES`)."""
+    from fnmatch import fnmatch
+
+    pkg = ROOT / "sessiontools"
+    big = {}
+    for p in pkg.rglob("*.py"):
+        rel, n = p.relative_to(pkg).as_posix(), len(p.read_text(encoding="utf-8").splitlines())
+        if n > 400 and not any(fnmatch(rel, g) for g in ENGINE_MODULES):
+            big[rel] = n
+    assert not big, f"modules over 400 lines (split them where it gives clear homes): {big}"
+
+
 def test_no_function_over_80_lines() -> None:
     """Functions (a Typer `register` wrapper included) stay short enough to read at once."""
     import ast
