@@ -4,11 +4,22 @@
 #include "_claude.h"
 
 /* -- a map of byte strings to ints (open addressing) ------------------------------------------ */
-static uint64_t hash(const unsigned char *s, Py_ssize_t n, uint64_t h) {
-    h ^= 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 1099511628211ULL;
-    return h;
+/* A key's hash, eight bytes at a time (a multiply and a shift per word; the tail as one word): the
+ * byte-at-a-time FNV-1a it replaces was nine tenths of `map_slot`, 15% of claude_summary's time,
+ * on 36-byte uuids. Only where a key starts probing depends on it: no map is iterated. */
+static uint64_t hash(const unsigned char *s, Py_ssize_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, w;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    if (n > i)
+        memcpy(&w, s + i, (size_t)(n - i));
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
 }
 
 int map_init(Map *m, int want) {
@@ -29,9 +40,9 @@ void map_free(Map *m) {
     free(m->v);
 }
 
-/* The slot of key (s, n) with salt `salt` (a second component folded into the hash and the length). */
+/* The slot of key (s, n): its own, or the empty one where it would go. */
 static int map_slot(const Map *m, const unsigned char *s, Py_ssize_t n) {
-    uint64_t h = hash(s, n, 0);
+    uint64_t h = hash(s, n);
     int i = (int)(h & (m->cap - 1));
     while (m->k[i] != NULL && !(m->len[i] == n && memcmp(m->k[i], s, n) == 0))
         i = (i + 1) & (m->cap - 1);
