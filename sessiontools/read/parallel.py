@@ -170,20 +170,22 @@ BYTES_PER_WORKER = 32 * 1024 * 1024
 SAMPLED_FILES = 32
 
 
-def default_jobs(files: Sequence[str | Path] | None = None) -> int:
-    """Worker processes for `files`: one per BYTES_PER_WORKER of input weighed by its reader's cost
-    per byte (`read.sources.Reader.read_ns_per_byte`, over the costliest reader's), at most one
-    per core. A reader twice as cheap per byte as the costliest forks a worker per twice as many
-    bytes. Its files are only sniffed (a sample: `SAMPLED_FILES`) when the bytes alone ask for more
-    than one worker."""
+def default_jobs(files: Sequence[str | Path] | None = None, fn: Any = None) -> int:
+    """Worker processes for `files`: one per BYTES_PER_WORKER of input, at most one per core. For a
+    function whose work is the reading (`reads_selectively(fn)`: inspect), the bytes are weighed by
+    their reader's cost per byte (`read.sources.Reader.read_ns_per_byte`, over the costliest
+    reader's): a reader twice as cheap per byte as the costliest forks a worker per twice as many
+    bytes. Other functions (estimate-error's tokenizing, a replay) cost far more per byte than any
+    reading, so their bytes count in full. Files are only sniffed (a sample: `SAMPLED_FILES`) when
+    the bytes alone ask for more than one worker."""
     cores = os.cpu_count() or 1
     if files is None:
         return cores
     sizes = _sizes([str(f) for f in files])
     total = sum(sizes)
     jobs = max(1, min(cores, len(files), total // BYTES_PER_WORKER))
-    if jobs == 1:
-        return 1
+    if jobs == 1 or not reads_selectively(fn):
+        return jobs
     return max(1, min(jobs, int(total * _cost_per_byte(files, sizes)) // BYTES_PER_WORKER))
 
 

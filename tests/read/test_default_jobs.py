@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sessiontools.analysis.inspect import inspect_source
 from sessiontools.read import parallel, sources
 from sessiontools.read.agents import Agent
 from tests.conftest import SAMPLES
@@ -43,10 +44,22 @@ def test_a_cheaper_reader_forks_fewer_workers_for_the_same_bytes(tmp_path: Path,
     monkeypatch.setattr(parallel.os, "cpu_count", lambda: 16)
     monkeypatch.setattr(parallel, "BYTES_PER_WORKER", size)  # one file: one worker of the costliest reader
     share = _reader(Agent.CLAUDE_CODE).read_ns_per_byte / sources.MAX_READ_NS_PER_BYTE
-    assert parallel.default_jobs(claude) == int(16 * size * share) // size < 16
+    assert parallel.default_jobs(claude, inspect_source) == int(16 * size * share) // size < 16
     # the costliest reader's files of the same bytes: one worker per file, as the bytes say
+    assert parallel.default_jobs(claude) == 16  # a function that does more than read: the bytes in full
     monkeypatch.setattr(sources, "read_ns_per_byte", lambda path: sources.MAX_READ_NS_PER_BYTE)
-    assert parallel.default_jobs(claude) == 16
+    assert parallel.default_jobs(claude, inspect_source) == 16
+
+
+def test_a_function_that_does_more_than_read_is_not_weighed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """estimate-error, replay: their per-byte cost is not the reader's, so no file is sniffed for them."""
+    asked: list[str] = []
+    monkeypatch.setattr(sources, "read_ns_per_byte", lambda path: asked.append(str(path)) or 1.0)
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
+    files = sorted(SAMPLES.glob("*.jsonl"))
+    assert parallel.default_jobs(files, lambda source: None) == 4
+    assert asked == []
 
 
 def test_files_are_sniffed_only_when_the_bytes_ask_for_workers(tmp_path: Path,
@@ -54,12 +67,12 @@ def test_files_are_sniffed_only_when_the_bytes_ask_for_workers(tmp_path: Path,
     asked: list[str] = []
     monkeypatch.setattr(sources, "read_ns_per_byte", lambda path: asked.append(str(path)) or 1.0)
     files = sorted(SAMPLES.glob("*.jsonl"))
-    assert parallel.default_jobs(files) == 1
+    assert parallel.default_jobs(files, inspect_source) == 1
     assert asked == []  # small input: no file opened to decide
     monkeypatch.setattr(parallel.os, "cpu_count", lambda: 4)
     monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
     monkeypatch.setattr(parallel, "SAMPLED_FILES", 4)
-    parallel.default_jobs(files)
+    parallel.default_jobs(files, inspect_source)
     assert len(asked) == 4 < len(files)
     largest = max(files, key=lambda f: f.stat().st_size)
     assert str(largest) in asked  # the sample is spread over sizes from the largest down
@@ -70,4 +83,4 @@ def test_unreadable_and_url_inputs_weigh_as_the_costliest(tmp_path: Path, monkey
     assert sources.read_ns_per_byte(tmp_path / "missing.jsonl") == sources.FALLBACK.read_ns_per_byte
     monkeypatch.setattr(parallel.os, "cpu_count", lambda: 4)
     monkeypatch.setattr(parallel, "BYTES_PER_WORKER", 1)
-    assert parallel.default_jobs([tmp_path / "missing.jsonl", tmp_path / "other.jsonl"]) == 1  # no bytes
+    assert parallel.default_jobs([tmp_path / "missing.jsonl", tmp_path / "other.jsonl"], inspect_source) == 1  # no bytes
