@@ -219,6 +219,20 @@ def ccusage_ratios(corpora: dict[str, Path], rounds: int = ROUNDS) -> dict[str, 
     return out
 
 
+def compile_package() -> None:
+    """Byte-code for every module of the package, as an installed package has it (`make bench` does
+    the same first): an editable install under PYTHONDONTWRITEBYTECODE=1 never writes any, and then
+    every run of ours compiles ~50 modules, 0.14 s of CPU over the Claude Code corpus (0.59 s against
+    0.45 s, medians of 7 interleaved pairs): the ratio would time the compiler, not the reading."""
+    import compileall
+
+    compileall.compile_dir(CLI_PACKAGE, quiet=1)
+
+
+#: The package's sources, whose byte-code `compile_package` writes.
+CLI_PACKAGE = Path(__file__).resolve().parent.parent / "sessiontools"
+
+
 def main() -> int:
     import argparse
 
@@ -229,6 +243,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     a = ap.parse_args()
     corpora = {k: v for k, v in (("pi", a.pi), ("claude_code", a.claude_code), ("codex", a.codex)) if v}
+    compile_package()
     print(json.dumps(ccusage_ratios(corpora, a.rounds), indent=2))
     return 0
 

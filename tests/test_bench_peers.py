@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import peers
 from bench.peers import cpu_run, lay_out
 
 
@@ -50,3 +51,15 @@ def test_the_floor_is_the_clis_import_alone() -> None:
 
     assert FLOOR[1:] == ["-c", "import sessiontools.cli"]
     assert 0 < floor_cpu(1) < 5
+
+
+def test_the_package_is_byte_compiled_before_timing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without byte-code (PYTHONDONTWRITEBYTECODE=1, an editable install) our side would time the compiler."""
+    import importlib.util
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "mod.py").write_text("X = 1\n")
+    monkeypatch.setattr(peers, "CLI_PACKAGE", pkg)
+    peers.compile_package()
+    assert Path(importlib.util.cache_from_source(str(pkg / "mod.py"))).is_file()

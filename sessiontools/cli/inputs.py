@@ -161,7 +161,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
     notes_seen: set[str] = set()
     dask = dask_cluster(executor, jobs, files)
     with progress(err, len(files), label) as advance:
-        for res in map_sessions(files, fn, jobs=jobs or default_jobs(files), content_hash=content_hash,
+        for res in map_sessions(files, fn, jobs=jobs or default_jobs(files, fn), content_hash=content_hash,
                                 agents=agents, dask=dask, on_done=advance, **limits):
             if dask is None:  # on Dask the bar follows the cluster's futures (on_done)
                 advance()

@@ -43,6 +43,11 @@ class Reader:
     #: Whether a file found in a directory or a glob is read as part of another file of this agent
     #: (so `expand_sources` leaves it out; a path only, nothing is opened or imported). None: never.
     companion: Callable[[Path], bool] | None = None
+    #: CPU nanoseconds `inspect` spends per byte of this agent's files (reading, transcript, the
+    #: record), what `read.parallel.default_jobs` weighs a folder's bytes by: a cheap reader's
+    #: bytes fork fewer workers. Measured on the 100 MB corpora of `make bench` (bench/corpus*.py),
+    #: in one process, median of 5 interleaved rounds on 2 loaded cores (issue 28, session 10).
+    read_ns_per_byte: float = 1.0
 
 
 def _codex_recognises(head: bytes) -> bool:
@@ -147,12 +152,25 @@ def read_models_file(data: bytes, source: str) -> list[Any]:
 
 
 READERS: list[Reader] = [
-    Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes, selective=(("lean", True),)),
+    Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes, selective=(("lean", True),),
+           read_ns_per_byte=2.8),
     Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes,
-           selective=(("texts", False), ("summary", True)), companion=_claude_companion),
+           selective=(("texts", False), ("summary", True)), companion=_claude_companion,
+           read_ns_per_byte=1.6),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
-FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),))
+FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),),
+                  read_ns_per_byte=1.6)
+#: The costliest reader's `read_ns_per_byte`: `read.parallel.BYTES_PER_WORKER` counts its bytes.
+MAX_READ_NS_PER_BYTE = max(r.read_ns_per_byte for r in (*READERS, FALLBACK))
+
+
+def read_ns_per_byte(path: str | os.PathLike[str]) -> float:
+    """The `read_ns_per_byte` of the reader of the file at `path` (the costliest for a URL: it is not
+    opened here, and for what cannot be opened, Pi's, whose reader says why)."""
+    if is_url(path):
+        return MAX_READ_NS_PER_BYTE
+    return reader_for(head_of(path)).read_ns_per_byte
 
 
 def unreadable_reason(why: str) -> str:
