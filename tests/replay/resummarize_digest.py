@@ -83,14 +83,16 @@ def grids(name: str, source: Any) -> list[tuple[str, SummaryGrid]]:
     return [("default", SummaryGrid(None, [16384], [20000]))]
 
 
-def digest_of(source: Any, grid: SummaryGrid, summarise: Any) -> list[dict[str, Any]]:
-    s = summarizer_of(source)
+def digest_of(source: Any, grid: SummaryGrid, summarise: Any, s: Any = None) -> list[dict[str, Any]]:
+    """Each chain's digests (`s`: the summariser, by default the source's agent's)."""
+    s = s if s is not None else summarizer_of(source)
     assert s is not None
     out = []
     for chain in s.plan(source, grid):
         asked = s.requests_of(chain)
         res = s.regenerate(chain, summarise, None, None)
         rec = result_record(res, None, None)
+        settings = rec.pop("settings")
         comps = []
         for r in res.compactions:
             comps.append({
@@ -103,12 +105,14 @@ def digest_of(source: Any, grid: SummaryGrid, summarise: Any) -> list[dict[str, 
                 "summary": _sha(r.summary), "summary_chars": len(r.summary),
             })
         records = s.records(res) if res.error is None else []
-        out.append({"label": chain.label, "requests_of": asked, "error": res.error, "compactions": comps,
+        out.append({"label": chain.label, "settings": settings, "requests_of": asked, "error": res.error,
+                    "compactions": comps,
                     "record": _sha(rec), "file": _sha(records), "file_lines": len(records)})
     return out
 
 
-def compute() -> dict[str, Any]:
+def compute(pick: Any = None) -> dict[str, Any]:
+    """Every session's digests (`pick`: source -> the summariser to run, by default its agent's)."""
     out: dict[str, Any] = {}
     for name, path in sessions():
         source = load_source(path)
@@ -120,7 +124,7 @@ def compute() -> dict[str, Any]:
         for gname, grid in grids(name, source):
             for sname, fn in SUMMARISERS.items():
                 try:
-                    entry[f"{gname}/{sname}"] = digest_of(source, grid, fn)
+                    entry[f"{gname}/{sname}"] = digest_of(source, grid, fn, pick(source) if pick else None)
                 except Exception as exc:  # noqa: BLE001 (an input error is part of what is frozen)
                     entry[f"{gname}/{sname}"] = {"raised": f"{type(exc).__name__}: {exc}"}
         out[name] = entry
