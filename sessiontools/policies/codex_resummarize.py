@@ -96,7 +96,7 @@ class _Regen:
         self.p.done(sc, [(req, ans)], text, recorded=recorded)
         return text
 
-    def insert(self, sc: Any, ts: Any) -> bool:
+    def insert(self, sc: Any, ts: Any) -> None:
         """A compaction at a place no recorded one has: its answer item and `compacted` line."""
         self.new += 1
         k = self.new
@@ -107,17 +107,16 @@ class _Regen:
         self.out.append({"timestamp": ts, "type": "response_item", "payload": answer})
         self.out.append({"timestamp": ts, "type": "compacted", "payload": {"message": text, "replacement_history": repl}})
         self.history = list(repl)
-        return True
 
-    def answer(self, n: int, obj: Mapping[str, Any], compacted: int) -> bool:
+    def answer(self, n: int, obj: Mapping[str, Any], compacted: int) -> None:
         """A recorded compaction's answer item: the request is sent here (the history is the one the
         compaction summarised), the item written with the new text, or dropped with its compaction."""
         sc = self.places.get(compacted)
         if sc is None:
-            return True
+            return
         if sc.reason == _USER:
             self.out.append(dict(obj))
-            return True
+            return
         rec = self.objects[compacted - 1]
         text = self.ask(sc, ((rec or {}).get("payload") or {}).get("message"))
         self.texts[compacted] = text
@@ -126,19 +125,18 @@ class _Regen:
         first = (hp.get("content") or [{"type": "output_text"}])[0]
         hp["content"] = [{**first, "text": answer_of(text)}]
         self.out.append(item)
-        return True
 
-    def recorded(self, n: int, obj: Mapping[str, Any]) -> bool:
+    def recorded(self, n: int, obj: Mapping[str, Any]) -> None:
         """A recorded `compacted` line: regenerated, kept (a user's), or dropped (not at this setting)."""
         sc = self.places.get(n)
         payload = obj.get("payload") or {}
         replacement = list(payload.get("replacement_history") or [])
         if sc is None:  # the setting does not make this compaction: the history goes on
-            return True
+            return
         if sc.reason == _USER:
             self.out.append(dict(obj))
             self.history = replacement
-            return True
+            return
         text = self.texts.pop(n, None)
         if text is None:  # no answer item recorded before it
             text = self.ask(sc, payload.get("message"))
@@ -146,7 +144,6 @@ class _Regen:
             self.history, text, lambda what: new_id(self.seed, f"{n}-{what}"))
         self.out.append({**obj, "payload": {**payload, "message": text, "replacement_history": repl}})
         self.history = list(repl)
-        return True
 
     def run(self) -> list[dict[str, Any]]:
         objs = self.objects

@@ -1,12 +1,14 @@
 """What `resummarize` asks of an agent's summariser, agent-free: the answer a summariser returns, the
-error that stops a chain, the Responses-style request (`policies.summary_request`), and the `Summarizer` interface each agent's
-summariser module implements (`replay.registry.SUMMARIZERS` names the module, or why an agent has
-none). The endpoint, the run and the report only speak to this interface.
+error that stops a chain, the Responses-style request (`policies.summary_request`), the `Summarizer`
+interface the endpoint, the run and the report speak to, and the `Rewriter` interface each agent's
+part of `resummarize` implements in `policies/` (`replay.registry.SUMMARIZERS` names the module, or
+why an agent has none).
 
-An agent's summariser owns its whole rule: where its compactions fire over a settings grid (its own
-replay), the request it sends at each one (prompt, request shape), what it keeps of the answer
-(`reply_text`), how each regenerated summary is chained into the next request, and the file it
-writes back in its own format.
+There is one driver (`replay.resummarize`): it replays every agent's input on the one walk
+(`replay.walk`) over the settings grid of the agent's rule, and makes each rewriter a `Summarizer`.
+The rewriter owns what is the agent's: the request it sends at each compaction (prompt, request
+shape), what it keeps of the answer (`reply_text`), how each regenerated summary is chained into the
+next request, and the file it writes back in its own format.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ class SummaryGrid:
 
 
 class Summarizer(Protocol):
-    """An agent's summariser (the `SUMMARIZER` of the module `replay.registry.SUMMARIZERS` names).
+    """An agent's summariser (`replay.resummarize.Summarizer` over the `REWRITER` of the module
+    `replay.registry.SUMMARIZERS` names).
 
     A chain is one input under one setting (`session`, `label`, `settings`, `leaf_id`); a result is a
     regenerated chain (`chain`, `compactions`, `error`)."""
