@@ -27,6 +27,7 @@ from typing import Any
 from sessiontools.errors import InputError, UsageError
 from sessiontools.policies.base import Policy
 from sessiontools.replay.neutral import NeutralTruth
+from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import ReplayRun, ReplaySettings, SimCompaction
 from sessiontools.replay.summarizer import Answer, Rewriter, Summarize, SummarizerError, SummaryGrid
 from sessiontools.transcript.model import TranscriptPath
@@ -44,6 +45,7 @@ class Chain:
     grid: SummaryGrid
     run: ReplayRun  # the setting's run (the final one after `regenerate`), the agent's own path kept
     native: Any = None  # the rewriter's own reading of the input (`Rewriter.native`)
+    walk_grid: PathGrid | None = None  # what the walks of this path share (`replay.path_grid`)
 
     @property
     def settings(self) -> ReplaySettings:
@@ -132,7 +134,6 @@ def plan(source: Any, rewriter: Rewriter, grid: SummaryGrid) -> list[Chain]:
     """`source` replayed at every setting of `grid` its agent's rule takes: one chain each."""
     from sessiontools.policies.registry import cli_version, make_policy
     from sessiontools.replay.transcripts import policy_for, walk_transcript
-    from sessiontools.replay.walk import simulate_path
     from sessiontools.transcript.load import transcript_of
 
     t = transcript_of(source, leaf=grid.leaf)
@@ -143,17 +144,17 @@ def plan(source: Any, rewriter: Rewriter, grid: SummaryGrid) -> list[Chain]:
     name = policy_for(t, grid.policy)
     out = []
     for tr in walk_transcript(t, windows=windows, reserves=grid.reserves, keeps=grid.keeps, policy=grid.policy,
-                              limits=grid.limits, summary_tokens=grid.summary_tokens):
+                              limits=grid.limits, summary_tokens=grid.summary_tokens, keep_path=True):
         path = tr.path
         model = next((r.model for r in reversed(path.requests) if r.model), None)
         policy = make_policy(name, cli_version(name, t), model)
+        shared = PathGrid(path, policy, tr.truth, [r.settings for r in tr.runs])  # for the walks again
         for run in tr.runs:
             s = run.settings
             if s.reserve_tokens >= s.context_window:
                 raise InputError(f"{t.source}: reserveTokens {s.reserve_tokens:,} is not below the window "
                                  f"{s.context_window:,}")
-            kept = simulate_path(path, policy, s, tr.truth, keep_path=True)  # the agent's own path too
-            out.append(Chain(source, rewriter, path, policy, tr.truth, grid, kept, native))
+            out.append(Chain(source, rewriter, path, policy, tr.truth, grid, run, native, shared))
     return out
 
 
@@ -188,7 +189,8 @@ def regenerate(chain: Chain, summarize: Summarize, prompts: Any = None,
         except _Stop:
             pass
         sizes = [rw.given(r, chain.truth) for r in result.compactions]
-        chain.run = simulate_path(chain.path, chain.policy, chain.settings, chain.truth, sizes, keep_path=True)
+        chain.run = simulate_path(chain.path, chain.policy, chain.settings, chain.truth, sizes, grid=chain.walk_grid,
+                                  keep_path=True)
         n += 1
 
 
