@@ -188,7 +188,10 @@ def regenerate(chain: Chain, summarize: Summarize, prompts: Any = None,
             return result
         except _Stop:
             pass
-        sizes = [rw.given(r, chain.truth) for r in result.compactions]
+        # The n-th summary of the walk is its n-th compaction's, the user's among them (a rewriter
+        # that keeps those as recorded may not report them): each size by its compaction.
+        given = {id(r.compaction): rw.given(r, chain.truth) for r in result.compactions}
+        sizes = [given.get(id(sc)) for sc in chain.run.compactions]
         chain.run = simulate_path(chain.path, chain.policy, chain.settings, chain.truth, sizes, grid=chain.walk_grid,
                                   keep_path=True)
         n += 1
