@@ -52,11 +52,6 @@ PENDING: dict[str, tuple[str, ...]] = {
     "replay/memo.py": ("pi",), "replay/pi_compact.py": ("pi",), "replay/plain.py": ("pi",),
     "replay/shared.py": ("pi",), "replay/simulate.py": ("pi",), "replay/session.py": ("pi",),
     "replay/transcripts.py": ("pi",), "replay/truth.py": ("pi",),
-    # Each agent's summariser for `resummarize` (`replay.summarizer.Summarizer`, named by
-    # `replay.registry.SUMMARIZERS`): Pi's on the exact port (`replay.simulate`), Codex's on the
-    # transcript walk. Both replay their compactions, so they sit in replay/ beside the walks; they
-    # leave it with the walks' merge (the request shapes, prompts and kept text are the policies').
-    "replay/resummarize_pi.py": ("pi",), "replay/resummarize_codex.py": ("codex",),
 }
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")

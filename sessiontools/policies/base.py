@@ -53,10 +53,11 @@ from sessiontools.names import PolicyName
 from sessiontools.policies.counts import _text_chars4, chars4, text_counter
 from sessiontools.policies.recovery import Recovery
 from sessiontools.policies.settings import Axis, CheckPoint, PolicySettings
-from sessiontools.policies.views import Candidate, CompactionAsk, CountView, Kept, Plan
+from sessiontools.policies.views import Candidate, CompactionAsk, CountView, GivenSummary, Kept, Plan
 from sessiontools.read.agents import Agent
 
-__all__ = ["Agent", "Axis", "Candidate", "CheckPoint", "CompactionAsk", "Compactor", "CountView", "Kept", "Plan",
+__all__ = ["Agent", "Axis", "Candidate", "CheckPoint", "CompactionAsk", "Compactor", "CountView", "GivenSummary", "Kept",
+           "Plan",
            "Policy", "PolicyName", "PolicySettings", "Recovery", "chars4", "text_counter"]
 
 
@@ -89,9 +90,21 @@ class Compactor(ABC):
         return None
 
     @abstractmethod
-    def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = ()) -> None:
+    def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = (),
+             summary: str | None = None) -> None:
         """The walk made `plan` (or applied recorded compaction `recorded`, the user's, keeping the
-        messages `kept`) as the newest compaction of the context."""
+        messages `kept`) as the newest compaction of the context; `summary`: the text the caller wrote
+        for it (`resummarize`), which the agent's own count reads from then on."""
+
+    def keeps_recorded(self, plan: Plan, summary: str) -> bool:
+        """Whether a caller's `summary` for `plan` is the recorded compaction's own text (the recorded
+        context goes on): by default never."""
+        return False
+
+    def simulated_path(self) -> tuple[Any, ...]:
+        """The agent's own records on the simulated path at the end of the walk (its base records and
+        the compactions made, in order), which `resummarize` writes back; () when it keeps none."""
+        return ()
 
 
 class Policy(ABC):

@@ -1,4 +1,4 @@
-"""Editing a Codex rollout's lines for `resummarize` (`replay.resummarize_codex`): where a
+"""Editing a Codex rollout's lines for `resummarize` (`policies.codex_resummarize`): where a
 compaction's answer item is, where a new compaction goes, a recorded replacement history with a new
 summary, new item ids, and 0.171's `ordinal`s counted again. Values in, values out."""
 

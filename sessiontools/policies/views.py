@@ -83,3 +83,15 @@ class Plan:
     messages_summarized: int = 0
     turn_prefix_messages: int = 0
     state: Any = field(default=None, compare=False, repr=False)  # the compactor's own, for `Compactor.made`
+    #: The agent's own preparation of this compaction (Pi's `Preparation`), which `resummarize` builds its
+    #: summarisation requests from; the walk carries it on the run's compaction and does not read it.
+    preparation: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class GivenSummary:
+    """A compaction's summary written by the walk's caller (`resummarize`): its text, and its truth in
+    tokens as the endpoint counted them (None: the truth model's of the text)."""
+
+    text: str
+    tokens: float | None = None

@@ -63,11 +63,12 @@ def policy_axes(name: str | PolicyName) -> tuple[Axis, ...]:
 _AXES: dict[PolicyName, tuple[Axis, ...]] = {}
 
 
-#: Each agent's summariser for `resummarize` (the module whose `SUMMARIZER` implements
-#: `replay.summarizer.Summarizer`), or why it has none.
+#: Each agent's part of `resummarize` (the module in `policies/` whose `REWRITER` implements
+#: `replay.summarizer.Rewriter`; the one driver, `replay.resummarize`, makes it a `Summarizer`), or why
+#: it has none.
 SUMMARIZERS: dict[Agent, str] = {
-    Agent.PI: "sessiontools.replay.resummarize_pi",
-    Agent.CODEX: "sessiontools.replay.resummarize_codex",
+    Agent.PI: "sessiontools.policies.pi.resummarize",
+    Agent.CODEX: "sessiontools.policies.codex_resummarize",
 }
 NO_SUMMARIZER: dict[Agent, str] = {
     Agent.CLAUDE_CODE: "Claude Code compactions are not supported: the pinned CLI (2.1.332) assembles its compact "
@@ -77,9 +78,16 @@ NO_SUMMARIZER: dict[Agent, str] = {
 
 def summarizers() -> dict[Agent, Summarizer]:
     """Every agent's summariser, in `Agent` order (imported on first use)."""
-    from importlib import import_module
+    from sessiontools.replay.resummarize import summarizer
 
-    return {a: import_module(SUMMARIZERS[a]).SUMMARIZER for a in Agent if a in SUMMARIZERS}
+    got = _SUMMARIZERS
+    for a in Agent:
+        if a in SUMMARIZERS and a not in got:
+            got[a] = summarizer(SUMMARIZERS[a])
+    return {a: got[a] for a in Agent if a in got}
+
+
+_SUMMARIZERS: dict[Agent, Summarizer] = {}
 
 
 def summarizer_of(source: Any) -> Summarizer | None:
@@ -155,7 +163,7 @@ def registry_gaps() -> list[str]:
         if (a in SUMMARIZERS) == (a in NO_SUMMARIZER):
             gap("summariser, nor a reason it has none", "replay.registry.SUMMARIZERS / NO_SUMMARIZER")
         elif a in SUMMARIZERS and not _summarizer_complete(a):
-            gap("complete summariser", f"{SUMMARIZERS[a]}.SUMMARIZER")
+            gap("complete summariser", f"{SUMMARIZERS[a]}.REWRITER")
     if SUMMARY_TEMPLATES.get(REFERENCE_TEMPLATE_AGENT) is None:
         out.append("summary templates: drift's reference agent has none (policies.registry.REFERENCE_TEMPLATE_AGENT)")
     for n in PolicyName:

@@ -149,9 +149,11 @@ def walk_transcript(
     policy: str | None, limits: Sequence[int | None] = (None,), summary_tokens: int | None = None,
     all_leaves: bool = False, claude: dict[str, Any] | None = None, priors: PriorTable | None = None,
     version: str | None = None, defer_prior_dominated: bool = False, truth_tokenizer: str | None = None,
+    keep_path: bool = False,
 ) -> list[SessionReplay]:
     """`replay_transcript` for any pair, a Pi transcript under a Pi policy included (`lab.walk_parity`
-    compares it there with the exact walk, run by run)."""
+    compares it there with the exact walk, run by run). `keep_path`: each run keeps the policy's
+    simulated path of the agent's own records (`simulate_path`'s, for `resummarize`)."""
     name = policy_for(t, policy)
     v = cli_version(name, t, version)
     paths = [p for p in t.paths if not p.sidechain] if all_leaves else t.paths[:1]
@@ -164,7 +166,7 @@ def walk_transcript(
         own = own_policy(t, path)
         truth = fit_neutral_truth(path, summary_tokens, prior, own, tokenizer=truth_tokenizer)
         runs = [] if deferred(defer_prior_dominated, truth, out) else _runs(
-            path, pol, truth, _grid(pol, ws, reserves, keeps, limits or (None,), claude or {}))
+            path, pol, truth, _grid(pol, ws, reserves, keeps, limits or (None,), claude or {}), keep_path)
         req = next((r for r in reversed(path.requests) if r.model), None)
         info = lookup(req.provider, req.model) if req else None
         out.append(session_replay(
@@ -176,10 +178,11 @@ def walk_transcript(
     return out
 
 
-def _runs(path: TranscriptPath, policy: Policy, truth: Any, settings: Sequence[ReplaySettings]) -> list[Any]:
+def _runs(path: TranscriptPath, policy: Policy, truth: Any, settings: Sequence[ReplaySettings],
+          keep_path: bool = False) -> list[Any]:
     """Each setting's run of `path`, the walks sharing what no setting changes (`PathGrid`)."""
     grid = PathGrid(path, policy, truth, settings)
-    return [simulate_path(path, policy, s, truth, grid=grid) for s in settings]
+    return [simulate_path(path, policy, s, truth, grid=grid, keep_path=keep_path) for s in settings]
 
 
 def _model_id(path: TranscriptPath) -> str | None:

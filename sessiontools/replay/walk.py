@@ -45,6 +45,7 @@ from operator import add
 from sessiontools.policies.base import (
     CheckPoint,
     CountView,
+    GivenSummary,
     Policy,
     PolicySettings,
 )
@@ -81,6 +82,7 @@ class _Walk(CompactionStep):
         self.summary = 0.0  # truth of the simulated summary (0 before any)
         self.sizes: Sequence[float | None] = ()  # the n-th summary's truth when the caller knows it
         self.resized = False  # a compaction got the caller's summary (not the recorded one)
+        self.keep_path = False  # the run keeps the agent's own simulated path (`resummarize`)
         self.before_start = g.before_start
         self.matched: set[int] = set(g.before_start)  # positions in `recorded` reproduced so far
         self.by_user, self.by_user_set = g.by_user, g.by_user_set
@@ -381,6 +383,8 @@ class _Walk(CompactionStep):
         own = [c for c in r.compactions if c.reason != CompactionReason.USER]
         matched, policy = sum(1 for c in own if c.matches_recorded), len(own)
         r.recorded_match = RecordedMatch(len(self.recorded) - len(users | self.before_start), matched, policy - matched)
+        if self.keep_path and self.compactor is not None:
+            r.path = self.compactor.simulated_path()
         return r
 
 
@@ -397,14 +401,17 @@ def replay_settings(policy: Policy, window: int, reserve: int = 0, keep: int = 0
 
 
 def simulate_path(path: TranscriptPath, policy: Policy, settings: ReplaySettings | PolicySettings,
-                  truth: NeutralTruth | None = None, summary_sizes: Sequence[float | None] = (),
-                  grid: PathGrid | None = None) -> ReplayRun:
+                  truth: NeutralTruth | None = None, summary_sizes: Sequence[float | GivenSummary | None] = (),
+                  grid: PathGrid | None = None, keep_path: bool = False) -> ReplayRun:
     """Replay `policy` over `path` under `settings` (see the module docstring; a `PolicySettings` or a
     setting without the policy's threshold gets the policy's own). `summary_sizes`: the n-th
-    compaction's summary truth where the caller knows it (`resummarize`'s regenerated summaries)."""
+    compaction's summary where the caller knows it (`resummarize`'s regenerated summaries: its truth,
+    or its text and truth, which the policy's own compactor counts from then on); `keep_path`: the run
+    keeps the policy's compactor's simulated path of the agent's own records (`ReplayRun.path`)."""
     if isinstance(settings, PolicySettings) or settings.policy_threshold is None:
         settings = replay_settings(policy, settings.context_window, settings.reserve_tokens,
                                    settings.keep_recent_tokens, settings.extra)
     walk = _Walk(path, policy, settings, truth or fit_neutral_truth(path), grid)
     walk.sizes = tuple(summary_sizes)
+    walk.keep_path = keep_path
     return walk.walk()

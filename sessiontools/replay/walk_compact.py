@@ -13,6 +13,7 @@ from sessiontools.policies.base import (
     CompactionAsk,
     Compactor,
     CountView,
+    GivenSummary,
     Kept,
     Plan,
     Policy,
@@ -45,7 +46,7 @@ class CompactionStep(CheckStep):
     next_user: int
     unmatched: int
     exact: int | None
-    sizes: Sequence[float | None]
+    sizes: Sequence[float | GivenSummary | None]
     resized: bool
     summary: float
     prefix_until_prompt: bool
@@ -108,15 +109,20 @@ class CompactionStep(CheckStep):
         else:
             self.matched.add(hit)
             self.exact = hit if plan is not None else None
-        n = len(r.compactions)  # a caller's size for this compaction's summary (`resummarize`), else the model's
+        n = len(r.compactions)  # a caller's summary for this compaction (`resummarize`), else the model's
         given = self.sizes[n] if n < len(self.sizes) else None
+        text = given.text if isinstance(given, GivenSummary) else None
+        if text is not None and plan is not None and self.compactor.keeps_recorded(plan, text):  # type: ignore[union-attr]
+            given = text = None  # the recorded summary itself: the recorded context goes on
+        if isinstance(given, GivenSummary):
+            given = given.tokens if given.tokens is not None else self.truth.text_tokens(len(given.text))
         size = given if given is not None else self._summary_size(plan, upto)
         if given is not None:
             self.resized = True  # another summary than the recorded one: the context is no longer the recorded one
         sc = self._record(reason, after, kept.indices, view, truth_now, sum_in, size,
                           hit is not None, len(ctx) - len(kept.indices), count)
         if plan is not None:
-            self.compactor.made(plan)  # type: ignore[union-attr]
+            self.compactor.made(plan, summary=text)  # type: ignore[union-attr]
             _planned(sc, plan)
             if plan.recorded is not None and given is None:  # the recorded compaction, its summary taken
                 sc.summary_source = TruthSource.RECORDED
@@ -230,6 +236,7 @@ def _planned(sc: SimCompaction, plan: Plan) -> None:
     """A compaction's record as the agent's own code planned it (`Compactor.plan`)."""
     sc.tokens_before, sc.matches_recorded, sc.is_split_turn = plan.tokens_before, plan.matches_recorded, plan.is_split_turn
     sc.messages_summarized, sc.turn_prefix_messages = plan.messages_summarized, plan.turn_prefix_messages
+    sc.preparation = plan.preparation
     if plan.parent_id is not None:
         sc.parent_entry_id = plan.parent_id
     if plan.first_kept_id is not None:

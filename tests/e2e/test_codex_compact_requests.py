@@ -22,9 +22,10 @@ from lab.responses_api import ResponsesModel
 from lab.server import LabModel, ServerConfig
 from lab.workload import build_workload
 from sessiontools.policies import codex_compact as cc
+from sessiontools.policies.codex_request import CodexRequest
 from sessiontools.read.codex.load import load_rollout, rollout_objects
-from sessiontools.replay.resummarize_codex import CodexRequest, plan_codex_chains, regenerate_codex
-from sessiontools.replay.summarizer import Answer
+from sessiontools.replay.registry import summarizer_of
+from sessiontools.replay.summarizer import Answer, SummaryGrid
 
 
 def _ensure() -> None:
@@ -70,8 +71,10 @@ def test_our_compaction_requests_are_the_ones_codex_sends(tmp_path: Path) -> Non
                       done["usage"]["output_tokens"])
 
     objs = rollout_objects(out)
-    (chain,) = plan_codex_chains(load_rollout(out), objs, windows=[rec.context_window], limits=[rec.auto_compact_limit])
-    res = regenerate_codex(chain, answer)
+    rollout = load_rollout(out)
+    s = summarizer_of(rollout)
+    (chain,) = s.plan(rollout, SummaryGrid([rec.context_window], [0], [0], limits=[rec.auto_compact_limit]))
+    res = s.regenerate(chain, answer, None, None)
     assert res.error is None
     assert [_comparable(b) for b in ours] == [_comparable(b) for b in logged]
     # the lab's answers to our requests are the summaries Codex recorded, and the rollout is the same

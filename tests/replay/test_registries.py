@@ -87,7 +87,7 @@ def test_an_incomplete_summariser_is_named(monkeypatch: pytest.MonkeyPatch) -> N
 
     class Partial:
         what = "Codex rollout"
-        request_type = type(full[Agent.CODEX]).request_type
+        request_type = full[Agent.CODEX].request_type
 
         def __getattr__(self, name: str) -> object:
             if name == "reply_text":
@@ -95,14 +95,14 @@ def test_an_incomplete_summariser_is_named(monkeypatch: pytest.MonkeyPatch) -> N
             return getattr(full[Agent.CODEX], name)
 
     monkeypatch.setattr(registry, "summarizers", lambda: {**full, Agent.CODEX: Partial()})
-    assert registry_gaps() == ["agent codex: no complete summariser (sessiontools.replay.resummarize_codex.SUMMARIZER)"]
+    assert registry_gaps() == ["agent codex: no complete summariser (sessiontools.policies.codex_resummarize.REWRITER)"]
 
 
 def test_each_request_gets_its_agents_reply_rule() -> None:
     """The endpoint keeps of a reply what the request's own agent keeps (`replay.registry.reply_text`):
     Pi's text blocks joined by newlines, Codex's last assistant message."""
+    from sessiontools.policies.codex_request import CodexRequest
     from sessiontools.policies.pi.summarize import RequestKind, SummaryRequest
-    from sessiontools.replay.resummarize_codex import CodexRequest
 
     blocks = [{"type": "text", "text": "a"}, {"type": "thinking", "thinking": "x"}, {"type": "text", "text": "b"}]
     pi = registry.reply_text(SummaryRequest(RequestKind.INITIAL, "s", "u", 10))

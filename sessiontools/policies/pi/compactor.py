@@ -109,6 +109,7 @@ class PiCompactor(Compactor):
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
+        self.placed: list[tuple[int, Entry | None]] = []  # (entry position after which, entry) of each compaction made
         self.last_pos = -1  # the newest plan's last entry position
         self.kept_from = 0  # the entry position of the newest compaction's first kept entry (0: none yet)
 
@@ -176,11 +177,11 @@ class PiCompactor(Compactor):
             if data.get("firstKeptEntryId") == prep.first_kept_entry_id:
                 return Plan(kept, prep.tokens_before, sum_in, recorded=k, parent_id=self.asked_after(),
                             matches_recorded=data.get("tokensBefore") == prep.tokens_before,
-                            state=(entry, self.last_pos), **common)
+                            state=(entry, self.last_pos), preparation=prep, **common)
         after = self.asked_after()
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
         return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
-                    state=(entry, self.last_pos), **common)
+                    state=(entry, self.last_pos), preparation=prep, **common)
 
     def asked_after(self) -> str | None:
         return self.all[self.last_pos].id if self.last_pos >= 0 else None
@@ -222,13 +223,35 @@ class PiCompactor(Compactor):
         msgs = self.path.messages
         return sum(self.truth.message_tokens(msgs[i]) for i, p in enumerate(self.of_message) if p == at)
 
-    def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = ()) -> None:
+    def keeps_recorded(self, plan: Plan, summary: str) -> bool:
+        return plan.recorded is not None and summary == (plan.state[0].data.get("summary") or "")
+
+    def made(self, plan: Plan | None, recorded: int | None = None, kept: Sequence[int] = (),
+             summary: str | None = None) -> None:
         self.made_count += 1
         if plan is not None:
             self.comp, self.comp_after = plan.state[0], plan.state[1]
+            if summary is not None and not self.keeps_recorded(plan, summary):
+                e = self.comp
+                self.comp = Entry("compaction", e.id, e.parent_id, 0, -1, {**e.data, "summary": summary})
         elif recorded is not None:
             at = self.of_message[self.path.compactions[recorded].index]
             self.comp, self.comp_after = self.all[at], at
+        self.placed.append((self.comp_after, self.comp))
         first = self.comp.data.get("firstKeptEntryId") if self.comp is not None else None
         at = self.position.get(first) if isinstance(first, str) else None
         self.kept_from = at if at is not None else (self.of_message[kept[0]] if kept else self.comp_after + 1)
+
+    def simulated_path(self) -> tuple[Entry, ...]:
+        """Pi's simulated path: the base entries (a failed attempt's omission edits only where this run
+        was rejected there too) with each compaction's entry after the entry it was made after."""
+        after: dict[int, list[Entry]] = {}
+        for at, e in self.placed:
+            if e is not None:
+                after.setdefault(at, []).append(e)
+        out: list[Entry] = [*after.get(-1, ())]
+        for p, e in enumerate(self.all):
+            if p not in self.skip:
+                out.append(e)
+            out.extend(after.get(p, ()))
+        return tuple(out)
