@@ -18,9 +18,10 @@ from typing import Any
 
 from sessiontools.policies.base import CompactionAsk, Compactor, Plan, PolicySettings
 from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
-from sessiontools.policies.pi.serialize import compute_file_lists, format_file_operations
+from sessiontools.policies.pi.serialize import FileOps, compute_file_lists, extract_file_ops, format_file_operations
 from sessiontools.policies.pi.settings import CompactionSettings
 from sessiontools.read.pi.entries import Entry
+from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
 
 #: Characters of Pi's summarisation prompt around the serialized conversation, and of the split
@@ -78,6 +79,33 @@ def _serialized_chars(messages: Sequence[Any], version: str, memo: dict[int, tup
             total += got[1]
             parts += 1
     return total + 2 * max(0, parts - 1)
+
+
+def _estimate(m: Any, version: str, memo: dict[int, tuple[Any, int]]) -> int:
+    """Pi's estimateTokens of one message, kept in `memo` (by id, with the message, as
+    `_serialized_chars` keeps its lengths): Pi's cut point and tokens before estimate the same
+    messages at every compaction of every setting of a grid."""
+    got = memo.get(id(m))
+    if got is None or got[0] is not m:
+        got = memo[id(m)] = (m, estimate_tokens(m, version))
+    return got[1]
+
+
+def _file_ops(messages: Sequence[Any], ops: FileOps, version: str, memo: dict[int, tuple[Any, FileOps | None]]) -> None:
+    """`extract_file_ops` of each message, in order, each message's own operations found once per grid
+    (kept in `memo` as `_estimate` keeps its estimates) and merged by `dict.update`: a file already seen
+    keeps its place, a new one comes after, as `ops.read[f] = None` does."""
+    for m in messages:
+        got = memo.get(id(m))
+        if got is None or got[0] is not m:
+            one = FileOps()
+            extract_file_ops(m, one, version)
+            got = memo[id(m)] = (m, one if one.read or one.written or one.edited else None)
+        found = got[1]
+        if found is not None:
+            ops.read.update(found.read)
+            ops.written.update(found.written)
+            ops.edited.update(found.edited)
 
 
 class PiCompactor(Compactor):
@@ -156,7 +184,11 @@ class PiCompactor(Compactor):
         return out
 
     def plan(self, ask: CompactionAsk) -> Plan | str:
-        prep = prepare_compaction(self.entries(ask), self.cs, self.v)
+        shared = self.truth.shared
+        estimates = shared.setdefault(("pi estimates", self.v), {})
+        ops = shared.setdefault(("pi file ops", self.v), {})
+        prep = prepare_compaction(self.entries(ask), self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
+                                  file_ops=lambda ms, into, v: _file_ops(ms, into, v, ops))
         if isinstance(prep, NoCompaction):
             return prep.reason
         assert isinstance(prep, Preparation)
