@@ -108,6 +108,27 @@ def _file_ops(messages: Sequence[Any], ops: FileOps, version: str, memo: dict[in
             ops.edited.update(found.edited)
 
 
+def _layout(all_: Sequence[Entry], of_message: Sequence[int], version: str) -> tuple[Any, ...]:
+    """`PiCompactor`'s view of a path's entries (see its attributes), the same for every setting."""
+    # Each entry's position by id (compactions aside): Pi may keep from an entry that sends no
+    # message (a model change), the workload's messages from there on.
+    position: dict[str, int] = {}
+    for p, e in enumerate(all_):
+        if e.id is not None and e.type != "compaction":
+            position.setdefault(e.id, p)
+    # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
+    # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
+    base = [p for p, e in enumerate(all_) if e.type != "compaction"]
+    entries = [all_[p] for p in base]
+    failed = {j for j, e in enumerate(entries) if is_overflow_error(e, version)}
+    artefacts, ends = recovery_groups(entries, failed)
+    skip = frozenset(p for p, e in enumerate(all_) if e.type == "compaction") | {base[j] for j in artefacts}
+    group_end = {base[j]: base[k] for j, k in ends.items()}
+    # Positions of the system entries (1.x: their messages merge into the one Pi sends).
+    system = tuple(p for p, e in enumerate(all_) if e.role == "system" and e.type != "compaction")
+    return position, frozenset(of_message), skip, group_end, system
+
+
 class PiCompactor(Compactor):
     """One run's Pi compactions on the entries of a Pi transcript path (see the module docstring)."""
 
@@ -117,23 +138,12 @@ class PiCompactor(Compactor):
         self.all: tuple[Entry, ...] = table.entries
         self.of_message: tuple[int, ...] = table.of_message
         self.cs = CompactionSettings(True, settings.reserve_tokens, settings.keep_recent_tokens)
-        #: Each entry's position by id (compactions aside): Pi may keep from an entry that sends no
-        #: message (a model change), the workload's messages from there on.
-        self.position: dict[str, int] = {}
-        for p, e in enumerate(self.all):
-            if e.id is not None and e.type != "compaction":
-                self.position.setdefault(e.id, p)
-        self.with_message = frozenset(self.of_message)
-        # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
-        # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
-        base = [p for p, e in enumerate(self.all) if e.type != "compaction"]
-        entries = [self.all[p] for p in base]
-        failed = {j for j, e in enumerate(entries) if is_overflow_error(e, version)}
-        artefacts, ends = recovery_groups(entries, failed)
-        self.skip = frozenset(p for p, e in enumerate(self.all) if e.type == "compaction") | {base[j] for j in artefacts}
-        self.group_end = {base[j]: base[k] for j, k in ends.items()}
-        #: Positions of the system entries (1.x: their messages merge into the one Pi sends).
-        self.system = tuple(p for p, e in enumerate(self.all) if e.role == "system" and e.type != "compaction")
+        # The path's layout is every setting's: made once per grid (kept in the truth's shared memo with the path).
+        memo = truth.shared.setdefault(("pi compactor layout", version), {})
+        got = memo.get(id(path))
+        if got is None or got[0] is not path:
+            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version))
+        self.position, self.with_message, self.skip, self.group_end, self.system = got[1]
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
