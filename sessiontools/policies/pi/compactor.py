@@ -18,7 +18,12 @@ from typing import Any
 
 from sessiontools.policies.base import CompactionAsk, Compactor, Plan, PolicySettings
 from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
-from sessiontools.policies.pi.serialize import FileOps, compute_file_lists, extract_file_ops, format_file_operations
+from sessiontools.policies.pi.serialize import (
+    FileOps,
+    compute_file_lists,
+    extract_file_ops,
+    format_file_operations,
+)
 from sessiontools.policies.pi.settings import CompactionSettings
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
