@@ -86,6 +86,9 @@ class Plain:
             for size in g.work_sizes:
                 acc += term(size)
                 self.terms.append(acc)
+        else:  # a request with a check point before or after it is never plain
+            self.ok = [ok and not ((self.between and not starts[j]) or (self.run_end and self.last[j]))
+                       for j, ok in enumerate(self.ok[:n])] + [False]
 
 
 def plain_run(walk: _Walk, n: int) -> int:
