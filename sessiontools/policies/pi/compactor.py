@@ -167,7 +167,9 @@ class PiCompactor(Compactor):
             p = of[i]
             if p == prev or p in skip:
                 continue
-            out += [q for q in range(prev + 1 if prev >= 0 else self.kept_from, p) if q not in with_message and q not in skip]
+            lo = prev + 1 if prev >= 0 else self.kept_from
+            if p > lo:  # entries between two messages (most messages follow the previous one's entry)
+                out += [q for q in range(lo, p) if q not in with_message and q not in skip]
             out.append(p)
             prev = p
         if ask.before_call and ask.context and ask.context[-1] + 1 < len(of) and prev not in self.group_end:
