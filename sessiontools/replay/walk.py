@@ -31,6 +31,10 @@ A run starts at a user message. Walking the calls:
 - recorded compactions the user or an extension made (trigger `manual`, writer `hook`) are applied
   where they were recorded, with their recorded kept messages and summary, whatever the policy.
 
+A grid's settings take the events before their first of their own from one shared trace
+(`replay.walk_bulk`), and spans of plain requests, after compactions too, in one pass over the grid's
+columns (`replay.walk_plain`); the step walks the rest.
+
 The run has every counter, request point and compaction of Pi's exact walk (`replay.simulate`), so
 pricing, the cache model, the timeline and the invariants (`replay.invariants`) serve every agent.
 """
