@@ -3,7 +3,9 @@ from one trace) gives the same runs, on every field, as the step alone (`walk_bu
 every Pi sample under both Pi policies and under Codex's and Claude Code's rules, on each agent's
 samples under its own and the other agents' policies, on every 12th file of the Codex and Claude Code
 bench corpora, and on the shared real Pi sessions; at windows that compact, overflow and never
-compact. A second test shows the comparison fails when the trace is wrong."""
+compact. The bulk side includes the spans of plain requests `replay.walk_plain` answers after a
+setting's compactions (shown taken under each kind of rule); further tests show the comparison fails
+when the trace or a span's count is wrong, and that each policy's count in column form is its count."""
 
 from __future__ import annotations
 
