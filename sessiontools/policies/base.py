@@ -46,7 +46,7 @@ This module holds the two interfaces, `Compactor` and `Policy`; the values they 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sessiontools.names import PolicyName
@@ -204,6 +204,12 @@ class Policy(ABC):
     def fires(self, count: float, threshold: int) -> bool:
         """Whether the agent compacts at `count` (Pi: strictly above T)."""
         return count > threshold
+
+    def count_columns(self) -> tuple[Callable[[tuple[int, int]], int], Callable[[float, int], float]] | None:
+        """(term, combine) when `count` of a view with a usage is `combine(last usage total, the sum of
+        term(size) over the trailing messages)` with integer terms, exactly: the walk's bulk path sums
+        the terms by prefix sums (`replay.walk_plain`). None (default): only `count` gives it."""
+        return None
 
     @abstractmethod
     def keep(self, candidates: Sequence[Candidate], settings: PolicySettings) -> Kept:

@@ -263,6 +263,15 @@ class ClaudeCodePolicy(Policy):
             return float(estimate_chars(sum(c for c, _ in view.context), self.model))
         return view.last_usage_total + estimate_chars(sum(c for c, _ in view.trailing), self.model)
 
+    def count_columns(self) -> tuple[Any, Any]:
+        """`count` with a usage, as (term of a message, combine(usage total, the terms' sum))."""
+        if self.rule.count is Count.USAGE:
+            return _no_term, _usage_alone
+        if self.rule.count in _JS_COUNTS:
+            return _chars_term, _plus_quarter
+        model = self.model
+        return _chars_term, lambda last, chars: last + estimate_chars(chars, model)
+
     def fires(self, count: float, threshold: int) -> bool:
         return count >= threshold
 
@@ -318,3 +327,19 @@ def claude_code_policy(name: str | PolicyName, version: str | None = None,
         raise ValueError(f"{n} is not a Claude Code policy")
     return ClaudeCodePolicy(reactive_only=n == PolicyName.CLAUDE_CODE_REACTIVE,
                             rule=rule_for(version) if version else NEWEST, model=model)
+
+
+def _no_term(size: tuple[int, int]) -> int:
+    return 0
+
+
+def _usage_alone(last: float, terms: int) -> float:
+    return float(last)
+
+
+def _chars_term(size: tuple[int, int]) -> int:
+    return size[0]
+
+
+def _plus_quarter(last: float, chars: int) -> float:
+    return last + chars / 4

@@ -317,6 +317,15 @@ class CodexPolicy(Policy):
         items = view.trailing if view.last_usage_total is not None else view.context
         return (view.last_usage_total or 0.0) + past + sum(approx_tokens(b) for _, b in items)
 
+    def count_columns(self) -> tuple[Any, Any] | None:
+        """`count` with a usage, as (term of an item, combine(usage total, the terms' sum)); None where it
+        reads the items themselves (the past reasoning, from 0.64 on)."""
+        if self.rule.counts_past_reasoning:
+            return None
+        if not self.rule.count_trailing:
+            return _no_term, _plus
+        return _bytes_term, _plus
+
     def fires(self, count: float, threshold: int) -> bool:
         return count >= threshold
 
@@ -358,3 +367,15 @@ def codex_policy(version: str | None = None, model: str | None = None) -> CodexP
     if not pol.rule.pre_turn_check:
         pol.check_points = frozenset({CheckPoint.BETWEEN_TURNS})
     return pol
+
+
+def _no_term(size: tuple[int, int]) -> int:
+    return 0
+
+
+def _bytes_term(size: tuple[int, int]) -> int:
+    return approx_tokens(size[1])
+
+
+def _plus(last: float, terms: int) -> float:
+    return last + terms

@@ -13,6 +13,7 @@ uses it is `replay.walk`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain, starmap
 from operator import attrgetter
 
 from sessiontools.policies.base import Policy, text_counter
@@ -47,11 +48,35 @@ text_chars4 = text_counter(None)
 def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, priced: bool = False) -> FitInput:
     """The transcript adapter's input to the one fit (see the module docstring)."""
     counted = {m.index: count(m) for m in path.messages}
+    # Integer counts (every counter's): a context's total by prefix sums over its ranges, the same int.
+    prefix: list[int] | None = None
+    if all(type(c) is int for c in counted.values()):
+        prefix = [0]
+        for i in range(max(counted, default=-1) + 1):
+            prefix.append(prefix[-1] + counted.get(i, 0))
     contexts = []
     wanted = {}
+    ctx: list[int] = []
+    prev: tuple[tuple[int, int], ...] = ()
     for k, r in enumerate(path.requests):
-        ctx = list(r.context_indices())
-        contexts.append((k, ctx, len(ctx), float(sum(counted.get(i, 0) for i in ctx))))
+        ranges = r.context
+        m = len(prev)
+        if m and len(ranges) >= m and ranges[:m - 1] == prev[:m - 1] and ranges[m - 1][0] == prev[m - 1][0] \
+                and ranges[m - 1][1] >= prev[m - 1][1]:
+            # It extends the previous context: one growing list (`attribute` reads ctx[:n], its prefix test
+            # is then identity), its new messages appended.
+            a, b = ranges[m - 1]
+            ctx.extend(range(max(a, prev[m - 1][1]), b))
+            ctx.extend(chain.from_iterable(starmap(range, ranges[m:])))
+        else:
+            ctx = list(chain.from_iterable(starmap(range, ranges)))
+        prev = ranges
+        if prefix is not None:
+            top = len(prefix) - 1
+            total = sum(prefix[min(max(b, 0), top)] - prefix[min(max(a, 0), top)] for a, b in r.context if b > a)
+        else:
+            total = sum(counted.get(i, 0) for i in ctx)
+        contexts.append((k, ctx, len(ctx), float(total)))  # ctx[:n]: this request's context
         wanted[k] = float(r.usage.prompt)
     return FitInput(counted, contexts, wanted, _summaries(path), key=_itself, priced_summaries=priced)
 

@@ -31,6 +31,10 @@ A run starts at a user message. Walking the calls:
 - recorded compactions the user or an extension made (trigger `manual`, writer `hook`) are applied
   where they were recorded, with their recorded kept messages and summary, whatever the policy.
 
+A grid's settings take the events before their first of their own from one shared trace
+(`replay.walk_bulk`), and spans of plain requests, after compactions too, in one pass over the grid's
+columns (`replay.walk_plain`); the step walks the rest.
+
 The run has every counter, request point and compaction of Pi's exact walk (`replay.simulate`), so
 pricing, the cache model, the timeline and the invariants (`replay.invariants`) serve every agent.
 """
@@ -41,6 +45,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import reduce
 from operator import add
+from typing import Any
 
 from sessiontools.policies.base import (
     CheckPoint,
@@ -111,6 +116,7 @@ class _Walk(CompactionStep):
         #: order as the walk moves on: (lo, start, hi, value).
         self._ctx_sum: tuple[int, float, int, float] = (0, 0.0, 0, 0.0)
         self._anchor_sum: tuple[int, float, int, float] = (0, 0.0, 0, 0.0)
+        self.plain: Any = None  # the grid's columns for runs of plain requests (`replay.walk_plain`); False: none
 
     def set_prefix(self, kept: tuple[int, ...], resume: int) -> None:
         """The newest compaction keeps `kept` and the workload follows from work position `resume`."""
@@ -353,10 +359,16 @@ class _Walk(CompactionStep):
     def walk(self) -> ReplayRun:
         events, starts = self.grid.events, self.grid.run_starts
         from sessiontools.replay.walk_bulk import fast_forward  # (its trace is a `_Walk`)
+        from sessiontools.replay.walk_plain import plain_run
 
-        n0 = fast_forward(self)  # the events the grid's other settings walked alike (`replay.walk_bulk`)
-        prev = self.event_end(events[n0 - 1]) if n0 else -1
-        for n, ev in enumerate(events[n0:], n0):
+        n = fast_forward(self)  # the events the grid's other settings walked alike (`replay.walk_bulk`)
+        prev = self.event_end(events[n - 1]) if n else -1
+        while n < len(events):
+            m = plain_run(self, n)  # a run of plain requests in bulk (`replay.walk_plain`)
+            if m > n:
+                n, prev = m, self.event_end(events[m - 1])
+                continue
+            ev = events[n]
             self.user_compactions(ev.index)
             if starts[n]:
                 self.recovery.run_started()
@@ -375,6 +387,7 @@ class _Walk(CompactionStep):
                 self.overflow(ev, starts[n], last)
             else:
                 self.request(ev, starts[n], last)
+            n += 1
         self._trailing_check(prev)
         self.user_compactions(len(self.path.messages) + 1)  # a /compact after the last request
         r = self.run

@@ -37,7 +37,8 @@ from sessiontools.transcript.model import Overflow, UnusableReply
 
 #: A window and threshold no request or count reaches: the trace's walk never compacts or overflows.
 NEVER = 1 << 62
-#: Set False to walk every setting by the step alone (the guard test's other side; `lab.walk_speed --step`).
+#: Set False to walk every setting by the step alone, without this trace or the spans of `replay.walk_plain`
+#: (the guard test's other side; `lab.walk_speed`'s "step alone").
 ENABLED = True
 
 

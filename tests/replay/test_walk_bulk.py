@@ -3,7 +3,9 @@ from one trace) gives the same runs, on every field, as the step alone (`walk_bu
 every Pi sample under both Pi policies and under Codex's and Claude Code's rules, on each agent's
 samples under its own and the other agents' policies, on every 12th file of the Codex and Claude Code
 bench corpora, and on the shared real Pi sessions; at windows that compact, overflow and never
-compact. A second test shows the comparison fails when the trace is wrong."""
+compact. The bulk side includes the spans of plain requests `replay.walk_plain` answers after a
+setting's compactions (shown taken under each kind of rule); further tests show the comparison fails
+when the trace or a span's count is wrong, and that each policy's count in column form is its count."""
 
 from __future__ import annotations
 
@@ -133,3 +135,78 @@ def test_a_grid_that_does_not_know_its_settings(sample: Path) -> None:
             walk_bulk.ENABLED = True
 
     assert list(differences(runs(False), runs(True))) == []
+
+
+def _spans(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """(events answered, compactions before them) of each span `replay.walk_plain` answers from now on."""
+    from sessiontools.replay import walk_plain
+
+    spans: list[tuple[int, int]] = []
+    span = walk_plain._span
+
+    def counted(walk: Any, p: Any, n: int) -> int:
+        m = span(walk, p, n)
+        spans.append((m - n, len(walk.run.compactions)))
+        return m
+
+    monkeypatch.setattr(walk_plain, "_span", counted)
+    return spans
+
+
+@pytest.mark.parametrize(("sample", "policy"), [("pi0-threshold-5x.jsonl", "pi-0"), ("pi1-threshold-5x.jsonl", "pi-1"),
+                                                ("pi0-threshold-5x.jsonl", "claude-code"),
+                                                ("codex/codex-0.63-limit.jsonl", None),
+                                                ("codex/codex-0.145-capped.jsonl", "claude-code-reactive")])
+def test_plain_spans_are_taken_after_compactions(monkeypatch: pytest.MonkeyPatch, sample: str, policy: str) -> None:
+    """The comparisons above exercise `replay.walk_plain`: spans of plain requests, check points in them,
+    are answered in bulk after a setting's compactions, under Pi's rules (check points after a run and
+    between turns), Claude Code's and Codex 0.63's (before sampling and between turns) and a rule with none."""
+    spans = _spans(monkeypatch)
+    runs = _grid(SAMPLES / sample, policy, (8000, 24000, 200000), bulk=True)
+    assert any(r.compactions for r in runs)
+    assert sum(n for n, made in spans if made) > 0, spans
+
+
+def test_the_comparison_sees_a_wrong_span(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail on the spans: a count in column form that leaves out the trailing
+    messages (the tool results before Pi 1.x's check between turns) misses compactions the step makes."""
+    from sessiontools.policies.pi.policy import PiPolicy
+
+    sample = SAMPLES / "pi1-threshold-5x.jsonl"
+    step = _grid(sample, "pi-1", (8000, 24000, 200000), bulk=False)
+    monkeypatch.setattr(PiPolicy, "count_columns", lambda self: (lambda size: 0, lambda last, terms: last + terms))
+    wrong = _grid(sample, "pi-1", (8000, 24000, 200000), bulk=True)
+    found = list(differences(step, wrong))
+    assert any("compactions" in d for d in found), found
+
+
+def _policies() -> list[Any]:
+    from sessiontools.policies.registry import make_policy
+
+    out = [make_policy(n) for n in ("pi-0", "pi-1", "codex", "claude-code", "claude-code-reactive")]
+    for name, versions in (("codex", ("0.40.0", "0.63.0", "0.64.0", "0.171.0")),
+                           ("claude-code", ("1.0.0", "2.0.10", "2.1.20", "2.1.332"))):
+        for v in versions:
+            out.append(make_policy(name, v))
+    return out
+
+
+@pytest.mark.parametrize("policy", _policies(), ids=lambda p: f"{p.name}-{getattr(getattr(p, 'rule', None), 'version', '')}")
+def test_count_columns_are_the_count(policy: Any) -> None:
+    """Where a policy gives its count in column form (`Policy.count_columns`), it is `Policy.count` of
+    any view with a usage, float for float (the bulk path compares it with the threshold in its place)."""
+    import random
+
+    from sessiontools.policies.base import CountView
+
+    cols = policy.count_columns()
+    if cols is None or policy.count_reads_messages:
+        pytest.skip("no count in column form: the bulk path leaves its check points to the step")
+    term, combine = cols
+    rng = random.Random(7)
+    for _ in range(300):
+        trailing = [(rng.randrange(0, 40000), rng.randrange(0, 60000)) for _ in range(rng.randrange(0, 6))]
+        last = rng.choice([0.0, float(rng.randrange(1, 300000)), rng.randrange(1, 300000) + 0.5])
+        want = policy.count(CountView(last, trailing, trailing, ()))
+        got = combine(last, sum(term(s) for s in trailing))
+        assert (got, repr(got)) == (want, repr(want)), (last, trailing)

@@ -18,9 +18,15 @@ from typing import Any
 
 from sessiontools.policies.base import CompactionAsk, Compactor, Plan, PolicySettings
 from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
-from sessiontools.policies.pi.serialize import compute_file_lists, format_file_operations
+from sessiontools.policies.pi.serialize import (
+    FileOps,
+    compute_file_lists,
+    extract_file_ops,
+    format_file_operations,
+)
 from sessiontools.policies.pi.settings import CompactionSettings
 from sessiontools.read.pi.entries import Entry
+from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
 
 #: Characters of Pi's summarisation prompt around the serialized conversation, and of the split
@@ -80,6 +86,54 @@ def _serialized_chars(messages: Sequence[Any], version: str, memo: dict[int, tup
     return total + 2 * max(0, parts - 1)
 
 
+def _estimate(m: Any, version: str, memo: dict[int, tuple[Any, int]]) -> int:
+    """Pi's estimateTokens of one message, kept in `memo` (by id, with the message, as
+    `_serialized_chars` keeps its lengths): Pi's cut point and tokens before estimate the same
+    messages at every compaction of every setting of a grid."""
+    got = memo.get(id(m))
+    if got is None or got[0] is not m:
+        got = memo[id(m)] = (m, estimate_tokens(m, version))
+    return got[1]
+
+
+def _file_ops(messages: Sequence[Any], ops: FileOps, version: str, memo: dict[int, tuple[Any, FileOps | None]]) -> None:
+    """`extract_file_ops` of each message, in order, each message's own operations found once per grid
+    (kept in `memo` as `_estimate` keeps its estimates) and merged by `dict.update`: a file already seen
+    keeps its place, a new one comes after, as `ops.read[f] = None` does."""
+    for m in messages:
+        got = memo.get(id(m))
+        if got is None or got[0] is not m:
+            one = FileOps()
+            extract_file_ops(m, one, version)
+            got = memo[id(m)] = (m, one if one.read or one.written or one.edited else None)
+        found = got[1]
+        if found is not None:
+            ops.read.update(found.read)
+            ops.written.update(found.written)
+            ops.edited.update(found.edited)
+
+
+def _layout(all_: Sequence[Entry], of_message: Sequence[int], version: str) -> tuple[Any, ...]:
+    """`PiCompactor`'s view of a path's entries (see its attributes), the same for every setting."""
+    # Each entry's position by id (compactions aside): Pi may keep from an entry that sends no
+    # message (a model change), the workload's messages from there on.
+    position: dict[str, int] = {}
+    for p, e in enumerate(all_):
+        if e.id is not None and e.type != "compaction":
+            position.setdefault(e.id, p)
+    # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
+    # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
+    base = [p for p, e in enumerate(all_) if e.type != "compaction"]
+    entries = [all_[p] for p in base]
+    failed = {j for j, e in enumerate(entries) if is_overflow_error(e, version)}
+    artefacts, ends = recovery_groups(entries, failed)
+    skip = frozenset(p for p, e in enumerate(all_) if e.type == "compaction") | {base[j] for j in artefacts}
+    group_end = {base[j]: base[k] for j, k in ends.items()}
+    # Positions of the system entries (1.x: their messages merge into the one Pi sends).
+    system = tuple(p for p, e in enumerate(all_) if e.role == "system" and e.type != "compaction")
+    return position, frozenset(of_message), skip, group_end, system
+
+
 class PiCompactor(Compactor):
     """One run's Pi compactions on the entries of a Pi transcript path (see the module docstring)."""
 
@@ -89,23 +143,12 @@ class PiCompactor(Compactor):
         self.all: tuple[Entry, ...] = table.entries
         self.of_message: tuple[int, ...] = table.of_message
         self.cs = CompactionSettings(True, settings.reserve_tokens, settings.keep_recent_tokens)
-        #: Each entry's position by id (compactions aside): Pi may keep from an entry that sends no
-        #: message (a model change), the workload's messages from there on.
-        self.position: dict[str, int] = {}
-        for p, e in enumerate(self.all):
-            if e.id is not None and e.type != "compaction":
-                self.position.setdefault(e.id, p)
-        self.with_message = frozenset(self.of_message)
-        # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
-        # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
-        base = [p for p, e in enumerate(self.all) if e.type != "compaction"]
-        entries = [self.all[p] for p in base]
-        failed = {j for j, e in enumerate(entries) if is_overflow_error(e, version)}
-        artefacts, ends = recovery_groups(entries, failed)
-        self.skip = frozenset(p for p, e in enumerate(self.all) if e.type == "compaction") | {base[j] for j in artefacts}
-        self.group_end = {base[j]: base[k] for j, k in ends.items()}
-        #: Positions of the system entries (1.x: their messages merge into the one Pi sends).
-        self.system = tuple(p for p, e in enumerate(self.all) if e.role == "system" and e.type != "compaction")
+        # The path's layout is every setting's: made once per grid (kept in the truth's shared memo with the path).
+        memo = truth.shared.setdefault(("pi compactor layout", version), {})
+        got = memo.get(id(path))
+        if got is None or got[0] is not path:
+            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version))
+        self.position, self.with_message, self.skip, self.group_end, self.system = got[1]
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
@@ -125,7 +168,9 @@ class PiCompactor(Compactor):
             p = of[i]
             if p == prev or p in skip:
                 continue
-            out += [q for q in range(prev + 1 if prev >= 0 else self.kept_from, p) if q not in with_message and q not in skip]
+            lo = prev + 1 if prev >= 0 else self.kept_from
+            if p > lo:  # entries between two messages (most messages follow the previous one's entry)
+                out += [q for q in range(lo, p) if q not in with_message and q not in skip]
             out.append(p)
             prev = p
         if ask.before_call and ask.context and ask.context[-1] + 1 < len(of) and prev not in self.group_end:
@@ -157,7 +202,11 @@ class PiCompactor(Compactor):
         return out
 
     def plan(self, ask: CompactionAsk) -> Plan | str:
-        prep = prepare_compaction(self.entries(ask), self.cs, self.v)
+        shared = self.truth.shared
+        estimates = shared.setdefault(("pi estimates", self.v), {})
+        ops = shared.setdefault(("pi file ops", self.v), {})
+        prep = prepare_compaction(self.entries(ask), self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
+                                  file_ops=lambda ms, into, v: _file_ops(ms, into, v, ops))
         if isinstance(prep, NoCompaction):
             return prep.reason
         assert isinstance(prep, Preparation)

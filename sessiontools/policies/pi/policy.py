@@ -96,6 +96,10 @@ class PiPolicy(Policy):
             return view.last_usage_total + sum(chars4(c) for c, _ in view.trailing)
         return float(sum(chars4(c) for c, _ in view.context))
 
+    def count_columns(self) -> tuple[Any, Any]:
+        """`count` with a usage: the newest usage total plus chars/4 of each trailing message."""
+        return _chars4_term, _plus
+
     def checkpoint(self, path: Any, request: Any, context: Sequence[Any], resets: Sequence[int] = ()) -> Any:
         """Pi's own estimate before `request`, exactly: `estimateContextTokens` over Pi's own message
         objects (`Message.raw`) of the context (0.x), or 1.x's projected view that distrusts usage
@@ -221,3 +225,11 @@ def pi_policy(name: str | PolicyName) -> PiPolicy:
     if n not in (PolicyName.PI_0, PolicyName.PI_1):
         raise ValueError(f"{n} is not a Pi policy")
     return PiPolicy("1" if n == PolicyName.PI_1 else "0")
+
+
+def _chars4_term(size: tuple[int, int]) -> int:
+    return chars4(size[0])
+
+
+def _plus(last: float, terms: int) -> float:
+    return last + terms
