@@ -93,6 +93,7 @@ def digest_of(source: Any, grid: SummaryGrid, summarise: Any, s: Any = None) -> 
         res = s.regenerate(chain, summarise, None, None)
         rec = result_record(res, None, None)
         settings = rec.pop("settings")
+        rec.pop("session")  # the file's path: where the checkout is, not what resummarize did
         comps = []
         for r in res.compactions:
             comps.append({
