@@ -9,6 +9,7 @@ from setuptools import Extension, setup
 
 SOURCES = ["sessiontools/read/_native.c", "sessiontools/read/_project.c", "sessiontools/read/_pi.c",
            "sessiontools/read/_pi_entries.c", "sessiontools/read/_codex.c",
-           "sessiontools/read/_codex_path.c", "sessiontools/read/_claude.c"]
+           "sessiontools/read/_codex_path.c", "sessiontools/read/_claude.c",
+           "sessiontools/read/_codex_json.c", "sessiontools/read/_codex_summary.c"]
 setup(ext_modules=[Extension("sessiontools.read._native", SOURCES, optional=True,
                              extra_compile_args=["-O2", "-Wall"])])
