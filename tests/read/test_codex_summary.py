@@ -59,8 +59,8 @@ def test_every_sample_probe_and_bad_fixture() -> None:
     probes = sum(_same(gzip.decompress(f.read_bytes())) for f in PROBES)
     for f in sorted(BAD.rglob("*.jsonl")):
         _same(f.read_bytes())
-    # (every sample but the overflow, which the C leaves to the ordinary way; most probes)
-    assert samples == len(ROLLOUTS) - 1 and probes >= len(PROBES) // 2
+    # (every sample but the overflow, which the C leaves to the ordinary way; every probe)
+    assert samples == len(ROLLOUTS) - 1 and probes == len(PROBES)
 
 
 def _corpus(tmp: Path) -> list[Path]:
