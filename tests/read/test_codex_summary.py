@@ -130,13 +130,13 @@ def _compacting(tmp: Path) -> list[str]:
 
 def test_every_odd_value_in_every_field(tmp_path: Path) -> None:
     """Each field path of the first line of each kind set to each odd value (wrong types, huge and
-    negative numbers, lone surrogates, empty strings, ...), one at a time, in a sample and in a
-    rollout with a compaction (its lines cut down to the compaction's neighbourhood)."""
+    negative numbers, lone surrogates, empty strings, ...), one at a time, in a sample's first lines
+    and in a rollout with a compaction (cut down to the compaction's neighbourhood)."""
     _native()
     checked = summed = 0
     lines = _compacting(tmp_path)
     at = next(i for i, line in enumerate(lines) if '"type":"compacted"' in line)
-    bases = [_lines(SAMPLES / "codex" / "codex-pair-a.jsonl"), lines[:1] + lines[max(1, at - 12):at + 8]]
+    bases = [_lines(SAMPLES / "codex" / "codex-pair-a.jsonl")[:40], lines[:1] + lines[max(1, at - 12):at + 8]]
     for base in bases:
         for index in _kinds(base):
             obj = json.loads(base[index])
