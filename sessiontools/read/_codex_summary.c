@@ -525,7 +525,7 @@ static ptrdiff_t message_text(S *s, const Msg *m) {
     int parts = c < 0 ? 0 : KIND(c) == T_STR ? 1 : KIND(c) == T_ARR ? s->ts.t[c].size : 0;
     int i = c >= 0 && KIND(c) == T_ARR ? c + 1 : c;
     for (int e = 0; e < parts; e++, i = s->ts.t[i].skip) {
-        int x = KIND(i) == T_STR ? i : KIND(i) == T_OBJ ? GET(i, "text") : -1;
+        int x = i == c ? c : KIND(i) == T_OBJ ? GET(i, "text") : -1;  /* (a list's other values: no part) */
         if (x < 0 || KIND(x) != T_STR || s->ts.t[x].end == s->ts.t[x].start)
             continue;
         ptrdiff_t k = junescape(s->d, &s->ts.t[x], &s->buf, &s->cap);
