@@ -453,9 +453,7 @@ static int on_meta(S *s, int line, int p) {
                             str_or_none(s, p, "originator"));
     if (s->meta == NULL)
         return NOMEM;
-    int mp = GET(p, "model_provider");
-    if (s->provider == NULL && mp >= 0 && KIND(mp) == T_STR && s->ts.t[mp].end > s->ts.t[mp].start)
-        s->provider = Py_NewRef(PyTuple_GET_ITEM(s->meta, 3));
+    s->provider = Py_NewRef(PyTuple_GET_ITEM(s->meta, 3));  /* (`provider or model_provider`: the only meta) */
     int bi = GET(p, "base_instructions");
     if (bi >= 0 && KIND(bi) == T_OBJ)
         bi = GET(bi, "text");

@@ -65,6 +65,7 @@ def _transcript(s: CodexSummary) -> Transcript:
         skipped["compaction summarisation call"] = s.skipped
     path = TranscriptPath(None, messages, (), tuple(compactions), (), skipped=skipped)
     sid, cwd, cli_version, _, originator = s.meta or (None, None, None, None, None)
+    cli_version = cli_version or None  # (`Rollout.cli_version`: the first that is not empty)
     settings: dict[str, Any] = {
         "cli_version": cli_version, "model_provider": s.provider, "model": s.model, "cwd": cwd,
         "originator": originator, "model_context_window": s.window, "session_metas": 1 if s.meta else 0,

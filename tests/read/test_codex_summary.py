@@ -141,7 +141,7 @@ def test_every_odd_value_in_every_field(tmp_path: Path) -> None:
         for index in _kinds(base):
             obj = json.loads(base[index])
             for k, path in enumerate(field_paths(obj)):
-                for value in ODD_VALUES[k % 3::3]:
+                for value in ODD_VALUES if index == 0 else ODD_VALUES[k % 3::3]:  # (the session meta: every one)
                     summed += _same(("\n".join(mutated(base, index, path, value)) + "\n").encode())
                     checked += 1
     assert checked > 500 and summed > checked // 10
