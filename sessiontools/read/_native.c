@@ -206,6 +206,7 @@ PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
+PyObject *codex_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _codex_summary.c */
 
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
@@ -228,6 +229,8 @@ static PyMethodDef methods[] = {
      "pi_reply_sums(messages, harness) -> analysis.inspect._count's sums (see _pi_entries.c)"},
     {"claude_summary", (PyCFunction)(void (*)(void))claude_summary, METH_FASTCALL,
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
+    {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,
+     "codex_summary(data, limit, high, total_high) -> what inspect reads of a Codex rollout or None (see _codex_summary.c)"},
     {NULL, NULL, 0, NULL},
 };
 

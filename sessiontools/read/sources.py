@@ -58,17 +58,23 @@ def _codex_recognises(head: bytes) -> bool:
 
 def _codex_load(path: str, *, content_hash: bool = False, max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
                 data: bytes | None = None, lean: bool = False) -> Any:
-    from sessiontools.read.codex.load import load_rollout
+    from sessiontools.read.codex.load import load_rollout, rollout_bytes
 
-    if data is not None:
-        return _codex_bytes(data, path, content_hash=content_hash, max_line_bytes=max_line_bytes, lean=lean)
+    if data is not None or (lean and not content_hash):  # (a lean reading may be the C's summary)
+        if data is None:
+            data = rollout_bytes(path)
+        return _codex_bytes(data, str(path), content_hash=content_hash, max_line_bytes=max_line_bytes, lean=lean)
     return load_rollout(path, max_line_bytes=max_line_bytes, lean=lean)
 
 
 def _codex_bytes(data: bytes, path: str, *, content_hash: bool = False,
                  max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES, lean: bool = False) -> Any:
     from sessiontools.read.codex.load import read_rollout_bytes
+    from sessiontools.read.codex.summary import summarize
 
+    s = summarize(data, path, max_line_bytes) if lean and not content_hash else None
+    if s is not None:  # (`inspect`: the C's summary, when it is sure of every line)
+        return s
     out = read_rollout_bytes(data, path, max_line_bytes=max_line_bytes, lean=lean)
     if content_hash:
         out.content_hash = digest_of(data)

@@ -25,6 +25,12 @@ def _pi(source: Any, *, leaf: str | None, all_leaves: bool, rule_version: str | 
 
 
 def _codex(source: Any, *, leaf: str | None, all_leaves: bool, rule_version: str | None) -> Transcript:
+    from sessiontools.read.codex.summary import CodexSummary
+
+    if isinstance(source, CodexSummary):  # (the C's summary of a rollout read for `inspect`)
+        from sessiontools.transcript.codex_summary import summary_transcript
+
+        return summary_transcript(source)
     from sessiontools.transcript.codex import codex_transcript
 
     return codex_transcript(source)

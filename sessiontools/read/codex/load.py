@@ -319,10 +319,15 @@ def load_rollout(path: str | os.PathLike[str], *, max_line_bytes: int | None = D
                  lean: bool = False) -> Rollout:
     """Read one rollout file (`lean`: see `read_rollout_bytes`). Never writes to it. Raises
     `InputError` when it cannot be opened."""
+    return read_rollout_bytes(rollout_bytes(path), str(path), max_line_bytes=max_line_bytes, lean=lean)
+
+
+def rollout_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of one rollout file (`InputError` when it cannot be opened)."""
     p = Path(path)
     if p.is_dir():
         raise InputError(f"{p}: is a directory (give a rollout file, or use a command that takes directories)")
-    return read_rollout_bytes(read_file_bytes(p), str(path), max_line_bytes=max_line_bytes, lean=lean)
+    return read_file_bytes(p)
 
 
 def rollout_objects(path: str | os.PathLike[str]) -> list[Mapping[str, Any] | None]:

@@ -1,0 +1,350 @@
+/* A strict JSON tokenizer for one rollout line (see _codex_json.h): the values of a line as tokens in
+ * preorder, each string validated as orjson validates it (UTF-8, escapes, no control characters) and
+ * never decoded. What it is not sure orjson reads the same way is J_BAIL (-1): a surrogate escape
+ * (orjson's handling of lone ones differs from Python's), a number with an exponent (it may be
+ * infinite) or of more than 18 digits (orjson's 64-bit limit), nesting deeper than 200. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+#include "_codex_json.h"
+
+#define BAIL (-1)
+#define NOMEM (-2)
+#define MAX_DEPTH 200
+
+typedef struct {
+    const unsigned char *p;
+    size_t i, end;
+    JToks *ts;
+} P;
+
+static int push(P *s, unsigned char kind, size_t start) {
+    JToks *ts = s->ts;
+    if (ts->n == ts->cap) {
+        int cap = ts->cap ? ts->cap * 2 : 256;
+        JTok *t = PyMem_Realloc(ts->t, (size_t)cap * sizeof(JTok));
+        if (t == NULL) {
+            PyErr_NoMemory();
+            return NOMEM;
+        }
+        ts->t = t;
+        ts->cap = cap;
+    }
+    JTok *t = &ts->t[ts->n];
+    t->kind = kind;
+    t->esc = t->is_int = 0;
+    t->start = t->end = start;
+    t->size = 0;
+    t->value = 0;
+    return ts->n++;
+}
+
+static void ws(P *s) {
+    while (s->i < s->end) {
+        unsigned char c = s->p[s->i];
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+            return;
+        s->i++;
+    }
+}
+
+static int hex4(const unsigned char *p, unsigned *out) {
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned char c = p[k];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= c - '0';
+        else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+        else return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGH 0x8080808080808080ULL
+
+/* A string from just after its opening quote: the token's end is its closing quote. */
+static int string(P *s, int tok) {
+    const unsigned char *p = s->p;
+    size_t i = s->i, end = s->end;
+    int esc = 0;
+    for (;;) {
+        while (i + 8 <= end) {  /* eight plain ASCII bytes at a time */
+            uint64_t v;
+            memcpy(&v, p + i, 8);
+            uint64_t q = v ^ (0x22 * ONES), b = v ^ (0x5c * ONES);
+            uint64_t special = (v | ((q - ONES) & ~q) | ((b - ONES) & ~b) | (v - 0x20 * ONES)) & HIGH;
+            if (special)
+                break;
+            i += 8;
+        }
+        if (i >= end)
+            return BAIL;
+        unsigned char c = p[i];
+        if (c == '"')
+            break;
+        if (c == '\\') {
+            esc = 1;
+            if (i + 1 >= end)
+                return BAIL;
+            unsigned char e = p[i + 1];
+            if (e == 'u') {
+                unsigned u;
+                if (i + 6 > end || hex4(p + i + 2, &u) < 0 || (u >= 0xD800 && u <= 0xDFFF))
+                    return BAIL;
+                i += 6;
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                i += 2;
+            } else {
+                return BAIL;
+            }
+        } else if (c < 0x20) {
+            return BAIL;
+        } else if (c < 0x80) {
+            i++;
+        } else {  /* UTF-8: no overlong form, no surrogate, nothing past U+10FFFF */
+            if (c >= 0xC2 && c <= 0xDF) {
+                if (i + 2 > end || (p[i + 1] & 0xC0) != 0x80) return BAIL;
+                i += 2;
+            } else if (c >= 0xE0 && c <= 0xEF) {
+                if (i + 3 > end || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80) return BAIL;
+                if ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0)) return BAIL;
+                i += 3;
+            } else if (c >= 0xF0 && c <= 0xF4) {
+                if (i + 4 > end || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80 ||
+                    (p[i + 3] & 0xC0) != 0x80) return BAIL;
+                if ((c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] >= 0x90)) return BAIL;
+                i += 4;
+            } else {
+                return BAIL;
+            }
+        }
+    }
+    JTok *t = &s->ts->t[tok];
+    t->end = i;
+    t->esc = (unsigned char)esc;
+    s->i = i + 1;
+    return 0;
+}
+
+static int number(P *s, int tok) {
+    const unsigned char *p = s->p;
+    size_t i = s->i, end = s->end, digits = 0;
+    int neg = 0, frac = 0;
+    int64_t v = 0;
+    if (i < end && p[i] == '-') {
+        neg = 1;
+        i++;
+    }
+    if (i >= end || p[i] < '0' || p[i] > '9')
+        return BAIL;
+    if (p[i] == '0' && i + 1 < end && p[i + 1] >= '0' && p[i + 1] <= '9')
+        return BAIL;  /* a leading zero */
+    while (i < end && p[i] >= '0' && p[i] <= '9') {
+        if (++digits > 18)
+            return BAIL;
+        v = v * 10 + (p[i++] - '0');
+    }
+    if (i < end && p[i] == '.') {
+        frac = 1;
+        i++;
+        size_t f = 0;
+        while (i < end && p[i] >= '0' && p[i] <= '9') {
+            i++;
+            f++;
+        }
+        if (f == 0 || f > 30)
+            return BAIL;
+    }
+    if (i < end && (p[i] == 'e' || p[i] == 'E'))
+        return BAIL;
+    JTok *t = &s->ts->t[tok];
+    t->end = i;
+    t->is_int = (unsigned char)(!neg && !frac);
+    t->value = v;
+    s->i = i;
+    return 0;
+}
+
+static int value(P *s, int depth) {
+    if (depth > MAX_DEPTH)
+        return BAIL;
+    ws(s);
+    if (s->i >= s->end)
+        return BAIL;
+    unsigned char c = s->p[s->i];
+    int tok, r;
+    switch (c) {
+    case '{':
+    case '[': {
+        tok = push(s, c == '{' ? T_OBJ : T_ARR, s->i);
+        if (tok < 0)
+            return tok;
+        s->i++;
+        ws(s);
+        int n = 0;
+        unsigned char close = c == '{' ? '}' : ']';
+        if (s->i < s->end && s->p[s->i] == close) {
+            s->i++;
+        } else {
+            for (;;) {
+                if (c == '{') {
+                    ws(s);
+                    if (s->i >= s->end || s->p[s->i] != '"')
+                        return BAIL;
+                    int k = push(s, T_STR, ++s->i);
+                    if (k < 0)
+                        return k;
+                    if ((r = string(s, k)) < 0)
+                        return r;
+                    if (s->ts->t[k].esc)
+                        return BAIL;  /* (a key spelt with an escape: not looked for) */
+                    s->ts->t[k].skip = s->ts->n;
+                    ws(s);
+                    if (s->i >= s->end || s->p[s->i] != ':')
+                        return BAIL;
+                    s->i++;
+                }
+                if ((r = value(s, depth + 1)) < 0)
+                    return r;
+                n++;
+                ws(s);
+                if (s->i >= s->end)
+                    return BAIL;
+                if (s->p[s->i] == ',') {
+                    s->i++;
+                    continue;
+                }
+                if (s->p[s->i] != close)
+                    return BAIL;
+                s->i++;
+                break;
+            }
+        }
+        JTok *t = &s->ts->t[tok];
+        t->size = n;
+        t->end = s->i;
+        t->skip = s->ts->n;
+        return 0;
+    }
+    case '"':
+        tok = push(s, T_STR, ++s->i);
+        if (tok < 0)
+            return tok;
+        if ((r = string(s, tok)) < 0)
+            return r;
+        break;
+    case 't':
+    case 'f':
+    case 'n': {
+        const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t len = strlen(word);
+        if (s->i + len > s->end || memcmp(s->p + s->i, word, len) != 0)
+            return BAIL;
+        tok = push(s, c == 't' ? T_TRUE : c == 'f' ? T_FALSE : T_NULL, s->i);
+        if (tok < 0)
+            return tok;
+        s->i += len;
+        s->ts->t[tok].end = s->i;
+        break;
+    }
+    default:
+        tok = push(s, T_NUM, s->i);
+        if (tok < 0)
+            return tok;
+        if ((r = number(s, tok)) < 0)
+            return r;
+    }
+    s->ts->t[tok].skip = s->ts->n;
+    return 0;
+}
+
+int jtokenize(const char *data, size_t start, size_t end, JToks *out) {
+    P s = {(const unsigned char *)data, start, end, out};
+    out->n = 0;
+    int r = value(&s, 0);
+    if (r < 0)
+        return r;
+    ws(&s);
+    return s.i == s.end ? 0 : BAIL;
+}
+
+int jget(const char *data, const JToks *ts, int obj, const char *key) {
+    if (obj < 0 || ts->t[obj].kind != T_OBJ)
+        return -1;
+    size_t len = strlen(key);
+    int found = -1, i = obj + 1;
+    for (int m = 0; m < ts->t[obj].size; m++) {
+        const JTok *k = &ts->t[i];
+        int v = i + 1;
+        if (k->end - k->start == len && memcmp(data + k->start, key, len) == 0)
+            found = v;  /* (the last one: what orjson keeps) */
+        i = ts->t[v].skip;
+    }
+    return found;
+}
+
+static int put(char **buf, size_t *cap, size_t n, const char *src, size_t len) {
+    if (n + len > *cap) {
+        size_t c = (*cap ? *cap : 256);
+        while (c < n + len)
+            c *= 2;
+        char *b = PyMem_Realloc(*buf, c);
+        if (b == NULL)
+            return -1;
+        *buf = b;
+        *cap = c;
+    }
+    memcpy(*buf + n, src, len);
+    return 0;
+}
+
+ptrdiff_t junescape(const char *data, const JTok *t, char **buf, size_t *cap) {
+    size_t n = 0, i = t->start, run = i;
+    while (i < t->end) {
+        if (data[i] != '\\') {
+            i++;
+            continue;
+        }
+        if (put(buf, cap, n, data + run, i - run) < 0)
+            return -1;
+        n += i - run;
+        char e = data[i + 1], out[4];
+        size_t len = 1;
+        unsigned u = 0;
+        switch (e) {
+        case 'b': out[0] = '\b'; break;
+        case 'f': out[0] = '\f'; break;
+        case 'n': out[0] = '\n'; break;
+        case 'r': out[0] = '\r'; break;
+        case 't': out[0] = '\t'; break;
+        case 'u':
+            hex4((const unsigned char *)data + i + 2, &u);  /* (valid: the tokenizer checked it) */
+            if (u < 0x80) {
+                out[0] = (char)u;
+            } else if (u < 0x800) {
+                out[0] = (char)(0xC0 | (u >> 6));
+                out[1] = (char)(0x80 | (u & 0x3F));
+                len = 2;
+            } else {
+                out[0] = (char)(0xE0 | (u >> 12));
+                out[1] = (char)(0x80 | ((u >> 6) & 0x3F));
+                out[2] = (char)(0x80 | (u & 0x3F));
+                len = 3;
+            }
+            i += 4;
+            break;
+        default: out[0] = e;
+        }
+        if (put(buf, cap, n, out, len) < 0)
+            return -1;
+        n += len;
+        i += 2;
+        run = i;
+    }
+    if (put(buf, cap, n, data + run, i - run) < 0)
+        return -1;
+    return (ptrdiff_t)(n + i - run);
+}
