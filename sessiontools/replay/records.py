@@ -191,6 +191,10 @@ class ReplayRun:
     early: int = 0
     late: int = 0
     check_points: int = 0
+    #: Every check point's (last message before it, the policy's count there), in walk order: one per
+    #: `check_points` (the timeline's policy counts; a check point before any request, or a second one
+    #: after the same request, has no request point to carry its count).
+    check_counts: list[tuple[int, float]] = field(default_factory=list)
     check_points_over: int = 0
     mid_run_crossings: int = 0
     overflows: int = 0

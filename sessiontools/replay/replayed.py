@@ -153,12 +153,17 @@ class SessionReplay:
                          self.recorded.costs)
 
     def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
-        """(the last message before it, truth of the last request before it) of each recorded compaction."""
+        """(the last message before it, the truth there) of every recorded compaction, one point each:
+        the truth of the last request before it (a rejected one only where the agent compacts after its
+        failed attempt, `recorded_after_overflow`); when every request before it was rejected (a window
+        below the recorded context), the last rejected one's; at 0 when no request comes before it (a
+        file that starts with a compaction)."""
         out = []
         for after in self.recorded_after:
-            before = [p for p in run.requests if p.base_index <= after and (self.recorded_after_overflow or not p.overflow)]
-            if before:
-                out.append((after, before[-1].truth))
+            before = [p for p in run.requests if p.base_index <= after]
+            answered = before if self.recorded_after_overflow else [p for p in before if not p.overflow]
+            pick = answered or before
+            out.append((after, pick[-1].truth if pick else 0.0))
         return out
 
 

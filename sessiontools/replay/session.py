@@ -251,14 +251,15 @@ def deferred_record(pr: Any) -> dict[str, Any]:
 
 def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
     """The request-by-request context of one run, JSON-ready (the data of `replay --plot` for one
-    setting and of the report's timelines): truth per request, the policy's own count at check points,
-    its compactions, the recorded ones, threshold and window."""
+    setting and of the report's timelines): truth per request, the policy's own count at every check
+    point (one per `check_points`), its compactions, the recorded ones (one per compaction the file
+    records), threshold and window."""
     return {
         "session": pr.source,
         "threshold": run.settings.threshold,
         "window": run.settings.context_window,
         "truth": [[p.base_index, p.truth] for p in run.requests],
-        "policy_count": [[p.base_index, p.policy_count] for p in run.requests if p.policy_count is not None],
+        "policy_count": [[at, count] for at, count in run.check_counts],
         "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
         "recorded": [list(x) for x in pr.recorded_points(run)],
     }

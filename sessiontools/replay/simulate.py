@@ -116,6 +116,7 @@ class _Sim(SimState):
         """A check point of the policy: classify, and compact when Pi would."""
         threshold = self.threshold if self.threshold is not None else self.s.threshold_at(parent + 1)
         over = self.checked(truth_now, threshold)
+        self.run.check_counts.append((parent, view))
         fired = self.policy.fires(view, threshold)
         self.settled(fired, compact(self, CompactionReason.THRESHOLD, parent, truth_now, view) if fired else None, over)
 
