@@ -259,10 +259,17 @@ def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
         "threshold": run.settings.threshold,
         "window": run.settings.context_window,
         "truth": [[p.base_index, p.truth] for p in run.requests],
-        "policy_count": [[at, count] for at, count in run.check_counts],
+        "policy_count": [[c.at, c.count] for c in run.check_counts],
+        "check_truth": [[c.at, c.truth] for c in run.check_counts],
+        "checks_outside": [[k, why] for k, why in enumerate(_outside(run.check_counts)) if why is not None],
         "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
         "recorded": [list(x) for x in pr.recorded_points(run)],
     }
+
+
+def _outside(checks: Sequence[Any]) -> list[str | None]:
+    """Why each check point is no request's (`CheckAt.outside`)."""
+    return [c.outside(checks[k - 1] if k else None) for k, c in enumerate(checks)]
 
 
 def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:

@@ -65,7 +65,7 @@ class Trace:
     def __init__(self, before: list[Before], points: list[Any], set_at: list[int], check_event: list[int],
                  check_truth: list[float], check_count: list[float], check_off: list[bool],
                  req_event: list[int], req_u: list[float], req_first: list[bool],
-                 check_at: list[tuple[int, float]]) -> None:
+                 check_at: list[Any]) -> None:
         import numpy as np
 
         self.before, self.points, self.set_at = before, points, set_at
