@@ -180,7 +180,8 @@ def _replay_session(
             source=session.path, agent=session.agent.value, leaf_id=p.leaf_id, model_name=f"{wl.provider}/{wl.model}", truth=truth,
             model=info, runs=runs, replies=_recorded_replies(wl), breaks=_recorded_breaks(wl),
             price_pairs=_price_pairs(wl), recorded_after=[rc.parent_base_index for rc in wl.recorded_compactions],
-            recorded_after_overflow=True, path=p, origin=session, workload=wl))
+            recorded_after_overflow=True, path=p, origin=session, workload=wl,
+            unmetered=sum(1 for r in wl.requests if r.recorded_prompt == 0)))
     return out
 
 
@@ -296,6 +297,7 @@ def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:
         "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == TruthSource.RECORDED),
         "requests_from_model": sum(1 for r in run.requests if r.truth_source == TruthSource.MODEL),
         "requests_from_provider_error": sum(1 for r in run.requests if r.truth_source == TruthSource.PROVIDER),
+        "unmetered_replies": pr.unmetered,
         "no_compaction": run.no_compaction,
         "failed_compactions": [c.to_dict() for c in run.failed_compactions],
         "provider_limits": sorted(set(run.provider_limits)),
