@@ -4,7 +4,7 @@
         [--timeout S] [--examples K] [--every N] [--jsonl OUT]
 
 Each file is replayed as `sessiontools replay FILE` would at its defaults (or under `--policy` and
-`--windows`); every run record is checked with `violations` and the runs of one path with
+`--windows`); every run record, each with its own timeline, is checked with `violations` and the runs of one path with
 `consistent_user_compactions`. Prints the files read, replayed and refused (with why, by kind), the
 runs checked and the violations by rule, with the first K examples (file name and rule only).
 `--every N` checks every N-th file of the sorted list (a deterministic sample, for the slower passes);
@@ -61,15 +61,16 @@ def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str
     from sessiontools.errors import SessionToolsError
     from sessiontools.read.sources import load_source
     from sessiontools.read.values import cleaned_call
-    from sessiontools.replay import replay_records
     from sessiontools.replay.invariants import consistent_user_compactions, violations
+    from sessiontools.replay.session import replay_source, run_record, timeline_of
 
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
     try:
         src = load_source(Path(path))
-        recs = cleaned_call(replay_records, src, windows=windows, reserves=[16384], keeps=[20000], policy=policy,
-                            leaf=None, all_leaves=False, summary_tokens=None, models=[], timeline=True)
+        prs = cleaned_call(replay_source, src, windows=windows, reserves=[16384], keeps=[20000], policy=policy,
+                           leaf=None, all_leaves=False, summary_tokens=None, models=[])
+        recs = [{**run_record(pr, run), "timeline": timeline_of(pr, run)} for pr in prs for run in pr.runs]
     except _Timeout:
         return path, "timeout", 0, [], {}
     except SessionToolsError as e:

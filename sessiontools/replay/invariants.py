@@ -29,13 +29,24 @@ The rules (docs: ARCHITECTURE.md section 2):
 7. **counts**: compactions = threshold + overflow compactions; rates within [0, 1]; no negative count.
 8. **timeline** (a record that carries its `timeline`, the data of `--plot` and of the report's figure):
    no request's truth is above `peak_truth_tokens`, and no more requests are above the window than the
-   run counts overflows: the figure and the numbers are of one run.
+   run counts overflows: the figure and the numbers are of one run. It has one policy count and one
+   check truth per check point (`check_points`), and one recorded point per compaction the file
+   records (the policy's, `recorded_match.recorded`, and the user's or an extension's applied).
+9. **check points** (with the timeline): each check point is a request's (the first after it) or
+   is accounted for outside one (`checks_outside`, each check point's index and why: before the first
+   request, only the run's first ones, or again after the same request; its truth in `check_truth`); the peak is the largest truth reported anywhere (request,
+   check point, a compaction's trigger, a failed summarisation request), and it is reached by one of
+   them; `late` and the threshold compactions are check points, so neither exceeds the check points
+   (late ones over the threshold).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+#: Why a check point is no request's (`replay.records.CheckAt.outside`).
+OUTSIDE = frozenset({"before the first request", "again after the same request"})
 
 
 def _window(settings: Mapping[str, Any]) -> int:
@@ -97,6 +108,7 @@ def violations(record: Mapping[str, Any]) -> list[str]:
             out.append(f"counts: {k} is negative ({v})")
     if record.get("timeline"):
         out += _timeline_violations(record["timeline"], m, w)
+        out += _check_violations(record, _threshold(s))
     return out
 
 
@@ -110,6 +122,41 @@ def _timeline_violations(tl: Mapping[str, Any], m: Mapping[str, Any], w: int) ->
     over = sum(1 for y in truths if y > w)
     if over > m["overflows"]:
         out.append(f"timeline: {over} request(s) above the window {w:,}, {m['overflows']} overflow(s) counted")
+    return out
+
+
+def _check_violations(record: Mapping[str, Any], t: float | None) -> list[str]:
+    """Rules 8 (counts) and 9: the timeline's check points against the run's numbers."""
+    out = []
+    tl, m = record["timeline"], record["metrics"]
+    n = m["check_points"]
+    if len(tl["policy_count"]) != n or len(tl["check_truth"]) != n:
+        out.append(f"timeline: {len(tl['policy_count'])} policy count(s) and {len(tl['check_truth'])} check "
+                   f"truth(s) for {n} check point(s)")
+    recorded = record["recorded_match"]["recorded"] + m["user_compactions"]
+    if len(tl["recorded"]) != recorded:
+        out.append(f"timeline: {len(tl['recorded'])} recorded point(s) for {recorded} recorded compaction(s)")
+    reasons = {why for _, why in tl["checks_outside"]}
+    if not reasons <= OUTSIDE:
+        out.append(f"check points: outside a request for no known reason ({sorted(reasons - OUTSIDE)})")
+    firsts = [k for k, why in tl["checks_outside"] if why == "before the first request"]
+    if firsts != list(range(len(firsts))) or (tl["checks_outside"] and tl["checks_outside"][0][0] == 0
+                                              and tl["checks_outside"][0][1] != "before the first request"):
+        out.append("check points: 'before the first request' is not where the run's first check points are")
+    truths = [y for _, y in tl["truth"]] + [y for _, y in tl["check_truth"]]
+    truths += [c["truth_at_trigger"] for c in record["compactions"]]
+    truths += [c["summarization_input_tokens"] for c in record.get("failed_compactions") or []]
+    top = round(max(truths, default=0.0))
+    if truths and top != m["peak_truth_tokens"]:
+        out.append(f"peak: peak_truth_tokens {m['peak_truth_tokens']:,} is not the largest truth the run "
+                   f"reports ({top:,})")
+    n_thr = m["threshold_compactions"]
+    if n_thr > n or m["late"] > n:
+        out.append(f"check points: {n_thr} threshold compaction(s) and late {m['late']} for {n} check point(s)")
+    if t is not None:
+        over = sum(1 for _, y in tl["check_truth"] if y > t)
+        if m["late"] > over:
+            out.append(f"late: late {m['late']} with {over} check point(s) above the threshold {t:,.0f}")
     return out
 
 

@@ -17,7 +17,7 @@ from itertools import repeat
 from operator import add
 from typing import TYPE_CHECKING, Any
 
-from sessiontools.replay.records import RequestPoint, TruthSource
+from sessiontools.replay.records import CheckAt, RequestPoint, TruthSource
 
 if TYPE_CHECKING:
     from sessiontools.replay.shared import SharedGrid
@@ -164,6 +164,8 @@ def _bulk(sim: _Sim, rows: PlainRows, k: int, b: int, u_a: Any, rec_a: Any, same
                 r.thrash += 1
             sim.pending_thrash = None
         r.check_points += len(checks)
+        idx, n = rows.idx, len(r.requests) + 1  # (the requests k..b-1 are added below)
+        r.check_counts.extend([CheckAt(idx[k + j], views[j], float(at_check[j]), n + j) for j in checks])
         r.check_points_over += n_over
         r.late += n_over  # a check point over the threshold where Pi does not compact
     # `RequestPoint(*fields)` built by `tuple.__new__` over zipped columns: no Python call per point.

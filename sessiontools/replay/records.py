@@ -148,6 +148,24 @@ class SimCompaction:
         }
 
 
+class CheckAt(NamedTuple):
+    """One check point of a run: where, the policy's count and the truth there, and how many request
+    points the run had made (a check point is a request's when it is the first since that request)."""
+
+    at: int  # the last message before it (-1: none)
+    count: float
+    truth: float
+    requests: int
+
+    def outside(self, before: CheckAt | None) -> str | None:
+        """Why it is no request's check point (None: it is the first after the newest request)."""
+        if self.requests == 0:
+            return "before the first request"
+        if before is not None and before.requests == self.requests:
+            return "again after the same request"
+        return None
+
+
 class RequestPoint(NamedTuple):
     """One simulated request (for the timeline and the cost model). A named tuple: a grid makes one
     per request per setting."""
@@ -191,6 +209,10 @@ class ReplayRun:
     early: int = 0
     late: int = 0
     check_points: int = 0
+    #: Every check point, in walk order, one per `check_points` (`CheckAt`): the timeline's policy
+    #: counts and check truths. A check point before any request, or a second one after the same
+    #: request, has no request point of its own to carry its count (`CheckAt.outside`).
+    check_counts: list[CheckAt] = field(default_factory=list)
     check_points_over: int = 0
     mid_run_crossings: int = 0
     overflows: int = 0

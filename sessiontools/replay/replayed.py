@@ -132,6 +132,9 @@ class SessionReplay:
     path: Any  # what was walked: Pi's `Path` or a `TranscriptPath`
     origin: Any  # the session it came from: a Pi `Session` or a `Transcript`
     workload: Any = None  # Pi's exact walk: the `Workload` it walked
+    #: The path's replies recorded with no usage, a zero usage or a zero prompt (`UnmeteredReply`):
+    #: no request points, not billed (Pi's exact walk: the ones Pi itself counts, at their recorded usage).
+    unmetered: int = 0
 
     @property
     def recorded_costs(self) -> dict[int, float]:
@@ -149,12 +152,17 @@ class SessionReplay:
                          self.recorded.costs)
 
     def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
-        """(the last message before it, truth of the last request before it) of each recorded compaction."""
+        """(the last message before it, the truth there) of every recorded compaction, one point each:
+        the truth of the last request before it (a rejected one only where the agent compacts after its
+        failed attempt, `recorded_after_overflow`); when every request before it was rejected (a window
+        below the recorded context), the last rejected one's; at 0 when no request comes before it (a
+        file that starts with a compaction)."""
         out = []
         for after in self.recorded_after:
-            before = [p for p in run.requests if p.base_index <= after and (self.recorded_after_overflow or not p.overflow)]
-            if before:
-                out.append((after, before[-1].truth))
+            before = [p for p in run.requests if p.base_index <= after]
+            answered = before if self.recorded_after_overflow else [p for p in before if not p.overflow]
+            pick = answered or before
+            out.append((after, pick[-1].truth if pick else 0.0))
         return out
 
 
@@ -171,9 +179,9 @@ def session_replay(*, source: str, agent: str, leaf_id: str | None, model_name: 
                    model: ModelInfo | None, runs: list[ReplayRun], replies: Iterable[RecordedReply],
                    breaks: Sequence[int], price_pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
                    recorded_after: Sequence[int], recorded_after_overflow: bool, path: Any, origin: Any,
-                   workload: Any = None) -> SessionReplay:
+                   workload: Any = None, unmetered: int = 0) -> SessionReplay:
     """A `SessionReplay` from what a walk's builder read: the cache model learnt from the recorded replies."""
     rec = recorded_usage(replies, breaks)
     return SessionReplay(source, agent, leaf_id, model_name, truth, model, runs, learn_cache(rec.calls), rec,
                          prices_of(model, price_pairs, model_name), tuple(recorded_after), recorded_after_overflow, path, origin,
-                         workload)
+                         workload, unmetered)

@@ -180,7 +180,8 @@ def _replay_session(
             source=session.path, agent=session.agent.value, leaf_id=p.leaf_id, model_name=f"{wl.provider}/{wl.model}", truth=truth,
             model=info, runs=runs, replies=_recorded_replies(wl), breaks=_recorded_breaks(wl),
             price_pairs=_price_pairs(wl), recorded_after=[rc.parent_base_index for rc in wl.recorded_compactions],
-            recorded_after_overflow=True, path=p, origin=session, workload=wl))
+            recorded_after_overflow=True, path=p, origin=session, workload=wl,
+            unmetered=sum(1 for r in wl.requests if r.recorded_prompt == 0)))
     return out
 
 
@@ -251,17 +252,25 @@ def deferred_record(pr: Any) -> dict[str, Any]:
 
 def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
     """The request-by-request context of one run, JSON-ready (the data of `replay --plot` for one
-    setting and of the report's timelines): truth per request, the policy's own count at check points,
-    its compactions, the recorded ones, threshold and window."""
+    setting and of the report's timelines): truth per request, the policy's own count at every check
+    point (one per `check_points`), its compactions, the recorded ones (one per compaction the file
+    records), threshold and window."""
     return {
         "session": pr.source,
         "threshold": run.settings.threshold,
         "window": run.settings.context_window,
         "truth": [[p.base_index, p.truth] for p in run.requests],
-        "policy_count": [[p.base_index, p.policy_count] for p in run.requests if p.policy_count is not None],
+        "policy_count": [[c.at, c.count] for c in run.check_counts],
+        "check_truth": [[c.at, c.truth] for c in run.check_counts],
+        "checks_outside": [[k, why] for k, why in enumerate(_outside(run.check_counts)) if why is not None],
         "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
         "recorded": [list(x) for x in pr.recorded_points(run)],
     }
+
+
+def _outside(checks: Sequence[Any]) -> list[str | None]:
+    """Why each check point is no request's (`CheckAt.outside`)."""
+    return [c.outside(checks[k - 1] if k else None) for k, c in enumerate(checks)]
 
 
 def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:
@@ -288,6 +297,7 @@ def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:
         "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == TruthSource.RECORDED),
         "requests_from_model": sum(1 for r in run.requests if r.truth_source == TruthSource.MODEL),
         "requests_from_provider_error": sum(1 for r in run.requests if r.truth_source == TruthSource.PROVIDER),
+        "unmetered_replies": pr.unmetered,
         "no_compaction": run.no_compaction,
         "failed_compactions": [c.to_dict() for c in run.failed_compactions],
         "provider_limits": sorted(set(run.provider_limits)),

@@ -23,6 +23,7 @@ from sessiontools.replay.memo import PiMemo
 from sessiontools.replay.pi_compact import apply_recorded, compact
 from sessiontools.replay.plain import walk_plain
 from sessiontools.replay.records import (
+    CheckAt,
     CompactionReason,
     RecordedMatch,
     ReplayRun,
@@ -116,6 +117,7 @@ class _Sim(SimState):
         """A check point of the policy: classify, and compact when Pi would."""
         threshold = self.threshold if self.threshold is not None else self.s.threshold_at(parent + 1)
         over = self.checked(truth_now, threshold)
+        self.run.check_counts.append(CheckAt(parent, view, truth_now, len(self.run.requests)))
         fired = self.policy.fires(view, threshold)
         self.settled(fired, compact(self, CompactionReason.THRESHOLD, parent, truth_now, view) if fired else None, over)
 

@@ -174,7 +174,7 @@ def walk_transcript(
             model=info, runs=runs, replies=_recorded_replies(path), breaks=sorted(c.index for c in path.compactions),
             price_pairs=_price_pairs(path), recorded_after=_recorded_after(path),
             recorded_after_overflow=own.recorded_compaction_after_rejection,
-            path=path, origin=t))
+            path=path, origin=t, unmetered=len(path.unmetered)))
     return out
 
 

@@ -57,6 +57,7 @@ from sessiontools.policies.base import (
 from sessiontools.replay.neutral import NeutralTruth, fit_neutral_truth
 from sessiontools.replay.path_grid import PathGrid
 from sessiontools.replay.records import (
+    CheckAt,
     CompactionReason,
     RecordedMatch,
     ReplayRun,
@@ -188,6 +189,9 @@ class _Walk(CompactionStep):
         count = self.policy.count(view) if after is None else self.policy.unusable_count(view, after)
         if r.requests and r.requests[-1].policy_count is None:  # the check point after that request: its count
             r.requests[-1] = r.requests[-1]._replace(policy_count=count)
+        work = self.work
+        r.check_counts.append(CheckAt(work[min(upto, len(work)) - 1] if upto > 0 and work else -1, count, truth_now,
+                                      len(r.requests)))
         fired = self.policy.fires(count, self.T) and not self.switched_off(upto)
         sc = self.compact(CompactionReason.THRESHOLD, upto, truth_now, view, count, before_call) if fired else None
         self.settled(fired, sc, over)

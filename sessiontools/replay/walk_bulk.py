@@ -65,7 +65,8 @@ class Trace:
 
     def __init__(self, before: list[Before], points: list[Any], set_at: list[int], check_event: list[int],
                  check_truth: list[float], check_count: list[float], check_off: list[bool],
-                 req_event: list[int], req_u: list[float], req_first: list[bool]) -> None:
+                 req_event: list[int], req_u: list[float], req_first: list[bool],
+                 check_at: list[Any]) -> None:
         import numpy as np
 
         self.before, self.points, self.set_at = before, points, set_at
@@ -73,6 +74,7 @@ class Trace:
         self.check_event = np.array(check_event, dtype=np.int64)
         self.check_truth = np.array(check_truth, dtype=np.float64)
         self.check_count, self.check_off = check_count, check_off
+        self.check_at = check_at  # each check point's (position, count): `ReplayRun.check_counts`
         self.req_event = np.array(req_event, dtype=np.int64)
         self.req_u = np.array(req_u, dtype=np.float64)
         self.req_mid = ~np.array(req_first, dtype=bool)  # requests that may cross mid-run
@@ -182,7 +184,8 @@ def _build(walk: _Walk, pending: list[tuple[int, int]] | None) -> Trace | None:
         return None
     if not shadow.before:
         return None
-    return Trace(shadow.before, shadow.run.requests, shadow.set_at, *shadow.checks, *shadow.reqs)
+    return Trace(shadow.before, shadow.run.requests, shadow.set_at, *shadow.checks, *shadow.reqs,
+                 shadow.run.check_counts)
 
 
 class _End(Exception):
@@ -224,6 +227,7 @@ def _apply(walk: _Walk, trace: Trace, stop: int) -> None:
         points[-1] = points[-1]._replace(policy_count=None)
     r.requests.extend(points)
     r.check_points, r.peak_truth, r.billed_input, r.output_tokens = b.checks, b.peak, b.billed, b.output
+    r.check_counts.extend(trace.check_at[:b.checks])
     over = int(np.count_nonzero(trace.check_truth[:b.checks] > T))
     r.check_points_over += over
     r.late += over  # no check point before `stop` compacted (`Trace.stop`)

@@ -24,6 +24,7 @@ from sessiontools.transcript.model import (
     Trigger,
     Unit,
     UnitKind,
+    UnmeteredReply,
     Usage,
     merge_ranges,
     ranges_of,
@@ -55,6 +56,7 @@ class Builder:
         self.compactions: list[Compaction] = []
         self.overflows: list[Overflow] = []
         self.skipped: Counter[str] = Counter()
+        self.unmetered: list[UnmeteredReply] = []
         self.seen_responses: set[str] = set()
         self.pending: Record | None = None  # a boundary waiting for its summary message
         self.window: tuple[int, Ranges] | None = None  # (summary index, kept) of the last compaction
@@ -111,8 +113,10 @@ class Builder:
             return
         self.seen_responses.add(key)
         usage = self.final.get(id(r)) or usage_of(msg.get("usage"))
-        if usage is None:
-            self.skipped["no usage"] += 1
+        if usage is None or usage.prompt <= 0:  # unmetered: no truth (`UnmeteredReply`)
+            why = "no usage" if usage is None else "zero prompt"
+            self.skipped[why] += 1
+            self.unmetered.append(UnmeteredReply(m.index, r.line, why, usage))
             return
         # (index, line, usage, context, provider, model, timestamp, id, stop_reason)
         context = self._context(m.index) if self.texts else ()  # (no count reads a lean path's contexts)
@@ -179,4 +183,4 @@ class Builder:
         if self.pending is not None:
             self._compaction(self.pending, None)
         return TranscriptPath(leaf, tuple(self.messages), tuple(self.requests), tuple(self.compactions),
-                              tuple(self.overflows), sidechain, self.skipped)
+                              tuple(self.overflows), sidechain, self.skipped, unmetered=tuple(self.unmetered))

@@ -13,7 +13,9 @@ Shapes:
 A non-request is never a `Request`: a harness's pseudo-reply (zero usage, a model id that is no
 model), an aborted or failed call. What was left out is counted in `TranscriptPath.skipped` with a
 reason, so reports can say so; the aborted and failed calls an adapter can place are also
-`TranscriptPath.unusable` (`UnusableReply`: their prompt was sent, so a replay bills and checks them).
+`TranscriptPath.unusable` (`UnusableReply`: their prompt was sent, so a replay bills and checks them),
+and the replies recorded with no usage, a zero usage or a zero prompt `TranscriptPath.unmetered`
+(`UnmeteredReply`: no truth to bill or fit; a replay counts them).
 
 The values (`Unit`, `Usage`, `Message`, `Request`, ...) are never changed once built (use
 `dataclasses.replace`). They are not `frozen` dataclasses only because a frozen dataclass's
@@ -219,6 +221,20 @@ class UnusableReply:
         return self.usage.output if self.usage is not None else 0
 
 
+@dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
+class UnmeteredReply:
+    """A reply the agent recorded with no usage, an all-zero usage or a zero prompt ("unmetered"):
+    the file says nothing of what its prompt cost. Not a `Request` (a prompt of 0 is no truth) and not
+    an `UnusableReply` (nothing says a prompt was billed): a replay makes no request point of it, bills
+    nothing for it and fits nothing to it; its messages stay on the path as content, and the run record
+    counts it (`unmetered_replies`) so that a table can say what it left out."""
+
+    index: int  # position in messages of the assistant message
+    line: int
+    reason: str  # "no usage", "zero usage" or "zero prompt"
+    usage: Usage | None = None  # as recorded (its output, if any), None: none
+
+
 @dataclass(slots=True, weakref_slot=True)
 class TranscriptPath:
     """One conversation line: the main chain, one branch, or one sidechain (a subagent). Weakly
@@ -237,6 +253,8 @@ class TranscriptPath:
     native: Any = None
     #: The calls the agent recorded without a usage it trusts (`UnusableReply`), in path order.
     unusable: tuple[UnusableReply, ...] = ()
+    #: The replies recorded without a prompt's usage (`UnmeteredReply`), in path order.
+    unmetered: tuple[UnmeteredReply, ...] = ()
 
     def context(self, request: Request) -> list[Message]:
         """The messages `request` sent, in order."""

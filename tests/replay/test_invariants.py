@@ -14,6 +14,7 @@ from sessiontools.errors import InputError
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records
 from sessiontools.replay.invariants import consistent_user_compactions, violations
+from sessiontools.replay.session import replay_source, run_record, timeline_of
 from tests.conftest import SAMPLES, shared_sessions
 
 POLICIES = (None, "pi-0", "pi-1", "codex", "claude-code", "claude-code-reactive")
@@ -43,6 +44,13 @@ def _files() -> list[Path]:
             *sorted((SAMPLES / "claude-code").glob("*.jsonl")), *shared_sessions()]
 
 
+def _with_timelines(src: Any, **options: Any) -> list[dict[str, Any]]:
+    """The run records of `replay_records`, every one with its own timeline (the command draws the first
+    setting's; each is checked)."""
+    return [{**run_record(pr, run), "timeline": timeline_of(pr, run)} for pr in replay_source(src, **options)
+            for run in pr.runs]
+
+
 def _runs(f: Path) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     src = load_source(f)
     grid = REAL_GRID if SAMPLES not in f.parents else GRID
@@ -53,8 +61,8 @@ def _runs(f: Path) -> Iterator[tuple[str, list[dict[str, Any]]]]:
                 opts = {**opts, "windows": grid["windows"][-1:]}
             try:
                 yield (f"{f.name} {policy or 'default'} {what}",
-                       replay_records(src, policy=policy, summary_tokens=None, models=[], leaf=None, all_leaves=True,
-                                      timeline=True, **opts))
+                       _with_timelines(src, policy=policy, summary_tokens=None, models=[], leaf=None, all_leaves=True,
+                                       **opts))
             except InputError as e:  # a setting the policy refuses (reserve >= window) is not a run
                 assert "not below" in str(e) or "catalogue" in str(e), str(e)
 
@@ -64,8 +72,7 @@ CHECKED: list[int] = []
 
 @pytest.mark.parametrize("f", _files(), ids=lambda p: p.name)
 def test_every_run_is_consistent(f: Path) -> None:
-    """No run contradicts itself (`replay.invariants.violations`, the timeline of each path's first run
-    included), and the recorded user/extension compactions are the same at every setting of a session."""
+    """No run contradicts itself (`replay.invariants.violations`, each run's timeline included), and the recorded user/extension compactions are the same at every setting of a session."""
     problems = []
     n = 0
     for label, recs in _runs(f):
@@ -85,9 +92,41 @@ def test_the_timeline_rule_finds_a_figure_of_another_run() -> None:
     assert violations(rec) == [] and rec["metrics"]["overflows"] > 0  # requests above this window
     w = rec["settings"]["context_window"]
     taller = {**rec, "timeline": {**rec["timeline"], "truth": [*rec["timeline"]["truth"], [10**6, w + 10**6]]}}
-    assert [v.split(":")[0] for v in violations(taller)] == ["timeline", "timeline"]
+    assert [v.split(":")[0] for v in violations(taller)] == ["timeline", "timeline", "peak"]
     fewer = {**rec, "metrics": {**rec["metrics"], "overflows": 0}}
     assert "timeline" in [v.split(":")[0] for v in violations(fewer)]
+
+
+def _pair(name: str, **grid: Any) -> dict[str, Any]:
+    return _with_timelines(load_source(SAMPLES / name), policy=None, summary_tokens=None, models=[], leaf=None, all_leaves=False, **grid)[0]
+
+
+@pytest.mark.parametrize("name", ["codex/codex-0.63-gpt5.jsonl", "pi1-two-overflows.jsonl",
+                                  "claude-code/claude-2.1.12.jsonl"])
+def test_the_check_point_rules_find_a_timeline_that_drops_one(name: str) -> None:
+    """Rules 8 and 9 fail a timeline one check point, one recorded point or the peak's source short, a
+    check point outside a request for no known reason, and a peak no reported truth reaches. These
+    samples are the shapes the timeline used to get wrong at W 16k: a check point before the first
+    request (Codex, Claude Code), a second check after the same request (Pi 1.x), a recorded
+    compaction with only rejected requests before it (Codex at a window below its context)."""
+    rec = _pair(name, windows=[16000], reserves=[3000], keeps=[4000])
+    tl, m = rec["timeline"], rec["metrics"]
+    assert violations(rec) == [] and tl["checks_outside"] and tl["recorded"]
+    rules = {
+        "counts": {**tl, "policy_count": tl["policy_count"][1:]},
+        "truths": {**tl, "check_truth": tl["check_truth"][:-1]},
+        "recorded": {**tl, "recorded": tl["recorded"][1:]},
+        "reason": {**tl, "checks_outside": [[0, "somewhere"]]},
+        "first": {**tl, "checks_outside": [*tl["checks_outside"], [len(tl["policy_count"]) - 1,
+                                                                    "before the first request"]]},
+    }
+    for rule, bad in rules.items():
+        assert violations({**rec, "timeline": bad}), rule
+    top = max(max(y for _, y in tl["truth"]), max(y for _, y in tl["check_truth"]))
+    higher = {**rec, "metrics": {**m, "peak_truth_tokens": round(top) + 1}}
+    assert any(v.startswith("peak") for v in violations(higher))
+    assert any(v.startswith("late") or v.startswith("check points")
+               for v in violations({**rec, "metrics": {**m, "late": m["check_points"] + 1}}))
 
 
 @pytest.mark.parametrize(("windows", "policy"), [([24000], None), (None, "claude-code")])

@@ -4,10 +4,10 @@ same truth model and priors), for every agent. What `render_report` is handed by
 command is checked, not a second replay.
 
 Measured on the samples (40 sessions at W 16k/24k): settings, compactions (each reason, in order),
-requests, overflows and the peak agree on all 40. Two numbers are defined apart and so are not
-compared one to one: the timeline's policy counts omit a check point whose count the walk does not
-keep on the request (19 of 40 runs show one or two fewer than `check_points`), and its recorded
-points omit a recorded compaction with no request before it (3 of 40).
+requests, overflows and the peak agree on all 40; so do the timeline's policy counts (one per check
+point, `ReplayRun.check_counts`: before, the count of a check point with no request of its own was
+dropped, 19 of 40 runs one or two short of `check_points`) and its recorded points (one per recorded
+compaction: before, one with no answered request before it was dropped, 3 of 40).
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def test_the_timeline_and_the_table_carry_the_same_numbers(rendered: dict[str, A
         truths = [t for _, t in tl["truth"]]
         assert sum(t > tl["window"] for t in truths) == m["overflows"] - m["failed_compactions"], where
         assert round(max(truths)) <= m["peak_truth_tokens"], where  # (the peak also counts summarisation requests)
-        assert len(tl["policy_count"]) <= m["check_points"], where
+        assert len(tl["policy_count"]) == m["check_points"], where
+        assert len(tl["recorded"]) == r["recorded_match"]["recorded"] + m["user_compactions"], where
 
 
 def test_the_comparison_can_fail(rendered: dict[str, Any]) -> None:

@@ -37,6 +37,7 @@ from sessiontools.transcript.model import (
     Trigger,
     Unit,
     UnitKind,
+    UnmeteredReply,
     UnusableReply,
     Usage,
 )
@@ -65,6 +66,10 @@ ROLES = {
     "system": Role.SYSTEM,
 }
 TRIGGERS = {"threshold": Trigger.THRESHOLD, "manual": Trigger.MANUAL, "overflow": Trigger.OVERFLOW}
+
+
+#: The skip reasons (`transcript.pi.requests.skip_reason`) of a reply without a prompt's usage.
+_UNMETERED = {"no_usage": "no usage", "zero_usage": "zero usage", "zero_prompt": "zero prompt"}
 
 
 def _content_units(content: Any, kind: UnitKind) -> list[Unit]:
@@ -178,11 +183,13 @@ class _PathBuilder:
                 self.messages.append(Message(len(self.messages), e.id, e.line, role, units, _timestamp(e), m))
                 self.of_message.append(pos)
 
-    def requests(self) -> tuple[tuple[Request, ...], Counter[str], tuple[UnusableReply, ...]]:
+    def requests(self) -> tuple[tuple[Request, ...], Counter[str], tuple[UnusableReply, ...],
+                                tuple[UnmeteredReply, ...]]:
         entries = self.path.entries
         skipped: Counter[str] = Counter()
         usable = []
         unusable = []
+        unmetered: list[UnmeteredReply] = []
         for i, e in enumerate(entries):
             if e.role != "assistant" or e.message is None:
                 continue
@@ -193,6 +200,10 @@ class _PathBuilder:
                 skipped[reason] += 1
                 if reason in ("aborted", "error") and not is_context_overflow(e.message, None, self.version):
                     unusable.append(self._unusable(e, reason))
+                elif reason in _UNMETERED:
+                    raw = e.message.get("usage")
+                    unmetered.append(UnmeteredReply(self.slot[(id(e), 0)], e.line, _UNMETERED[reason],
+                                                    _usage(raw) if isinstance(raw, Mapping) else None))
         out = []
         ranges: list[tuple[int, int]] = []  # the context so far, kept as ranges (extended, not rebuilt)
         seen_projected = 0
@@ -218,7 +229,7 @@ class _PathBuilder:
                 provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
                 id=e.id, stop_reason=_str(msg.get("stopReason")),
             ))
-        return tuple(out), skipped, tuple(unusable)
+        return tuple(out), skipped, tuple(unusable), tuple(unmetered)
 
     def _unusable(self, e: Entry, stop: str) -> UnusableReply:
         """An aborted or failed call (not an overflow): its recorded usage and Pi's total of it, as Pi's
@@ -262,10 +273,11 @@ class _PathBuilder:
         return tuple(out)
 
     def build(self) -> TranscriptPath:
-        requests, skipped, unusable = self.requests()
+        requests, skipped, unusable, unmetered = self.requests()
         return TranscriptPath(self.path.leaf_id, tuple(self.messages), requests, self.compactions(),
                               self.overflows(), skipped=skipped,
-                              native=EntryTable(tuple(self.path.entries), tuple(self.of_message)), unusable=unusable)
+                              native=EntryTable(tuple(self.path.entries), tuple(self.of_message)), unusable=unusable,
+                              unmetered=unmetered)
 
 
 def path_transcript(path: Path, pi_version: str) -> TranscriptPath:
