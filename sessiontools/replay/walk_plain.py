@@ -34,7 +34,7 @@ from operator import add
 from typing import TYPE_CHECKING, Any
 
 from sessiontools.policies.base import CheckPoint
-from sessiontools.replay.records import RequestPoint, TruthSource
+from sessiontools.replay.records import CheckAt, RequestPoint, TruthSource
 from sessiontools.transcript.model import Overflow, Request
 
 if TYPE_CHECKING:
@@ -108,14 +108,13 @@ def plain_run(walk: _Walk, n: int) -> int:
     return _span(walk, p, n)
 
 
-def _span(walk: _Walk, p: Plain, n: int) -> int:
+def _tools(walk: _Walk, p: Plain) -> tuple[Any, Any, Any, Any, Any]:
+    """The span's view of the step (`_Walk`'s check, classification, divergence and context truth, as
+    closures over its state), and a function giving the running context sum to hand back to the walk."""
     g = walk.grid
-    events, starts = g.events, g.run_starts
     work, wt = walk.work, g.work_tokens
-    r, T, W = walk.run, walk.T, walk.W
+    r, T = walk.run, walk.T
     fires, combine, terms = walk.policy.fires, p.combine, p.terms
-    users = walk.by_user
-    limit = walk.path.compactions[users[walk.next_user]].index if walk.next_user < len(users) else None
     # `_Walk.diverged`'s state is the span's: no compaction is made in it.
     resized, exact, recorded = walk.resized, walk.exact, walk.recorded
     unmatched = [rec for k, rec in enumerate(recorded) if k not in walk.matched]
@@ -156,21 +155,40 @@ def _span(walk: _Walk, p: Plain, n: int) -> int:
         lo = bisect_right(work, last[0], resume, max(upto, resume))
         return combine(last[1], terms[upto] - terms[lo] if upto > lo else 0)  # type: ignore[index]
 
-    def check(upto: int, last: tuple[int, float] | None, anchor: tuple[int, float] | None) -> tuple[float, float] | None:
+    def check(upto: int, last: tuple[int, float] | None,
+              anchor: tuple[int, float] | None) -> tuple[float, float, int] | None:
         """(truth, count) of a check point that does not fire; None: the step must take it."""
         if terms is None or last is None or prefix_last > last[0]:
             return None
         c = count(last, upto)
         if fires(c, T) and not walk.switched_off(upto):
             return None
-        return truth_at(upto, anchor), c
+        return truth_at(upto, anchor), c, upto
 
-    def classify(point: tuple[float, float]) -> None:  # `_Walk.check`, for a check point that does not fire
-        over = walk.checked(point[0], T)
+    def classify(point: tuple[float, float, int]) -> None:  # `_Walk.check`, for a check point that does not fire
+        truth, c, upto = point
+        over = walk.checked(truth, T)
         if r.requests and r.requests[-1].policy_count is None:
-            r.requests[-1] = r.requests[-1]._replace(policy_count=point[1])
+            r.requests[-1] = r.requests[-1]._replace(policy_count=c)
+        r.check_counts.append(CheckAt(work[min(upto, len(work)) - 1] if upto > 0 and work else -1, c, truth,
+                                      len(r.requests)))
         walk.settled(False, None, over)
 
+    def running() -> tuple[int, float, int, float]:
+        return resume, kept_truth, c_hi, c_val
+
+    return check, classify, diverged, context_truth, running
+
+
+def _span(walk: _Walk, p: Plain, n: int) -> int:
+    """Walk the plain requests from event `n` on; the first event that is not plain (returned) is the
+    step's."""
+    check, classify, diverged, context_truth, running = _tools(walk, p)
+    g = walk.grid
+    events, starts, work = g.events, g.run_starts, walk.work
+    r, T, W = walk.run, walk.T, walk.W
+    users = walk.by_user
+    limit = walk.path.compactions[users[walk.next_user]].index if walk.next_user < len(users) else None
     ncomp = len(r.compactions)
     j = n
     while p.ok[j]:
@@ -214,5 +232,5 @@ def _span(walk: _Walk, p: Plain, n: int) -> int:
         if after is not None:
             classify(after)
         j += 1
-    walk._ctx_sum = (resume, kept_truth, c_hi, c_val)
+    walk._ctx_sum = running()
     return j
