@@ -84,7 +84,7 @@ def compare(file: Path, policy: str, tokenizer: str, grid: str,
     `settings` (windows, reserves, keeps) or the `grid`."""
     from sessiontools.read.sources import load_source
     from sessiontools.replay.session import replay_session
-    from sessiontools.replay.transcripts import walk_transcript
+    from sessiontools.replay.transcripts import replay_transcript
     from sessiontools.transcript.pi.neutral import pi_transcript
 
     s = load_source(file)
@@ -97,7 +97,7 @@ def compare(file: Path, policy: str, tokenizer: str, grid: str,
         ws, rs, ks = list(WINDOWS), list(RESERVES), list(KEEPS)
     (exact,) = replay_session(s, windows=ws, reserves=rs, keeps=ks, policy=policy, truth_tokenizer=tokenizer)
     t = pi_transcript(s, pi_version=policy[-1])
-    (walked,) = walk_transcript(t, windows=ws, reserves=rs, keeps=ks, policy=policy, truth_tokenizer=tokenizer)
+    (walked,) = replay_transcript(t, windows=ws, reserves=rs, keeps=ks, policy=policy, truth_tokenizer=tokenizer)
     out = []
     for a, b in zip(exact.runs, walked.runs, strict=True):
         st = a.settings

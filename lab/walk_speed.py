@@ -1,6 +1,6 @@
 """Issue 24's speed measure: the CPU of the walks of a 25-setting grid, Pi's exact walk
 (`replay.simulate`, as `replay_session` runs it) against the one walk (`replay.walk`, as
-`walk_transcript` runs it), per set of files.
+`replay_transcript` runs it), per set of files.
 
     python -m lab.walk_speed [--set samples|shared|codex|claude ...] [--rounds N] [--profile SET]
 
@@ -86,16 +86,16 @@ def _pi_exact(src: Any, w: int, policy: str) -> Any:
 
 
 def _walk(t: Any, name: str, w: int | None) -> Any:
-    from sessiontools.replay.transcripts import walk_transcript
+    from sessiontools.replay.transcripts import replay_transcript
 
     if name in ("samples", "shared"):
         assert w is not None
         rs = [max(1, int(w * f)) for f in FRACTIONS]
-        return walk_transcript(t, windows=[w], reserves=rs, keeps=rs, policy=None)
+        return replay_transcript(t, windows=[w], reserves=rs, keeps=rs, policy=None)
     if name == "codex":
-        return walk_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
+        return replay_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
                                limits=list(CODEX_LIMITS))
-    return walk_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
+    return replay_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
                            claude={"autocompact_pcts": list(CLAUDE_PCTS)})
 
 

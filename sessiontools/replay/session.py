@@ -10,8 +10,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.errors import InputError
+from sessiontools.policies.base import PolicyName
 from sessiontools.policies.pi.policy import pi_policy
-from sessiontools.policies.registry import VERSIONED_POLICY
+from sessiontools.policies.registry import VERSIONED_POLICY, make_policy
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.pi.entries import Session
 from sessiontools.read.values import number
@@ -185,12 +186,15 @@ def _replay_session(
 
 
 def replay_source(session: Any, **options: Any) -> list[Any]:
-    """One session file of any agent replayed: `SessionReplay`s, by the exact port (a Pi session under a
-    Pi policy, `replay_session`) or by the transcript walk (any other pair, `replay.transcripts`).
+    """One session file of any agent replayed by the one walk (`replay.transcripts.replay_transcript`):
+    `SessionReplay`s. The transcript is built in the reading rules of the policy's version where the
+    policy is one of the file's own agent's versioned rules (`VERSIONED_POLICY`: `pi-1` reads a Pi
+    file as Pi 1.x reads it), else in the version the file's reader decided.
 
     `limits` (Codex's --auto-compact-limit values) and `claude` (Claude Code's options) only apply
     to the policies that have them (`Policy.grid_extras`)."""
-    from sessiontools.replay.registry import has_exact_port
+    from sessiontools.replay.transcripts import replay_transcript
+    from sessiontools.transcript.load import transcript_of
 
     limits = options.pop("limits", None) or [None]
     claude = options.pop("claude", None)
@@ -201,22 +205,21 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
 
         use_token_store(options.pop("token_store"))
     policy = options.get("policy")
-    if has_exact_port(session.agent, policy):
+    if policy is not None and any(a.key == "reserve_tokens" for a in make_policy(policy).axes):
         bad = [(w, r) for w in options.get("windows") or [] for r in options.get("reserves") or [] if r >= w]
         if bad:
             raise InputError(f"{session.path}: reserveTokens {bad[0][1]:,} is not below the window {bad[0][0]:,}: "
-                             "Pi's threshold W - reserve would be zero or negative; give --reserve")
-        return replay_session(session, **options, truth_tokenizer=tokenizer)
-    from sessiontools.replay.transcripts import replay_transcript
-    from sessiontools.transcript.load import transcript_of
-
-    t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False))
+                             "the threshold W - reserve would be zero or negative; give --reserve")
+    rule = next((v for v, n in VERSIONED_POLICY.get(session.agent, {}).items() if policy is not None
+                 and n == PolicyName(policy)), None)
+    t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False),
+                      rule_version=rule)
     return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
                              policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
                              all_leaves=options.get("all_leaves", False), claude=claude,
                              priors=options.get("priors"), version=version,
                              defer_prior_dominated=options.get("defer_prior_dominated", False),
-                             truth_tokenizer=tokenizer)
+                             truth_tokenizer=tokenizer, models=options.get("models") or ())
 
 
 def replay_records(session: Any, *, timeline: bool = False, defer_prior_dominated: bool = False,

@@ -90,18 +90,20 @@ def test_all_leaves_keeps_a_leaf_without_replies() -> None:
 
 
 def test_header_only_and_reply_less_files_say_so(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A Pi file with nothing to replay (a header only; prompts only) is left out with its reason, as
+    every agent's (`NothingToReplay`); alone, the run has no input: exit 3."""
     b = SessionBuilder()
     header = tmp_path / "h.jsonl"
     header.write_bytes(orjson.dumps(b.header) + b"\n")
     assert main(["replay", str(header)]) == 3
     err = capsys.readouterr().err
-    assert "None/None" not in err and "no entries" in err
+    assert "None/None" not in err and "no model request in the file (0 message(s)" in err and "left out" in err
     b.user("hello")
     prompts = tmp_path / "p.jsonl"
     prompts.write_bytes(b.jsonl())
     assert main(["replay", str(prompts)]) == 3
     err = capsys.readouterr().err
-    assert "None/None" not in err and "no model reply" in err
+    assert "None/None" not in err and "no model request in the file (1 message(s), no response)" in err
 
 
 def test_a_custom_model_without_context_window_has_pis_default() -> None:
