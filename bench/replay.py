@@ -16,7 +16,7 @@ whole run (reading, parsing, simulation) per setting. Node's reading + JSON.pars
 printed beside the ratio (`replay_grid25_node_parse_share`), so a reader sees how much of Node's
 grid is work we share and it repeats.
 
-The Python side is what users run (`replay_session`: read the file, fit the truth model, simulate).
+The Python side is what users run (`replay_source`: read the file, fit the truth model, walk).
 The Node side parses the file and runs the same walk with Pi's functions; it is given the fitted
 truth model (per-entry tokens, overhead, ratio, summary size), which it does not compute itself:
 that work is only on the Python side, so the ratio errs against us.
@@ -44,12 +44,12 @@ clock = time.process_time
 
 def _python_run(session_file: Path, window: int, tokenizer: str | None = None) -> tuple[float, Any]:
     """One setting as users run it (`--truth-tokenizer auto` unless `tokenizer` is given)."""
-    from sessiontools.read import load_session
-    from sessiontools.replay import replay_session
+    from sessiontools.read.sources import load_source
+    from sessiontools.replay import replay_source
 
     t = clock()
-    (pr,) = replay_session(load_session(session_file), windows=[window], reserves=[RESERVE], keeps=[KEEP],
-                           policy="pi-0", truth_tokenizer=tokenizer)
+    (pr,) = replay_source(load_source(session_file), windows=[window], reserves=[RESERVE], keeps=[KEEP],
+                          policy="pi-0", truth_tokenizer=tokenizer)
     return clock() - t, pr
 
 
@@ -67,12 +67,12 @@ def _parse_only(session_file: Path) -> float:
 
 def _grid_run(session_file: Path, window: int) -> tuple[float, dict[tuple[int, int], list[list[Any]]]]:
     """CPU seconds of one 25-setting replay, and each setting's compaction positions."""
-    from sessiontools.read import load_session
-    from sessiontools.replay import replay_session
+    from sessiontools.read.sources import load_source
+    from sessiontools.replay import replay_source
 
     t = clock()
-    prs = replay_session(load_session(session_file), windows=[window], reserves=list(GRID_RESERVES),
-                         keeps=list(GRID_KEEPS), policy="pi-0")
+    prs = replay_source(load_source(session_file), windows=[window], reserves=list(GRID_RESERVES),
+                        keeps=list(GRID_KEEPS), policy="pi-0")
     elapsed = clock() - t
     positions = {(run.settings.reserve_tokens, run.settings.keep_recent_tokens): _run_positions(run)
                  for pr in prs for run in pr.runs}
@@ -88,8 +88,17 @@ def _positions(pr: Any) -> list[list[Any]]:
     return _run_positions(pr.runs[0])
 
 
-def _truth_json(pr: Any) -> dict[str, Any]:
-    truth, wl = pr.truth, pr.workload
+def _truth_json(session_file: Path) -> dict[str, Any]:
+    """The truth the Node side replays with, by Pi entry: the entry-keyed fit (`replay.truth`, kept for
+    `resummarize_pi` until it moves to the one walk; the one walk's fit is the same, keyed by message)."""
+    from sessiontools.read import load_session
+    from sessiontools.replay.truth import fit_truth
+    from sessiontools.transcript.pi.tree import SessionTree
+    from sessiontools.transcript.pi.workload import build_workload
+
+    s = load_session(session_file)
+    wl = build_workload(SessionTree(s).path(None).entries, s.pi_version)
+    truth = fit_truth(wl)
     return {
         "entry_tokens": [truth.entry_tokens(e) for e in wl.base],
         "overhead": truth.overhead,
@@ -121,7 +130,7 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
     env = ensure_pi("0")
     with tempfile.TemporaryDirectory() as d:
         truth_file = Path(d) / "truth.json"
-        truth_file.write_text(json.dumps(_truth_json(pr)))
+        truth_file.write_text(json.dumps(_truth_json(session_file)))
         node = subprocess.Popen(
             [str(env.node), str(ROOT / "bench" / "pi_replay.mjs"), str(env.package_dir), str(session_file),
              str(truth_file), str(window), str(RESERVE), str(KEEP)],
