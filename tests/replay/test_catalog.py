@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from sessiontools.cli import main
-from sessiontools.replay import replay_session, run_record
+from sessiontools.replay import replay_source, run_record
 from sessiontools.replay.catalog import catalogue, lookup, read_model_file, recorded_prices
 from sessiontools.testing import SessionBuilder
 from tests.replay.test_real_sessions import pseudo_reply
@@ -84,7 +84,7 @@ def test_all_leaves_keeps_a_leaf_without_replies() -> None:
     first = b.entries[0]["id"]
     b.branch(first)
     b.user("another idea")
-    prs = replay_session(b.session(), windows=None, reserves=[4000], keeps=[2000], policy=None, all_leaves=True)
+    prs = replay_source(b.session(), windows=None, reserves=[4000], keeps=[2000], policy=None, all_leaves=True)
     assert len(prs) == 2 and all(pr.runs[0].settings.context_window == 200000 for pr in prs)
     assert all(run_record(pr, pr.runs[0])["model"] for pr in prs)
 
@@ -129,10 +129,10 @@ def test_window_per_request_when_the_model_changes() -> None:
     b.provider, b.model = "openai", "gpt-4"
     b.user("more " * 40)
     b.assistant("done", usage=b.usage(9500, 20))
-    (pr,) = replay_session(b.session(), windows=None, reserves=[1000], keeps=[2000], policy=None)
+    (pr,) = replay_source(b.session(), windows=None, reserves=[1000], keeps=[2000], policy=None)
     st = pr.runs[0].settings
     assert st.context_window == 8192 and st.window_changes and st.window_changes[0][1] == 200000
-    assert st.window_at(pr.workload.requests[0].base_index) == 200000
+    assert st.window_at(pr.path.requests[0].index) == 200000
     m = run_record(pr, pr.runs[0])["metrics"]
     points = pr.runs[0].requests
     assert [p.overflow for p in points[:3]] == [False, False, False]  # 9000 tokens fit claude's 200k

@@ -23,6 +23,7 @@ from sessiontools.transcript.load import transcript_of
 from sessiontools.transcript.pi.neutral import EntryTable, pi_transcript
 from tests.conftest import SAMPLES
 
+
 def test_a_pi_transcript_carries_its_entries_and_gets_the_exact_compactor() -> None:
     s = load_source(SAMPLES / "pi1-overflow.jsonl")
     path = pi_transcript(s).paths[0]
