@@ -2,8 +2,8 @@
 
     python -m lab.walk_reference [--out PATH]
 
-Runs Pi's exact walk (`replay.session.replay_session`, deleted in session 10: regenerate from a commit
-before that one) over every Pi sample (W 16k/24k/32k x reserve 3000/4000 x keep 2000/4000 x pi-0/pi-1
+Runs Pi's exact walk (`replay.session.replay_session`, deleted in session 10: the file was written at
+commit 8a46fd0, the last with both walks; regenerate from there) over every Pi sample (W 16k/24k/32k x reserve 3000/4000 x keep 2000/4000 x pi-0/pi-1
 x truth counter chars4/o200k/auto) and the real Pi sessions in `../shared/sessions/pi` (same grid,
 chars4 and o200k), and the synthetic fixtures of the event kinds the real sessions taught (`FIXTURES`:
 aborted and failed replies, a reply sharing its line with a compaction; chars4), each run's
