@@ -94,8 +94,8 @@ def test_the_one_walk_gives_the_frozen_exact_walk_records(sample: Path, policy: 
 
 def test_every_frozen_sample_run_is_compared() -> None:
     """The parametrisation covers the whole frozen file (no run of it goes unread), and it holds every
-    sample of today (a new sample needs `python -m lab.walk_reference` from a commit with the exact walk:
-    none exists after session 10, so a new sample is covered by tests/replay/test_walk_parity's fixtures)."""
+    sample of today (a new sample has no exact-walk answer: it needs `python -m lab.walk_reference` run
+    at commit 8a46fd0, the last with both walks, or its own tests)."""
     ref = reference()["samples"]
     fixtures = sum(len(pols) for _, _, pols in FIXTURES)
     assert len(ref) == (len(PI_SAMPLES) * len(POLICIES) * len(SAMPLE_COUNTERS) + fixtures) * 12
