@@ -16,7 +16,7 @@ whole run (reading, parsing, simulation) per setting. Node's reading + JSON.pars
 printed beside the ratio (`replay_grid25_node_parse_share`), so a reader sees how much of Node's
 grid is work we share and it repeats.
 
-The Python side is what users run (`replay_session`: read the file, fit the truth model, simulate).
+The Python side is what users run (`replay_source`: read the file, fit the truth model, walk).
 The Node side parses the file and runs the same walk with Pi's functions; it is given the fitted
 truth model (per-entry tokens, overhead, ratio, summary size), which it does not compute itself:
 that work is only on the Python side, so the ratio errs against us.
@@ -42,34 +42,14 @@ ROUNDS = 9
 clock = time.process_time
 
 
-#: Replay the Pi session by the one walk (`replay.transcripts.walk_transcript` on its Pi transcript)
-#: instead of the exact walk (`replay_session`): what Pi's replays become once routed to it
-#: (`SESSIONTOOLS_BENCH_ONE_WALK=1`; the Node side's truth still comes from the exact walk's fit).
-ONE_WALK = os.environ.get("SESSIONTOOLS_BENCH_ONE_WALK") == "1"
-
-
-def _replay(session_file: Path, window: int, reserves: list[int], keeps: list[int],
-            tokenizer: str | None = None, one_walk: bool | None = None) -> list[Any]:
-    """Our replay of one session over a grid, as users run it, by the exact walk or the one walk."""
-    if ONE_WALK if one_walk is None else one_walk:
-        from sessiontools.read.sources import load_source
-        from sessiontools.replay.transcripts import walk_transcript
-        from sessiontools.transcript.pi.neutral import pi_transcript
-
-        return walk_transcript(pi_transcript(load_source(session_file), pi_version="0"), windows=[window],
-                               reserves=reserves, keeps=keeps, policy="pi-0", truth_tokenizer=tokenizer)
-    from sessiontools.read import load_session
-    from sessiontools.replay import replay_session
-
-    return replay_session(load_session(session_file), windows=[window], reserves=reserves, keeps=keeps,
-                          policy="pi-0", truth_tokenizer=tokenizer)
-
-
-def _python_run(session_file: Path, window: int, tokenizer: str | None = None,
-                one_walk: bool | None = None) -> tuple[float, Any]:
+def _python_run(session_file: Path, window: int, tokenizer: str | None = None) -> tuple[float, Any]:
     """One setting as users run it (`--truth-tokenizer auto` unless `tokenizer` is given)."""
+    from sessiontools.read.sources import load_source
+    from sessiontools.replay import replay_source
+
     t = clock()
-    (pr,) = _replay(session_file, window, [RESERVE], [KEEP], tokenizer, one_walk)
+    (pr,) = replay_source(load_source(session_file), windows=[window], reserves=[RESERVE], keeps=[KEEP],
+                          policy="pi-0", truth_tokenizer=tokenizer)
     return clock() - t, pr
 
 
@@ -87,8 +67,12 @@ def _parse_only(session_file: Path) -> float:
 
 def _grid_run(session_file: Path, window: int) -> tuple[float, dict[tuple[int, int], list[list[Any]]]]:
     """CPU seconds of one 25-setting replay, and each setting's compaction positions."""
+    from sessiontools.read.sources import load_source
+    from sessiontools.replay import replay_source
+
     t = clock()
-    prs = _replay(session_file, window, list(GRID_RESERVES), list(GRID_KEEPS))
+    prs = replay_source(load_source(session_file), windows=[window], reserves=list(GRID_RESERVES),
+                        keeps=list(GRID_KEEPS), policy="pi-0")
     elapsed = clock() - t
     positions = {(run.settings.reserve_tokens, run.settings.keep_recent_tokens): _run_positions(run)
                  for pr in prs for run in pr.runs}
@@ -104,8 +88,17 @@ def _positions(pr: Any) -> list[list[Any]]:
     return _run_positions(pr.runs[0])
 
 
-def _truth_json(pr: Any) -> dict[str, Any]:
-    truth, wl = pr.truth, pr.workload
+def _truth_json(session_file: Path) -> dict[str, Any]:
+    """The truth the Node side replays with, by Pi entry: the entry-keyed fit (`replay.truth`, kept for
+    `resummarize_pi` until it moves to the one walk; the one walk's fit is the same, keyed by message)."""
+    from sessiontools.read import load_session
+    from sessiontools.replay.truth import fit_truth
+    from sessiontools.transcript.pi.tree import SessionTree
+    from sessiontools.transcript.pi.workload import build_workload
+
+    s = load_session(session_file)
+    wl = build_workload(SessionTree(s).path(None).entries, s.pi_version)
+    truth = fit_truth(wl)
     return {
         "entry_tokens": [truth.entry_tokens(e) for e in wl.base],
         "overhead": truth.overhead,
@@ -121,7 +114,7 @@ def choose_window(session_file: Path) -> int:
     """200k when the session crosses it several times, else a window it crosses (>= 2 compactions)."""
     window = 200_000
     for _ in range(6):
-        _, pr = _python_run(session_file, window, one_walk=False)
+        _, pr = _python_run(session_file, window)
         if len(pr.runs[0].compactions) >= 2:
             return window
         window = int(window * 0.6) // 1000 * 1000
@@ -133,12 +126,11 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
     from lab.pi_env import ensure_pi
 
     window = choose_window(session_file)
-    _, exact = _python_run(session_file, window, one_walk=False)  # the truth the Node side is given
-    _, pr = _python_run(session_file, window)  # warm-up
+    _, pr = _python_run(session_file, window)  # warm-up, and the truth the Node side is given
     env = ensure_pi("0")
     with tempfile.TemporaryDirectory() as d:
         truth_file = Path(d) / "truth.json"
-        truth_file.write_text(json.dumps(_truth_json(exact)))
+        truth_file.write_text(json.dumps(_truth_json(session_file)))
         node = subprocess.Popen(
             [str(env.node), str(ROOT / "bench" / "pi_replay.mjs"), str(env.package_dir), str(session_file),
              str(truth_file), str(window), str(RESERVE), str(KEEP)],
@@ -195,7 +187,7 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
           f"{med['js'] * 1000:.0f} ms; grid 5x5 {med['grid'] * 1000:.0f} ms vs Node {med['js_grid'] * 1000:.0f} ms "
           f"(its reading + JSON.parse {med['js_grid_parse_share']:.0%}); the floor, reading + orjson alone, "
           f"{med['parse'] * 1000:.1f} ms; one setting under --truth-tokenizer chars4 (Node's counter: the fitted "
-          f"ratio x ceil(chars / 4)) {med['chars4'] * 1000:.0f} ms (auto chose {exact.truth.counter})\n"
+          f"ratio x ceil(chars / 4)) {med['chars4'] * 1000:.0f} ms (auto chose {pr.truth.counter})\n"
           f"  wall-clock bests (load {os.getloadavg()[0]:.1f}): one {best['one_wall'] * 1000:.0f} ms vs Node "
           f"{best['js_wall'] * 1000:.0f} ms, grid {best['grid_wall'] * 1000:.0f} ms vs Node {best['js_grid_wall'] * 1000:.0f} ms")
     if not same:
@@ -221,8 +213,7 @@ def replay_ratios(session_file: Path) -> dict[str, Any]:
         # Reported: the one setting under chars4, the counter the Node side is given, / Node's run;
         # the rest of replay_vs_pi_js is `--truth-tokenizer auto`'s choice and its tokenizer's counts.
         "replay_chars4_vs_pi_js": round(statistics.median(r["chars4"] / r["js"] for r in rounds), 3),
-        "replay_truth_counter": exact.truth.counter,
-        "replay_walk": "one walk" if ONE_WALK else "exact walk",
+        "replay_truth_counter": pr.truth.counter,
         "replay_same_compactions": same,
         "replay_compactions": len(ours),
         "replay_window": window,

@@ -52,11 +52,11 @@ def _tokenizer(counter: str, provider: Any, model: Any) -> str | None:
 
 
 def _pi_inputs(session: Any) -> tuple[Any, Any, Callable[[str | None], Any]]:
-    from sessiontools.replay import build_workload
     from sessiontools.replay.truth import chars4_counter, pi_counted, pi_fit_input
     from sessiontools.tokens.chars4 import estimate_tokens
     from sessiontools.tokens.registry import shared_message_counter
     from sessiontools.transcript.pi import SessionTree
+    from sessiontools.transcript.pi.workload import build_workload
 
     wl = build_workload(SessionTree(session).path().entries, session.pi_version)
     v = wl.pi_version

@@ -1,6 +1,6 @@
-"""Issue 24's speed measure: the CPU of the walks of a 25-setting grid, Pi's exact walk
-(`replay.simulate`, as `replay_session` runs it) against the one walk (`replay.walk`, as
-`walk_transcript` runs it), per set of files.
+"""Issue 24's speed measure: the CPU of the one walk over a 25-setting grid (`replay.walk`, as
+`replay_transcript` runs it), per set of files. (Pi's exact walk, the other side until session 10,
+is deleted: the exact columns stay empty.)
 
     python -m lab.walk_speed [--set samples|shared|codex|claude ...] [--rounds N] [--profile SET]
 
@@ -78,24 +78,17 @@ def _patched(module: Any, name: str, clock: _Clock) -> Iterator[None]:
         setattr(module, name, orig)
 
 
-def _pi_exact(src: Any, w: int, policy: str) -> Any:
-    from sessiontools.replay.session import replay_session
-
-    rs = [max(1, int(w * f)) for f in FRACTIONS]
-    return replay_session(src, windows=[w], reserves=rs, keeps=rs, policy=policy)
-
-
 def _walk(t: Any, name: str, w: int | None) -> Any:
-    from sessiontools.replay.transcripts import walk_transcript
+    from sessiontools.replay.transcripts import replay_transcript
 
     if name in ("samples", "shared"):
         assert w is not None
         rs = [max(1, int(w * f)) for f in FRACTIONS]
-        return walk_transcript(t, windows=[w], reserves=rs, keeps=rs, policy=None)
+        return replay_transcript(t, windows=[w], reserves=rs, keeps=rs, policy=None)
     if name == "codex":
-        return walk_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
+        return replay_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
                                limits=list(CODEX_LIMITS))
-    return walk_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
+    return replay_transcript(t, windows=list(WINDOWS), reserves=[0], keeps=[0], policy=None,
                            claude={"autocompact_pcts": list(CLAUDE_PCTS)})
 
 
@@ -119,18 +112,10 @@ def one_round(name: str, loaded: Sequence[tuple[Path, Any, Any, int | None]],
               bulk: bool = True) -> tuple[float | None, float]:
     """(exact walk CPU or None, one walk CPU) of one pass over a set's grids (`bulk`: with
     `replay.walk_bulk`, else the step alone)."""
-    from sessiontools.replay import session as session_mod
     from sessiontools.replay import transcripts as transcripts_mod
     from sessiontools.replay import walk_bulk
 
-    exact: float | None = None
-    if name in ("samples", "shared"):
-        ce = _Clock()
-        with _patched(session_mod, "simulate", ce):
-            for _, src, _, w in loaded:
-                assert w is not None
-                _pi_exact(src, w, "pi-0")
-        exact = ce.seconds
+    exact: float | None = None  # Pi's exact walk was deleted in session 10 (issue 24): no exact side
     co = _Clock()
     walk_bulk.ENABLED = bulk
     try:

@@ -46,11 +46,11 @@ MODEL_NAMES = frozenset({"transcript/prices.py"})
 _A = ("pi", "codex", "claude-code")
 #: Modules that still name an agent outside its homes: module -> the agents it names.
 PENDING: dict[str, tuple[str, ...]] = {
-    # Task A's files this session (the walk merge: `replay/simulate.py` & co. are Pi's exact port,
-    # `session.py` routes to it, `truth.py` is Pi's adapter of the truth model); the lead trims this
-    # group after merging A.
+    # Pi's exact walk (`replay/simulate.py` & co., `truth.py` its adapter of the truth model): no
+    # replay goes through it since session 10; kept only while `resummarize_pi.py` imports it (it
+    # goes with that module's move to the one walk). `transcripts.py` says which walk Pi's replays take.
     "replay/memo.py": ("pi",), "replay/pi_compact.py": ("pi",), "replay/plain.py": ("pi",),
-    "replay/shared.py": ("pi",), "replay/simulate.py": ("pi",), "replay/session.py": ("pi",),
+    "replay/shared.py": ("pi",), "replay/simulate.py": ("pi",),
     "replay/transcripts.py": ("pi",), "replay/truth.py": ("pi",),
 }
 

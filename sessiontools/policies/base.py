@@ -34,8 +34,8 @@ A `Policy` answers five questions, over the agent-neutral transcript (`transcrip
 as `auto_compact_limit`, `autocompact_pct`, `max_output_tokens`). `replay.walk.simulate_path`
 replays any `Policy` over any `TranscriptPath`; a policy may give the walk a per-run `Compactor`
 (`Policy.compactor`) running the agent's own code on the agent's own records of the path (Pi's
-`prepareCompaction` on the entries a Pi transcript carries, `policies.pi.compactor`). Pi sessions
-under Pi's policies are still replayed by `replay.simulate` (issue 24: the walks are not yet one).
+`prepareCompaction` on the entries a Pi transcript carries, `policies.pi.compactor`): Pi sessions
+under Pi's policies too (issue 24: one walk).
 
 This module holds the two interfaces, `Compactor` and `Policy`; the values they exchange are in
 `policies.settings` (`Axis`, `CheckPoint`, `PolicySettings`), `policies.views` (`CountView`,
@@ -152,10 +152,6 @@ class Policy(ABC):
         it trusts (`transcript.model.UnusableReply`: aborted, or an error that is no overflow).
         Default: its usual count (the newest trusted usage plus the messages since, that reply among them)."""
         return self.count(view)
-
-    #: The agent whose own entries this policy replays by an exact port of that agent's code instead of
-    #: the transcript walk (`replay.registry.has_exact_port`; Pi's `prepareCompaction`); None: the walk.
-    exact_port_for: Agent | None = None
 
     #: The settings a grid of this policy varies, as (key of the run's settings, label), in the order
     #: tables, heatmaps and gate messages show them (Pi: window, reserve, keep).

@@ -169,7 +169,7 @@ def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused while a file's objects are built: parsed JSON holds no
     reference cycles, and a collection every few hundred new dicts would traverse every object built
     so far (a quarter of the reading time on a large session). The replay pauses it too
-    (`replay.session.replay_session`)."""
+    (`replay.transcripts.replay_transcript`)."""
     enabled = gc.isenabled()
     gc.disable()
     try:

@@ -1,11 +1,12 @@
-"""Replay compaction policies offline over recorded sessions under other settings.
+"""Replay compaction policies offline over recorded sessions under other settings: one walk for every
+agent and policy (issue 24).
 
-- `replay.session`: one Pi session over a grid (exact port of Pi's compaction), JSON records;
-- `replay.walk`: any `policies.base.Policy` over any agent's `TranscriptPath` (truth: `replay.neutral`),
-  into the same `ReplayRun` and record (`replay.session.replay_source` chooses, `Policy.exact_port_for`);
-- `replay.replayed`: `SessionReplay`, one session path replayed by either walk (prices, recorded usage, cost);
-- `replay.simulate` (the Pi walk, over a Pi path's `transcript.pi.workload`), `replay.pi_compact`, `replay.truth`,
-  `replay.cost` (prices and the cache model), `replay.metrics`, `replay.frames` (DataFrames),
+- `replay.session`: one session file of any agent over a grid (`replay_source`), JSON records;
+- `replay.transcripts`: a transcript's paths over a policy's grid; `replay.walk` (with `walk_bulk`,
+  `walk_compact`, `path_grid`): any `policies.base.Policy` over any agent's `TranscriptPath` (truth:
+  `replay.neutral`, `replay.truth_model`), into one `ReplayRun` and record;
+- `replay.replayed`: `SessionReplay`, one session path replayed (prices, recorded usage, cost);
+- `replay.cost` (prices and the cache model), `replay.metrics`, `replay.frames` (DataFrames),
   `replay.records` (typed records), `replay.catalog` (windows and prices).
 """
 
@@ -17,27 +18,18 @@ from typing import Any
 from sessiontools.replay.metrics import METRICS, run_metrics
 from sessiontools.replay.records import ReplayRun, ReplaySettings
 from sessiontools.replay.replayed import SessionReplay
-from sessiontools.replay.session import replay_records, replay_session, replay_source, run_record
-from sessiontools.replay.simulate import POLICIES, simulate
-from sessiontools.replay.truth import TruthModel, fit_truth
+from sessiontools.replay.session import replay_records, replay_source, run_record
 
 #: (`Workload` and `build_workload` are imported on first use: `names.PUBLIC_API`)
 __all__ = [
     "METRICS",
-    "POLICIES",
     "ReplayRun",
     "ReplaySettings",
     "SessionReplay",
-    "TruthModel",
-    "Workload",
-    "build_workload",
-    "fit_truth",
     "replay_records",
-    "replay_session",
     "replay_source",
-    "run_record",
     "run_metrics",
-    "simulate",
+    "run_record",
 ]
 
 

@@ -1,12 +1,11 @@
 """How `replay` runs the policies of `policies.registry` (the one registry of policies, which agents'
-transcripts each replays and each agent's own rule; import its tables from there): which pairs go
-through an exact port, which agents a `--policy` reads, and each policy's settings axes.
+transcripts each replays and each agent's own rule; import its tables from there): which agents a
+`--policy` reads, each policy's settings axes and each agent's summariser.
 
-A policy says which agent's own entries it replays by an exact port (`Policy.exact_port_for`: Pi's
-policies on Pi sessions, `replay.simulate`); every other pair (Codex rollouts, Claude Code
-transcripts, Pi sessions under another agent's rule, Pi's rule over other agents' transcripts) goes
-through the transcript walk (`replay.walk`) with the policy object made here. `registry_gaps` names
-what an agent or a policy lacks in any registry (tests/replay/test_registries.py).
+Every pair (Pi sessions under Pi's rules, Codex rollouts, Claude Code transcripts, any agent's rule
+over another's transcript) goes through the one walk (`replay.walk`) with the policy object made
+here. `registry_gaps` names what an agent or a policy lacks in any registry
+(tests/replay/test_registries.py).
 """
 
 from __future__ import annotations
@@ -30,18 +29,8 @@ from sessiontools.read.agents import Agent
 if TYPE_CHECKING:
     from sessiontools.replay.summarizer import Summarizer
 
-__all__ = ["has_exact_port", "policy_axes", "registry_gaps", "replay_agents", "reply_text", "summarizer_of",
+__all__ = ["policy_axes", "registry_gaps", "replay_agents", "reply_text", "summarizer_of",
            "summarizers", "unsupported"]
-
-
-def has_exact_port(agent: str | Agent, policy: str | PolicyName | None) -> bool:
-    """Whether `agent`'s files under `policy` (None: the agent's own rule) are replayed by the exact port
-    of that agent's code on its own entries instead of the transcript walk: the policy says so
-    (`Policy.exact_port_for`: Pi's `prepareCompaction`, `replay.session`). With no policy, every own
-    rule of the agent (`OWN_AGENT`) answers alike (`registry_gaps` checks it)."""
-    a = Agent(agent)
-    names = [PolicyName(policy)] if policy is not None else [n for n, own in OWN_AGENT.items() if own is a]
-    return bool(names) and all(make_policy(n).exact_port_for is a for n in names)
 
 
 def replay_agents(policy: str | None) -> frozenset[Agent]:
@@ -126,7 +115,7 @@ def registry_gaps() -> list[str]:
     default policy
     (`DEFAULT_POLICY`), at least one own rule (`OWN_AGENT`: its window rule, `Policy.recorded_window`
     and `Policy.default_window`, with the catalogue after them) whose version the file records
-    (`VERSION_SETTING`), all its own rules agreeing on the exact port, a policy that replays its
+    (`VERSION_SETTING`), a policy that replays its
     files, a summary template or None (`SUMMARY_TEMPLATES`, agreeing with `SECTIONED_SUMMARIES`; one
     template in all, the one drift reads), and a summariser with every `replay.summarizer.Summarizer` member (`SUMMARIZERS`) or the
     reason it has none (`NO_SUMMARIZER`), not both. A policy needs a maker (`POLICIES`) giving a `Policy` of that name, axes starting with the
@@ -152,8 +141,6 @@ def registry_gaps() -> list[str]:
             gap("own rule (its window rule)", "policies.registry.OWN_AGENT")
         if a not in VERSION_SETTING:
             gap("version setting", "policies.registry.VERSION_SETTING")
-        if len({make_policy(n).exact_port_for for n in own if n in POLICIES}) > 1:
-            gap("single walk for its own rules", "Policy.exact_port_for")
         if not any(a in e.agents for e in POLICIES.values()):
             gap("policy replaying its files", "policies.registry.POLICIES")
         if a not in SUMMARY_TEMPLATES:

@@ -3,7 +3,7 @@ simulated compaction's own summarisation request, chained, answered by a summari
 passes in, written back in the agent's own format.
 
 `plan` replays an input's transcript over the settings grid of its agent's rule, as `replay` does
-(`replay.transcripts.walk_transcript`), and keeps each setting's run as a `Chain`. `regenerate` walks
+(`replay.transcripts.replay_transcript`), and keeps each setting's run as a `Chain`. `regenerate` walks
 one chain's compactions in order. What a compaction sends, what is kept of the answer, how a summary
 is chained into the next request and the file written back are the agent's (its `Rewriter`, in
 `policies/`, named by `replay.registry.SUMMARIZERS`); this module knows none of them.
@@ -133,7 +133,7 @@ def _windows(t: Any, path: TranscriptPath, grid: SummaryGrid) -> Sequence[int] |
 def plan(source: Any, rewriter: Rewriter, grid: SummaryGrid) -> list[Chain]:
     """`source` replayed at every setting of `grid` its agent's rule takes: one chain each."""
     from sessiontools.policies.registry import cli_version, make_policy
-    from sessiontools.replay.transcripts import policy_for, walk_transcript
+    from sessiontools.replay.transcripts import policy_for, replay_transcript
     from sessiontools.transcript.load import transcript_of
 
     t = transcript_of(source, leaf=grid.leaf)
@@ -143,8 +143,8 @@ def plan(source: Any, rewriter: Rewriter, grid: SummaryGrid) -> list[Chain]:
     native = rewriter.native(source)
     name = policy_for(t, grid.policy)
     out = []
-    for tr in walk_transcript(t, windows=windows, reserves=grid.reserves, keeps=grid.keeps, policy=grid.policy,
-                              limits=grid.limits, summary_tokens=grid.summary_tokens, keep_path=True):
+    for tr in replay_transcript(t, windows=windows, reserves=grid.reserves, keeps=grid.keeps, policy=grid.policy,
+                                limits=grid.limits, summary_tokens=grid.summary_tokens, keep_path=True):
         path = tr.path
         model = next((r.model for r in reversed(path.requests) if r.model), None)
         policy = make_policy(name, cli_version(name, t), model)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import reduce
 from operator import add
 from typing import Any
@@ -78,6 +79,7 @@ class _Walk(CompactionStep):
         self.s = policy_settings(settings)
         self.T = settings.threshold
         self.W = settings.context_window
+        self.changes = settings.window_changes  # each model's window from its first request (`window_at`)
         self.work, self.pos_of, self.recorded = g.work, g.pos_of, g.recorded
         self.tokens_of, self.size_of = g.tokens_of, g.size_of
         self.prefix: tuple[int, ...] = ()  # kept messages of the newest simulated compaction
@@ -197,6 +199,12 @@ class _Walk(CompactionStep):
         self.settled(fired, sc, over)
         return count
 
+    def window_at(self, index: int) -> None:
+        """The window and threshold of the model that answers the call at message `index` (the session
+        switched models, `ReplaySettings.window_changes`): the policy's threshold at that window."""
+        self.W = self.settings.window_at(index)
+        self.T = self.policy.threshold(replace(self.s, context_window=self.W))
+
     def switched_off(self, upto: int) -> bool:
         """Whether the check point before work position `upto` lies where the recording shows the
         agent's threshold compaction switched off (`Policy.threshold_off_from`)."""
@@ -222,6 +230,8 @@ class _Walk(CompactionStep):
         """A model call: answered with a usage (`Request`), or without one the agent trusts
         (`UnusableReply`: its truth is the model's whatever the context)."""
         k = self.pos_of.get(req.index, 0)
+        if self.changes:
+            self.window_at(req.index)
         self._before(k, first)
         same = not self.diverged(req.index)
         usage = req.usage if isinstance(req, Request) else None
@@ -307,6 +317,8 @@ class _Walk(CompactionStep):
         may fit); in the recorded one the provider rejects it again: an overflow when its truth (the
         provider's own count, when the error gave one) exceeds W, else a provider rejection."""
         k = self.pos_of.get(ovf.index, 0)
+        if self.changes:
+            self.window_at(ovf.index)
         self._before(k, first)
         if self.diverged(ovf.index):
             u, source = self.truth_at(k, ovf.index), TruthSource.MODEL
@@ -365,10 +377,13 @@ class _Walk(CompactionStep):
         from sessiontools.replay.walk_bulk import fast_forward  # (its trace is a `_Walk`)
         from sessiontools.replay.walk_plain import plain_run
 
-        n = fast_forward(self)  # the events the grid's other settings walked alike (`replay.walk_bulk`)
+        # The events the grid's other settings walked alike (`replay.walk_bulk`), then runs of plain
+        # requests in bulk (`replay.walk_plain`); neither under window changes, whose threshold moves
+        # with the model.
+        n = 0 if self.changes else fast_forward(self)
         prev = self.event_end(events[n - 1]) if n else -1
         while n < len(events):
-            m = plain_run(self, n)  # a run of plain requests in bulk (`replay.walk_plain`)
+            m = n if self.changes else plain_run(self, n)
             if m > n:
                 n, prev = m, self.event_end(events[m - 1])
                 continue
@@ -425,7 +440,7 @@ def simulate_path(path: TranscriptPath, policy: Policy, settings: ReplaySettings
     compaction's summary where the caller knows it (`resummarize`'s regenerated summaries: its truth,
     or its text and truth, which the policy's own compactor counts from then on); `keep_path`: the run
     keeps the policy's compactor's simulated path of the agent's own records (`ReplayRun.path`)."""
-    if isinstance(settings, PolicySettings) or settings.policy_threshold is None:
+    if isinstance(settings, PolicySettings) or (settings.policy_threshold is None and not settings.window_changes):
         settings = replay_settings(policy, settings.context_window, settings.reserve_tokens,
                                    settings.keep_recent_tokens, settings.extra)
     walk = _Walk(path, policy, settings, truth or fit_neutral_truth(path), grid)

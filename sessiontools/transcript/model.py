@@ -214,6 +214,8 @@ class UnusableReply:
     usage_total: int = 0  # the agent's own total of the usage it recorded (Pi: `calculateContextTokens`)
     id: str | None = None
     timestamp: str | None = None
+    provider: str | None = None  # the model that was called, as recorded (its window: `replay.transcripts`)
+    model: str | None = None
 
     @property
     def output(self) -> int:

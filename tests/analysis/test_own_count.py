@@ -55,42 +55,34 @@ def _walk_counts(f: Path) -> list[tuple[int, float]]:
     return seen
 
 
-def _pi_counts(f: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, float]]:
-    """(file line of the request, Pi's exact replay's `estimateContextTokens` of the context before
-    it) for each request before the file's first compaction (a window no count reaches); for 1.x the
-    requests of a run but its first are its `BETWEEN_TURNS` check points, checked with that count."""
-    import importlib
-
+def _pi_counts(f: Path) -> list[tuple[int, float]]:
+    """(file line of the request, the one walk's count of Pi's `estimateContextTokens` of the context
+    before it) for each request before the file's first compaction (a window no count reaches): 1.x
+    checks before each request of a run but its first (`BETWEEN_TURNS`, `_walk_counts`); 0.x checks at
+    run ends only, so its count (`Policy.count` of the walk's view) is taken before every request."""
+    from sessiontools.policies.registry import own_policy
     from sessiontools.read.sources import load_source
-    from sessiontools.replay.session import replay_source
+    from sessiontools.replay.neutral import fit_neutral_truth
+    from sessiontools.replay.walk import _Walk, replay_settings
+    from sessiontools.transcript.load import transcript_of
 
-    simulate = importlib.import_module("sessiontools.replay.simulate")  # the module (the package exports the function)
-
-    session = load_source(f)
-    first = min((e.line for e in session.entries if getattr(e, "type", None) == "compaction"), default=10**12)
+    t = transcript_of(load_source(f))
+    if t.settings.get("pi_version") == "1":
+        return _walk_counts(f)
+    path = t.paths[0]
+    first = path.compactions[0].index if path.compactions else len(path.messages)
+    policy = own_policy(t, path)
+    walk = _Walk(path, policy, replay_settings(policy, 10**9, 16384, 20000), fit_neutral_truth(path))
     seen: list[tuple[int, float]] = []
-    request, check = simulate._Sim._request, simulate._Sim.check
+    request = walk.request
 
-    def recorded(self: Any, i: int) -> int | None:  # the request's file line while the context is the recorded one
-        line = self.wl.base[i].line
-        return line if line < first and self.comp is None else None
+    def spy(req: Any, *args: Any) -> None:
+        if req.index < first and hasattr(req, "line"):
+            seen.append((req.line, policy.count(walk.view(walk.pos_of.get(req.index, 0)))))
+        request(req, *args)
 
-    def spy_request(self: Any, req: Any) -> None:  # 0.x checks at run ends only: its count before each request
-        line = recorded(self, req.base_index)
-        if self.v == "0" and line is not None:
-            seen.append((line, self.pi_estimate_before(req.base_index)))
-        request(self, req)
-
-    def spy_check(self: Any, parent: int, view: float, truth_now: float) -> None:  # 1.x: the count it checks
-        line = recorded(self, parent + 1) if parent + 1 < len(self.wl.base) else None
-        if self.v == "1" and line is not None and self.wl.base[parent + 1].role == "assistant":
-            seen.append((line, view))
-        check(self, parent, view, truth_now)
-
-    monkeypatch.setattr(simulate._Sim, "_request", spy_request)
-    monkeypatch.setattr(simulate._Sim, "check", spy_check)
-    monkeypatch.setattr(simulate._Sim, "_plain", lambda self: False)  # every request through the checked step
-    replay_source(session, windows=[10**9], reserves=[16384], keeps=[20000], policy=None)
+    walk.request = spy  # type: ignore[method-assign]
+    walk.walk()
     return seen
 
 
@@ -103,7 +95,7 @@ def test_estimate_error_judges_the_count_replay_walks_with(name: str, monkeypatc
     if not f.exists():
         pytest.skip(f"{f} is absent")
     own = _estimate_error_counts(f)
-    walk = _pi_counts(f, monkeypatch) if name.startswith("pi") else _walk_counts(f)
+    walk = _pi_counts(f) if name.startswith("pi") else _walk_counts(f)
     assert len(walk) >= 3, "too few requests compared"
     assert [own[line] for line, _ in walk] == [math.ceil(c) for _, c in walk]
 

@@ -154,7 +154,11 @@ def test_no_model_none_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     f.write_bytes(b.jsonl())
     code, out, err = run(capsys, "replay", str(f))
     assert code == 3 and "None" not in err + out
-    one_line_error(err)
+    # A file with nothing to replay is left out with its reason, as every agent's (`NothingToReplay`):
+    # one note, then the one error line of a run with no input.
+    note, error = [x for x in err.splitlines() if x.strip()]
+    assert note.startswith("note: ") and "no model request in the file" in note and note.endswith("left out")
+    one_line_error(error)
 
 
 def test_non_session_text_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from sessiontools.cli import main
-from sessiontools.replay import replay_session, run_record
+from sessiontools.replay import replay_source, run_record
 from sessiontools.replay.catalog import catalogue, lookup, read_model_file, recorded_prices
 from sessiontools.testing import SessionBuilder
 from tests.replay.test_real_sessions import pseudo_reply
@@ -84,24 +84,26 @@ def test_all_leaves_keeps_a_leaf_without_replies() -> None:
     first = b.entries[0]["id"]
     b.branch(first)
     b.user("another idea")
-    prs = replay_session(b.session(), windows=None, reserves=[4000], keeps=[2000], policy=None, all_leaves=True)
+    prs = replay_source(b.session(), windows=None, reserves=[4000], keeps=[2000], policy=None, all_leaves=True)
     assert len(prs) == 2 and all(pr.runs[0].settings.context_window == 200000 for pr in prs)
     assert all(run_record(pr, pr.runs[0])["model"] for pr in prs)
 
 
 def test_header_only_and_reply_less_files_say_so(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A Pi file with nothing to replay (a header only; prompts only) is left out with its reason, as
+    every agent's (`NothingToReplay`); alone, the run has no input: exit 3."""
     b = SessionBuilder()
     header = tmp_path / "h.jsonl"
     header.write_bytes(orjson.dumps(b.header) + b"\n")
     assert main(["replay", str(header)]) == 3
     err = capsys.readouterr().err
-    assert "None/None" not in err and "no entries" in err
+    assert "None/None" not in err and "no model request in the file (0 message(s)" in err and "left out" in err
     b.user("hello")
     prompts = tmp_path / "p.jsonl"
     prompts.write_bytes(b.jsonl())
     assert main(["replay", str(prompts)]) == 3
     err = capsys.readouterr().err
-    assert "None/None" not in err and "no model reply" in err
+    assert "None/None" not in err and "no model request in the file (1 message(s), no response)" in err
 
 
 def test_a_custom_model_without_context_window_has_pis_default() -> None:
@@ -127,10 +129,10 @@ def test_window_per_request_when_the_model_changes() -> None:
     b.provider, b.model = "openai", "gpt-4"
     b.user("more " * 40)
     b.assistant("done", usage=b.usage(9500, 20))
-    (pr,) = replay_session(b.session(), windows=None, reserves=[1000], keeps=[2000], policy=None)
+    (pr,) = replay_source(b.session(), windows=None, reserves=[1000], keeps=[2000], policy=None)
     st = pr.runs[0].settings
     assert st.context_window == 8192 and st.window_changes and st.window_changes[0][1] == 200000
-    assert st.window_at(pr.workload.requests[0].base_index) == 200000
+    assert st.window_at(pr.path.requests[0].index) == 200000
     m = run_record(pr, pr.runs[0])["metrics"]
     points = pr.runs[0].requests
     assert [p.overflow for p in points[:3]] == [False, False, False]  # 9000 tokens fit claude's 200k

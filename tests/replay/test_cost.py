@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from sessiontools.read import load_session
-from sessiontools.replay import replay_session, run_record
+from sessiontools.read.sources import load_source
+from sessiontools.replay import replay_source, run_record
 from sessiontools.replay.cost import CacheStyle, Classes, RecordedCall, learn_cache, modelled_classes
 from sessiontools.testing import SessionBuilder
 from tests.conftest import SAMPLES
@@ -24,7 +24,7 @@ def _manifest() -> dict:
 
 
 def _replay(name: str, st: dict, **kw: object) -> list:
-    return replay_session(load_session(SAMPLES / f"{name}.jsonl"), windows=[st["window"]], reserves=[st["reserve"]],
+    return replay_source(load_source(SAMPLES / f"{name}.jsonl"), windows=[st["window"]], reserves=[st["reserve"]],
                           keeps=[st["keep"]], policy=None, **kw)  # type: ignore[arg-type]
 
 
@@ -82,7 +82,7 @@ def test_no_prices_says_so() -> None:
     b = SessionBuilder(provider="my-gateway", model="my-model")
     b.user("hello " * 50)
     b.assistant("hi", usage={"input": 900, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 910})
-    (pr,) = replay_session(b.session(), windows=[32000], reserves=[4000], keeps=[2000], policy=None)
+    (pr,) = replay_source(b.session(), windows=[32000], reserves=[4000], keeps=[2000], policy=None)
     rec = run_record(pr, pr.runs[0])
     assert rec["prices"]["source"] == "none" and rec["metrics"]["cost"] is None
     assert rec["metrics"]["input_tokens"] == 900

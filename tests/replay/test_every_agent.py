@@ -132,8 +132,8 @@ def test_report_has_a_replay_section_for_every_agent(tmp_path: Path, capsys) -> 
 
 def test_one_engine_for_a_pi_session_under_a_pi_policy() -> None:
     """The disagreement issue 24 measured (pi0-chinese at W 16k: 16 vs 4 compactions; pi0-two-overflows:
-    8 vs 3 compactions, 11 vs 3 overflows) cannot happen: `replay_source` sends a Pi session under a
-    Pi policy to the exact port, whichever way it is asked, and the transcript walk refuses the pair."""
+    8 vs 3 compactions, 11 vs 3 overflows) cannot happen: there is one walk, and `replay_source` and
+    `replay_transcript` give a Pi session under a Pi policy the same runs, whichever way it is asked."""
     for name in ("pi0-chinese", "pi0-two-overflows"):
         src = load_source(SAMPLES / f"{name}.jsonl")
         kw = dict(windows=[16000], reserves=[3000], keeps=[4000], leaf=None, all_leaves=False, summary_tokens=None)
@@ -141,9 +141,10 @@ def test_one_engine_for_a_pi_session_under_a_pi_policy() -> None:
         by_name = replay_records(src, policy="pi-0", **kw)
         assert [r["metrics"] for r in by_default] == [r["metrics"] for r in by_name]
         (pr,) = replay_source(src, policy="pi-0", **kw)
-        assert pr.workload is not None  # the exact port walked Pi's workload
-        with pytest.raises(ValueError, match="exact port"):
-            replay_transcript(transcript_of(src), windows=[16000], reserves=[3000], keeps=[4000], policy="pi-0")
+        assert pr.workload is None and pr.path is not None  # the one walk walked the Pi transcript
+        (walked,) = replay_transcript(transcript_of(src, rule_version="0"), windows=[16000], reserves=[3000],
+                                      keeps=[4000], policy="pi-0")
+        assert walked.runs == pr.runs
 
 
 def test_every_agent_is_in_every_registry() -> None:

@@ -37,8 +37,9 @@ def test_both_truth_models_use_the_one_attribution(monkeypatch: pytest.MonkeyPat
     """Pi's truth fit and the transcript truth fit both attribute by `replay.truth.attribute`."""
     import sessiontools.replay.truth_model as truth_mod
     from sessiontools.read import load_session
-    from sessiontools.replay import build_workload, fit_truth
+    from sessiontools.replay.truth import fit_truth
     from sessiontools.transcript.pi import SessionTree
+    from sessiontools.transcript.pi.workload import build_workload
 
     calls: list[str] = []
     real = truth_mod.attribute

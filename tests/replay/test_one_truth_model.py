@@ -11,11 +11,11 @@ import pytest
 
 from sessiontools.policies.registry import own_policy
 from sessiontools.read.sources import load_source
-from sessiontools.replay import build_workload, fit_truth
 from sessiontools.replay.neutral import fit_neutral_truth
-from sessiontools.replay.truth import recorded_contexts
+from sessiontools.replay.truth import fit_truth, recorded_contexts
 from sessiontools.transcript.load import transcript_of
 from sessiontools.transcript.pi import SessionTree
+from sessiontools.transcript.pi.workload import build_workload
 from tests.conftest import SAMPLES
 
 EVERY_SAMPLE = sorted(p for p in SAMPLES.rglob("*.jsonl"))

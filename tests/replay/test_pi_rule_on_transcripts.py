@@ -11,7 +11,7 @@ from sessiontools.policies.base import Candidate, PolicySettings
 from sessiontools.policies.pi.policy import pi_policy
 from sessiontools.read.sources import load_source
 from sessiontools.replay.neutral import fit_neutral_truth
-from sessiontools.replay.session import replay_session
+from sessiontools.replay.session import replay_source
 from sessiontools.replay.walk import replay_settings, simulate_path
 from sessiontools.transcript.load import transcript_of
 from sessiontools.transcript.model import Message, Role, Unit, UnitKind
@@ -33,10 +33,12 @@ def test_keep_sums_pis_estimate_not_the_truth() -> None:
 
 @pytest.mark.parametrize("name", ["pi0-pair-a", "pi0-pair-b"])
 def test_transcript_walk_makes_the_exact_ports_compactions(name: str) -> None:
-    """W 16k, reserve 4k, keep 6k: eleven compactions, the same in both walks (before Pi's estimate was
-    summed, the transcript walk's first kept entries differed from the second compaction on)."""
+    """W 16k, reserve 4k, keep 6k: eleven compactions, as Pi's exact walk made them (before Pi's estimate
+    was summed, the transcript walk's first kept entries differed from the second compaction on; the
+    exact walk is gone, its answers are in tests/replay/test_walk_reference.py), the same on the
+    neutral transcript's walk as on the replay's."""
     s = load_source(SAMPLES / f"{name}.jsonl")
-    (pr,) = replay_session(s, windows=[16000], reserves=[4000], keeps=[6000], policy="pi-0")
+    (pr,) = replay_source(s, windows=[16000], reserves=[4000], keeps=[6000], policy="pi-0")
     path = transcript_of(s).paths[0]
     p = pi_policy("pi-0")
     walked = simulate_path(path, p, replay_settings(p, 16000, 4000, 6000), fit_neutral_truth(path))

@@ -96,20 +96,20 @@ def test_the_first_pass_only_fits_a_prior_dominated_session(chinese_dir: Path,
     """Issue 24: priors are learnt in a cheap first pass. A prior-dominated session is fitted, not
     replayed (one deferred record), and replayed once with the learnt priors; the records are those of
     replaying it twice as before, and no other session is replayed again."""
-    import sessiontools.replay.session as session_mod
+    import sessiontools.replay.transcripts as transcripts_mod
     from sessiontools.replay.priors import refit_with_priors
 
     kw = dict(windows=[16000], reserves=[3000], keeps=[4000], policy=None, leaf=None, all_leaves=False,
               summary_tokens=None, timeline=True)
     files = sorted(chinese_dir.glob("*.jsonl"))
     walked: list[str] = []
-    real = session_mod.simulate
+    real = transcripts_mod._runs
 
-    def counting(wl, truth, s, **k):  # type: ignore[no-untyped-def]
-        walked.append(wl.path[0].id if wl.path else "")
-        return real(wl, truth, s, **k)
+    def counting(path, policy, truth, settings):  # type: ignore[no-untyped-def]
+        walked.extend(path.leaf_id or "" for _ in settings)  # one walk per setting
+        return real(path, policy, truth, settings)
 
-    monkeypatch.setattr(session_mod, "simulate", counting)
+    monkeypatch.setattr(transcripts_mod, "_runs", counting)
     first = [replay_records(load_source(f), defer_prior_dominated=True, **kw) for f in files]
     deferred = [recs[0]["session"] for recs in first if recs[0].get("deferred")]
     assert [Path(s).name for s in deferred] == ["pi0-few-pseudo.jsonl"]
@@ -122,7 +122,7 @@ def test_the_first_pass_only_fits_a_prior_dominated_session(chinese_dir: Path,
 
     new = refit_with_priors(first, replay_again)
     assert again == deferred and len(walked) == len(files)  # every session walked once
-    monkeypatch.setattr(session_mod, "simulate", real)
+    monkeypatch.setattr(transcripts_mod, "_runs", real)
     old = refit_with_priors([replay_records(load_source(f), **kw) for f in files],
                             lambda s, table: replay_records(load_source(s), priors=table, **kw))
     assert new == old

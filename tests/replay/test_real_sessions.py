@@ -6,13 +6,16 @@ from __future__ import annotations
 import math
 
 from sessiontools.read import Session
-from sessiontools.replay import ReplaySettings, build_workload, fit_truth, replay_session, simulate
+from sessiontools.replay import ReplaySettings, replay_source
 from sessiontools.replay.metrics import run_metrics
 from sessiontools.replay.records import CompactionReason
+from sessiontools.replay.truth import fit_truth
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi import SessionTree
+from sessiontools.transcript.pi.workload import build_workload
 from tests.replay.test_replay import OVERHEAD, RATIO
+from tests.replay.walked import walk_run
 
 
 def pseudo_reply(b: SessionBuilder, text: str = "sent to the channel", model: str = "delivery-mirror") -> None:
@@ -71,12 +74,11 @@ def test_pseudo_replies_invent_nothing_at_recorded_settings() -> None:
     a file ending with a pseudo-reply still finds its model in the catalogue."""
     s = with_pseudo_replies()
     window, reserve = _below_threshold(s)
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(window, reserve, 20000, "pi-0"))
+    run = walk_run(s, ReplaySettings(window, reserve, 20000, "pi-0"))
     m = run_metrics(run)
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
-    (pr,) = replay_session(s, windows=None, reserves=[reserve], keeps=[20000], policy=None)
-    assert pr.workload.model == "claude-sonnet-4-5"
+    (pr,) = replay_source(s, windows=None, reserves=[reserve], keeps=[20000], policy=None)
+    assert pr.model_name == "anthropic/claude-sonnet-4-5"
 
 
 def test_second_overflow_in_a_run_is_recovered_after_a_success() -> None:
@@ -85,8 +87,7 @@ def test_second_overflow_in_a_run_is_recovered_after_a_success() -> None:
     from tests.replay.test_replay import scripted
 
     s = scripted(runs=1, calls=40).session()
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 0, 2000, "pi-0"))
+    run = walk_run(s, ReplaySettings(20000, 0, 2000, "pi-0"))
     m = run_metrics(run)
     assert m["overflow_compactions"] >= 2
     assert m["failed_recoveries"] == 0
@@ -101,7 +102,7 @@ def test_a_retry_that_overflows_again_spends_the_recovery_until_the_next_user_me
 
     s = scripted(runs=2, calls=20).session()
     wl = build_workload(SessionTree(s).path().entries, "0")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 0, 12000, "pi-0"))
+    run = walk_run(s, ReplaySettings(20000, 0, 12000, "pi-0"))
     second_run = next(r.base_index for r in wl.requests if r.first_in_run and r.base_index > 1)
     last_of_first = max(r.base_index for r in wl.requests if r.base_index < second_run)
     first_ovf = min(p.base_index for p in run.requests if p.overflow)
@@ -149,7 +150,7 @@ def test_recorded_overflows_twice_in_one_run_1x() -> None:
     wl = build_workload(SessionTree(s).path().entries, "1")
     assert sum(r.failed_overflow for r in wl.requests) == 2
     assert len({r.run for r in wl.requests if r.failed_overflow}) == 1
-    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 500, 2000, "pi-1"))
+    run = walk_run(s, ReplaySettings(20000, 500, 2000, "pi-1"))
     assert run.overflows == 2
     assert run.failed_recoveries == 0
     assert run.recorded_match.to_dict() == {"recorded": 2, "matched": 2, "missed": 0, "extra": 0}
@@ -158,8 +159,7 @@ def test_recorded_overflows_twice_in_one_run_1x() -> None:
 def test_provider_counts_in_overflow_errors_are_the_truth() -> None:
     """'prompt is too long: N tokens > M maximum': N is the truth of the rejected request."""
     s = two_overflows_1x()
-    wl = build_workload(SessionTree(s).path().entries, "1")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(20000, 500, 2000, "pi-1"))
+    run = walk_run(s, ReplaySettings(20000, 500, 2000, "pi-1"))
     rejected = [p for p in run.requests if p.overflow]
     assert [(p.truth, p.truth_source) for p in rejected] == [(21000.0, "provider"), (21500.0, "provider")]
     assert run_metrics(run)["peak_truth_tokens"] == 21500
@@ -185,8 +185,7 @@ def test_few_requests_fit_is_shrunk_and_bounded() -> None:
 
 def test_single_request_invents_nothing_at_recorded_settings() -> None:
     s = one_request()
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(32000, 16384, 20000, "pi-0"))
+    run = walk_run(s, ReplaySettings(32000, 16384, 20000, "pi-0"))
     m = run_metrics(run)
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
 
@@ -207,8 +206,7 @@ def test_hook_summaries_are_replayed_as_recorded() -> None:
     b.entries[-1]["fromHook"] = True
     grow(b, 10, 6000, 3000)  # up to 33k again
     s = b.session()
-    wl = build_workload(SessionTree(s).path().entries, s.pi_version)
-    run = simulate(wl, fit_truth(wl), ReplaySettings(64000, 16384, 20000, "pi-0"))
+    run = walk_run(s, ReplaySettings(64000, 16384, 20000, "pi-0"))
     m = run_metrics(run)
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
     assert m["user_compactions"] == 1
@@ -227,8 +225,7 @@ def test_cjk_session_invents_nothing_at_recorded_settings() -> None:
         ctx += estimate_tokens(b.entries[-1]["message"], "0")
     s = b.session()
     window, reserve = _below_threshold(s)
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    m = run_metrics(simulate(wl, fit_truth(wl), ReplaySettings(window, reserve, 20000, "pi-0")))
+    m = run_metrics(walk_run(s, ReplaySettings(window, reserve, 20000, "pi-0")))
     assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
 
 
@@ -257,8 +254,7 @@ def _hook_at_policy_point(hook: bool) -> tuple[Session, ReplaySettings]:
         return b.session()
 
     plain = build(None)
-    wl = build_workload(SessionTree(plain).path().entries, "0")
-    first = simulate(wl, fit_truth(wl), settings).compactions[0]
+    first = walk_run(plain, settings).compactions[0]
     return build((first.parent_entry_id, first.first_kept_entry_id, first.tokens_before)), settings  # type: ignore[arg-type]
 
 
@@ -270,8 +266,7 @@ def test_hook_compaction_at_the_policys_point_is_one_compaction_reproduced() -> 
     the tally does not depend on the setting: 0/0 and one user compaction; Pi's own is reproduced 1/1."""
     for hook in (True, False):
         s, settings = _hook_at_policy_point(hook)
-        wl = build_workload(SessionTree(s).path().entries, "0")
-        run = simulate(wl, fit_truth(wl), settings)
+        run = walk_run(s, settings)
         rm = run.recorded_match
         at = [c for c in run.compactions if c.parent_entry_id == run.compactions[0].parent_entry_id]
         assert len(at) == 1, (hook, [c.reason for c in at])

@@ -45,33 +45,6 @@ def test_a_missing_policy_maker_is_named(monkeypatch: pytest.MonkeyPatch) -> Non
     assert registry_gaps() == ["policy claude-code-reactive: no maker (policies.registry._MAKERS)"]
 
 
-def test_own_rules_of_one_agent_agree_on_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pi's two rules both take the exact port; one that did not would split a Pi session's default
-    replay between two walks (`has_exact_port` with no policy)."""
-    from sessiontools.policies.pi.policy import PiPolicy
-
-    real = policies._MAKERS[PolicyName.PI_1]
-
-    def pi1_without_port(version: str | None = None, model: str | None = None) -> PiPolicy:
-        p = real(version, model)
-        p.exact_port_for = None  # type: ignore[attr-defined]
-        return p  # type: ignore[return-value]
-
-    monkeypatch.setitem(policies.POLICIES, PolicyName.PI_1,
-                        policies.PolicyEntry(PolicyName.PI_1, pi1_without_port, policies.EVERY_AGENT))
-    assert registry_gaps() == ["agent pi: no single walk for its own rules (Policy.exact_port_for)"]
-    assert not registry.has_exact_port(Agent.PI, None)
-
-
-def test_the_walk_is_the_policys_choice() -> None:
-    """The exact port is chosen by the policy (`Policy.exact_port_for`), for its own agent's files only."""
-    for agent in Agent:
-        for name in policies.POLICIES:
-            own = policies.make_policy(name).exact_port_for
-            assert registry.has_exact_port(agent, name) == (own is agent)
-    assert registry.has_exact_port(Agent.PI, None) and not registry.has_exact_port(Agent.CODEX, None)
-
-
 @pytest.mark.parametrize(("table", "key"), [(registry.SUMMARIZERS, Agent.CODEX), (registry.NO_SUMMARIZER, Agent.CLAUDE_CODE)])
 def test_an_agent_without_a_summariser_or_a_reason_is_named(monkeypatch: pytest.MonkeyPatch, table: dict,
                                                              key: Agent) -> None:

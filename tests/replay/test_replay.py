@@ -10,11 +10,14 @@ import pytest
 
 from sessiontools.cli import main
 from sessiontools.policies.pi import CompactionSettings, estimate_context_tokens, prepare_compaction
-from sessiontools.replay import ReplaySettings, build_workload, fit_truth, replay_session, simulate
+from sessiontools.replay import ReplaySettings, replay_source
 from sessiontools.replay.metrics import run_metrics
+from sessiontools.replay.truth import fit_truth
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi import SessionTree, build_context
+from sessiontools.transcript.pi.workload import build_workload
+from tests.replay.walked import walk_run
 
 OVERHEAD, RATIO = 3000, 1.5
 
@@ -50,7 +53,7 @@ def test_truth_model_reproduces_recorded_usage() -> None:
     tm = fit_truth(wl)
     assert tm.overhead == pytest.approx(OVERHEAD, rel=0.02)
     assert tm.ratio == pytest.approx(RATIO, rel=0.02)
-    run = simulate(wl, tm, ReplaySettings(10**9, 16384, 20000, "pi-0"))  # never compacts
+    run = walk_run(s, ReplaySettings(10**9, 16384, 20000, "pi-0"))  # never compacts
     assert not run.compactions
     recorded = [r.recorded_prompt for r in wl.requests]
     assert [round(p.truth) for p in run.requests] == recorded
@@ -63,9 +66,8 @@ def test_compaction_fires_when_pis_view_crosses_the_threshold(policy: str) -> No
     s = scripted().session()
     path = SessionTree(s).path().entries
     wl = build_workload(path, "0" if policy == "pi-0" else "1")
-    tm = fit_truth(wl)
     window, reserve = 60000, 16384
-    run = simulate(wl, tm, ReplaySettings(window, reserve, 8000, policy))
+    run = walk_run(s, ReplaySettings(window, reserve, 8000, policy))
     assert run.compactions, "the session grows past the threshold"
     first = run.compactions[0]
     threshold = window - reserve
@@ -73,7 +75,7 @@ def test_compaction_fires_when_pis_view_crosses_the_threshold(policy: str) -> No
         # The first run end whose recorded total (prompt + output) exceeds T.
         ends = [r for r in wl.requests if r.last_in_run]
         expected = next(r for r in ends if r.recorded_prompt + r.output > threshold)
-        assert first.parent_base_index == expected.base_index
+        assert first.parent_entry_id == path[expected.base_index].id
         # tokens_before is Pi's own prepareCompaction on that prefix.
         prep = prepare_compaction(path[: expected.base_index + 1], CompactionSettings(True, reserve, 8000), "0")
         assert first.tokens_before == prep.tokens_before and first.first_kept_entry_id == prep.first_kept_entry_id
@@ -85,15 +87,13 @@ def test_compaction_fires_when_pis_view_crosses_the_threshold(policy: str) -> No
 def test_late_and_overflow_when_pi_underestimates() -> None:
     """If the provider counts far more than Pi's view (ratio 1.5 but a huge reserve gap), overflows are counted."""
     s = scripted(runs=14, calls=4, size=6000).session()
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    tm = fit_truth(wl)
     # pi-0 checks only at run ends: a small window is crossed inside runs.
-    run = simulate(wl, tm, ReplaySettings(30000, 2000, 4000, "pi-0"))
+    run = walk_run(s, ReplaySettings(30000, 2000, 4000, "pi-0"))
     m = run_metrics(run)
     assert m["overflows"] > 0 and m["overflow_compactions"] > 0
     assert m["mid_run_crossings"] > 0
     # The same workload under pi-1 (between-turn checks) overflows no more often.
-    run1 = simulate(build_workload(SessionTree(s).path().entries, "1"), tm, ReplaySettings(30000, 2000, 4000, "pi-1"))
+    run1 = walk_run(s, ReplaySettings(30000, 2000, 4000, "pi-1"))
     assert run_metrics(run1)["overflows"] <= m["overflows"]
 
 
@@ -107,8 +107,7 @@ def test_early_compaction_is_classified() -> None:
             msg["usage"]["output"] = 20000
             msg["usage"]["totalTokens"] += 20000
     s = b.session()
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(60000, 16384, 8000, "pi-0"))
+    run = walk_run(s, ReplaySettings(60000, 16384, 8000, "pi-0"))
     assert run.early > 0 and any(c.early for c in run.compactions)
 
 
@@ -117,28 +116,27 @@ def test_recorded_compaction_is_matched_and_reused() -> None:
     b = scripted(runs=6)
     path = SessionTree(b.session()).path().entries
     window, reserve, keep = 40000, 16384, 6000
-    wl = build_workload(path, "0")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(window, reserve, keep, "pi-0"))
+    run = walk_run(b.session(), ReplaySettings(window, reserve, keep, "pi-0"))
     first = run.compactions[0]
     # Record that compaction for real (as Pi would have appended it) and continue the session after it.
-    prefix_ids = [e.id for e in path[: first.parent_base_index + 1]]
+    parent = next(i for i, e in enumerate(path) if e.id == first.parent_entry_id)
+    prefix_ids = [e.id for e in path[: parent + 1]]
     b2 = SessionBuilder()
     b2.entries = [dict(e) for e in b.entries if e["id"] in prefix_ids]
     b2.leaf = prefix_ids[-1]
     b2._n = len(b2.entries)
-    prep = prepare_compaction(path[: first.parent_base_index + 1], CompactionSettings(True, reserve, keep), "0")
+    prep = prepare_compaction(path[: parent + 1], CompactionSettings(True, reserve, keep), "0")
     b2.compaction("summary " * 300, prep.first_kept_entry_id, prep.tokens_before)
     s2 = b2.session()
-    wl2 = build_workload(SessionTree(s2).path().entries, "0")
-    run2 = simulate(wl2, fit_truth(wl2), ReplaySettings(window, reserve, keep, "pi-0"))
+    run2 = walk_run(s2, ReplaySettings(window, reserve, keep, "pi-0"))
     assert run2.recorded_match.to_dict() == {"recorded": 1, "matched": 1, "missed": 0, "extra": len(run2.compactions) - 1}
     assert run2.compactions[0].summary_source == "recorded"
 
 
 def test_grid_shares_the_fit_and_orders_settings() -> None:
-    """replay_session runs window x reserve x keep in order over one workload and truth model."""
+    """replay_source runs window x reserve x keep in order over one path and truth model."""
     s = scripted().session()
-    prs = replay_session(s, windows=[50000, 80000], reserves=[8000, 16384], keeps=[5000, 20000], policy="pi-0")
+    prs = replay_source(s, windows=[50000, 80000], reserves=[8000, 16384], keeps=[5000, 20000], policy="pi-0")
     (pr,) = prs
     assert [(r.settings.context_window, r.settings.reserve_tokens, r.settings.keep_recent_tokens) for r in pr.runs] == [
         (w, r, k) for w in (50000, 80000) for r in (8000, 16384) for k in (5000, 20000)
@@ -153,8 +151,7 @@ def test_pi_view_matches_pi_estimate_on_recorded_contexts() -> None:
     """Where the simulated context is the recorded one, Pi's view at a run end is Pi's own usage total."""
     s = scripted().session()
     path = SessionTree(s).path().entries
-    wl = build_workload(path, "0")
-    run = simulate(wl, fit_truth(wl), ReplaySettings(10**9, 16384, 20000, "pi-0"))
+    run = walk_run(s, ReplaySettings(10**9, 16384, 20000, "pi-0"))
     for p in run.requests:
         if p.policy_count is not None:
             ctx = build_context(path[: p.base_index + 1], "0")

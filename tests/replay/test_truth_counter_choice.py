@@ -96,9 +96,10 @@ def test_a_warm_run_answers_from_the_token_store_and_loads_no_vocabulary(tmp_pat
     """With the CLI's token cache (`use_token_store`), a second process's fit of the same session takes
     every tokenizer count from the store: the same model, and no vocabulary loaded."""
     from sessiontools.read.sources import load_source
-    from sessiontools.replay import build_workload, fit_truth
+    from sessiontools.replay.truth import fit_truth
     from sessiontools.tokens import registry, vocab
     from sessiontools.transcript.pi import SessionTree
+    from sessiontools.transcript.pi.workload import build_workload
     from tests.conftest import SAMPLES
 
     s = load_source(SAMPLES / "pi0-chinese.jsonl")

@@ -10,11 +10,12 @@ from typer.testing import CliRunner
 
 from sessiontools.policies.registry import own_policy
 from sessiontools.read.sources import load_source
-from sessiontools.replay import build_workload, fit_truth
 from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.priors import TruthPrior, pooled_priors
+from sessiontools.replay.truth import fit_truth
 from sessiontools.transcript.load import transcript_of
 from sessiontools.transcript.pi import SessionTree
+from sessiontools.transcript.pi.workload import build_workload
 from tests.conftest import SAMPLES
 
 

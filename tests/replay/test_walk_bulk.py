@@ -40,11 +40,11 @@ def _transcript(path: Path, policy: str | None) -> Any:
 
 
 def _grid(path: Path, policy: str | None, windows: tuple[int, ...], bulk: bool) -> list[Any]:
-    from sessiontools.replay.transcripts import walk_transcript
+    from sessiontools.replay.transcripts import replay_transcript
 
     walk_bulk.ENABLED = bulk
     try:
-        prs = walk_transcript(_transcript(path, policy), windows=list(windows), reserves=[1000, 4000],
+        prs = replay_transcript(_transcript(path, policy), windows=list(windows), reserves=[1000, 4000],
                               keeps=[500, 20000], policy=policy, limits=[None, 20000, 60000],
                               claude={"autocompact_pcts": [None, 50, 80]})
     finally:

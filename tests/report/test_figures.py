@@ -8,19 +8,20 @@ import matplotlib
 matplotlib.use("Agg")
 
 from sessiontools.read import load_session  # noqa: E402
-from sessiontools.replay import replay_session, run_record  # noqa: E402
+from sessiontools.read.sources import load_source  # noqa: E402
+from sessiontools.replay import replay_source, run_record  # noqa: E402
 from sessiontools.replay.session import timeline_of  # noqa: E402
 from sessiontools.report.replay_figures import timeline_figure  # noqa: E402
 from tests.conftest import SAMPLES  # noqa: E402
 
 
 def test_timeline_marks_recorded_compactions_and_keeps_the_legend_off_the_data() -> None:
-    (pr,) = replay_session(load_session(SAMPLES / "pi0-overflow.jsonl"), windows=[16000], reserves=[3000],
+    (pr,) = replay_source(load_source(SAMPLES / "pi0-overflow.jsonl"), windows=[16000], reserves=[3000],
                            keeps=[4000], policy=None, leaf=None, all_leaves=False, summary_tokens=None)
     fig = timeline_figure({**run_record(pr, pr.runs[0]), "timeline": timeline_of(pr, pr.runs[0])})
     ax = fig.axes[0]
     marks = [c for c in ax.collections if c.get_label() == "the agent compacted here (recorded)"]
-    assert len(marks) == 1 and len(marks[0].get_offsets()) == len(pr.workload.recorded_compactions) == 7
+    assert len(marks) == 1 and len(marks[0].get_offsets()) == len(pr.path.compactions) == 7
     assert ax.get_legend() is None and len(fig.legends) == 1  # a figure legend beside the axes
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 

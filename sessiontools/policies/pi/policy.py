@@ -8,12 +8,11 @@ compacts and retries once; its "recovery attempted" flag is cleared when a user 
 by any assistant reply that is not an error (1.6.0: nor `length`), in 0.73.1 and 1.6.0 alike
 (`agent-session.js` `_processAgentEvent`), so a second overflow in the same run after a successful
 reply is recovered again. A retry that overflows again is an error message, which leaves the flag set:
-Pi does not compact for an overflow again until the next user message (`replay.simulate._failed`).
+Pi does not compact for an overflow again until the next user message (`replay.walk._Walk.failed`).
 The flag is `PiRecovery`, the state both walks ask (`Policy.recovery`).
 
-On Pi sessions `replay.simulate` uses the exact port (`policies.pi.prepare`) for the cut and the
-tokens before, and so does the transcript walk on a Pi transcript (`compactor`,
-`policies.pi.compactor`); `keep` here is `findCutPoint` on the neutral messages of other agents' transcripts:
+On Pi sessions the walk uses the exact port (`policies.pi.prepare`) for the cut and the tokens
+before (`compactor`, `policies.pi.compactor`); `keep` here is `findCutPoint` on the neutral messages of other agents' transcripts:
 walk back summing Pi's own estimate of each message (chars/4 of what `size` counts, as Pi's
 `estimateTokens`) to keepRecentTokens, then forward to a turn start. It does not split a turn.
 """
@@ -34,16 +33,14 @@ from sessiontools.policies.base import (
     Recovery,
     chars4,
 )
-from sessiontools.read.agents import Agent
 
 
 class PiPolicy(Policy):
     """Pi 0.x (`pi-0`) or 1.x (`pi-1`)."""
 
     reactive = True
-    exact_port_for = Agent.PI  # Pi's sessions: the exact port of prepareCompaction (`replay.simulate`)
     summary_request_sends_kept = False  # prepareCompaction's messagesToSummarize + the previous summary
-    failed_reply_counts = True  # its error message (`replay.simulate._failed`)
+    failed_reply_counts = True  # its error message (`replay.walk._Walk.failed`)
     recorded_compaction_after_rejection = True  # the failed attempt, then the overflow compaction
     records_context_edits = True  # context_edit entries: the truth of a recorded context is the model's sum
     recorded_summary_priced = True  # the request after a compaction sends the summary, kept and new entries only
@@ -64,7 +61,7 @@ class PiPolicy(Policy):
     def unusable_count(self, view: CountView, reply: Any) -> float:
         """0.x checks an aborted final reply by that reply's own (usually empty) usage
         (`calculateContextTokens`); an error, and any such reply in 1.x, by the estimate from the last
-        trusted usage plus the messages after it (`replay.simulate._Sim._reply`)."""
+        trusted usage plus the messages after it."""
         if self.version == "0" and reply.stop_reason == "aborted":
             return float(reply.usage_total)
         return self.count(view)
@@ -74,7 +71,7 @@ class PiPolicy(Policy):
 
     def truth_count(self, message: Any) -> int:
         """Pi's `estimateTokens` of its own message object (`Message.raw`), as the exact walk's truth
-        fit counts each entry's messages; chars/4 of the text for another agent's message."""
+        fit counted each entry's messages; chars/4 of the text for another agent's message."""
         from sessiontools.tokens.chars4 import estimate_tokens
 
         raw = message.raw
@@ -82,7 +79,7 @@ class PiPolicy(Policy):
 
     def truth_counter(self, tokenizer: str | None = None) -> Any:
         """With `tokenizer`: its count of Pi's own message object over the units Pi's chars/4 counts,
-        as Pi's exact walk's fit counts each entry's messages (`replay.truth.fit_truth`)."""
+        as Pi's own count of each message."""
         if tokenizer is None:
             return self.truth_count
         from sessiontools.tokens.registry import shared_message_counter

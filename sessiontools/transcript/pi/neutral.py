@@ -234,10 +234,12 @@ class _PathBuilder:
     def _unusable(self, e: Entry, stop: str) -> UnusableReply:
         """An aborted or failed call (not an overflow): its recorded usage and Pi's total of it, as Pi's
         check after it reads it (`calculateContextTokens`; 0 without a usage object)."""
-        raw = (e.message or {}).get("usage")
+        msg = e.message or {}
+        raw = msg.get("usage")
         usage = raw if isinstance(raw, Mapping) else None
         return UnusableReply(self.slot[(id(e), 0)], e.line, stop, _usage(usage) if usage is not None else None,
-                             calculate_context_tokens(usage) if usage is not None else 0, e.id, _timestamp(e))
+                             calculate_context_tokens(usage) if usage is not None else 0, e.id, _timestamp(e),
+                             _str(msg.get("provider")), _str(msg.get("model")))
 
     def compactions(self) -> tuple[Compaction, ...]:
         out = []
