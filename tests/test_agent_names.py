@@ -46,11 +46,9 @@ MODEL_NAMES = frozenset({"transcript/prices.py"})
 _A = ("pi", "codex", "claude-code")
 #: Modules that still name an agent outside its homes: module -> the agents it names.
 PENDING: dict[str, tuple[str, ...]] = {
-    # Pi's exact walk (`replay/simulate.py` & co., `truth.py` its adapter of the truth model): no
-    # replay goes through it since session 10; kept only while `resummarize_pi.py` imports it (it
-    # goes with that module's move to the one walk). `transcripts.py` says which walk Pi's replays take.
-    "replay/memo.py": ("pi",), "replay/pi_compact.py": ("pi",), "replay/plain.py": ("pi",),
-    "replay/shared.py": ("pi",), "replay/simulate.py": ("pi",),
+    # Pi's truth-fit adapter (`replay/truth.py`: the fit on Pi's entries, which the bench gives Pi's
+    # own code on the Node side and the truth tests compare the one truth model with); the exact walk
+    # it served is deleted (session 10). `transcripts.py` says how a Pi transcript is read for a policy.
     "replay/transcripts.py": ("pi",), "replay/truth.py": ("pi",),
 }
 

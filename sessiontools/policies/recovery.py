@@ -6,7 +6,7 @@ from __future__ import annotations
 
 class Recovery:
     """An agent's recovery rule after the provider rejects a request as too long, as state along a
-    walk: both walks (`replay.walk`, `replay.simulate`) ask it, and only it, whether to compact and
+    walk: the walk (`replay.walk`) asks it, and only it, whether to compact and
     retry. Default: retry whenever the policy is reactive."""
 
     __slots__ = ("reactive", "tried")

@@ -131,7 +131,6 @@ class SessionReplay:
     recorded_after_overflow: bool
     path: Any  # what was walked: Pi's `Path` or a `TranscriptPath`
     origin: Any  # the session it came from: a Pi `Session` or a `Transcript`
-    workload: Any = None  # Pi's exact walk: the `Workload` it walked
     #: The path's replies recorded with no usage, a zero usage or a zero prompt (`UnmeteredReply`):
     #: no request points, not billed (Pi's exact walk: the ones Pi itself counts, at their recorded usage).
     unmetered: int = 0
@@ -179,9 +178,9 @@ def session_replay(*, source: str, agent: str, leaf_id: str | None, model_name: 
                    model: ModelInfo | None, runs: list[ReplayRun], replies: Iterable[RecordedReply],
                    breaks: Sequence[int], price_pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
                    recorded_after: Sequence[int], recorded_after_overflow: bool, path: Any, origin: Any,
-                   workload: Any = None, unmetered: int = 0) -> SessionReplay:
+                   unmetered: int = 0) -> SessionReplay:
     """A `SessionReplay` from what a walk's builder read: the cache model learnt from the recorded replies."""
     rec = recorded_usage(replies, breaks)
     return SessionReplay(source, agent, leaf_id, model_name, truth, model, runs, learn_cache(rec.calls), rec,
                          prices_of(model, price_pairs, model_name), tuple(recorded_after), recorded_after_overflow, path, origin,
-                         workload, unmetered)
+                         unmetered)

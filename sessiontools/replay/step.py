@@ -1,4 +1,4 @@
-"""The check point of a compaction rule, classified once for both walks (`replay.walk`, `replay.simulate`).
+"""The check point of a compaction rule, classified once (`replay.walk` and its bulk paths).
 
 At a check point the walk knows the truth of the context and the policy's own verdict (`Policy.fires`).
 `CheckStep.checked` counts the point (peak truth, over the threshold, the thrash of the compaction

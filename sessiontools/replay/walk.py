@@ -35,7 +35,8 @@ A grid's settings take the events before their first of their own from one share
 (`replay.walk_bulk`), and spans of plain requests, after compactions too, in one pass over the grid's
 columns (`replay.walk_plain`); the step walks the rest.
 
-The run has every counter, request point and compaction of Pi's exact walk (`replay.simulate`), so
+The run has every counter, request point and compaction Pi's exact walk had (deleted in session 10;
+`tests/replay/test_walk_reference.py` keeps its answers), so
 pricing, the cache model, the timeline and the invariants (`replay.invariants`) serve every agent.
 """
 

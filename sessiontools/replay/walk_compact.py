@@ -134,7 +134,7 @@ class CompactionStep(CheckStep):
         self.summary = size
         self.prefix_until_prompt = kept.until_next_prompt
         # The newest reply keeps the usage the provider would have reported (`reply`): a kept reply
-        # carries it into the next compaction's estimate, as on Pi's path (`replay.pi_compact`).
+        # carries it into the next compaction's estimate, as on Pi's own path.
         self.last_usage = self.anchor = None
         return sc
 

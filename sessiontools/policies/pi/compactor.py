@@ -68,7 +68,7 @@ def modelled_summary(truth: Any, prep: Preparation, n: int, parent_id: str | Non
 
 def _serialized_chars(messages: Sequence[Any], version: str, memo: dict[int, tuple[Any, int]]) -> int:
     """The length of Pi's serializeConversation of `messages` in characters (code points, as the truth
-    model counts text and as the exact walk's `replay.memo.PiMemo.serialized_chars` sums it; a
+    model counts text and as Pi's exact walk (deleted in session 10) summed it; a
     character beyond the BMP is one, not JavaScript's two): the messages' own serializations (each its
     parts joined by a blank line, empty when it has none) joined by a blank line. Each message's length
     is kept in `memo` (by id, with the message, so an id is never another's), which the walks of a grid
