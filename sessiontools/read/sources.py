@@ -20,7 +20,7 @@ from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.read.agents import AGENT_LABELS, Agent
-from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, digest_of, open_error
+from sessiontools.read.files import DEFAULT_MAX_FILE_BYTES, check_input, digest_of, expand_paths, open_error
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES
 from sessiontools.read.remote import expand_url, is_url, read_url, url_of
 
@@ -161,21 +161,31 @@ def expand_sources(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path | s
     is read as part of that session); one named explicitly is kept. An fsspec URL expands the same
     way and its files come back as URL strings (a `Path` would fold `//`).
     """
-    from sessiontools.read.claude_code.load import transcript_files
-
     seen: set[str] = set()
     local: list[str | os.PathLike[str]] = []
     for raw in paths:
         if not is_url(raw):
             local.append(raw)
             continue
-        yield from transcript_files(local)
+        yield from _local_files(local)
         local = []
         for url in expand_url(url_of(raw) or os.fspath(raw)):
             if url not in seen:
                 seen.add(url)
                 yield url
-    yield from transcript_files(local)
+    yield from _local_files(local)
+
+
+def _local_files(local: list[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Local files named, `*.jsonl` below directories, glob matches (`expand_sources`). When every
+    one is a file named, none is left out (a Claude Code subagent file named explicitly is kept), so
+    the Claude Code reader's rule for directories is not imported (issue 28: a sixth of a small
+    `inspect`'s own modules)."""
+    if all(os.path.isfile(os.fspath(raw)) for raw in local):
+        return expand_paths(local)
+    from sessiontools.read.claude_code.load import transcript_files
+
+    return transcript_files(local)
 
 
 def head_of(path: str | os.PathLike[str]) -> bytes:
