@@ -184,3 +184,20 @@ def test_inspect_of_every_agent_imports_only_what_it_uses(tmp_path) -> None:  # 
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr.splitlines()[-1] == "LOADED=", (fmt, proc.stderr.splitlines()[-1])
+
+
+def test_inspect_of_codex_or_claude_code_files_imports_no_pi_reader(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`inspect FILE --format json` of a Codex rollout or a Claude Code transcript reads no Pi session:
+    `sessiontools.read` resolves the Pi reader's names on first use, so none of it is imported
+    (issue 28: ~13M instructions of such a run's start-up)."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    code = ("import sys\nfrom sessiontools.cli import main\nrc = main(sys.argv[1:])\n"
+            "bad = sorted(m for m in sys.modules if m.startswith(('sessiontools.read.pi', 'sessiontools.transcript.pi')))\n"
+            "print('LOADED=' + ','.join(bad), file=sys.stderr)\nsys.exit(rc)\n")
+    for f in (sorted((samples / "codex").glob("*.jsonl"))[0], sorted((samples / "claude-code").glob("*.jsonl"))[0]):
+        proc = subprocess.run([sys.executable, "-c", code, "inspect", str(f), "--format", "json", "-o",
+                               str(tmp_path / "out.json")], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines()[-1] == "LOADED=", (f.name, proc.stderr.splitlines()[-1])
