@@ -62,7 +62,7 @@ METHOD = {
     "inspect_table_vs_json": ("wall of the CLI process, page cache warm, best of 3 interleaved; no floor measured: "
                               "the same analysis bounds it at 1.0", None),
     "startup_s": ("wall of `sessiontools --help`, page cache and byte-code warm, best of 10; the floor: "
-                  "the interpreter and `import typer`, best of 10", "startup_floor_s"),
+                  "the interpreter and `import typer`, best of 10 interleaved with it", "startup_floor_s"),
     "o200k_vs_tiktoken": ("CPU of this process (all threads), cold token cache, vocabulary loaded on both sides, "
                           "median of 3 interleaved rounds' ratios (raw side before and after each); the floor is "
                           "the bound: raw over raw plus building the texts", "o200k_vs_tiktoken_floor"),
