@@ -8,7 +8,8 @@ imports, worker processes, JSON written).
 - `jobs2_vs_jobs1`: the same command with `--jobs 2` / with `--jobs 1`;
 - `inspect_table_vs_json`: `sessiontools inspect DIR` as a table (the folder answer) / as JSON
   (issue 26: drawing the table must not cost more than the analysis, at most 1.5x);
-- `startup_s`: wall time of `sessiontools --help`.
+- `startup_s`: wall time of `sessiontools --help`; beside it `startup_floor_s`, the interpreter's
+  start and `import typer` (what any Typer CLI pays before its own code).
 
 Each is interleaved with its baseline, best of a few rounds (this shared machine's speed wanders).
 """
@@ -49,7 +50,10 @@ def cli_ratios(corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]
         t_j1 = min(t_j1, _wall([*inspect, "--jobs", "1"]))
         t_j2 = min(t_j2, _wall([*inspect, "--jobs", "2"]))
         t_tab = min(t_tab, _wall(table))
-    t_help = min(_wall(["--help"]) for _ in range(10))
+    t_help = t_typer = float("inf")
+    for _ in range(10):  # interleaved with its floor: a slow moment of this shared machine moves both
+        t_help = min(t_help, _wall(["--help"]))
+        t_typer = min(t_typer, _python_wall(["-c", "import typer"]))
     print(f"CLI: inspect (default --jobs) {t_cli:.2f}s vs raw orjson {t_raw:.2f}s; --jobs 1 {t_j1:.2f}s, "
           f"--jobs 2 {t_j2:.2f}s; --help {t_help * 1000:.0f} ms")
     return {
@@ -57,7 +61,15 @@ def cli_ratios(corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]
         "jobs2_vs_jobs1": round(t_j2 / t_j1, 3),
         "inspect_table_vs_json": round(t_tab / t_cli, 3),
         "startup_s": round(t_help, 3),
+        "startup_floor_s": round(t_typer, 3),
     }
+
+
+def _python_wall(args: list[str]) -> float:
+    """Wall time of this interpreter run with `args` (the floor of any Typer CLI: `-c "import typer"`)."""
+    t = time.perf_counter()
+    subprocess.run([sys.executable, *args], check=True, capture_output=True)
+    return time.perf_counter() - t
 
 
 def agent_cli_ratio(key: str, corpus: Path, orjson_run: Callable[[], None]) -> dict[str, float]:

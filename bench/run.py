@@ -53,20 +53,28 @@ BLOCKED = {
 #: floor (what the ratio would be if our side cost nothing but what it cannot avoid), where it has one.
 #: Printed beside each ratio and written into results.json (`method`); tests hold it to TARGETS.
 METHOD = {
-    "inspect_vs_orjson": ("wall, in process, page cache warm, best of 3 interleaved", None),
-    "inspect_cli_vs_orjson": ("wall of the CLI process vs in-process orjson, page cache warm, best of 3 interleaved",
-                              None),
-    "jobs2_vs_jobs1": ("wall of the CLI process, page cache warm, best of 3 interleaved", None),
-    "inspect_table_vs_json": ("wall of the CLI process, page cache warm, best of 3 interleaved", None),
-    "startup_s": ("wall of `sessiontools --help`, best of 10", None),
-    "o200k_vs_tiktoken": ("wall, cold token cache, median of 3 rounds' ratios (raw side before and after each)", None),
-    "warm_vs_cold": ("wall, cold vs warm caches of the same files, best of 3", None),
-    "grid25_vs_one": ("process CPU, warm, median of 9 interleaved pairs' ratios", None),
+    "inspect_vs_orjson": ("wall, in process, page cache warm, best of 3 interleaved; no floor beside it: the "
+                          "baseline is the floor (orjson decoding every line, nothing kept)", None),
+    "inspect_cli_vs_orjson": ("wall of the CLI process vs in-process orjson, page cache warm, best of 3 interleaved; "
+                              "no floor beside it: the baseline is the floor", None),
+    "jobs2_vs_jobs1": ("wall of the CLI process, page cache warm, best of 3 interleaved; no floor measured: "
+                       "2 cores bound it at 0.5", None),
+    "inspect_table_vs_json": ("wall of the CLI process, page cache warm, best of 3 interleaved; no floor measured: "
+                              "the same analysis bounds it at 1.0", None),
+    "startup_s": ("wall of `sessiontools --help`, page cache and byte-code warm, best of 10; the floor: "
+                  "the interpreter and `import typer`, best of 10 interleaved with it", "startup_floor_s"),
+    "o200k_vs_tiktoken": ("CPU of this process (all threads), cold token cache, vocabulary loaded on both sides, "
+                          "median of 3 interleaved rounds' ratios (raw side before and after each); the floor is "
+                          "the bound: raw over raw plus building the texts", "o200k_vs_tiktoken_floor"),
+    "warm_vs_cold": ("wall, cold vs warm caches of the same files (sessions read before either clock), best of 3; "
+                     "no floor measured (a warm run still builds the report from the cached rows)", None),
+    "grid25_vs_one": ("process CPU, warm, median of 9 interleaved pairs' ratios; no floor measured: the "
+                      "shared reading and truth fit bound it at 1.0", None),
     "replay_grid25_vs_pi_js": ("process CPU of both sides, warm, median of 9 interleaved pairs' ratios",
                                "replay_grid25_node_parse_share"),
     "dask_local_vs_jobs": ("wall, the LocalCluster's start and stop included (cold cluster), best of 2 interleaved",
                            "dask_local_startup_s"),
-    "dask_running_vs_jobs": ("wall, cluster running and warmed by one run, median of 5 interleaved pairs' ratios",
+    "dask_running_vs_jobs": ("wall, cluster running and warm (one untimed run first), page cache warm, median of 5 interleaved pairs' ratios",
                              "dask_running_floor"),
     "inspect_cpu_vs_ccusage_pi": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
                                   "inspect_cpu_vs_ccusage_pi_floor"),
@@ -74,7 +82,10 @@ METHOD = {
                                            "inspect_cpu_vs_ccusage_claude_code_floor"),
     "inspect_cpu_vs_ccusage_codex": ("whole-process CPU, page cache warm, median of 5 interleaved pairs' ratios",
                                      "inspect_cpu_vs_ccusage_codex_floor"),
-    "estimate_error_cold_vs_tokenize": ("wall of both processes, empty token cache, best of 2", None),
+    "estimate_error_cold_vs_tokenize": ("whole-process CPU of both (threads, waited-for children), empty token cache "
+                                        "and vocabulary loaded by each process (cold), page cache warm, median of 3 "
+                                        "interleaved pairs' ratios, order alternating",
+                                        "estimate_error_cold_vs_tokenize_floor"),
 }
 
 

@@ -27,15 +27,19 @@ def test_results_are_written_atomically(tmp_path: Path) -> None:
 
 
 def test_every_judged_ratio_states_how_it_is_measured() -> None:
-    """Each target's ratio has its clock, warm or cold and rounds stated (METHOD), and a floor named
-    there is a key some benchmark returns (so it is printed beside the ratio, not a dangling name)."""
+    """Each target's ratio has its clock, warm or cold, rounds and floor (or why it has none) stated
+    (METHOD), and a floor named there is a key some benchmark returns (so it is printed beside the
+    ratio, not a dangling name)."""
     import re
 
     from bench.run import METHOD, TARGETS
 
     assert set(METHOD) == set(TARGETS)
     for key, (how, floor) in METHOD.items():
-        assert re.search(r"wall|CPU", how) and re.search(r"warm|cold|best of|median", how), key
+        assert re.search(r"\bwall\b|\bCPU\b", how), (key, "which clock")
+        assert re.search(r"\bwarm\b|\bcold\b", how), (key, "warm or cold")
+        assert re.search(r"(best|median) of \d+", how), (key, "how many rounds, and best or median")
+        assert floor or "no floor" in how, (key, "a floor, or why there is none")
         if floor:
             sources = "".join(p.read_text() for p in (Path(__file__).parent.parent / "bench").glob("*.py")
                               if p.name != "run.py")  # (run.py names them in METHOD)

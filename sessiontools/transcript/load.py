@@ -12,10 +12,12 @@ passed to every adapter, which ignores what it has no use for.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessiontools.read.agents import Agent
-from sessiontools.transcript.model import Transcript
+
+if TYPE_CHECKING:  # (Pi's inspect reads no transcript: its ten dataclasses are ~30M instructions to build)
+    from sessiontools.transcript.model import Transcript
 
 
 def _pi(source: Any, *, leaf: str | None, all_leaves: bool, rule_version: str | None) -> Transcript:

@@ -103,8 +103,12 @@ def test_command_annotations_are_not_strings() -> None:
 
 
 #: What `inspect FILE --format json` on a Pi session must not import: rich (its one stderr line is
-#: plain), the other agents' readers (the file starts with a Pi header), the process pool (one file).
-NOT_FOR_ONE_PI_FILE = ("rich", "sessiontools.read.codex", "msgspec", "multiprocessing", "concurrent.futures")
+#: plain), the other agents' readers (the file starts with a Pi header; a file named needs no Claude
+#: Code rule for directories), the process pool (one file), the neutral transcript's model and Pi's
+#: context builder (Pi's inspect reads neither: ~40M instructions of dataclasses, issue 28).
+NOT_FOR_ONE_PI_FILE = ("rich", "sessiontools.read.codex", "sessiontools.read.claude_code", "msgspec",
+                       "multiprocessing", "concurrent.futures", "sessiontools.transcript.model",
+                       "sessiontools.transcript.pi.context")
 
 
 def test_inspect_json_of_one_pi_file_imports_only_what_it_uses(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -180,3 +184,20 @@ def test_inspect_of_every_agent_imports_only_what_it_uses(tmp_path) -> None:  # 
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr.splitlines()[-1] == "LOADED=", (fmt, proc.stderr.splitlines()[-1])
+
+
+def test_inspect_of_codex_or_claude_code_files_imports_no_pi_reader(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`inspect FILE --format json` of a Codex rollout or a Claude Code transcript reads no Pi session:
+    `sessiontools.read` resolves the Pi reader's names on first use, so none of it is imported
+    (issue 28: ~13M instructions of such a run's start-up)."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    code = ("import sys\nfrom sessiontools.cli import main\nrc = main(sys.argv[1:])\n"
+            "bad = sorted(m for m in sys.modules if m.startswith(('sessiontools.read.pi', 'sessiontools.transcript.pi')))\n"
+            "print('LOADED=' + ','.join(bad), file=sys.stderr)\nsys.exit(rc)\n")
+    for f in (sorted((samples / "codex").glob("*.jsonl"))[0], sorted((samples / "claude-code").glob("*.jsonl"))[0]):
+        proc = subprocess.run([sys.executable, "-c", code, "inspect", str(f), "--format", "json", "-o",
+                               str(tmp_path / "out.json")], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines()[-1] == "LOADED=", (f.name, proc.stderr.splitlines()[-1])
