@@ -26,6 +26,8 @@ __all__ = [
     "ReplayRun",
     "ReplaySettings",
     "SessionReplay",
+    "Workload",
+    "build_workload",
     "replay_records",
     "replay_source",
     "run_metrics",
