@@ -120,6 +120,18 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
 
     priced = own is not None and own.recorded_summary_priced
     choice = None
+    # chars/4 as the file's own agent counts a message (Pi: estimateTokens, as Pi's exact walk's fit):
+    # the chars/4 candidate's counts and `chars4_total` below, each message counted once (by id: the
+    # path keeps every message alive while this fit runs; the memo is not kept in the model).
+    chars4_of = own.truth_count if own is not None else text_chars4
+    chars4_counts: dict[int, int] = {}
+
+    def chars4_memo(m: Message) -> int:
+        got = chars4_counts.get(id(m))
+        if got is None:
+            got = chars4_counts[id(m)] = chars4_of(m)
+        return got
+
     if counter is None:
         req = next((r for r in reversed(path.requests) if r.model), None)
         counters: dict[str, MessageCount] = {}
@@ -127,7 +139,7 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
         def fit_input(name: str) -> FitInput:
             tok = None if name == CHARS4 else name
             c = counters[name] = own.truth_counter(tok) if own is not None else text_counter(tok)
-            return path_fit_input(path, c, priced)
+            return path_fit_input(path, chars4_memo if c == chars4_of else c, priced)
 
         names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
                                                        req.model if req else None)]
@@ -137,8 +149,7 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
         inp = path_fit_input(path, counter, priced)
     notes, prior = counter_notes(counter_name, prior)
     if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
-        # chars/4 as the file's own agent counts a message (Pi: estimateTokens, as Pi's exact walk's fit)
-        inp.chars4_total = float(sum(map(own.truth_count if own is not None else text_chars4, path.messages)))
+        inp.chars4_total = float(sum(map(chars4_memo, path.messages)))
     m = fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
                   unit_key=_index, notes=notes, choice=choice)
     m.anchored = own is None or not own.records_context_edits
