@@ -169,13 +169,9 @@ class _PathBuilder:
         self.slot: dict[tuple[int, int], int] = {}
         self.first_slot: dict[int, int] = {}  # entry position -> its first message index
         self.of_message: list[int] = []  # each message's entry position (`EntryTable`)
-        #: id(entry) -> (its first message index, how many it gives): `slot` as one range per entry.
-        self.spans: dict[int, tuple[int, int]] = {}
         for pos, e in enumerate(path.entries):
             self.first_slot[pos] = len(self.messages)
-            own = own_messages(e, pi_version)
-            self.spans[id(e)] = (len(self.messages), len(own))
-            for k, m in enumerate(own):
+            for k, m in enumerate(own_messages(e, pi_version)):
                 self.slot[(id(e), k)] = len(self.messages)
                 role = ROLES.get(m.get("role"), Role.OTHER) if isinstance(m, Mapping) else Role.OTHER
                 units = message_units(m) if isinstance(m, Mapping) else ()
@@ -201,23 +197,18 @@ class _PathBuilder:
         ranges: list[tuple[int, int]] = []  # the context so far, kept as ranges (extended, not rebuilt)
         seen_projected = 0
         last_gen = None
-        spans = self.spans
         for i, ctx, gen in iter_request_contexts_gen(entries, usable, self.version):
             if gen != last_gen:
                 ranges, seen_projected, last_gen = [], 0, gen
             for pe in ctx.entries[seen_projected:]:
-                # The entry's messages it projects, those it gives (`slot`): consecutive indices.
-                got = spans.get(id(pe.source))
-                if got is None:
-                    continue
-                a = got[0]
-                b = a + min(len(pe.messages), got[1])
-                if b <= a:
-                    continue
-                if ranges and ranges[-1][1] == a:
-                    ranges[-1] = (ranges[-1][0], b)
-                else:
-                    ranges.append((a, b))
+                for k in range(len(pe.messages)):
+                    mi = self.slot.get((id(pe.source), k))
+                    if mi is None:
+                        continue
+                    if ranges and ranges[-1][1] == mi:
+                        ranges[-1] = (ranges[-1][0], mi + 1)
+                    else:
+                        ranges.append((mi, mi + 1))
             seen_projected = len(ctx.entries)
             e = entries[i]
             msg = e.message
