@@ -45,15 +45,36 @@ _index = attrgetter("index")
 text_chars4 = text_counter(None)
 
 
-def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, priced: bool = False) -> FitInput:
-    """The transcript adapter's input to the one fit (see the module docstring)."""
+def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, priced: bool = False,
+                   shape: PathContexts | None = None) -> FitInput:
+    """The transcript adapter's input to the one fit (see the module docstring). `shape`: the path's
+    `path_contexts`, when the caller fits it with several counters (they share the context lists)."""
     counted = {m.index: count(m) for m in path.messages}
+    ctxs, wanted = shape if shape is not None else path_contexts(path)
     # Integer counts (every counter's): a context's total by prefix sums over its ranges, the same int.
     prefix: list[int] | None = None
     if all(type(c) is int for c in counted.values()):
         prefix = [0]
         for i in range(max(counted, default=-1) + 1):
             prefix.append(prefix[-1] + counted.get(i, 0))
+    contexts = []
+    top = len(prefix) - 1 if prefix is not None else 0
+    for (k, ctx, n), r in zip(ctxs, path.requests, strict=True):
+        if prefix is not None:
+            total = sum(prefix[min(max(b, 0), top)] - prefix[min(max(a, 0), top)] for a, b in r.context if b > a)
+        else:
+            total = sum(counted.get(i, 0) for i in ctx[:n])
+        contexts.append((k, ctx, n, float(total)))  # ctx[:n]: this request's context
+    return FitInput(counted, contexts, dict(wanted), _summaries(path), key=_itself, priced_summaries=priced)
+
+
+#: A path's request contexts, (request, message list, its length: ctx[:n] is the context), and each
+#: request's recorded prompt: what `path_fit_input` builds whatever the counter.
+PathContexts = tuple[list[tuple[int, list[int], int]], dict[int, float]]
+
+
+def path_contexts(path: TranscriptPath) -> PathContexts:
+    """The counter-independent part of `path_fit_input` (see `PathContexts`)."""
     contexts = []
     wanted = {}
     ctx: list[int] = []
@@ -71,14 +92,9 @@ def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, pric
         else:
             ctx = list(chain.from_iterable(starmap(range, ranges)))
         prev = ranges
-        if prefix is not None:
-            top = len(prefix) - 1
-            total = sum(prefix[min(max(b, 0), top)] - prefix[min(max(a, 0), top)] for a, b in r.context if b > a)
-        else:
-            total = sum(counted.get(i, 0) for i in ctx)
-        contexts.append((k, ctx, len(ctx), float(total)))  # ctx[:n]: this request's context
+        contexts.append((k, ctx, len(ctx)))
         wanted[k] = float(r.usage.prompt)
-    return FitInput(counted, contexts, wanted, _summaries(path), key=_itself, priced_summaries=priced)
+    return contexts, wanted
 
 
 def _summaries(path: TranscriptPath) -> list[tuple[tuple[int, ...], str | None]]:
@@ -120,14 +136,27 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
 
     priced = own is not None and own.recorded_summary_priced
     choice = None
+    # chars/4 as the file's own agent counts a message (Pi: estimateTokens, as Pi's exact walk's fit):
+    # the chars/4 candidate's counts and `chars4_total` below, each message counted once (by id: the
+    # path keeps every message alive while this fit runs; the memo is not kept in the model).
+    chars4_of = own.truth_count if own is not None else text_chars4
+    chars4_counts: dict[int, int] = {}
+
+    def chars4_memo(m: Message) -> int:
+        got = chars4_counts.get(id(m))
+        if got is None:
+            got = chars4_counts[id(m)] = chars4_of(m)
+        return got
+
     if counter is None:
         req = next((r for r in reversed(path.requests) if r.model), None)
         counters: dict[str, MessageCount] = {}
+        shape = path_contexts(path)  # the candidates' fit inputs share the contexts
 
         def fit_input(name: str) -> FitInput:
             tok = None if name == CHARS4 else name
             c = counters[name] = own.truth_counter(tok) if own is not None else text_counter(tok)
-            return path_fit_input(path, c, priced)
+            return path_fit_input(path, chars4_memo if c == chars4_of else c, priced, shape)
 
         names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
                                                        req.model if req else None)]
@@ -137,8 +166,7 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
         inp = path_fit_input(path, counter, priced)
     notes, prior = counter_notes(counter_name, prior)
     if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
-        # chars/4 as the file's own agent counts a message (Pi: estimateTokens, as Pi's exact walk's fit)
-        inp.chars4_total = float(sum(map(own.truth_count if own is not None else text_chars4, path.messages)))
+        inp.chars4_total = float(sum(map(chars4_memo, path.messages)))
     m = fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
                   unit_key=_index, notes=notes, choice=choice)
     m.anchored = own is None or not own.records_context_edits

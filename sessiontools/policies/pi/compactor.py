@@ -72,14 +72,15 @@ def _serialized_chars(messages: Sequence[Any], version: str, memo: dict[int, tup
     character beyond the BMP is one, not JavaScript's two): the messages' own serializations (each its
     parts joined by a blank line, empty when it has none) joined by a blank line. Each message's length
     is kept in `memo` (by id, with the message, so an id is never another's), which the walks of a grid
-    share (`TruthModel.shared`): each message is serialized once per grid."""
-    from sessiontools.policies.pi.serialize import convert_to_llm, serialize_conversation
+    share (`TruthModel.shared`): each message is measured once per grid, by `serialized_length` (the
+    exact walk's: that length without building the serialization where it can)."""
+    from sessiontools.policies.pi.serialize import serialized_length
 
     total = parts = 0
     for m in messages:
         got = memo.get(id(m))
         if got is None or got[0] is not m:
-            got = memo[id(m)] = (m, len(serialize_conversation(convert_to_llm([m], version), version)))
+            got = memo[id(m)] = (m, serialized_length(m, version))
         if got[1]:
             total += got[1]
             parts += 1
