@@ -51,6 +51,7 @@ def _walk_counts(f: Path) -> list[tuple[int, float]]:
         return count
 
     walk.check = spy  # type: ignore[method-assign]
+    walk.plain = False  # every check point through `check` (a plain span, `replay.walk_plain`, scores its own)
     walk.walk()
     return seen
 
@@ -82,6 +83,7 @@ def _pi_counts(f: Path) -> list[tuple[int, float]]:
         request(req, *args)
 
     walk.request = spy  # type: ignore[method-assign]
+    walk.plain = False  # every request through `request` (a plain span, `replay.walk_plain`, applies its own)
     walk.walk()
     return seen
 
