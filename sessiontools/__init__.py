@@ -16,8 +16,6 @@ Names are imported on first use, so that `import sessiontools` (and the CLI's st
 
 from __future__ import annotations
 
-import importlib
-
 # (the console script imports this package before its Ctrl-C handler is in place: `typing`, which
 # the CLI loads later anyway, would widen that window by a few milliseconds)
 TYPE_CHECKING = False
@@ -37,14 +35,6 @@ _EXPORTS = {
 }
 
 
-def _module_of(name: str) -> str | None:
-    if name in _EXPORTS:
-        return _EXPORTS[name]
-    from sessiontools.names import PUBLIC_API
-
-    return PUBLIC_API[__name__].get(name)
-
-
 def _all() -> list[str]:
     from sessiontools.names import PUBLIC_API
 
@@ -54,12 +44,9 @@ def _all() -> list[str]:
 def __getattr__(name: str) -> Any:
     if name == "__all__":  # (computed: `from sessiontools import *` reads it, `import sessiontools` does not)
         return _all()
-    module = _module_of(name)
-    if module is None:
-        raise AttributeError(f"module 'sessiontools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    from sessiontools.names import public_attr
+
+    return public_attr(__name__, globals(), name, _EXPORTS)
 
 
 def __dir__() -> list[str]:

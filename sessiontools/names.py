@@ -9,6 +9,11 @@ layers that implement them (`policies`, `replay.registry`, `tokens.calibrated`, 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 
 class PolicyName(StrEnum):
@@ -43,6 +48,20 @@ PUBLIC_API: dict[str, dict[str, str]] = {
          "read_bytes", "read_stream", "session_from_records", "v1_id"), "sessiontools.read.pi"),
     "sessiontools.replay": dict.fromkeys(("Workload", "build_workload"), "sessiontools.transcript.pi.workload"),
 }
+
+
+def public_attr(package: str, namespace: dict[str, Any], name: str, own: Mapping[str, str] | None = None) -> Any:
+    """`package`'s re-exported `name` (a module `__getattr__`, PEP 562): imported from its home on first
+    use (`own`, the package's neutral names, then `PUBLIC_API[package]`) and kept in `namespace`, the
+    package's globals; AttributeError for any other name."""
+    import importlib
+
+    module = (own or {}).get(name) or PUBLIC_API[package].get(name)
+    if module is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    namespace[name] = value
+    return value
 
 #: The version of its agent's rules a file is read as (`rule_version`; only Pi has two, 0.x and 1.x,
 #: "0" and "1"): its option, and its key in the JSON of inspect and cut and in estimate-error's rows

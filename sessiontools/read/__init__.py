@@ -8,7 +8,6 @@ agent's reader (`sessiontools.read.codex`) does not load that one, and this modu
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from sessiontools.read.diagnostics import Diagnostic as Diagnostic
@@ -28,12 +27,9 @@ def _agent_names() -> dict[str, str]:
 def __getattr__(name: str) -> Any:
     if name == "__all__":  # (`from sessiontools.read import *`: the neutral names and the re-exported ones)
         return sorted([*_NEUTRAL, *_agent_names()])
-    module = _agent_names().get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    from sessiontools.names import public_attr
+
+    return public_attr(__name__, globals(), name)
 
 
 def __dir__() -> list[str]:

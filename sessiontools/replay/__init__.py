@@ -12,7 +12,6 @@ agent and policy (issue 24).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from sessiontools.replay.metrics import METRICS, run_metrics
@@ -37,11 +36,6 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """The names of an agent's home this package re-exports (`names.PUBLIC_API`), on first use."""
-    from sessiontools.names import PUBLIC_API
+    from sessiontools.names import public_attr
 
-    module = PUBLIC_API[__name__].get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return public_attr(__name__, globals(), name)
