@@ -23,7 +23,7 @@ from sessiontools.read.claude_code.load import load_claude_session, parse_bytes
 from sessiontools.read.claude_code.summary import ClaudeSummary, summarize
 from sessiontools.read.sources import expand_sources, load_source
 from tests.conftest import BAD, ROOT, SAMPLES
-from tests.robust.mutate import BASES, ODD_VALUES, dumps, field_paths, mutated, one_line_per_kind
+from tests.robust.mutate import BASES, ODD_VALUES, dumps, field_paths, line_object, mutated, one_line_per_kind
 
 CLAUDE = sorted((SAMPLES / "claude-code").glob("*.jsonl"))
 PROBES = sorted((ROOT / "tests" / "fixtures" / "claude_probes").glob("*.jsonl.gz"))
@@ -144,21 +144,13 @@ def test_cut_files(cut: float) -> None:
         _same([data[: int(len(data) * cut)]])
 
 
-def _obj(line: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return {}
-    return obj if isinstance(obj, dict) else {}
-
-
 def _edits(lines: list[str], rng: random.Random) -> list[str]:
     """One random edit of a file's lines: a line copied, dropped, moved, cut, doubled in place,
     its type changed, an id made equal to another line's, its keys escaped or spaced, garbage."""
     out = list(lines)
     i, j = rng.randrange(len(out)), rng.randrange(len(out))
     op = rng.randrange(12)
-    obj, other = _obj(out[i]), _obj(out[j])
+    obj, other = line_object(out[i]), line_object(out[j])
     msg = obj.get("message") if isinstance(obj.get("message"), dict) else None
     if op == 0:
         out.insert(j, out[i])  # a duplicated line (uuid and message id)

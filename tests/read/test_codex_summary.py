@@ -23,7 +23,7 @@ from sessiontools.read.codex.load import read_rollout_bytes
 from sessiontools.read.codex.summary import CodexSummary, summarize
 from sessiontools.read.sources import load_source
 from tests.conftest import BAD, ROOT, SAMPLES
-from tests.robust.mutate import ODD_VALUES, dumps, field_paths, mutated
+from tests.robust.mutate import ODD_VALUES, dumps, field_paths, line_object, mutated
 
 ROLLOUTS = sorted((SAMPLES / "codex").glob("*.jsonl"))
 PROBES = sorted((ROOT / "tests" / "fixtures" / "codex_probes").glob("*.jsonl.gz"))
@@ -185,21 +185,13 @@ def test_unicode_spaces_around_a_summary(tmp_path: Path) -> None:
     assert summed == 40
 
 
-def _obj(line: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(line)
-    except ValueError:
-        return {}
-    return obj if isinstance(obj, dict) else {}
-
-
 def _edit(lines: list[str], rng: random.Random) -> list[str]:
     """One random edit: a line copied, dropped, moved, cut, glued to another, blanked, its type
     changed, its keys escaped or spaced, its strings escaped, its ordinal dropped."""
     out = list(lines)
     i, j = rng.randrange(len(out)), rng.randrange(len(out))
     op = rng.randrange(10)
-    obj = _obj(out[i])
+    obj = line_object(out[i])
     if op == 0:
         out.insert(j, out[i])
     elif op == 1:

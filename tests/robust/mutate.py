@@ -94,6 +94,15 @@ def commands(f: Path, tmp: Path) -> list[list[str]]:
     ]
 
 
+def line_object(line: str) -> dict[str, Any]:
+    """A line's JSON object; {} for a line that is not one (cut, garbage, another JSON value)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
 def one_line_per_kind(lines: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
     """(index, record) of the first line of each kind of a Claude Code transcript after its first line:
     a kind is (type, subtype, message role, the message's content block types)."""
