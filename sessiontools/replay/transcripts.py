@@ -46,7 +46,7 @@ def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = 
     req = next((r for r in reversed(path.requests) if r.model), None)
     info = lookup(req.provider, req.model, extra) if req else None
     if info is None:
-        what = (f"model {req.provider}/{req.model} is not in the catalogue (bundled, Pi's models.json or --models)"
+        what = (f"model {req.provider}/{req.model} is not in the catalogue (bundled, models.json files or --models)"
                 if req else "no request records a model")
         raise InputError(f"{t.source}: {what}; give its context window with --context-window N")
     return info.context_window
@@ -109,10 +109,10 @@ def _grid(policy: Policy, windows: Sequence[int], reserves: Sequence[int], keeps
           limits: Sequence[int | None], claude: dict[str, Any]) -> list[ReplaySettings]:
     """The grid of `policy` over its own axes (`Policy.axes`: reserve and keep only where the policy
     has them), each setting with the policy's own threshold."""
-    pi_axes = _reserve_axis(policy)
+    reserve_keep = _reserve_axis(policy)
     extras = policy.grid_extras(limits=limits, **claude)
     return [replay_settings(policy, w, r, k, extra) for w in windows for extra in extras
-            for r in (reserves if pi_axes else (0,)) for k in (keeps if pi_axes else (0,))]
+            for r in (reserves if reserve_keep else (0,)) for k in (keeps if reserve_keep else (0,))]
 
 
 def _recorded(path: TranscriptPath) -> list[tuple[int, Usage, str | None, bool]]:
