@@ -118,7 +118,7 @@ class SessionReplay:
     agent: str
     leaf_id: str | None
     model_name: str  # provider/model
-    truth: Any  # the fitted truth model (`replay.truth.TruthModel`, `replay.neutral.NeutralTruth`): .overhead, .to_dict()
+    truth: Any  # the fitted truth model (`replay.truth_model.TruthModel`): .overhead, .to_dict()
     model: ModelInfo | None
     runs: list[ReplayRun]
     cache: CacheModel

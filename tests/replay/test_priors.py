@@ -14,7 +14,7 @@ from sessiontools.cli import main
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records
 from sessiontools.replay.priors import MIN_SESSIONS, PriorTable, needs_prior, pooled_priors
-from sessiontools.replay.truth import PRIOR_RATIO
+from sessiontools.replay.truth_model import PRIOR_RATIO
 from tests.conftest import SAMPLES
 
 GRID = ["--context-window", "16000", "--reserve", "3000", "--keep-recent", "4000"]
