@@ -284,6 +284,7 @@ def test_export_writes_the_runs_replay_reports(name: str, one_run: dict[str, dic
     assert row["agent"] == rec["agent"] and row["policy"] == s["policy"] and row["threshold"] == _threshold(rec)
     for k in ("compactions", "overflows", "peak_truth_tokens", "billed_input_tokens", "cost"):
         assert row[k] == rec["metrics"][k], k
+    assert row["unmetered_replies"] == rec["unmetered_replies"] is not None
     comps = pl.read_parquet(tmp_path / "ds" / "replay_compactions" / "**" / "*.parquet", hive_partitioning=True)
     assert comps.height == len(rec["compactions"])
     for k in ("threshold", "auto_compact_limit", "autocompact_pct"):  # the run's setting on each compaction
