@@ -220,7 +220,8 @@ def _replay_transcript(
         grid = _grid(pol, ws, reserves, keeps, limits or (None,), claude)
         if changes:
             grid = [replace(s, window_changes=changes, policy_threshold=None) for s in grid]
-        runs = [] if deferred(defer, truth, out) else _runs(path, pol, truth, grid, keep_path)
+        walk_grid = None if deferred(defer, truth, out) else PathGrid(path, pol, truth, grid)
+        runs = [] if walk_grid is None else _runs(walk_grid, keep_path)
         req = next((r for r in reversed(modelled.requests) if r.model), None)
         info = lookup(req.provider, req.model, extra) if req else None
         out.append(session_replay(
@@ -228,7 +229,7 @@ def _replay_transcript(
             model=info, runs=runs, replies=_recorded_replies(path), breaks=sorted(c.index for c in path.compactions),
             price_pairs=_price_pairs(path), recorded_after=_recorded_after(path),
             recorded_after_overflow=own.recorded_compaction_after_rejection,
-            path=path, origin=t, unmetered=len(path.unmetered)))
+            path=path, origin=t, unmetered=len(path.unmetered), walk_grid=walk_grid))
     return out
 
 
@@ -238,11 +239,11 @@ def _reserve_axis(policy: Policy) -> bool:
     return any(a.key == "reserve_tokens" for a in policy.axes)
 
 
-def _runs(path: TranscriptPath, policy: Policy, truth: Any, settings: Sequence[ReplaySettings],
-          keep_path: bool = False) -> list[Any]:
-    """Each setting's run of `path`, the walks sharing what no setting changes (`PathGrid`)."""
-    grid = PathGrid(path, policy, truth, settings)
-    return [simulate_path(path, policy, s, truth, grid=grid, keep_path=keep_path) for s in settings]
+def _runs(grid: PathGrid, keep_path: bool = False) -> list[Any]:
+    """Each setting of `grid` (its path, policy and truth) walked, the walks sharing what no setting
+    changes (`PathGrid`)."""
+    return [simulate_path(grid.path, grid.policy, s, grid.truth, grid=grid, keep_path=keep_path)
+            for s in grid.settings]
 
 
 def _model_id(path: TranscriptPath) -> str | None:
