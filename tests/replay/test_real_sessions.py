@@ -164,6 +164,19 @@ def test_provider_counts_in_overflow_errors_are_the_truth() -> None:
     assert run_metrics(run)["peak_truth_tokens"] == 21500
 
 
+def test_a_rejection_below_the_window_is_a_provider_rejection_with_its_stated_limit() -> None:
+    """The same recorded rejections replayed at W 30k, above what the provider counted: not overflows
+    (their truth fits the window) but provider rejections, each with the limit its error stated
+    ("> 20000 maximum"), which the run record carries (`provider_limits`)."""
+    from sessiontools.replay.session import run_record
+
+    s = two_overflows_1x()
+    (pr,) = replay_source(s, windows=[30000], reserves=[500], keeps=[2000], policy="pi-1")
+    rec = run_record(pr, pr.runs[0])
+    assert (rec["metrics"]["overflows"], rec["metrics"]["provider_rejections"]) == (0, 2)
+    assert rec["provider_limits"] == [20000] and rec["metrics"]["peak_truth_tokens"] == 21500
+
+
 def one_request(prompt: int = 8000, reply_chars: int = 2000) -> Session:
     """One request whose prompt is mostly a hidden system prompt (its context is a few words)."""
     b = SessionBuilder()
