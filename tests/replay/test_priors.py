@@ -105,9 +105,9 @@ def test_the_first_pass_only_fits_a_prior_dominated_session(chinese_dir: Path,
     walked: list[str] = []
     real = transcripts_mod._runs
 
-    def counting(path, policy, truth, settings, *rest):  # type: ignore[no-untyped-def]
-        walked.extend(path.leaf_id or "" for _ in settings)  # one walk per setting
-        return real(path, policy, truth, settings, *rest)
+    def counting(grid, *rest):  # type: ignore[no-untyped-def]
+        walked.extend(grid.path.leaf_id or "" for _ in grid.settings)  # one walk per setting
+        return real(grid, *rest)
 
     monkeypatch.setattr(transcripts_mod, "_runs", counting)
     first = [replay_records(load_source(f), defer_prior_dominated=True, **kw) for f in files]
