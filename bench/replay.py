@@ -89,18 +89,26 @@ def _positions(pr: Any) -> list[list[Any]]:
 
 
 def _truth_json(session_file: Path) -> dict[str, Any]:
-    """The truth the Node side replays with, by Pi entry: the entry-keyed fit (`replay.truth`, kept for
-    `resummarize_pi` until it moves to the one walk; the one walk's fit is the same, keyed by message)."""
-    from sessiontools.read import load_session
-    from sessiontools.replay.truth import fit_truth
+    """The truth the Node side replays with, by Pi entry: the one truth model as replay fits it
+    (`replay.neutral.fit_neutral_truth` with the file's own policy, keyed by message), each entry's
+    tokens the sum of its messages' (an entry that gives no message: 0)."""
+    from sessiontools.policies.registry import own_policy
+    from sessiontools.read.sources import load_source
+    from sessiontools.replay.neutral import fit_neutral_truth
+    from sessiontools.transcript.load import transcript_of
     from sessiontools.transcript.pi.tree import SessionTree
     from sessiontools.transcript.pi.workload import build_workload
 
-    s = load_session(session_file)
-    wl = build_workload(SessionTree(s).path(None).entries, s.pi_version)
-    truth = fit_truth(wl)
+    s = load_source(session_file)
+    t = transcript_of(s)
+    path = t.paths[0]
+    truth = fit_neutral_truth(path, None, None, own_policy(t, path))
+    by_entry: dict[str | None, float] = {}
+    for m in path.messages:
+        by_entry[m.id] = by_entry.get(m.id, 0.0) + truth.message_tokens(m)
+    base = build_workload(SessionTree(s).path(None).entries, s.pi_version).base
     return {
-        "entry_tokens": [truth.entry_tokens(e) for e in wl.base],
+        "entry_tokens": [by_entry.get(e.id, 0.0) for e in base],
         "overhead": truth.overhead,
         # Node's text sizes are ratio * ceil(chars / 4), as `TruthModel.text_tokens` with its counter's
         # units per chars/4 token (`chars4_scale`, 1 under chars/4; `--truth-tokenizer auto` may pick o200k).

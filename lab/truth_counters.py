@@ -4,9 +4,9 @@ session files of any agent.
 
     .venv/bin/python -m lab.truth_counters DIR_OR_FILES... [--json out.json]
 
-Measured as replay uses the model (`replay.truth_model`): for each session's default path (a Pi file
-through the Pi adapter `replay.truth`, as Pi's exact walk fits it; any other agent through the
-transcript adapter `replay.neutral` with its own policy's message counter), each request's recorded
+Measured as replay uses the model (`replay.truth_model`): for each session's default path (through
+the transcript adapter `replay.neutral` with its own agent's policy's message counter, Pi's
+estimateTokens for a Pi file), each request's recorded
 prompt A_k is predicted by O + r * X_k, with O and r fitted on the session's earlier requests only
 (`replay.counter_choice.in_session_errors`), X the counter's size of the request's recorded context.
 
@@ -51,24 +51,6 @@ def _tokenizer(counter: str, provider: Any, model: Any) -> str | None:
     return truth_encoding_for(counter, provider, model)
 
 
-def _pi_inputs(session: Any) -> tuple[Any, Any, Callable[[str | None], Any]]:
-    from sessiontools.replay.truth import chars4_counter, pi_counted, pi_fit_input
-    from sessiontools.tokens.chars4 import estimate_tokens
-    from sessiontools.tokens.registry import shared_message_counter
-    from sessiontools.transcript.pi import SessionTree
-    from sessiontools.transcript.pi.workload import build_workload
-
-    wl = build_workload(SessionTree(session).path().entries, session.pi_version)
-    v = wl.pi_version
-
-    def inputs(name: str | None) -> Any:
-        if name is None:
-            return pi_fit_input(wl, pi_counted(wl, chars4_counter(v), estimate_tokens if v == "0" else None))
-        return pi_fit_input(wl, pi_counted(wl, shared_message_counter(name, v), None))
-
-    return wl.provider, wl.model, inputs
-
-
 def _transcript_inputs(session: Any) -> tuple[Any, Any, Callable[[str | None], Any]]:
     from sessiontools.policies.registry import own_policy
     from sessiontools.replay.neutral import path_fit_input
@@ -105,11 +87,10 @@ def online_choice(errors: dict[str, list[float]], first: str, second: str) -> li
 def session_errors(session: Any) -> tuple[str, str, str, dict[str, list[float]]] | None:
     """(model key, family, auto's pick, counter -> each prediction's |error| / A) of a session's
     default path; None when it records no model."""
-    from sessiontools.read.agents import Agent
     from sessiontools.replay.counter_choice import choose_counter, in_session_errors
     from sessiontools.replay.truth_model import CHARS4
 
-    provider, model, inputs = (_pi_inputs if session.agent == Agent.PI else _transcript_inputs)(session)
+    provider, model, inputs = _transcript_inputs(session)
     if model is None:
         return None
     names = {c: _tokenizer(c, provider, model) or CHARS4 for c in FIXED}

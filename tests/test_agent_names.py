@@ -45,12 +45,7 @@ MODEL_NAMES = frozenset({"transcript/prices.py"})
 
 _A = ("pi", "codex", "claude-code")
 #: Modules that still name an agent outside its homes: module -> the agents it names.
-PENDING: dict[str, tuple[str, ...]] = {
-    # Pi's truth-fit adapter (`replay/truth.py`: the fit on Pi's entries, which the bench gives Pi's
-    # own code on the Node side and the truth tests compare the one truth model with); the exact walk
-    # it served is deleted (session 10). `transcripts.py` says how a Pi transcript is read for a policy.
-    "replay/transcripts.py": ("pi",), "replay/truth.py": ("pi",),
-}
+PENDING: dict[str, tuple[str, ...]] = {}
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 

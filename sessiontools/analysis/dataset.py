@@ -34,7 +34,7 @@ from sessiontools.jsvalues import utf16_len
 from sessiontools.transcript.model import Message, Transcript, TranscriptPath, UnitKind
 
 #: Bumped whenever a column is added, removed, renamed or changes meaning (docs/dataset.md).
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 TABLES = ("sessions", "requests", "compactions", "summaries", "replay_runs", "replay_compactions")
 

@@ -10,7 +10,8 @@
   recorded, matched, missed, extra (int: the recorded compactions and how the replay matched them),
   truth_overhead_tokens (int), truth_ratio_to_chars4 (float), truth_prior_dominated (bool: too few
   requests for the session's data alone to decide the fit, so it leans on a prior), requests_from_recorded_usage,
-  requests_from_model, requests_from_provider_error (int), recorded_cost_agent (float, dollars: the
+  requests_from_model, requests_from_provider_error (int), unmetered_replies (int: replies recorded with
+  no usage, a zero usage or a zero prompt, neither requests nor billed), recorded_cost_agent (float, dollars: the
   file's own usage.cost total, the truth cost_agent is checked against), prices_source (str:
   catalogue | a models.json path | recorded usage.cost | agent prices | none), cache_style (str: write | auto | none).
 
@@ -58,7 +59,8 @@ def runs_schema() -> dict[str, Any]:
         "recorded": pl.Int64, "matched": pl.Int64, "missed": pl.Int64, "extra": pl.Int64,
         "truth_overhead_tokens": pl.Int64, "truth_ratio_to_chars4": pl.Float64,
         "truth_prior_dominated": pl.Boolean, "requests_from_recorded_usage": pl.Int64, "requests_from_model": pl.Int64,
-        "requests_from_provider_error": pl.Int64, "recorded_cost_agent": pl.Float64, "prices_source": pl.Utf8,
+        "requests_from_provider_error": pl.Int64, "unmetered_replies": pl.Int64, "recorded_cost_agent": pl.Float64,
+        "prices_source": pl.Utf8,
         "cache_style": pl.Utf8,
     })
     return schema
@@ -94,6 +96,7 @@ def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
             "requests_from_recorded_usage": r["requests_from_recorded_usage"],
             "requests_from_model": r["requests_from_model"],
             "requests_from_provider_error": r.get("requests_from_provider_error"),
+            "unmetered_replies": r.get("unmetered_replies"),
             "recorded_cost_agent": r.get("recorded_cost_agent"),
             "prices_source": (r.get("prices") or {}).get("source"),
             "cache_style": (r.get("cache_model") or {}).get("style"),

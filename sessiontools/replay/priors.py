@@ -1,7 +1,7 @@
 """The truth fit's prior learnt from the run's other sessions (issue 12, cause 3).
 
 A session with few usable requests cannot decide its own tokens-per-chars/4 ratio, so its fit is
-shrunk toward a prior (`replay.truth.fit_overhead_ratio`). Alone, that prior is a documented
+shrunk toward a prior (`replay.truth_model.fit_overhead_ratio`). Alone, that prior is a documented
 default (PRIOR_RATIO = 1.0: chars/4 is right on average for English prose and code), which is far
 from the truth for, say, Chinese text on a model whose tokenizer gives 2.5. When a run replays many
 sessions, the ones whose data decided their fit say what the provider's tokenizer does:
@@ -10,7 +10,7 @@ sessions, the ones whose data decided their fit say what the provider's tokenize
 it. A run's first pass only fits the prior-dominated sessions (`replay_records(defer_prior_dominated=
 True)`), so each session is replayed once. Each session counts once (its first path), whatever the size of the settings grid.
 Ratios are pooled in their own units (`truth_model.counter`: chars/4, o200k, a model's tokenizer under
-`replay --truth-tokenizer`), and a fit applies only a prior learnt in its own (`replay.truth`). Under
+`replay --truth-tokenizer`), and a fit applies only a prior learnt in its own (`truth_model.counter_notes`). Under
 `--truth-tokenizer auto` (the default) a session too short to choose its counter takes the counter of
 the prior its model's sessions teach (`replay.counter_choice.choose_counter`).
 """

@@ -65,11 +65,6 @@ class ReplaySettings:
             w = window
         return w
 
-    def threshold_at(self, base_index: int) -> int:
-        if self.policy_threshold is not None:
-            return self.policy_threshold
-        return self.window_at(base_index) - self.reserve_tokens
-
     def label(self) -> str:
         """The setting in words, for messages."""
         return (f"window {self.context_window}, reserve {self.reserve_tokens}, keep {self.keep_recent_tokens}, "

@@ -118,7 +118,7 @@ class SessionReplay:
     agent: str
     leaf_id: str | None
     model_name: str  # provider/model
-    truth: Any  # the fitted truth model (`replay.truth.TruthModel`, `replay.neutral.NeutralTruth`): .overhead, .to_dict()
+    truth: Any  # the fitted truth model (`replay.truth_model.TruthModel`): .overhead, .to_dict()
     model: ModelInfo | None
     runs: list[ReplayRun]
     cache: CacheModel
@@ -134,6 +134,9 @@ class SessionReplay:
     #: The path's replies recorded with no usage, a zero usage or a zero prompt (`UnmeteredReply`):
     #: no request points, not billed (Pi's exact walk: the ones Pi itself counts, at their recorded usage).
     unmetered: int = 0
+    #: What the runs' walks shared (`replay.path_grid.PathGrid`: the path, the policy, the truth and the
+    #: settings); None when the path was fitted only (`deferred`). `resummarize` walks again on it.
+    walk_grid: Any = None
 
     @property
     def recorded_costs(self) -> dict[int, float]:
@@ -178,9 +181,9 @@ def session_replay(*, source: str, agent: str, leaf_id: str | None, model_name: 
                    model: ModelInfo | None, runs: list[ReplayRun], replies: Iterable[RecordedReply],
                    breaks: Sequence[int], price_pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]],
                    recorded_after: Sequence[int], recorded_after_overflow: bool, path: Any, origin: Any,
-                   unmetered: int = 0) -> SessionReplay:
+                   unmetered: int = 0, walk_grid: Any = None) -> SessionReplay:
     """A `SessionReplay` from what a walk's builder read: the cache model learnt from the recorded replies."""
     rec = recorded_usage(replies, breaks)
     return SessionReplay(source, agent, leaf_id, model_name, truth, model, runs, learn_cache(rec.calls), rec,
                          prices_of(model, price_pairs, model_name), tuple(recorded_after), recorded_after_overflow, path, origin,
-                         unmetered)
+                         unmetered, walk_grid)

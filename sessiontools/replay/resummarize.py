@@ -3,7 +3,8 @@ simulated compaction's own summarisation request, chained, answered by a summari
 passes in, written back in the agent's own format.
 
 `plan` replays an input's transcript over the settings grid of its agent's rule, as `replay` does
-(`replay.transcripts.replay_transcript`), and keeps each setting's run as a `Chain`. `regenerate` walks
+(`replay.transcripts.replay_transcript`: its windows, its policy, its truth), and keeps each setting's
+run as a `Chain`, with the replay's own `PathGrid` to walk again on. `regenerate` walks
 one chain's compactions in order. What a compaction sends, what is kept of the answer, how a summary
 is chained into the next request and the file written back are the agent's (its `Rewriter`, in
 `policies/`, named by `replay.registry.SUMMARIZERS`); this module knows none of them.
@@ -20,11 +21,11 @@ the user or an extension made is kept as recorded (its prompt is not the agent's
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.errors import InputError, UsageError
+from sessiontools.errors import InputError
 from sessiontools.policies.base import Policy
 from sessiontools.replay.neutral import NeutralTruth
 from sessiontools.replay.path_grid import PathGrid
@@ -115,46 +116,26 @@ class Pass:
                 raise _Stop
 
 
-def _windows(t: Any, path: TranscriptPath, grid: SummaryGrid) -> Sequence[int] | None:
-    """The grid's windows; with models files (`--models`) and none given, the recorded model's from
-    the catalogue and those files; else None (the walk's default window)."""
-    if grid.windows or not grid.models:
-        return grid.windows
-    from sessiontools.replay.catalog import load_model_files, lookup
-
-    req = next((r for r in reversed(path.requests) if r.model), None)
-    info = lookup(req.provider, req.model, load_model_files(grid.models)) if req else None
-    if info is None:
-        what = f"model {req.provider}/{req.model}" if req else "no request records a model: it"
-        raise UsageError(f"{t.source}: {what} is not in the catalogue; give its window with --context-window N")
-    return [info.context_window]
-
-
 def plan(source: Any, rewriter: Rewriter, grid: SummaryGrid) -> list[Chain]:
     """`source` replayed at every setting of `grid` its agent's rule takes: one chain each."""
-    from sessiontools.policies.registry import cli_version, make_policy
-    from sessiontools.replay.transcripts import policy_for, replay_transcript
+    from sessiontools.replay.transcripts import replay_transcript
     from sessiontools.transcript.load import transcript_of
 
     t = transcript_of(source, leaf=grid.leaf)
     if not t.paths or not t.paths[0].messages:
         raise InputError(f"{t.source}: no messages in the file: nothing to resummarize")
-    windows = _windows(t, t.paths[0], grid)
     native = rewriter.native(source)
-    name = policy_for(t, grid.policy)
     out = []
-    for tr in replay_transcript(t, windows=windows, reserves=grid.reserves, keeps=grid.keeps, policy=grid.policy,
-                                limits=grid.limits, summary_tokens=grid.summary_tokens, keep_path=True):
-        path = tr.path
-        model = next((r.model for r in reversed(path.requests) if r.model), None)
-        policy = make_policy(name, cli_version(name, t), model)
-        shared = PathGrid(path, policy, tr.truth, [r.settings for r in tr.runs])  # for the walks again
+    for tr in replay_transcript(t, windows=grid.windows, reserves=grid.reserves, keeps=grid.keeps, policy=grid.policy,
+                                limits=grid.limits, summary_tokens=grid.summary_tokens, models=grid.models,
+                                keep_path=True):
+        shared: PathGrid = tr.walk_grid  # the replay's own: its policy and truth, for the walks again
         for run in tr.runs:
             s = run.settings
             if s.reserve_tokens >= s.context_window:
                 raise InputError(f"{t.source}: reserveTokens {s.reserve_tokens:,} is not below the window "
                                  f"{s.context_window:,}")
-            out.append(Chain(source, rewriter, path, policy, tr.truth, grid, run, native, shared))
+            out.append(Chain(source, rewriter, tr.path, shared.policy, tr.truth, grid, run, native, shared))
     return out
 
 

@@ -46,7 +46,7 @@ def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = 
     req = next((r for r in reversed(path.requests) if r.model), None)
     info = lookup(req.provider, req.model, extra) if req else None
     if info is None:
-        what = (f"model {req.provider}/{req.model} is not in the catalogue (bundled, Pi's models.json or --models)"
+        what = (f"model {req.provider}/{req.model} is not in the catalogue (bundled, models.json files or --models)"
                 if req else "no request records a model")
         raise InputError(f"{t.source}: {what}; give its context window with --context-window N")
     return info.context_window
@@ -109,10 +109,10 @@ def _grid(policy: Policy, windows: Sequence[int], reserves: Sequence[int], keeps
           limits: Sequence[int | None], claude: dict[str, Any]) -> list[ReplaySettings]:
     """The grid of `policy` over its own axes (`Policy.axes`: reserve and keep only where the policy
     has them), each setting with the policy's own threshold."""
-    pi_axes = _reserve_axis(policy)
+    reserve_keep = _reserve_axis(policy)
     extras = policy.grid_extras(limits=limits, **claude)
     return [replay_settings(policy, w, r, k, extra) for w in windows for extra in extras
-            for r in (reserves if pi_axes else (0,)) for k in (keeps if pi_axes else (0,))]
+            for r in (reserves if reserve_keep else (0,)) for k in (keeps if reserve_keep else (0,))]
 
 
 def _recorded(path: TranscriptPath) -> list[tuple[int, Usage, str | None, bool]]:
@@ -220,7 +220,8 @@ def _replay_transcript(
         grid = _grid(pol, ws, reserves, keeps, limits or (None,), claude)
         if changes:
             grid = [replace(s, window_changes=changes, policy_threshold=None) for s in grid]
-        runs = [] if deferred(defer, truth, out) else _runs(path, pol, truth, grid, keep_path)
+        walk_grid = None if deferred(defer, truth, out) else PathGrid(path, pol, truth, grid)
+        runs = [] if walk_grid is None else _runs(walk_grid, keep_path)
         req = next((r for r in reversed(modelled.requests) if r.model), None)
         info = lookup(req.provider, req.model, extra) if req else None
         out.append(session_replay(
@@ -228,7 +229,7 @@ def _replay_transcript(
             model=info, runs=runs, replies=_recorded_replies(path), breaks=sorted(c.index for c in path.compactions),
             price_pairs=_price_pairs(path), recorded_after=_recorded_after(path),
             recorded_after_overflow=own.recorded_compaction_after_rejection,
-            path=path, origin=t, unmetered=len(path.unmetered)))
+            path=path, origin=t, unmetered=len(path.unmetered), walk_grid=walk_grid))
     return out
 
 
@@ -238,11 +239,11 @@ def _reserve_axis(policy: Policy) -> bool:
     return any(a.key == "reserve_tokens" for a in policy.axes)
 
 
-def _runs(path: TranscriptPath, policy: Policy, truth: Any, settings: Sequence[ReplaySettings],
-          keep_path: bool = False) -> list[Any]:
-    """Each setting's run of `path`, the walks sharing what no setting changes (`PathGrid`)."""
-    grid = PathGrid(path, policy, truth, settings)
-    return [simulate_path(path, policy, s, truth, grid=grid, keep_path=keep_path) for s in settings]
+def _runs(grid: PathGrid, keep_path: bool = False) -> list[Any]:
+    """Each setting of `grid` (its path, policy and truth) walked, the walks sharing what no setting
+    changes (`PathGrid`)."""
+    return [simulate_path(grid.path, grid.policy, s, grid.truth, grid=grid, keep_path=keep_path)
+            for s in grid.settings]
 
 
 def _model_id(path: TranscriptPath) -> str | None:

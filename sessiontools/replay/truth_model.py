@@ -1,9 +1,9 @@
 """The one token truth model of every agent: what a provider would have counted for a context the
 agent never sent.
 
-Fitted per session path from its own recorded usage, whatever the agent. An agent's adapter gives
-the fit its units (Pi: each entry of the path, `replay.truth.fit_truth`; any `TranscriptPath`: each
-message, `replay.neutral.fit_neutral_truth`), each unit's size by the one message counter of the
+Fitted per session path from its own recorded usage, whatever the agent. The transcript adapter gives
+the fit its units (each message of any agent's `TranscriptPath`, `replay.neutral.fit_neutral_truth`),
+each unit's size by the one message counter of the
 path (`truth_counter`: the file's own agent's size of a message, `Policy.truth_count`, Pi's being
 its `estimateTokens`; or the model's own tokenizer, `tokens.registry`), and the recorded contexts
 (`FitInput`). Under `replay --truth-tokenizer auto` (the default) the counter is chosen per session
@@ -176,10 +176,9 @@ class FitInput:
 
 @dataclass(slots=True)
 class TruthModel:
-    """The fitted truth of one session path, keyed by its units (Pi entries by id, or transcript
+    """The fitted truth of one session path, keyed by its units (the transcript
     messages by index: `key`). A unit's tokens are what the recorded usage attributes to it
-    (`tokens`), else `ratio` * its counted size. `entry_tokens` (Pi's exact walk) and `message_tokens`
-    (the transcript walk) are the one lookup."""
+    (`tokens`), else `ratio` * its counted size (`unit_tokens`, `message_tokens`: the one lookup)."""
 
     overhead: float
     ratio: float
@@ -190,7 +189,6 @@ class TruthModel:
     fit: TruthFit | None = None
     modelled: int = 0  # units the recording never priced (modelled as ratio * counted)
     notes: list[str] = field(default_factory=list)
-    counter_is_chars4_of: str | None = None  # `counted` is Pi's chars/4 of this version, reusable as Pi's view
     shared: dict[Any, Any] = field(default_factory=dict, repr=False)  # per-version work shared by a grid
     counter: str = CHARS4  # what counted the units: "chars4", or a tokenizer of `tokens.registry`
     prior: TruthPrior | None = None  # learnt from the run's other sessions (None: PRIOR_RATIO)
@@ -212,7 +210,6 @@ class TruthModel:
             c = self.count(unit) if self.count is not None else 0
         return self.ratio * c
 
-    entry_tokens = unit_tokens
     message_tokens = unit_tokens
 
     def text_tokens(self, chars: int) -> float:

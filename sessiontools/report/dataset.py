@@ -2,7 +2,7 @@
 
 Layout under the dataset directory `ROOT`:
 
-    ROOT/_dataset.json                                   {"schema_version": 5, "tables": [...]}
+    ROOT/_dataset.json                                   {"schema_version": 6, "tables": [...]}
     ROOT/_files/part-<run>.parquet                       the manifest: one row per exported file
     ROOT/<table>/agent=<agent>/month=<YYYY-MM>/part-<run>.parquet
 

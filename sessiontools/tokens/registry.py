@@ -27,7 +27,7 @@ fixed overheads are the calibrated model's to learn.
 `counter_for(provider, model)` is the one function for other layers: a `str -> int` count with the
 model's own tokenizer (or o200k), loaded once per process; `message_counter_for(provider, model,
 rules)` counts a Pi message dict over the units chars/4 counts (cached by content), the
-`MessageCounter` replay's truth model (`replay.truth.fit_truth(counter=...)`) takes;
+`MessageCounter` replay's truth model (`replay.neutral.fit_neutral_truth`, through `PiPolicy.truth_counter`) takes;
 `truth_candidates` names the counters `replay --truth-tokenizer` lets the truth model choose among.
 Nothing here imports tiktoken, tokenizers or the packages until a count is asked for.
 """

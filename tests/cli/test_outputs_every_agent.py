@@ -21,6 +21,7 @@ from sessiontools.policies.base import PolicyName
 from sessiontools.policies.registry import OWN_AGENT, POLICIES
 from sessiontools.read.agents import Agent
 from sessiontools.replay.invariants import violations
+from sessiontools.replay.metrics import METRICS
 from sessiontools.replay.registry import policy_axes
 from sessiontools.report.replay import setting_cell
 from tests.conftest import SAMPLES
@@ -119,6 +120,8 @@ def test_json_run_has_every_metric(name: str, one_run: dict[str, dict[str, Any]]
     None where it is not), the cache model, the truth model, no broken invariant."""
     rec = one_run[name]
     m = rec["metrics"]
+    assert set(m) == set(METRICS), set(m) ^ set(METRICS)  # every metric, whoever's file and rule
+    assert all(m[k] is not None for k in METRICS if not k.startswith("cost")), name
     assert m["compactions"] >= 1 and rec["compactions"], name  # each case's setting compacts
     assert m["peak_truth_tokens"] > 0 and m["billed_input_tokens"] > 0 and m["check_points"] > 0
     for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "thrash", "mid_run_crossings"):
@@ -284,6 +287,7 @@ def test_export_writes_the_runs_replay_reports(name: str, one_run: dict[str, dic
     assert row["agent"] == rec["agent"] and row["policy"] == s["policy"] and row["threshold"] == _threshold(rec)
     for k in ("compactions", "overflows", "peak_truth_tokens", "billed_input_tokens", "cost"):
         assert row[k] == rec["metrics"][k], k
+    assert row["unmetered_replies"] == rec["unmetered_replies"] is not None
     comps = pl.read_parquet(tmp_path / "ds" / "replay_compactions" / "**" / "*.parquet", hive_partitioning=True)
     assert comps.height == len(rec["compactions"])
     for k in ("threshold", "auto_compact_limit", "autocompact_pct"):  # the run's setting on each compaction

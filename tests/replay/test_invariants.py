@@ -142,3 +142,21 @@ def test_a_file_with_no_model_request_is_nothing_to_replay_at_every_setting(wind
     with pytest.raises(NothingToReplay):
         replay_records(src, windows=windows, reserves=[16384], keeps=[20000], policy=policy, leaf=None,
                        all_leaves=False, summary_tokens=None, models=[])
+
+
+def test_a_summarisation_request_larger_than_the_window_is_a_failed_compaction() -> None:
+    """Rule 5 on a run where it bites (no sample at its recorded settings has one): Pi's rule, which
+    does not trim its summarisation request, over a Claude Code file at W 20k with keep 500. Each
+    request above the window is a failed compaction, counted as an overflow, said in `no_compaction`,
+    and not billed (`summarization_input_tokens` sums the made compactions' requests only)."""
+    (pr,) = replay_source(load_source(SAMPLES / "claude-code" / "claude-reactive.jsonl"), windows=[20000],
+                          reserves=[1000], keeps=[500], policy="pi-0")
+    rec = run_record(pr, pr.runs[0])
+    m, failed = rec["metrics"], rec["failed_compactions"]
+    assert m["failed_compactions"] == len(failed) >= 1
+    assert all(c["summarization_input_tokens"] > 20000 for c in failed)
+    assert all(c["summarization_input_tokens"] <= 20000 for c in rec["compactions"])
+    assert m["summarization_input_tokens"] == sum(c["summarization_input_tokens"] for c in rec["compactions"])
+    assert m["overflows"] >= len(failed)
+    assert sum("is larger than the window" in n for n in rec["no_compaction"]) == len(failed)
+    assert violations(rec) == []

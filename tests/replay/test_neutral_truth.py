@@ -1,5 +1,5 @@
 """Issue 12, cause 3, for every agent: the generic simulator's truth fit (Codex, Claude Code, other
-rules over Pi files) is the same rule as Pi's replay (`replay.truth.fit_overhead_ratio`): few
+rules over Pi files) is the one rule (`replay.truth_model.fit_overhead_ratio`): few
 requests are shrunk toward the prior and the ratio stays within physical bounds. Before, it was a
 near-unshrunk least squares, so two requests could give any ratio."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from sessiontools.replay.neutral import fit_neutral_truth
-from sessiontools.replay.truth import RATIO_BOUNDS
+from sessiontools.replay.truth_model import RATIO_BOUNDS
 from sessiontools.transcript.load import load_transcript
 from tests.conftest import SAMPLES
 

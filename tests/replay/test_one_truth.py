@@ -1,5 +1,5 @@
 """Issue 24, one truth model: one attribution of recorded usage to messages for every agent
-(`replay.truth.attribute`), the truth of the recorded context is its recorded usage, and the
+(`replay.truth_model.attribute`), the truth of the recorded context is its recorded usage, and the
 transcript walk reproduces what the agent recorded where the file gives it no request to check at."""
 
 from __future__ import annotations
@@ -34,12 +34,10 @@ def test_every_recorded_context_costs_its_recorded_prompt(name: str) -> None:
 
 
 def test_both_truth_models_use_the_one_attribution(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pi's truth fit and the transcript truth fit both attribute by `replay.truth.attribute`."""
+    """A Pi file's truth fit and a Codex file's both attribute by `replay.truth_model.attribute`."""
     import sessiontools.replay.truth_model as truth_mod
     from sessiontools.read import load_session
-    from sessiontools.replay.truth import fit_truth
-    from sessiontools.transcript.pi import SessionTree
-    from sessiontools.transcript.pi.workload import build_workload
+    from tests.replay.walked import pi_truth
 
     calls: list[str] = []
     real = truth_mod.attribute
@@ -50,7 +48,7 @@ def test_both_truth_models_use_the_one_attribution(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(truth_mod, "attribute", spy)
     s = load_session(SAMPLES / "pi0-pair-a.jsonl")
-    fit_truth(build_workload(SessionTree(s).path().entries, "0"))
+    pi_truth(s)
     fit_neutral_truth(load_transcript(CODEX / "codex-pair-a.jsonl").paths[0])
     assert calls == ["called", "called"]
 

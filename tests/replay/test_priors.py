@@ -14,7 +14,7 @@ from sessiontools.cli import main
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records
 from sessiontools.replay.priors import MIN_SESSIONS, PriorTable, needs_prior, pooled_priors
-from sessiontools.replay.truth import PRIOR_RATIO
+from sessiontools.replay.truth_model import PRIOR_RATIO
 from tests.conftest import SAMPLES
 
 GRID = ["--context-window", "16000", "--reserve", "3000", "--keep-recent", "4000"]
@@ -105,9 +105,9 @@ def test_the_first_pass_only_fits_a_prior_dominated_session(chinese_dir: Path,
     walked: list[str] = []
     real = transcripts_mod._runs
 
-    def counting(path, policy, truth, settings, *rest):  # type: ignore[no-untyped-def]
-        walked.extend(path.leaf_id or "" for _ in settings)  # one walk per setting
-        return real(path, policy, truth, settings, *rest)
+    def counting(grid, *rest):  # type: ignore[no-untyped-def]
+        walked.extend(grid.path.leaf_id or "" for _ in grid.settings)  # one walk per setting
+        return real(grid, *rest)
 
     monkeypatch.setattr(transcripts_mod, "_runs", counting)
     first = [replay_records(load_source(f), defer_prior_dominated=True, **kw) for f in files]

@@ -9,13 +9,12 @@ from sessiontools.read import Session
 from sessiontools.replay import ReplaySettings, replay_source
 from sessiontools.replay.metrics import run_metrics
 from sessiontools.replay.records import CompactionReason
-from sessiontools.replay.truth import fit_truth
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi import SessionTree
 from sessiontools.transcript.pi.workload import build_workload
 from tests.replay.test_replay import OVERHEAD, RATIO
-from tests.replay.walked import walk_run
+from tests.replay.walked import pi_truth, walk_run
 
 
 def pseudo_reply(b: SessionBuilder, text: str = "sent to the channel", model: str = "delivery-mirror") -> None:
@@ -65,7 +64,7 @@ def test_pseudo_replies_are_not_requests() -> None:
     assert all((s_.message or {}).get("model") != "delivery-mirror" for s_ in
                (wl.base[r.base_index] for r in wl.requests))
     assert wl.model == "claude-sonnet-4-5" and wl.provider == "anthropic"
-    tm = fit_truth(wl)
+    tm = pi_truth(s)
     assert abs(tm.overhead - OVERHEAD) < 50 and abs(tm.ratio - RATIO) < 0.05
 
 
@@ -165,6 +164,19 @@ def test_provider_counts_in_overflow_errors_are_the_truth() -> None:
     assert run_metrics(run)["peak_truth_tokens"] == 21500
 
 
+def test_a_rejection_below_the_window_is_a_provider_rejection_with_its_stated_limit() -> None:
+    """The same recorded rejections replayed at W 30k, above what the provider counted: not overflows
+    (their truth fits the window) but provider rejections, each with the limit its error stated
+    ("> 20000 maximum"), which the run record carries (`provider_limits`)."""
+    from sessiontools.replay.session import run_record
+
+    s = two_overflows_1x()
+    (pr,) = replay_source(s, windows=[30000], reserves=[500], keeps=[2000], policy="pi-1")
+    rec = run_record(pr, pr.runs[0])
+    assert (rec["metrics"]["overflows"], rec["metrics"]["provider_rejections"]) == (0, 2)
+    assert rec["provider_limits"] == [20000] and rec["metrics"]["peak_truth_tokens"] == 21500
+
+
 def one_request(prompt: int = 8000, reply_chars: int = 2000) -> Session:
     """One request whose prompt is mostly a hidden system prompt (its context is a few words)."""
     b = SessionBuilder()
@@ -177,7 +189,7 @@ def test_few_requests_fit_is_shrunk_and_bounded() -> None:
     """One request: the ratio stays physical, the overhead takes the hidden prompt, and the fit says
     the prior dominated."""
     s = one_request()
-    tm = fit_truth(build_workload(SessionTree(s).path().entries, "0"))
+    tm = pi_truth(s)
     assert tm.fit is not None and tm.fit.n == 1 and tm.fit.prior_dominated
     assert 0.25 <= tm.ratio <= 4.0
     assert 0 <= tm.overhead <= 8000 and tm.overhead > 7000

@@ -12,12 +12,11 @@ from sessiontools.cli import main
 from sessiontools.policies.pi import CompactionSettings, estimate_context_tokens, prepare_compaction
 from sessiontools.replay import ReplaySettings, replay_source
 from sessiontools.replay.metrics import run_metrics
-from sessiontools.replay.truth import fit_truth
 from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi import SessionTree, build_context
 from sessiontools.transcript.pi.workload import build_workload
-from tests.replay.walked import walk_run
+from tests.replay.walked import pi_truth, walk_run
 
 OVERHEAD, RATIO = 3000, 1.5
 
@@ -50,7 +49,7 @@ def test_truth_model_reproduces_recorded_usage() -> None:
     """With the recorded contexts the fitted model gives back the recorded prompt tokens."""
     s = scripted().session()
     wl = build_workload(SessionTree(s).path().entries, "0")
-    tm = fit_truth(wl)
+    tm = pi_truth(s)
     assert tm.overhead == pytest.approx(OVERHEAD, rel=0.02)
     assert tm.ratio == pytest.approx(RATIO, rel=0.02)
     run = walk_run(s, ReplaySettings(10**9, 16384, 20000, "pi-0"))  # never compacts

@@ -96,19 +96,16 @@ def test_a_warm_run_answers_from_the_token_store_and_loads_no_vocabulary(tmp_pat
     """With the CLI's token cache (`use_token_store`), a second process's fit of the same session takes
     every tokenizer count from the store: the same model, and no vocabulary loaded."""
     from sessiontools.read.sources import load_source
-    from sessiontools.replay.truth import fit_truth
     from sessiontools.tokens import registry, vocab
-    from sessiontools.transcript.pi import SessionTree
-    from sessiontools.transcript.pi.workload import build_workload
     from tests.conftest import SAMPLES
+    from tests.replay.walked import pi_truth
 
     s = load_source(SAMPLES / "pi0-chinese.jsonl")
-    wl = build_workload(SessionTree(s).path().entries, s.pi_version)
     path = str(tmp_path / "tokens.sqlite")
     monkeypatch.setattr(registry, "_COUNTERS", {})
     monkeypatch.setattr(registry, "_STORE", {"path": None, "store": None})
     registry.use_token_store(path)
-    cold = fit_truth(wl)
+    cold = pi_truth(s)
     assert cold.counter == "o200k_base" and (tmp_path / "tokens.sqlite").is_file()
     # A new process: no counter, no loaded vocabulary; loading one would fail.
     monkeypatch.setattr(registry, "_COUNTERS", {})
@@ -120,7 +117,7 @@ def test_a_warm_run_answers_from_the_token_store_and_loads_no_vocabulary(tmp_pat
     monkeypatch.setattr(vocab, "get_encoding", no_vocabulary)
     monkeypatch.setattr(registry, "load", no_vocabulary)
     registry.use_token_store(path)
-    warm = fit_truth(wl)
+    warm = pi_truth(s)
     assert warm.to_dict() == cold.to_dict()
 
 

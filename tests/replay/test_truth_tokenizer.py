@@ -12,34 +12,26 @@ from sessiontools.policies.registry import own_policy
 from sessiontools.read.sources import load_source
 from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.priors import TruthPrior, pooled_priors
-from sessiontools.replay.truth import fit_truth
+from sessiontools.tokens.registry import shared_message_counter
 from sessiontools.transcript.load import transcript_of
-from sessiontools.transcript.pi import SessionTree
-from sessiontools.transcript.pi.workload import build_workload
 from tests.conftest import SAMPLES
+from tests.replay.walked import pi_truth
 
 
 @pytest.mark.parametrize("name", ["pi0-chinese", "pi1-pair-a"])
-def test_one_pi_session_has_one_tokenizer_truth_whichever_walk_asks(name: str) -> None:
-    """With o200k as the counter, Pi's exact walk (by entry) and the transcript walk (by message) fit
-    the same model: the counts differ from chars/4's, the fits agree."""
+def test_a_pi_session_counts_with_the_tokenizer_asked(name: str) -> None:
+    """With o200k as the counter, a Pi session's fit counts Pi's own message objects with it: the
+    counts differ from chars/4's, and the model says which counter it used."""
     s = load_source(SAMPLES / f"{name}.jsonl")
-    p = SessionTree(s).path()
-    exact = fit_truth(build_workload(p.entries, s.pi_version), tokenizer="o200k")
-    plain = fit_truth(build_workload(p.entries, s.pi_version), tokenizer="chars4")
+    o200k, plain = pi_truth(s, tokenizer="o200k"), pi_truth(s, tokenizer="chars4")
+    assert o200k.counter == "o200k_base" and plain.counter == "chars4"
+    assert o200k.to_dict()["counter"] == "o200k_base" and "counter" not in plain.to_dict()
+    assert o200k.ratio != pytest.approx(plain.ratio, rel=1e-3)
     t = transcript_of(s)
     path = t.paths[0]
-    walk = fit_neutral_truth(path, None, None, own_policy(t, path), tokenizer="o200k")
-    assert exact.counter == walk.counter == "o200k_base" and plain.counter == "chars4"
-    assert exact.to_dict()["counter"] == "o200k_base" and "counter" not in plain.to_dict()
-    assert exact.ratio != pytest.approx(plain.ratio, rel=1e-3)
-    assert (walk.overhead, walk.ratio, walk.summary_tokens) == pytest.approx(
-        (exact.overhead, exact.ratio, exact.summary_tokens), rel=1e-12, abs=1e-9)
-    entries = {e.id: e for e in p.entries}
-    sums: dict[str | None, float] = {}
-    for m in path.messages:
-        sums[m.id] = sums.get(m.id, 0.0) + walk.message_tokens(m)
-    assert all(v == pytest.approx(exact.entry_tokens(entries[k]), abs=1e-6) for k, v in sums.items())
+    count = shared_message_counter("o200k_base", s.pi_version)
+    m = next(m for m in path.messages if m.raw)
+    assert o200k.counted[m.index] == count(m.raw) != plain.counted[m.index]
 
 
 def test_other_agents_count_their_text_units_with_the_tokenizer() -> None:
@@ -70,10 +62,9 @@ def test_priors_are_pooled_and_applied_in_their_own_units() -> None:
     chars = table.lookup("lab/lab-model", "chars4")
     assert chars is not None and chars.ratio == pytest.approx(2.6)
     s = load_source(SAMPLES / "pi0-few-pseudo.jsonl")
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    fitted = fit_truth(wl, prior=chars, tokenizer="o200k")
+    fitted = pi_truth(s, prior=chars, tokenizer="o200k")
     assert fitted.prior is None and any("learnt in chars4 units, is not applied" in n for n in fitted.notes)
-    kept = fit_truth(wl, prior=TruthPrior(1.2, "model lab/lab-model", "o200k_base"), tokenizer="o200k")
+    kept = pi_truth(s, prior=TruthPrior(1.2, "model lab/lab-model", "o200k_base"), tokenizer="o200k")
     assert kept.prior is not None and kept.ratio == pytest.approx(1.2, rel=0.2)
 
 
@@ -102,8 +93,7 @@ def test_a_text_known_by_its_length_is_scaled_to_the_counters_units() -> None:
     counter per chars/4 token: on Chinese text o200k's ratio alone (about 1) would price it at a
     third of what chars/4's fit (about 2.5) says."""
     s = load_source(SAMPLES / "pi0-chinese.jsonl")
-    wl = build_workload(SessionTree(s).path().entries, "0")
-    plain, o200k = fit_truth(wl, tokenizer="chars4"), fit_truth(wl, tokenizer="o200k")
+    plain, o200k = pi_truth(s, tokenizer="chars4"), pi_truth(s, tokenizer="o200k")
     assert plain.chars4_scale == 1.0 and plain.text_tokens(4000) == pytest.approx(plain.ratio * 1000)
     assert o200k.chars4_scale > 1.5
     assert o200k.text_tokens(4000) == pytest.approx(plain.text_tokens(4000), rel=0.15)

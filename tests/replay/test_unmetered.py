@@ -80,3 +80,31 @@ def test_an_unmetered_reply_is_counted_not_billed_at_zero(tmp_path: Path, sample
         assert len(r["timeline"]["truth"]) == len(o["timeline"]["truth"]) - 1  # no request point for it
         assert min(t for _, t in r["timeline"]["truth"]) > 0  # no request point at a truth of 0
         assert violations(r) == []
+
+
+@pytest.mark.parametrize(("sample", "zero", "policy"), [
+    ("claude-code/claude-2.1.12.jsonl", _zero_claude, None),
+    ("pi1-pair-a.jsonl", _zero_pi, None),
+    ("pi1-pair-a.jsonl", _zero_pi, "claude-code"),
+])
+def test_export_and_the_replay_rows_count_the_unmetered_reply(tmp_path: Path, sample: str, zero: Any,
+                                                               policy: str | None) -> None:
+    """The replay rows (`export --replay-*`'s `replay_runs`, `replay -f parquet`) carry the run
+    record's `unmetered_replies` (before, only the JSON record had it)."""
+    import polars as pl
+
+    from sessiontools.cli import main
+
+    f = tmp_path / Path(sample).name
+    zero(SAMPLES / sample, f, 4)
+    (rec,) = _records(f, policy, windows=[48000], reserves=[3000], keeps=[4000])
+    assert rec["unmetered_replies"] == 1
+    argv = ["export", str(f), "-o", str(tmp_path / "ds"), "--jobs", "1", "--replay-window", "48000",
+            "--replay-reserve", "3000", "--replay-keep", "4000", *(["--replay-policy", policy] if policy else [])]
+    assert main(argv) == 0
+    runs = pl.read_parquet(tmp_path / "ds" / "replay_runs" / "**" / "*.parquet", hive_partitioning=True)
+    assert runs["unmetered_replies"].to_list() == [1]
+    out = tmp_path / "runs.parquet"
+    assert main(["replay", str(f), "--context-window", "48000", "--reserve", "3000", "--keep-recent", "4000",
+                 *(["--policy", policy] if policy else []), "-f", "parquet", "-o", str(out)]) == 0
+    assert pl.read_parquet(out)["unmetered_replies"].to_list() == [1]

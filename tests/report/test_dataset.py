@@ -264,7 +264,7 @@ def test_a_dataset_of_an_older_schema_is_refused_with_its_version(tmp_path: Path
     (old / "_dataset.json").write_text(json.dumps({"schema_version": 4, "tables": [], "partitions": ["agent", "month"]}))
     assert _export(old, SAMPLES / "pi0-tiny.jsonl") == 2
     err = capsys.readouterr().err
-    assert "a dataset of schema version 4" in err and f"writes version {SCHEMA_VERSION}" in err and SCHEMA_VERSION == 5
+    assert "a dataset of schema version 4" in err and f"writes version {SCHEMA_VERSION}" in err and SCHEMA_VERSION == 6
     assert not any(p.is_dir() for p in old.iterdir())  # no table written into it (its lock aside)
     assert json.loads((old / "_dataset.json").read_text())["schema_version"] == 4
     new = tmp_path / "v5"

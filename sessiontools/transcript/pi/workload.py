@@ -1,5 +1,5 @@
-"""The recorded workload of a Pi path, with Pi's compaction decisions taken out: the entries the Pi
-adapter gives Pi's truth fit (`replay.truth`) and the endpoint's runs.
+"""The recorded workload of a Pi path, with Pi's compaction decisions taken out: the entries the
+endpoint's runs and the bench's Node side (`bench/replay.py`) walk.
 
 Replay walks the same messages Pi saw in the same order, but decides compactions itself. So the
 base path is the recorded path without compaction entries and without the artefacts of overflow
