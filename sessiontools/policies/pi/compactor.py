@@ -74,15 +74,12 @@ def _serialized_chars(messages: Sequence[Any], version: str, memo: dict[int, tup
     is kept in `memo` (by id, with the message, so an id is never another's), which the walks of a grid
     share (`TruthModel.shared`): each message is measured once per grid, by `serialized_length` (the
     exact walk's: that length without building the serialization where it can)."""
-    from sessiontools.policies.pi.serialize import serialized_length
-
     total = parts = 0
     for m in messages:
         got = memo.get(id(m))
-        if got is None or got[0] is not m:
-            got = memo[id(m)] = (m, serialized_length(m, version))
-        if got[1]:
-            total += got[1]
+        n = got[1] if got is not None and got[0] is m else _serialized_one(m, version, memo)
+        if n:
+            total += n
             parts += 1
     return total + 2 * max(0, parts - 1)
 
@@ -103,15 +100,35 @@ def _file_ops(messages: Sequence[Any], ops: FileOps, version: str, memo: dict[in
     keeps its place, a new one comes after, as `ops.read[f] = None` does."""
     for m in messages:
         got = memo.get(id(m))
-        if got is None or got[0] is not m:
-            one = FileOps()
-            extract_file_ops(m, one, version)
-            got = memo[id(m)] = (m, one if one.read or one.written or one.edited else None)
-        found = got[1]
+        found = got[1] if got is not None and got[0] is m else _own_ops(m, version, memo)
         if found is not None:
             ops.read.update(found.read)
             ops.written.update(found.written)
             ops.edited.update(found.edited)
+
+
+def _own_ops(m: Any, version: str, memo: dict[int, tuple[Any, FileOps | None]]) -> FileOps | None:
+    """One message's own file operations (None: none), kept in `memo` (`_file_ops`)."""
+    one = FileOps()
+    extract_file_ops(m, one, version)
+    got = memo[id(m)] = (m, one if one.read or one.written or one.edited else None)
+    return got[1]
+
+
+def _own_ops_of(m: Any, version: str, memo: dict[int, tuple[Any, FileOps | None]]) -> FileOps | None:
+    """`_own_ops` through `memo`."""
+    got = memo.get(id(m))
+    return got[1] if got is not None and got[0] is m else _own_ops(m, version, memo)
+
+
+def _serialized_one(m: Any, version: str, memo: dict[int, tuple[Any, int]]) -> int:
+    """One message's `serialized_length`, kept in `memo` (`_serialized_chars`)."""
+    from sessiontools.policies.pi.serialize import serialized_length
+
+    got = memo.get(id(m))
+    if got is None or got[0] is not m:
+        got = memo[id(m)] = (m, serialized_length(m, version))
+    return got[1]
 
 
 def _layout(all_: Sequence[Entry], of_message: Sequence[int], version: str) -> tuple[Any, ...]:
@@ -156,6 +173,8 @@ class PiCompactor(Compactor):
         self.placed: list[tuple[int, Entry | None]] = []  # (entry position after which, entry) of each compaction made
         self.last_pos = -1  # the newest plan's last entry position
         self.kept_from = 0  # the entry position of the newest compaction's first kept entry (0: none yet)
+        #: (original message, its copy) of the newest reply `entries` gave the simulated usage (`with_usage`).
+        self.copied: tuple[Any, Any] | None = None
 
     def positions(self, ask: CompactionAsk) -> list[int]:
         """The entry positions on Pi's path for the context of `ask`, before the failed attempt's group:
@@ -183,6 +202,7 @@ class PiCompactor(Compactor):
         out: list[Entry] = []
         all_ = self.all
         placed = self.comp is None
+        self.copied = None
         override = ask.reply if ask.reply is not None and not ask.reply[3] else None
         override_pos = self.of_message[override[0]] if override is not None else -1
         prev = -1
@@ -191,7 +211,10 @@ class PiCompactor(Compactor):
                 out.append(self.comp)  # type: ignore[arg-type]
                 placed = True
             e = all_[q]
-            out.append(with_usage(e, int(override[1] + 0.5), override[2]) if q == override_pos else e)  # type: ignore[index]
+            if q == override_pos:
+                e = with_usage(e, int(override[1] + 0.5), override[2])  # type: ignore[index]
+                self.copied = (all_[q].message, e.message)
+            out.append(e)
             prev = q
         if ask.reason == "overflow" and prev in self.group_end:
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
@@ -203,10 +226,28 @@ class PiCompactor(Compactor):
         return out
 
     def plan(self, ask: CompactionAsk) -> Plan | str:
-        shared = self.truth.shared
-        estimates = shared.setdefault(("pi estimates", self.v), {})
-        ops = shared.setdefault(("pi file ops", self.v), {})
-        prep = prepare_compaction(self.entries(ask), self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
+        shared, v = self.truth.shared, self.v
+        memos = (shared.setdefault(("pi estimates", v), {}), shared.setdefault(("pi file ops", v), {}),
+                 shared.setdefault(("pi serialized lengths", v), {}))
+        path = self.entries(ask)
+        copied = self.copied
+        if copied is not None and copied[0] is not None:
+            # The newest reply's copy with the simulated usage (`with_usage`) shares the original's
+            # content, which is all an estimate, a serialization and the file operations read: the
+            # original's measures (made once per grid) serve it, held only for this plan.
+            orig, copy = copied
+            for memo, one in zip(memos, (_estimate, _own_ops_of, _serialized_one), strict=True):
+                memo[id(copy)] = (copy, one(orig, v, memo))
+        try:
+            return self._plan(ask, path, *memos)
+        finally:
+            if copied is not None:
+                for memo in memos:
+                    memo.pop(id(copied[1]), None)
+
+    def _plan(self, ask: CompactionAsk, path: list[Entry], estimates: dict[int, Any], ops: dict[int, Any],
+              memo: dict[int, Any]) -> Plan | str:
+        prep = prepare_compaction(path, self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
                                   file_ops=lambda ms, into, v: _file_ops(ms, into, v, ops))
         if isinstance(prep, NoCompaction):
             return prep.reason
@@ -216,7 +257,6 @@ class PiCompactor(Compactor):
             return "first kept entry not in the workload"
         of = self.of_message
         kept = tuple(i for i in ask.context if of[i] >= fk)
-        memo = self.truth.shared.setdefault(("pi serialized lengths", self.v), {})
         sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v, memo))
         common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
                                       turn_prefix_messages=len(prep.turn_prefix_messages),
