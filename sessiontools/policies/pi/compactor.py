@@ -25,6 +25,7 @@ from sessiontools.policies.pi.serialize import (
     format_file_operations,
 )
 from sessiontools.policies.pi.settings import CompactionSettings
+from sessiontools.policies.pi.sums import EntrySums
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
@@ -165,8 +166,12 @@ class PiCompactor(Compactor):
         memo = truth.shared.setdefault(("pi compactor layout", version), {})
         got = memo.get(id(path))
         if got is None or got[0] is not path:
-            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version))
+            lengths = truth.shared.setdefault(("pi serialized lengths", version), {})
+            ops = truth.shared.setdefault(("pi file ops", version), {})
+            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version), EntrySums(
+                table.entries, lambda m: _serialized_one(m, version, lengths), lambda m: _own_ops_of(m, version, ops)))
         self.position, self.with_message, self.skip, self.group_end, self.system = got[1]
+        self.sums: EntrySums = got[2]
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
@@ -175,6 +180,7 @@ class PiCompactor(Compactor):
         self.kept_from = 0  # the entry position of the newest compaction's first kept entry (0: none yet)
         #: (original message, its copy) of the newest reply `entries` gave the simulated usage (`with_usage`).
         self.copied: tuple[Any, Any] | None = None
+        self.path_pos: list[int] = []  # the entry position of each entry `entries` gave (-1: the compaction's)
 
     def positions(self, ask: CompactionAsk) -> list[int]:
         """The entry positions on Pi's path for the context of `ask`, before the failed attempt's group:
@@ -200,6 +206,7 @@ class PiCompactor(Compactor):
     def entries(self, ask: CompactionAsk) -> list[Entry]:
         """The entry path Pi holds for the context of `ask` (see the module docstring)."""
         out: list[Entry] = []
+        at: list[int] = []
         all_ = self.all
         placed = self.comp is None
         self.copied = None
@@ -209,20 +216,24 @@ class PiCompactor(Compactor):
         for q in self.positions(ask):
             if not placed and q > self.comp_after:
                 out.append(self.comp)  # type: ignore[arg-type]
+                at.append(-1)
                 placed = True
             e = all_[q]
             if q == override_pos:
                 e = with_usage(e, int(override[1] + 0.5), override[2])  # type: ignore[index]
                 self.copied = (all_[q].message, e.message)
             out.append(e)
+            at.append(q)
             prev = q
         if ask.reason == "overflow" and prev in self.group_end:
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
             out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
+            at.extend(range(prev + 1, self.group_end[prev] + 1))
             prev = self.group_end[prev]
         if not placed:
             out.append(self.comp)  # type: ignore[arg-type]
-        self.last_pos = prev
+            at.append(-1)
+        self.last_pos, self.path_pos = prev, at
         return out
 
     def plan(self, ask: CompactionAsk) -> Plan | str:
@@ -247,8 +258,10 @@ class PiCompactor(Compactor):
 
     def _plan(self, ask: CompactionAsk, path: list[Entry], estimates: dict[int, Any], ops: dict[int, Any],
               memo: dict[int, Any]) -> Plan | str:
+        sums = self.sums if self.v == "0" else None  # 0.x's measures by entry (`EntrySums`)
         prep = prepare_compaction(path, self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
-                                  file_ops=lambda ms, into, v: _file_ops(ms, into, v, ops))
+                                  file_ops=lambda ms, into, v: (sums is not None and sums.add_ops(ms, into))
+                                  or _file_ops(ms, into, v, ops))
         if isinstance(prep, NoCompaction):
             return prep.reason
         assert isinstance(prep, Preparation)
@@ -257,7 +270,7 @@ class PiCompactor(Compactor):
             return "first kept entry not in the workload"
         of = self.of_message
         kept = tuple(i for i in ask.context if of[i] >= fk)
-        sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v, memo))
+        sum_in = summarization_input(self.truth, prep, lambda ms: self._serialized(prep, ms, memo))
         common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
                                       turn_prefix_messages=len(prep.turn_prefix_messages),
                                       first_kept_id=prep.first_kept_entry_id)
@@ -272,6 +285,23 @@ class PiCompactor(Compactor):
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
         return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
                     state=(entry, self.last_pos), preparation=prep, **common)
+
+    def _serialized(self, prep: Preparation, ms: Sequence[Any], memo: dict[int, Any]) -> int:
+        """`_serialized_chars` of the summarised messages or the split turn's prefix of `prep`: in 0.x by
+        the grid's prefix sums over the entries they come from (`EntrySums`), the reply given the
+        simulated usage (`with_usage`, an assistant message) measured as its original."""
+        copied = self.copied
+        if self.v == "0" and (copied is None or (copied[0] is not None and copied[0].get("role") == "assistant")):
+            got = None
+            if ms is prep.messages_to_summarize:
+                end = prep.turn_start_index if prep.is_split_turn else prep.first_kept_index
+                got = self.sums.serialized([q for q in self.path_pos[prep.boundary_start:end or 0] if q >= 0])
+            elif ms is prep.turn_prefix_messages:
+                lo = prep.turn_start_index or 0
+                got = self.sums.serialized([q for q in self.path_pos[lo:prep.first_kept_index] if q >= 0])
+            if got is not None:
+                return got
+        return _serialized_chars(ms, self.v, memo)
 
     def asked_after(self) -> str | None:
         return self.all[self.last_pos].id if self.last_pos >= 0 else None
