@@ -13,6 +13,7 @@ with Pi's file lists.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -205,34 +206,28 @@ class PiCompactor(Compactor):
 
     def entries(self, ask: CompactionAsk) -> list[Entry]:
         """The entry path Pi holds for the context of `ask` (see the module docstring)."""
-        out: list[Entry] = []
-        at: list[int] = []
-        all_ = self.all
-        placed = self.comp is None
+        all_, qs = self.all, self.positions(ask)
+        out = [all_[q] for q in qs]
+        at = list(qs)
         self.copied = None
-        override = ask.reply if ask.reply is not None and not ask.reply[3] else None
-        override_pos = self.of_message[override[0]] if override is not None else -1
-        prev = -1
-        for q in self.positions(ask):
-            if not placed and q > self.comp_after:
-                out.append(self.comp)  # type: ignore[arg-type]
-                at.append(-1)
-                placed = True
-            e = all_[q]
-            if q == override_pos:
-                e = with_usage(e, int(override[1] + 0.5), override[2])  # type: ignore[index]
+        if ask.reply is not None and not ask.reply[3]:  # the newest reply with the simulated usage
+            q = self.of_message[ask.reply[0]]
+            k = bisect_left(qs, q)
+            if k < len(qs) and qs[k] == q:
+                e = out[k] = with_usage(all_[q], int(ask.reply[1] + 0.5), ask.reply[2])
                 self.copied = (all_[q].message, e.message)
-            out.append(e)
-            at.append(q)
-            prev = q
+        prev = qs[-1] if qs else -1
         if ask.reason == "overflow" and prev in self.group_end:
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
-            out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
-            at.extend(range(prev + 1, self.group_end[prev] + 1))
+            group = range(prev + 1, self.group_end[prev] + 1)
+            out.extend(all_[q] for q in group)
+            at.extend(group)
             prev = self.group_end[prev]
-        if not placed:
-            out.append(self.comp)  # type: ignore[arg-type]
-            at.append(-1)
+        if self.comp is not None:  # after the entry it was made after, before the context's next one
+            k = bisect_right(qs, self.comp_after)
+            k = k if k < len(qs) else len(out)
+            out.insert(k, self.comp)
+            at.insert(k, -1)
         self.last_pos, self.path_pos = prev, at
         return out
 
