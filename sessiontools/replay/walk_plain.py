@@ -18,9 +18,10 @@ made once per grid: each request's place, prompt, output, stop reason and reply 
 sums of the policy's count terms over the workload, `Policy.count_columns`), without the step's
 views, lists and dispatch: each check point's count is `combine(the newest usage total, the terms
 of the messages after it)` by two lookups, each truth the step's own running sum (the same float
-additions in the same order), and the step's own `checked` and `settled` count the check points.
-Each request is decided before anything of it is applied; the first that is not plain ends the span
-and the step takes it. A policy without `count_columns` gets spans without check points only.
+additions in the same order), whether the context is the recorded one two comparisons (`_Walk.diverged`
+does not change in a span), and the check points are counted as `CheckStep.checked` and `settled`
+count them, the run's counters added to once the span ends (`_Counters`). Each request is decided
+before anything of it is applied; the first that is not plain ends the span and the step takes it. A policy without `count_columns` gets spans without check points only.
 `tests/replay/test_walk_bulk.py` compares the walk with the step alone on every field. Nothing here
 names a policy: it reads `Policy.check_points`, `count_columns`, `fires`, `reply_ends_run`,
 `counts_own_reply` and the agent's `Policy.recovery`.
@@ -28,7 +29,7 @@ names a policy: it reads `Policy.check_points`, `count_columns`, `fires`, `reply
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from functools import reduce
 from operator import add
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
     from sessiontools.replay.walk import _Walk
 
 _RECORDED, _MODEL = TruthSource.RECORDED, TruthSource.MODEL
+_INF = float("inf")
+_new = tuple.__new__
 
 
 class Plain:
@@ -75,6 +78,8 @@ class Plain:
             end = walk.event_end(ev)  # type: ignore[arg-type]
             self.end.append(end)
             self.usage_at.append(ev.index if own else end)
+        #: lo_at[j]: the work positions up to the message of event j's usage (`bisect_right`).
+        self.lo_at = [bisect_right(g.work, at) for at in self.usage_at]
         cols = None if policy.count_reads_messages else policy.count_columns()
         #: terms[p]: the policy's count terms of work positions [0, p) (None: no `count_columns`).
         self.terms: list[int] | None = None
@@ -108,129 +113,178 @@ def plain_run(walk: _Walk, n: int) -> int:
     return _span(walk, p, n)
 
 
-def _tools(walk: _Walk, p: Plain) -> tuple[Any, Any, Any, Any, Any]:
-    """The span's view of the step (`_Walk`'s check, classification, divergence and context truth, as
-    closures over its state), and a function giving the running context sum to hand back to the walk."""
-    g = walk.grid
-    work, wt = walk.work, g.work_tokens
-    r, T = walk.run, walk.T
-    fires, combine, terms = walk.policy.fires, p.combine, p.terms
-    # `_Walk.diverged`'s state is the span's: no compaction is made in it.
-    resized, exact, recorded = walk.resized, walk.exact, walk.recorded
+def _recorded_between(walk: _Walk) -> tuple[float, float, float]:
+    """`_Walk.diverged` for the span (no compaction is made in it) as bounds: the context before
+    message i is the recorded one iff lo < i <= hi (its newest compaction reproduces the recording's
+    newest before i exactly) or i <= upto (no recorded compaction before i was missed, none made at
+    no recorded place)."""
+    if walk.resized:
+        return 0, -1, -1
+    recorded, exact = walk.recorded, walk.exact
+    lo, hi = (recorded[exact], recorded[exact + 1] if exact + 1 < len(recorded) else _INF) if exact is not None else (0, -1)
     unmatched = [rec for k, rec in enumerate(recorded) if k not in walk.matched]
-    first_unmatched = min(unmatched) if unmatched else None
-    made_unmatched = walk.unmatched > 0
-
-    def diverged(index: int) -> bool:
-        if resized:
-            return True
-        if exact is not None and exact == bisect_left(recorded, index) - 1:
-            return False
-        return made_unmatched or (first_unmatched is not None and first_unmatched < index)
-
-    prefix_last = max(walk.prefix) if walk.prefix else -1
-    anchored = walk.truth.anchored
-    resume, kept_truth = walk.resume, walk.prefix_truth
-    base = walk.truth.overhead + walk.summary
-    acc = walk._ctx_sum
-    c_hi, c_val = (acc[2], acc[3]) if acc[0] == resume and acc[1] == kept_truth else (resume, kept_truth)
-
-    def context_truth(upto: int) -> float:  # `_Walk.truth_at`'s sum of the context (its `_running`)
-        nonlocal c_hi, c_val
-        hi = max(upto, resume)
-        if c_hi > hi:
-            c_hi, c_val = resume, kept_truth
-        while c_hi < hi:
-            c_val += wt[c_hi]
-            c_hi += 1
-        return base + c_val
-
-    def truth_at(upto: int, anchor: tuple[int, float] | None) -> float:  # `_Walk.truth_at` at a check point
-        at = work[upto - 1] if upto else 0
-        if anchor is not None and anchor[0] <= upto and anchored and not diverged(at):
-            return anchor[1] + reduce(add, wt[anchor[0]:upto], 0.0)
-        return context_truth(upto)
-
-    def count(last: tuple[int, float], upto: int) -> float:  # `Policy.count` of `_Walk.view`, by the columns
-        lo = bisect_right(work, last[0], resume, max(upto, resume))
-        return combine(last[1], terms[upto] - terms[lo] if upto > lo else 0)  # type: ignore[index]
-
-    def check(upto: int, last: tuple[int, float] | None,
-              anchor: tuple[int, float] | None) -> tuple[float, float, int] | None:
-        """(truth, count) of a check point that does not fire; None: the step must take it."""
-        if terms is None or last is None or prefix_last > last[0]:
-            return None
-        c = count(last, upto)
-        if fires(c, T) and not walk.switched_off(upto):
-            return None
-        return truth_at(upto, anchor), c, upto
-
-    def classify(point: tuple[float, float, int]) -> None:  # `_Walk.check`, for a check point that does not fire
-        truth, c, upto = point
-        over = walk.checked(truth, T)
-        if r.requests and r.requests[-1].policy_count is None:
-            r.requests[-1] = r.requests[-1]._replace(policy_count=c)
-        r.check_counts.append(CheckAt(work[min(upto, len(work)) - 1] if upto > 0 and work else -1, c, truth,
-                                      len(r.requests)))
-        walk.settled(False, None, over)
-
-    def running() -> tuple[int, float, int, float]:
-        return resume, kept_truth, c_hi, c_val
-
-    return check, classify, diverged, context_truth, running
+    upto = -1 if walk.unmatched > 0 else (min(unmatched) if unmatched else _INF)
+    return lo, hi, upto
 
 
 def _span(walk: _Walk, p: Plain, n: int) -> int:
     """Walk the plain requests from event `n` on; the first event that is not plain (returned) is the
-    step's."""
-    check, classify, diverged, context_truth, running = _tools(walk, p)
-    g = walk.grid
-    events, starts, work = g.events, g.run_starts, walk.work
-    r, T, W = walk.run, walk.T, walk.W
+    step's. Each request as the step makes it (`_Walk.walk`, `request`, `answered`, `check`), the run's
+    counters kept aside until the span ends (`_Counters`: the same additions in the same order)."""
+    g, r, T, W = walk.grid, walk.run, walk.T, walk.W
+    events, starts, work, wt = g.events, g.run_starts, walk.work, g.work_tokens
+    ok, pk, prompt, output, usage_at, lo_at = p.ok, p.k, p.prompt, p.output, p.usage_at, p.lo_at
     users = walk.by_user
-    limit = walk.path.compactions[users[walk.next_user]].index if walk.next_user < len(users) else None
-    ncomp = len(r.compactions)
-    j = n
-    while p.ok[j]:
-        ev = events[j]
-        first = starts[j]
-        if (limit is not None and ev.index > limit) or (first and walk.prefix_until_prompt):
+    limit = walk.path.compactions[users[walk.next_user]].index if walk.next_user < len(users) else _INF
+    a_lo, a_hi, f_hi = _recorded_between(walk)
+    fires, combine, terms, between, run_end = walk.policy.fires, p.combine, p.terms, p.between, p.run_end
+    resume, anchored, until_prompt = walk.resume, walk.truth.anchored, walk.prefix_until_prompt
+    prefix_last = max(walk.prefix) if walk.prefix else -1
+    ctx = _ContextSum(walk, wt)
+    rec, reqs, checks, anchor, last = walk.recovery, r.requests, r.check_counts, walk.anchor, walk.last_usage
+    last_lo = bisect_right(work, last[0]) if last is not None else 0
+    st = _Counters(r, walk.pending_thrash, T)
+    held: list[Any] | None = None  # the newest request's point, until its check point after it (if any) is known
+    ncomp, j = len(r.compactions), n
+    while ok[j]:
+        ev, first, k = events[j], starts[j], pk[j]
+        if ev.index > limit or (first and until_prompt):
             break
-        k = p.k[j]
         before = None
-        if p.between and not first:
-            before = check(k, walk.last_usage, walk.anchor)
-            if before is None:
+        if between and not first:  # `check` before the call: its count and truth, if it does not fire
+            if terms is None or last is None or prefix_last > last[0]:
                 break
-        same = not diverged(ev.index)
-        u = p.prompt[j] if same else context_truth(k)
+            lo = last_lo if last_lo > resume else resume
+            c = combine(last[1], terms[k] - terms[lo] if k > lo else 0)
+            if fires(c, T) and not walk.switched_off(k):
+                break
+            at = work[k - 1] if k else 0
+            if anchor is not None and anchor[0] <= k and anchored and ((a_lo < at <= a_hi) or at <= f_hi):
+                before = (anchor[1] + reduce(add, wt[anchor[0]:k], 0.0), c, k)
+            else:
+                before = (ctx.at(k), c, k)
+        i = ev.index
+        same = (a_lo < i <= a_hi) or i <= f_hi
+        u = prompt[j] if same else ctx.at(k)
         if u > W:
             break
-        out = p.output[j]
-        last = (p.usage_at[j], u + out)
-        anchor = (k, u) if same else walk.anchor
+        out = output[j]
+        new_last = (usage_at[j], u + out)
+        new_anchor = (k, u) if same else anchor
         after = None
-        if p.run_end and p.last[j]:
-            after = check(k + 1, last, anchor)
-            if after is None:
+        if run_end and p.last[j]:
+            if terms is None or prefix_last > new_last[0]:
                 break
-        # Plain: applied as the step applies it (`_Walk.walk`, `request`, `answered`).
+            lo = lo_at[j] if lo_at[j] > resume else resume
+            c = combine(new_last[1], terms[k + 1] - terms[lo] if k + 1 > lo else 0)
+            if fires(c, T) and not walk.switched_off(k + 1):
+                break
+            if new_anchor is not None and new_anchor[0] <= k + 1 and anchored and ((a_lo < i <= a_hi) or i <= f_hi):
+                after = (new_anchor[1] + reduce(add, wt[new_anchor[0]:k + 1], 0.0), c, k + 1)
+            else:
+                after = (ctx.at(k + 1), c, k + 1)
+        # Plain: applied as the step applies it.
         if first:
-            walk.recovery.run_started()
+            rec.run_started()
             walk.run_start = bisect_right(work, p.end[j - 1] if j else -1)
         if before is not None:
-            classify(before)
+            held = st.check(before, held, reqs, checks, work)
         if u > T and not first:
-            r.mid_run_crossings += 1
-        walk.recovery.replied(p.stop[j])
-        walk._peak(u)
-        r.billed_input += u
-        r.output_tokens += out
-        r.requests.append(RequestPoint(ev.index, p.ids[j], u, _RECORDED if same else _MODEL, None, False, out,
-                                       p.stamps[j], ncomp, same))
-        walk.anchor, walk.reply, walk.last_usage = anchor, (ev.index, u, out, same), last
+            st.mid += 1
+        rec.replied(p.stop[j])
+        st.request(u, out)
+        if held is not None:
+            reqs.append(_new(RequestPoint, held))
+        held = [i, p.ids[j], u, _RECORDED if same else _MODEL, None, False, out, p.stamps[j], ncomp, same]
+        anchor, last, last_lo = new_anchor, new_last, lo_at[j]
+        walk.reply = (i, u, out, same)
         if after is not None:
-            classify(after)
+            held = st.check(after, held, reqs, checks, work)
         j += 1
-    walk._ctx_sum = running()
+    if held is not None:
+        reqs.append(_new(RequestPoint, held))
+    walk.anchor, walk.last_usage, walk._ctx_sum = anchor, last, ctx.running()
+    st.done(walk)
     return j
+
+
+class _ContextSum:
+    """`_Walk.truth_at`'s sum of the context (its `_running`), extended in order as the span moves on."""
+
+    __slots__ = ("wt", "resume", "kept", "base", "hi", "val")
+
+    def __init__(self, walk: _Walk, wt: list[float]) -> None:
+        self.wt, self.resume, self.kept = wt, walk.resume, walk.prefix_truth
+        self.base = walk.truth.overhead + walk.summary
+        acc = walk._ctx_sum
+        self.hi, self.val = (acc[2], acc[3]) if acc[0] == self.resume and acc[1] == self.kept else (self.resume, self.kept)
+
+    def at(self, upto: int) -> float:
+        hi = upto if upto > self.resume else self.resume
+        c_hi, c_val = self.hi, self.val
+        if c_hi > hi:
+            c_hi, c_val = self.resume, self.kept
+        wt = self.wt
+        while c_hi < hi:
+            c_val += wt[c_hi]
+            c_hi += 1
+        self.hi, self.val = c_hi, c_val
+        return self.base + c_val
+
+    def running(self) -> tuple[int, float, int, float]:
+        return self.resume, self.kept, self.hi, self.val
+
+
+class _Counters:
+    """The run's counters a span adds to (`CheckStep.checked`, `settled`; `_Walk.answered`), kept here
+    until it ends (`done`): the same additions in the same order."""
+
+    __slots__ = ("r", "T", "pending", "points", "over", "late", "peak", "mid", "billed", "output")
+
+    def __init__(self, r: Any, pending: Any, T: float) -> None:
+        self.r, self.T, self.pending = r, T, pending
+        self.points = self.over = self.late = self.mid = 0
+        self.peak, self.billed, self.output = r.peak_truth, r.billed_input, r.output_tokens
+
+    def check(self, point: tuple[float, float, int], held: list[Any] | None, reqs: list[Any], checks: list[Any],
+              work: list[int]) -> list[Any] | None:
+        """A check point that does not fire (`_Walk.check`): counted, its count given to the newest
+        request (`held`, not yet in `reqs`, or the run's last) when it has none."""
+        truth, c, upto = point
+        self.points += 1
+        if truth > self.peak:
+            self.peak = truth
+        over = truth > self.T
+        if self.pending is not None:
+            if over:
+                self.pending.thrash = True
+                self.r.thrash += 1
+            self.pending = None
+        if over:
+            self.over += 1
+            self.late += 1
+        if held is not None:
+            if held[4] is None:
+                held[4] = c
+            nreq = len(reqs) + 1
+        else:
+            if reqs and reqs[-1].policy_count is None:
+                reqs[-1] = reqs[-1]._replace(policy_count=c)
+            nreq = len(reqs)
+        checks.append(_new(CheckAt, (work[min(upto, len(work)) - 1] if upto > 0 and work else -1, c, truth, nreq)))
+        return held
+
+    def request(self, u: float, out: int) -> None:
+        if u > self.peak:
+            self.peak = u
+        self.billed += u
+        self.output += out
+
+    def done(self, walk: _Walk) -> None:
+        r = self.r
+        r.check_points += self.points
+        r.check_points_over += self.over
+        r.late += self.late
+        r.mid_run_crossings += self.mid
+        r.peak_truth, r.billed_input, r.output_tokens = self.peak, self.billed, self.output
+        walk.pending_thrash = self.pending

@@ -13,6 +13,7 @@ with Pi's file lists.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from sessiontools.policies.pi.serialize import (
     format_file_operations,
 )
 from sessiontools.policies.pi.settings import CompactionSettings
+from sessiontools.policies.pi.sums import EntrySums
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
@@ -74,15 +76,12 @@ def _serialized_chars(messages: Sequence[Any], version: str, memo: dict[int, tup
     is kept in `memo` (by id, with the message, so an id is never another's), which the walks of a grid
     share (`TruthModel.shared`): each message is measured once per grid, by `serialized_length` (the
     exact walk's: that length without building the serialization where it can)."""
-    from sessiontools.policies.pi.serialize import serialized_length
-
     total = parts = 0
     for m in messages:
         got = memo.get(id(m))
-        if got is None or got[0] is not m:
-            got = memo[id(m)] = (m, serialized_length(m, version))
-        if got[1]:
-            total += got[1]
+        n = got[1] if got is not None and got[0] is m else _serialized_one(m, version, memo)
+        if n:
+            total += n
             parts += 1
     return total + 2 * max(0, parts - 1)
 
@@ -103,15 +102,35 @@ def _file_ops(messages: Sequence[Any], ops: FileOps, version: str, memo: dict[in
     keeps its place, a new one comes after, as `ops.read[f] = None` does."""
     for m in messages:
         got = memo.get(id(m))
-        if got is None or got[0] is not m:
-            one = FileOps()
-            extract_file_ops(m, one, version)
-            got = memo[id(m)] = (m, one if one.read or one.written or one.edited else None)
-        found = got[1]
+        found = got[1] if got is not None and got[0] is m else _own_ops(m, version, memo)
         if found is not None:
             ops.read.update(found.read)
             ops.written.update(found.written)
             ops.edited.update(found.edited)
+
+
+def _own_ops(m: Any, version: str, memo: dict[int, tuple[Any, FileOps | None]]) -> FileOps | None:
+    """One message's own file operations (None: none), kept in `memo` (`_file_ops`)."""
+    one = FileOps()
+    extract_file_ops(m, one, version)
+    got = memo[id(m)] = (m, one if one.read or one.written or one.edited else None)
+    return got[1]
+
+
+def _own_ops_of(m: Any, version: str, memo: dict[int, tuple[Any, FileOps | None]]) -> FileOps | None:
+    """`_own_ops` through `memo`."""
+    got = memo.get(id(m))
+    return got[1] if got is not None and got[0] is m else _own_ops(m, version, memo)
+
+
+def _serialized_one(m: Any, version: str, memo: dict[int, tuple[Any, int]]) -> int:
+    """One message's `serialized_length`, kept in `memo` (`_serialized_chars`)."""
+    from sessiontools.policies.pi.serialize import serialized_length
+
+    got = memo.get(id(m))
+    if got is None or got[0] is not m:
+        got = memo[id(m)] = (m, serialized_length(m, version))
+    return got[1]
 
 
 def _layout(all_: Sequence[Entry], of_message: Sequence[int], version: str) -> tuple[Any, ...]:
@@ -148,14 +167,21 @@ class PiCompactor(Compactor):
         memo = truth.shared.setdefault(("pi compactor layout", version), {})
         got = memo.get(id(path))
         if got is None or got[0] is not path:
-            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version))
+            lengths = truth.shared.setdefault(("pi serialized lengths", version), {})
+            ops = truth.shared.setdefault(("pi file ops", version), {})
+            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version), EntrySums(
+                table.entries, lambda m: _serialized_one(m, version, lengths), lambda m: _own_ops_of(m, version, ops)))
         self.position, self.with_message, self.skip, self.group_end, self.system = got[1]
+        self.sums: EntrySums = got[2]
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
         self.placed: list[tuple[int, Entry | None]] = []  # (entry position after which, entry) of each compaction made
         self.last_pos = -1  # the newest plan's last entry position
         self.kept_from = 0  # the entry position of the newest compaction's first kept entry (0: none yet)
+        #: (original message, its copy) of the newest reply `entries` gave the simulated usage (`with_usage`).
+        self.copied: tuple[Any, Any] | None = None
+        self.path_pos: list[int] = []  # the entry position of each entry `entries` gave (-1: the compaction's)
 
     def positions(self, ask: CompactionAsk) -> list[int]:
         """The entry positions on Pi's path for the context of `ask`, before the failed attempt's group:
@@ -180,34 +206,57 @@ class PiCompactor(Compactor):
 
     def entries(self, ask: CompactionAsk) -> list[Entry]:
         """The entry path Pi holds for the context of `ask` (see the module docstring)."""
-        out: list[Entry] = []
-        all_ = self.all
-        placed = self.comp is None
-        override = ask.reply if ask.reply is not None and not ask.reply[3] else None
-        override_pos = self.of_message[override[0]] if override is not None else -1
-        prev = -1
-        for q in self.positions(ask):
-            if not placed and q > self.comp_after:
-                out.append(self.comp)  # type: ignore[arg-type]
-                placed = True
-            e = all_[q]
-            out.append(with_usage(e, int(override[1] + 0.5), override[2]) if q == override_pos else e)  # type: ignore[index]
-            prev = q
+        all_, qs = self.all, self.positions(ask)
+        out = [all_[q] for q in qs]
+        at = list(qs)
+        self.copied = None
+        if ask.reply is not None and not ask.reply[3]:  # the newest reply with the simulated usage
+            q = self.of_message[ask.reply[0]]
+            k = bisect_left(qs, q)
+            if k < len(qs) and qs[k] == q:
+                e = out[k] = with_usage(all_[q], int(ask.reply[1] + 0.5), ask.reply[2])
+                self.copied = (all_[q].message, e.message)
+        prev = qs[-1] if qs else -1
         if ask.reason == "overflow" and prev in self.group_end:
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
-            out.extend(all_[q] for q in range(prev + 1, self.group_end[prev] + 1))
+            group = range(prev + 1, self.group_end[prev] + 1)
+            out.extend(all_[q] for q in group)
+            at.extend(group)
             prev = self.group_end[prev]
-        if not placed:
-            out.append(self.comp)  # type: ignore[arg-type]
-        self.last_pos = prev
+        if self.comp is not None:  # after the entry it was made after, before the context's next one
+            k = bisect_right(qs, self.comp_after)
+            k = k if k < len(qs) else len(out)
+            out.insert(k, self.comp)
+            at.insert(k, -1)
+        self.last_pos, self.path_pos = prev, at
         return out
 
     def plan(self, ask: CompactionAsk) -> Plan | str:
-        shared = self.truth.shared
-        estimates = shared.setdefault(("pi estimates", self.v), {})
-        ops = shared.setdefault(("pi file ops", self.v), {})
-        prep = prepare_compaction(self.entries(ask), self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
-                                  file_ops=lambda ms, into, v: _file_ops(ms, into, v, ops))
+        shared, v = self.truth.shared, self.v
+        memos = (shared.setdefault(("pi estimates", v), {}), shared.setdefault(("pi file ops", v), {}),
+                 shared.setdefault(("pi serialized lengths", v), {}))
+        path = self.entries(ask)
+        copied = self.copied
+        if copied is not None and copied[0] is not None:
+            # The newest reply's copy with the simulated usage (`with_usage`) shares the original's
+            # content, which is all an estimate, a serialization and the file operations read: the
+            # original's measures (made once per grid) serve it, held only for this plan.
+            orig, copy = copied
+            for memo, one in zip(memos, (_estimate, _own_ops_of, _serialized_one), strict=True):
+                memo[id(copy)] = (copy, one(orig, v, memo))
+        try:
+            return self._plan(ask, path, *memos)
+        finally:
+            if copied is not None:
+                for memo in memos:
+                    memo.pop(id(copied[1]), None)
+
+    def _plan(self, ask: CompactionAsk, path: list[Entry], estimates: dict[int, Any], ops: dict[int, Any],
+              memo: dict[int, Any]) -> Plan | str:
+        sums = self.sums if self.v == "0" else None  # 0.x's measures by entry (`EntrySums`)
+        prep = prepare_compaction(path, self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
+                                  file_ops=lambda ms, into, v: (sums is not None and sums.add_ops(ms, into))
+                                  or _file_ops(ms, into, v, ops))
         if isinstance(prep, NoCompaction):
             return prep.reason
         assert isinstance(prep, Preparation)
@@ -216,8 +265,7 @@ class PiCompactor(Compactor):
             return "first kept entry not in the workload"
         of = self.of_message
         kept = tuple(i for i in ask.context if of[i] >= fk)
-        memo = self.truth.shared.setdefault(("pi serialized lengths", self.v), {})
-        sum_in = summarization_input(self.truth, prep, lambda ms: _serialized_chars(ms, self.v, memo))
+        sum_in = summarization_input(self.truth, prep, lambda ms: self._serialized(prep, ms, memo))
         common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
                                       turn_prefix_messages=len(prep.turn_prefix_messages),
                                       first_kept_id=prep.first_kept_entry_id)
@@ -232,6 +280,23 @@ class PiCompactor(Compactor):
         entry, tokens = modelled_summary(self.truth, prep, self.made_count + 1, after)
         return Plan(kept, prep.tokens_before, sum_in, parent_id=after, summary_tokens=tokens,
                     state=(entry, self.last_pos), preparation=prep, **common)
+
+    def _serialized(self, prep: Preparation, ms: Sequence[Any], memo: dict[int, Any]) -> int:
+        """`_serialized_chars` of the summarised messages or the split turn's prefix of `prep`: in 0.x by
+        the grid's prefix sums over the entries they come from (`EntrySums`), the reply given the
+        simulated usage (`with_usage`, an assistant message) measured as its original."""
+        copied = self.copied
+        if self.v == "0" and (copied is None or (copied[0] is not None and copied[0].get("role") == "assistant")):
+            got = None
+            if ms is prep.messages_to_summarize:
+                end = prep.turn_start_index if prep.is_split_turn else prep.first_kept_index
+                got = self.sums.serialized([q for q in self.path_pos[prep.boundary_start:end or 0] if q >= 0])
+            elif ms is prep.turn_prefix_messages:
+                lo = prep.turn_start_index or 0
+                got = self.sums.serialized([q for q in self.path_pos[lo:prep.first_kept_index] if q >= 0])
+            if got is not None:
+                return got
+        return _serialized_chars(ms, self.v, memo)
 
     def asked_after(self) -> str | None:
         return self.all[self.last_pos].id if self.last_pos >= 0 else None

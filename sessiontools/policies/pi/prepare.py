@@ -126,7 +126,8 @@ def _file_ops(
     return ops
 
 
-def _message_for_compaction_v0(e: Entry) -> Message | None:
+def message_for_compaction_v0(e: Entry) -> Message | None:
+    """The message 0.x summarises of entry `e` (None: none)."""
     if e.type == "message":
         m = e.message  # the message object when it is a dict (the common case)
         if m is not None:
@@ -141,11 +142,11 @@ def _message_for_compaction_v0(e: Entry) -> Message | None:
 
 
 def _messages_for_compaction_v0(path: Sequence[Entry], lo: int, hi: int) -> tuple[Message, ...]:
-    """The messages of path[lo:hi] that 0.x summarises (`_message_for_compaction_v0`)."""
+    """The messages of path[lo:hi] that 0.x summarises (`message_for_compaction_v0`)."""
     return tuple([
         m for e in path[lo:hi]
         # the common case (a message entry holding a dict) without the call
-        if (m := e.message if e.type == "message" and e.message is not None else _message_for_compaction_v0(e))
+        if (m := e.message if e.type == "message" and e.message is not None else message_for_compaction_v0(e))
         is not None
     ])
 

@@ -1,0 +1,115 @@
+"""Prefix sums over a Pi path's entries for what Pi 0.x's compactor (`policies.pi.compactor`) adds up
+again at every compaction of every setting of a grid, made once per grid and extended as far as a
+question needs.
+
+Each entry's message is the one 0.x summarises of it (`prepare.message_for_compaction_v0`).
+The length of serializeConversation of the messages of some entries (`_serialized_chars`: each
+message's part, joined by a blank line) is two integer sums over their positions, the characters
+and the number of non-empty parts: a run of consecutive positions is two subtractions (the same
+integers a loop adds). The file operations of a run of messages (`_file_ops`) are those of its
+entries that have any, merged in order: the entries between are skipped, not looked up.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from sessiontools.policies.pi.prepare import message_for_compaction_v0
+from sessiontools.policies.pi.serialize import FileOps
+from sessiontools.read.pi.entries import Entry
+
+
+class EntrySums:
+    """By entry position of a path: prefix sums of each entry's message's serialized length, of how many
+    are not empty and of how many entries have a message, and the entries with file operations (see
+    the module docstring)."""
+
+    __slots__ = ("entries", "length", "own_ops", "chars", "parts", "msgs", "odd", "ops_at", "ops", "where")
+
+    def __init__(self, entries: Sequence[Entry], length: Callable[[Any], int],
+                 own_ops: Callable[[Any], FileOps | None]) -> None:
+        self.entries, self.length, self.own_ops = entries, length, own_ops
+        self.chars, self.parts, self.msgs = [0], [0], [0]
+        self.odd: list[int] = []  # positions whose message is no object (a malformed line): not measured
+        self.ops_at: list[int] = []  # positions whose message has file operations, ascending
+        self.ops: list[FileOps] = []  # their operations
+        #: The position of each entry's own message object (a message two entries share: none).
+        where: dict[int, int] = {}
+        shared: set[int] = set()
+        for q, e in enumerate(entries):
+            if e.type == "message" and e.message is not None:
+                if id(e.message) in where:
+                    shared.add(id(e.message))
+                where[id(e.message)] = q
+        for k in shared:
+            del where[k]
+        self.where = where
+
+    def _extend(self, upto: int) -> None:
+        chars, parts, msgs, entries = self.chars, self.parts, self.msgs, self.entries
+        c, n, t = chars[-1], parts[-1], msgs[-1]
+        for q in range(len(chars) - 1, upto):
+            m = message_for_compaction_v0(entries[q])
+            if m is not None:
+                t += 1
+                if not isinstance(m, Mapping):
+                    self.odd.append(q)
+                else:
+                    k = self.length(m)
+                    if k:
+                        c += k
+                        n += 1
+                    found = self.own_ops(m)
+                    if found is not None:
+                        self.ops_at.append(q)
+                        self.ops.append(found)
+            chars.append(c)
+            parts.append(n)
+            msgs.append(t)
+
+    def _measured(self, lo: int, hi: int) -> bool:
+        """Positions [lo, hi) are measured (and hold no `odd` one)."""
+        if hi >= len(self.chars):
+            self._extend(hi)
+        return not (self.odd and any(lo <= q < hi for q in self.odd))
+
+    def serialized(self, positions: Sequence[int]) -> int | None:
+        """The serialized length of the messages of the entries at `positions` (ascending, distinct);
+        None where one of them is not measured (the caller serializes them itself)."""
+        if not positions:
+            return 0
+        lo, hi = positions[0], positions[-1] + 1
+        if not self._measured(lo, hi):
+            return None
+        chars, parts = self.chars, self.parts
+        if hi - lo == len(positions):  # a run of consecutive positions
+            total, n = chars[hi] - chars[lo], parts[hi] - parts[lo]
+        else:
+            total = n = 0
+            for q in positions:
+                total += chars[q + 1] - chars[q]
+                n += parts[q + 1] - parts[q]
+        return total + 2 * max(0, n - 1)
+
+    def add_ops(self, messages: Sequence[Any], ops: FileOps) -> bool:
+        """Merge the file operations of `messages` into `ops`, in order, when they are the messages of
+        every entry from the first one's to the last one's (else False, `ops` untouched): the first
+        and last are entries' own messages and as many entries between them have one as `messages`
+        holds (the one copy of a reply given the simulated usage may be among them: it has its
+        original's content and place)."""
+        if not messages:
+            return True
+        lo, hi = self.where.get(id(messages[0])), self.where.get(id(messages[-1]))
+        if lo is None or hi is None or hi < lo or not self._measured(lo, hi + 1):
+            return False
+        if self.msgs[hi + 1] - self.msgs[lo] != len(messages):
+            return False
+        at, found = self.ops_at, self.ops
+        for k in range(bisect_left(at, lo), bisect_right(at, hi)):
+            one = found[k]
+            ops.read.update(one.read)
+            ops.written.update(one.written)
+            ops.edited.update(one.edited)
+        return True
