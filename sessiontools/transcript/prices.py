@@ -277,20 +277,72 @@ class SessionCost:
                 "unpriced_models": dict(sorted(self.unpriced.items()))}
 
 
+#: A price as `session_cost` applies it: the price, its base rates (None: rates by date, `periods`,
+#: asked of `rates_for`), the prompt size past which its long-context rates apply (None: none), those.
+_Priced = tuple[AgentPrice, "Rates | None", "int | None", "Rates | None"]
+
+
+def _priced(price: AgentPrice | None) -> _Priced | None:
+    if price is None:
+        return None
+    long = price.long_context is not None and price.above_tokens is not None
+    return (price, None if price.periods else price.rates, price.above_tokens if long else None,
+            price.long_context if long else None)
+
+
 def session_cost(requests: Iterable[Request]) -> SessionCost:
-    """`request_cost` summed over a session's billed requests."""
+    """`request_cost` summed over a session's billed requests. Its arithmetic is `usage_cost`'s,
+    inlined (no `Cost` per request: most of what pricing cost `inspect`, issue 28): the same
+    products and the same additions in the same order, so the same floats
+    (tests/transcript/test_prices.py holds the sums equal, not close)."""
     out = SessionCost()
-    prices: dict[Any, AgentPrice | None] = {}
+    prices: dict[Any, _Priced | None] = {}
+    total = c_in = c_read = c_write = c_out = 0.0
+    counts = dict.fromkeys(("recorded", "catalogue", "none"), 0)
+    order: list[str] = []  # (the sources in the order first met, as `Counter` += kept them)
+    unpriced = out.unpriced
     for r in requests:
-        cost, source = request_cost(r, prices)
-        out.sources[source] += 1
-        if cost is None:
-            out.unpriced[f"{r.provider or '?'}/{r.model or '?'}"] += 1
-            continue
-        out.total += cost.total
-        bc = out.by_class
-        bc["input"] += cost.input
-        bc["cache_read"] += cost.cache_read
-        bc["cache_write"] += cost.cache_write
-        bc["output"] += cost.output
+        u = r.usage
+        cost = u.cost
+        if cost is not None:
+            source = "recorded"
+            inp, read, write, output, whole = cost.input, cost.cache_read, cost.cache_write, cost.output, cost.total
+        else:
+            key = (r.provider, r.model)
+            try:
+                hit = prices[key]
+            except KeyError:
+                hit = prices[key] = _priced(agent_price(*key))
+            except TypeError:  # (an unhashable model: a reader may pass any JSON value)
+                hit = _priced(agent_price(*key))
+            if hit is None:
+                if not counts["none"]:
+                    order.append("none")
+                counts["none"] += 1
+                unpriced[f"{r.provider or '?'}/{r.model or '?'}"] += 1
+                continue
+            source = "catalogue"
+            price, rates, above, long = hit
+            cw = u.cache_write
+            if rates is None:
+                rates = price.rates_for(u.input + u.cache_read + cw, r.timestamp)
+            elif above is not None and u.input + u.cache_read + cw > above:  # (`rates_for` without periods)
+                rates = long
+            hour = u.cache_write_1h
+            if cw < hour:  # (min(hour, cw))
+                hour = cw
+            inp, read, output = u.input * rates.input, u.cache_read * rates.cache_read, u.output * rates.output
+            write = (cw - hour) * rates.cache_write + hour * rates.cache_write_1h
+            whole = inp + read + write + output
+        if not counts[source]:
+            order.append(source)
+        counts[source] += 1
+        total += whole
+        c_in += inp
+        c_read += read
+        c_write += write
+        c_out += output
+    out.total = total
+    out.by_class = {"input": c_in, "cache_read": c_read, "cache_write": c_write, "output": c_out}
+    out.sources.update({k: counts[k] for k in order})
     return out
