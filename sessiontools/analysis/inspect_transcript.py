@@ -14,10 +14,11 @@ resumed path) are listed in ``other_branch_compactions``.
 from __future__ import annotations
 
 from collections import Counter
+from itertools import chain
 from typing import Any
 
 from sessiontools.names import RULE_VERSION_KEY
-from sessiontools.transcript.model import Compaction, Transcript, TranscriptPath
+from sessiontools.transcript.model import Compaction, MessageColumns, Transcript, TranscriptPath
 from sessiontools.transcript.prices import session_cost
 
 
@@ -39,20 +40,34 @@ def _off_path(c: Compaction) -> dict[str, Any]:
             "writer": c.writer, "leaf_id": None}
 
 
+def _messages(paths: list[TranscriptPath]) -> tuple[int, Counter[Any]]:
+    """How many messages all `paths` have, each once (by line and id), and their count by role (by
+    Role: its .value, a property call, is read once per role at the end; a message's role is its
+    first occurrence's). Paths whose messages are all columns (`MessageColumns`: a summed-up
+    session) are counted from them in one dict, without a `Message` or a Python step each."""
+    if paths and all(type(p.messages) is MessageColumns for p in paths):
+        keys = list(chain.from_iterable(zip(p.messages.lines, p.messages.ids, strict=True) for p in paths))
+        roles = list(chain.from_iterable(p.messages.roles for p in paths))
+        first = dict(zip(reversed(keys), reversed(roles), strict=True))  # (read backwards: the first one's role)
+        return len(first), Counter(first.values())
+    seen: set[tuple[int, Any]] = set()
+    by_role: Counter[Any] = Counter()
+    for p in paths:
+        for m in p.messages:
+            key = (m.line, m.id)
+            if key not in seen:
+                seen.add(key)
+                by_role[m.role] += 1
+    return len(seen), by_role
+
+
 def inspect_transcript(t: Transcript) -> dict[str, Any]:
     """Counts, paths, compactions, usage, cost and problems of one transcript."""
     main = [p for p in t.paths if not p.sidechain]
     side = [p for p in t.paths if p.sidechain]
-    by_role: Counter[Any] = Counter()  # by Role (its .value, a property call, once per role at the end)
     models: Counter[str] = Counter()
     inp = out = cache_read = cache_write = 0
-    seen_messages: set[tuple[int, Any]] = set()
-    for p in t.paths:
-        for m in p.messages:
-            key = (m.line, m.id)
-            if key not in seen_messages:
-                seen_messages.add(key)
-                by_role[m.role] += 1
+    entries, by_role = _messages(t.paths)
     billed = t.billed_requests()
     for r in billed:
         models[f"{r.provider or '?'}/{r.model or '?'}"] += 1  # (a reader may pass any JSON value as model)
@@ -75,8 +90,8 @@ def inspect_transcript(t: Transcript) -> dict[str, Any]:
         "format_version": t.format,
         RULE_VERSION_KEY: None,
         "session_name": None,
-        "entries": len(seen_messages),
-        "entries_by_type": {"message": len(seen_messages)},
+        "entries": entries,
+        "entries_by_type": {"message": entries},
         "messages_by_role": dict(sorted((r.value, n) for r, n in by_role.items())),
         "leaves": len(main),
         "branch_points": max(0, len(main) - 1),

@@ -27,10 +27,11 @@ hash by value all the same (`unsafe_hash`), as the readers' records do.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from itertools import repeat
+from typing import Any, overload
 
 from sessiontools.read.agents import Agent
 
@@ -130,6 +131,46 @@ class Message:
     @property
     def text(self) -> str:
         return "\n".join(u.text for u in self.units if u.text)
+
+
+class MessageColumns(Sequence[Message]):
+    """A path's messages kept as the columns a reader's C scanner gives (ids, lines, roles), each
+    `Message` (no units, no timestamp) made only when asked for: a `TranscriptPath.messages` for a
+    transcript that is only counted (`inspect` of a summed-up Claude Code session,
+    `transcript.claude_summary`), where a `Message` per message was most of the transcript's cost
+    (issue 28). Compares equal to the tuple of its messages; `inspect` reads the columns."""
+
+    __slots__ = ("ids", "lines", "roles")
+
+    def __init__(self, ids: list[str | None], lines: list[int], roles: list[Role]) -> None:
+        self.ids, self.lines, self.roles = ids, lines, roles
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, i: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        n = len(self.lines)
+        k = i + n if i < 0 else i
+        if not 0 <= k < n:
+            raise IndexError("message index out of range")
+        return Message(k, self.ids[k], self.lines[k], self.roles[k], ())
+
+    def __iter__(self) -> Iterator[Message]:
+        n = len(self.lines)
+        return map(Message, range(n), self.ids, self.lines, self.roles, repeat((), n))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MessageColumns | tuple):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # (a value, but compared by its messages: not hashed)
 
 
 Ranges = tuple[tuple[int, int], ...]
@@ -243,7 +284,7 @@ class TranscriptPath:
     referable: a memo of what is read from a path lives as long as the path (`policies.claude_code`)."""
 
     leaf_id: str | None
-    messages: tuple[Message, ...]
+    messages: tuple[Message, ...] | MessageColumns
     requests: tuple[Request, ...]
     compactions: tuple[Compaction, ...]
     overflows: tuple[Overflow, ...]
