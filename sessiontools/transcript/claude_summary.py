@@ -4,7 +4,7 @@
 It is the lean transcript (`transcript.claude_code`, a file read without its texts) with less in
 it: the same paths, messages (index, uuid, line, role, kept as the C's columns: `model.MessageColumns`;
 no units, timestamp or raw line),
-compactions (no summary text), skipped replies, billed responses (`Transcript.billed`),
+compactions (no summary text), skipped replies, billed responses (`Transcript.billed`, the C's rows: `model.BilledRows`),
 diagnostics, format and the settings `inspect` reports (the scalar ones: version, cwd, git
 branch, entrypoint, compact boundaries, largest answered prompt); no per-path requests, and no
 models, titles or line types in the settings. Only `inspect` reads a session this way
@@ -22,14 +22,13 @@ from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.claude_code import format_of
 from sessiontools.transcript.model import (
     Agent,
+    BilledRows,
     Compaction,
     MessageColumns,
-    Request,
     Role,
     Transcript,
     TranscriptPath,
     Trigger,
-    Usage,
     ranges_of,
 )
 
@@ -75,8 +74,7 @@ def summary_transcript(s: ClaudeSummary) -> Transcript:
 
 def _transcript(s: ClaudeSummary) -> Transcript:
     t = _file(s.files[0])
-    t.billed = [Request(-1, line, Usage(i, r, w, o, None, h), (), "anthropic", model, ts, rid, stop)
-                for line, model, ts, rid, stop, i, r, w, o, h in s.billed]
+    t.billed = BilledRows("anthropic", s.billed)
     for sub in s.files[1:]:
         st = _file(sub)
         for p in st.paths:

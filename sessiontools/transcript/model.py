@@ -214,6 +214,45 @@ class Request:
             yield from range(a, b)
 
 
+class BilledRows(Sequence[Request]):
+    """A transcript's billed responses kept as a reader's C rows, each `Request` (no context, no
+    context window) made only when asked for: a `Transcript.billed` for a transcript that is only
+    counted (`transcript.claude_summary`), as `MessageColumns` for messages. A row is (line, model,
+    timestamp, id, stop reason, input, cache read, cache write, output, 1h part of cache write);
+    `provider` is every row's. Compares equal to the list of its requests; `inspect` reads the rows."""
+
+    __slots__ = ("provider", "rows")
+
+    def __init__(self, provider: str | None, rows: list[tuple[Any, ...]]) -> None:
+        self.provider, self.rows = provider, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _request(self, row: tuple[Any, ...]) -> Request:
+        line, model, ts, rid, stop, i, r, w, o, h = row
+        return Request(-1, line, Usage(i, r, w, o, None, h), (), self.provider, model, ts, rid, stop)
+
+    @overload
+    def __getitem__(self, i: int) -> Request: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Request]: ...
+    def __getitem__(self, i: int | slice) -> Request | list[Request]:
+        if isinstance(i, slice):
+            return [self._request(row) for row in self.rows[i]]
+        return self._request(self.rows[i])
+
+    def __iter__(self) -> Iterator[Request]:
+        return map(self._request, self.rows)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BilledRows | list):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
 class Compaction:
     """A recorded compaction: the history before it was replaced by a summary."""
@@ -318,7 +357,7 @@ class Transcript:
     #: Every billed response in the file, once each, on any path or none (branches off the resumed
     #: path, sidechains, subagent files): what the user paid for. Empty when the reader has no list
     #: of its own: then the requests of `paths` are the billed ones (`billed_requests`).
-    billed: list[Request] = field(default_factory=list)
+    billed: list[Request] | BilledRows = field(default_factory=list)
     #: Recorded compactions on no path of `paths` (branches off the resumed path), in file order.
     off_path_compactions: list[Compaction] = field(default_factory=list)
 

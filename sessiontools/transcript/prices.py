@@ -291,7 +291,19 @@ def _priced(price: AgentPrice | None) -> _Priced | None:
 
 
 def session_cost(requests: Iterable[Request]) -> SessionCost:
-    """`request_cost` summed over a session's billed requests. Its arithmetic is `usage_cost`'s,
+    """`request_cost` summed over a session's billed requests (`session_cost_of` their usages)."""
+    return session_cost_of((r.provider, r.model, r.timestamp, u.cost, u.input, u.cache_read, u.cache_write,
+                            u.output, u.cache_write_1h) for r in requests for u in (r.usage,))
+
+
+#: What `session_cost_of` reads of a request: provider, model, timestamp, recorded cost (or None),
+#: input, cache read, cache write, output and the 1h part of cache write.
+Billed = tuple[Any, Any, "str | None", "Cost | None", int, int, int, int, int]
+
+
+def session_cost_of(items: Iterable[Billed]) -> SessionCost:
+    """`request_cost` summed over a session's billed requests, each as `Billed` (a reader's rows
+    are priced without a `Request` each: `model.BilledRows`). Its arithmetic is `usage_cost`'s,
     inlined (no `Cost` per request: most of what pricing cost `inspect`, issue 28): the same
     products and the same additions in the same order, so the same floats
     (tests/transcript/test_prices.py holds the sums equal, not close)."""
@@ -301,14 +313,12 @@ def session_cost(requests: Iterable[Request]) -> SessionCost:
     counts = dict.fromkeys(("recorded", "catalogue", "none"), 0)
     order: list[str] = []  # (the sources in the order first met, as `Counter` += kept them)
     unpriced = out.unpriced
-    for r in requests:
-        u = r.usage
-        cost = u.cost
+    for provider, model, timestamp, cost, u_in, u_read, cw, u_out, u_hour in items:
         if cost is not None:
             source = "recorded"
             inp, read, write, output, whole = cost.input, cost.cache_read, cost.cache_write, cost.output, cost.total
         else:
-            key = (r.provider, r.model)
+            key = (provider, model)
             try:
                 hit = prices[key]
             except KeyError:
@@ -319,19 +329,16 @@ def session_cost(requests: Iterable[Request]) -> SessionCost:
                 if not counts["none"]:
                     order.append("none")
                 counts["none"] += 1
-                unpriced[f"{r.provider or '?'}/{r.model or '?'}"] += 1
+                unpriced[f"{provider or '?'}/{model or '?'}"] += 1
                 continue
             source = "catalogue"
             price, rates, above, long = hit
-            cw = u.cache_write
             if rates is None:
-                rates = price.rates_for(u.input + u.cache_read + cw, r.timestamp)
-            elif above is not None and u.input + u.cache_read + cw > above:  # (`rates_for` without periods)
+                rates = price.rates_for(u_in + u_read + cw, timestamp)
+            elif above is not None and u_in + u_read + cw > above:  # (`rates_for` without periods)
                 rates = long
-            hour = u.cache_write_1h
-            if cw < hour:  # (min(hour, cw))
-                hour = cw
-            inp, read, output = u.input * rates.input, u.cache_read * rates.cache_read, u.output * rates.output
+            hour = cw if cw < u_hour else u_hour  # (min(u_hour, cw))
+            inp, read, output = u_in * rates.input, u_read * rates.cache_read, u_out * rates.output
             write = (cw - hour) * rates.cache_write + hour * rates.cache_write_1h
             whole = inp + read + write + output
         if not counts[source]:
