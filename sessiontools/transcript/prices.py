@@ -310,28 +310,36 @@ def session_cost_of(items: Iterable[Billed]) -> SessionCost:
     out = SessionCost()
     prices: dict[Any, _Priced | None] = {}
     total = c_in = c_read = c_write = c_out = 0.0
-    counts = dict.fromkeys(("recorded", "catalogue", "none"), 0)
+    n_recorded = n_catalogue = n_none = 0
     order: list[str] = []  # (the sources in the order first met, as `Counter` += kept them)
     unpriced = out.unpriced
+    last: Any = (object(), object())
+    hit: _Priced | None = None
     for provider, model, timestamp, cost, u_in, u_read, cw, u_out, u_hour in items:
         if cost is not None:
-            source = "recorded"
+            if not n_recorded:
+                order.append("recorded")
+            n_recorded += 1
             inp, read, write, output, whole = cost.input, cost.cache_read, cost.cache_write, cost.output, cost.total
         else:
-            key = (provider, model)
-            try:
-                hit = prices[key]
-            except KeyError:
-                hit = prices[key] = _priced(agent_price(*key))
-            except TypeError:  # (an unhashable model: a reader may pass any JSON value)
-                hit = _priced(agent_price(*key))
+            if model is not last[1] or provider is not last[0]:  # (the same model as the last request's: its price)
+                last = key = (provider, model)
+                try:
+                    hit = prices[key]
+                except KeyError:
+                    hit = prices[key] = _priced(agent_price(*key))
+                except TypeError:  # (an unhashable model: a reader may pass any JSON value)
+                    hit = _priced(agent_price(*key))
+                    last = (object(), object())
             if hit is None:
-                if not counts["none"]:
+                if not n_none:
                     order.append("none")
-                counts["none"] += 1
+                n_none += 1
                 unpriced[f"{provider or '?'}/{model or '?'}"] += 1
                 continue
-            source = "catalogue"
+            if not n_catalogue:
+                order.append("catalogue")
+            n_catalogue += 1
             price, rates, above, long = hit
             if rates is None:
                 rates = price.rates_for(u_in + u_read + cw, timestamp)
@@ -341,9 +349,6 @@ def session_cost_of(items: Iterable[Billed]) -> SessionCost:
             inp, read, output = u_in * rates.input, u_read * rates.cache_read, u_out * rates.output
             write = (cw - hour) * rates.cache_write + hour * rates.cache_write_1h
             whole = inp + read + write + output
-        if not counts[source]:
-            order.append(source)
-        counts[source] += 1
         total += whole
         c_in += inp
         c_read += read
@@ -351,5 +356,6 @@ def session_cost_of(items: Iterable[Billed]) -> SessionCost:
         c_out += output
     out.total = total
     out.by_class = {"input": c_in, "cache_read": c_read, "cache_write": c_write, "output": c_out}
+    counts = {"recorded": n_recorded, "catalogue": n_catalogue, "none": n_none}
     out.sources.update({k: counts[k] for k in order})
     return out
