@@ -2,8 +2,9 @@
 (`read.claude_code.summary.ClaudeSummary`, sessiontools/read/_claude.c).
 
 It is the lean transcript (`transcript.claude_code`, a file read without its texts) with less in
-it: the same paths, messages (index, uuid, line, role; no units, timestamp or raw line),
-compactions (no summary text), skipped replies, billed responses (`Transcript.billed`),
+it: the same paths, messages (index, uuid, line, role, kept as the C's columns: `model.MessageColumns`;
+no units, timestamp or raw line),
+compactions (no summary text), skipped replies, billed responses (`Transcript.billed`, the C's rows: `model.BilledRows`),
 diagnostics, format and the settings `inspect` reports (the scalar ones: version, cwd, git
 branch, entrypoint, compact boundaries, largest answered prompt); no per-path requests, and no
 models, titles or line types in the settings. Only `inspect` reads a session this way
@@ -13,7 +14,6 @@ models, titles or line types in the settings. Only `inspect` reads a session thi
 from __future__ import annotations
 
 from collections import Counter
-from itertools import repeat
 from typing import Any
 
 from sessiontools.read.claude_code.summary import ClaudeSummary, FileSummary
@@ -22,14 +22,13 @@ from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.claude_code import format_of
 from sessiontools.transcript.model import (
     Agent,
+    BilledRows,
     Compaction,
-    Message,
-    Request,
+    MessageColumns,
     Role,
     Transcript,
     TranscriptPath,
     Trigger,
-    Usage,
     ranges_of,
 )
 
@@ -40,8 +39,7 @@ _TRIGGERS = (Trigger.THRESHOLD, Trigger.MANUAL, Trigger.OVERFLOW, Trigger.UNKNOW
 
 def _path(leaf: str | None, side: bool, lines: list[int], uuids: list[str], roles: list[int],
           comps: list[tuple[Any, ...]], synthetic: int, no_usage: int) -> TranscriptPath:
-    n = len(lines)
-    messages = tuple(map(Message, range(n), uuids, lines, map(_ROLES.__getitem__, roles), repeat((), n)))
+    messages = MessageColumns(uuids, lines, list(map(_ROLES.__getitem__, roles)))
     compactions = tuple(Compaction(index=index, line=line, trigger=_TRIGGERS[trigger], tokens_before=pre,
                                    tokens_after=post, kept=ranges_of(kept), id=uuid, timestamp=ts)
                         for index, line, trigger, pre, post, kept, uuid, ts in comps)
@@ -76,8 +74,7 @@ def summary_transcript(s: ClaudeSummary) -> Transcript:
 
 def _transcript(s: ClaudeSummary) -> Transcript:
     t = _file(s.files[0])
-    t.billed = [Request(-1, line, Usage(i, r, w, o, None, h), (), "anthropic", model, ts, rid, stop)
-                for line, model, ts, rid, stop, i, r, w, o, h in s.billed]
+    t.billed = BilledRows("anthropic", s.billed)
     for sub in s.files[1:]:
         st = _file(sub)
         for p in st.paths:

@@ -27,10 +27,11 @@ hash by value all the same (`unsafe_hash`), as the readers' records do.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from itertools import repeat
+from typing import Any, overload
 
 from sessiontools.read.agents import Agent
 
@@ -132,6 +133,46 @@ class Message:
         return "\n".join(u.text for u in self.units if u.text)
 
 
+class MessageColumns(Sequence[Message]):
+    """A path's messages kept as the columns a reader's C scanner gives (ids, lines, roles), each
+    `Message` (no units, no timestamp) made only when asked for: a `TranscriptPath.messages` for a
+    transcript that is only counted (`inspect` of a summed-up Claude Code session,
+    `transcript.claude_summary`), where a `Message` per message was most of the transcript's cost
+    (issue 28). Compares equal to the tuple of its messages; `inspect` reads the columns."""
+
+    __slots__ = ("ids", "lines", "roles")
+
+    def __init__(self, ids: list[str | None], lines: list[int], roles: list[Role]) -> None:
+        self.ids, self.lines, self.roles = ids, lines, roles
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, i: int) -> Message: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, i: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        n = len(self.lines)
+        k = i + n if i < 0 else i
+        if not 0 <= k < n:
+            raise IndexError("message index out of range")
+        return Message(k, self.ids[k], self.lines[k], self.roles[k], ())
+
+    def __iter__(self) -> Iterator[Message]:
+        n = len(self.lines)
+        return map(Message, range(n), self.ids, self.lines, self.roles, repeat((), n))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MessageColumns | tuple):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # (a value, but compared by its messages: not hashed)
+
+
 Ranges = tuple[tuple[int, int], ...]
 
 
@@ -171,6 +212,45 @@ class Request:
     def context_indices(self) -> Iterator[int]:
         for a, b in self.context:
             yield from range(a, b)
+
+
+class BilledRows(Sequence[Request]):
+    """A transcript's billed responses kept as a reader's C rows, each `Request` (no context, no
+    context window) made only when asked for: a `Transcript.billed` for a transcript that is only
+    counted (`transcript.claude_summary`), as `MessageColumns` for messages. A row is (line, model,
+    timestamp, id, stop reason, input, cache read, cache write, output, 1h part of cache write);
+    `provider` is every row's. Compares equal to the list of its requests; `inspect` reads the rows."""
+
+    __slots__ = ("provider", "rows")
+
+    def __init__(self, provider: str | None, rows: list[tuple[Any, ...]]) -> None:
+        self.provider, self.rows = provider, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def _request(self, row: tuple[Any, ...]) -> Request:
+        line, model, ts, rid, stop, i, r, w, o, h = row
+        return Request(-1, line, Usage(i, r, w, o, None, h), (), self.provider, model, ts, rid, stop)
+
+    @overload
+    def __getitem__(self, i: int) -> Request: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Request]: ...
+    def __getitem__(self, i: int | slice) -> Request | list[Request]:
+        if isinstance(i, slice):
+            return [self._request(row) for row in self.rows[i]]
+        return self._request(self.rows[i])
+
+    def __iter__(self) -> Iterator[Request]:
+        return map(self._request, self.rows)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BilledRows | list):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass(slots=True, unsafe_hash=True)  # a value: see the module docstring
@@ -243,7 +323,7 @@ class TranscriptPath:
     referable: a memo of what is read from a path lives as long as the path (`policies.claude_code`)."""
 
     leaf_id: str | None
-    messages: tuple[Message, ...]
+    messages: tuple[Message, ...] | MessageColumns
     requests: tuple[Request, ...]
     compactions: tuple[Compaction, ...]
     overflows: tuple[Overflow, ...]
@@ -277,7 +357,7 @@ class Transcript:
     #: Every billed response in the file, once each, on any path or none (branches off the resumed
     #: path, sidechains, subagent files): what the user paid for. Empty when the reader has no list
     #: of its own: then the requests of `paths` are the billed ones (`billed_requests`).
-    billed: list[Request] = field(default_factory=list)
+    billed: list[Request] | BilledRows = field(default_factory=list)
     #: Recorded compactions on no path of `paths` (branches off the resumed path), in file order.
     off_path_compactions: list[Compaction] = field(default_factory=list)
 

@@ -277,20 +277,85 @@ class SessionCost:
                 "unpriced_models": dict(sorted(self.unpriced.items()))}
 
 
+#: A price as `session_cost` applies it: the price, its base rates (None: rates by date, `periods`,
+#: asked of `rates_for`), the prompt size past which its long-context rates apply (None: none), those.
+_Priced = tuple[AgentPrice, "Rates | None", "int | None", "Rates | None"]
+
+
+def _priced(price: AgentPrice | None) -> _Priced | None:
+    if price is None:
+        return None
+    long = price.long_context is not None and price.above_tokens is not None
+    return (price, None if price.periods else price.rates, price.above_tokens if long else None,
+            price.long_context if long else None)
+
+
 def session_cost(requests: Iterable[Request]) -> SessionCost:
-    """`request_cost` summed over a session's billed requests."""
+    """`request_cost` summed over a session's billed requests (`session_cost_of` their usages)."""
+    return session_cost_of((r.provider, r.model, r.timestamp, u.cost, u.input, u.cache_read, u.cache_write,
+                            u.output, u.cache_write_1h) for r in requests for u in (r.usage,))
+
+
+#: What `session_cost_of` reads of a request: provider, model, timestamp, recorded cost (or None),
+#: input, cache read, cache write, output and the 1h part of cache write.
+Billed = tuple[Any, Any, "str | None", "Cost | None", int, int, int, int, int]
+
+
+def session_cost_of(items: Iterable[Billed]) -> SessionCost:
+    """`request_cost` summed over a session's billed requests, each as `Billed` (a reader's rows
+    are priced without a `Request` each: `model.BilledRows`). Its arithmetic is `usage_cost`'s,
+    inlined (no `Cost` per request: most of what pricing cost `inspect`, issue 28): the same
+    products and the same additions in the same order, so the same floats
+    (tests/transcript/test_prices.py holds the sums equal, not close)."""
     out = SessionCost()
-    prices: dict[Any, AgentPrice | None] = {}
-    for r in requests:
-        cost, source = request_cost(r, prices)
-        out.sources[source] += 1
-        if cost is None:
-            out.unpriced[f"{r.provider or '?'}/{r.model or '?'}"] += 1
-            continue
-        out.total += cost.total
-        bc = out.by_class
-        bc["input"] += cost.input
-        bc["cache_read"] += cost.cache_read
-        bc["cache_write"] += cost.cache_write
-        bc["output"] += cost.output
+    prices: dict[Any, _Priced | None] = {}
+    total = c_in = c_read = c_write = c_out = 0.0
+    n_recorded = n_catalogue = n_none = 0
+    order: list[str] = []  # (the sources in the order first met, as `Counter` += kept them)
+    unpriced = out.unpriced
+    last: Any = (object(), object())
+    hit: _Priced | None = None
+    for provider, model, timestamp, cost, u_in, u_read, cw, u_out, u_hour in items:
+        if cost is not None:
+            if not n_recorded:
+                order.append("recorded")
+            n_recorded += 1
+            inp, read, write, output, whole = cost.input, cost.cache_read, cost.cache_write, cost.output, cost.total
+        else:
+            if model is not last[1] or provider is not last[0]:  # (the same model as the last request's: its price)
+                last = key = (provider, model)
+                try:
+                    hit = prices[key]
+                except KeyError:
+                    hit = prices[key] = _priced(agent_price(*key))
+                except TypeError:  # (an unhashable model: a reader may pass any JSON value)
+                    hit = _priced(agent_price(*key))
+                    last = (object(), object())
+            if hit is None:
+                if not n_none:
+                    order.append("none")
+                n_none += 1
+                unpriced[f"{provider or '?'}/{model or '?'}"] += 1
+                continue
+            if not n_catalogue:
+                order.append("catalogue")
+            n_catalogue += 1
+            price, rates, above, long = hit
+            if rates is None:
+                rates = price.rates_for(u_in + u_read + cw, timestamp)
+            elif above is not None and u_in + u_read + cw > above:  # (`rates_for` without periods)
+                rates = long
+            hour = cw if cw < u_hour else u_hour  # (min(u_hour, cw))
+            inp, read, output = u_in * rates.input, u_read * rates.cache_read, u_out * rates.output
+            write = (cw - hour) * rates.cache_write + hour * rates.cache_write_1h
+            whole = inp + read + write + output
+        total += whole
+        c_in += inp
+        c_read += read
+        c_write += write
+        c_out += output
+    out.total = total
+    out.by_class = {"input": c_in, "cache_read": c_read, "cache_write": c_write, "output": c_out}
+    counts = {"recorded": n_recorded, "catalogue": n_catalogue, "none": n_none}
+    out.sources.update({k: counts[k] for k in order})
     return out

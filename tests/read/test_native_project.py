@@ -226,3 +226,25 @@ def test_three_byte_characters_validated_as_orjson_does() -> None:
         except orjson.JSONDecodeError:
             valid = False
         assert _check(line) is valid, line
+
+
+def test_runs_of_three_byte_characters_validated_five_at_a_time() -> None:
+    """The five-at-a-time test of a run of three-byte characters (`cjk5`, 16 bytes read): every
+    bad sequence, every lead it must not take (E0, ED) and every ASCII byte, at every offset of a
+    long run, and every cut of it, is refused or taken as orjson does."""
+    run = ("中文字符测试" * 4 + "，。").encode()
+    odd = (b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xe4\xb8", b"\xe4\x41\xad", b"\x80", b"\xff", b"\xe0\xa0\x80",
+           b"\xed\x9f\xbf", b"\xf0\x9f\x98\x80", b"\xc3\xa9", b"a", b'\\"', b"\x1f")
+    lines = [b'{"x":"' + run[:i] + b'"}' for i in range(len(run) + 1)]
+    lines += [b'{"x":"' + run[:i] + x + run[i:] + b'"}' for x in odd for i in range(len(run) + 1)]
+    lines += [b'{"x":"' + run[:i] + run[i + 1:] + b'"}' for i in range(len(run))]  # (a byte dropped)
+    taken = 0
+    for line in lines:
+        try:
+            orjson.loads(line)
+            valid = True
+        except orjson.JSONDecodeError:
+            valid = False
+        assert _check(line) is valid, line
+        taken += valid
+    assert 0 < taken < len(lines)

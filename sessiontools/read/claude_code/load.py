@@ -204,6 +204,19 @@ def _claims_prefix(raw: bytes) -> bool:
         _CLAUDE_KEY.search(raw) is not None)
 
 
+def _head_lines(head: bytes, n: int) -> Iterator[bytes]:
+    """``head.split(b"\\n", n)[:n]``, one line at a time: the first line usually says, and the head
+    (64 KiB) of a file of short lines was cut into hundreds of bytes objects for each file sniffed."""
+    start = 0
+    for _ in range(n):
+        nl = head.find(b"\n", start)
+        if nl < 0:
+            yield head[start:]
+            return
+        yield head[start:nl]
+        start = nl + 1
+
+
 def looks_like_claude_code(head: bytes) -> bool:
     """True when ``head`` (the first bytes of a file, however many the caller read) looks like a
     Claude Code transcript: among its lines, one of a line type Claude Code writes with the keys it
@@ -211,7 +224,7 @@ def looks_like_claude_code(head: bytes) -> bool:
     by the end of the head: a first user message of 20 KB or more). A Pi session header first says
     no. Other tools' JSONL files that carry a ``sessionId`` (OpenClaw's ``*.trajectory.jsonl``
     traces: ``session.started``, ...) are not Claude Code transcripts: their line types are not."""
-    for raw in head.split(b"\n", _SNIFF_LINES)[:_SNIFF_LINES]:
+    for raw in _head_lines(head, _SNIFF_LINES):
         if not raw.strip():
             continue
         try:
