@@ -271,9 +271,6 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
     taken yet itself (`_take_one`). A worker cost about 0.04 s of CPU beyond its files (forked, its
     pages copied on write, its results pickled back: `--jobs 3` against `--jobs 2` on the Codex bench
     corpus), and the parent only waited."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     from sessiontools.read.executors import batches
 
     futures: list[Any] = [None] * len(paths)  # each file's result, or its batch's future and place in it
@@ -285,6 +282,12 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         if warm is not None:
             futures[warm[0]] = warm[1]
             method = _start_method()  # (a thread started meanwhile: no fork)
+        if method == "fork":
+            yield from _forked(paths, groups, warm, workers, (fn, content_hash, agents, limits))
+            return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         # The forkserver imports the package once (and the main module, as by default: otherwise
@@ -316,6 +319,40 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
         raise
     finally:  # a consumer that stops early cancels the files not yet started
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _forked(paths: list[str], groups: list[list[int]], warm: tuple[int, FileResult[Any]] | None, workers: int,
+            args: tuple[Any, ...]) -> Iterator[FileResult[Any]]:
+    """`_one` over `paths` in this process and `workers - 1` forked ones (`read.forks.ForkPool`: no
+    process pool's imports, threads or pickled calls), yielded in file order; `warm`: a file done
+    already (`_warm_up`). While the next result is not in, this process does the last batch no
+    worker has been handed."""
+    from sessiontools.read.forks import ForkPool
+
+    def run(b: int) -> list[FileResult[Any]]:
+        return _many([paths[i] for i in groups[b]], *args)
+
+    where = {i: (b, k) for b, batch in enumerate(groups) for k, i in enumerate(batch)}
+    left = [len(batch) for batch in groups]
+    got: dict[int, list[FileResult[Any]]] = {}
+    with frozen_heap(), ForkPool(workers - 1, len(groups), run) as pool:  # (forked with the heap frozen)
+        for i in range(len(paths)):
+            if warm is not None and i == warm[0]:
+                yield warm[1]
+                continue
+            b, k = where[i]
+            while b not in got:
+                done = pool.ready(b, wait=False)
+                if done is not None:
+                    got[b] = done
+                elif (t := pool.take()) is not None:
+                    got[t] = run(t)
+                else:
+                    got[b] = pool.ready(b, wait=True)
+            yield got[b][k]
+            left[b] -= 1
+            if not left[b]:
+                del got[b]
 
 
 def _take_one(queued: list[tuple[Any, list[int]]], futures: list[Any], paths: list[str], fn: Callable[[Any], T],
