@@ -102,20 +102,24 @@ class ForkPool:
         self._procs: dict[int, tuple[int, int]] = {}  # result fd -> (pid, task fd)
         self._done: dict[int, Any] = {}  # batch -> its results, from a worker
         self._out: dict[int, deque[int]] = {}  # result fd -> the batches it was handed, in order
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):  # (a forked worker must not write their buffers again)
+            try:
+                stream.flush()
+            except (AttributeError, ValueError, OSError):
+                pass
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # (a Ctrl-C now: ours, after)
         try:
-            for _ in range(workers):
-                self._fork()
+            try:
+                for _ in range(workers):
+                    self._fork()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # (a Ctrl-C meanwhile is raised here)
+            for fd in list(self._procs):
+                for _ in range(AHEAD):
+                    self._hand(fd)
         except BaseException:
             self.stop(kill=True)
             raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for fd in list(self._procs):
-            for _ in range(AHEAD):
-                self._hand(fd)
 
     def _fork(self) -> None:
         task_r, task_w = os.pipe()
@@ -142,8 +146,11 @@ class ForkPool:
         if not self.pending:
             return
         batch = self.pending.popleft()
-        _write_all(self._procs[fd][1], batch.to_bytes(_TASK, "little"))
         self._out[fd].append(batch)
+        try:
+            _write_all(self._procs[fd][1], batch.to_bytes(_TASK, "little"))
+        except OSError:  # the worker is gone: its result pipe's end says so (`_receive`), never a broken pipe
+            pass
 
     def take(self) -> int | None:
         """The last batch not handed to a worker (this process does it), or None."""

@@ -268,9 +268,10 @@ def _pool_map(paths: list[str], fn: Callable[[Any], T], workers: int, content_ha
     Workers read their files themselves (paths go out in batches, their results come back). For a
     function that reads selectively (`inspect`) this process is one of the `workers`: it forks one
     fewer and, while a result it is to yield next is not in, does the smallest batch no worker has
-    taken yet itself (`_take_one`). A worker cost about 0.04 s of CPU beyond its files (forked, its
-    pages copied on write, its results pickled back: `--jobs 3` against `--jobs 2` on the Codex bench
-    corpus), and the parent only waited."""
+    taken yet itself (`_take_one`; `_forked` where this process may fork: no process pool at all).
+    A worker cost about 0.04 s of CPU beyond its files (forked, its pages copied on write, its
+    results pickled back: `--jobs 3` against `--jobs 2` on the Codex bench corpus), and the parent
+    only waited."""
     from sessiontools.read.executors import batches
 
     futures: list[Any] = [None] * len(paths)  # each file's result, or its batch's future and place in it
