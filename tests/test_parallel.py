@@ -109,3 +109,23 @@ def test_the_parent_reads_the_smallest_file_before_forking() -> None:
     assert len(pids - {parent}) == 1, who  # one worker forked for two jobs
     assert who[files[order[0]]] != f"{parent}:True"  # the largest file, submitted first: the worker's
     assert os.getpid() != int(parent)
+
+
+def test_with_a_process_pool_the_parent_takes_the_batches_no_worker_started(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Where this process may not fork (other threads: a forkserver's pool), inspect's parent is still
+    one of the `jobs` processes (`_take_one`); results as with one process, in file order."""
+    files = sorted(str(p) for p in SAMPLES.glob("*.jsonl"))
+    fn = partial(inspect_source)
+    one = list(parallel.map_sessions(files, fn, jobs=1))
+    taken: list[bool] = []
+    real = parallel._take_one
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        taken.append(real(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(parallel, "_start_method", lambda: "forkserver")
+    monkeypatch.setattr(parallel, "_take_one", spy)
+    two = list(parallel.map_sessions(files, fn, jobs=2))
+    assert [(r.path, r.value, r.readable, r.error) for r in two] == [(r.path, r.value, r.readable, r.error) for r in one]
+    assert taken  # (asked: whether it got a batch depends on the worker's pace)
