@@ -89,7 +89,8 @@ print(os.getpid(), *[f"{r.path}={r.value[0]}:{r.value[1]}" for r in parallel.map
 def test_the_parent_reads_the_smallest_file_before_forking() -> None:
     """With forked workers the parent does the smallest file first (for inspect), so that what every worker
     imported and built for its first file (the reader, the transcript, the price table) is done once
-    and inherited (issue 28); the workers do the rest."""
+    and inherited (issue 28); then it is one of the `jobs` processes: `--jobs 2` forks one worker, and
+    the parent takes the batches that worker has not started (the smallest, from the end)."""
     import os
     import subprocess
     import sys
@@ -101,7 +102,30 @@ def test_the_parent_reads_the_smallest_file_before_forking() -> None:
     parent, *done = proc.stdout.split()
     who = dict(item.rsplit("=", 1) for item in done)
     assert list(who) == files
-    smallest = files[parallel.largest_first(files)[-1]]
-    assert who.pop(smallest) == f"{parent}:False"
-    assert all(w.split(":")[0] != parent and w.endswith(":True") for w in who.values()), who
+    order = parallel.largest_first(files)
+    assert who.pop(files[order[-1]]) == f"{parent}:False"
+    assert all(w.endswith(":True") for w in who.values()), who
+    pids = {w.split(":")[0] for w in who.values()}
+    assert len(pids - {parent}) == 1, who  # one worker forked for two jobs
+    assert who[files[order[0]]] != f"{parent}:True"  # the largest file, submitted first: the worker's
     assert os.getpid() != int(parent)
+
+
+def test_with_a_process_pool_the_parent_takes_the_batches_no_worker_started(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Where this process may not fork (other threads: a forkserver's pool), inspect's parent is still
+    one of the `jobs` processes (`_take_one`); results as with one process, in file order."""
+    files = sorted(str(p) for p in SAMPLES.glob("*.jsonl"))
+    fn = partial(inspect_source)
+    one = list(parallel.map_sessions(files, fn, jobs=1))
+    taken: list[bool] = []
+    real = parallel._take_one
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        taken.append(real(*args))
+        return taken[-1]
+
+    monkeypatch.setattr(parallel, "_start_method", lambda: "forkserver")
+    monkeypatch.setattr(parallel, "_take_one", spy)
+    two = list(parallel.map_sessions(files, fn, jobs=2))
+    assert [(r.path, r.value, r.readable, r.error) for r in two] == [(r.path, r.value, r.readable, r.error) for r in one]
+    assert taken  # (asked: whether it got a batch depends on the worker's pace)

@@ -16,7 +16,6 @@ the files: use paths on a shared file system or fsspec URLs (`s3://...`).
 from __future__ import annotations
 
 import functools
-import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -76,6 +75,8 @@ def dask_client(cluster: DaskCluster, preload: Sequence[str] = ()) -> Iterator[A
         with Client(cluster.address, set_as_default=False) as client:
             yield client
         return
+    import logging
+
     import dask.config
 
     # forkserver, as the --jobs pool: workers start from a clean process (no inherited threads),
@@ -134,6 +135,8 @@ def stop_local_cluster() -> None:
         # A nanny whose worker is stopped while it starts fails, and asyncio would log the failed
         # task ("Task exception was never retrieved", a traceback) when it is collected: after a
         # Ctrl-C nothing of the cluster's is worth a line, so its loggers are quiet from here on.
+        import logging
+
         for name in ("asyncio", "distributed", "tornado"):
             logging.getLogger(name).disabled = True
         # The cluster's nannies go on starting (and restarting) workers for a moment: stop every

@@ -57,6 +57,43 @@ def path_key(p: Path) -> Path:
         return Path(os.path.abspath(p))
 
 
+class _Keys:
+    """`path_key` of many paths (as strings), each directory resolved once: a file that is no symlink
+    is its resolved directory's entry of its name (what `Path.resolve` finds component by component,
+    an `lstat` each: 0.05 s of CPU for the 208 files of the Claude Code bench corpus, a tenth of
+    `inspect`'s whole run). Each path's key is kept (`session_files` asks for it twice); strings,
+    since hashing a `Path` costs more than the `lstat`."""
+
+    __slots__ = ("_dirs", "_paths")
+
+    def __init__(self) -> None:
+        self._dirs: dict[str, str] = {}
+        self._paths: dict[str, str] = {}
+
+    def __call__(self, p: Path) -> str:
+        s = str(p)
+        key = self._paths.get(s)
+        if key is None:
+            key = self._paths[s] = self._key(p)
+        return key
+
+    def _key(self, p: Path) -> str:
+        name = p.name
+        if not name or name == "..":
+            return str(path_key(p))
+        try:
+            link = stat.S_ISLNK(os.lstat(p).st_mode)
+        except (OSError, ValueError):  # not there (or no path the system takes): resolve says what it can
+            return str(path_key(p))
+        if link:
+            return str(path_key(p))
+        parent = p.parent
+        d = self._dirs.get(str(parent))
+        if d is None:
+            d = self._dirs[str(parent)] = str(path_key(parent))
+        return os.path.join(d, name)
+
+
 def read_file_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a local file (never written to). Raises `InputError`."""
     p = Path(path)
@@ -67,12 +104,14 @@ def read_file_bytes(path: str | os.PathLike[str]) -> bytes:
         raise open_error(p, exc) from exc
 
 
-def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Files named, `*.jsonl` files below directories (sorted), and glob matches, each once, in order."""
-    seen: set[Path] = set()
+def expand_paths(paths: Iterable[str | os.PathLike[str]], keys: _Keys | None = None) -> Iterator[Path]:
+    """Files named, `*.jsonl` files below directories (sorted), and glob matches, each once, in order
+    (`keys`: the `path_key`s already known, shared with the caller)."""
+    seen: set[str] = set()
+    keys = _Keys() if keys is None else keys
 
     def emit(p: Path) -> Iterator[Path]:
-        key = path_key(p)
+        key = keys(p)
         if key not in seen:
             seen.add(key)
             yield p
@@ -130,11 +169,12 @@ def session_files(paths: Iterable[str | os.PathLike[str]],
     """`expand_paths`, but without the files found in a directory or a glob that `companion` says are
     read as part of another file (a reader's rule: `read.sources.Reader.companion`); a file named
     explicitly is kept. Each file once, in order."""
-    seen: set[Path] = set()
+    seen: set[str] = set()
+    keys = _Keys()
     for raw in paths:
         explicit = Path(os.fspath(raw)).is_file()
-        for f in expand_paths([raw]):
-            key = path_key(f)
+        for f in expand_paths([raw], keys):
+            key = keys(f)
             if key in seen or (not explicit and companion(f)):
                 continue
             seen.add(key)

@@ -51,7 +51,7 @@ class Reader:
 
 
 def _codex_recognises(head: bytes) -> bool:
-    from sessiontools.read.codex.load import is_rollout
+    from sessiontools.read.sniff import is_rollout  # (not the Codex reader: read.sniff)
 
     return is_rollout(head)
 

@@ -38,9 +38,7 @@ def _start_method() -> str:
     """fork when this process runs a single thread: workers start at once with the package already
     imported. With other threads (a progress bar's refresher, a tokenizer's or polars' native pool)
     a forked child could inherit a lock held by one of them, so workers come from a forkserver."""
-    import multiprocessing
-
-    if "fork" in multiprocessing.get_all_start_methods() and _threads() == 1:
+    if hasattr(os, "fork") and _threads() == 1:  # (multiprocessing's "fork"; its import is not needed to know)
         return "fork"
     return "forkserver"
 

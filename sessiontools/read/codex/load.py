@@ -38,6 +38,7 @@ from sessiontools.read.diagnostics import Diagnostic
 from sessiontools.read.files import expand_paths, read_file_bytes
 from sessiontools.read.lines import DEFAULT_MAX_LINE_BYTES, line_views, too_long
 from sessiontools.read.parse import gc_paused, parse_line
+from sessiontools.read.sniff import is_rollout as is_rollout  # (detection: read.sniff, without this reader)
 from sessiontools.read.values import integer
 
 try:
@@ -356,15 +357,3 @@ def default_sessions_dir(env: Mapping[str, str], home: str | os.PathLike[str]) -
 def expand_rollouts(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     """Files named, `*.jsonl` below directories (sorted), glob matches; each once, in order."""
     return expand_paths(paths)
-
-
-def is_rollout(data: bytes) -> bool:
-    """Whether the first line looks like a Codex rollout (for agent detection)."""
-    first = next((line for line in (bytes(raw) for _, raw, _ in line_views(data[:65536])) if line.strip()), b"")
-    parsed = parse_line(first, 1, "<sniff>")
-    if not parsed.objects:
-        return False
-    obj = parsed.objects[0]
-    if obj.get("type") == "session_meta" and isinstance(obj.get("payload"), _MAP):
-        return True
-    return isinstance(obj.get("id"), str) and "instructions" in obj and "type" not in obj
