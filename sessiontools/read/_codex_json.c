@@ -151,20 +151,59 @@ static inline size_t utf8_char(const unsigned char *p, size_t i, size_t n) {
     return 0;
 }
 
+#ifdef __SSE2__
+/* Whether p[0:48] is sixteen three-byte characters (U+1000-U+FFFF but the surrogates: a lead byte
+ * E1-EC or EE-EF, two continuation bytes; CJK text), checked sixteen bytes at a time. */
+static inline int cjk16(const unsigned char *p) {
+    static const unsigned char LEAD[48] = {
+        0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF,
+        0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0,
+        0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0};
+    int all = 0xFFFF;
+    for (int k = 0; k < 48; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + k));
+        __m128i lead = _mm_loadu_si128((const __m128i *)(LEAD + k));
+        __m128i cont = _mm_cmpgt_epi8(_mm_set1_epi8(-64), v);  /* (signed: 0x80-0xBF) */
+        __m128i e = _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0));
+        __m128i odd = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xE0)),
+                                   _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xED)));
+        __m128i ok = _mm_or_si128(_mm_and_si128(lead, _mm_andnot_si128(odd, e)), _mm_andnot_si128(lead, cont));
+        all &= _mm_movemask_epi8(ok);
+    }
+    return all == 0xFFFF;
+}
+#endif
+
 int jutf8(const char *data, size_t n) {
     const unsigned char *p = (const unsigned char *)data;
     size_t i = 0;
     while (i < n) {
-        while (i + 8 <= n) {  /* plain ASCII, eight bytes at a time */
-            uint64_t v;
-            memcpy(&v, p + i, 8);
-            if (v & HIGH)
+#ifdef __SSE2__
+        while (i + 16 <= n) {  /* plain ASCII, sixteen bytes at a time */
+            int m = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
+            if (m) {
+                i += (size_t)__builtin_ctz((unsigned)m);
                 break;
-            i += 8;
+            }
+            i += 16;
         }
+#endif
         while (i < n && p[i] < 0x80)
             i++;
         while (i < n && p[i] >= 0x80) {  /* a run of other characters */
+#ifdef __SSE2__
+            if (i + 48 <= n && cjk16(p + i)) {
+                i += 48;
+                continue;
+            }
+#endif
+            if (i + 3 <= n) {  /* the common one first: three bytes, U+1000-U+FFFF but the surrogates */
+                uint32_t w = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16;
+                if ((w & 0xC0C0F0u) == 0x8080E0u && p[i] != 0xE0 && p[i] != 0xED) {
+                    i += 3;
+                    continue;
+                }
+            }
             size_t k = utf8_char(p, i, n);
             if (k == 0)
                 return 0;

@@ -249,12 +249,14 @@ def test_utf8_bytes_in_strings_and_between_values() -> None:
     lines = base.split(b"\n")
     at = next(i for i, line in enumerate(lines) if b'"text":"' in line)
     summed = 0
-    for k, chunk in enumerate(VALID_UTF8 + INVALID_UTF8):
-        edited = list(lines)
-        edited[at] = edited[at].replace(b'"text":"', b'"text":"' + chunk * (1 + k % 3), 1)
-        summed += _same(b"\n".join(edited))
+    for chunk in VALID_UTF8 + INVALID_UTF8:
+        for k in range(17):  # (in a long run of Chinese, at each place in a 48-byte block of it)
+            edited = list(lines)
+            text = "中".encode() * k + chunk * (1 + k % 3) + "文".encode() * 20
+            edited[at] = edited[at].replace(b'"text":"', b'"text":"' + text, 1)
+            summed += _same(b"\n".join(edited))
         if chunk in INVALID_UTF8:
             for data in (b"\n".join(lines[:at] + [lines[at] + chunk] + lines[at + 1:]), base + chunk):
                 assert summarize(data, "r.jsonl", None) is None
                 _same(data)
-    assert summed == len(VALID_UTF8)
+    assert summed == 17 * len(VALID_UTF8)
