@@ -1,8 +1,9 @@
 /* A strict JSON tokenizer for one rollout line (see _codex_json.h): the values of a line as tokens in
- * preorder, each string validated as orjson validates it (UTF-8, escapes, no control characters) and
- * never decoded. What it is not sure orjson reads the same way is J_BAIL (-1): a surrogate escape
- * (orjson's handling of lone ones differs from Python's), a number with an exponent (it may be
- * infinite) or of more than 18 digits (orjson's 64-bit limit), nesting deeper than 200. */
+ * preorder, each string validated as orjson validates it (escapes, no control characters; its UTF-8
+ * by `jutf8`, over the whole buffer first) and never decoded. What it is not sure orjson reads the
+ * same way is J_BAIL (-1): a surrogate escape (orjson's handling of lone ones differs from
+ * Python's), a number with an exponent (it may be infinite) or of more than 18 digits (orjson's
+ * 64-bit limit), nesting deeper than 200. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
@@ -65,61 +66,63 @@ static int hex4(const unsigned char *p, unsigned *out) {
 #define ONES 0x0101010101010101ULL
 #define HIGH 0x8080808080808080ULL
 
-/* A string from just after its opening quote: the token's end is its closing quote. */
+/* The offset of the first byte of p[0:16] that is a quote, a backslash or a control character
+ * (16: none). A byte of 0x80 or more is plain here: `jutf8` validated the whole buffer first, and
+ * no byte of a multi-byte UTF-8 character is ASCII. */
+#ifdef __SSE2__
+#include <emmintrin.h>
+static inline int special16(const unsigned char *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                            _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                               _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v));
+    int m = _mm_movemask_epi8(hit);
+    return m ? __builtin_ctz((unsigned)m) : 16;
+}
+#else
+static inline int special16(const unsigned char *p) {
+    for (int k = 0; k < 16; k++)
+        if (p[k] == '"' || p[k] == '\\' || p[k] < 0x20)
+            return k;
+    return 16;
+}
+#endif
+
+/* A string from just after its opening quote: the token's end is its closing quote. The buffer is
+ * valid UTF-8 (`jutf8`), so only the quote, the escapes and the control characters are looked at. */
 static int string(P *s, int tok) {
     const unsigned char *p = s->p;
     size_t i = s->i, end = s->end;
     int esc = 0;
     for (;;) {
-        while (i + 8 <= end) {  /* eight plain ASCII bytes at a time */
-            uint64_t v;
-            memcpy(&v, p + i, 8);
-            uint64_t q = v ^ (0x22 * ONES), b = v ^ (0x5c * ONES);
-            uint64_t special = (v | ((q - ONES) & ~q) | ((b - ONES) & ~b) | (v - 0x20 * ONES)) & HIGH;
-            if (special)
+        while (i + 16 <= end) {
+            int k = special16(p + i);
+            i += (size_t)k;
+            if (k < 16)
                 break;
-            i += 8;
         }
+        while (i < end && p[i] != '"' && p[i] != '\\' && p[i] >= 0x20)
+            i++;  /* (the last bytes of the line) */
         if (i >= end)
             return BAIL;
         unsigned char c = p[i];
         if (c == '"')
             break;
-        if (c == '\\') {
-            esc = 1;
-            if (i + 1 >= end)
-                return BAIL;
-            unsigned char e = p[i + 1];
-            if (e == 'u') {
-                unsigned u;
-                if (i + 6 > end || hex4(p + i + 2, &u) < 0 || (u >= 0xD800 && u <= 0xDFFF))
-                    return BAIL;
-                i += 6;
-            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
-                i += 2;
-            } else {
-                return BAIL;
-            }
-        } else if (c < 0x20) {
+        if (c != '\\')
+            return BAIL;  /* a control character */
+        esc = 1;
+        if (i + 1 >= end)
             return BAIL;
-        } else if (c < 0x80) {
-            i++;
-        } else {  /* UTF-8: no overlong form, no surrogate, nothing past U+10FFFF */
-            if (c >= 0xC2 && c <= 0xDF) {
-                if (i + 2 > end || (p[i + 1] & 0xC0) != 0x80) return BAIL;
-                i += 2;
-            } else if (c >= 0xE0 && c <= 0xEF) {
-                if (i + 3 > end || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80) return BAIL;
-                if ((c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0)) return BAIL;
-                i += 3;
-            } else if (c >= 0xF0 && c <= 0xF4) {
-                if (i + 4 > end || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80 ||
-                    (p[i + 3] & 0xC0) != 0x80) return BAIL;
-                if ((c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] >= 0x90)) return BAIL;
-                i += 4;
-            } else {
+        unsigned char e = p[i + 1];
+        if (e == 'u') {
+            unsigned u;
+            if (i + 6 > end || hex4(p + i + 2, &u) < 0 || (u >= 0xD800 && u <= 0xDFFF))
                 return BAIL;
-            }
+            i += 6;
+        } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+            i += 2;
+        } else {
+            return BAIL;
         }
     }
     JTok *t = &s->ts->t[tok];
@@ -127,6 +130,87 @@ static int string(P *s, int tok) {
     t->esc = (unsigned char)esc;
     s->i = i + 1;
     return 0;
+}
+
+/* The length of the UTF-8 character at p[i:n] as orjson takes it (no overlong form, no surrogate,
+ * nothing past U+10FFFF), or 0. */
+static inline size_t utf8_char(const unsigned char *p, size_t i, size_t n) {
+    unsigned c = p[i];
+    if (c >= 0xC2 && c <= 0xDF)
+        return i + 2 <= n && (p[i + 1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (i + 3 > n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80)
+            return 0;
+        return (c == 0xE0 && p[i + 1] < 0xA0) || (c == 0xED && p[i + 1] >= 0xA0) ? 0 : 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (i + 4 > n || (p[i + 1] & 0xC0) != 0x80 || (p[i + 2] & 0xC0) != 0x80 || (p[i + 3] & 0xC0) != 0x80)
+            return 0;
+        return (c == 0xF0 && p[i + 1] < 0x90) || (c == 0xF4 && p[i + 1] >= 0x90) ? 0 : 4;
+    }
+    return 0;
+}
+
+#ifdef __SSE2__
+/* Whether p[0:48] is sixteen three-byte characters (U+1000-U+FFFF but the surrogates: a lead byte
+ * E1-EC or EE-EF, two continuation bytes; CJK text), checked sixteen bytes at a time. */
+static inline int cjk16(const unsigned char *p) {
+    static const unsigned char LEAD[48] = {
+        0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF,
+        0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0,
+        0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0};
+    int all = 0xFFFF;
+    for (int k = 0; k < 48; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + k));
+        __m128i lead = _mm_loadu_si128((const __m128i *)(LEAD + k));
+        __m128i cont = _mm_cmpgt_epi8(_mm_set1_epi8(-64), v);  /* (signed: 0x80-0xBF) */
+        __m128i e = _mm_cmpeq_epi8(_mm_and_si128(v, _mm_set1_epi8((char)0xF0)), _mm_set1_epi8((char)0xE0));
+        __m128i odd = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xE0)),
+                                   _mm_cmpeq_epi8(v, _mm_set1_epi8((char)0xED)));
+        __m128i ok = _mm_or_si128(_mm_and_si128(lead, _mm_andnot_si128(odd, e)), _mm_andnot_si128(lead, cont));
+        all &= _mm_movemask_epi8(ok);
+    }
+    return all == 0xFFFF;
+}
+#endif
+
+int jutf8(const char *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t i = 0;
+    while (i < n) {
+#ifdef __SSE2__
+        while (i + 16 <= n) {  /* plain ASCII, sixteen bytes at a time */
+            int m = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
+            if (m) {
+                i += (size_t)__builtin_ctz((unsigned)m);
+                break;
+            }
+            i += 16;
+        }
+#endif
+        while (i < n && p[i] < 0x80)
+            i++;
+        while (i < n && p[i] >= 0x80) {  /* a run of other characters */
+#ifdef __SSE2__
+            if (i + 48 <= n && cjk16(p + i)) {
+                i += 48;
+                continue;
+            }
+#endif
+            if (i + 3 <= n) {  /* the common one first: three bytes, U+1000-U+FFFF but the surrogates */
+                uint32_t w = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16;
+                if ((w & 0xC0C0F0u) == 0x8080E0u && p[i] != 0xE0 && p[i] != 0xED) {
+                    i += 3;
+                    continue;
+                }
+            }
+            size_t k = utf8_char(p, i, n);
+            if (k == 0)
+                return 0;
+            i += k;
+        }
+    }
+    return 1;
 }
 
 static int number(P *s, int tok) {

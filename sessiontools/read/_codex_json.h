@@ -24,8 +24,11 @@ typedef struct {
     int n, cap;
 } JToks;
 
+/* Whether data[0:n] is valid UTF-8 as orjson reads it (no overlong form, no surrogate, nothing past
+ * U+10FFFF): what `jtokenize` needs of its buffer (it looks only at the ASCII bytes of a string). */
+int jutf8(const char *data, size_t n);
 /* Tokenize data[start:end] (one line without its newline) as one JSON value: 0, or -1 (not sure: bail)
- * or -2 (out of memory, a Python error set). */
+ * or -2 (out of memory, a Python error set). The buffer must be valid UTF-8 (`jutf8`). */
 int jtokenize(const char *data, size_t start, size_t end, JToks *out);
 /* The value of `key` in object token `obj` (its last occurrence, as orjson keeps), or -1. */
 int jget(const char *data, const JToks *ts, int obj, const char *key);

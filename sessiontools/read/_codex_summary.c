@@ -745,6 +745,8 @@ PyObject *codex_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     s.ids = PyList_New(0), s.compactions = PyList_New(0), s.billed = PyList_New(0), s.events = PyList_New(0);
     PyObject *out = NULL;
     int r = s.ids && s.compactions && s.billed && s.events ? 0 : NOMEM;
+    if (r == 0 && !jutf8(s.d, (size_t)view.len))
+        r = BAIL;  /* (invalid UTF-8 somewhere: its line's diagnostic, the ordinary way) */
     size_t at = 0, size = (size_t)view.len;
     int line = 0;
     while (r == 0 && at < size) {

@@ -228,3 +228,35 @@ def test_random_edits(tmp_path: Path) -> None:
             lines = _edit(lines, rng)
         summed += _same(("\n".join(lines) + "\n").encode())
     assert summed > 30
+
+
+#: UTF-8 at the edges of what orjson reads: each valid one, and each invalid one (an overlong form, a
+#: surrogate, past U+10FFFF, a lone or missing continuation byte, a byte UTF-8 never uses).
+VALID_UTF8 = [b"\xc2\x80", b"\xdf\xbf", b"\xe0\xa0\x80", b"\xed\x9f\xbf", b"\xee\x80\x80", b"\xef\xbf\xbf",
+              b"\xf0\x90\x80\x80", b"\xf4\x8f\xbf\xbf", "中文".encode()]
+INVALID_UTF8 = [b"\xc0\x80", b"\xc1\xbf", b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xf0\x8f\xbf\xbf",
+                b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\x80", b"\xbf", b"\xe4\xb8", b"\xe4\xb8\x41",
+                b"\xf0\x90\x80", b"\xc2", b"\xfe", b"\xff"]
+
+
+def test_utf8_bytes_in_strings_and_between_values() -> None:
+    """The C validates a rollout's UTF-8 in one pass over its bytes before it reads a line (its
+    string scanner looks only at their ASCII bytes): each valid character above, put in a string,
+    is summed up as the ordinary reading reads it; each invalid one, in a string, after a line or
+    at the file's end, sends the file the ordinary way (its line's diagnostic)."""
+    _native()
+    base = (SAMPLES / "codex" / "codex-pair-a.jsonl").read_bytes()
+    lines = base.split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b'"text":"' in line)
+    summed = 0
+    for chunk in VALID_UTF8 + INVALID_UTF8:
+        for k in range(17):  # (in a long run of Chinese, at each place in a 48-byte block of it)
+            edited = list(lines)
+            text = "中".encode() * k + chunk * (1 + k % 3) + "文".encode() * 20
+            edited[at] = edited[at].replace(b'"text":"', b'"text":"' + text, 1)
+            summed += _same(b"\n".join(edited))
+        if chunk in INVALID_UTF8:
+            for data in (b"\n".join(lines[:at] + [lines[at] + chunk] + lines[at + 1:]), base + chunk):
+                assert summarize(data, "r.jsonl", None) is None
+                _same(data)
+    assert summed == 17 * len(VALID_UTF8)
