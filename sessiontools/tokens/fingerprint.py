@@ -7,6 +7,7 @@ rows, replay's counter choices), low enough in the layers for both, and imports 
 from __future__ import annotations
 
 import hashlib
+import os
 from functools import cache
 from pathlib import Path
 
@@ -15,13 +16,21 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def sources_hash(root: Path) -> str:
-    """sha256 (first 16 hex digits) over every `*.py` below `root`: relative path and bytes, in path order."""
+    """sha256 (first 16 hex digits) over every `*.py` below `root` (`__pycache__` folders apart):
+    relative path and bytes, in path order. Listed with `os.walk` (symbolic links to folders not
+    followed, as `Path.rglob`): the same files and hash as rglob's listing, which took 2.9% of a
+    cold estimate-error's samples for its 230 files (issue 28)."""
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        found.extend(prefix + f for f in files if f.endswith(".py"))
     h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
-        if "__pycache__" in f.parts:
-            continue
-        h.update(f.relative_to(root).as_posix().encode("utf-8") + b"\0")
-        h.update(f.read_bytes() + b"\0")
+    for name in sorted(found):
+        h.update(name.encode("utf-8") + b"\0")
+        with open(os.path.join(root, name), "rb") as fh:
+            h.update(fh.read() + b"\0")
     return h.hexdigest()[:16]
 
 

@@ -180,13 +180,7 @@ class TiktokenCounter:
         if not texts:
             return []
         self.texts_encoded += len(texts)
-        if self.name in ENCODINGS or self._encoding is not None:
-            encode = self.encoding.encode_ordinary
-
-            def count(t: str) -> int:
-                return len(encode(t))
-        else:
-            count = self.count_function()
+        count = self.count_function()  # (tiktoken: the token buffer's size, no list of ids built)
         n = len(texts)
         if n == 1 or self.num_threads == 1 or sum(map(len, texts)) < 20_000:
             return [count(t) for t in texts]

@@ -30,6 +30,28 @@ def test_fingerprint_follows_every_source_file(tmp_path: Path) -> None:
     assert fingerprint.code_fingerprint().startswith(__import__("sessiontools").__version__ + "+")
 
 
+def test_fingerprint_lists_the_files_rglob_lists(tmp_path: Path) -> None:
+    """`sources_hash` walks with os.walk: the same files, order and hash as `Path.rglob("*.py")` (its
+    earlier listing), __pycache__ and non-.py files apart, nested folders in relative-path order."""
+    import hashlib
+
+    def by_rglob(root: Path) -> str:
+        h = hashlib.sha256()
+        for f in sorted(root.rglob("*.py"), key=lambda p: p.relative_to(root).as_posix()):
+            if "__pycache__" in f.relative_to(root).parts:
+                continue
+            h.update(f.relative_to(root).as_posix().encode("utf-8") + b"\0")
+            h.update(f.read_bytes() + b"\0")
+        return h.hexdigest()[:16]
+
+    for rel, text in {"a.py": "A", "b/c.py": "C", "b/__pycache__/c.py": "stale", "b-c.py": "dash", "b/d/e.py": "E",
+                      "notes.txt": "no", "b/.hidden.py": "H"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert fingerprint.sources_hash(tmp_path) == by_rglob(tmp_path)
+    assert fingerprint.sources_hash(fingerprint.PACKAGE_ROOT) == by_rglob(fingerprint.PACKAGE_ROOT)
+
+
 def _result_keys(db: Path) -> list[str]:
     with sqlite3.connect(db) as conn:
         return [k for (k,) in conn.execute("SELECT key FROM results")]
