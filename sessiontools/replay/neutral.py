@@ -139,7 +139,7 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     # chars/4 as the file's own agent counts a message (Pi: estimateTokens, as Pi's exact walk's fit):
     # the chars/4 candidate's counts and `chars4_total` below, each message counted once (by id: the
     # path keeps every message alive while this fit runs; the memo is not kept in the model).
-    chars4_of = own.truth_count if own is not None else text_chars4
+    chars4_of = own.path_counter(path) if own is not None else text_chars4
     chars4_counts: dict[int, int] = {}
 
     def chars4_memo(m: Message) -> int:
@@ -155,8 +155,11 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
 
         def fit_input(name: str) -> FitInput:
             tok = None if name == CHARS4 else name
-            c = counters[name] = own.truth_counter(tok) if own is not None else text_counter(tok)
-            return path_fit_input(path, chars4_memo if c == chars4_of else c, priced, shape)
+            if tok is None:
+                c = counters[name] = chars4_of
+                return path_fit_input(path, chars4_memo, priced, shape)
+            c = counters[name] = own.path_counter(path, tok) if own is not None else text_counter(tok)
+            return path_fit_input(path, c, priced, shape)
 
         names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
                                                        req.model if req else None)]
