@@ -49,7 +49,11 @@ def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, pric
                    shape: PathContexts | None = None) -> FitInput:
     """The transcript adapter's input to the one fit (see the module docstring). `shape`: the path's
     `path_contexts`, when the caller fits it with several counters (they share the context lists)."""
-    counted = {m.index: count(m) for m in path.messages}
+    known = getattr(count, "path_counts", None)  # (the path's messages, each one's count by index)
+    if known is not None and known[0] is path.messages:
+        counted = dict(enumerate(known[1]))
+    else:
+        counted = {m.index: count(m) for m in path.messages}
     ctxs, wanted = shape if shape is not None else path_contexts(path)
     # Integer counts (every counter's): a context's total by prefix sums over its ranges, the same int.
     prefix: list[int] | None = None
@@ -157,7 +161,9 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
             tok = None if name == CHARS4 else name
             if tok is None:
                 c = counters[name] = chars4_of
-                return path_fit_input(path, chars4_memo, priced, shape)
+                # (a counter that measured the path already: its counts; else each message once, by id)
+                return path_fit_input(path, chars4_of if hasattr(chars4_of, "path_counts") else chars4_memo,
+                                      priced, shape)
             c = counters[name] = own.path_counter(path, tok) if own is not None else text_counter(tok)
             return path_fit_input(path, c, priced, shape)
 

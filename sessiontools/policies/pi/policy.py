@@ -109,6 +109,8 @@ class PiPolicy(Policy):
         def count(m: Any) -> int:
             return counts[m.index] if owns(m) else one(m)
 
+        if min(measures.chars, default=0) >= 0:  # every message measured: its counts by index, as they are
+            count.path_counts = (path.messages, counts)  # type: ignore[attr-defined]
         return count
 
     def count(self, view: CountView) -> float:
