@@ -179,6 +179,11 @@ class Policy(ABC):
         `tokens.registry`) that tokenizer's count of the message's text units (`text_counter`)."""
         return self.truth_count if tokenizer is None else text_counter(tokenizer)
 
+    def path_counter(self, path: Any, tokenizer: str | None = None) -> Any:
+        """`truth_counter(tokenizer)` for the messages of `path`, which it may measure all at once
+        (`PiPolicy.path_counter`); any other message is counted as `truth_counter` counts it."""
+        return self.truth_counter(tokenizer)
+
     def size(self, message: Any) -> tuple[int, int]:
         """(chars, bytes) the agent counts for a transcript `Message` (default: of its text)."""
         text = message.text

@@ -49,7 +49,11 @@ def path_fit_input(path: TranscriptPath, count: MessageCount = text_chars4, pric
                    shape: PathContexts | None = None) -> FitInput:
     """The transcript adapter's input to the one fit (see the module docstring). `shape`: the path's
     `path_contexts`, when the caller fits it with several counters (they share the context lists)."""
-    counted = {m.index: count(m) for m in path.messages}
+    known = getattr(count, "path_counts", None)  # (the path's messages, each one's count by index)
+    if known is not None and known[0] is path.messages:
+        counted = dict(enumerate(known[1]))
+    else:
+        counted = {m.index: count(m) for m in path.messages}
     ctxs, wanted = shape if shape is not None else path_contexts(path)
     # Integer counts (every counter's): a context's total by prefix sums over its ranges, the same int.
     prefix: list[int] | None = None
@@ -139,7 +143,7 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     # chars/4 as the file's own agent counts a message (Pi: estimateTokens, as Pi's exact walk's fit):
     # the chars/4 candidate's counts and `chars4_total` below, each message counted once (by id: the
     # path keeps every message alive while this fit runs; the memo is not kept in the model).
-    chars4_of = own.truth_count if own is not None else text_chars4
+    chars4_of = own.path_counter(path) if own is not None else text_chars4
     chars4_counts: dict[int, int] = {}
 
     def chars4_memo(m: Message) -> int:
@@ -155,8 +159,13 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
 
         def fit_input(name: str) -> FitInput:
             tok = None if name == CHARS4 else name
-            c = counters[name] = own.truth_counter(tok) if own is not None else text_counter(tok)
-            return path_fit_input(path, chars4_memo if c == chars4_of else c, priced, shape)
+            if tok is None:
+                c = counters[name] = chars4_of
+                # (a counter that measured the path already: its counts; else each message once, by id)
+                return path_fit_input(path, chars4_of if hasattr(chars4_of, "path_counts") else chars4_memo,
+                                      priced, shape)
+            c = counters[name] = own.path_counter(path, tok) if own is not None else text_counter(tok)
+            return path_fit_input(path, c, priced, shape)
 
         names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
                                                        req.model if req else None)]

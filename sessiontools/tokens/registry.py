@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -346,6 +346,16 @@ def shared_message_counter(name: str, rules: CountRules | str = ALL) -> Callable
     content across the process)."""
     counter = _shared_counter(name)
     return lambda message: counter.count_message(message, rules)
+
+
+def shared_units_counts(name: str, texts: Sequence[tuple[str, ...] | None], images: Sequence[int]) -> list[int]:
+    """Tokenizer `name`'s count of each message's (texts, images) (`shared_units_counter`'s), asked in
+    one batch (each distinct content counted once); 0 where `texts[i]` is None (no units to count)."""
+    from sessiontools.tokens.units import MessageUnits, units_key
+
+    items = [MessageUnits(t, n, units_key(t, n)) for t, n in zip(texts, images, strict=True) if t is not None]
+    got = iter(_shared_counter(name).count_units(items))
+    return [0 if t is None else next(got) for t in texts]
 
 
 def shared_units_counter(name: str) -> Callable[[tuple[str, ...], int], int]:

@@ -88,6 +88,31 @@ class PiPolicy(Policy):
         other = super().truth_counter(tokenizer)
         return lambda m: by_raw(m.raw) if isinstance(m.raw, Mapping) else other(m)
 
+    def path_counter(self, path: Any, tokenizer: str | None = None) -> Any:
+        """`truth_counter(tokenizer)` over the messages of a Pi transcript path, each message's units
+        read once for every counter and the sizer (`policies.pi.measures`), a tokenizer's counts of
+        all of them asked in one batch; another agent's path: `truth_counter`."""
+        one = self.truth_counter(tokenizer)
+        if getattr(path, "native", None) is None:
+            return one
+        from sessiontools.policies.pi.measures import path_measures
+
+        measures = path_measures(path, self.version)
+        if tokenizer is None:
+            counts = [-(-c // 4) for c in measures.chars]
+        else:
+            from sessiontools.tokens.registry import shared_units_counts
+
+            counts = shared_units_counts(tokenizer, measures.texts, measures.images)
+        owns = measures.owns
+
+        def count(m: Any) -> int:
+            return counts[m.index] if owns(m) else one(m)
+
+        if min(measures.chars, default=0) >= 0:  # every message measured: its counts by index, as they are
+            count.path_counts = (path.messages, counts)  # type: ignore[attr-defined]
+        return count
+
     def count(self, view: CountView) -> float:
         if view.last_usage_total is not None:
             return view.last_usage_total + sum(chars4(c) for c, _ in view.trailing)
@@ -145,14 +170,19 @@ class PiPolicy(Policy):
         sections), as the exact walk counts; on another agent's, `size` (its text)."""
         if getattr(path, "native", None) is None:
             return self.size
-        from sessiontools.tokens.chars4 import message_chars
+        from sessiontools.policies.pi.measures import path_measures
 
-        v = self.version
+        measures = path_measures(path, self.version)
+        chars, owns, v = measures.chars, measures.owns, self.version
 
         def size(message: Any) -> tuple[int, int]:
+            if owns(message):
+                return chars[message.index], len(message.text.encode("utf-8"))
             raw = message.raw
             if not isinstance(raw, Mapping):
                 return self.size(message)
+            from sessiontools.tokens.chars4 import message_chars
+
             return message_chars(raw, v), len(message.text.encode("utf-8"))
 
         return size

@@ -46,7 +46,7 @@ from sessiontools.transcript.pi.context import (
     entry_messages_v0,
     entry_messages_v1,
 )
-from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
+from sessiontools.transcript.pi.incremental import iter_request_projections
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import skip_reason
@@ -171,17 +171,31 @@ class _PathBuilder:
         self.path = path
         self.version = pi_version
         self.messages: list[Message] = []
-        self.slot: dict[tuple[int, int], int] = {}
-        self.first_slot: dict[int, int] = {}  # entry position -> its first message index
+        #: id of an entry -> (its first message index, how many messages it has): an entry's own
+        #: messages are consecutive (an entry seen twice on a path: its later place).
+        self.span: dict[int, tuple[int, int]] = {}
+        self.first_slot: list[int] = []  # entry position -> its first message index
         self.of_message: list[int] = []  # each message's entry position (`EntryTable`)
+        messages, of_message, span, first_slot = self.messages, self.of_message, self.span, self.first_slot
         for pos, e in enumerate(path.entries):
-            self.first_slot[pos] = len(self.messages)
-            for k, m in enumerate(own_messages(e, pi_version)):
-                self.slot[(id(e), k)] = len(self.messages)
-                role = ROLES.get(m.get("role"), Role.OTHER) if isinstance(m, Mapping) else Role.OTHER
-                units = message_units(m) if isinstance(m, Mapping) else ()
-                self.messages.append(Message(len(self.messages), e.id, e.line, role, units, _timestamp(e), m))
-                self.of_message.append(pos)
+            first = len(messages)
+            first_slot.append(first)
+            eid, line, ts = e.id, e.line, _timestamp(e)
+            for m in own_messages(e, pi_version):
+                if isinstance(m, Mapping):
+                    role, units = ROLES.get(m.get("role"), Role.OTHER), message_units(m)
+                else:
+                    role, units = Role.OTHER, ()
+                messages.append(Message(len(messages), eid, line, role, units, ts, m))
+                of_message.append(pos)
+            span[id(e)] = (first, len(messages) - first)
+
+    def slot(self, e: Entry, k: int) -> int:
+        """The index of entry `e`'s `k`-th own message (KeyError: it has none)."""
+        first, n = self.span[id(e)]
+        if not 0 <= k < n:
+            raise KeyError((id(e), k))
+        return first + k
 
     def requests(self) -> tuple[tuple[Request, ...], Counter[str], tuple[UnusableReply, ...],
                                 tuple[UnmeteredReply, ...]]:
@@ -202,30 +216,34 @@ class _PathBuilder:
                     unusable.append(self._unusable(e, reason))
                 elif reason in _UNMETERED:
                     raw = e.message.get("usage")
-                    unmetered.append(UnmeteredReply(self.slot[(id(e), 0)], e.line, _UNMETERED[reason],
+                    unmetered.append(UnmeteredReply(self.slot(e, 0), e.line, _UNMETERED[reason],
                                                     _usage(raw) if isinstance(raw, Mapping) else None))
         out = []
         ranges: list[tuple[int, int]] = []  # the context so far, kept as ranges (extended, not rebuilt)
         seen_projected = 0
         last_gen = None
-        for i, ctx, gen in iter_request_contexts_gen(entries, usable, self.version):
+        span = self.span
+        # The projections only (the builder's own list, read before the next step): the contexts'
+        # message tuples, which `iter_request_contexts_gen` copies per request, are not needed here.
+        for i, projected, _, gen in iter_request_projections(entries, usable, self.version):
             if gen != last_gen:
                 ranges, seen_projected, last_gen = [], 0, gen
-            for pe in ctx.entries[seen_projected:]:
-                for k in range(len(pe.messages)):
-                    mi = self.slot.get((id(pe.source), k))
-                    if mi is None:
-                        continue
-                    if ranges and ranges[-1][1] == mi:
-                        ranges[-1] = (ranges[-1][0], mi + 1)
+            for pe in projected[seen_projected:]:
+                # The projected entry's messages that are its own messages (consecutive indices).
+                got = span.get(id(pe.source))
+                n = min(len(pe.messages), got[1]) if got is not None else 0
+                if n:
+                    a = got[0]  # type: ignore[index]
+                    if ranges and ranges[-1][1] == a:
+                        ranges[-1] = (ranges[-1][0], a + n)
                     else:
-                        ranges.append((mi, mi + 1))
-            seen_projected = len(ctx.entries)
+                        ranges.append((a, a + n))
+            seen_projected = len(projected)
             e = entries[i]
             msg = e.message
             assert msg is not None
             out.append(Request(
-                index=self.slot[(id(e), 0)], line=e.line, usage=_usage(msg["usage"]), context=tuple(ranges),
+                index=self.slot(e, 0), line=e.line, usage=_usage(msg["usage"]), context=tuple(ranges),
                 provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
                 id=e.id, stop_reason=_str(msg.get("stopReason")),
             ))
@@ -237,7 +255,7 @@ class _PathBuilder:
         msg = e.message or {}
         raw = msg.get("usage")
         usage = raw if isinstance(raw, Mapping) else None
-        return UnusableReply(self.slot[(id(e), 0)], e.line, stop, _usage(usage) if usage is not None else None,
+        return UnusableReply(self.slot(e, 0), e.line, stop, _usage(usage) if usage is not None else None,
                              calculate_context_tokens(usage) if usage is not None else 0, e.id, _timestamp(e),
                              _str(msg.get("provider")), _str(msg.get("model")))
 
@@ -248,7 +266,7 @@ class _PathBuilder:
             if e.type != "compaction":
                 continue
             n = len(own_messages(e, self.version))
-            index = self.slot[(id(e), n - 1)]
+            index = self.slot(e, n - 1)
             first_kept = e.data.get("firstKeptEntryId")
             kept_from = next((self.first_slot[p] for p in range(pos) if entries[p].id == first_kept), None)
             kept = ((kept_from, self.first_slot[pos]),) if kept_from is not None and kept_from < self.first_slot[pos] else ()
@@ -271,7 +289,7 @@ class _PathBuilder:
                 continue
             text = _str(msg.get("errorMessage")) or ""
             n, limit = provider_counts(text)
-            out.append(Overflow(self.slot[(id(e), 0)], e.line, text, n, limit))
+            out.append(Overflow(self.slot(e, 0), e.line, text, n, limit))
         return tuple(out)
 
     def build(self) -> TranscriptPath:

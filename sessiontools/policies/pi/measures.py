@@ -1,0 +1,75 @@
+"""What Pi's own count sees of each message of a Pi transcript path, measured once per path.
+
+A replay counts every message of a path two or three times over Pi's own message objects
+(`Message.raw`): the truth fit's chars/4 candidate (`estimateTokens`), its tokenizer candidate (the
+same text units, `tokens.units`) and the walk's (chars, bytes) of each message (`PiPolicy.sizer`).
+Each pass walked the message again (a tool call's arguments through `JSON.stringify` each time).
+`path_measures` walks each message once (`tokens.units.iter_units`: the strings Pi's chars/4
+counts, and its images) and keeps the result as long as the path lives: the characters are the
+units' UTF-16 length plus 4800 per image, `chars4.message_chars` exactly (`units_chars`).
+
+Nothing is kept across paths or calls: a new read of the same file is a new path, measured anew.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from sessiontools.jsvalues import utf16_len
+from sessiontools.tokens.chars4 import IMAGE_CHARS, CountRules
+from sessiontools.tokens.units import iter_units
+
+#: By id of a live path and rules: (its weak reference, its `PathMeasures`).
+_MEMO: dict[tuple[int, CountRules], tuple[weakref.ref[Any], PathMeasures]] = {}
+
+
+class PathMeasures:
+    """Each message's units and characters as Pi counts them, by message index (`texts[i]` None:
+    the message has no Pi message object, `chars[i]` then -1; a caller counts it otherwise)."""
+
+    __slots__ = ("chars", "images", "messages", "texts")
+
+    def __init__(self, messages: tuple[Any, ...], rules: CountRules) -> None:
+        self.messages = messages
+        texts: list[tuple[str, ...] | None] = []
+        images: list[int] = []
+        chars: list[int] = []
+        for m in messages:
+            raw = m.raw
+            if not isinstance(raw, Mapping):
+                texts.append(None)
+                images.append(0)
+                chars.append(-1)
+                continue
+            ts = []
+            n = c = 0
+            for u in iter_units(raw, rules):
+                if u is None:
+                    n += 1
+                elif u:
+                    ts.append(u)
+                    c += len(u) if u.isascii() else utf16_len(u)
+            texts.append(tuple(ts))
+            images.append(n)
+            chars.append(c + IMAGE_CHARS * n)
+        self.texts, self.images, self.chars = texts, images, chars
+
+    def owns(self, message: Any) -> bool:
+        """Whether `message` is this path's own message at its index (measured here)."""
+        i = message.index
+        return 0 <= i < len(self.messages) and self.messages[i] is message and self.chars[i] >= 0
+
+
+def path_measures(path: Any, rules: CountRules | str) -> PathMeasures:
+    """The `PathMeasures` of `path` under `rules` (Pi's rule version), measured on first use and kept
+    while the path lives."""
+    r = CountRules.of(rules)
+    key = (id(path), r)
+    got = _MEMO.get(key)
+    if got is not None and got[0]() is path:
+        return got[1]
+    measures = PathMeasures(path.messages, r)
+    _MEMO[key] = (weakref.ref(path, lambda _, key=key: _MEMO.pop(key, None)), measures)
+    return measures

@@ -1,0 +1,50 @@
+"""`policies.pi.measures`: each Pi message measured once per path, for the truth fit's counters and
+the walk's sizer. What it measures must be what each of them measured on its own before: Pi's
+`estimateTokens` characters (`chars4.message_chars`) and the text units a tokenizer counts
+(`tokens.units.message_units`), under each rule version, on every Pi sample's every path."""
+
+from __future__ import annotations
+
+import pytest
+
+from sessiontools.policies.pi.measures import path_measures
+from sessiontools.policies.pi.policy import pi_policy
+from sessiontools.read.sources import load_source
+from sessiontools.tokens.chars4 import estimate_tokens, message_chars
+from sessiontools.tokens.units import message_units
+from sessiontools.transcript.pi.neutral import pi_transcript
+from tests.conftest import SAMPLES
+
+PI_SAMPLES = sorted(SAMPLES.glob("pi*.jsonl"))
+
+
+@pytest.mark.parametrize("version", ["0", "1"])
+def test_each_message_measured_as_pi_counts_it(version: str) -> None:
+    assert PI_SAMPLES
+    seen = 0
+    for f in PI_SAMPLES:
+        for path in pi_transcript(load_source(f), all_leaves=True, pi_version=version).paths:
+            m = path_measures(path, version)
+            assert path_measures(path, version) is m  # measured once while the path lives
+            for msg in path.messages:
+                i = msg.index
+                assert m.owns(msg)
+                assert m.chars[i] == message_chars(msg.raw, version), (f.name, i)
+                units = message_units(msg.raw, version)
+                assert (m.texts[i], m.images[i]) == (units.texts, units.images), (f.name, i)
+                seen += 1
+    assert seen > 1000
+
+
+def test_the_path_counter_and_sizer_give_the_per_message_answers() -> None:
+    policy = pi_policy("pi-1")
+    path = pi_transcript(load_source(SAMPLES / "pi1-overflow.jsonl"), pi_version="1").paths[0]
+    chars4 = policy.path_counter(path)
+    size = policy.sizer(path)
+    for msg in path.messages:
+        assert chars4(msg) == policy.truth_count(msg) == estimate_tokens(msg.raw, "1")
+        assert size(msg) == (message_chars(msg.raw, "1"), len(msg.text.encode("utf-8")))
+    # A message of another path (a copy: not this path's own object) is counted on its own.
+    other = pi_transcript(load_source(SAMPLES / "pi1-overflow.jsonl"), pi_version="1").paths[0]
+    assert not path_measures(path, "1").owns(other.messages[0])
+    assert chars4(other.messages[0]) == policy.truth_count(other.messages[0])
