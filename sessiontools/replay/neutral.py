@@ -5,9 +5,9 @@ The units are the path's messages (by index), each counted by the path's one mes
 (`counter`: the file's own agent's size of a message, `Policy.truth_count`, Pi's being its
 `estimateTokens` of the message; chars/4 of the message's text by default), the recorded contexts
 are the path's requests, the recorded summaries its compactions' summary messages. The fit, the
-attribution, the summary rule and the record are the one model's, the same as Pi's exact walk's
-(`replay.truth.fit_truth`, keyed by entry). `NeutralTruth` is that model (`TruthModel`); the walk that
-uses it is `replay.walk`.
+attribution, the summary rule and the record are the one model's (the only fit: Pi's entry-keyed
+adapter went in session 11). `NeutralTruth` is that model (`TruthModel`); the walk that uses it is
+`replay.walk`.
 """
 
 from __future__ import annotations
@@ -131,9 +131,9 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
     """The one truth model of `path` (`replay.truth_model.fit_model`), its units the messages.
 
     `own`: the policy of the rule the file's own agent followed (`policies.registry.own_policy`): its
-    `truth_counter` counts each message (Pi: `estimateTokens`, as Pi's exact walk's fit) and its
+    `truth_counter` counts each message (Pi: `estimateTokens` of the message) and its
     `recorded_summary_priced` says how a new summary's size is learnt; None: chars/4 of the text,
-    from the model's count. `tokenizer` (`replay --truth-tokenizer`, as `replay.truth.fit_truth`'s):
+    from the model's count. `tokenizer` (`replay --truth-tokenizer`):
     count with that tokenizer for the path's newest model instead. `counter` (named `counter_name`)
     counts instead of either. A `prior` learnt in other units is not applied."""
     from sessiontools.tokens.registry import truth_candidates
