@@ -1,10 +1,10 @@
 """Issue 24: every output of a replay exists, with real content, for every agent's file under its own
-policy and under another agent's (the table, JSON, CSV and Parquet rows, the timeline of one setting,
+policy and under each other agent's (the table, JSON, CSV and Parquet rows, the timeline of one setting,
 the grid heatmap over the policy's own axes, `export --replay-*` rows, the report's section and the
 `--fail-if` message), each from the one run the others show.
 
 One parametrised test per output over `CASES` (Pi, Codex and Claude Code samples x their own policy
-and one cross-agent policy). The Codex sample's lab model has no price anywhere (catalogue, models.json,
+and each other agent's policy: nine cases). The Codex sample's lab model has no price anywhere (catalogue, models.json,
 recorded usage.cost): its cost must read as unknown ("-", "no price known", a blank cell), never $0.
 """
 
@@ -43,6 +43,14 @@ CASES: dict[str, tuple[str, str | None, list[str], tuple[tuple[str, str], tuple[
     "claude-code-under-pi-1": ("claude-code/claude-threshold-15.jsonl", "pi-1",
                                ["--context-window", "24000", "--reserve", "4000", "--keep-recent", "6000"],
                                (("--reserve", "3000,4000"), ("--keep-recent", "2000,6000"))),
+    "pi-under-claude-code": ("pi0-pair-a.jsonl", "claude-code", ["--context-window", "100000", "--autocompact-pct", "14"],
+                             (("--context-window", "100000,120000"), ("--autocompact-pct", "14,15"))),
+    "codex-under-pi-0": ("codex/codex-pair-a.jsonl", "pi-0",
+                         ["--context-window", "24000", "--reserve", "4000", "--keep-recent", "6000"],
+                         (("--reserve", "3000,4000"), ("--keep-recent", "2000,6000"))),
+    "claude-code-under-codex": ("claude-code/claude-threshold-15.jsonl", "codex",
+                                ["--context-window", "100000", "--auto-compact-limit", "15000"],
+                                (("--context-window", "100000,120000"), ("--auto-compact-limit", "15000,17000"))),
 }
 NAMES = sorted(CASES)
 #: the replay option of each setting a policy's axes name (`Policy.axes`)
@@ -96,15 +104,15 @@ def _priced(rec: dict[str, Any]) -> bool:
 
 
 def test_the_cases_cover_every_agent_own_and_crossed(one_run: dict[str, dict[str, Any]]) -> None:
-    """Every agent's file is replayed under its own rule and under another agent's; priced and
+    """Every agent's file is replayed under its own rule and under each other agent's; priced and
     unpriced runs both occur (else the cost assertions below would prove half). The agents are the
     registry's (`read.agents.Agent`), so a fourth agent fails this test until its file has a case."""
     own = {r["agent"] for n, r in one_run.items() if CASES[n][1] is None}
     crossed = {(r["agent"], r["settings"]["policy"]) for n, r in one_run.items() if CASES[n][1] is not None}
     every = {a.value for a in Agent}  # the registry's agents: a fourth one fails here until it has its cases
     assert own == every
-    assert {a for a, _ in crossed} == every
-    assert all(OWN_AGENT[PolicyName(p)].value != a for a, p in crossed)
+    # each agent's file under each other agent's rule (a rule's family is its own agent's)
+    assert {(a, OWN_AGENT[PolicyName(p)].value) for a, p in crossed} == {(a, b) for a in every for b in every if a != b}
     assert {_priced(r) for r in one_run.values()} == {True, False}
 
 
