@@ -1,25 +1,22 @@
 """Limits on inputs the user can change from the environment (read here, in cli/: core code never
 reads the environment)."""
 
-import math
 import os
-from collections.abc import Callable
 
 from sessiontools.errors import UsageError
 
 _BYTES = "a number of bytes (0 for no limit)"
 
 
-def _env(name: str, parse: Callable[[str], float], what: str) -> float | None:
+def _env(name: str, parse: type[int] | type[float], what: str) -> float | None:
     """`$name` parsed as a finite number >= 0 (None when unset or empty); a usage error otherwise."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return None
-    try:
-        value = parse(raw)
-    except ValueError:
-        value = -1
-    if not (value >= 0 and math.isfinite(value)):
+    from sessiontools.read.values import number_text
+
+    value = number_text(raw, parse)
+    if value is None or value < 0:
         raise UsageError(f"{name}={raw!r}: give {what}")
     return value
 

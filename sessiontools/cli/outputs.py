@@ -32,9 +32,11 @@ def stderr_console() -> Console:
 
 def output_width() -> int:
     """Width tables are laid out for: `COLUMNS`, else the terminal's, else 100 (a pipe or a file)."""
-    cols = os.environ.get("COLUMNS", "")
-    if cols.isdigit() and int(cols) > 0:
-        return int(cols)
+    from sessiontools.read.values import number_text
+
+    cols = number_text(os.environ.get("COLUMNS"), int)
+    if cols is not None and cols > 0:
+        return cols
     if sys.stdout.isatty():
         import shutil
 

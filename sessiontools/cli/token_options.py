@@ -3,6 +3,7 @@ comma-separated list), and the Typer option type that parses them. Imported by t
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import typer
@@ -23,13 +24,15 @@ def parse_tokens(value: str | int, option: str, *, minimum: int = 0) -> int:
         v = value.strip().lower().replace("_", "")
         mult = _TOKEN_SUFFIX.get(v[-1:], 1)
         num = v[:-1] if mult != 1 else v
-        try:
-            f = float(num)
-        except ValueError:
-            raise UsageError(f"{option} takes a token count such as 16000 or 16k, got {value!r}") from None
-        if f != f or f in (float("inf"), float("-inf")) or f * mult != int(f * mult):
+        from sessiontools.read.values import number_text  # (lazily: `--help` reads no session)
+
+        f = number_text(num, float)
+        if f is None:
+            raise UsageError(f"{option} takes a token count such as 16000 or 16k, got {value!r}")
+        f *= mult
+        if not math.isfinite(f) or f != int(f):  # (1e308m is past a double: infinite)
             raise UsageError(f"{option} takes a whole number of tokens, got {value!r}")
-        n = int(f * mult)
+        n = int(f)
     if n < minimum:
         raise UsageError(f"{option} must be at least {minimum:,} tokens, got {value!r}")
     return n
@@ -49,10 +52,11 @@ def parse_percent_list(value: str | None, option: str) -> list[float | None]:
     """Comma-separated percentages in (0, 100] (whole numbers stay ints); None: [None], the policy's default."""
     if value is None:
         return [None]
-    try:
-        out = [float(v) for v in value.split(",") if v.strip()]
-    except ValueError:
-        raise UsageError(f"{option} takes comma-separated percentages, got {value!r}") from None
+    from sessiontools.read.values import number_text
+
+    out = [number_text(v, float) for v in value.split(",") if v.strip()]
+    if None in out:
+        raise UsageError(f"{option} takes comma-separated percentages, got {value!r}")
     if not out or any(not 0 < p <= 100 for p in out):
         raise UsageError(f"{option}: each value must be in (0, 100], got {value!r}")
     return [int(p) if p == int(p) else p for p in out]

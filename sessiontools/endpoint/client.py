@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import Any
 
 from sessiontools.endpoint.cache import ResponseCache, request_key
-from sessiontools.read.values import integer
+from sessiontools.read.values import integer, number_text
 from sessiontools.replay.registry import reply_text
 from sessiontools.replay.summarizer import Answer, ResponsesRequest, SummarizerError
 
@@ -210,7 +210,7 @@ class Endpoint:
         except urllib.error.HTTPError as exc:
             detail = _error_detail(exc)
             if exc.code == 429 or exc.code >= 500:
-                raise _Retry(f"HTTP {exc.code}: {detail}", _retry_after(exc.headers.get("Retry-After"))) from None
+                raise _Retry(f"HTTP {exc.code}: {detail}", number_text(exc.headers.get("Retry-After"), float)) from None
             raise SummarizerError(f"{url}: HTTP {exc.code}: {detail}") from None
         except (urllib.error.URLError, TimeoutError, ConnectionError, http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", exc)
@@ -316,13 +316,6 @@ def _parse_responses(resp: Any, t0: float, url: str, keep: ReplyText) -> Answer:
     u = final.get("usage") if isinstance(final.get("usage"), dict) else {}
     return Answer(keep([it for it in output if isinstance(it, dict)]), integer(u.get("input_tokens"), None),
                   integer(u.get("output_tokens"), None), time.monotonic() - t0, False, final.get("status"))
-
-
-def _retry_after(v: str | None) -> float | None:
-    try:
-        return float(v) if v is not None else None
-    except ValueError:
-        return None
 
 
 def _error_detail(exc: urllib.error.HTTPError) -> str:

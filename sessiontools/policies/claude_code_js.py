@@ -18,6 +18,7 @@ from sessiontools.policies.claude_code_rules import (
     Count,
     js_round,
 )
+from sessiontools.read.values import integer
 from sessiontools.transcript.model import Message, UnitKind
 
 #: A JS release's estimate of an image block (2.1.2 - 2.1.73, as modelled; 2.1.63 counts 2000).
@@ -108,10 +109,8 @@ def _read_result(m: Any) -> tuple[str, float] | None:
     f = res.get("file") if isinstance(res, dict) else None
     if not isinstance(f, dict) or not isinstance(f.get("filePath"), str):
         return None
-    try:
-        share = max(1.0, int(f.get("totalLines")) / max(1, int(f.get("numLines"))))
-    except (TypeError, ValueError):
-        share = 1.0
+    total, lines = integer(f.get("totalLines"), None), integer(f.get("numLines"), None)
+    share = max(1.0, total / max(1, lines)) if total is not None and lines is not None else 1.0
     return f["filePath"], share
 
 

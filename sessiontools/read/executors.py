@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.errors import UsageError
+from sessiontools.read.values import number_text
 
 INSTALL_HINT = "--executor dask needs Dask: pip install 'sessiontools[dask]' (dask and distributed)"
 
@@ -294,16 +295,10 @@ def worker_malloc() -> Iterator[None]:
         with _MALLOC_LOCK:
             _MALLOC_TASKS[0] -= 1
             if _MALLOC_TASKS[0] == 0:  # the last batch running on this worker: its settings back
-                libc.mallopt(_M_TRIM_THRESHOLD, _int(trim, 128 * 1024))
-                libc.mallopt(_M_MMAP_THRESHOLD, _int(os.environ.get("MALLOC_MMAP_THRESHOLD_"), _GLIBC_MMAP_THRESHOLD))
+                libc.mallopt(_M_TRIM_THRESHOLD, number_text(trim, int, 128 * 1024))
+                libc.mallopt(_M_MMAP_THRESHOLD, number_text(os.environ.get("MALLOC_MMAP_THRESHOLD_"), int,
+                                                            _GLIBC_MMAP_THRESHOLD))
                 libc.malloc_trim(0)
-
-
-def _int(text: str | None, default: int) -> int:
-    try:
-        return int(text) if text is not None else default
-    except ValueError:
-        return default
 
 
 @functools.cache

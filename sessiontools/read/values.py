@@ -58,9 +58,34 @@ def integer(v: Any, default: Any = 0) -> Any:
 
 def real(v: Any, default: Any = 0.0) -> Any:
     """`float(v)` when `v` is a JSON number (`number`), else `default` (None: "not given", told
-    apart from 0). With `number` and `integer`, the package's one way to read a number it was given."""
+    apart from 0)."""
     n = number(v, None)
     return default if n is None else float(n)
+
+
+def finite(v: Any, default: Any = None) -> Any:
+    """`float(v)` when `v` is a finite JSON number (`number`: not NaN, not infinite, within a
+    double's range), else `default`: for a number a document must give (a coefficient of a
+    calibration), told apart from one that is absent or corrupt."""
+    n = number(v, None)
+    try:
+        f = float(n) if n is not None else None
+    except OverflowError:  # an integer beyond a double's range
+        return default
+    return f if f is not None and math.isfinite(f) else default
+
+
+def number_text(text: str | None, kind: type[int] | type[float] = int, default: Any = None) -> Any:
+    """The finite number `text` spells (an environment variable, an HTTP header, a CLI value), read
+    by `kind` as Python reads one (`int(" 12 ")`, `float("2.5e3")`), else `default`. With `number`,
+    `integer`, `real` and `finite`, the package's one way to read a number it was given."""
+    if text is None:
+        return default
+    try:
+        n = kind(text)
+    except (ValueError, OverflowError):  # not a number; `int` of a digit string past its limit
+        return default
+    return n if kind is int or math.isfinite(n) else default
 
 
 def _in_range(v: Any, limit: float) -> str | None:

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sessiontools.read.values import finite
+
 #: Sessions whose fit the data decided, needed before a level's median is used as a prior.
 MIN_SESSIONS = 2
 
@@ -82,10 +84,10 @@ def _fits(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, float, b
     out: dict[str, tuple[str, float, bool, str]] = {}
     for r in records:
         tm = r.get("truth_model") or {}
-        ratio = tm.get("ratio_to_chars4")
-        if r["session"] in out or not isinstance(ratio, int | float):
+        ratio = finite(tm.get("ratio_to_chars4"))
+        if r["session"] in out or ratio is None:
             continue
-        out[r["session"]] = (str(r.get("model")), float(ratio), bool(tm.get("prior_dominated")),
+        out[r["session"]] = (str(r.get("model")), ratio, bool(tm.get("prior_dominated")),
                              str(tm.get("counter", "chars4")))
     return out
 

@@ -25,6 +25,7 @@ import orjson
 
 from sessiontools.errors import InputError
 from sessiontools.names import Tokenizer
+from sessiontools.read.values import finite
 
 SCHEMA_VERSION = 1
 KIND = "calibration"
@@ -208,9 +209,10 @@ def _load_features(doc: Mapping[str, Any]) -> FeatureCalibration:
 
 
 def _number(v: Any, what: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or v != v or v in (float("inf"), float("-inf")):
+    f = finite(v)
+    if f is None:
         raise CalibrationError(f"calibration: {what} must be a finite number, not {v!r}")
-    return float(v)
+    return f
 
 
 def _optional_number(v: Any, what: str) -> float | None:

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 from sessiontools.errors import UsageError
 from sessiontools.names import DEFAULT_THRESHOLD_GRID, OWN_ESTIMATOR
+from sessiontools.read.values import number_text
 from sessiontools.tokens.calibrated import Calibration, FeatureCalibration, Tokenizer
 
 
@@ -105,10 +106,10 @@ def parse_threshold_grid(text: str | None) -> tuple[ThresholdSpec, ...]:
         mult = 1
         if s.endswith("k"):
             s, mult = s[:-1], 1000
-        try:
-            v = float(s) * mult
-        except ValueError as exc:
-            raise OptionError("thresholds", f"{raw.strip()!r} is not a number") from exc
+        v = number_text(s, float)
+        if v is None:
+            raise OptionError("thresholds", f"{raw.strip()!r} is not a number")
+        v *= mult
         if not math.isfinite(v) or v <= 0:
             raise OptionError("thresholds", f"{raw.strip()!r} must be positive")
         if v <= 1 and mult == 1:

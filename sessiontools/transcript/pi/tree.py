@@ -10,6 +10,7 @@ from functools import cached_property
 from sessiontools.errors import NoSuchEntry
 from sessiontools.jsvalues import js_truthy
 from sessiontools.read.pi.entries import Entry, Session
+from sessiontools.read.values import number_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +126,9 @@ class SessionTree:
         """An entry by id, or `#N` for the entry at index N of `path` (default: the default path)."""
         if ref.startswith("#"):
             seq = path if path is not None else self.path().entries
-            try:
-                n = int(ref[1:])
-            except ValueError as exc:
-                raise NoSuchEntry(f"{ref!r}: '#' must be followed by a path index") from exc
+            n = number_text(ref[1:], int)
+            if n is None:
+                raise NoSuchEntry(f"{ref!r}: '#' must be followed by a path index")
             if not 0 <= n < len(seq):
                 raise NoSuchEntry(f"{ref}: the path has {len(seq)} entries (indices 0..{len(seq) - 1})")
             return seq[n]
