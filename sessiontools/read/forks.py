@@ -22,6 +22,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from sessiontools.read.pipes import read_exactly, write_all
+
 _TASK = 4  # bytes of a task: a batch index (little-endian, unsigned)
 _SIZE = 8  # bytes of a result's length
 #: Tasks each worker holds (one at work, one waiting), so that it never waits for the parent,
@@ -36,35 +38,17 @@ class RemoteTraceback(Exception):
         return str(self.args[0]) if self.args else ""
 
 
-def _read_exact(fd: int, n: int) -> bytes:
-    parts = []
-    while n:
-        chunk = os.read(fd, n)
-        if not chunk:
-            raise EOFError
-        parts.append(chunk)
-        n -= len(chunk)
-    return b"".join(parts)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
 def _serve(tasks: int, results: int, run: Callable[[int], Any]) -> None:
     """A worker's loop: `run(batch)` for each task read, its results (or its exception) written back."""
     while True:
-        try:
-            data = _read_exact(tasks, _TASK)
-        except (EOFError, OSError):
+        data = read_exactly(tasks, _TASK)
+        if data is None:  # the parent closed the task pipe (done, or gone)
             return
         try:
             payload = _dumps((True, run(int.from_bytes(data, "little"))))
         except BaseException as exc:  # (sent to the parent, which raises it)
             payload = _failure(exc)
-        _write_all(results, len(payload).to_bytes(_SIZE, "little") + payload)
+        write_all(results, len(payload).to_bytes(_SIZE, "little") + payload)
 
 
 def _failure(exc: BaseException) -> bytes:
@@ -148,7 +132,7 @@ class ForkPool:
         batch = self.pending.popleft()
         self._out[fd].append(batch)
         try:
-            _write_all(self._procs[fd][1], batch.to_bytes(_TASK, "little"))
+            write_all(self._procs[fd][1], batch.to_bytes(_TASK, "little"))
         except OSError:  # the worker is gone: its result pipe's end says so (`_receive`), never a broken pipe
             pass
 
@@ -172,15 +156,15 @@ class ForkPool:
         return self._done.pop(batch)
 
     def _receive(self, fd: int) -> None:
-        try:
-            size = int.from_bytes(_read_exact(fd, _SIZE), "little")
-            ok, value = _pickle().loads(_read_exact(fd, size))
-        except EOFError:
+        head = read_exactly(fd, _SIZE)
+        body = read_exactly(fd, int.from_bytes(head, "little")) if head is not None else None
+        if body is None:
             pid = self._procs[fd][0]
             _, status = os.waitpid(pid, 0)
             del self._procs[fd]
             raise RuntimeError(f"a --jobs worker process ended unexpectedly (exit status "
-                               f"{os.waitstatus_to_exitcode(status)}) while reading files") from None
+                               f"{os.waitstatus_to_exitcode(status)}) while reading files")
+        ok, value = _pickle().loads(body)
         if not ok:
             exc, text = value
             raise exc from RemoteTraceback(text)

@@ -25,6 +25,8 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
 
+from sessiontools.read.pipes import read_exactly, write_all
+
 #: Request and answer headers: (request id, payload bytes).
 _HEADER = struct.Struct("<QQ")
 
@@ -95,7 +97,7 @@ class Helper:
                 break
             rid, payload = item
             try:
-                _write_all(self._req, _HEADER.pack(rid, len(payload)) + payload)
+                write_all(self._req, _HEADER.pack(rid, len(payload)) + payload)
             except OSError:
                 break
         _close(self._req)  # EOF: the helper exits
@@ -103,11 +105,11 @@ class Helper:
     def _read(self) -> None:
         try:
             while True:
-                head = _read_exactly(self._res, _HEADER.size)
+                head = read_exactly(self._res, _HEADER.size)
                 if head is None:
                     break
                 rid, size = _HEADER.unpack(head)
-                body = _read_exactly(self._res, size)
+                body = read_exactly(self._res, size)
                 if body is None:
                     break
                 with self._lock:
@@ -148,37 +150,16 @@ def _serve(name: str, req: int, res: int) -> int:
 
     counter = TiktokenCounter(name, get_encoding(name))
     while True:
-        head = _read_exactly(req, _HEADER.size)
+        head = read_exactly(req, _HEADER.size)
         if head is None:
             return 0
         rid, size = _HEADER.unpack(head)
-        body = _read_exactly(req, size)
+        body = read_exactly(req, size)
         if body is None:
             return 0
         counts = counter.count_texts(pickle.loads(body))
         out = struct.pack(f"<{len(counts)}I", *counts)
-        _write_all(res, _HEADER.pack(rid, len(out)) + out)
-
-
-def _read_exactly(fd: int, n: int) -> bytes | None:
-    """`n` bytes from `fd`, or None at EOF (or a broken pipe) before them."""
-    parts = []
-    while n:
-        try:
-            chunk = os.read(fd, min(n, 1 << 20))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        parts.append(chunk)
-        n -= len(chunk)
-    return b"".join(parts)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+        write_all(res, _HEADER.pack(rid, len(out)) + out)
 
 
 def _close(fd: int) -> None:
