@@ -312,8 +312,3 @@ def threshold(rule: ClaudeCodeRule, window: int, model: str | None = None, pct: 
 def js_round(n: int, d: int) -> int:
     """Math.round(n / d) (halves up)."""
     return (2 * n + d) // (2 * d)
-
-
-def js_round4(n: int) -> int:
-    """Math.round(n / 4) (halves up)."""
-    return js_round(n, 4)

@@ -11,7 +11,8 @@ four parts, each with the codex-rs function it follows:
   90% of the configured `model_context_window`) (codex-rs `openai_models` / `turn.rs`
   `auto_compact_token_status`, scope `Total`). The rollout does not record the configured window: its
   `token_count` events report 95% of it (`model_context_window` 60800 for a configured 64000), so the
-  configured window at recorded settings is reported / 0.95 (`configured_window`). The explicit
+  configured window at recorded settings is reported / 0.95 (`CodexPolicy.recorded_window`; before 0.49
+  the whole window: `codex_rules`). The explicit
   limit is not recorded at all.
 - **Count** (`count`): `ContextManager::get_total_token_usage` (`context_manager/history.rs`): the last
   response's `total_tokens` (input + output) plus `estimate_item_token_count` of every item after the
@@ -61,8 +62,6 @@ from sessiontools.policies.codex_rules import context_window as codex_context_wi
 from sessiontools.read.values import iso_seconds
 from sessiontools.transcript.codex import output_text
 
-#: `token_count.model_context_window` is this fraction of the configured window (observed, 0.171).
-REPORTED_WINDOW_FRACTION = 0.95
 #: `auto_compact_token_limit()` defaults to this fraction of the configured window.
 AUTO_COMPACT_WINDOW_FRACTION = 0.9
 #: `compact.rs`: the user messages kept after a compaction, in approximate tokens.
@@ -88,11 +87,6 @@ DEFAULT_CALL_ID_BYTES = 29
 def approx_tokens(nbytes: int) -> int:
     """`approx_tokens_from_byte_count`: ceil(bytes / 4)."""
     return -(-max(nbytes, 0) // APPROX_BYTES_PER_TOKEN)
-
-
-def configured_window(reported: int) -> int:
-    """The configured `model_context_window` behind a rollout's reported one (reported / 0.95)."""
-    return round(reported / REPORTED_WINDOW_FRACTION)
 
 
 def default_limit(context_window: int) -> int:

@@ -248,13 +248,6 @@ def _sizes(paths: Sequence[str]) -> list[int]:
     return out
 
 
-def largest_first(paths: Sequence[str]) -> list[int]:
-    """Indices of `paths`, largest file first (ties in file order): the long tasks start early, so
-    the workers finish together instead of one of them ending on a big file alone."""
-    sizes = _sizes(paths)
-    return sorted(range(len(paths)), key=lambda i: -sizes[i])
-
-
 def _many(paths: Sequence[str], fn: Callable[[Any], T], content_hash: bool | str, agents: frozenset[Agent],
           limits: Limits) -> list[FileResult[T]]:
     """`_one` over a batch of files (one `--jobs` worker task: `executors.batches`, as on Dask)."""

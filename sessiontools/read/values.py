@@ -184,10 +184,6 @@ def content(v: Any) -> tuple[Any, str | None]:
     return None, f"not a string or a list ({type(v).__name__})"
 
 
-def has_surrogates(s: str) -> bool:
-    return _SURROGATE.search(s) is not None
-
-
 def clean_surrogates(value: Any) -> tuple[Any, int]:
     """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD, and how many
     strings changed. U+FFFD is one UTF-16 unit like the surrogate, so Pi's character counts stay

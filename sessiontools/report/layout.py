@@ -216,19 +216,3 @@ def percent(v: float | None, *, signed: bool = False, digits: int = 1) -> str:
     if v is None:
         return "-"
     return f"{v * 100:+.{digits}f}" if signed else f"{v * 100:.{digits}f}"
-
-
-def rendered_lines(renderables: Sequence[Any], width: int) -> list[str]:
-    """The plain lines `renderables` print as at `width` (for tests and the width check)."""
-    con = Console(width=width, record=True, no_color=True, highlight=False, file=_Null(), legacy_windows=False)
-    for r in renderables:
-        con.print(r)
-    return con.export_text(styles=False).splitlines()
-
-
-class _Null:
-    def write(self, s: str) -> int:
-        return len(s)
-
-    def flush(self) -> None:
-        pass

@@ -4,15 +4,14 @@ A character is CJK when its code point lies in one of `CJK_RANGES` (CJK radicals
 punctuation, kana, bopomofo, ideographs with extensions A-F, Hangul syllables, compatibility
 ideographs, full-width forms); `lab/tokenizer.py` uses the same ranges for the lab tokenizer.
 
-`text_mix(text)` splits a text into the classes real tokenizers price differently: CJK
+`text_counts(text)` splits a text into the classes real tokenizers price differently: CJK
 characters, digits, whitespace and other characters (ASCII letters and punctuation, other
-scripts). Everything here is pure and cheap (a code-point array against the ranges).
+scripts), with its UTF-16 length. Everything here is pure and cheap (a code-point array against the ranges).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 #: Inclusive code-point ranges of CJK text.
@@ -98,28 +97,9 @@ def cjk_count(text: str) -> int:
     return _classes(_code_points(text))[0]
 
 
-@dataclass(frozen=True, slots=True)
-class TextMix:
-    """Characters (code points) of a text by class: cjk + digits + space + other == total."""
-
-    total: int
-    cjk: int
-    digits: int
-    space: int
-
-    @property
-    def other(self) -> int:
-        return self.total - self.cjk - self.digits - self.space
-
-
-def text_mix(text: str) -> TextMix:
-    """The classes of the characters of `text` (see the module doc)."""
-    return TextMix(*text_counts(text)[1:])
-
-
 def text_counts(text: str) -> tuple[int, int, int, int, int]:
-    """(UTF-16 length, code points, CJK, digits, whitespace) of `text`: `text_mix` and the length
-    JavaScript sees, in one pass."""
+    """(UTF-16 length, code points, CJK, digits, whitespace) of `text`, in one pass: the length
+    JavaScript sees and the classes (the other characters are code points - CJK - digits - whitespace)."""
     if text.isascii():
         b = text.encode("ascii")
         n = len(b)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.jsvalues import js_truthy, json_stringify
-from sessiontools.tokens.chars4 import ALL, CountRules, _blocks, _text_len
+from sessiontools.tokens.chars4 import ALL, CountRules, _blocks
 
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200
@@ -119,8 +119,3 @@ def message_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> 
         elif u:
             texts.append(u)
     return MessageUnits(tuple(texts), images, units_key(texts, images))
-
-
-def units_chars(units: MessageUnits) -> int:
-    """`chars4.message_chars` recomputed from the units (UTF-16 length + 4800 per image)."""
-    return sum(_text_len(t) for t in units.texts) + 4800 * units.images

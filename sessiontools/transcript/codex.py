@@ -381,10 +381,3 @@ def codex_transcript(rollout: Rollout) -> Transcript:
     return cleaned_for(rollout, Transcript(Agent.CODEX, rollout.path, first.id if first else None,
                                            _format(rollout, cli_version), [path], list(rollout.diagnostics), settings,
                                            billed=billed(rollout, b.provider, metas)))
-
-
-def load_codex_transcript(path: Any) -> Transcript:
-    """Read one rollout file (`read.codex.load_rollout`) and build its transcript."""
-    from sessiontools.read.codex.load import load_rollout
-
-    return codex_transcript(load_rollout(path))

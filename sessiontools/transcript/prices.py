@@ -148,7 +148,7 @@ def _catalogue_bytes() -> bytes:
 
 
 @lru_cache(maxsize=1)
-def _table() -> tuple[dict[tuple[str, str], AgentPrice], dict[tuple[str, str], AgentPrice], str]:
+def _table() -> tuple[dict[tuple[str, str], AgentPrice], dict[tuple[str, str], AgentPrice]]:
     doc = orjson.loads(_catalogue_bytes())
     section = doc.get("agent_prices") or {}
     exact: dict[tuple[str, str], AgentPrice] = {}
@@ -164,12 +164,7 @@ def _table() -> tuple[dict[tuple[str, str], AgentPrice], dict[tuple[str, str], A
         key = (price.provider, normalise(price.id))
         if key not in normal or price.id == key[1]:
             normal[key] = price
-    return exact, normal, str(section.get("source") or "")
-
-
-def price_source() -> str:
-    """Where the table's prices come from (models.json `agent_prices.source`)."""
-    return _table()[2]
+    return exact, normal
 
 
 def normalise(model: str) -> str:
@@ -203,7 +198,7 @@ def agent_price(provider: str | None, model: str | None) -> AgentPrice | None:
     """The price of a recorded (provider, model), or None when the table has no such model."""
     if not isinstance(model, str) or not model:
         return None
-    exact, normal, _ = _table()
+    exact, normal = _table()
     prov = provider.lower() if isinstance(provider, str) and provider else None
     inferred = infer_provider(model)
     if prov not in _PROVIDERS:  # none recorded, or a provider id of the user's own (Codex's `codex`, a proxy)

@@ -38,7 +38,7 @@ from sessiontools.testing import SessionBuilder
 from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit
 from sessiontools.tokens.chars4 import estimate_tokens, message_chars
 from sessiontools.transcript.pi import SessionTree, build_context
-from sessiontools.transcript.pi.incremental import iter_request_contexts
+from sessiontools.transcript.pi.incremental import iter_request_contexts_gen
 from tests.conftest import SAMPLES, shared_sessions
 from tests.parity.strategies import session_files, to_jsonl_lines
 
@@ -94,7 +94,7 @@ def assert_incremental_equals_rebuild(session: Session, version: str) -> int:
     for path in SessionTree(session).all_paths():
         entries = path.entries
         idx = assistant_indices(entries)
-        for i, ctx in iter_request_contexts(entries, idx, version):
+        for i, ctx, _ in iter_request_contexts_gen(entries, idx, version):
             ref = build_context(entries[:i], version)
             assert ctx.messages == ref.messages, (session.path, i)
             assert [p.source for p in ctx.entries] == [p.source for p in ref.entries]
@@ -672,12 +672,12 @@ def test_calibrated_hybrid_is_usage_plus_calibrated_trailing_part() -> None:
 def test_codex_transcripts_need_no_estimate_error_change() -> None:
     """A neutral transcript of another agent (Codex rollouts from the real CLI) goes through the same
     pipeline: requests, chars/4 over its units, Codex's own check-point estimate, the calibration."""
-    from sessiontools.transcript.codex import load_codex_transcript
+    from sessiontools.transcript.load import load_transcript
 
     files = sorted((SAMPLES / "codex").glob("*.jsonl")) if (SAMPLES / "codex").is_dir() else []
     if not files:
         pytest.skip("sample_sessions/codex is absent")
-    transcripts = [load_codex_transcript(f) for f in files]
+    transcripts = [load_transcript(f) for f in files]
     rep = estimate_error(transcripts)
     doc = summary(rep)
     n = sum(len(p.requests) for t in transcripts for p in t.paths)

@@ -11,9 +11,10 @@ import pytest
 
 from sessiontools.report.estimate_error import estimate_error_headline, estimate_error_table
 from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table
-from sessiontools.report.layout import rendered_lines, short_names
+from sessiontools.report.layout import short_names
 from sessiontools.report.replay import replay_headline, replay_table
 from tests.conftest import SAMPLES
+from tests.render import rendered_lines
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "out"
 WIDTHS = (80, 100)

@@ -138,3 +138,17 @@ def test_unknown_types_are_kept() -> None:
     ])
     assert s.entries[0].type == "hologram"
     assert any("unknown entry type 'hologram'" in d.reason for d in s.notices)
+
+
+def test_a_custom_entry_is_on_the_path_but_never_in_the_context() -> None:
+    """An extension's `custom` entry (its own state, `SessionBuilder.custom_entry`) is read as an entry
+    of its type, while the context Pi sends holds only the messages around it."""
+    b = SessionBuilder()
+    b.user("start")
+    cid = b.custom_entry("todo-state", {"open": 2})
+    b.assistant("ok", usage=b.usage(5))
+    s = b.session()
+    path = SessionTree(s).path().entries
+    assert [e.type for e in path] == ["message", "custom", "message"] and path[1].id == cid
+    for v in ("0", "1"):
+        assert [m["role"] for m in build_context(path, v).messages] == ["user", "assistant"]

@@ -20,7 +20,6 @@ from sessiontools.policies.claude_code_rules import (
     Keeps,
     context_window,
     js_round,
-    js_round4,
     output_reserve,
     rule_for,
     threshold,
@@ -92,7 +91,7 @@ def test_thresholds_users_run_at() -> None:
 
 
 def test_js_estimate() -> None:
-    assert [js_round4(n) for n in (0, 1, 2, 3, 4, 5, 6, 10)] == [0, 0, 1, 1, 1, 1, 2, 3]  # Math.round, halves up
+    assert [js_round(n, 4) for n in (0, 1, 2, 3, 4, 5, 6, 10)] == [0, 0, 1, 1, 1, 1, 2, 3]  # Math.round, halves up
     assert [js_round(n, 3) for n in (0, 1, 2, 3, 4, 5, 6, 10)] == [0, 0, 1, 1, 1, 2, 2, 3]  # 3 bytes per token
     # 2.1.140 - 2.1.152: per block Math.round(len / bytes per token), 4 for a listed family, else 3
     from sessiontools.transcript.model import Message as _M

@@ -15,7 +15,6 @@ from sessiontools.policies.codex import (
     CodexPolicy,
     approx_tokens,
     codex_policy,
-    configured_window,
     item_bytes,
 )
 from sessiontools.policies.codex_rules import context_window as codex_context_window
@@ -52,7 +51,7 @@ def _replay(name: str, limit_of: str) -> tuple[TranscriptPath, ReplayRun]:
     t = load_transcript(SAMPLES / f"{name}.jsonl")
     path = t.main
     assert path is not None
-    window = configured_window(t.settings["model_context_window"])
+    window = codex_policy(None, None).recorded_window(t.settings)
     spec = MANIFEST[limit_of]["spec"]
     model = path.requests[-1].model
     assert window == (spec["context_window"] or codex_context_window(model, t.settings.get("cli_version")))
@@ -166,7 +165,8 @@ def test_threshold_is_the_explicit_limit_capped_at_90_percent() -> None:
     assert p.threshold(PolicySettings(64000)) == 57600
     assert p.threshold(PolicySettings(64000, extra=(("auto_compact_limit", 17000),))) == 17000
     assert p.threshold(PolicySettings(64000, extra=(("auto_compact_limit", 60000),))) == 57600
-    assert configured_window(60800) == 64000 and configured_window(190000) == 200000
+    assert p.recorded_window({"model_context_window": 60800}) == 64000
+    assert p.recorded_window({"model_context_window": 190000}) == 200000
 
 
 def test_threshold_per_release() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from sessiontools.policies.base import CheckPoint, PolicySettings
-from sessiontools.policies.codex import codex_policy, configured_window
+from sessiontools.policies.codex import codex_policy
 from sessiontools.replay.walk import simulate_path
 from sessiontools.transcript.load import load_transcript
 
@@ -53,7 +53,7 @@ def _replay(name: str, tmp_path: Path, **columns: bool) -> tuple[int, int, int]:
         pol.check_points = frozenset({CheckPoint.BETWEEN_TURNS} | ({CheckPoint.BEFORE_SAMPLING}
                                                                     if pol.rule.pre_turn_check else set()))
     limit = LIMITS[name[0]]
-    settings = PolicySettings(configured_window(int(t.settings["model_context_window"])),
+    settings = PolicySettings(pol.recorded_window(t.settings),
                               extra=(("auto_compact_limit", limit),) if limit is not None else ())
     run = simulate_path(p, pol, settings)
     return len(p.compactions), run.recorded_match.matched, run.recorded_match.extra

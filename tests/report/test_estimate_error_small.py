@@ -4,7 +4,7 @@ calibration levels show the coefficients that are not 0 (issue 26)."""
 from __future__ import annotations
 
 from sessiontools.report.estimate_error import _levels_table, _oos_cell
-from sessiontools.report.layout import rendered_lines
+from tests.render import rendered_lines
 
 
 def test_too_few_requests_instead_of_a_mape() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from sessiontools.report.layout import Column, FittedTable, rendered_lines, short_names, tokens
+from sessiontools.report.layout import Column, FittedTable, short_names, tokens
+from tests.render import rendered_lines
 
 
 def test_short_names_keep_files_apart() -> None:

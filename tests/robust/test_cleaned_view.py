@@ -55,7 +55,7 @@ def _surrogates_in(value: Any, skip: frozenset[str] = frozenset({"raw"})) -> lis
 
     def walk(v: Any) -> None:
         if type(v) is str:
-            if values.has_surrogates(v):
+            if any("\ud800" <= c <= "\udfff" for c in v):
                 found.append(v)
         elif isinstance(v, list | tuple):
             for x in v:

@@ -18,7 +18,7 @@ from sessiontools.tokens.features import (
     message_features,
     text_features,
 )
-from sessiontools.tokens.text import CJK_RANGES, CJK_RE, cjk_count, is_cjk, text_mix
+from sessiontools.tokens.text import CJK_RANGES, CJK_RE, cjk_count, is_cjk, text_counts
 
 
 def test_one_cjk_definition_three_views_agree() -> None:
@@ -33,13 +33,12 @@ def test_one_cjk_definition_three_views_agree() -> None:
     assert cjk_count("plain ascii") == 0
 
 
-def test_text_mix_classes_add_up() -> None:
-    m = text_mix("ab 12\n中文")
-    assert (m.total, m.cjk, m.digits, m.space) == (8, 2, 2, 2) and m.other == 2
-    assert text_mix("") == text_mix("")
+def test_text_classes_add_up() -> None:
+    assert text_counts("ab 12\n中文") == (8, 8, 2, 2, 2)  # (2 other characters: a, b)
+    assert text_counts("") == (0, 0, 0, 0, 0)
 
 
-def test_text_mix_matches_a_per_character_reference() -> None:
+def test_text_classes_match_a_per_character_reference() -> None:
     """The class table (BMP), the astral ranges and the ASCII fast path count as `is_cjk` and
     `str.isdigit`-free ASCII rules do, on short and long, ASCII and mixed texts."""
     import random
@@ -50,27 +49,22 @@ def test_text_mix_matches_a_per_character_reference() -> None:
     for n in range(400):
         chars = pool if n % 2 else pool[:0x80]
         text = "".join(rng.choice(chars) for _ in range(rng.choice((1, 7, 300, 3000))))
-        m = text_mix(text)
-        assert (m.total, m.cjk, m.digits, m.space) == (
+        assert text_counts(text)[1:] == (
             len(text), sum(map(is_cjk, text)), sum(c in "0123456789" for c in text), sum(c in " \t\n\r" for c in text))
 
 
-def test_text_counts_is_text_mix_and_the_utf16_length() -> None:
+def test_text_counts_is_the_classes_and_the_utf16_length() -> None:
     """`text_counts` (one pass: BMP-only texts through UTF-16 units, others through code points) is
-    the UTF-16 length plus `text_mix`'s classes, lone surrogates and astral characters included."""
+    the UTF-16 length plus the classes, lone surrogates and astral characters included."""
     import random
-
-    from sessiontools.tokens.text import text_counts
 
     rng = random.Random(3)
     pool = [chr(c) for c in (0x41, 0x31, 0x20, 0x0A, 0xE9, 0x4E2D, 0x3042, 0xFF10, 0xD800, 0xDFFF, 0x1F600, 0x20001)]
     for n in range(300):
         text = "".join(rng.choice(pool[: 9 if n % 3 else None]) for _ in range(rng.choice((1, 5, 200))))
-        m = text_mix(text)
-        expected = (len(text.encode("utf-16-le", "surrogatepass")) // 2, m.total, m.cjk, m.digits, m.space)
-        assert text_counts(text) == expected
-        assert (m.total, m.cjk, m.digits, m.space) == (
-            len(text), sum(map(is_cjk, text)), sum(c in "0123456789" for c in text), sum(c in " \t\n\r" for c in text))
+        assert text_counts(text) == (
+            len(text.encode("utf-16-le", "surrogatepass")) // 2, len(text), sum(map(is_cjk, text)),
+            sum(c in "0123456789" for c in text), sum(c in " \t\n\r" for c in text))
 
 
 def test_features_and_the_calibrated_hybrid() -> None:

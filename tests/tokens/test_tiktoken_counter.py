@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from sessiontools.read import load_session
 from sessiontools.testing import SessionBuilder, image_block, text_block
-from sessiontools.tokens.chars4 import message_chars
+from sessiontools.tokens.chars4 import IMAGE_CHARS, message_chars
 from sessiontools.tokens.tiktoken_counter import TiktokenCounter
-from sessiontools.tokens.units import IMAGE_TOKENS, iter_units, message_units, units_chars, units_key
+from sessiontools.tokens.units import IMAGE_TOKENS, MessageUnits, iter_units, message_units, units_key
 from sessiontools.tokens.vocab import get_encoding
 from tests.conftest import shared_sessions
 
@@ -38,6 +38,11 @@ def all_role_messages() -> list[dict[str, Any]]:
          "toolsAdded": [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}]},
         {"role": "unknown", "content": "not counted"},
     ]
+
+
+def units_chars(units: MessageUnits) -> int:
+    """`chars4.message_chars` recomputed from the units: their UTF-16 length plus 4800 per image."""
+    return sum(len(t.encode("utf-16-le", "surrogatepass")) // 2 for t in units.texts) + IMAGE_CHARS * units.images
 
 
 @pytest.mark.parametrize("version", ["0", "1"])

@@ -6,7 +6,7 @@ same text units, `tokens.units`) and the walk's (chars, bytes) of each message (
 Each pass walked the message again (a tool call's arguments through `JSON.stringify` each time).
 `path_measures` walks each message once (`tokens.units.iter_units`: the strings Pi's chars/4
 counts, and its images) and keeps the result as long as the path lives: the characters are the
-units' UTF-16 length plus 4800 per image, `chars4.message_chars` exactly (`units_chars`).
+units' UTF-16 length plus 4800 per image, `chars4.message_chars` exactly (tests/tokens/test_tiktoken_counter.py checks it).
 
 Nothing is kept across paths or calls: a new read of the same file is a new path, measured anew.
 """

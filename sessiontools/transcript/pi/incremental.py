@@ -20,14 +20,6 @@ from sessiontools.transcript.pi.context import (
 )
 
 
-def iter_request_contexts(
-    entries: Sequence[Entry], indices: Iterable[int], pi_version: str
-) -> Iterable[tuple[int, Context]]:
-    """(i, context of `entries[:i]`) for each i in `indices` (see `iter_request_contexts_gen`)."""
-    for j, ctx, _ in iter_request_contexts_gen(entries, indices, pi_version):
-        yield j, ctx
-
-
 def iter_request_contexts_gen(
     entries: Sequence[Entry], indices: Iterable[int], pi_version: str
 ) -> Iterable[tuple[int, Context, int]]:
