@@ -1,5 +1,6 @@
-"""The one printer of input problems on stderr: `file:line: reason` per diagnostic, and the line for a
-file that is not a readable session (a note when it was found in a folder, an error when named)."""
+"""The one printer of input problems on stderr: `file:line: reason` per diagnostic, the line for a
+file that is not a readable session (a note when it was found in a folder, an error when named), and
+the note for a file left out (tests/cli/test_one_diagnostics_printer.py keeps every command to these)."""
 
 from __future__ import annotations
 
@@ -40,12 +41,17 @@ def _not_a_session(why: str) -> str:
     return unreadable_reason(why)
 
 
+def print_skipped(err: Console, path: object, reason: str) -> None:
+    """A file left out with its reason (not a session, another agent's, a command's own rule)."""
+    err.print(safe_text(f"note: {path}: skipped, {reason}"))
+
+
 def print_unreadable(err: Console, path: Path, fatal: Diagnostic | None, explicit: bool) -> bool:
     """A file that is not a readable session: a note when it was found in a folder (skipped), an error
     at its first fatal line when it was named. Returns whether it counts as unreadable (exit 3)."""
     why = fatal.reason if fatal is not None else "empty"
     if not explicit:
-        err.print(safe_text(f"note: {path}: skipped, {_not_a_session(why)}"))
+        print_skipped(err, path, _not_a_session(why))
         return False
     where = f"{fatal.path}:{fatal.line}" if fatal is not None else str(path)
     err.print(safe_text(f"error: {where}: {_not_a_session(why)}"))

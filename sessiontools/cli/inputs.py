@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sessiontools.cli.diagnostics import print_diagnostics, print_unreadable, safe_text
+from sessiontools.cli.diagnostics import print_diagnostics, print_skipped, print_unreadable, safe_text
 from sessiontools.cli.options import EXIT_INPUT, EXIT_OK
 from sessiontools.cli.progress import progress  # noqa: F401 (the one progress display; re-exported)
 from sessiontools.errors import InputError
@@ -131,7 +131,7 @@ def load_all(paths: Iterable[str | os.PathLike[str]] | None, err: Console, *, an
             continue
         reason = skip(s) if skip is not None else None
         if reason is not None:
-            err.print(safe_text(f"note: {f}: skipped, {reason}"))
+            print_skipped(err, f, reason)
             continue
         print_diagnostics(err, list(s.diagnostics), s.path)
         loaded.lines_skipped_or_recovered += len(getattr(s, "skipped", ())) + len(getattr(s, "recovered", ()))
@@ -181,8 +181,7 @@ def run_files(paths: Iterable[str | os.PathLike[str]] | None, err: Console, fn: 
                 continue
             print_diagnostics(err, res.diagnostics, p)
             if res.unsupported:
-                err.print(safe_text(f"note: {p}: skipped, a {res.agent} session (this command reads "
-                                    f"{', '.join(sorted(agents))} sessions)"))
+                print_skipped(err, p, f"a {res.agent} session (this command reads {', '.join(sorted(agents))} sessions)")
                 continue
             if res.error is not None:
                 err.print(safe_text(f"error: {res.error}"))
