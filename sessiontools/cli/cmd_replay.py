@@ -257,10 +257,17 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
                     compactions_out)
     err.print(replay_headline(records), markup=False)
-    from sessiontools.cli.replay_notes import given_options, ignored_option_notes, uncatalogued_model_notes
-    for note in ignored_option_notes(records, given_options(reserve, keep_recent, autocompact_pct, max_output_tokens,
-                                                            auto_compact_limit)) + uncatalogued_model_notes(
-                                                                records, windows_given=bool(context_window or per_model)):
+    from sessiontools.cli.replay_notes import (
+        given_options,
+        ignored_option_notes,
+        threshold_above_window_notes,
+        uncatalogued_model_notes,
+    )
+    notes = ignored_option_notes(records, given_options(reserve, keep_recent, autocompact_pct, max_output_tokens,
+                                                        auto_compact_limit))
+    notes += uncatalogued_model_notes(records, windows_given=bool(context_window or per_model))
+    notes += threshold_above_window_notes(records)
+    for note in notes:
         err.print(note, markup=False, soft_wrap=True)
     problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
     for msg in problems:

@@ -7,7 +7,9 @@ options its grid takes (`Policy.grid_extras`). When no replayed file ran under s
 says the option was ignored; a `--keep-recent` not below a Pi run's window (Pi would keep the whole
 context) is said too. Files of a model the catalogue lacks that their agent's rule gave a window
 anyway (Claude Code: 200k, 1M for `[1m]`, whatever the model) are said as well: replayed, not refused,
-cost unknown.
+cost unknown. So are runs whose threshold is above their window, which an agent's own rule can give
+(Claude Code's auto-compact window is at least 100,000, whatever W): a request can then overflow W
+before the threshold is reached.
 """
 
 from __future__ import annotations
@@ -109,3 +111,17 @@ def uncatalogued_model_notes(records: Sequence[Mapping[str, Any]], windows_given
     return [f"note: {len(files)} file(s) of model(s) the catalogue lacks ({models}) were replayed at the window "
             f"their agent's own rule gives (the one it recorded, or its CLI's default whatever the model: {windows}); "
             + cost]
+
+
+def threshold_above_window_notes(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One note for the runs whose threshold (the one their policy derived from the settings) is above
+    their window: which settings, and what it means for the run."""
+    over = [r for r in records if r["settings"].get("threshold") is not None
+            and r["settings"]["threshold"] > r["settings"]["context_window"]]
+    if not over:
+        return []
+    pairs = sorted({(r["settings"]["context_window"], r["settings"]["threshold"]) for r in over})
+    shown = "; ".join(f"W {w:,}: threshold {t:,}" for w, t in pairs[:3])
+    more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
+    return [f"note: the threshold is above the window in {len(over)} run(s) ({shown}{more}), as {_agents_of(over)}'s "
+            "own rule sets it for these settings: a request can overflow W before the threshold is reached"]
