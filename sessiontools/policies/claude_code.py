@@ -42,7 +42,7 @@ compacted, so that the turn's prompt was no longer in the context; the model kee
 replay performs it where it was recorded and keeps what `keep` keeps (the recorded one kept the
 final answer, the last round).
 
-The threshold's window is at least `MIN_AUTO_COMPACT_WINDOW` (Claude Code's minimum for
+The threshold's window is at least `claude_code_rules.MIN_AUTO_COMPACT_WINDOW` (Claude Code's minimum for
 `CLAUDE_CODE_AUTO_COMPACT_WINDOW`); a smaller `--context-window` still overflows at W, so the
 replay then compacts reactively.
 """
@@ -83,12 +83,6 @@ from sessiontools.transcript.model import Message, UnitKind
 MEASURED_VERSION = "2.1.332"
 #: The model's maximum output tokens in the recordings (`max_tokens` of every request).
 DEFAULT_MAX_OUTPUT_TOKENS = 128000
-#: E = W - min(maxOutputTokens, OUTPUT_RESERVE_CAP).
-OUTPUT_RESERVE_CAP = 20000
-#: T = E - AUTOCOMPACT_BUFFER (also the cap of the percentage threshold).
-AUTOCOMPACT_BUFFER = 13000
-#: The smallest auto-compact window Claude Code accepts (`CLAUDE_CODE_AUTO_COMPACT_WINDOW`).
-MIN_AUTO_COMPACT_WINDOW = 100000
 #: The count's safety factor on the chars/4 estimate of the messages after the last response.
 ESTIMATE_FACTOR = 4 / 3
 #: Rounds a threshold compaction keeps (the recorded median; 6 of 7 recorded kept exactly one).
@@ -99,19 +93,12 @@ REACTIVE_MAX_KEPT_ROUNDS = 3
 REACTIVE_KEEP_FRACTION = 0.6
 
 
-def effective_window(window: int, max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
-    """E = W - min(maxOutputTokens, 20000)."""
-    return window - min(max_output_tokens, OUTPUT_RESERVE_CAP)
-
-
 def claude_threshold(window: int, pct: float | None = None,
                      max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS) -> int:
-    """T = E - 13000, or min(floor(E * P / 100), E - 13000) with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P; the
-    auto-compact window is at least `MIN_AUTO_COMPACT_WINDOW` (a smaller W still overflows at W)."""
-    e = effective_window(max(window, MIN_AUTO_COMPACT_WINDOW), max_output_tokens)
-    if pct is None:
-        return e - AUTOCOMPACT_BUFFER
-    return min(math.floor(e * pct / 100), e - AUTOCOMPACT_BUFFER)
+    """The newest release's T (`claude_code_rules.threshold` of its row) at the recordings' max output:
+    E = max(W, 100000) - min(maxOutputTokens, 20000), T = E - 13000, or min(floor(E * P / 100), E - 13000)
+    with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=P (a W below 100000 still overflows at W)."""
+    return rule_threshold(NEWEST, window, None, pct, max_output_tokens)
 
 
 #: 2.1.222 / 2.1.332 (the JS in the native binary): models whose estimate is chars / 4; every other

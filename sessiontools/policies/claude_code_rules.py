@@ -86,6 +86,7 @@ behind a runtime flag (not decoded) the transcript does not record (not modelled
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -306,7 +307,7 @@ def threshold(rule: ClaudeCodeRule, window: int, model: str | None = None, pct: 
     e = window - output_reserve(rule, model, max_output_tokens)
     if pct is None or not rule.pct_override:
         return e - AUTOCOMPACT_BUFFER
-    return min(int(e * pct // 100), e - AUTOCOMPACT_BUFFER)
+    return min(math.floor(e * pct / 100), e - AUTOCOMPACT_BUFFER)  # (JavaScript's Math.floor of the quotient)
 
 
 def js_round(n: int, d: int) -> int:

@@ -59,6 +59,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any
 
@@ -217,11 +218,16 @@ def claude_transcript(f: ClaudeFile | ClaudeSummary, *, provider_limit: int | No
     billed, final = billed_responses([f, *subs])
     t = _file_transcript(f, provider_limit, final)
     t.billed = billed
-    for sub in subs:
-        st = _file_transcript(sub, provider_limit, final)
+    return with_sidechains(t, ((sub.path, _file_transcript(sub, provider_limit, final)) for sub in subs))
+
+
+def with_sidechains(t: Transcript, subagents: Iterable[tuple[str, Transcript]]) -> Transcript:
+    """`t` with each subagent file's transcript (its path, its transcript) added: its paths as
+    sidechains, its diagnostics after `t`'s, its path in `settings["subagent_files"]`."""
+    for path, st in subagents:
         for p in st.paths:
             p.sidechain = True
         t.paths.extend(st.paths)
         t.diagnostics.extend(st.diagnostics)
-        t.settings.setdefault("subagent_files", []).append(sub.path)
+        t.settings.setdefault("subagent_files", []).append(path)
     return t

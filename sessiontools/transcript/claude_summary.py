@@ -19,7 +19,7 @@ from typing import Any
 from sessiontools.read.claude_code.summary import ClaudeSummary, FileSummary
 from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
-from sessiontools.transcript.claude_code import format_of
+from sessiontools.transcript.claude_code import format_of, with_sidechains
 from sessiontools.transcript.model import (
     Agent,
     BilledRows,
@@ -75,11 +75,4 @@ def summary_transcript(s: ClaudeSummary) -> Transcript:
 def _transcript(s: ClaudeSummary) -> Transcript:
     t = _file(s.files[0])
     t.billed = BilledRows("anthropic", s.billed)
-    for sub in s.files[1:]:
-        st = _file(sub)
-        for p in st.paths:
-            p.sidechain = True
-        t.paths.extend(st.paths)
-        t.diagnostics.extend(st.diagnostics)
-        t.settings.setdefault("subagent_files", []).append(sub.path)
-    return t
+    return with_sidechains(t, ((sub.path, _file(sub)) for sub in s.files[1:]))

@@ -16,7 +16,6 @@ from sessiontools.policies.claude_code import (
     claude_chars,
     claude_code_policy,
     claude_threshold,
-    effective_window,
 )
 from sessiontools.policies.claude_code_recorded import default_policy
 from sessiontools.replay.neutral import fit_neutral_truth
@@ -54,8 +53,8 @@ def _replay(name: str, pct: float | None = None):  # type: ignore[no-untyped-def
 # -- the rules, by hand --------------------------------------------------------------------------------
 
 def test_threshold_formula() -> None:
-    assert effective_window(100000) == 80000  # min(128000, 20000) reserved for output
-    assert effective_window(100000, 8000) == 92000
+    assert claude_threshold(100000) == 100000 - 20000 - 13000  # min(128000, 20000) reserved for output
+    assert claude_threshold(100000, None, 8000) == 100000 - 8000 - 13000
     # the lab's measurements: W = 100000, 14% -> 11200, 15% -> 12000 (issue 16: 15/20/30/35% of 80000)
     assert [claude_threshold(100000, p) for p in (14, 15, 20, 30, 35)] == [11200, 12000, 16000, 24000, 28000]
     assert claude_threshold(100000) == 67000  # E - 13000
