@@ -14,7 +14,6 @@ from sessiontools.analysis.estimate.candidates import candidates, primary
 from sessiontools.analysis.estimate.hierarchy import (
     MIN_REQUESTS,
     PSEUDO,
-    Judged,
     LevelFit,
     Status,
     Sums,
@@ -26,6 +25,7 @@ from sessiontools.analysis.estimate.hierarchy import (
     sums,
 )
 from sessiontools.analysis.estimate.loso import held_out_coefficients
+from sessiontools.analysis.estimate.options import Judged
 from sessiontools.names import RULE_VERSION_KEY
 
 

@@ -9,20 +9,11 @@ other); a model with a single request is judged by the fit of the other models.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from sessiontools.analysis.estimate.options import DEFAULT_CALIBRATION_X
+from sessiontools.analysis.estimate.options import DEFAULT_CALIBRATION_X, Judged
 from sessiontools.analysis.estimate.stats import mape
 from sessiontools.tokens.calibrated import ANY_MODEL, Calibration, Fit, fit_line
-
-
-class Judged(StrEnum):
-    """How a fit was judged out of sample."""
-
-    LOSO = "leave-one-session-out"
-    TIME_SPLIT = "time-split"
-    NONE = "none"
 
 
 @dataclass(slots=True)

@@ -38,12 +38,6 @@ class Status(StrEnum):
     ONE_SESSION = "too few sessions"
 
 
-class Judged(StrEnum):
-    LOSO = "leave-one-session-out"
-    TIME_SPLIT = "time-split"
-    NONE = "none"
-
-
 @dataclass(slots=True)
 class Sums:
     """Normal-equation sums of some rows: G = X' W X, h = X' W y, n rows."""

@@ -51,6 +51,14 @@ MODEL = "model"
 CALIBRATED = ("calibrated", "calibrated_hybrid", "calibrated_session")
 
 
+class Judged(StrEnum):
+    """How a fit was judged out of sample (the per-model lines' and the feature tree's)."""
+
+    LOSO = "leave-one-session-out"
+    TIME_SPLIT = "time-split"
+    NONE = "none"
+
+
 class Grouping(StrEnum):
     """`by` choices."""
 

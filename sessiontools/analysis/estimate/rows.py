@@ -9,7 +9,6 @@ For Pi 1.x, the system messages of a context are replayed into one (as pi-ai sen
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from sessiontools.analysis.estimate.source import Source
 from sessiontools.names import RULE_VERSION_KEY
 from sessiontools.policies.checkpoint import ContextView
 from sessiontools.policies.registry import SYSTEM_MERGERS, own_policy
-from sessiontools.read.values import iso_seconds
+from sessiontools.read.values import integer, iso_seconds
 from sessiontools.tokens.calibrated import model_key
 from sessiontools.tokens.registry import FALLBACK, available, encoding_for
 from sessiontools.transcript.model import Request, TranscriptPath
@@ -313,10 +312,7 @@ def _add_rows(cols: _Columns, source: Source, path: TranscriptPath, requests: Se
 def _timestamp(raw: Any, r: Request) -> int | None:
     """The request's timestamp in epoch ms (Pi: the message's own `timestamp` number)."""
     if raw is not None:
-        v = raw.get("timestamp") if isinstance(raw, dict) else None
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            return None
-        return int(v)
+        return integer(raw.get("timestamp") if isinstance(raw, dict) else None, None)
     return _ms_timestamp(r.timestamp)
 
 
