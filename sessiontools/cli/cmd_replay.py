@@ -257,17 +257,9 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
         write_frame(compactions_frame(records), "parquet" if compactions_out.suffix == ".parquet" else "csv",
                     compactions_out)
     err.print(replay_headline(records), markup=False)
-    from sessiontools.cli.replay_notes import (
-        given_options,
-        ignored_option_notes,
-        threshold_above_window_notes,
-        uncatalogued_model_notes,
-    )
-    notes = ignored_option_notes(records, given_options(reserve, keep_recent, autocompact_pct, max_output_tokens,
-                                                        auto_compact_limit))
-    notes += uncatalogued_model_notes(records, windows_given=bool(context_window or per_model))
-    notes += threshold_above_window_notes(records)
-    for note in notes:
+    from sessiontools.cli.replay_notes import given_options, run_notes
+    for note in run_notes(records, given_options(reserve, keep_recent, autocompact_pct, max_output_tokens,
+                                                 auto_compact_limit), windows_given=bool(context_window or per_model)):
         err.print(note, markup=False, soft_wrap=True)
     problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
     for msg in problems:

@@ -78,6 +78,13 @@ def ignored_option_notes(records: Sequence[Mapping[str, Any]], given: Iterable[s
     return notes
 
 
+def run_notes(records: Sequence[Mapping[str, Any]], given: Iterable[str], windows_given: bool) -> list[str]:
+    """Every note `replay` prints after its runs, in order: options the runs ignored, models the
+    catalogue lacks, thresholds above the window."""
+    return (ignored_option_notes(records, given) + uncatalogued_model_notes(records, windows_given)
+            + threshold_above_window_notes(records))
+
+
 def _agents_of(records: Sequence[Mapping[str, Any]]) -> str:
     """The agents whose rules the runs follow, as people name them ("Pi")."""
     from sessiontools.policies.registry import OWN_AGENT
