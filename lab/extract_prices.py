@@ -1,4 +1,4 @@
-"""Write the ``agent_prices`` section of ``sessiontools/data/models.json`` from LiteLLM's price list.
+"""Write ``sessiontools/data/agent_prices.json`` (the price table of `transcript.prices`) from LiteLLM's price list.
 
     python -m lab.extract_prices <model_prices_and_context_window.json> [--litellm-version V]
         [--models-dev GIT_DIR --models-dev-commit REV]
@@ -15,7 +15,8 @@ Per model, dollars per million tokens: ``input``, ``output``, ``cache_read``, ``
 5-minute write), ``cache_write_1h`` (LiteLLM's ``..._above_1hr``, else twice the input price: the
 1-hour write, as Anthropic and ccusage price it); ``long_context``: the rates above a prompt of
 ``above_tokens`` (LiteLLM's ``..._above_200k_tokens`` / ``..._above_272k_tokens``), filled from the
-Bedrock twin when the Anthropic entry lacks them. Nothing else in models.json is touched.
+Bedrock twin when the Anthropic entry lacks them. models.json (Pi's catalogue, lab/extract_models.mjs)
+is not touched.
 
 ``--models-dev``: a clone of the models.dev catalogue (the ``anomalyco/models.dev`` repository; a
 bare clone will do) read at ``--models-dev-commit``. ccusage 20.0.24 embeds a models.dev snapshot
@@ -42,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MODELS = ROOT / "sessiontools" / "data" / "models.json"
+TABLE = ROOT / "sessiontools" / "data" / "agent_prices.json"
 #: Providers whose Anthropic-compatible endpoints Claude Code users reach through ANTHROPIC_BASE_URL
 #: (the transcript records their own model ids: `MiniMax-M2.1`, `glm-4.7`); ccusage prices those ids
 #: with LiteLLM's `minimax/...` and `zai/...` entries (to the cent on the real files).
@@ -204,7 +205,6 @@ def main() -> int:
     ap.add_argument("--models-dev-commit", default="HEAD")
     args = ap.parse_args()
     prices = json.loads(args.prices.read_text())
-    doc = json.loads(MODELS.read_text())
     models = extract(prices)
     source = (f"LiteLLM model_prices_and_context_window.json (PyPI litellm {args.litellm_version}), "
               "as ccusage 20 prices Claude Code and Codex sessions")
@@ -215,39 +215,26 @@ def main() -> int:
         source += (f"; models.dev (anomalyco/models.dev at {commit[:12]}) providers "
                    f"{', '.join(MODELS_DEV_PROVIDERS)} for the ids LiteLLM lacks, as ccusage 20.0.24's "
                    "embedded models.dev snapshot prices them")
-    doc["agent_prices"] = {
+    table = {
         "source": source + "; lab/extract_prices.py",
         "rules": "dollars per million tokens; cache_write = 5-minute write, cache_write_1h = 1-hour write; "
                  "long_context rates apply to every class of a request whose prompt (input + cache read + "
                  "cache write) exceeds above_tokens",
         "models": models,
     }
-    text = _dump(doc)
-    fd, tmp = tempfile.mkstemp(dir=MODELS.parent, prefix=".models-", suffix=".json")
+    fd, tmp = tempfile.mkstemp(dir=TABLE.parent, prefix=".agent_prices-", suffix=".json")
     with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, MODELS)
-    print(f"{len(models)} agent prices written to {MODELS}")
+        fh.write(_dump(table))
+    os.replace(tmp, TABLE)
+    print(f"{len(models)} agent prices written to {TABLE}")
     return 0
 
 
-def _dump(doc: dict[str, Any]) -> str:
-    """models.json's layout: one model per line (as lab/extract_models.mjs writes it)."""
-    head = {k: v for k, v in doc.items() if k not in ("models", "agent_prices")}
-    lines = ["{"]
-    lines += [f" {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
-    lines.append(' "models": [')
-    lines.append(",\n".join("  " + json.dumps(m, separators=(",", ":")) for m in doc["models"]))
-    lines.append(" ],")
-    ap = doc["agent_prices"]
-    lines.append(' "agent_prices": {')
-    lines.append(f'  "source": {json.dumps(ap["source"])},')
-    lines.append(f'  "rules": {json.dumps(ap["rules"])},')
-    lines.append('  "models": [')
-    lines.append(",\n".join("   " + json.dumps(m, separators=(",", ":")) for m in ap["models"]))
-    lines.append("  ]")
-    lines.append(" }")
-    lines.append("}")
+def _dump(table: dict[str, Any]) -> str:
+    """The table's layout: one model per line (a refresh diffs line by line)."""
+    lines = ["{", f' "source": {json.dumps(table["source"])},', f' "rules": {json.dumps(table["rules"])},', ' "models": [']
+    lines.append(",\n".join("  " + json.dumps(m, separators=(",", ":")) for m in table["models"]))
+    lines += [" ]", "}"]
     return "\n".join(lines) + "\n"
 
 

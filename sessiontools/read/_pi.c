@@ -495,10 +495,6 @@ static int pi_member(Cursor *c, const Field *f, PyObject *d) {
         return member(c, f, d);
     PyObject *v = NULL;
     int r;
-    if (PyDict_GetItemWithError(d, f->key) != NULL)
-        return NO; /* a duplicated key */
-    if (PyErr_Occurred())
-        return ERR;
     if (*c->p == '{')
         r = pi_object(c, f->sub, &v);
     else if (*c->p == 'n')
@@ -507,24 +503,16 @@ static int pi_member(Cursor *c, const Field *f, PyObject *d) {
         return NO;
     if (r != OK)
         return r;
-    r = PyDict_SetItem(d, f->key, v) < 0 ? ERR : OK;
-    Py_DECREF(v);
-    return r;
+    return set_new(d, f->key, v); /* (NO for a duplicated key) */
 }
 
 /* An undeclared member of a `whole` object, built; a duplicated key is not sure. */
 static int pi_rest(Cursor *c, PyObject *d, PyObject *k) {
     PyObject *v = NULL;
-    int r;
-    if (PyDict_GetItemWithError(d, k) != NULL)
-        return NO;
-    if (PyErr_Occurred() || (r = value(c, 1, NULL, &v)) == ERR)
-        return ERR;
+    int r = value(c, 1, NULL, &v);
     if (r != OK)
         return r;
-    r = PyDict_SetItem(d, k, v) < 0 ? ERR : OK;
-    Py_DECREF(v);
-    return r;
+    return set_new(d, k, v);
 }
 
 /* An object (c->p at '{') projected by `spec` into a new dict. */

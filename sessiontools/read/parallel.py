@@ -158,12 +158,17 @@ def _pipelined(paths: Sequence[str], fn: Any, content_hash: bool | str, agents: 
         yield from in_order(started(), finish)
 
 
-#: Input bytes per worker process, of the costliest reader per byte (`read.sources.MAX_READ_NS_PER_BYTE`):
-#: about 0.09 s of its CPU. A worker costs about 0.1 s of CPU whatever the agent (forked, warmed,
-#: fed, its results sent back: 0.08-0.11 s more for `--jobs 2` than `--jobs 1` over each 100 MB corpus
-#: of `make bench`, session 10), so below that it costs more than it saves. Small inputs run in
-#: this process.
+#: Input bytes per worker process: about 0.1 s of CPU at the costliest reader's cost per byte, more
+#: for any function that does more than read (estimate-error's tokenizing, a replay). Small inputs
+#: run in this process.
 BYTES_PER_WORKER = 32 * 1024 * 1024
+
+#: Reading CPU (ns) per worker process for a function whose work is the reading (`inspect`): twice
+#: what a worker costs, where its share of the reading (half, on 2 cores) saves what it costs. A
+#: worker costs about 0.055 s of CPU (forked, warmed, fed, its results sent back: 404M instructions
+#: more for `--jobs 2` than `--jobs 1` over the 315 MB Pi corpus of `make bench`, callgrind with
+#: --trace-children=yes, at the 0.137 ns an instruction of that run's reading took; session 12).
+READ_NS_PER_WORKER = 110_000_000
 
 #: Files whose reader `default_jobs` asks for (spread over the folder, the largest among them): a
 #: folder is mostly one agent's, and sniffing 6,000 files would cost more than a worker.
@@ -172,12 +177,11 @@ SAMPLED_FILES = 32
 
 def default_jobs(files: Sequence[str | Path] | None = None, fn: Any = None) -> int:
     """Worker processes for `files`: one per BYTES_PER_WORKER of input, at most one per core. For a
-    function whose work is the reading (`reads_selectively(fn)`: inspect), the bytes are weighed by
-    their reader's cost per byte (`read.sources.Reader.read_ns_per_byte`, over the costliest
-    reader's): a reader twice as cheap per byte as the costliest forks a worker per twice as many
-    bytes. Other functions (estimate-error's tokenizing, a replay) cost far more per byte than any
-    reading, so their bytes count in full. Files are only sniffed (a sample: `SAMPLED_FILES`) when
-    the bytes alone ask for more than one worker."""
+    function whose work is the reading (`reads_selectively(fn)`: inspect), one per READ_NS_PER_WORKER
+    of reading: the bytes weighed by their reader's cost per byte (`read.sources.Reader.read_ns_per_byte`),
+    so a cheap reader's bytes fork fewer workers. Other functions (estimate-error's tokenizing, a
+    replay) cost far more per byte than any reading, so their bytes alone decide. Files are only
+    sniffed (a sample: `SAMPLED_FILES`) when the bytes alone ask for more than one worker."""
     cores = os.cpu_count() or 1
     if files is None:
         return cores
@@ -186,20 +190,20 @@ def default_jobs(files: Sequence[str | Path] | None = None, fn: Any = None) -> i
     jobs = max(1, min(cores, len(files), total // BYTES_PER_WORKER))
     if jobs == 1 or not reads_selectively(fn):
         return jobs
-    return max(1, min(jobs, int(total * _cost_per_byte(files, sizes)) // BYTES_PER_WORKER))
+    return max(1, min(jobs, int(total * _ns_per_byte(files, sizes)) // READ_NS_PER_WORKER))
 
 
-def _cost_per_byte(files: Sequence[str | Path], sizes: Sequence[int]) -> float:
-    """The byte-weighted reading cost per byte of a sample of `files` over the costliest reader's
-    (1.0 for the costliest, and when nothing sampled has a byte)."""
+def _ns_per_byte(files: Sequence[str | Path], sizes: Sequence[int]) -> float:
+    """The byte-weighted reading cost per byte (ns) of a sample of `files` (the costliest reader's
+    when nothing sampled has a byte)."""
     from sessiontools.read.sources import MAX_READ_NS_PER_BYTE, read_ns_per_byte
 
     step = max(1, len(files) // SAMPLED_FILES)
     sample = sorted(range(len(files)), key=lambda i: -sizes[i])[::step][:SAMPLED_FILES]
     weighed = sum(sizes[i] for i in sample)
     if not weighed:
-        return 1.0
-    return sum(sizes[i] * read_ns_per_byte(files[i]) for i in sample) / weighed / MAX_READ_NS_PER_BYTE
+        return MAX_READ_NS_PER_BYTE
+    return sum(sizes[i] * read_ns_per_byte(files[i]) for i in sample) / weighed
 
 
 def map_sessions(

@@ -45,8 +45,11 @@ class Reader:
     companion: Callable[[Path], bool] | None = None
     #: CPU nanoseconds `inspect` spends per byte of this agent's files (reading, transcript, the
     #: record), what `read.parallel.default_jobs` weighs a folder's bytes by: a cheap reader's
-    #: bytes fork fewer workers. Measured on the 100 MB corpora of `make bench` (bench/corpus*.py),
-    #: in one process, median of 5 interleaved rounds on 2 loaded cores (issue 28, session 10).
+    #: bytes fork fewer workers. Measured on the ~100-300 MB corpora of `make bench` (bench/corpus*.py):
+    #: `load_source(f, selective=True)` then `inspect_source` over every file in one process,
+    #: process CPU over the bytes read (subagent files included), median of 5 interleaved rounds of
+    #: the three corpora, 2 cores loaded by other work (load average ~11; session 12). Pi 1.37,
+    #: Claude Code 1.16, Codex 0.78 (session 10, slower and less loaded: 1.6, 1.6, 2.8).
     read_ns_per_byte: float = 1.0
 
 
@@ -159,15 +162,15 @@ def read_models_file(data: bytes, source: str) -> list[Any]:
 
 READERS: list[Reader] = [
     Reader(Agent.CODEX, _codex_recognises, _codex_load, _codex_bytes, selective=(("lean", True),),
-           read_ns_per_byte=2.8),
+           read_ns_per_byte=0.78),
     Reader(Agent.CLAUDE_CODE, _claude_recognises, _claude_load, _claude_bytes,
            selective=(("texts", False), ("summary", True)), companion=_claude_companion,
-           read_ns_per_byte=1.6),
+           read_ns_per_byte=1.16),
 ]
 #: The reader for files no other reader recognises (it reports what it cannot read).
 FALLBACK = Reader(Agent.PI, lambda head: True, _pi_load, _pi_bytes, selective=(("selective", True),),
-                  read_ns_per_byte=1.6)
-#: The costliest reader's `read_ns_per_byte`: `read.parallel.BYTES_PER_WORKER` counts its bytes.
+                  read_ns_per_byte=1.37)
+#: The costliest reader's `read_ns_per_byte`: what a file whose reader is not known yet (a URL) weighs.
 MAX_READ_NS_PER_BYTE = max(r.read_ns_per_byte for r in (*READERS, FALLBACK))
 
 

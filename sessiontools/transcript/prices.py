@@ -1,8 +1,8 @@
 """What the requests of a Claude Code or Codex session cost, priced as their users are billed.
 
 Neither CLI records a cost (Claude Code 1.0.x wrote ``costUSD``; no transcript read here has it), so
-a request is priced from its usage classes with the ``agent_prices`` table of
-``sessiontools/data/models.json`` (LiteLLM's price list, the one ccusage prices with, and models.dev's
+a request is priced from its usage classes with the table
+``sessiontools/data/agent_prices.json`` (LiteLLM's price list, the one ccusage prices with, and models.dev's
 first-party DeepSeek and MiniMax entries for the ids LiteLLM lacks; regenerate with
 ``python -m lab.extract_prices``). Dollars per token, by class:
 
@@ -132,25 +132,30 @@ class AgentPrice:
         return self.rates
 
 
+#: The price table's file, beside the package's modules. It is its own file (24 KB), not a section of
+#: the 400 KB models.json (Pi's catalogue, which `replay` reads): parsing that whole file was most of
+#: what pricing cost an `inspect` run for the few prices it needs (issue 28).
+_TABLE_FILE = "agent_prices.json"
+
+
 def _catalogue_bytes() -> bytes:
-    """`sessiontools/data/models.json`: read as the file beside the package's modules, else (a zipped
-    install) through importlib.resources. (importlib.resources, with the zipfile and tempfile modules
-    it imports, was a third of what pricing cost every `inspect` run: issue 28.)"""
+    """`sessiontools/data/agent_prices.json`: read as the file beside the package's modules, else (a
+    zipped install) through importlib.resources. (importlib.resources, with the zipfile and tempfile
+    modules it imports, was a third of what pricing cost every `inspect` run: issue 28.)"""
     import os
 
     try:
-        with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", "models.json"), "rb") as f:
+        with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "data", _TABLE_FILE), "rb") as f:
             return f.read()
     except OSError:
         from importlib import resources
 
-        return resources.files("sessiontools").joinpath("data/models.json").read_bytes()
+        return resources.files("sessiontools").joinpath(f"data/{_TABLE_FILE}").read_bytes()
 
 
 @lru_cache(maxsize=1)
 def _table() -> tuple[dict[tuple[str, str], AgentPrice], dict[tuple[str, str], AgentPrice]]:
-    doc = orjson.loads(_catalogue_bytes())
-    section = doc.get("agent_prices") or {}
+    section = orjson.loads(_catalogue_bytes())
     exact: dict[tuple[str, str], AgentPrice] = {}
     normal: dict[tuple[str, str], AgentPrice] = {}
     for m in section.get("models") or []:

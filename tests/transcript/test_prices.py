@@ -116,10 +116,10 @@ def test_session_cost_looks_each_model_up_once_and_sums_as_request_cost(monkeypa
 
 
 def test_the_table_states_its_source_and_every_entry_is_complete() -> None:
-    doc = json.loads(resources.files("sessiontools").joinpath("data/models.json").read_bytes())
-    source = doc["agent_prices"]["source"]
+    doc = json.loads(resources.files("sessiontools").joinpath("data/agent_prices.json").read_bytes())
+    source = doc["source"]
     assert "LiteLLM" in source and "ccusage" in source and "models.dev" in source
-    for m in doc["agent_prices"]["models"]:
+    for m in doc["models"]:
         cost = m["cost_per_million"]
         assert m["provider"] in ("anthropic", "openai", "minimax", "zai", "deepseek")
         assert cost["input"] >= 0 and cost["output"] >= 0
@@ -212,9 +212,9 @@ def test_catalogue_read_without_the_file_beside_the_package(monkeypatch) -> None
     real_open = builtins.open
 
     def no_file(path, *a, **k):  # type: ignore[no-untyped-def]
-        if str(path).endswith("models.json"):
+        if str(path).endswith("agent_prices.json"):
             raise FileNotFoundError(path)
         return real_open(path, *a, **k)
 
     monkeypatch.setattr(builtins, "open", no_file)
-    assert prices._catalogue_bytes() == plain and b'"agent_prices"' in plain
+    assert prices._catalogue_bytes() == plain and b'"cost_per_million"' in plain
