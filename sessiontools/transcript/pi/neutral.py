@@ -135,12 +135,13 @@ def own_messages(entry: Entry, pi_version: str) -> tuple[RawMessage, ...]:
 
 
 def _usage(raw: Mapping[str, Any]) -> Usage:
-    cost = raw.get("cost")
+    g = raw.get
+    cost = g("cost")
     c = None
-    if isinstance(cost, dict):
-        c = Cost(*(real(cost.get(k)) for k in ("input", "cacheRead", "cacheWrite", "output", "total")))
-    return Usage(integer(raw.get("input")), integer(raw.get("cacheRead")), integer(raw.get("cacheWrite")),
-                 integer(raw.get("output")), c)
+    if isinstance(cost, dict):  # (one call per field, no generator: one of these per request of every file)
+        f = cost.get
+        c = Cost(real(f("input")), real(f("cacheRead")), real(f("cacheWrite")), real(f("output")), real(f("total")))
+    return Usage(integer(g("input")), integer(g("cacheRead")), integer(g("cacheWrite")), integer(g("output")), c)
 
 
 
@@ -182,7 +183,7 @@ class _PathBuilder:
             first_slot.append(first)
             eid, line, ts = e.id, e.line, _timestamp(e)
             for m in own_messages(e, pi_version):
-                if isinstance(m, Mapping):
+                if type(m) is dict or isinstance(m, Mapping):  # (the exact type first: an ABC test is slow)
                     role, units = ROLES.get(m.get("role"), Role.OTHER), message_units(m)
                 else:
                     role, units = Role.OTHER, ()
@@ -242,11 +243,10 @@ class _PathBuilder:
             e = entries[i]
             msg = e.message
             assert msg is not None
-            out.append(Request(
-                index=self.slot(e, 0), line=e.line, usage=_usage(msg["usage"]), context=tuple(ranges),
-                provider=_str(msg.get("provider")), model=_str(msg.get("model")), timestamp=_timestamp(e),
-                id=e.id, stop_reason=_str(msg.get("stopReason")),
-            ))
+            g = msg.get
+            # (positional: index, line, usage, context, provider, model, timestamp, id, stop_reason)
+            out.append(Request(self.slot(e, 0), e.line, _usage(msg["usage"]), tuple(ranges), _str(g("provider")),
+                               _str(g("model")), _timestamp(e), e.id, _str(g("stopReason"))))
         return tuple(out), skipped, tuple(unusable), tuple(unmetered)
 
     def _unusable(self, e: Entry, stop: str) -> UnusableReply:
