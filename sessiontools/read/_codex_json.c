@@ -6,6 +6,7 @@
  * 64-bit limit), nesting deeper than 200. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdlib.h>
 #include <string.h>
 #include "_codex_json.h"
 
@@ -88,13 +89,73 @@ static inline int special16(const unsigned char *p) {
 }
 #endif
 
+/* AVX2, where the CPU has it (checked once at run time; SESSIONTOOLS_SIMD=sse2 in the environment
+ * keeps to SSE2, which tests/read/test_codex_summary.py uses to hold both ways equal): the long runs
+ * of a string's plain bytes, and of a buffer's ASCII, thirty-two bytes at a time. The SSE2 (or
+ * portable) loops below do the rest, and all of it on a CPU without AVX2. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__SSE2__)
+#include <immintrin.h>
+#define WIDE 1
+static int wide_ok = -1;  /* (set by `jutf8` and `jtokenize`, which every scan starts with) */
+
+static void wide_init(void) {
+    if (wide_ok < 0) {
+        const char *env = getenv("SESSIONTOOLS_SIMD");
+        wide_ok = !(env && strcmp(env, "sse2") == 0) && __builtin_cpu_supports("avx2");
+    }
+}
+
+/* From p[i]: the offset of the first quote, backslash or control character, or where fewer than 32
+ * bytes are left before `end`. */
+__attribute__((target("avx2"))) static size_t plain32(const unsigned char *p, size_t i, size_t end) {
+    const __m256i quote = _mm256_set1_epi8('"'), bs = _mm256_set1_epi8('\\'), ctl = _mm256_set1_epi8(0x1f);
+    while (i + 32 <= end) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + i));
+        __m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, bs)),
+                                      _mm256_cmpeq_epi8(_mm256_min_epu8(v, ctl), v));
+        unsigned m = (unsigned)_mm256_movemask_epi8(hit);
+        if (m)
+            return i + (size_t)__builtin_ctz(m);
+        i += 32;
+    }
+    return i;
+}
+
+/* From p[i]: the offset of the first byte of 0x80 or more, or where fewer than 64 are left. */
+__attribute__((target("avx2"))) static size_t ascii64(const unsigned char *p, size_t i, size_t n) {
+    while (i + 64 <= n) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(p + i)), b = _mm256_loadu_si256((const __m256i *)(p + i + 32));
+        if (_mm256_movemask_epi8(_mm256_or_si256(a, b))) {
+            unsigned m = (unsigned)_mm256_movemask_epi8(a);
+            return m ? i + (size_t)__builtin_ctz(m) : i + 32 + (size_t)__builtin_ctz((unsigned)_mm256_movemask_epi8(b));
+        }
+        i += 64;
+    }
+    return i;
+}
+#endif
+
 /* A string from just after its opening quote: the token's end is its closing quote. The buffer is
  * valid UTF-8 (`jutf8`), so only the quote, the escapes and the control characters are looked at. */
 static int string(P *s, int tok) {
     const unsigned char *p = s->p;
     size_t i = s->i, end = s->end;
     int esc = 0;
+#ifdef WIDE
+    const int w = wide_ok > 0;
+#endif
     for (;;) {
+#ifdef WIDE
+        if (w) {  /* (a long run: past its first sixteen plain bytes, thirty-two at a time) */
+            while (i + 16 <= end) {
+                int k = special16(p + i);
+                i += (size_t)k;
+                if (k < 16)
+                    break;
+                i = plain32(p, i, end);
+            }
+        } else
+#endif
         while (i + 16 <= end) {
             int k = special16(p + i);
             i += (size_t)k;
@@ -177,8 +238,24 @@ static inline int cjk16(const unsigned char *p) {
 int jutf8(const char *data, size_t n) {
     const unsigned char *p = (const unsigned char *)data;
     size_t i = 0;
+#ifdef WIDE
+    wide_init();
+    const int w = wide_ok > 0;
+#endif
     while (i < n) {
 #ifdef __SSE2__
+#ifdef WIDE
+        if (w) {  /* (a long run: past its first sixteen bytes, sixty-four at a time) */
+            while (i + 16 <= n) {
+                int m = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
+                if (m) {
+                    i += (size_t)__builtin_ctz((unsigned)m);
+                    break;
+                }
+                i = ascii64(p, i + 16, n);
+            }
+        } else
+#endif
         while (i + 16 <= n) {  /* plain ASCII, sixteen bytes at a time */
             int m = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(p + i)));
             if (m) {
@@ -347,6 +424,9 @@ static int value(P *s, int depth) {
 
 int jtokenize(const char *data, size_t start, size_t end, JToks *out) {
     P s = {(const unsigned char *)data, start, end, out};
+#ifdef WIDE
+    wide_init();
+#endif
     out->n = 0;
     int r = value(&s, 0);
     if (r < 0)

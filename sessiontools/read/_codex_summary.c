@@ -5,8 +5,8 @@
  *   (meta, lines, roles, ids, compactions, billed, skipped, window, model, provider, events, schema)
  * where meta = (id, cwd, cli_version, model_provider, originator) or None; lines, roles (bytes of
  * R_* codes) and ids are the path's messages; compactions = [(index, line, manual, tokens_before,
- * tokens_after, provider_written, first_kept, timestamp)]; billed = [(line, input, cache_read,
- * output, model, timestamp)]; skipped = the summarisation calls dropped; events = [(line,
+ * tokens_after, provider_written, first_kept, timestamp)]; billed = [(line, model, timestamp, None,
+ * None, input, cache_read, 0, output, 0)] (`transcript.model.BilledRows`' rows); skipped = the summarisation calls dropped; events = [(line,
  * timestamp)] of `context_compacted` events. It is `transcript.codex._Builder` and
  * `codex_billed.billed` over `read.codex.load`'s records, for the rollouts it is sure of:
  *
@@ -392,8 +392,9 @@ static int on_count(S *s, int line, int ts, int p) {
     PyObject *t = ts_of(s, ts);
     if (t == NULL)
         return NOMEM;
-    PyObject *row = Py_BuildValue("(iLLLON)", line, use.f[0] - cached, cached, use.f[2],
-                                  s->model ? s->model : Py_None, t);
+    /* (`transcript.model.BilledRows`' row: no response id, stop reason or cache write) */
+    PyObject *row = Py_BuildValue("(iONOOLLiLi)", line, s->model ? s->model : Py_None, t, Py_None, Py_None,
+                                  use.f[0] - cached, cached, 0, use.f[2], 0);
     if (row == NULL || PyList_Append(s->billed, row) < 0) {
         Py_XDECREF(row);
         return NOMEM;

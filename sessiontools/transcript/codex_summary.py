@@ -2,8 +2,9 @@
 (`read.codex.summary.CodexSummary`, sessiontools/read/_codex_summary.c).
 
 It is the lean transcript (`transcript.codex`, a rollout read with `lean=True`) with less in it: the
-same path's messages (index, id, line, role; no units, timestamps or items), compactions (no
-summary text), skipped summarisation calls, billed calls (`Transcript.billed`), format and settings;
+same path's messages (index, id, line, role; no units, timestamps or items; kept as the C's columns:
+`model.MessageColumns`), compactions (no summary text), skipped summarisation calls, billed calls
+(`Transcript.billed`, the C's rows: `model.BilledRows`), format and settings;
 no per-path requests (inspect counts the billed ones) and no diagnostics (the C takes no file with
 one). Only `inspect` reads a rollout this way (tests/read/test_codex_summary.py holds its JSON equal
 to the ordinary way's).
@@ -12,7 +13,6 @@ to the ordinary way's).
 from __future__ import annotations
 
 from collections import Counter
-from itertools import repeat
 from typing import Any
 
 from sessiontools.read.codex.summary import CodexSummary
@@ -20,14 +20,13 @@ from sessiontools.read.parse import gc_paused
 from sessiontools.read.values import cleaned_for
 from sessiontools.transcript.model import (
     Agent,
+    BilledRows,
     Compaction,
-    Message,
-    Request,
+    MessageColumns,
     Role,
     Transcript,
     TranscriptPath,
     Trigger,
-    Usage,
     merge_ranges,
 )
 
@@ -51,7 +50,7 @@ def summary_transcript(s: CodexSummary) -> Transcript:
 
 def _transcript(s: CodexSummary) -> Transcript:
     n = len(s.lines)
-    messages = tuple(map(Message, range(n), s.ids, s.lines, map(_ROLES.__getitem__, s.roles), repeat((), n)))
+    messages = MessageColumns(s.ids, s.lines, list(map(_ROLES.__getitem__, s.roles)))
     compactions = [Compaction(index=index, line=line, trigger=Trigger.MANUAL if manual else Trigger.THRESHOLD,
                               tokens_before=before, tokens_after=after, summary=None,
                               writer="provider" if provider else "agent",
@@ -71,6 +70,5 @@ def _transcript(s: CodexSummary) -> Transcript:
         "originator": originator, "model_context_window": s.window, "session_metas": 1 if s.meta else 0,
         "schema": s.schema,
     }
-    billed = [Request(-1, line, Usage(i, r, 0, o), (), s.provider, model, ts) for line, i, r, o, model, ts in s.billed]
     return cleaned_for(s, Transcript(Agent.CODEX, s.path, sid, _format(s.schema, cli_version), [path], [], settings,
-                                     billed=billed))
+                                     billed=BilledRows(s.provider, s.billed)))

@@ -136,8 +136,8 @@ class Message:
 class MessageColumns(Sequence[Message]):
     """A path's messages kept as the columns a reader's C scanner gives (ids, lines, roles), each
     `Message` (no units, no timestamp) made only when asked for: a `TranscriptPath.messages` for a
-    transcript that is only counted (`inspect` of a summed-up Claude Code session,
-    `transcript.claude_summary`), where a `Message` per message was most of the transcript's cost
+    transcript that is only counted (`inspect` of a summed-up Claude Code session or Codex rollout,
+    `transcript.claude_summary`, `transcript.codex_summary`), where a `Message` per message was most of the transcript's cost
     (issue 28). Compares equal to the tuple of its messages; `inspect` reads the columns."""
 
     __slots__ = ("ids", "lines", "roles")
@@ -217,7 +217,7 @@ class Request:
 class BilledRows(Sequence[Request]):
     """A transcript's billed responses kept as a reader's C rows, each `Request` (no context, no
     context window) made only when asked for: a `Transcript.billed` for a transcript that is only
-    counted (`transcript.claude_summary`), as `MessageColumns` for messages. A row is (line, model,
+    counted (`transcript.claude_summary`, `transcript.codex_summary`), as `MessageColumns` for messages. A row is (line, model,
     timestamp, id, stop reason, input, cache read, cache write, output, 1h part of cache write);
     `provider` is every row's. Compares equal to the list of its requests; `inspect` reads the rows."""
 

@@ -260,3 +260,42 @@ def test_utf8_bytes_in_strings_and_between_values() -> None:
                 assert summarize(data, "r.jsonl", None) is None
                 _same(data)
     assert summed == 17 * len(VALID_UTF8)
+
+
+#: What a long run of plain bytes inside a string or between lines can meet, at any place in it: the
+#: escapes and the quote that end the scanner's plain run, a control character (not JSON: the
+#: ordinary way), valid and invalid UTF-8.
+_BREAKS = [b'\\"', b"\\\\", b"\\n", b"\\u00e9", b"\x01", "é".encode(), "中文".encode(), b"\xc0\x80", b"\xff"]
+
+
+def _at_every_place() -> list[bool]:
+    """`_same` for each of `_BREAKS` at each place in a 200-byte run of ASCII in a message's text (the
+    scans skip such runs 16, 32 or 64 bytes at a time): whether the C summed each up."""
+    base = (SAMPLES / "codex" / "codex-pair-a.jsonl").read_bytes()
+    lines = base.split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b'"text":"' in line)
+    out = []
+    for chunk in _BREAKS:
+        for k in range(100):
+            edited = list(lines)
+            text = b"a" * k + chunk + b"b" * (200 - k)
+            edited[at] = edited[at].replace(b'"text":"', b'"text":"' + text, 1)
+            out.append(_same(b"\n".join(edited)))
+    return out
+
+
+def test_plain_runs_with_avx2_and_with_sse2_alone() -> None:
+    """The string and UTF-8 scans take long plain runs 32 or 64 bytes at a time with AVX2 where the
+    CPU has it (_codex_json.c), else 16 at a time (SSE2): both give the ordinary reading's JSON at
+    every place a run can end, and sum up the same rollouts (SESSIONTOOLS_SIMD=sse2: SSE2 alone)."""
+    import os
+    import subprocess
+    import sys
+
+    _native()
+    wide = _at_every_place()
+    assert 0 < sum(wide) < len(wide)  # (a control character and invalid UTF-8: the ordinary way)
+    code = "from tests.read.test_codex_summary import _at_every_place as f; print(''.join('01'[x] for x in f()))"
+    env = {**os.environ, "SESSIONTOOLS_SIMD": "sse2"}
+    narrow = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    assert narrow.stdout.strip() == "".join("01"[x] for x in wide)
