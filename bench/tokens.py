@@ -238,7 +238,10 @@ def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = O
     estimate-error, the batch threads of both; `bench.peers.cpu_run`), interleaved with the order
     alternating, the median of the rounds' ratios (`..._wall`: the best wall times' ratio, reported).
     Beside it `..._floor`: the ratio if estimate-error did the raw process's work and paid only
-    the CLI's imports on top (`bench.peers.FLOOR` less a bare interpreter), and
+    its imports on top: every module a cold run has loaded by its end (the CLI, polars, numpy...)
+    imported by a process that does nothing else, less the same for the raw process's modules
+    (`_import_cpu`; the floor of `bench.peers.FLOOR`, the CLI's imports alone, understated it: a
+    cold run also imports polars and numpy), and
     `..._warm_tokenizer` (the same run against `encode_ordinary_batch` alone, in this process, the
     vocabulary already loaded, CPU: the floor no reader reaches) and the peak RSS of the estimate-error
     process (VmHWM of a --jobs 1 run) plus its vocabulary helper's (`tokens.remote`, which a cold
@@ -248,7 +251,7 @@ def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = O
     import subprocess
     import sys
 
-    from bench.peers import CLI, cpu_run, floor_cpu
+    from bench.peers import CLI, cpu_run
     from sessiontools.read import load_session
     from sessiontools.tokens.units import message_units
     from sessiontools.tokens.vocab import get_encoding
@@ -297,21 +300,27 @@ def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = O
             cpus["ours"].append(ours.cpu_s)
             cpus["raw"].append(theirs.cpu_s)
             t_raw, t_cold, t_warm = min(t_raw, theirs.wall_s), min(t_cold, ours.wall_s), min(t_warm, warm)
-        cli_floor = floor_cpu(rounds) - statistics.median(
-            cpu_run([sys.executable, "-c", "pass"], dict(os.environ), Path(work)).cpu_s for _ in range(rounds))
-    with tempfile.TemporaryDirectory() as d:
-        code = ("import sys,resource\nfrom sessiontools.cli import main\ntry: main(sys.argv[1:])\n"
-                "except SystemExit: pass\n"
-                "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1],"
-                "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-        out = subprocess.run([sys.executable, "-c", code, *argv[1:], "--jobs", "1"], capture_output=True, text=True,
-                             env=dict(os.environ, SESSIONTOOLS_CACHE_DIR=d))
-        own, helper = (int(v) / 1024 for v in out.stdout.split()[-2:]) if out.stdout.strip() else (float("nan"),) * 2
+        with tempfile.TemporaryDirectory() as d:
+            code = ("import sys,resource,json\nfrom sessiontools.cli import main\ntry: main(sys.argv[1:])\n"
+                    "except SystemExit: pass\n"
+                    "print(json.dumps(sorted(sys.modules)))\n"
+                    "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1],"
+                    "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            out = subprocess.run([sys.executable, "-c", code, *argv[1:], "--jobs", "1"], capture_output=True,
+                                 text=True, env=dict(os.environ, SESSIONTOOLS_CACHE_DIR=d))
+        lines = out.stdout.strip().splitlines()
+        own, helper = (int(v) / 1024 for v in lines[-1].split()) if lines else (float("nan"),) * 2
         rss = own + helper  # the vocabulary helper's (`tokens.remote`) counted in: both may peak together
+        ours_modules = json.loads(lines[-2]) if len(lines) >= 2 else []
+        raw_modules = json.loads(subprocess.run(
+            [sys.executable, "-c", RAW_TIKTOKEN + "print(json.dumps(sorted(sys.modules)))", str(Path(work) / "texts.json")],
+            capture_output=True, text=True, check=True).stdout)
+        imports = _import_cpu(ours_modules, rounds, Path(work)) - _import_cpu(raw_modules, rounds, Path(work))
     raw_cpu = statistics.median(cpus["raw"])
-    floor = (raw_cpu + cli_floor) / raw_cpu  # the raw process's work plus the CLI's imports, nothing else
+    floor = (raw_cpu + imports) / raw_cpu  # the raw process's work plus the imports it does not pay, nothing else
     print(f"estimate_error_cold_vs_tokenize: CPU ours {statistics.median(cpus['ours']):.2f}s vs raw {raw_cpu:.2f}s; "
-          f"pairs {', '.join(f'{x:.2f}' for x in pairs)}; floor (raw + the CLI's imports) {floor:.2f}")
+          f"pairs {', '.join(f'{x:.2f}' for x in pairs)}; floor (raw + the imports raw does not pay, "
+          f"{imports:.2f}s) {floor:.2f}")
     print(f"estimate-error cold {t_cold:.2f}s vs raw tiktoken o200k cold {t_raw:.2f}s wall (warm, in process {t_warm:.2f}s CPU) "
           f"over {len(texts)} distinct texts ({sum(map(len, texts)) / 1e6:.1f} M chars) of {len(subset)} CJK sessions "
           f"({total / 1e6:.0f} MB); peak RSS {rss:.0f} MB ({own:.0f} MB + the vocabulary helper's {helper:.0f} MB)")
@@ -320,3 +329,18 @@ def estimate_cold_vs_tokenize(files: list[Path], mb: float = 20, rounds: int = O
             "estimate_error_cold_vs_tokenize_floor": round(floor, 3),
             "estimate_error_cold_vs_tokenize_warm_tokenizer": round(statistics.median(warm_pairs), 3),
             "estimate_error_cold_peak_rss_mb": round(rss, 1)}
+
+
+def _import_cpu(modules: list[str], rounds: int, cwd: Path) -> float:
+    """Median whole-process CPU of a process that imports `modules` (a run's `sys.modules`, in
+    order; one its interpreter cannot import alone is skipped) and does nothing else."""
+    import json
+    import os
+
+    from bench.peers import cpu_run
+
+    code = ("import importlib, json, sys\nfor m in json.loads(sys.argv[1]):\n    try: importlib.import_module(m)\n"
+            "    except Exception: pass\n")
+    argv = [sys.executable, "-c", code, json.dumps([m for m in modules if not m.startswith("__")])]
+    cpu_run(argv, dict(os.environ), cwd)  # untimed first run, as the ratio's runs
+    return statistics.median(cpu_run(argv, dict(os.environ), cwd).cpu_s for _ in range(rounds))

@@ -266,13 +266,7 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     err = stderr_console()
     store_path = None if no_cache else str(token_cache_path())
     worker = _session_worker(options, store_path, paths, jobs, executor)
-    from sessiontools.report.estimate_error import (
-        estimate_error_figure,
-        estimate_error_headline,
-        estimate_error_table,
-        requests_frame,
-    )
-    from sessiontools.report.estimate_json import estimate_error_json
+    from sessiontools.report.estimate_json import estimate_error_headline, estimate_error_json
     per_session, loaded = run_files(paths, err, worker, jobs, "estimating", content_hash=store_path is not None,
                                     executor=executor)
     _stop_token_helpers()
@@ -283,14 +277,20 @@ def _run(paths: Any, estimators: str | None, by: By, threshold_grid: str, save_c
     if format == Fmt.json:
         emit_json(envelope("estimate-error", **summary), output)
     elif format in (Fmt.csv, Fmt.parquet):
+        from sessiontools.report.estimate_error import requests_frame  # (rich: only for what is not JSON)
+
         write_frame(requests_frame(report), format.value, output)
     elif each_session or len(summary["sessions"]) <= 1:
+        from sessiontools.report.estimate_error import estimate_error_table
+
         emit_renderables([estimate_error_table(summary, report.estimators)], output)
     else:  # a folder: per estimator and group, the verdict, the worst sessions first
         from sessiontools.report.estimate_totals import estimate_folder_answer
         rank = gates[0].metric.partition(".")[2] if gates else None
         emit_renderables([estimate_folder_answer(summary, report, group_by=group_by, rank=rank)], output)
     if plot is not None:
+        from sessiontools.report.estimate_error import estimate_error_figure
+
         save_figure(estimate_error_figure(report.rows, report.estimators), plot)
     if save_calibration_to is not None:
         from sessiontools.report.writers import write_atomic

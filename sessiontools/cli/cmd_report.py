@@ -58,7 +58,7 @@ def _build_in_stage(err: Any, paths: list[Path] | None, output: Path, jobs: int 
                     reserves: list[int], keeps: list[int], strict: bool, policy_options: dict[str, Any]) -> int:
     from sessiontools.cli.documents import report_documents
     from sessiontools.cli.progress import phase
-    from sessiontools.report.estimate_error import estimate_error_headline
+    from sessiontools.report.estimate_json import estimate_error_headline
     from sessiontools.report.html import render_report
     from sessiontools.report.inspect import inspect_headline
     from sessiontools.report.replay import replay_headline

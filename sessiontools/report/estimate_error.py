@@ -241,24 +241,6 @@ def _sessions_table(summary: Mapping[str, Any], estimators: Sequence[str]) -> Fi
     return s_t
 
 
-def estimate_error_headline(summary: Mapping[str, Any]) -> str:
-    """One line: how far chars/4 is off, and the closest estimator."""
-    ests = summary["estimators"]
-    parts = []
-    c4 = ests.get("chars4")
-    if c4 and c4.get("bias") is not None:
-        word = "under-counts" if c4["bias"] < 0 else "over-counts"
-        ratio = f" (median x{c4['median_ratio']:.2f})" if c4.get("median_ratio") else ""
-        parts.append(f"chars/4 {word} by {abs(c4['bias']):.0%}{ratio}")
-    scored = [(v["mape"], k) for k, v in ests.items() if v.get("mape") is not None]
-    oos = (summary.get("calibration") or {}).get("out_of_sample") or {}
-    warn = f"; WARNING: {oos['note']}" if oos.get("note") else ""
-    if scored:
-        mape, best = min(scored)
-        parts.append(f"closest: {best} (MAPE {mape:.1%})")
-    return f"estimate-error: {summary['requests']:,} requests; " + "; ".join(parts) + warn
-
-
 _COLORS = {"chars4": "#d62728", Estimator.OWN.value: "#9467bd", "cl100k": "#1f77b4", "o200k": "#2ca02c", "calibrated": "#ff7f0e"}
 
 

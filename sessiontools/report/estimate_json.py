@@ -1,9 +1,10 @@
 """`estimate-error --format json`: the report's frames as one document (keys documented in
-docs/estimate-error.md). The tables, the per-request frame and the figure are `report.estimate_error`."""
+docs/estimate-error.md), and the headline made from it. The tables, the per-request frame and the
+figure are `report.estimate_error` (which imports rich: a JSON run does not)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.analysis.estimate import EstimateErrorReport
@@ -157,3 +158,21 @@ def estimate_error_json(report: EstimateErrorReport) -> dict[str, Any]:
             for s in report.sessions
         ],
     }
+
+
+def estimate_error_headline(summary: Mapping[str, Any]) -> str:
+    """One line: how far chars/4 is off, and the closest estimator."""
+    ests = summary["estimators"]
+    parts = []
+    c4 = ests.get("chars4")
+    if c4 and c4.get("bias") is not None:
+        word = "under-counts" if c4["bias"] < 0 else "over-counts"
+        ratio = f" (median x{c4['median_ratio']:.2f})" if c4.get("median_ratio") else ""
+        parts.append(f"chars/4 {word} by {abs(c4['bias']):.0%}{ratio}")
+    scored = [(v["mape"], k) for k, v in ests.items() if v.get("mape") is not None]
+    oos = (summary.get("calibration") or {}).get("out_of_sample") or {}
+    warn = f"; WARNING: {oos['note']}" if oos.get("note") else ""
+    if scored:
+        mape, best = min(scored)
+        parts.append(f"closest: {best} (MAPE {mape:.1%})")
+    return f"estimate-error: {summary['requests']:,} requests; " + "; ".join(parts) + warn

@@ -9,7 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sessiontools.report.estimate_error import estimate_error_headline, estimate_error_table
+from sessiontools.report.estimate_error import estimate_error_table
+from sessiontools.report.estimate_json import estimate_error_headline
 from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table
 from sessiontools.report.layout import short_names
 from sessiontools.report.replay import replay_headline, replay_table

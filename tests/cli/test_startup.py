@@ -201,3 +201,21 @@ def test_inspect_of_codex_or_claude_code_files_imports_no_pi_reader(tmp_path) ->
                                str(tmp_path / "out.json")], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr.splitlines()[-1] == "LOADED=", (f.name, proc.stderr.splitlines()[-1])
+
+
+def test_estimate_error_json_imports_no_rich(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`estimate-error FILES --format json` (the bench command of `estimate_error_cold_vs_tokenize`)
+    in a fresh interpreter imports no rich: its tables and figure are `report.estimate_error`'s, the
+    headline is made from the JSON summary (`report.estimate_json`; rich's console and table were
+    about a tenth of a cold run's imports, issue 28). The table output still renders with rich."""
+    from pathlib import Path
+
+    samples = Path(__file__).resolve().parents[2] / "sample_sessions"
+    code = ("import sys\nfrom sessiontools.cli import main\nrc = main(sys.argv[1:])\n"
+            "print('RICH=' + str('rich' in sys.modules), file=sys.stderr)\nsys.exit(rc)\n")
+    for fmt, suffix, rich in (("json", "json", False), ("table", "txt", True)):
+        proc = subprocess.run([sys.executable, "-c", code, "estimate-error", str(samples / "pi0-chinese.jsonl"),
+                               "--estimators", "chars4", "--no-cache", "--format", fmt, "-o", str(tmp_path / f"out.{suffix}")],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines()[-1] == f"RICH={rich}", (fmt, proc.stderr)

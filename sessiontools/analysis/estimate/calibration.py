@@ -8,6 +8,7 @@ other); a model with a single request is judged by the fit of the other models.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,26 +157,36 @@ MAX_TOKENS_PER_MESSAGE = 500.0
 def fit_tokenizer_profile(frame: Any) -> TokenizerProfile | None:
     """Least squares A ~ overhead + other/chars_per_token + cjk*cjk_tokens_per_char + per_message*messages.
 
-    A term whose column is constant (no CJK text) is left out and reported as None. None when there
+    `frame`: a request frame, a file's columns (`SessionRows.columns`) or a list of row dicts. A
+    term whose column is constant (no CJK text) is left out and reported as None. None when there
     are too few requests to fit.
     """
     import numpy as np
 
     from sessiontools.tokens.fit import least_squares
 
-    if not hasattr(frame, "to_numpy"):
-        import polars as pl
+    if isinstance(frame, Mapping):
+        columns, actual = frame, list(frame["actual"])
+    else:
+        if not hasattr(frame, "to_numpy"):
+            import polars as pl
 
-        frame = pl.DataFrame(list(frame))
-    n = len(frame)
-    text = frame["text_chars"].to_numpy().astype(np.float64)
-    cjk = frame["cjk_chars"].to_numpy().astype(np.float64)
-    cols = [np.ones(n), text - cjk, cjk, frame["messages"].to_numpy().astype(np.float64)]
+            frame = pl.DataFrame(list(frame))
+        columns = {c: frame[c].to_numpy() for c in ("text_chars", "cjk_chars", "messages", "actual")}
+        actual = frame["actual"].to_list()
+
+    def floats(name: str) -> Any:
+        return np.asarray(columns[name]).astype(np.float64)
+
+    n = len(actual)
+    text = floats("text_chars")
+    cjk = floats("cjk_chars")
+    cols = [np.ones(n), text - cjk, cjk, floats("messages")]
     keep = [k for k, c in enumerate(cols) if k == 0 or (n and bool((c != c[0]).any()))]
     if 1 not in keep or n < len(keep) + 2:
         return None
     x = np.array([cols[k] for k in keep], dtype=np.float64).T
-    y = frame["actual"].to_numpy().astype(np.float64)
+    y = floats("actual")
     scale = np.maximum(np.abs(x).max(axis=0), 1.0)
     if np.linalg.matrix_rank(x / scale) < len(keep):
         return None
@@ -198,7 +209,7 @@ def fit_tokenizer_profile(frame: Any) -> TokenizerProfile | None:
     if c[3] is not None and c[3] > MAX_TOKENS_PER_MESSAGE:
         warnings.append(f"{c[3]:.3g} tokens per message is above {MAX_TOKENS_PER_MESSAGE:g}: not reported")
         c[3] = None
-    return TokenizerProfile(n, cpt, c[2], c[3], c[0], mape(pred, frame["actual"].to_list()), tuple(warnings))
+    return TokenizerProfile(n, cpt, c[2], c[3], c[0], mape(pred, actual), tuple(warnings))
 
 
 def profile_record(profile: TokenizerProfile | None) -> dict[str, Any] | None:

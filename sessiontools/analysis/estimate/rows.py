@@ -53,17 +53,29 @@ _SUMS = ("chars", "chars4", "text_chars", "cjk_chars", "images", "tool_chars", *
 
 @dataclass(slots=True)
 class SessionRows:
-    """The requests of one file as a frame, what was skipped, and the trailing parts of the
-    agent's check points (for the calibrated hybrid: request row -> feature sums after the usage)."""
+    """The requests of one file as plain columns (name -> one value per request, in `COLUMNS`
+    order), what was skipped, and the trailing parts of the agent's check points (for the
+    calibrated hybrid: request row -> feature sums after the usage). No polars frame is made per
+    file: `summary` makes one over every file's columns (`frame_of`)."""
 
     session: str
     rule_version: str
-    frame: Any  # pl.DataFrame
+    columns: dict[str, list[Any]]
     skipped: Counter[str]
-    #: the file's tokenizer profile (`calibration.fit_tokenizer_profile` of `frame`: a pure function of the
-    #: rows, cached with them), valid when `profiled`
+    #: the file's tokenizer profile (`calibration.fit_tokenizer_profile` of `columns`: a pure function
+    #: of the rows, cached with them), valid when `profiled`
     profile: Any = None
     profiled: bool = False
+
+    @property
+    def size(self) -> int:
+        """How many request rows."""
+        return len(self.columns["actual"])
+
+    @property
+    def frame(self) -> Any:
+        """This file's rows as a polars frame (`frame_of`)."""
+        return frame_of([self.columns])
 
 
 def _ms_timestamp(ts: str | None) -> int | None:
@@ -126,14 +138,17 @@ def _covered(requests: Sequence[Request], n: int) -> list[int]:
     return np.flatnonzero(np.cumsum(diff[:n]) > 0).tolist()
 
 
+#: The columns of a file's rows, in frame order.
+COLUMNS = (*STR_COLUMNS, *BASE_INT_COLUMNS, "cjk_share", "tool_share", *FEATURE_COLUMNS, "est_chars4", OWN_COLUMN,
+           "est_cl100k", "est_o200k", "est_model", "hyb_usage", *TRAIL_COLUMNS)
+
+
 class _Columns:
-    """Column lists of the frame being built."""
+    """Column lists of the rows being built."""
 
     def __init__(self, encodings: Sequence[str]) -> None:
         self.encodings = encodings
-        self.data: dict[str, list[Any]] = {c: [] for c in (*STR_COLUMNS, *BASE_INT_COLUMNS, "cjk_share", "tool_share",
-                                                           *FEATURE_COLUMNS, "est_chars4", OWN_COLUMN, "est_cl100k",
-                                                           "est_o200k", "est_model", "hyb_usage", *TRAIL_COLUMNS)}
+        self.data: dict[str, list[Any]] = {c: [] for c in COLUMNS}
 
     def extend(self, **values: Sequence[Any]) -> None:
         for k, v in values.items():
@@ -166,7 +181,7 @@ def session_rows_steps(source: Source, measurer: MessageMeasurer) -> Generator[T
         seen.update(r.line for r in todo)
         if todo:
             yield from _path_rows(source, path, todo, resets, measurer, encodings, cols, native, version)
-    return SessionRows(t.source, version, _frame(cols), Counter(source.skipped))
+    return SessionRows(t.source, version, cols.data, Counter(source.skipped))
 
 
 class _MergedSystems:
@@ -316,11 +331,14 @@ def _timestamp(raw: Any, r: Request) -> int | None:
     return _ms_timestamp(r.timestamp)
 
 
-def _frame(cols: _Columns) -> Any:
+def frame_of(parts: Sequence[dict[str, list[Any]]]) -> Any:
+    """One polars frame of the rows of `parts` (files' `SessionRows.columns`), in order: one typed
+    Series per column over every part (the frame `pl.concat` of per-file frames would give)."""
     import polars as pl
 
     series = []  # a list of typed Series builds faster than a dict with a schema (same frame)
-    for c, values in cols.data.items():
+    for c in COLUMNS:
         dtype = pl.Utf8 if c in STR_COLUMNS else pl.Float64 if c in ("cjk_share", "tool_share") else pl.Int64
+        values = parts[0][c] if len(parts) == 1 else [v for p in parts for v in p[c]]
         series.append(pl.Series(c, values, dtype=dtype))
     return pl.DataFrame(series)

@@ -29,7 +29,7 @@ from sessiontools.tokens.tiktoken_counter import TiktokenCounter
 ProgressFn = Callable[[int, int, str], None]
 
 #: Bump when the rows `session_requests` produces change shape or meaning (invalidates cached rows).
-ROWS_VERSION = 4
+ROWS_VERSION = 5
 
 def package_hash() -> str:
     """`sessiontools.__version__` + a hash of every `sessiontools/**/*.py` (`fingerprint`): cached rows
@@ -96,10 +96,7 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
                  store: Any | None) -> Generator[TokensWait, None, SessionRows]:
     """`session_requests` in steps (see `rows.session_rows_steps`), reusing the rows stored for the
     same file content, options and package."""
-    import io
-
     import orjson
-    import polars as pl
 
     key = None
     content_hash = getattr(s, "content_hash", None)
@@ -113,27 +110,28 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
         if hit is not None:
             head, _, body = hit.partition(b"\n")
             meta = orjson.loads(head)
-            return SessionRows(meta["session"], meta["rule_version"], pl.read_ipc(io.BytesIO(body)),
+            return SessionRows(meta["session"], meta["rule_version"], orjson.loads(body),
                                Counter(meta["skipped"]), profile_from_record(meta["profile"]), True)
     source = transcript_source(s, leaf=options.leaf, all_leaves=options.all_leaves, version=options.rule_version)
     sr = with_profile((yield from session_rows_steps(source, measurer)))
     if key is not None:
         try:
             profile = profile_record(sr.profile)
-        except ValueError:  # not exactly storable: the rows are not cached
+            # the columns as JSON: ints, floats (orjson writes the shortest text that reads back to the
+            # same double), strings and nulls come back exactly as they were
+            body = orjson.dumps(sr.columns)
+            meta = orjson.dumps({"session": sr.session, "rule_version": sr.rule_version,
+                                 "skipped": dict(sr.skipped), "profile": profile})
+        except (ValueError, TypeError):  # not exactly storable (NaN, a lone surrogate): the rows are not cached
             return sr
-        buf = io.BytesIO()
-        sr.frame.write_ipc(buf)
-        meta = orjson.dumps({"session": sr.session, "rule_version": sr.rule_version, "skipped": dict(sr.skipped),
-                             "profile": profile})
-        store.put_result(key, meta + b"\n" + buf.getvalue())
+        store.put_result(key, meta + b"\n" + body)
     return sr
 
 
 def with_profile(sr: SessionRows) -> SessionRows:
     """`sr` with its tokenizer profile (computed once per file, cached with its rows)."""
     if not sr.profiled:
-        sr.profile, sr.profiled = fit_tokenizer_profile(sr.frame), True
+        sr.profile, sr.profiled = fit_tokenizer_profile(sr.columns), True
     return sr
 
 

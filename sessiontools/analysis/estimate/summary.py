@@ -20,7 +20,7 @@ from sessiontools.analysis.estimate.calibration import (
     fit_tokenizer_profile,
 )
 from sessiontools.analysis.estimate.options import ESTIMATORS, EstimateErrorOptions
-from sessiontools.analysis.estimate.rows import SessionRows
+from sessiontools.analysis.estimate.rows import SessionRows, frame_of
 from sessiontools.analysis.estimate.stats import decision_stats_frame, estimator_stats, group_expr, group_rank
 from sessiontools.names import RULE_VERSION_KEY
 from sessiontools.tokens.calibrated import Calibration, FeatureCalibration
@@ -204,18 +204,8 @@ def _error_columns(frame: Any, estimators: Sequence[str]) -> Any:
 
 
 def _concat(per_session: Sequence[SessionRows]) -> Any:
-    import polars as pl
-
-    frames = [sr.frame for sr in per_session]
-    if not frames:
-        from sessiontools.analysis.estimate.measure import MessageMeasurer
-        from sessiontools.analysis.estimate.rows import session_rows
-        from sessiontools.analysis.estimate.source import Source
-        from sessiontools.transcript.model import Agent, Transcript
-
-        # any agent: an empty transcript's frame is its columns only
-        return session_rows(Source(Transcript(next(iter(Agent)), "", None, "", [])), MessageMeasurer({})).frame
-    return pl.concat(frames, how="vertical_relaxed")
+    """One frame of every file's rows, in order (no file: the columns only)."""
+    return frame_of([sr.columns for sr in per_session])
 
 
 def _mask_few(stats: Any, fitted: bool) -> Any:
@@ -236,7 +226,7 @@ def _per_file_stats(frame: Any, per_session: Sequence[SessionRows], estimators: 
     usable request gets the empty frame of the same schema)."""
     import polars as pl
 
-    sizes = [len(sr.frame) for sr in per_session]
+    sizes = [sr.size for sr in per_session]
     # from a list: a Series from a numpy array makes polars import numpy.ma (a cold run's only use of it)
     sidx = pl.Series("_file", [k for k, n in enumerate(sizes) for _ in range(n)], dtype=pl.Int64)
     grouped = estimator_stats(frame.with_columns(sidx), estimators, ("_file",))
@@ -294,7 +284,7 @@ def summarize(per_session: Sequence[SessionRows], options: EstimateErrorOptions)
     start = 0
     per_file = _per_file_stats(frame, per_session, estimators, few)
     for sr, stats in zip(per_session, per_file, strict=True):
-        n = len(sr.frame)
+        n = sr.size
         sub = frame.slice(start, n)
         start += n
         sessions.append(SessionStats(sr.session, sr.rule_version, n, sr.skipped, stats,
