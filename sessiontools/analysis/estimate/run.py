@@ -118,11 +118,12 @@ def _session_job(s: Any, measurer: MessageMeasurer, options: EstimateErrorOption
         try:
             profile = profile_record(sr.profile)
             # the columns as JSON: ints, floats (orjson writes the shortest text that reads back to the
-            # same double), strings and nulls come back exactly as they were
+            # same double), strings and nulls come back exactly as they were (orjson writes NaN as null:
+            # the only float columns, the shares, are finite by construction, 0.0 where their total is 0)
             body = orjson.dumps(sr.columns)
             meta = orjson.dumps({"session": sr.session, "rule_version": sr.rule_version,
                                  "skipped": dict(sr.skipped), "profile": profile})
-        except (ValueError, TypeError):  # not exactly storable (NaN, a lone surrogate): the rows are not cached
+        except (ValueError, TypeError):  # not exactly storable (an int past 64 bits, a lone surrogate): not cached
             return sr
         store.put_result(key, meta + b"\n" + body)
     return sr
