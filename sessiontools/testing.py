@@ -237,3 +237,21 @@ class SessionBuilder:
 
     def session(self, version: int = 3, path: str = "<builder>") -> Session:
         return read_bytes(self.jsonl(version), path)
+
+
+def run_record(settings: Any, *, agent: str, session: str = "s.jsonl", model: str = "lab/lab-model",
+               **metrics: Any) -> Any:
+    """A replay run record (`replay.run_record.RunRecord`) at `settings` (`replay.records.ReplaySettings`)
+    with no compaction and every metric 0 (costs None: no price known) but the `metrics` given, for
+    tests of what the report and the figures draw of runs."""
+    from dataclasses import fields
+
+    from sessiontools.replay.cost import CacheModel, CacheStyle
+    from sessiontools.replay.metrics import RunMetrics
+    from sessiontools.replay.records import RecordedMatch
+    from sessiontools.replay.run_record import PriceRecord, RunRecord, TruthRecord
+
+    zero = {f.name: None if f.name.startswith("cost") else 0 for f in fields(RunMetrics)}
+    return RunRecord(session, agent, None, model, settings, (), RunMetrics(**{**zero, **metrics}),
+                     RecordedMatch(0, 0, 0), TruthRecord(0, 1.0, 0, 0, 0, 0, True), CacheModel(CacheStyle.NONE),
+                     PriceRecord("none", None), None, 0, 0, 0, 0, (), (), ())

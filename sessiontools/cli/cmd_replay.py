@@ -104,17 +104,17 @@ def check_grid(windows: list[int] | None, reserves: list[int], policy: str | Non
                                  "would be zero or negative")
 
 
-def run_label(record: dict) -> str:  # type: ignore[type-arg]
-    """A run in words, for gate messages: the window, then the policy's own axes (`Policy.axes`)."""
+def run_label(record: Any) -> str:
+    """A run (`RunRecord`) in words, for gate messages: the window, then the policy's own axes (`Policy.axes`)."""
     from sessiontools.replay.registry import policy_axes
 
-    s = record["settings"]
-    leaf = f", leaf {record['leaf_id']}" if record.get("leaf_id") else ""
-    axes = "".join(f", {a.label} {s[a.key]}{'%' if a.unit == 'percent' else ''}"
-                   for a in policy_axes(s["policy"])[1:] if s.get(a.key) is not None)
-    if not axes and s.get("threshold") is not None:  # the policy's default: its threshold tells the run
-        axes = f", threshold {s['threshold']}"
-    return f"session {record['session']}{leaf}, window {s['context_window']}{axes}, policy {s['policy']}"
+    s = record.settings
+    leaf = f", leaf {record.leaf_id}" if record.leaf_id else ""
+    axes = "".join(f", {a.label} {s.value(a.key)}{'%' if a.unit == 'percent' else ''}"
+                   for a in policy_axes(s.policy)[1:] if s.value(a.key) is not None)
+    if not axes and s.shown_threshold is not None:  # the policy's default: its threshold tells the run
+        axes = f", threshold {s.shown_threshold}"
+    return f"session {record.session}{leaf}, window {s.context_window}{axes}, policy {s.policy}"
 
 
 def model_files(given: list[Path] | None) -> list[str]:
@@ -232,24 +232,23 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
     per_file, loaded, misses = _replay_all(paths, err, model_windows, options, agent_options, plot is not None,
                                            jobs, policy, executor)
     records = [r for recs in per_file for r in recs]
-    timelines = [r.pop("timeline", None) for r in records]
     loaded.unreadable += per_model_windows.report_misses(err, misses)
     if not records:
         if loaded.unreadable:  # each file's reason is already on stderr, one line each
             raise typer.Exit(exit_code_for(loaded, strict))
         raise InputError("replay: no session could be replayed")
     if format == Fmt.json:
-        emit_json(envelope("replay", runs=records), output)
+        emit_json(envelope("replay", runs=[r.to_dict() for r in records]), output)
     elif format in (Fmt.csv, Fmt.parquet):
         write_frame(runs_frame(records), format.value, output)
-    elif per_session or len({r["session"] for r in records}) == 1:
+    elif per_session or len({r.session for r in records}) == 1:
         emit_renderables([replay_table(records)], output)
     else:  # a folder: totals per setting and group, the worst sessions first
         from sessiontools.report.replay_totals import folder_answer
         emit_renderables([folder_answer(records, group_by, gates[0].metric if gates else None)], output)
     if plot is not None:
-        if len(records) == 1 and timelines[0] is not None:
-            fig = timeline_figure({**records[0], "timeline": timelines[0]})
+        if len(records) == 1 and records[0].timeline is not None:
+            fig = timeline_figure(records[0])
         else:
             fig = heatmap_figure(records, plot_metric)
         save_figure(fig, plot)
@@ -261,7 +260,7 @@ def _run(paths: list[Path] | None, context_window: list[str] | str | None, reser
     for note in run_notes(records, given_options(reserve, keep_recent, autocompact_pct, max_output_tokens,
                                                  auto_compact_limit), windows_given=bool(context_window or per_model)):
         err.print(note, markup=False, soft_wrap=True)
-    problems = tripped(gates, [(run_label(r), r["metrics"]) for r in records])
+    problems = tripped(gates, [(run_label(r), r.metrics.to_dict()) for r in records])
     for msg in problems:
         err.print(msg, markup=False)
     code = exit_code_for(loaded, strict)

@@ -73,7 +73,7 @@ def _build_in_stage(err: Any, paths: list[Path] | None, output: Path, jobs: int 
         err.print(safe_text(f"error: {line}"))
     failed = bool(errors)
     # Each session's first run carries its timeline (the same run as its row of the table).
-    timelines = [tl for tl in (r.pop("timeline", None) for r in rep["runs"]) if tl is not None]
+    timelines = [r.timeline for r in rep["runs"] if r.timeline is not None]
     heads = []
     if insp["sessions"]:
         heads.append(inspect_headline(insp["sessions"]))

@@ -1,8 +1,9 @@
-"""The report's one pass: the JSON documents of inspect, replay, estimate-error and diff-summaries
-(as each command's `--format json` prints them) from each file read once (`report_documents`).
+"""The report's one pass: the JSON documents of inspect, estimate-error and diff-summaries (as each
+command's `--format json` prints them) and replay's typed run records (`replay.run_record.RunRecord`,
+whose `to_dict` is `replay --format json`'s `runs[]`) from each file read once (`report_documents`).
 
-`sessiontools report` builds its HTML from these dicts only, so the report depends on the JSON
-schemas (kept stable by tests/golden) and on nothing inside the analyses.
+`sessiontools report` builds its HTML from these only, so the report depends on the JSON schemas and
+the run record (kept stable by tests/golden) and on nothing inside the analyses.
 """
 
 from __future__ import annotations
@@ -48,14 +49,15 @@ def _replay_section(fn: Callable[..., Any]) -> Callable[..., Any]:
     return partial(replay_keeping, partial(replay_or_miss, replay=partial(fn, defer_prior_dominated=True)))
 
 
-def _refit(err: Console, per_file: list[Any], fn: Callable[..., Any]) -> list[list[dict[str, Any]]]:
+def _refit(err: Console, per_file: list[Any], fn: Callable[..., Any]) -> list[list[Any]]:
     from sessiontools.cli.progress import phase
 
     with phase(err, "fitting priors; replaying the sessions with few requests"):
         return refit_kept(per_file, fn)
 
 
-def _replay_doc(per_file: list[list[dict[str, Any]]]) -> dict[str, Any]:
+def _replay_doc(per_file: list[list[Any]]) -> dict[str, Any]:
+    """The replay document, its `runs` the typed records (`RunRecord`: the page reads them by attribute)."""
     return envelope("replay", runs=[r for recs in per_file for r in recs])
 
 

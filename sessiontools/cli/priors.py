@@ -21,23 +21,23 @@ class Replayed(list):  # type: ignore[type-arg]
     """A file's run records (a list, as every caller takes them), with `source` when the session
     will be replayed again under a learnt prior. Picklable, for `--jobs` workers."""
 
-    def __init__(self, records: Sequence[dict[str, Any]] = (), source: Any = None) -> None:
+    def __init__(self, records: Sequence[Any] = (), source: Any = None) -> None:
         super().__init__(records)
         self.source = source
 
 
-def kept(records: Sequence[dict[str, Any]], source: Any) -> Replayed:
+def kept(records: Sequence[Any], source: Any) -> Replayed:
     """`records` with `source` kept for a replay from memory, when its file is at most KEEP_SOURCE_BYTES."""
     return Replayed(records, source if _file_bytes(getattr(source, "path", "")) <= KEEP_SOURCE_BYTES else None)
 
 
-def replay_keeping(replay: Callable[..., list[dict[str, Any]]], source: Any, **options: Any) -> Replayed:
+def replay_keeping(replay: Callable[..., list[Any]], source: Any, **options: Any) -> Replayed:
     """`replay(source, **options)`, keeping `source` (`kept`) when its first record's truth fit was
     prior-dominated."""
     records = replay(source, **options)
-    first = records[0] if records else {}  # (a file with no message gives no record)
-    tm = first.get("truth_model") or {}
-    return kept(records, source) if tm.get("prior_dominated") or first.get("deferred") else Replayed(records)
+    first = records[0] if records else None  # (a file with no message gives no record)
+    tm = getattr(first, "truth_model", None)  # (a marker of `cli.windows` has none)
+    return kept(records, source) if tm is not None and tm.prior_dominated else Replayed(records)
 
 
 def _file_bytes(path: object) -> float:
@@ -47,17 +47,17 @@ def _file_bytes(path: object) -> float:
         return float("inf")  # a URL, or gone: not kept
 
 
-def refit_kept(per_file: Sequence[list[dict[str, Any]]], replay: Callable[..., list[dict[str, Any]]]
-               ) -> list[list[dict[str, Any]]]:
+def refit_kept(per_file: Sequence[list[Any]], replay: Callable[..., list[Any]]
+               ) -> list[list[Any]]:
     """`replay.priors.refit_with_priors`: a kept source (`Replayed.source`) is replayed again as it
     is, any other file is read again; `replay(source, priors=table)`."""
     from sessiontools.read.sources import load_source
     from sessiontools.replay.priors import refit_with_priors
 
-    kept = {recs[0]["session"]: src for recs in per_file
+    kept = {recs[0].session: src for recs in per_file
             if recs and (src := getattr(recs, "source", None)) is not None}
 
-    def again(session: str, table: Any) -> list[dict[str, Any]]:
+    def again(session: str, table: Any) -> list[Any]:
         source = kept.pop(session, None)
         return replay(load_source(session) if source is None else source, priors=table)
 

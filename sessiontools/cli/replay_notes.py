@@ -14,7 +14,7 @@ before the threshold is reached.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -57,10 +57,10 @@ def given_options(reserve: str, keep_recent: str, autocompact_pct: str | None, m
                             ("--auto-compact-limit", auto_compact_limit is not None)) if on]
 
 
-def ignored_option_notes(records: Sequence[Mapping[str, Any]], given: Iterable[str]) -> list[str]:
+def ignored_option_notes(records: Sequence[Any], given: Iterable[str]) -> list[str]:
     """One note per option given that no replayed run's policy reads, and one for Pi runs whose
     keepRecentTokens is not below their window."""
-    policies = {r["settings"]["policy"] for r in records}
+    policies = {r.settings.policy.value for r in records}
     notes = []
     for opt in given:
         wanted = option_policies(opt) if opt in OPTION_KEYS else ()
@@ -68,32 +68,32 @@ def ignored_option_notes(records: Sequence[Mapping[str, Any]], given: Iterable[s
             notes.append(f"note: {opt} was ignored: it applies to {', '.join(wanted)}, and the files were replayed "
                          f"under {', '.join(sorted(policies))}")
     if "--keep-recent" in given:
-        over = [r for r in records if r["settings"]["policy"] in option_policies("--keep-recent")
-                and r["settings"]["keep_recent_tokens"] >= r["settings"]["context_window"]]
+        over = [r for r in records if r.settings.policy in option_policies("--keep-recent")
+                and r.settings.keep_recent_tokens >= r.settings.context_window]
         if over:
-            keep = sorted({r["settings"]["keep_recent_tokens"] for r in over})
+            keep = sorted({r.settings.keep_recent_tokens for r in over})
             notes.append(f"note: --keep-recent {', '.join(f'{k:,}' for k in keep)} is not below the window of "
                          f"{len(over)} run(s): {_agents_of(over)} would keep the whole context, so those "
                          "compactions summarise nothing")
     return notes
 
 
-def run_notes(records: Sequence[Mapping[str, Any]], given: Iterable[str], windows_given: bool) -> list[str]:
+def run_notes(records: Sequence[Any], given: Iterable[str], windows_given: bool) -> list[str]:
     """Every note `replay` prints after its runs, in order: options the runs ignored, models the
     catalogue lacks, thresholds above the window."""
     return (ignored_option_notes(records, given) + uncatalogued_model_notes(records, windows_given)
             + threshold_above_window_notes(records))
 
 
-def _agents_of(records: Sequence[Mapping[str, Any]]) -> str:
+def _agents_of(records: Sequence[Any]) -> str:
     """The agents whose rules the runs follow, as people name them ("Pi")."""
     from sessiontools.policies.registry import OWN_AGENT
     from sessiontools.read.agents import AGENT_LABELS
 
-    return " and ".join(sorted({AGENT_LABELS[OWN_AGENT[r["settings"]["policy"]]] for r in records}))
+    return " and ".join(sorted({AGENT_LABELS[OWN_AGENT[r.settings.policy]] for r in records}))
 
 
-def uncatalogued_model_notes(records: Sequence[Mapping[str, Any]], windows_given: bool) -> list[str]:
+def uncatalogued_model_notes(records: Sequence[Any], windows_given: bool) -> list[str]:
     """One note for the runs whose model the catalogue lacks, replayed at the window their agent's rule
     gives (no `--context-window` given): which models, at which windows; cost unknown."""
     if windows_given:
@@ -104,11 +104,11 @@ def uncatalogued_model_notes(records: Sequence[Mapping[str, Any]], windows_given
     files: set[str] = set()
     priced = False
     for r in records:
-        provider, _, model = str(r.get("model") or "").partition("/")
+        provider, _, model = str(r.model or "").partition("/")
         if model and lookup(provider or None, model) is None:
-            missing.setdefault(f"{provider}/{model}", set()).add(r["settings"]["context_window"])
-            files.add(str(r["session"]))
-            priced = priced or r["metrics"].get("cost") is not None
+            missing.setdefault(f"{provider}/{model}", set()).add(r.settings.context_window)
+            files.add(str(r.session))
+            priced = priced or r.metrics.cost is not None
     if not missing:
         return []
     cost = ("priced by the agents' price list where it has the model, else unknown (-), never $0" if priced
@@ -120,14 +120,13 @@ def uncatalogued_model_notes(records: Sequence[Mapping[str, Any]], windows_given
             + cost]
 
 
-def threshold_above_window_notes(records: Sequence[Mapping[str, Any]]) -> list[str]:
+def threshold_above_window_notes(records: Sequence[Any]) -> list[str]:
     """One note for the runs whose threshold (the one their policy derived from the settings) is above
     their window: which settings, and what it means for the run."""
-    over = [r for r in records if r["settings"].get("threshold") is not None
-            and r["settings"]["threshold"] > r["settings"]["context_window"]]
+    over = [r for r in records if (t := r.settings.value("threshold")) is not None and t > r.settings.context_window]
     if not over:
         return []
-    pairs = sorted({(r["settings"]["context_window"], r["settings"]["threshold"]) for r in over})
+    pairs = sorted({(r.settings.context_window, r.settings.value("threshold")) for r in over})
     shown = "; ".join(f"W {w:,}: threshold {t:,}" for w, t in pairs[:3])
     more = f" and {len(pairs) - 3} more" if len(pairs) > 3 else ""
     return [f"note: the threshold is above the window in {len(over)} run(s) ({shown}{more}), as {_agents_of(over)}'s "

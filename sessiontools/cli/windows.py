@@ -20,6 +20,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,21 +48,36 @@ def split_windows(values: Sequence[str] | None) -> tuple[str | None, dict[str, s
     return (",".join(plain) if plain else None), per_model
 
 
-def replay_or_miss(source: Any, *, replay: Any, keep_missing: bool = False, **options: Any) -> list[dict[str, Any]]:
-    """`replay(source, **options)`, or for a file whose model has no window one marker record
-    `{"missing_model": "provider/model", "session": path}` (picklable, for --jobs workers), for a file
-    with no model request or no message at all `{"nothing_to_replay": reason, "session": path}`.
+@dataclass(frozen=True, slots=True)
+class MissingModel:
+    """A file left out of a replay: its model has no known window (picklable, for --jobs workers)."""
+
+    session: str
+    model: str  # provider/model
+
+
+@dataclass(frozen=True, slots=True)
+class NoReplay:
+    """A file left out of a replay: no model request, or no message at all (why, in words)."""
+
+    session: str
+    reason: str
+
+
+def replay_or_miss(source: Any, *, replay: Any, keep_missing: bool = False, **options: Any) -> list[Any]:
+    """`replay(source, **options)`, or for a file whose model has no window one `MissingModel` marker,
+    for a file with no model request or no message at all one `NoReplay`.
     `keep_missing`: the marker keeps the source (`cli.priors.kept`), to be replayed again from memory
     once a window is known for its model (`replay_files`' second pass)."""
     try:
         out = replay(source, **options)
     except NothingToReplay as exc:
-        return [{"nothing_to_replay": str(exc), "session": str(getattr(source, "path", ""))}]
+        return [NoReplay(str(getattr(source, "path", "")), str(exc))]
     except InputError as exc:
         m = _MISSING.search(str(exc))
         if m is None:
             raise
-        marker = [{"missing_model": m.group(1), "session": str(getattr(source, "path", ""))}]
+        marker = [MissingModel(str(getattr(source, "path", "")), m.group(1))]
         if keep_missing:
             from sessiontools.cli.priors import kept
 
@@ -69,17 +85,17 @@ def replay_or_miss(source: Any, *, replay: Any, keep_missing: bool = False, **op
         return marker
     if not out:  # a transcript with no message at all (a Claude Code file of progress and system lines)
         path = str(getattr(source, "path", ""))
-        return [{"nothing_to_replay": f"{path}: no message in the file: nothing to replay", "session": path}]
+        return [NoReplay(path, f"{path}: no message in the file: nothing to replay")]
     return out
 
 
-def split_misses(per_file: Iterable[list[dict[str, Any]]]) -> tuple[list[list[dict[str, Any]]], dict[str, list[str]]]:
+def split_misses(per_file: Iterable[list[Any]]) -> tuple[list[list[Any]], dict[str, list[str]]]:
     """The files' run records, and {missing model: its files} for the files left out."""
-    kept: list[list[dict[str, Any]]] = []
+    kept: list[list[Any]] = []
     misses: dict[str, list[str]] = {}
     for recs in per_file:
-        if len(recs) == 1 and "missing_model" in recs[0]:
-            misses.setdefault(recs[0]["missing_model"], []).append(recs[0]["session"])
+        if len(recs) == 1 and isinstance(recs[0], MissingModel):
+            misses.setdefault(recs[0].model, []).append(recs[0].session)
         else:
             kept.append(recs)
     return kept, misses
@@ -223,7 +239,7 @@ def _openclaw(err: Any) -> dict[str, Any]:
 
 
 def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options: dict[str, Any], replay: Any,
-                 jobs: int | None, *, agents: Any, executor: Any) -> tuple[list[list[dict[str, Any]]], Any, dict[str, list[str]]]:
+                 jobs: int | None, *, agents: Any, executor: Any) -> tuple[list[list[Any]], Any, dict[str, list[str]]]:
     """`run_files` of `replay(source, **options)` over every file, with OpenClaw's windows and the
     `provider/model=W` ones; the files whose model is still missing run again when a bare `id=W`
     names it. Returns the run records per file, the `Loaded` summary and {missing model: files}.
@@ -241,7 +257,7 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     per_file, loaded = run_files(paths, err, fn, jobs, "replaying", agents=agents, executor=executor,
                                content_hash=True)  # (the key of the counter choices kept: `choices_kept`)
     per_file = left_out_empty(err, per_file)
-    sources = {recs[0]["session"]: src for recs in per_file if (src := getattr(recs, "source", None)) is not None}
+    sources = {recs[0].session: src for recs in per_file if (src := getattr(recs, "source", None)) is not None}
     per_file, misses = split_misses(per_file)
     named = {m for m in misses if m.partition("/")[2] in bare}
     if named:
@@ -266,7 +282,7 @@ def replay_files(paths: Any, err: Any, model_windows: Mapping[str, int], options
     return per_file, loaded, misses
 
 
-def _replay_sources(err: Any, fn: Any, sources: Sequence[tuple[str, Any]]) -> tuple[list[list[dict[str, Any]]], int]:
+def _replay_sources(err: Any, fn: Any, sources: Sequence[tuple[str, Any]]) -> tuple[list[list[Any]], int]:
     """`fn(source)` of each kept source, in this process (its file is not read again); a file whose
     replay fails is said in one line and counted, the others go on (as `run_files` does)."""
     from sessiontools.errors import SessionToolsError
@@ -291,15 +307,15 @@ def _replay_sources(err: Any, fn: Any, sources: Sequence[tuple[str, Any]]) -> tu
     return out, bad
 
 
-def left_out_empty(err: Any, per_file: list[list[dict[str, Any]]]) -> list[list[dict[str, Any]]]:
+def left_out_empty(err: Any, per_file: list[list[Any]]) -> list[list[Any]]:
     """The files with something to replay; one note line for each one without a model request (a
     rollout closed before its first response: readable, so not an input error)."""
     from sessiontools.report.text import safe_text
 
     kept = []
     for recs in per_file:
-        if len(recs) == 1 and "nothing_to_replay" in recs[0]:
-            err.print(safe_text(f"note: {recs[0]['nothing_to_replay']}; left out"), markup=False, soft_wrap=True)
+        if len(recs) == 1 and isinstance(recs[0], NoReplay):
+            err.print(safe_text(f"note: {recs[0].reason}; left out"), markup=False, soft_wrap=True)
         else:
             kept.append(recs)
     return kept

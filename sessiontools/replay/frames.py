@@ -27,15 +27,19 @@
   recorded | model), matches_recorded (bool), and the cache-bust cost of the request after it
   (`cache_bust_cost`, dollars, null without prices) where the run was priced.
 
-Both take the JSON-ready run records of `replay.run_record` (what `--jobs` workers return).
+Both take typed run records (`replay.run_record.RunRecord`, what `--jobs` workers return).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sessiontools.replay.metrics import METRICS
+
+if TYPE_CHECKING:
+    from sessiontools.replay.records import ReplaySettings
+    from sessiontools.replay.run_record import RunRecord
 
 _FLOAT_METRICS = {"early_rate", "late_rate"}
 
@@ -66,40 +70,40 @@ def runs_schema() -> dict[str, Any]:
     return schema
 
 
-def _setting_columns(s: dict[str, Any]) -> dict[str, Any]:
+def _setting_columns(s: ReplaySettings) -> dict[str, Any]:
     """A run's setting as columns: the window, Pi's reserve and keep, the policy's threshold (null when
     the session changed models under a rule whose threshold follows the window), Codex's limit and
     Claude Code's percentage."""
+    pct = s.value("autocompact_pct")
     return {
-        "context_window": s["context_window"], "reserve_tokens": s["reserve_tokens"],
-        "keep_recent_tokens": s["keep_recent_tokens"],
-        "threshold": s["threshold"],
-        "auto_compact_limit": s.get("auto_compact_limit"),
-        "autocompact_pct": None if s.get("autocompact_pct") is None else float(s["autocompact_pct"]),
+        "context_window": s.context_window, "reserve_tokens": s.reserve_tokens,
+        "keep_recent_tokens": s.keep_recent_tokens, "threshold": s.shown_threshold,
+        "auto_compact_limit": s.value("auto_compact_limit"),
+        "autocompact_pct": None if pct is None else float(pct),
     }
 
 
-def runs_frame(records: Sequence[dict[str, Any]]) -> Any:
+def runs_frame(records: Sequence[RunRecord]) -> Any:
     """One row per run: its setting and its metrics."""
     import polars as pl
 
     rows = []
     for r in records:
-        s, m, rm, tm = r["settings"], r["metrics"], r["recorded_match"], r["truth_model"]
+        rm, tm = r.recorded_match, r.truth_model
         rows.append({
-            "session": r["session"], "leaf_id": r["leaf_id"], "model": r["model"], "policy": s["policy"],
-            **_setting_columns(s), "agent": r["agent"],
-            **{k: m.get(k) for k in METRICS},
-            **{k: rm[k] for k in ("recorded", "matched", "missed", "extra")},
-            "truth_overhead_tokens": tm["overhead_tokens"], "truth_ratio_to_chars4": tm["ratio_to_chars4"],
-            "truth_prior_dominated": tm.get("prior_dominated"),
-            "requests_from_recorded_usage": r["requests_from_recorded_usage"],
-            "requests_from_model": r["requests_from_model"],
-            "requests_from_provider_error": r.get("requests_from_provider_error"),
-            "unmetered_replies": r.get("unmetered_replies"),
-            "recorded_cost_agent": r.get("recorded_cost_agent"),
-            "prices_source": (r.get("prices") or {}).get("source"),
-            "cache_style": (r.get("cache_model") or {}).get("style"),
+            "session": r.session, "leaf_id": r.leaf_id, "model": r.model, "policy": r.settings.policy.value,
+            **_setting_columns(r.settings), "agent": r.agent,
+            **r.metrics.to_dict(),
+            "recorded": rm.recorded, "matched": rm.matched, "missed": rm.missed, "extra": rm.extra,
+            "truth_overhead_tokens": tm.overhead_tokens, "truth_ratio_to_chars4": tm.ratio_to_chars4,
+            "truth_prior_dominated": tm.prior_dominated,
+            "requests_from_recorded_usage": r.requests_from_recorded_usage,
+            "requests_from_model": r.requests_from_model,
+            "requests_from_provider_error": r.requests_from_provider_error,
+            "unmetered_replies": r.unmetered_replies,
+            "recorded_cost_agent": r.recorded_cost_agent,
+            "prices_source": r.prices.source,
+            "cache_style": r.cache_model.style.value,
         })
     return pl.DataFrame(rows, schema=runs_schema())
 
@@ -119,16 +123,16 @@ def compactions_schema() -> dict[str, Any]:
     }
 
 
-def compactions_frame(records: Sequence[dict[str, Any]]) -> Any:
+def compactions_frame(records: Sequence[RunRecord]) -> Any:
     """One row per simulated compaction event."""
     import polars as pl
 
     schema = compactions_schema()
     rows = []
     for r in records:
-        s = r["settings"]
-        for k, c in enumerate(r["compactions"], start=1):
-            row = {"session": r["session"], "leaf_id": r["leaf_id"], **_setting_columns(s), "policy": s["policy"], "n": k}
-            row.update({name: c.get(name) for name in schema if name not in row})
-            rows.append(row)
+        setting = {"session": r.session, "leaf_id": r.leaf_id, **_setting_columns(r.settings),
+                   "policy": r.settings.policy.value}
+        for k, c in enumerate(r.compactions, start=1):
+            row = {**setting, "n": k, **c.to_dict()}
+            rows.append({name: row.get(name) for name in schema})
     return pl.DataFrame(rows, schema=schema)

@@ -38,11 +38,15 @@ The rules (docs: ARCHITECTURE.md section 2):
    check point, a compaction's trigger, a failed summarisation request), and it is reached by one of
    them; `late` and the threshold compactions are check points, so neither exceeds the check points
    (late ones over the threshold).
+10. **priced totals**: a total of a cost over runs says how many of them were priced and never draws an
+   unknown cost as 0 (`PricedTotal`, `priced_total`: the one sum every table, headline and heatmap
+   cell uses; `priced_total_violations` checks one against the costs it sums).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 #: Why a check point is no request's (`replay.records.CheckAt.outside`).
@@ -168,3 +172,39 @@ def consistent_user_compactions(records: Iterable[Mapping[str, Any]]) -> list[st
         seen.setdefault((r["session"], r.get("leaf_id")), set()).add(r["metrics"]["user_compactions"])
     return [f"user compactions: {session} reports {sorted(n)} user compactions across its settings"
             for (session, _), n in seen.items() if len(n) > 1]
+
+
+@dataclass(frozen=True, slots=True)
+class PricedTotal:
+    """A cost summed over runs (rule 10): the sum of the known costs (None: no run was priced, not $0),
+    how many runs had a price and how many runs it is over."""
+
+    total: float | None
+    priced: int
+    runs: int
+
+    @property
+    def complete(self) -> bool:
+        """Every run was priced (the total is the whole cost)."""
+        return self.priced == self.runs
+
+
+def priced_total(costs: Iterable[float | None]) -> PricedTotal:
+    """The total of `costs` (one per run, None where no price is known): rule 10."""
+    every = list(costs)
+    priced = [c for c in every if c is not None]
+    return PricedTotal(sum(priced) if priced else None, len(priced), len(every))
+
+
+def priced_total_violations(total: PricedTotal, costs: Sequence[float | None]) -> list[str]:
+    """Rule 10: what `total` breaks as the total of `costs` (empty: it says how many runs were priced,
+    sums exactly the known costs, and is no number when none was known)."""
+    known = [c for c in costs if c is not None]
+    out = []
+    if total.runs != len(costs) or total.priced != len(known):
+        out.append(f"priced totals: {total.priced} of {total.runs} runs said priced, {len(known)} of {len(costs)} were")
+    if not known and total.total is not None:
+        out.append(f"priced totals: no run was priced and the total says {total.total}")
+    if known and (total.total is None or abs(total.total - sum(known)) > 1e-9 * max(1.0, abs(sum(known)))):
+        out.append(f"priced totals: the total {total.total} is not the sum of the known costs {sum(known)}")
+    return out

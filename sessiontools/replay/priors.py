@@ -79,16 +79,16 @@ def _counter_of(level: tuple[Mapping[str, TruthPrior], Mapping[str, TruthPrior],
     return any_prior.counter if any_prior is not None else None
 
 
-def _fits(records: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, float, bool, str]]:
-    """session -> (model key, fitted ratio, prior-dominated, counter), from each session's first record."""
+def _fits(records: Iterable[Any]) -> dict[str, tuple[str, float, bool, str]]:
+    """session -> (model key, fitted ratio, prior-dominated, counter), from each session's first record
+    (a `RunRecord` or a `DeferredRecord`: both carry the truth model's `TruthRecord`)."""
     out: dict[str, tuple[str, float, bool, str]] = {}
     for r in records:
-        tm = r.get("truth_model") or {}
-        ratio = finite(tm.get("ratio_to_chars4"))
-        if r["session"] in out or ratio is None:
+        tm = r.truth_model
+        ratio = finite(tm.ratio_to_chars4)
+        if r.session in out or ratio is None:
             continue
-        out[r["session"]] = (str(r.get("model")), ratio, bool(tm.get("prior_dominated")),
-                             str(tm.get("counter", "chars4")))
+        out[r.session] = (str(r.model), ratio, tm.prior_dominated, tm.counter_name)
     return out
 
 
@@ -111,7 +111,7 @@ def _pooled(fits: Iterable[tuple[str, float]], counter: str) -> tuple[dict[str, 
     return _level(by_model, "model", counter), _level(by_provider, "provider", counter), run
 
 
-def pooled_priors(records: Iterable[Mapping[str, Any]]) -> PriorTable:
+def pooled_priors(records: Iterable[Any]) -> PriorTable:
     """Median fitted ratio of the sessions whose data decided their fit, by model, provider and run, for
     each counter the fits used (the most frequent first: `PriorTable.by_model`...)."""
     by_counter: dict[str, list[tuple[str, float]]] = {}
@@ -124,15 +124,15 @@ def pooled_priors(records: Iterable[Mapping[str, Any]]) -> PriorTable:
     return PriorTable(*first, {c: _pooled(by_counter[c], c) for c in order[1:]})
 
 
-def _counter_open(records: Iterable[Mapping[str, Any]]) -> set[str]:
+def _counter_open(records: Iterable[Any]) -> set[str]:
     """Sessions whose counter `replay --truth-tokenizer auto` could not choose from their own requests
     (too few: `truth_model.counter_choice` with no prediction): a prior decides it, in any units
     (`replay.counter_choice.choose_counter`)."""
-    return {r["session"] for r in records
-            if ((r.get("truth_model") or {}).get("counter_choice") or {}).get("predictions") == 0}
+    return {r.session for r in records
+            if r.truth_model.counter_choice is not None and r.truth_model.counter_choice.predictions == 0}
 
 
-def needs_prior(records: Iterable[Mapping[str, Any]], table: PriorTable) -> list[str]:
+def needs_prior(records: Iterable[Any], table: PriorTable) -> list[str]:
     """Sessions (in first-seen order) whose fit was prior-dominated and for which `table` has a prior
     in their units (any units when their counter is still open, `_counter_open`)."""
     records = list(records)
@@ -140,17 +140,19 @@ def needs_prior(records: Iterable[Mapping[str, Any]], table: PriorTable) -> list
     return [s for s, (key, _, dominated, counter) in _fits(records).items()
             if dominated and table.lookup(key, None if s in open_ else counter) is not None]
 def refit_with_priors(
-    per_file: list[list[dict[str, Any]]], replay_again: Callable[[str, PriorTable], list[dict[str, Any]]],
-) -> list[list[dict[str, Any]]]:
-    """Each file's run records, with the prior-dominated sessions replayed (`replay_again(session,
-    table)`) under the priors pooled from every other session's records. A session the first pass
-    only fitted (`replay.session.deferred_record`, `replay_records(defer_prior_dominated=True)`) is
-    replayed here, once, whatever the table holds for it; one the first pass replayed without a prior
+    per_file: list[list[Any]], replay_again: Callable[[str, PriorTable], list[Any]],
+) -> list[list[Any]]:
+    """Each file's run records (`replay.run_record.RunRecord`), with the prior-dominated sessions replayed
+    (`replay_again(session, table)`) under the priors pooled from every other session's records. A
+    session the first pass only fitted (a `DeferredRecord`, `replay_records(defer_prior_dominated=True)`)
+    is replayed here, once, whatever the table holds for it; one the first pass replayed without a prior
     is replayed again only when the table has one for it. Files keep their order."""
+    from sessiontools.replay.run_record import DeferredRecord
+
     records = [r for recs in per_file for r in recs]
     table = pooled_priors(records)
-    redo = set(needs_prior(records, table)) | {r["session"] for r in records if r.get("deferred")}
+    redo = set(needs_prior(records, table)) | {r.session for r in records if isinstance(r, DeferredRecord)}
     if not redo:
         return per_file
-    return [replay_again(recs[0]["session"], table) if recs and recs[0]["session"] in redo else recs
+    return [replay_again(recs[0].session, table) if recs and recs[0].session in redo else recs
             for recs in per_file]

@@ -70,6 +70,24 @@ class ReplaySettings:
         return (f"window {self.context_window}, reserve {self.reserve_tokens}, keep {self.keep_recent_tokens}, "
                 f"policy {self.policy.value}")
 
+    @property
+    def shown_threshold(self) -> int | None:
+        """The threshold the record shows: None where it follows each model's window (a session that
+        switched models under a rule of W - reserve)."""
+        return None if self.policy_threshold is None and self.window_changes else self.threshold
+
+    def value(self, key: str) -> Any:
+        """The setting `key` as the record shows it: the window, reserve, keep, `threshold`
+        (`shown_threshold`) or one of the policy's own options (None when the policy has none such);
+        how `report/` reads a policy's axes (`Policy.axes`: their keys are data)."""
+        if key in ("context_window", "reserve_tokens", "keep_recent_tokens"):
+            return getattr(self, key)
+        if key == "threshold":
+            return self.shown_threshold
+        if key == "policy":
+            return self.policy.value
+        return dict(self.extra).get(key)
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "context_window": self.context_window,
@@ -78,7 +96,7 @@ class ReplaySettings:
             "policy": self.policy.value,
         }
         if self.policy_threshold is None:  # W - reserve; none when the window changes (one per model then)
-            out["threshold"] = None if self.window_changes else self.threshold
+            out["threshold"] = self.shown_threshold
         if self.window_changes:  # only when the session switched to a model with another window
             out["window_changes"] = [list(c) for c in self.window_changes]
         if self.policy_threshold is not None:  # a policy with its own options (Codex, Claude Code)
@@ -121,26 +139,6 @@ class SimCompaction:
     entry: Any = field(default=None, compare=False, repr=False)
     #: The messages kept verbatim (path indices), where the walk knows them (the transcript walk).
     kept: tuple[int, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "reason": self.reason.value,
-            "parent_entry_id": self.parent_entry_id,
-            "first_kept_entry_id": self.first_kept_entry_id,
-            "tokens_before": self.tokens_before,
-            "truth_at_trigger": round(self.truth_at_trigger),
-            "policy_count_at_trigger": round(self.count_at_trigger),
-            "early": self.early,
-            "thrash": self.thrash,
-            "is_split_turn": self.is_split_turn,
-            "messages_summarized": self.messages_summarized,
-            "turn_prefix_messages": self.turn_prefix_messages,
-            "kept_tokens": round(self.kept_tokens),
-            "summary_tokens": round(self.summary_tokens),
-            "summary_source": self.summary_source.value,
-            "matches_recorded": self.matches_recorded,
-            "summarization_input_tokens": round(self.summarization_input_tokens),
-        }
 
 
 class CheckAt(NamedTuple):

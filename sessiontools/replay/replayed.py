@@ -6,7 +6,7 @@ learnt from them, their classes and costs (a run's requests in the recorded cont
 the prices (`prices_of`: the catalogue's, else the ones the recorded `usage.cost` implies). Both
 builders (`replay.session` on Pi's entries, `replay.transcripts` on any agent's `TranscriptPath`)
 turn what they read into `RecordedReply`s and price pairs and make one `SessionReplay` of them
-(`session_replay`); `run_record` prices and records a run of either the same way.
+(`session_replay`); `replay.run_record.record_of` prices and records a run of either the same way.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class SessionReplay:
     agent: str
     leaf_id: str | None
     model_name: str  # provider/model
-    truth: Any  # the fitted truth model (`replay.truth_model.TruthModel`): .overhead, .to_dict()
+    truth: Any  # the fitted truth model (`replay.truth_model.TruthModel`): .overhead, .record()
     model: ModelInfo | None
     runs: list[ReplayRun]
     cache: CacheModel
@@ -144,10 +144,6 @@ class SessionReplay:
 
     def prices(self) -> dict[str, float] | None:
         return self.price.per_token
-
-    def truth_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = self.truth.to_dict()
-        return d
 
     def cost_of(self, run: ReplayRun) -> RunCost:
         return price_run(run, self.recorded.classes, self.cache, self.price.per_token, self.truth.overhead,

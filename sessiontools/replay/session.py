@@ -2,20 +2,19 @@
 JSON records.
 
 `replay_source` returns typed `SessionReplay`s (`replay.replayed`) from the one walk
-(`replay.transcripts`); `run_record` turns one run into the JSON contract's `runs[]` element (what
-`--jobs` workers return; `replay.frames` makes DataFrames of them).
+(`replay.transcripts`); `replay_records` their typed run records (`replay.run_record`: what `--jobs`
+workers return; `replay.frames` makes DataFrames of them), `run_record` one run's JSON.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from sessiontools.errors import InputError
 from sessiontools.policies.base import PolicyName
 from sessiontools.policies.registry import VERSIONED_POLICY, make_policy
-from sessiontools.replay.metrics import run_metrics
-from sessiontools.replay.records import ReplayRun, TruthSource
+from sessiontools.replay.records import ReplayRun
+from sessiontools.replay.run_record import DeferredRecord, RunRecord, record_of
 
 
 def replay_source(session: Any, **options: Any) -> list[Any]:
@@ -56,84 +55,23 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
 
 
 def replay_records(session: Any, *, timeline: bool = False, defer_prior_dominated: bool = False,
-                   **options: Any) -> list[dict[str, Any]]:
-    """One session file of any agent replayed (`replay_source`), as JSON-ready run records (picklable,
-    for --jobs). `timeline`: the first run of each path also carries its `timeline` (`timeline_of`),
-    from the same run as its numbers (not a second replay).
+                   **options: Any) -> list[RunRecord | DeferredRecord]:
+    """One session file of any agent replayed (`replay_source`), as typed run records (picklable, for
+    --jobs; `RunRecord.to_dict` is their JSON). `timeline`: the first run of each path also carries its
+    `timeline` (`replay.run_record.timeline_of`), from the same run as its numbers (not a second replay).
 
     `defer_prior_dominated` (without `priors`): the cheap first pass of a run of many sessions. A
-    session whose truth fit is prior-dominated is fitted, not replayed: one `deferred_record` stands
+    session whose truth fit is prior-dominated is fitted, not replayed: one `DeferredRecord` stands
     for it, and `replay.priors.refit_with_priors` replays it once with the priors the others taught."""
     defer = defer_prior_dominated and options.get("priors") is None
     prs = replay_source(session, **options, defer_prior_dominated=defer) if defer else replay_source(session, **options)
     if defer and prs and not prs[0].runs:
-        return [deferred_record(prs[0])]
-    out = []
-    for pr in prs:
-        for k, run in enumerate(pr.runs):
-            rec = run_record(pr, run)
-            if timeline and k == 0:
-                rec["timeline"] = timeline_of(pr, run)
-            out.append(rec)
-    return out
-
-
-def deferred_record(pr: Any) -> dict[str, Any]:
-    """What the first pass knows of a prior-dominated session: its fit, to learn nothing from and to be
-    replayed with the learnt priors (`replay.priors.refit_with_priors`)."""
-    return {"session": pr.source, "agent": pr.agent, "model": pr.model_name, "truth_model": pr.truth_dict(),
-            "deferred": True}
-
-
-def timeline_of(pr: Any, run: ReplayRun) -> dict[str, Any]:
-    """The request-by-request context of one run, JSON-ready (the data of `replay --plot` for one
-    setting and of the report's timelines): truth per request, the policy's own count at every check
-    point (one per `check_points`), its compactions, the recorded ones (one per compaction the file
-    records), threshold and window."""
-    return {
-        "session": pr.source,
-        "threshold": run.settings.threshold,
-        "window": run.settings.context_window,
-        "truth": [[p.base_index, p.truth] for p in run.requests],
-        "policy_count": [[c.at, c.count] for c in run.check_counts],
-        "check_truth": [[c.at, c.truth] for c in run.check_counts],
-        "checks_outside": [[k, why] for k, why in enumerate(_outside(run.check_counts)) if why is not None],
-        "compactions": [[c.parent_base_index, c.reason.value] for c in run.compactions],
-        "recorded": [list(x) for x in pr.recorded_points(run)],
-    }
-
-
-def _outside(checks: Sequence[Any]) -> list[str | None]:
-    """Why each check point is no request's (`CheckAt.outside`)."""
-    return [c.outside(checks[k - 1] if k else None) for k, c in enumerate(checks)]
+        pr = prs[0]
+        return [DeferredRecord(pr.source, pr.agent, pr.model_name, pr.truth.record())]
+    return [record_of(pr, run, timeline=timeline and k == 0) for pr in prs for k, run in enumerate(pr.runs)]
 
 
 def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:
-    """One element of the replay JSON `runs` list, for any agent's replay (`SessionReplay`)."""
-    cost = pr.cost_of(run)
-    compactions = [c.to_dict() for c in run.compactions]
-    for c, bust in zip(compactions, cost.cache_bust_costs, strict=True):
-        c["cache_bust_cost"] = None if bust is None else round(bust, 6)
-    recorded_cost = sum(pr.recorded_costs.values()) if pr.recorded_costs else None
-    return {
-        "session": pr.source,
-        "agent": pr.agent,
-        "leaf_id": pr.leaf_id,
-        "model": pr.model_name,
-        "settings": run.settings.to_dict(),
-        "compactions": compactions,
-        "metrics": run_metrics(run, cost),
-        "recorded_match": run.recorded_match.to_dict(),
-        "truth_model": pr.truth_dict(),
-        "cache_model": pr.cache.to_dict(),
-        "prices": {"source": pr.price.source, "per_million": None if pr.price.per_token is None else
-                   {k: round(v * 1e6, 6) for k, v in pr.price.per_token.items()}},
-        "recorded_cost_agent": None if recorded_cost is None else round(recorded_cost, 6),
-        "requests_from_recorded_usage": sum(1 for r in run.requests if r.truth_source == TruthSource.RECORDED),
-        "requests_from_model": sum(1 for r in run.requests if r.truth_source == TruthSource.MODEL),
-        "requests_from_provider_error": sum(1 for r in run.requests if r.truth_source == TruthSource.PROVIDER),
-        "unmetered_replies": pr.unmetered,
-        "no_compaction": run.no_compaction,
-        "failed_compactions": [c.to_dict() for c in run.failed_compactions],
-        "provider_limits": sorted(set(run.provider_limits)),
-    }
+    """One element of the replay JSON `runs` list, for any agent's replay (`SessionReplay`): the JSON
+    of its `RunRecord` (`record_of`)."""
+    return record_of(pr, run).to_dict()

@@ -232,20 +232,13 @@ class TruthModel:
         """Too few requests for the data alone to decide the fit (or none fitted)."""
         return self.fit is None or self.fit.prior_dominated
 
-    def to_dict(self) -> dict[str, Any]:
-        """The run record's `truth_model`."""
-        return {
-            "overhead_tokens": round(self.overhead),
-            "ratio_to_chars4": round(self.ratio, 4),
-            "entries_attributed": len(self.tokens),
-            "entries_modelled": self.modelled,
-            "summary_tokens": round(self.summary_tokens),
-            "requests_fitted": self.n,
-            "prior_dominated": self.prior_dominated,
-            "notes": self.notes,
-            **({"counter": self.counter} if self.counter != CHARS4 or self.choice is not None else {}),
-            **({"counter_choice": self.choice.to_dict()} if self.choice is not None else {}),
-        }
+    def record(self) -> Any:
+        """The run record's `truth_model` (`replay.run_record.TruthRecord`)."""
+        from sessiontools.replay.run_record import TruthRecord
+
+        return TruthRecord(round(self.overhead), round(self.ratio, 4), len(self.tokens), self.modelled,
+                           round(self.summary_tokens), self.n, self.prior_dominated, tuple(self.notes),
+                           self.counter if self.counter != CHARS4 or self.choice is not None else None, self.choice)
 
 
 def summary_size(summaries: Sequence[tuple[tuple[Any, ...], str | None]], tokens: Mapping[Any, float],

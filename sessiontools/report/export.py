@@ -80,7 +80,8 @@ def plan_export(root: Path, files: Sequence[Any]) -> ExportPlan:
     return plan
 
 
-def _replay_frames(records: list[dict[str, Any]]) -> tuple[Any, Any]:
+def _replay_frames(records: list[Any]) -> tuple[Any, Any]:
+    """The runs and compactions frames of a file's typed run records (`replay.run_record.RunRecord`)."""
     from sessiontools.replay.frames import compactions_frame, runs_frame
 
     return runs_frame(records), compactions_frame(records)

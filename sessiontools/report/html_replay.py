@@ -16,12 +16,15 @@ A report of 136 sessions showed 408 table rows, a heatmap of 136 columns cut off
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sessiontools.report.folder import agent_of, folder_names
+from sessiontools.report.folder import UNKNOWN_AGENT, folder_names
 from sessiontools.report.layout import dollars, tokens
-from sessiontools.report.replay import priced_total, setting_cell, setting_legend
+from sessiontools.report.replay import match_cell, priced_words, runs_cost, setting_legend, settings_cell
 from sessiontools.report.svg import TIMELINE_LEGEND, heat_color, legend_html, timeline_svg
+
+if TYPE_CHECKING:
+    from sessiontools.replay.run_record import RunRecord, Timeline
 
 #: Sessions shown open (worst first); the rest are in closed <details>.
 SHOWN = 10
@@ -42,24 +45,23 @@ def _collapsed(summary: str, body: str) -> str:
     return f"<details><summary>{_h()._e(summary)}</summary>{body}</details>"
 
 
-def _run_row(r: Mapping[str, Any], name: str) -> list[Any]:
-    s, m, rm = r["settings"], r["metrics"], r["recorded_match"]
-    return [name, setting_cell(s), m["compactions"], m["early"], m["late"],
-            m["overflows"], m["thrash"], tokens(m["peak_truth_tokens"]), tokens(m["billed_input_tokens"]),
-            "-" if m["cost"] is None else f"${dollars(m['cost'])}",
-            f"{rm['matched']}/{rm['recorded']}" + (f" +{rm['extra']}" if rm["extra"] else "")]
+def _run_row(r: RunRecord, name: str) -> list[Any]:
+    m = r.metrics
+    return [name, settings_cell(r.settings), m.compactions, m.early, m.late,
+            m.overflows, m.thrash, tokens(m.peak_truth_tokens), tokens(m.billed_input_tokens),
+            "-" if m.cost is None else f"${dollars(m.cost)}", match_cell(r.recorded_match)]
 
 
-def _totals(runs: Sequence[Mapping[str, Any]]) -> str:
+def _totals(runs: Sequence[RunRecord]) -> str:
     from sessiontools.replay.frames import runs_frame
     from sessiontools.report.replay_totals import setting_label, totals_frame
 
-    agents = {r["session"]: agent_of(r) for r in runs}
+    agents = {r.session: r.agent or UNKNOWN_AGENT for r in runs}
     several = len(set(agents.values())) > 1
     totals = totals_frame(runs_frame(list(runs)), agents if several else None)
     rows = []
     for t in totals.iter_rows(named=True):
-        cost = "-" if not t["priced"] else f"${dollars(t['cost'])}" + ("" if t["priced"] == t["runs"] else "*")
+        cost = "-" if t["cost"] is None else f"${dollars(t['cost'])}" + ("" if t["priced"] == t["runs"] else "*")
         rows.append([*([t["_group"]] if several else []), setting_label(t), t["policy"], f"{t['sessions']:,}",
                      f"{t['compactions']:,}", f"{t['early']:,}", f"{t['late']:,}", f"{t['overflows']:,}",
                      f"{t['thrash']:,}", tokens(t["billed_input_tokens"]), cost, f"{t['priced']}/{t['runs']}"])
@@ -68,23 +70,24 @@ def _totals(runs: Sequence[Mapping[str, Any]]) -> str:
     return _h()._table(heads, rows, left=3 if several else 2)
 
 
-def _worst_first(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+def _worst_first(runs: Sequence[RunRecord]) -> list[str]:
     """Sessions ordered by their worst run: overflows, then late check points, then billed tokens."""
     score: dict[str, tuple[float, float, float]] = {}
     for r in runs:
-        m = r["metrics"]
-        key = (m["overflows"] or 0, m["late"] or 0, m["billed_input_tokens"] or 0)
-        score[r["session"]] = max(score.get(r["session"], key), key)
+        m = r.metrics
+        key = (m.overflows, m.late, m.billed_input_tokens)
+        score[r.session] = max(score.get(r.session, key), key)
     return sorted(score, key=lambda s: (tuple(-v for v in score[s]), s))
 
 
-def _heatmaps(runs: Sequence[Mapping[str, Any]], order: Sequence[str], names: Mapping[str, str]) -> str:
+def _heatmaps(runs: Sequence[RunRecord], order: Sequence[str], names: Mapping[str, str]) -> str:
     """Per policy: sessions x that policy's settings, billed input tokens coloured within each row."""
     out = []
-    for policy in dict.fromkeys(r["settings"]["policy"] for r in runs):
-        rs = [r for r in runs if r["settings"]["policy"] == policy]
-        settings = list(dict.fromkeys(setting_cell(r["settings"]) for r in rs))
-        val = {(r["session"], setting_cell(r["settings"])): r["metrics"]["billed_input_tokens"] for r in rs}
+    for policy in dict.fromkeys(r.settings.policy for r in runs):
+        rs = [r for r in runs if r.settings.policy == policy]
+        settings = list(dict.fromkeys(settings_cell(r.settings) for r in rs))
+        val: dict[tuple[str, str], float] = {(r.session, settings_cell(r.settings)): r.metrics.billed_input_tokens
+                                             for r in rs}
         sessions = [s for s in order if any((s, st) in val for st in settings)]
         rows, styles = [], []
         for s in sessions:
@@ -106,33 +109,34 @@ def _heatmaps(runs: Sequence[Mapping[str, Any]], order: Sequence[str], names: Ma
     return "".join(out)
 
 
-def _timelines(timelines: Sequence[Mapping[str, Any]], order: Sequence[str], names: Mapping[str, str]) -> str:
+def _timelines(timelines: Sequence[Timeline], order: Sequence[str], names: Mapping[str, str]) -> str:
     rank = {s: k for k, s in enumerate(order)}
-    tls = sorted(timelines, key=lambda tl: rank.get(tl["session"], len(rank)))
+    tls = sorted(timelines, key=lambda tl: rank.get(tl.session, len(rank)))
     figs = []
     for tl in tls:
-        title = f"{names.get(tl['session'], tl['session'])}: threshold {tl['threshold']:,}, window {tl['window']:,}"
-        figs.append(f"<figure><figcaption>{_h()._e(title)}</figcaption>{timeline_svg(dict(tl), title)}</figure>")
+        title = f"{names.get(tl.session, tl.session)}: threshold {tl.threshold:,}, window {tl.window:,}"
+        figs.append(f"<figure><figcaption>{_h()._e(title)}</figcaption>{timeline_svg(tl, title)}</figure>")
     body = legend_html(TIMELINE_LEGEND) + '<div class="grid">' + "".join(figs) + "</div>"
     return "<h3>Timelines (first setting of the grid)</h3>" + _collapsed(
         f"the timeline of each of {len(figs):,} session(s), worst first", body)
 
 
-def replay_section(doc: Mapping[str, Any], timelines: Sequence[Mapping[str, Any]]) -> str:
-    """Totals per setting, the worst sessions, the heatmaps, then every run and timeline collapsed."""
+def replay_section(doc: Mapping[str, Any], timelines: Sequence[Timeline]) -> str:
+    """Totals per setting, the worst sessions, the heatmaps, then every run and timeline collapsed.
+    `doc`: the replay document of `cli.documents.report_documents`, its `runs` typed (`RunRecord`)."""
     h = _h()
-    runs = doc["runs"]
+    runs: Sequence[RunRecord] = doc["runs"]
     if not runs:
         return '<p class="empty">No session could be replayed.</p>'
     order = _worst_first(runs)
     names = folder_names(order)
     out = [f"<h3>Totals per setting over {len(order):,} session(s)</h3>", _totals(runs)]
-    policies = list(dict.fromkeys(r["settings"]["policy"] for r in runs))
+    policies = list(dict.fromkeys(r.settings.policy.value for r in runs))
     out.append(f'<p class="note">setting: {h._e(setting_legend(policies))}. cost: summed over the runs with a known '
-               f"price (* = not every run priced); over every run: {h._e(priced_total(runs))}.</p>")
-    by_session: dict[str, list[Mapping[str, Any]]] = {}
+               f"price (* = not every run priced); over every run: {h._e(priced_words(runs_cost(runs)))}.</p>")
+    by_session: dict[str, list[RunRecord]] = {}
     for r in runs:
-        by_session.setdefault(r["session"], []).append(r)
+        by_session.setdefault(r.session, []).append(r)
     worst = [_run_row(r, names[s]) for s in order[:SHOWN] for r in by_session[s]]
     out.append(f"<h3>Worst sessions (overflows, then late check points, then billed tokens), "
                f"{min(SHOWN, len(order))} of {len(order):,}</h3>")

@@ -14,13 +14,16 @@ the engine may change how a run is produced without this answer changing its sha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.text import Text
 
-from sessiontools.report.folder import WORST_SHOWN, agent_of, folder_names, middle, more_line
+from sessiontools.report.folder import UNKNOWN_AGENT, WORST_SHOWN, folder_names, middle, more_line
 from sessiontools.report.layout import Column, FittedTable, dollars, tokens
+
+if TYPE_CHECKING:
+    from sessiontools.replay.run_record import RunRecord
 
 #: The default order of badness: a run that overflows is worse than one that is late, then the bill.
 WORST_ORDER = ("overflows", "late", "billed_input_tokens")
@@ -38,7 +41,7 @@ def setting_label(row: Mapping[str, Any]) -> str:
     policy's own token axes, else its threshold, and its percentage axis)."""
     from sessiontools.report.replay import setting_cell
 
-    return setting_cell(row)
+    return setting_cell(row["policy"], row.get)
 
 
 #: What tells one setting from another: the policy, the window and every policy's own axes (a Codex grid
@@ -47,8 +50,8 @@ _SETTING_KEYS = ("policy", "context_window", "reserve_tokens", "keep_recent_toke
                  "autocompact_pct", "threshold")
 
 
-def _cost_cell(cost: float, priced: int, runs: int) -> str:
-    if not priced:
+def _cost_cell(cost: float | None, priced: int, runs: int) -> str:
+    if cost is None:
         return "-"
     return f"{dollars(cost)}" if priced == runs else f"{dollars(cost)}*"
 
@@ -62,7 +65,8 @@ def totals_frame(runs: Any, groups: Mapping[str, str] | None = None) -> Any:
     return (frame.group_by(["_group", *_SETTING_KEYS], maintain_order=True)
             .agg(pl.col("session").n_unique().alias("sessions"), pl.len().alias("runs"),
                  pl.col("cost").is_not_null().sum().alias("priced"),
-                 pl.col("cost").fill_null(0).sum().alias("cost"),
+                 # rule 10 of `replay.invariants`: no price known is no cost (null), not $0
+                 pl.when(pl.col("cost").is_not_null().any()).then(pl.col("cost").sum()).alias("cost"),
                  *[pl.col(c).fill_null(0).sum().alias(c) for c in _SUMMED])
             .sort(["_group", *_SETTING_KEYS], nulls_last=False))
 
@@ -142,23 +146,23 @@ def replay_totals(runs: Any, *, groups: Mapping[str, str] | None = None, group_h
     return Group(*parts)
 
 
-def folder_answer(records: Sequence[dict[str, Any]], group_by: str | None, metric: str | None) -> Group:
+def folder_answer(records: Sequence[RunRecord], group_by: str | None, metric: str | None) -> Group:
     """`replay_totals` of run records: grouped by `group_by`, else by agent where the agents differ."""
     from sessiontools.replay.frames import runs_frame
     from sessiontools.report.folder import session_groups
 
     runs = runs_frame(records)
     if group_by is not None:
-        models = {r["session"]: r.get("model") for r in records}
+        models: dict[str, str | None] = {r.session: r.model for r in records}
         return _with_counter_notes(replay_totals(runs, groups=session_groups(group_by, models, models),
                                                  group_header=group_by, metric=metric), records)
-    agents = {r["session"]: agent_of(r) for r in records}
+    agents = {r.session: r.agent or UNKNOWN_AGENT for r in records}
     several = len(set(agents.values())) > 1
     return _with_counter_notes(replay_totals(runs, groups=agents if several else None,
                                              group_header="agent" if several else None, metric=metric), records)
 
 
-def _with_counter_notes(answer: Group, records: Sequence[dict[str, Any]]) -> Group:
+def _with_counter_notes(answer: Group, records: Sequence[RunRecord]) -> Group:
     """The answer with the truth model's counters of the sessions under it (`truth_counter_notes`)."""
     from sessiontools.report.replay import truth_counter_notes
 

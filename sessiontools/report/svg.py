@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sessiontools.report.text import html_text
+
+if TYPE_CHECKING:
+    from sessiontools.replay.run_record import Timeline
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
@@ -91,26 +95,26 @@ def legend_html(items: Sequence[tuple[str, str]]) -> str:
         f'<span><i style="background:{_e(c)}"></i>{_e(t)}</span>' for c, t in items) + "</div>"
 
 
-def timeline_svg(tl: dict, title: str) -> str:
+def timeline_svg(tl: Timeline, title: str) -> str:
     """Context size per request (truth), the policy's own count at check points, threshold, window, compactions."""
     w, h = 760, 300
-    truth = tl["truth"]
+    truth = tl.truth
     xs = [p[0] for p in truth] or [0]
-    ymax = _nice_max(max([p[1] for p in truth] + [tl["window"]]) * 1.05)
+    ymax = _nice_max(max([p[1] for p in truth] + [tl.window]) * 1.05)
     f = _Frame(w, h, min(xs), max(xs), 0, ymax)
     body = f.axes("entry index on the path (compactions removed)", "tokens")
-    for x, reason in tl["compactions"]:
+    for x, reason in tl.compactions:
         color = "#2ca02c" if reason == "threshold" else "#9467bd"
         body.append(f'<line x1="{f.x(x):.1f}" x2="{f.x(x):.1f}" y1="{f.top}" y2="{h - f.bottom}" stroke="{color}" '
                     f'stroke-opacity="0.6"/>')
-    for v, color, dash in ((tl["threshold"], "#d62728", "6 4"), (tl["window"], "#000", "2 3")):
+    for v, color, dash in ((tl.threshold, "#d62728", "6 4"), (tl.window, "#000", "2 3")):
         body.append(f'<line x1="{f.left}" x2="{w - f.right}" y1="{f.y(v):.1f}" y2="{f.y(v):.1f}" stroke="{color}" '
                     f'stroke-dasharray="{dash}"/>')
     pts = " ".join(f"{f.x(x):.1f},{f.y(y):.1f}" for x, y in truth)
     body.append(f'<polyline points="{pts}" fill="none" stroke="#1f77b4" stroke-width="1.6"/>')
-    for x, y in tl["policy_count"]:
+    for x, y in tl.policy_count:
         body.append(f'<circle cx="{f.x(x):.1f}" cy="{f.y(y):.1f}" r="2.5" fill="#ff7f0e"/>')
-    for x, y in tl["recorded"]:
+    for x, y in tl.recorded:
         body.append(f'<circle cx="{f.x(x):.1f}" cy="{f.y(y):.1f}" r="5" fill="none" stroke="#000" stroke-width="1.5"/>')
     return _svg(w, h, body, title)
 

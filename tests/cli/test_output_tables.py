@@ -4,11 +4,14 @@ every short header is explained, branches are visible, and each command has a he
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 import pytest
 
+from sessiontools.replay.records import RecordedMatch, ReplaySettings
+from sessiontools.replay.run_record import RunRecord
 from sessiontools.report.estimate_error import estimate_error_table
 from sessiontools.report.estimate_json import estimate_error_headline
 from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table
@@ -25,6 +28,11 @@ def _doc(name: str) -> dict:
     return orjson.loads((GOLDEN / f"{name}.json").read_bytes())
 
 
+def _runs(name: str) -> list[RunRecord]:
+    """The typed run records of a golden replay document (`RunRecord.from_dict`)."""
+    return [RunRecord.from_dict(r) for r in _doc(name)["runs"]]
+
+
 def _check(renderables: list, width: int, cells: list[str]) -> str:
     lines = rendered_lines(renderables, width)
     too_long = [x for x in lines if len(x) > width]
@@ -38,8 +46,8 @@ def _check(renderables: list, width: int, cells: list[str]) -> str:
 @pytest.mark.parametrize("width", WIDTHS)
 def test_replay_demo_table_fits(width: int) -> None:
     """The demo's 24-row grid: one row per setting, names whole, numbers whole (was 'sessi/on', '831./6k')."""
-    runs = _doc("replay-samples-demo")["runs"]
-    names = short_names([r["session"] for r in runs])
+    runs = _runs("replay-samples-demo")
+    names = short_names([r.session for r in runs])
     cells = [*names.values(), "832k", "0/2 +16", "16k/3k/4k", "24k/3k/4k", "1.02M"]
     text = _check([replay_table(runs)], width, cells)
     for short in ("comp:", "ovf:", "thr:", "mid:", "rec.:", "setting:", "billed tok:", "cost $:"):
@@ -50,16 +58,16 @@ def test_replay_demo_table_fits(width: int) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_replay_single_setting_compactions_fit(width: int) -> None:
-    runs = [r for r in _doc("replay-samples-demo")["runs"] if r["session"].endswith("pi0-overflow.jsonl")][:1]
-    cells = [c["parent_entry_id"] for c in runs[0]["compactions"]] + [c["first_kept_entry_id"] for c in runs[0]["compactions"]]
+    runs = [r for r in _runs("replay-samples-demo") if r.session.endswith("pi0-overflow.jsonl")][:1]
+    cells = [str(c.parent_entry_id) for c in runs[0].compactions] + [str(c.first_kept_entry_id) for c in runs[0].compactions]
     _check([replay_table(runs)], width, cells)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_replay_all_leaves_rows_name_their_leaf(width: int) -> None:
-    runs = _doc("replay-branches-all-leaves")["runs"]
-    assert len({r["leaf_id"] for r in runs}) == len(runs) > 1
-    _check([replay_table(runs)], width, [f"leaf {r['leaf_id']}" for r in runs])
+    runs = _runs("replay-branches-all-leaves")
+    assert len({r.leaf_id for r in runs}) == len(runs) > 1
+    _check([replay_table(runs)], width, [f"leaf {r.leaf_id}" for r in runs])
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -127,7 +135,7 @@ def test_headlines() -> None:
     assert f"chars/4 under-counts by {abs(c4['bias']):.0%} (median x{c4['median_ratio']:.2f})" in h
     best = min((v["mape"], k) for k, v in est["estimators"].items() if v["mape"] is not None)[1]
     assert f"closest: {best} " in h
-    rep = replay_headline(_doc("replay-samples-demo")["runs"])
+    rep = replay_headline(_runs("replay-samples-demo"))
     rep_lines = rep.splitlines()  # the samples hold Claude Code, Codex and Pi sessions: a line each
     assert [x.split(":")[0] for x in rep_lines] == ["replay (claude-code)", "replay (codex)", "replay (pi)"]
     assert all(x.split(": ", 1)[1].startswith("best setting in this grid") for x in rep_lines), rep
@@ -172,12 +180,14 @@ def test_make_demo_output_fits(width: int, tmp_path: Path, monkeypatch: pytest.M
 
 
 def _run(session: str, agent: str, policy: str, w: int, r: int, k: int, t: int, ovf: int, cost: float | None,
-         matched: int = 0) -> dict:
-    return {"session": session, "agent": agent,
-            "settings": {"context_window": w, "reserve_tokens": r, "keep_recent_tokens": k, "policy": policy,
-                         "threshold": t, "autocompact_pct": None},
-            "metrics": {"overflows": ovf, "cost": cost, "billed_input_tokens": 1000},
-            "recorded_match": {"matched": matched, "recorded": 1}}
+         matched: int = 0) -> RunRecord:
+    """A run at W/R/K (a Codex run: at its own limit `t`) with these overflows, cost and recorded match."""
+    template = _runs("replay-samples-demo")[0]
+    own = policy == "codex"
+    settings = ReplaySettings(w, r, k, policy, (), (("auto_compact_limit", t),) if own else (), t if own else None)
+    metrics = replace(template.metrics, overflows=ovf, cost=cost, billed_input_tokens=1000)
+    return replace(template, session=session, agent=agent, settings=settings, metrics=metrics,
+                   recorded_match=RecordedMatch(1, matched, 0))
 
 
 def test_replay_headline_per_agent_over_settings_every_session_shares() -> None:
@@ -189,8 +199,6 @@ def test_replay_headline_per_agent_over_settings_every_session_shares() -> None:
           for r, ovf in ((8000, 0), (16000, 1))]
     codex = [_run("c", "codex", "codex", 64_000, 0, 0, 57_600, 2, None),
              _run("d", "codex", "codex", 200_000, 0, 0, 180_000, 0, None)]
-    for r in codex:
-        r["settings"]["auto_compact_limit"] = r["settings"]["threshold"]  # each set its own limit
     lines = replay_headline(pi + codex).splitlines()
     assert lines[0] == ("replay (pi): best setting in this grid (fewest overflows, then cost): each model's window, "
                         "reserve 8,000, keep 20,000: 0 overflow(s), 2,000 billed input tokens, $1.16; "

@@ -23,7 +23,8 @@ from sessiontools.read.agents import Agent
 from sessiontools.replay.invariants import violations
 from sessiontools.replay.metrics import METRICS
 from sessiontools.replay.registry import policy_axes
-from sessiontools.report.replay import setting_cell
+from sessiontools.replay.run_record import RunRecord, settings_from_dict
+from sessiontools.report.replay import settings_cell
 from tests.conftest import SAMPLES
 
 #: name -> (sample, --policy or None, the options of one setting that compacts, a 2 x 2 grid over the
@@ -99,6 +100,11 @@ def _threshold(rec: dict[str, Any]) -> int:
     return int(s["threshold"]) if s.get("threshold") is not None else s["context_window"] - s["reserve_tokens"]
 
 
+def _cell(rec: dict[str, Any]) -> str:
+    """The table's setting cell of a JSON run record."""
+    return settings_cell(settings_from_dict(rec["settings"]))
+
+
 def _priced(rec: dict[str, Any]) -> bool:
     return rec["prices"]["source"] != "none"
 
@@ -154,7 +160,7 @@ def test_table_row_names_the_setting_and_the_cost(name: str, one_run: dict[str, 
     out, err = capsys.readouterr()
     rec = one_run[name]
     row = next(line for line in out.splitlines() if line.startswith(_file(name).stem))
-    assert setting_cell(rec["settings"]) in row and rec["settings"]["policy"] in row
+    assert _cell(rec) in row and rec["settings"]["policy"] in row
     assert ("$" in row) == _priced(rec)
     assert "None" not in out and "None" not in err
     assert "compactions of this setting" in out
@@ -193,10 +199,10 @@ def test_timeline_is_of_the_run_the_table_shows(name: str, one_run: dict[str, di
     request, the run's compactions, its threshold and window, the policy in the title."""
     import sessiontools.report.replay_figures as rr
 
-    drawn: list[dict[str, Any]] = []
+    drawn: list[RunRecord] = []
     real = rr.timeline_figure
 
-    def spy(record: dict[str, Any]) -> Any:
+    def spy(record: RunRecord) -> Any:
         drawn.append(record)
         return real(record)
 
@@ -205,8 +211,8 @@ def test_timeline_is_of_the_run_the_table_shows(name: str, one_run: dict[str, di
     assert main(["replay", *_one(name), "-f", "json", "-o", str(js), "--plot", str(png), "--jobs", "1"]) == 0
     (rec,) = json.loads(js.read_text())["runs"]
     (shown,) = drawn
-    tl = shown["timeline"]
-    assert {k: v for k, v in shown.items() if k != "timeline"} == rec
+    assert shown.to_dict() == rec
+    tl = shown.to_dict(timeline=True)["timeline"]
     assert len(tl["truth"]) == (rec["requests_from_recorded_usage"] + rec["requests_from_model"]
                                 + rec["requests_from_provider_error"])
     assert [r for _, r in tl["compactions"]] == [c["reason"] for c in rec["compactions"]]
@@ -333,7 +339,7 @@ def test_report_section_for_every_agent_and_policy(name: str, one_run: dict[str,
     rec = one_run[name]
     assert "No session could be replayed" not in section and "None" not in section
     assert _file(name).stem in section and "<figure>" in section
-    assert setting_cell(rec["settings"]) in section and rec["settings"]["policy"] in section
+    assert _cell(rec) in section and rec["settings"]["policy"] in section
     assert ("$" in section.split("rec. match")[1]) == _priced(rec)
     assert "Pi None.x" not in html
 
@@ -356,7 +362,7 @@ def test_folder_totals_tell_a_policys_own_axes_apart(capsys: pytest.CaptureFixtu
     totals = out.split("worst sessions")[0]
     assert totals.count("64k/17k") == 1 and totals.count("64k/19.5k") == 1 and "64k codex" not in totals
     assert main([*argv, "-f", "json", "-o", str(js)]) == 0
-    html = replay_section(json.loads(js.read_text()), [])
+    html = replay_section({"runs": [RunRecord.from_dict(r) for r in json.loads(js.read_text())["runs"]]}, [])
     totals_html = html.split("Worst sessions")[0]
     assert totals_html.count(">64k/17k</td>") == 1 and totals_html.count(">64k/19.5k</td>") == 1
 
@@ -374,13 +380,13 @@ def test_totals_say_how_many_runs_were_priced(one_run: dict[str, dict[str, Any]]
     assert priced["metrics"]["cost"] is not None and unpriced["metrics"]["cost"] is None
     unpriced["agent"] = priced["agent"]  # one agent's two sessions at one setting
     unpriced["settings"] = priced["settings"]
-    runs = [priced, unpriced]
+    runs = [RunRecord.from_dict(priced), RunRecord.from_dict(unpriced)]
     head = replay_headline(runs)
     assert f"${priced['metrics']['cost']:.2f} over the 1 of 2 runs with a price" in head
     con = Console(width=200, record=True)
     con.print(folder_answer(runs, None, None))
     table = con.export_text()
-    row = next(line for line in table.splitlines() if setting_cell(priced["settings"]) in line and "/2" in line)
+    row = next(line for line in table.splitlines() if _cell(priced) in line and "/2" in line)
     assert "*" in row and "1/2" in row
     html = replay_section({"runs": runs}, [])
     assert "over the 1 of 2 runs with a price" in html and "1/2" in html
@@ -393,7 +399,8 @@ def test_a_grid_over_the_window_alone_is_not_one_cell(name: str, one_run: dict[s
     from sessiontools.report.replay_figures import heatmap_cells
 
     rec = one_run[name]
-    runs = [{**rec, "settings": {**rec["settings"], "context_window": w}} for w in (24000, 32000, 48000)]
+    runs = [RunRecord.from_dict({**rec, "settings": {**rec["settings"], "context_window": w}})
+            for w in (24000, 32000, 48000)]
     cells = heatmap_cells(runs, "billed_input_tokens")
     assert cells["y"].key == "context_window" and cells["ys"] == [24000, 32000, 48000]
     assert [len(row) for row in cells["values"]] == [1, 1, 1] and not any(k > 1 for k in cells["summed_axes"].values())

@@ -126,14 +126,18 @@ def test_export_reads_each_file_once(opens: collections.Counter[str], tmp_path: 
 def runs_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """The `ReplayRun` objects that became JSON records and timelines, and the runs of each walk of a
     file (kept alive here, so that their ids stay unique)."""
+    import importlib
+
     import sessiontools.replay.session as session
 
-    seen: dict[str, list[Any]] = {"record": [], "timeline": [], "replayed": []}
-    real_record, real_timeline, real_source = session.run_record, session.timeline_of, session.replay_source
+    run_record = importlib.import_module("sessiontools.replay.run_record")  # (the package's `run_record` is a function)
 
-    def record(pr: Any, run: Any) -> Any:
+    seen: dict[str, list[Any]] = {"record": [], "timeline": [], "replayed": []}
+    real_record, real_timeline, real_source = session.record_of, run_record.timeline_of, session.replay_source
+
+    def record(pr: Any, run: Any, timeline: bool = False) -> Any:
         seen["record"].append(run)
-        return real_record(pr, run)
+        return real_record(pr, run, timeline=timeline)
 
     def timeline(pr: Any, run: Any) -> Any:
         seen["timeline"].append(run)
@@ -144,8 +148,8 @@ def runs_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
         seen["replayed"] += [run for pr in out for run in pr.runs]
         return out
 
-    monkeypatch.setattr(session, "run_record", record)
-    monkeypatch.setattr(session, "timeline_of", timeline)
+    monkeypatch.setattr(session, "record_of", record)
+    monkeypatch.setattr(run_record, "timeline_of", timeline)
     monkeypatch.setattr(session, "replay_source", source)
     return seen
 

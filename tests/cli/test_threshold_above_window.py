@@ -12,6 +12,8 @@ import pytest
 from sessiontools.cli import main
 from sessiontools.cli.replay_notes import threshold_above_window_notes
 from sessiontools.policies.claude_code_rules import rule_for, threshold
+from sessiontools.replay.records import ReplaySettings
+from sessiontools.testing import run_record
 from tests.conftest import SAMPLES
 
 SRC = SAMPLES / "claude-code" / "claude-2.1.150.jsonl"
@@ -39,8 +41,10 @@ def test_replay_says_when_the_threshold_is_above_the_window(capsys: pytest.Captu
 
 
 def test_the_note_counts_runs_and_lists_each_setting_once() -> None:
-    def rec(w: int, t: int | None) -> dict:
-        return {"settings": {"policy": "claude-code", "context_window": w, "threshold": t}}
+    def rec(w: int, t: int | None) -> object:
+        if t is None:  # a Pi run: W - reserve, below W
+            return run_record(ReplaySettings(w, 3000, 4000, "pi-0"), agent="pi")
+        return run_record(ReplaySettings(w, 0, 0, "claude-code", extra=(("autocompact_pct", None),), policy_threshold=t), agent="claude-code")
 
     runs = [rec(64_000, 67_000), rec(64_000, 67_000), rec(50_000, 67_000), rec(200_000, 167_000), rec(16_000, None)]
     (note,) = threshold_above_window_notes(runs)

@@ -13,10 +13,13 @@ from sessiontools.cli import main
 from sessiontools.policies.registry import POLICIES
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records, replay_source
+from sessiontools.replay.records import ReplaySettings
 from sessiontools.replay.registry import policy_axes
+from sessiontools.replay.run_record import RunRecord
 from sessiontools.replay.transcripts import replay_transcript
-from sessiontools.report.replay import setting_cell
+from sessiontools.report.replay import settings_cell
 from sessiontools.report.replay_figures import heatmap_cells
+from sessiontools.testing import run_record
 from sessiontools.transcript.load import transcript_of
 from tests.conftest import SAMPLES
 
@@ -76,20 +79,19 @@ def test_grid_heatmap_uses_the_policys_axes(name: str, tmp_path: Path, capsys) -
     if name in ("pi", "pi-over-claude"):
         argv += ["--context-window", CASES[name][2][1]]
     assert main(["replay", *argv, *GRID[name], "-f", "json", "-o", str(out), "--plot", str(svg)]) == 0
-    runs = json.loads(out.read_text())["runs"]
+    runs = [RunRecord.from_dict(r) for r in json.loads(out.read_text())["runs"]]
     assert len(runs) == 4 and svg.stat().st_size > 1000
     cells = heatmap_cells(runs, "billed_input_tokens")
     assert len(cells["ys"]) == 2 and len(cells["xs"]) == 2
     assert all(v is not None for row in cells["values"] for v in row)
-    axes = [a.key for a in policy_axes(runs[0]["settings"]["policy"])]
+    axes = [a.key for a in policy_axes(runs[0].settings.policy)]
     assert cells["y"].key in axes and cells["x"].key in axes
-    assert len({setting_cell(r["settings"]) for r in runs}) == 4  # the table tells the settings apart
+    assert len({settings_cell(r.settings) for r in runs}) == 4  # the table tells the settings apart
 
 
 def test_an_unpriced_cell_is_not_zero() -> None:
     """A heatmap cell of runs without a price is blank (None), and a partly priced one says so."""
-    runs = [{"settings": {"policy": "pi-0", "context_window": 1, "reserve_tokens": r, "keep_recent_tokens": 1},
-             "metrics": {"cost": c}} for r, c in ((1, None), (2, 0.5), (2, None))]
+    runs = [run_record(ReplaySettings(10, r, 1, "pi-0"), agent="pi", cost=c) for r, c in ((1, None), (2, 0.5), (2, None))]
     cells = heatmap_cells(runs, "cost")
     assert cells["values"] == [[None], [0.5]] and cells["known"] == [[0], [1]] and cells["runs"] == [[1], [2]]
 
@@ -139,7 +141,7 @@ def test_one_engine_for_a_pi_session_under_a_pi_policy() -> None:
         kw = dict(windows=[16000], reserves=[3000], keeps=[4000], leaf=None, all_leaves=False, summary_tokens=None)
         by_default = replay_records(src, policy=None, **kw)
         by_name = replay_records(src, policy="pi-0", **kw)
-        assert [r["metrics"] for r in by_default] == [r["metrics"] for r in by_name]
+        assert [r.metrics for r in by_default] == [r.metrics for r in by_name]
         (pr,) = replay_source(src, policy="pi-0", **kw)
         assert pr.path is not None  # the one walk walked the Pi transcript
         (walked,) = replay_transcript(transcript_of(src, rule_version="0"), windows=[16000], reserves=[3000],
@@ -177,7 +179,7 @@ def test_heatmap_png_says_what_it_sums_and_is_readable(tmp_path: Path, capsys) -
     out, png = tmp_path / "g.json", tmp_path / "g.png"
     assert main(["replay", str(d), "--context-window", "24000,32000", "--reserve", "3000,4000",
                  "--keep-recent", "2000,6000", "-f", "json", "-o", str(out), "--plot", str(png)]) == 0
-    runs = json.loads(out.read_text())["runs"]
+    runs = [RunRecord.from_dict(r) for r in json.loads(out.read_text())["runs"]]
     title = heatmap_title(heatmap_cells(runs, "billed_input_tokens"), "billed_input_tokens")
     assert "sum over 7 sessions and 2 values of" in title
     h, w = imread(png).shape[:2]

@@ -14,7 +14,8 @@ from sessiontools.errors import InputError
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records
 from sessiontools.replay.invariants import consistent_user_compactions, violations
-from sessiontools.replay.session import replay_source, run_record, timeline_of
+from sessiontools.replay.run_record import record_of
+from sessiontools.replay.session import replay_source, run_record
 from tests.conftest import SAMPLES, shared_sessions
 
 POLICIES = (None, "pi-0", "pi-1", "codex", "claude-code", "claude-code-reactive")
@@ -47,7 +48,7 @@ def _files() -> list[Path]:
 def _with_timelines(src: Any, **options: Any) -> list[dict[str, Any]]:
     """The run records of `replay_records`, every one with its own timeline (the command draws the first
     setting's; each is checked)."""
-    return [{**run_record(pr, run), "timeline": timeline_of(pr, run)} for pr in replay_source(src, **options)
+    return [record_of(pr, run, timeline=True).to_dict(timeline=True) for pr in replay_source(src, **options)
             for run in pr.runs]
 
 
@@ -88,7 +89,8 @@ def test_the_timeline_rule_finds_a_figure_of_another_run() -> None:
     """Rule 8 fails a record whose timeline is not of its run: a request above the peak, or more
     requests above the window than overflows counted."""
     rec = replay_records(load_source(SAMPLES / "pi0-overflow.jsonl"), policy=None, summary_tokens=None, models=[],
-                         leaf=None, all_leaves=False, timeline=True, windows=[16000], reserves=[3000], keeps=[4000])[0]
+                         leaf=None, all_leaves=False, timeline=True, windows=[16000], reserves=[3000],
+                         keeps=[4000])[0].to_dict(timeline=True)
     assert violations(rec) == [] and rec["metrics"]["overflows"] > 0  # requests above this window
     w = rec["settings"]["context_window"]
     taller = {**rec, "timeline": {**rec["timeline"], "truth": [*rec["timeline"]["truth"], [10**6, w + 10**6]]}}

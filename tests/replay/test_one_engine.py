@@ -43,4 +43,4 @@ def test_every_entry_gives_the_same_run(path, policy: str) -> None:  # type: ign
         assert pr.runs == [run]
         (public,) = replay_records(src, windows=[w], reserves=[r], keeps=[k], policy=policy, leaf=None,
                                    all_leaves=False, summary_tokens=None)
-        assert public == run_record(grid, run)
+        assert public.to_dict() == run_record(grid, run)

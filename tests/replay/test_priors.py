@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,15 +15,16 @@ from sessiontools.cli import main
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records
 from sessiontools.replay.priors import MIN_SESSIONS, PriorTable, needs_prior, pooled_priors
+from sessiontools.replay.run_record import DeferredRecord, RunRecord, TruthRecord
 from sessiontools.replay.truth_model import PRIOR_RATIO
 from tests.conftest import SAMPLES
 
 GRID = ["--context-window", "16000", "--reserve", "3000", "--keep-recent", "4000"]
 
 
-def _rec(session: str, model: str, ratio: float, dominated: bool) -> dict:  # type: ignore[type-arg]
-    return {"session": session, "model": model,
-            "truth_model": {"ratio_to_chars4": ratio, "prior_dominated": dominated}}
+def _rec(session: str, model: str, ratio: float, dominated: bool) -> DeferredRecord:
+    """A session's fit as the priors read it (a first pass's record of it)."""
+    return DeferredRecord(session, "pi", model, TruthRecord(0, ratio, 0, 0, 0, 0, dominated))
 
 
 def test_pooled_by_model_then_provider_then_run() -> None:
@@ -55,6 +57,7 @@ def test_one_request_session_takes_its_models_ratio(chinese_dir: Path) -> None:
     assert main(["replay", str(chinese_dir), *GRID, "--format", "json", "-o", str(out), "--jobs", "1",
                  "--truth-tokenizer", "chars4"]) == 0
     runs = {Path(r["session"]).name: r for r in json.loads(out.read_text())["runs"]}
+    typed = {n: RunRecord.from_dict(r) for n, r in runs.items()}
     ratios = sorted(runs[n]["truth_model"]["ratio_to_chars4"] for n in ("pi0-chinese.jsonl", "pi0-rough-chinese.jsonl"))
     few = runs["pi0-few-pseudo.jsonl"]["truth_model"]
     assert few["prior_dominated"] and few["requests_fitted"] == 1
@@ -62,10 +65,10 @@ def test_one_request_session_takes_its_models_ratio(chinese_dir: Path) -> None:
     assert abs(few["ratio_to_chars4"] - sum(ratios) / 2) < 0.05 and sum(ratios) / 2 > PRIOR_RATIO + 1
     assert any("learnt from model lab/lab-model, 2 sessions" in n for n in few["notes"])
     # The same as replaying that file with the pooled table directly (one rule, not a CLI special case).
-    table = pooled_priors([r for n, r in runs.items() if n != "pi0-few-pseudo.jsonl"])
+    table = pooled_priors([r for n, r in typed.items() if n != "pi0-few-pseudo.jsonl"])
     (direct,) = replay_records(load_source(chinese_dir / "pi0-few-pseudo.jsonl"), windows=[16000], reserves=[3000],
                                keeps=[4000], policy=None, priors=table, truth_tokenizer="chars4")
-    assert direct["truth_model"] == few
+    assert direct.truth_model.to_dict() == few
 
 
 def test_a_session_too_short_to_choose_takes_the_counter_of_its_models_prior(chinese_dir: Path) -> None:
@@ -111,12 +114,12 @@ def test_the_first_pass_only_fits_a_prior_dominated_session(chinese_dir: Path,
 
     monkeypatch.setattr(transcripts_mod, "_runs", counting)
     first = [replay_records(load_source(f), defer_prior_dominated=True, **kw) for f in files]
-    deferred = [recs[0]["session"] for recs in first if recs[0].get("deferred")]
+    deferred = [recs[0].session for recs in first if isinstance(recs[0], DeferredRecord)]
     assert [Path(s).name for s in deferred] == ["pi0-few-pseudo.jsonl"]
     assert walked and len(walked) == len(files) - 1  # one setting each, the deferred one not walked
     again: list[str] = []
 
-    def replay_again(s: str, table: PriorTable) -> list[dict]:  # type: ignore[type-arg]
+    def replay_again(s: str, table: PriorTable) -> list[Any]:
         again.append(s)
         return replay_records(load_source(s), priors=table, **kw)
 

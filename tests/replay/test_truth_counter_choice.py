@@ -4,6 +4,7 @@ earlier requests predicts the later ones (`replay.counter_choice.choose_counter`
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 
@@ -118,16 +119,21 @@ def test_a_warm_run_answers_from_the_token_store_and_loads_no_vocabulary(tmp_pat
     monkeypatch.setattr(registry, "load", no_vocabulary)
     registry.use_token_store(path)
     warm = pi_truth(s)
-    assert warm.to_dict() == cold.to_dict()
+    assert warm.record() == cold.record()
 
 
 def test_the_table_notes_say_the_counter_and_why() -> None:
-    from sessiontools.report.replay import truth_counter_notes
+    from dataclasses import replace
 
-    def rec(session: str, counter: str | None, note: str | None) -> dict:  # type: ignore[type-arg]
-        tm = {**({"counter": counter} if counter else {}),
-              **({"counter_choice": {"errors": {}, "predictions": 9, "note": note}} if note else {})}
-        return {"session": session, "truth_model": tm}
+    from sessiontools.replay.counter_choice import CounterChoice
+    from sessiontools.replay.records import ReplaySettings
+    from sessiontools.report.replay import truth_counter_notes
+    from sessiontools.testing import run_record
+
+    def rec(session: str, counter: str | None, note: str | None) -> Any:
+        r = run_record(ReplaySettings(64000, 16384, 20000, "pi-0"), agent="pi", session=session)
+        choice = CounterChoice(counter or "chars4", {}, 9, note) if note else None
+        return replace(r, truth_model=replace(r.truth_model, counter=counter, counter_choice=choice))
 
     (one,) = truth_counter_notes([rec("a", "o200k_base", "o200k: it predicts ... better"), rec("a", "o200k_base", "x")])
     assert one == "truth counter: o200k (auto: o200k: it predicts ... better)"

@@ -12,6 +12,7 @@ from sessiontools.policies.registry import own_policy
 from sessiontools.read.sources import load_source
 from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.priors import TruthPrior, pooled_priors
+from sessiontools.replay.run_record import DeferredRecord, TruthRecord
 from sessiontools.tokens.registry import shared_message_counter
 from sessiontools.transcript.load import transcript_of
 from tests.conftest import SAMPLES
@@ -25,7 +26,7 @@ def test_a_pi_session_counts_with_the_tokenizer_asked(name: str) -> None:
     s = load_source(SAMPLES / f"{name}.jsonl")
     o200k, plain = pi_truth(s, tokenizer="o200k"), pi_truth(s, tokenizer="chars4")
     assert o200k.counter == "o200k_base" and plain.counter == "chars4"
-    assert o200k.to_dict()["counter"] == "o200k_base" and "counter" not in plain.to_dict()
+    assert o200k.record().counter == "o200k_base" and "counter" not in plain.record().to_dict()
     assert o200k.ratio != pytest.approx(plain.ratio, rel=1e-3)
     t = transcript_of(s)
     path = t.paths[0]
@@ -46,9 +47,9 @@ def test_other_agents_count_their_text_units_with_the_tokenizer() -> None:
     assert truth.counter == "o200k_base"
 
 
-def _record(session: str, ratio: float, counter: str | None, dominated: bool = False) -> dict:  # type: ignore[type-arg]
-    tm = {"ratio_to_chars4": ratio, "prior_dominated": dominated, **({"counter": counter} if counter else {})}
-    return {"session": session, "model": "lab/lab-model", "truth_model": tm}
+def _record(session: str, ratio: float, counter: str | None, dominated: bool = False) -> DeferredRecord:
+    """A session's fit as the priors read it (a first pass's record of it)."""
+    return DeferredRecord(session, "pi", "lab/lab-model", TruthRecord(0, ratio, 0, 0, 0, 0, dominated, counter=counter))
 
 
 def test_priors_are_pooled_and_applied_in_their_own_units() -> None:

@@ -14,7 +14,8 @@ import pytest
 
 from sessiontools.read.sources import load_source
 from sessiontools.replay.invariants import violations
-from sessiontools.replay.session import replay_source, run_record, timeline_of
+from sessiontools.replay.run_record import record_of
+from sessiontools.replay.session import replay_source
 from sessiontools.transcript.load import load_transcript
 from tests.conftest import SAMPLES
 
@@ -56,7 +57,7 @@ def _zero_pi(src: Path, dst: Path, nth: int) -> None:
 
 
 def _records(f: Path, policy: str | None, **grid: Any) -> list[dict[str, Any]]:
-    return [{**run_record(pr, run), "timeline": timeline_of(pr, run)}
+    return [record_of(pr, run, timeline=True).to_dict(timeline=True)
             for pr in replay_source(load_source(f), policy=policy, summary_tokens=None, models=[], leaf=None,
                                     all_leaves=False, **grid) for run in pr.runs]
 

@@ -130,7 +130,7 @@ def test_replay_rows_depend_on_their_file_alone(dataset: Path) -> None:
     for file, dominated, ratio in rows:
         (alone, *_) = replay_records(load_source(Path(file)), windows=[16000], reserves=[2000], keeps=[4000],
                                      policy=None)
-        assert (dominated, ratio) == (alone["truth_model"]["prior_dominated"], alone["truth_model"]["ratio_to_chars4"])
+        assert (dominated, ratio) == (alone.truth_model.prior_dominated, alone.truth_model.ratio_to_chars4)
 
 
 def test_reexport_skips_files_already_exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,8 +9,8 @@ matplotlib.use("Agg")
 
 from sessiontools.read import load_session  # noqa: E402
 from sessiontools.read.sources import load_source  # noqa: E402
-from sessiontools.replay import replay_source, run_record  # noqa: E402
-from sessiontools.replay.session import timeline_of  # noqa: E402
+from sessiontools.replay import replay_source  # noqa: E402
+from sessiontools.replay.run_record import record_of  # noqa: E402
 from sessiontools.report.replay_figures import timeline_figure  # noqa: E402
 from tests.conftest import SAMPLES  # noqa: E402
 
@@ -18,7 +18,7 @@ from tests.conftest import SAMPLES  # noqa: E402
 def test_timeline_marks_recorded_compactions_and_keeps_the_legend_off_the_data() -> None:
     (pr,) = replay_source(load_source(SAMPLES / "pi0-overflow.jsonl"), windows=[16000], reserves=[3000],
                            keeps=[4000], policy=None, leaf=None, all_leaves=False, summary_tokens=None)
-    fig = timeline_figure({**run_record(pr, pr.runs[0]), "timeline": timeline_of(pr, pr.runs[0])})
+    fig = timeline_figure(record_of(pr, pr.runs[0], timeline=True))
     ax = fig.axes[0]
     marks = [c for c in ax.collections if c.get_label() == "the agent compacted here (recorded)"]
     assert len(marks) == 1 and len(marks[0].get_offsets()) == len(pr.path.compactions) == 7
