@@ -241,7 +241,7 @@ class SessionBuilder:
 
 def run_record(settings: Any, *, agent: str, session: str = "s.jsonl", model: str = "lab/lab-model",
                **metrics: Any) -> Any:
-    """A replay run record (`replay.run_record.RunRecord`) at `settings` (`replay.records.ReplaySettings`)
+    """A replay run record (`replay.run_document.RunRecord`) at `settings` (`replay.records.ReplaySettings`)
     with no compaction and every metric 0 (costs None: no price known) but the `metrics` given, for
     tests of what the report and the figures draw of runs."""
     from dataclasses import fields
@@ -249,7 +249,7 @@ def run_record(settings: Any, *, agent: str, session: str = "s.jsonl", model: st
     from sessiontools.replay.cost import CacheModel, CacheStyle
     from sessiontools.replay.metrics import RunMetrics
     from sessiontools.replay.records import RecordedMatch
-    from sessiontools.replay.run_record import PriceRecord, RunRecord, TruthRecord
+    from sessiontools.replay.run_document import PriceRecord, RunRecord, TruthRecord
 
     zero = {f.name: None if f.name.startswith("cost") else 0 for f in fields(RunMetrics)}
     return RunRecord(session, agent, None, model, settings, (), RunMetrics(**{**zero, **metrics}),

@@ -1,5 +1,5 @@
 """The report's one pass: the JSON documents of inspect, estimate-error and diff-summaries (as each
-command's `--format json` prints them) and replay's typed run records (`replay.run_record.RunRecord`,
+command's `--format json` prints them) and replay's typed run records (`replay.run_document.RunRecord`,
 whose `to_dict` is `replay --format json`'s `runs[]`) from each file read once (`report_documents`).
 
 `sessiontools report` builds its HTML from these only, so the report depends on the JSON schemas and

@@ -2,7 +2,7 @@
 agent and policy (issue 24).
 
 - `replay.session`: one session file of any agent over a grid (`replay_source`), its run records
-  (`replay_records`: `replay.run_record.RunRecord`, typed until the output boundary, `to_dict` its JSON);
+  (`replay_records`: `replay.run_document.RunRecord`, typed until the output boundary, `to_dict` its JSON);
 - `replay.transcripts`: a transcript's paths over a policy's grid; `replay.walk` (with `walk_bulk`,
   `walk_compact`, `path_grid`): any `policies.base.Policy` over any agent's `TranscriptPath` (truth:
   `replay.neutral`, `replay.truth_model`), into one `ReplayRun` and record;

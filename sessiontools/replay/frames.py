@@ -27,7 +27,7 @@
   recorded | model), matches_recorded (bool), and the cache-bust cost of the request after it
   (`cache_bust_cost`, dollars, null without prices) where the run was priced.
 
-Both take typed run records (`replay.run_record.RunRecord`, what `--jobs` workers return).
+Both take typed run records (`replay.run_document.RunRecord`, what `--jobs` workers return).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from sessiontools.replay.metrics import METRICS
 
 if TYPE_CHECKING:
     from sessiontools.replay.records import ReplaySettings
-    from sessiontools.replay.run_record import RunRecord
+    from sessiontools.replay.run_document import RunRecord
 
 _FLOAT_METRICS = {"early_rate", "late_rate"}
 

@@ -142,12 +142,12 @@ def needs_prior(records: Iterable[Any], table: PriorTable) -> list[str]:
 def refit_with_priors(
     per_file: list[list[Any]], replay_again: Callable[[str, PriorTable], list[Any]],
 ) -> list[list[Any]]:
-    """Each file's run records (`replay.run_record.RunRecord`), with the prior-dominated sessions replayed
+    """Each file's run records (`replay.run_document.RunRecord`), with the prior-dominated sessions replayed
     (`replay_again(session, table)`) under the priors pooled from every other session's records. A
     session the first pass only fitted (a `DeferredRecord`, `replay_records(defer_prior_dominated=True)`)
     is replayed here, once, whatever the table holds for it; one the first pass replayed without a prior
     is replayed again only when the table has one for it. Files keep their order."""
-    from sessiontools.replay.run_record import DeferredRecord
+    from sessiontools.replay.run_document import DeferredRecord
 
     records = [r for recs in per_file for r in recs]
     table = pooled_priors(records)

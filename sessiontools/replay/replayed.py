@@ -6,7 +6,7 @@ learnt from them, their classes and costs (a run's requests in the recorded cont
 the prices (`prices_of`: the catalogue's, else the ones the recorded `usage.cost` implies). Both
 builders (`replay.session` on Pi's entries, `replay.transcripts` on any agent's `TranscriptPath`)
 turn what they read into `RecordedReply`s and price pairs and make one `SessionReplay` of them
-(`session_replay`); `replay.run_record.record_of` prices and records a run of either the same way.
+(`session_replay`); `replay.run_document.record_of` prices and records a run of either the same way.
 """
 
 from __future__ import annotations

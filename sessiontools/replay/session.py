@@ -2,7 +2,7 @@
 JSON records.
 
 `replay_source` returns typed `SessionReplay`s (`replay.replayed`) from the one walk
-(`replay.transcripts`); `replay_records` their typed run records (`replay.run_record`: what `--jobs`
+(`replay.transcripts`); `replay_records` their typed run records (`replay.run_document`: what `--jobs`
 workers return; `replay.frames` makes DataFrames of them), `run_record` one run's JSON.
 """
 
@@ -14,7 +14,7 @@ from sessiontools.errors import InputError
 from sessiontools.policies.base import PolicyName
 from sessiontools.policies.registry import VERSIONED_POLICY, make_policy
 from sessiontools.replay.records import ReplayRun
-from sessiontools.replay.run_record import DeferredRecord, RunRecord, record_of
+from sessiontools.replay.run_document import DeferredRecord, RunRecord, record_of
 
 
 def replay_source(session: Any, **options: Any) -> list[Any]:
@@ -58,7 +58,7 @@ def replay_records(session: Any, *, timeline: bool = False, defer_prior_dominate
                    **options: Any) -> list[RunRecord | DeferredRecord]:
     """One session file of any agent replayed (`replay_source`), as typed run records (picklable, for
     --jobs; `RunRecord.to_dict` is their JSON). `timeline`: the first run of each path also carries its
-    `timeline` (`replay.run_record.timeline_of`), from the same run as its numbers (not a second replay).
+    `timeline` (`replay.run_document.timeline_of`), from the same run as its numbers (not a second replay).
 
     `defer_prior_dominated` (without `priors`): the cheap first pass of a run of many sessions. A
     session whose truth fit is prior-dominated is fitted, not replayed: one `DeferredRecord` stands

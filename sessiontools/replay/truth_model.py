@@ -233,8 +233,8 @@ class TruthModel:
         return self.fit is None or self.fit.prior_dominated
 
     def record(self) -> Any:
-        """The run record's `truth_model` (`replay.run_record.TruthRecord`)."""
-        from sessiontools.replay.run_record import TruthRecord
+        """The run record's `truth_model` (`replay.run_document.TruthRecord`)."""
+        from sessiontools.replay.run_document import TruthRecord
 
         return TruthRecord(round(self.overhead), round(self.ratio, 4), len(self.tokens), self.modelled,
                            round(self.summary_tokens), self.n, self.prior_dominated, tuple(self.notes),

@@ -81,7 +81,7 @@ def plan_export(root: Path, files: Sequence[Any]) -> ExportPlan:
 
 
 def _replay_frames(records: list[Any]) -> tuple[Any, Any]:
-    """The runs and compactions frames of a file's typed run records (`replay.run_record.RunRecord`)."""
+    """The runs and compactions frames of a file's typed run records (`replay.run_document.RunRecord`)."""
     from sessiontools.replay.frames import compactions_frame, runs_frame
 
     return runs_frame(records), compactions_frame(records)

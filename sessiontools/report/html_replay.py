@@ -24,7 +24,7 @@ from sessiontools.report.replay import match_cell, priced_words, runs_cost, sett
 from sessiontools.report.svg import TIMELINE_LEGEND, heat_color, legend_html, timeline_svg
 
 if TYPE_CHECKING:
-    from sessiontools.replay.run_record import RunRecord, Timeline
+    from sessiontools.replay.run_document import RunRecord, Timeline
 
 #: Sessions shown open (worst first); the rest are in closed <details>.
 SHOWN = 10

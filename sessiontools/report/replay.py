@@ -1,4 +1,4 @@
-"""Replay output: rich tables and headlines of typed run records (`replay.run_record.RunRecord`, read
+"""Replay output: rich tables and headlines of typed run records (`replay.run_document.RunRecord`, read
 by attribute); the figures are `report.replay_figures`, the DataFrames `replay.frames`."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sessiontools.report.text import safe_text, strip_control
 if TYPE_CHECKING:
     from sessiontools.replay.metrics import RunMetrics
     from sessiontools.replay.records import RecordedMatch, ReplaySettings
-    from sessiontools.replay.run_record import RunRecord, TruthRecord
+    from sessiontools.replay.run_document import RunRecord, TruthRecord
 
 
 def _k(n: float) -> str:

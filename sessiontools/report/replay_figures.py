@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 from sessiontools.report.replay import cost_split, money, setting_words
 
 if TYPE_CHECKING:
-    from sessiontools.replay.run_record import RunRecord
+    from sessiontools.replay.run_document import RunRecord
 
 
 def timeline_figure(record: RunRecord):  # type: ignore[no-untyped-def]
-    """Context size per request of one run (its `timeline`, `replay.run_record.timeline_of`): truth and
+    """Context size per request of one run (its `timeline`, `replay.run_document.timeline_of`): truth and
     the policy's own count at check points, threshold and window, compaction markers (each labelled
     with its cache-bust cost when priced), the recorded compactions, the cost split in the title."""
     import matplotlib

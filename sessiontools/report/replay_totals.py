@@ -23,7 +23,7 @@ from sessiontools.report.folder import UNKNOWN_AGENT, WORST_SHOWN, folder_names,
 from sessiontools.report.layout import Column, FittedTable, dollars, tokens
 
 if TYPE_CHECKING:
-    from sessiontools.replay.run_record import RunRecord
+    from sessiontools.replay.run_document import RunRecord
 
 #: The default order of badness: a run that overflows is worse than one that is late, then the bill.
 WORST_ORDER = ("overflows", "late", "billed_input_tokens")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from sessiontools.report.text import html_text
 
 if TYPE_CHECKING:
-    from sessiontools.replay.run_record import Timeline
+    from sessiontools.replay.run_document import Timeline
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")

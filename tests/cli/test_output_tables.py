@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from sessiontools.replay.records import RecordedMatch, ReplaySettings
-from sessiontools.replay.run_record import RunRecord
+from sessiontools.replay.run_document import RunRecord
 from sessiontools.report.estimate_error import estimate_error_table
 from sessiontools.report.estimate_json import estimate_error_headline
 from sessiontools.report.inspect import inspect_headline, inspect_table, inspect_totals_table

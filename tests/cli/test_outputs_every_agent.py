@@ -23,7 +23,7 @@ from sessiontools.read.agents import Agent
 from sessiontools.replay.invariants import violations
 from sessiontools.replay.metrics import METRICS
 from sessiontools.replay.registry import policy_axes
-from sessiontools.replay.run_record import RunRecord, settings_from_dict
+from sessiontools.replay.run_document import RunRecord, settings_from_dict
 from sessiontools.report.replay import settings_cell
 from tests.conftest import SAMPLES
 

@@ -126,14 +126,12 @@ def test_export_reads_each_file_once(opens: collections.Counter[str], tmp_path: 
 def runs_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
     """The `ReplayRun` objects that became JSON records and timelines, and the runs of each walk of a
     file (kept alive here, so that their ids stay unique)."""
-    import importlib
 
+    import sessiontools.replay.run_document as run_document
     import sessiontools.replay.session as session
 
-    run_record = importlib.import_module("sessiontools.replay.run_record")  # (the package's `run_record` is a function)
-
     seen: dict[str, list[Any]] = {"record": [], "timeline": [], "replayed": []}
-    real_record, real_timeline, real_source = session.record_of, run_record.timeline_of, session.replay_source
+    real_record, real_timeline, real_source = session.record_of, run_document.timeline_of, session.replay_source
 
     def record(pr: Any, run: Any, timeline: bool = False) -> Any:
         seen["record"].append(run)
@@ -149,7 +147,7 @@ def runs_seen(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[Any]]:
         return out
 
     monkeypatch.setattr(session, "record_of", record)
-    monkeypatch.setattr(run_record, "timeline_of", timeline)
+    monkeypatch.setattr(run_document, "timeline_of", timeline)
     monkeypatch.setattr(session, "replay_source", source)
     return seen
 

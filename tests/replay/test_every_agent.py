@@ -15,7 +15,7 @@ from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records, replay_source
 from sessiontools.replay.records import ReplaySettings
 from sessiontools.replay.registry import policy_axes
-from sessiontools.replay.run_record import RunRecord
+from sessiontools.replay.run_document import RunRecord
 from sessiontools.replay.transcripts import replay_transcript
 from sessiontools.report.replay import settings_cell
 from sessiontools.report.replay_figures import heatmap_cells

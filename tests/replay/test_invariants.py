@@ -14,7 +14,7 @@ from sessiontools.errors import InputError
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records
 from sessiontools.replay.invariants import consistent_user_compactions, violations
-from sessiontools.replay.run_record import record_of
+from sessiontools.replay.run_document import record_of
 from sessiontools.replay.session import replay_source, run_record
 from tests.conftest import SAMPLES, shared_sessions
 

@@ -11,7 +11,7 @@ import pytest
 from sessiontools.replay.frames import runs_frame
 from sessiontools.replay.invariants import PricedTotal, priced_total, priced_total_violations
 from sessiontools.replay.records import ReplaySettings
-from sessiontools.replay.run_record import RunRecord
+from sessiontools.replay.run_document import RunRecord
 from sessiontools.report.replay import _score, priced_words, runs_cost
 from sessiontools.report.replay_totals import totals_frame
 from sessiontools.testing import run_record

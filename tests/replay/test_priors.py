@@ -15,7 +15,7 @@ from sessiontools.cli import main
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records
 from sessiontools.replay.priors import MIN_SESSIONS, PriorTable, needs_prior, pooled_priors
-from sessiontools.replay.run_record import DeferredRecord, RunRecord, TruthRecord
+from sessiontools.replay.run_document import DeferredRecord, RunRecord, TruthRecord
 from sessiontools.replay.truth_model import PRIOR_RATIO
 from tests.conftest import SAMPLES
 

@@ -1,4 +1,4 @@
-"""The typed run record (`replay.run_record.RunRecord`) and its one JSON form.
+"""The typed run record (`replay.run_document.RunRecord`) and its one JSON form.
 
 - typed -> JSON is today's JSON: every run of the golden replay documents (every sample of every
   agent, at the recorded settings and under the demo grid, every branch) read back with
@@ -18,7 +18,7 @@ import pytest
 
 from sessiontools.read.sources import load_source
 from sessiontools.replay import replay_records, replay_source, run_record
-from sessiontools.replay.run_record import RunRecord, record_of
+from sessiontools.replay.run_document import RunRecord, record_of
 from tests.conftest import SAMPLES
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "out"

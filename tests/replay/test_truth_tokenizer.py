@@ -12,7 +12,7 @@ from sessiontools.policies.registry import own_policy
 from sessiontools.read.sources import load_source
 from sessiontools.replay.neutral import fit_neutral_truth
 from sessiontools.replay.priors import TruthPrior, pooled_priors
-from sessiontools.replay.run_record import DeferredRecord, TruthRecord
+from sessiontools.replay.run_document import DeferredRecord, TruthRecord
 from sessiontools.tokens.registry import shared_message_counter
 from sessiontools.transcript.load import transcript_of
 from tests.conftest import SAMPLES

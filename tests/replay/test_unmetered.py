@@ -14,7 +14,7 @@ import pytest
 
 from sessiontools.read.sources import load_source
 from sessiontools.replay.invariants import violations
-from sessiontools.replay.run_record import record_of
+from sessiontools.replay.run_document import record_of
 from sessiontools.replay.session import replay_source
 from sessiontools.transcript.load import load_transcript
 from tests.conftest import SAMPLES

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 from sessiontools.read import load_session  # noqa: E402
 from sessiontools.read.sources import load_source  # noqa: E402
 from sessiontools.replay import replay_source  # noqa: E402
-from sessiontools.replay.run_record import record_of  # noqa: E402
+from sessiontools.replay.run_document import record_of  # noqa: E402
 from sessiontools.report.replay_figures import timeline_figure  # noqa: E402
 from tests.conftest import SAMPLES  # noqa: E402
 

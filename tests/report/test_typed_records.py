@@ -2,7 +2,7 @@
 
 An AST scan of `sessiontools/report`: in each function, the names bound to a typed record (a
 parameter or an annotated assignment whose annotation names one of the record types of
-`replay.run_record` / `replay.records` / `replay.metrics`, and every name bound from one of them by
+`replay.run_document` / `replay.records` / `replay.metrics`, and every name bound from one of them by
 `for`, a comprehension or an assignment) are never indexed with a string (`r["metrics"]`) nor read
 with `.get("...")`, directly or through what they hold (`r.metrics.to_dict()["cost"]`). Dicts that
 are no run record (a heatmap panel, a polars row, another command's JSON document) are not scanned.
@@ -14,7 +14,7 @@ import ast
 from pathlib import Path
 
 REPORT = Path(__file__).resolve().parents[2] / "sessiontools" / "report"
-#: The typed records a report function takes (`replay.run_record`, `replay.records`, `replay.metrics`).
+#: The typed records a report function takes (`replay.run_document`, `replay.records`, `replay.metrics`).
 RECORD_TYPES = frozenset({"RunRecord", "DeferredRecord", "CompactionRecord", "TruthRecord", "PriceRecord", "Timeline",
                           "RunMetrics", "ReplaySettings", "RecordedMatch"})
 #: Calls whose result holds what their arguments hold (`enumerate(r.compactions)`).
