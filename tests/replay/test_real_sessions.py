@@ -75,7 +75,7 @@ def test_pseudo_replies_invent_nothing_at_recorded_settings() -> None:
     window, reserve = _below_threshold(s)
     run = walk_run(s, ReplaySettings(window, reserve, 20000, "pi-0"))
     m = run_metrics(run)
-    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+    assert m.compactions == 0 and m.overflows == 0 and m.late == 0
     (pr,) = replay_source(s, windows=None, reserves=[reserve], keeps=[20000], policy=None)
     assert pr.model_name == "anthropic/claude-sonnet-4-5"
 
@@ -88,8 +88,8 @@ def test_second_overflow_in_a_run_is_recovered_after_a_success() -> None:
     s = scripted(runs=1, calls=40).session()
     run = walk_run(s, ReplaySettings(20000, 0, 2000, "pi-0"))
     m = run_metrics(run)
-    assert m["overflow_compactions"] >= 2
-    assert m["failed_recoveries"] == 0
+    assert m.overflow_compactions >= 2
+    assert m.failed_recoveries == 0
 
 
 def test_a_retry_that_overflows_again_spends_the_recovery_until_the_next_user_message() -> None:
@@ -161,7 +161,7 @@ def test_provider_counts_in_overflow_errors_are_the_truth() -> None:
     run = walk_run(s, ReplaySettings(20000, 500, 2000, "pi-1"))
     rejected = [p for p in run.requests if p.overflow]
     assert [(p.truth, p.truth_source) for p in rejected] == [(21000.0, "provider"), (21500.0, "provider")]
-    assert run_metrics(run)["peak_truth_tokens"] == 21500
+    assert run_metrics(run).peak_truth_tokens == 21500
 
 
 def test_a_rejection_below_the_window_is_a_provider_rejection_with_its_stated_limit() -> None:
@@ -199,7 +199,7 @@ def test_single_request_invents_nothing_at_recorded_settings() -> None:
     s = one_request()
     run = walk_run(s, ReplaySettings(32000, 16384, 20000, "pi-0"))
     m = run_metrics(run)
-    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+    assert m.compactions == 0 and m.overflows == 0 and m.late == 0
 
 
 def grow(b: SessionBuilder, runs: int, start: int, step: int, text: str = "please continue the work ") -> None:
@@ -220,8 +220,8 @@ def test_hook_summaries_are_replayed_as_recorded() -> None:
     s = b.session()
     run = walk_run(s, ReplaySettings(64000, 16384, 20000, "pi-0"))
     m = run_metrics(run)
-    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
-    assert m["user_compactions"] == 1
+    assert m.compactions == 0 and m.overflows == 0 and m.late == 0
+    assert m.user_compactions == 1
     assert all(p.truth_source == "recorded" for p in run.requests)
 
 
@@ -238,7 +238,7 @@ def test_cjk_session_invents_nothing_at_recorded_settings() -> None:
     s = b.session()
     window, reserve = _below_threshold(s)
     m = run_metrics(walk_run(s, ReplaySettings(window, reserve, 20000, "pi-0")))
-    assert m["compactions"] == 0 and m["overflows"] == 0 and m["late"] == 0
+    assert m.compactions == 0 and m.overflows == 0 and m.late == 0
 
 
 def _hook_at_policy_point(hook: bool) -> tuple[Session, ReplaySettings]:

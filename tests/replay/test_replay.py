@@ -80,7 +80,7 @@ def test_compaction_fires_when_pis_view_crosses_the_threshold(policy: str) -> No
         assert first.tokens_before == prep.tokens_before and first.first_kept_entry_id == prep.first_kept_entry_id
     assert first.count_at_trigger > threshold
     m = run_metrics(run)
-    assert m["compactions"] == len(run.compactions) and m["peak_truth_tokens"] <= window
+    assert m.compactions == len(run.compactions) and m.peak_truth_tokens <= window
 
 
 def test_late_and_overflow_when_pi_underestimates() -> None:
@@ -89,11 +89,11 @@ def test_late_and_overflow_when_pi_underestimates() -> None:
     # pi-0 checks only at run ends: a small window is crossed inside runs.
     run = walk_run(s, ReplaySettings(30000, 2000, 4000, "pi-0"))
     m = run_metrics(run)
-    assert m["overflows"] > 0 and m["overflow_compactions"] > 0
-    assert m["mid_run_crossings"] > 0
+    assert m.overflows > 0 and m.overflow_compactions > 0
+    assert m.mid_run_crossings > 0
     # The same workload under pi-1 (between-turn checks) overflows no more often.
     run1 = walk_run(s, ReplaySettings(30000, 2000, 4000, "pi-1"))
-    assert run_metrics(run1)["overflows"] <= m["overflows"]
+    assert run_metrics(run1).overflows <= m.overflows
 
 
 def test_early_compaction_is_classified() -> None:
