@@ -1,7 +1,7 @@
 """`policies.pi.measures`: each Pi message measured once per path, for the truth fit's counters and
 the walk's sizer. What it measures must be what each of them measured on its own before: Pi's
 `estimateTokens` characters (`chars4.message_chars`) and the text units a tokenizer counts
-(`tokens.units.message_units`), under each rule version, on every Pi sample's every path."""
+(`tokens.units.message_units`, and their bytes), under each rule version, on every Pi sample's every path."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def test_each_message_measured_as_pi_counts_it(version: str) -> None:
                 assert m.chars[i] == message_chars(msg.raw, version), (f.name, i)
                 units = message_units(msg.raw, version)
                 assert (m.texts[i], m.images[i]) == (units.texts, units.images), (f.name, i)
+                assert m.bytes[i] == len("\n".join(units.texts).encode("utf-8", "surrogatepass")), (f.name, i)
                 seen += 1
     assert seen > 1000
 
@@ -43,8 +44,29 @@ def test_the_path_counter_and_sizer_give_the_per_message_answers() -> None:
     size = policy.sizer(path)
     for msg in path.messages:
         assert chars4(msg) == policy.truth_count(msg) == estimate_tokens(msg.raw, "1")
-        assert size(msg) == (message_chars(msg.raw, "1"), len(msg.text.encode("utf-8")))
+        units = message_units(msg.raw, "1")
+        assert size(msg) == (message_chars(msg.raw, "1"), len("\n".join(units.texts).encode("utf-8")))
     # A message of another path (a copy: not this path's own object) is counted on its own.
     other = pi_transcript(load_source(SAMPLES / "pi1-overflow.jsonl"), pi_version="1").paths[0]
     assert not path_measures(path, "1").owns(other.messages[0])
     assert chars4(other.messages[0]) == policy.truth_count(other.messages[0])
+
+
+def test_a_replay_under_pis_rule_leaves_the_neutral_units_unbuilt_and_they_are_built_on_reading() -> None:
+    import dataclasses
+    import pickle
+
+    from sessiontools.transcript.model import Message
+    from sessiontools.transcript.pi.neutral import message_units as neutral_units
+
+    path = pi_transcript(load_source(SAMPLES / "pi1-overflow.jsonl"), pi_version="1").paths[0]
+    size = pi_policy("pi-1").sizer(path)
+    for msg in path.messages:
+        size(msg)
+    slot = Message.units  # type: ignore[attr-defined]
+    assert all(slot.__get__(msg, Message) is None for msg in path.messages)  # sized without them
+    for msg in path.messages:
+        assert msg.units == neutral_units(msg.raw) and slot.__get__(msg, Message) is msg.units  # kept
+        copy = pickle.loads(pickle.dumps(msg))
+        assert copy == msg and hash(copy) == hash(msg) and copy.units == msg.units
+        assert dataclasses.replace(msg, line=0).units == msg.units

@@ -27,34 +27,44 @@ _MEMO: dict[tuple[int, CountRules], tuple[weakref.ref[Any], PathMeasures]] = {}
 
 class PathMeasures:
     """Each message's units and characters as Pi counts them, by message index (`texts[i]` None:
-    the message has no Pi message object, `chars[i]` then -1; a caller counts it otherwise)."""
+    the message has no Pi message object, `chars[i]` then -1; a caller counts it otherwise), and
+    the UTF-8 bytes of those units joined by newlines (`bytes[i]`: a lone surrogate as the three
+    bytes of the U+FFFD that replaces it in the cleaned view)."""
 
-    __slots__ = ("chars", "images", "messages", "texts")
+    __slots__ = ("bytes", "chars", "images", "messages", "texts")
 
     def __init__(self, messages: tuple[Any, ...], rules: CountRules) -> None:
         self.messages = messages
         texts: list[tuple[str, ...] | None] = []
         images: list[int] = []
         chars: list[int] = []
+        nbytes: list[int] = []
         for m in messages:
             raw = m.raw
             if not isinstance(raw, Mapping):
                 texts.append(None)
                 images.append(0)
                 chars.append(-1)
+                nbytes.append(-1)
                 continue
             ts = []
-            n = c = 0
+            n = c = b = 0
             for u in iter_units(raw, rules):
                 if u is None:
                     n += 1
                 elif u:
                     ts.append(u)
-                    c += len(u) if u.isascii() else utf16_len(u)
+                    if u.isascii():
+                        c += len(u)
+                        b += len(u)
+                    else:
+                        c += utf16_len(u)
+                        b += len(u.encode("utf-8", "surrogatepass"))
             texts.append(tuple(ts))
             images.append(n)
             chars.append(c + IMAGE_CHARS * n)
-        self.texts, self.images, self.chars = texts, images, chars
+            nbytes.append(b + len(ts) - 1 if ts else 0)
+        self.texts, self.images, self.chars, self.bytes = texts, images, chars, nbytes
 
     def owns(self, message: Any) -> bool:
         """Whether `message` is this path's own message at its index (measured here)."""

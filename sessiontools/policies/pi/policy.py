@@ -167,17 +167,19 @@ class PiPolicy(Policy):
     def sizer(self, path: Any) -> Any:
         """On a Pi transcript (its entries carried, `TranscriptPath.native`): the characters behind
         Pi's own `estimateTokens` of each message object (tool-call arguments, thinking, 1.x system
-        sections), as the exact walk counts; on another agent's, `size` (its text)."""
+        sections), as the exact walk counts, and the bytes of those same units (Pi's count reads no
+        bytes: this keeps a message's neutral units unbuilt); on another agent's, `size` (its text)."""
         if getattr(path, "native", None) is None:
             return self.size
         from sessiontools.policies.pi.measures import path_measures
 
         measures = path_measures(path, self.version)
-        chars, owns, v = measures.chars, measures.owns, self.version
+        chars, nbytes, owns, v = measures.chars, measures.bytes, measures.owns, self.version
 
         def size(message: Any) -> tuple[int, int]:
             if owns(message):
-                return chars[message.index], len(message.text.encode("utf-8"))
+                i = message.index
+                return chars[i], nbytes[i]
             raw = message.raw
             if not isinstance(raw, Mapping):
                 return self.size(message)

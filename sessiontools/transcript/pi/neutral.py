@@ -125,6 +125,38 @@ def message_units(msg: RawMessage) -> tuple[Unit, ...]:
     return tuple(_content_units(msg.get("content"), kind))
 
 
+#: The slot `Message.units` is stored in (a `PiMessage` fills it on first read).
+_UNITS_SLOT = Message.units  # type: ignore[attr-defined]
+
+
+class PiMessage(Message):
+    """A Message of a Pi transcript path: its units are `message_units(raw)`, made on first read
+    (`units` None when built) and then kept. Pi's own rules count `raw` and never read them, so a
+    replay under them does not pay for them (a tool call's arguments through `JSON.stringify`);
+    every other reader (estimate-error, other agents' policies, the cleaned view) gets the same
+    units as if they had been built at once."""
+
+    __slots__ = ()
+
+    def __init__(self, index: int, id: str | None, line: int, role: Role, units: tuple[Unit, ...] | None = None,
+                 timestamp: str | None = None, raw: Any = None) -> None:
+        self.index, self.id, self.line, self.role, self.timestamp, self.raw = index, id, line, role, timestamp, raw
+        _UNITS_SLOT.__set__(self, units)
+
+    @property  # type: ignore[override]
+    def units(self) -> tuple[Unit, ...]:
+        got: tuple[Unit, ...] | None = _UNITS_SLOT.__get__(self, Message)
+        if got is None:
+            raw = self.raw
+            got = message_units(raw) if type(raw) is dict or isinstance(raw, Mapping) else ()
+            _UNITS_SLOT.__set__(self, got)
+        return got
+
+    @units.setter
+    def units(self, value: tuple[Unit, ...] | None) -> None:  # (`dataclasses.replace`, unpickling)
+        _UNITS_SLOT.__set__(self, value)
+
+
 def own_messages(entry: Entry, pi_version: str) -> tuple[RawMessage, ...]:
     """The messages an entry contributes to some context (a 0.x compaction: its summary)."""
     if pi_version == "1":
@@ -183,11 +215,9 @@ class _PathBuilder:
             first_slot.append(first)
             eid, line, ts = e.id, e.line, _timestamp(e)
             for m in own_messages(e, pi_version):
-                if type(m) is dict or isinstance(m, Mapping):  # (the exact type first: an ABC test is slow)
-                    role, units = ROLES.get(m.get("role"), Role.OTHER), message_units(m)
-                else:
-                    role, units = Role.OTHER, ()
-                messages.append(Message(len(messages), eid, line, role, units, ts, m))
+                # (the exact type first: an ABC test is slow)
+                role = ROLES.get(m.get("role"), Role.OTHER) if type(m) is dict or isinstance(m, Mapping) else Role.OTHER
+                messages.append(PiMessage(len(messages), eid, line, role, None, ts, m))
                 of_message.append(pos)
             span[id(e)] = (first, len(messages) - first)
 
