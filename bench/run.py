@@ -55,11 +55,11 @@ BLOCKED = {
 METHOD = {
     "inspect_vs_orjson": ("wall, in process, page cache warm, best of 3 interleaved; no floor beside it: the "
                           "baseline is the floor (orjson decoding every line, nothing kept)", None),
-    "inspect_cli_vs_orjson": ("wall of the CLI process vs in-process orjson, page cache warm, best of 3 interleaved; "
+    "inspect_cli_vs_orjson": ("wall of the CLI process vs in-process orjson, page cache warm, best of 7 interleaved; "
                               "no floor beside it: the baseline is the floor", None),
-    "jobs2_vs_jobs1": ("wall of the CLI process, page cache warm, best of 3 interleaved; no floor measured: "
+    "jobs2_vs_jobs1": ("wall of the CLI process, page cache warm, best of 7 interleaved; no floor measured: "
                        "2 cores bound it at 0.5", None),
-    "inspect_table_vs_json": ("wall of the CLI process, page cache warm, best of 3 interleaved; no floor measured: "
+    "inspect_table_vs_json": ("wall of the CLI process, page cache warm, best of 7 interleaved; no floor measured: "
                               "the same analysis bounds it at 1.0", None),
     "startup_s": ("wall of `sessiontools --help`, page cache and byte-code warm, best of 10; the floor: "
                   "the interpreter and `import typer`, best of 10 interleaved with it", "startup_floor_s"),
