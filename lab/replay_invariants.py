@@ -1,16 +1,19 @@
 """Check the replay invariants (`sessiontools.replay.invariants`) over folders of session files.
 
-    python -m lab.replay_invariants FOLDER... [--policy NAME] [--windows 64000,128000] [--jobs N]
-        [--timeout S] [--examples K] [--every N] [--jsonl OUT]
+    python -m lab.replay_invariants FOLDER... [--policy NAME[,NAME...]|all] [--windows 64000,128000]
+        [--reserves 3000,6000] [--keeps 2000,6000] [--all-leaves] [--jobs N] [--timeout S] [--examples K]
+        [--every N] [--jsonl OUT]
 
-Each file is replayed as `sessiontools replay FILE` would at its defaults (or under `--policy` and
-`--windows`); every run record, each with its own timeline, is checked with `violations` and the runs of one path with
-`consistent_user_compactions`. Prints the files read, replayed and refused (with why, by kind), the
+Each file is replayed as `sessiontools replay FILE` would at its defaults (or under each `--policy`:
+`default` is the file's own, `all` is the default and every registered policy, so each agent's files
+run under their own rule and every other agent's; and over the grid `--windows` x `--reserves` x
+`--keeps`); every run record, each with its own timeline, is checked with `violations` and the runs of
+one path with `consistent_user_compactions`. Prints the files read, replayed and refused (with why, by kind), the
 runs checked and the violations by rule, with the first K examples (file name and rule only).
 `--every N` checks every N-th file of the sorted list (a deterministic sample, for the slower passes);
-`--jsonl OUT` writes one line per file (path, outcome, runs, violations) for a later table. An
-exception that is not a `SessionToolsError` is counted as "internal error: <type>" (a bug, exit 70 in
-the CLI), not raised. Reads the session files, never writes them: real sessions stay where they are.
+`--jsonl OUT` writes one line per file and policy (path, policy, outcome, runs, violations) for a later
+table. An exception that is not a `SessionToolsError` is counted as "internal error: <type>" (a bug, exit
+70 in the CLI), not raised. Exit 1 when any run breaks an invariant or any replay hit an internal error. Reads the session files, never writes them: real sessions stay where they are.
 """
 
 from __future__ import annotations
@@ -54,23 +57,39 @@ def _kind(e: Exception, path: str) -> str:
     return f"{type(e).__name__}: {re.sub(r'[0-9][0-9,.]*', 'N', msg)[:70]}"
 
 
-def check_file(args: tuple[str, str | None, list[int] | None, int]) -> tuple[str, str, int, list[str], dict[str, int]]:
+def _ints(text: str | None) -> list[int] | None:
+    return [int(v) for v in text.split(",")] if text else None
+
+
+def _policies(text: str | None) -> list[str | None]:
+    """`--policy`'s policies (None: the file's own rule); `all` is the default and every registered one."""
+    from sessiontools.names import POLICY_ORDER
+
+    if text is None:
+        return [None]
+    names = [p.value for p in POLICY_ORDER] if text == "all" else text.split(",")
+    return [None, *names] if text == "all" else [None if n == "default" else n for n in names]
+
+
+def check_file(args: tuple[str, str | None, dict[str, Any], int]) -> tuple[str, str, int, list[str], dict[str, int]]:
     """(file, outcome, runs checked, violations, `_tally`): outcome "ok", "no run (...)", "refused: <kind>",
-    "internal error: <type>: <message>" or "timeout"."""
-    path, policy, windows, timeout = args
+    "internal error: <type>: <message>" or "timeout". `grid`: `windows` (None: the file's own), `reserves`,
+    `keeps`, `all_leaves`."""
+    path, policy, grid, timeout = args
     from sessiontools.errors import SessionToolsError
     from sessiontools.read.sources import load_source
     from sessiontools.read.values import cleaned_call
     from sessiontools.replay.invariants import consistent_user_compactions, violations
-    from sessiontools.replay.session import replay_source, run_record, timeline_of
+    from sessiontools.replay.run_document import record_of
+    from sessiontools.replay.session import replay_source
 
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
     try:
         src = load_source(Path(path))
-        prs = cleaned_call(replay_source, src, windows=windows, reserves=[16384], keeps=[20000], policy=policy,
-                           leaf=None, all_leaves=False, summary_tokens=None, models=[])
-        recs = [{**run_record(pr, run), "timeline": timeline_of(pr, run)} for pr in prs for run in pr.runs]
+        prs = cleaned_call(replay_source, src, windows=grid["windows"], reserves=grid["reserves"], keeps=grid["keeps"],
+                           policy=policy, leaf=None, all_leaves=grid["all_leaves"], summary_tokens=None, models=[])
+        recs = [record_of(pr, run, timeline=True).to_dict(timeline=True) for pr in prs for run in pr.runs]
     except _Timeout:
         return path, "timeout", 0, [], {}
     except SessionToolsError as e:
@@ -88,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("--policy")
     ap.add_argument("--windows")
+    ap.add_argument("--reserves", default="16384")
+    ap.add_argument("--keeps", default="20000")
+    ap.add_argument("--all-leaves", action="store_true")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=120)
     ap.add_argument("--examples", type=int, default=10)
@@ -96,29 +118,32 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     files = sorted({str(f) for d in a.folders for f in (d.rglob("*.jsonl") if d.is_dir() else [d])})[::a.every]
     log = a.jsonl.open("w") if a.jsonl else None
-    windows = [int(w) for w in a.windows.split(",")] if a.windows else None
+    grid = {"windows": _ints(a.windows), "reserves": _ints(a.reserves), "keeps": _ints(a.keeps),
+            "all_leaves": a.all_leaves}
+    tasks = [(f, p, grid, a.timeout) for f in files for p in _policies(a.policy)]
     outcomes: collections.Counter[str] = collections.Counter()
     rules: collections.Counter[str] = collections.Counter()
     examples: list[str] = []
     runs = 0
     held: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(a.jobs) as pool:
-        for path, outcome, n, problems, tally in pool.map(check_file, [(f, a.policy, windows, a.timeout) for f in files],
-                                                   chunksize=4):
+        for (_, policy, _, _), (path, outcome, n, problems, tally) in zip(tasks, pool.map(check_file, tasks, chunksize=4),
+                                                                          strict=True):
             outcomes[":".join(outcome.split(":", 2)[:2]) if outcome.startswith("internal") else outcome] += 1
             if log is not None:  # as each file is done (a long pass stopped half way keeps what it checked)
-                log.write(json.dumps({"path": path, "outcome": outcome, "runs": n, "violations": problems,
-                                     "requests": tally.get("requests", 0)}) + "\n")
+                log.write(json.dumps({"path": path, "policy": policy or "default", "outcome": outcome, "runs": n,
+                                      "violations": problems, "requests": tally.get("requests", 0)}) + "\n")
                 log.flush()
             runs += n
             held.update(tally)
             for p in problems:
                 rules[p.split(":", 1)[0]] += 1
                 if len(examples) < a.examples:
-                    examples.append(f"{Path(path).name}: {p}")
+                    examples.append(f"{Path(path).name} ({policy or 'default'}): {p}")
     if log is not None:
         log.close()
-    print(f"files {len(files)}, policy {a.policy or 'default'}, windows {a.windows or 'default'}")
+    print(f"files {len(files)}, policy {a.policy or 'default'} ({len(tasks)} replays), windows {a.windows or 'default'}, "
+          f"reserves {a.reserves}, keeps {a.keeps}{', every leaf' if a.all_leaves else ''}")
     for k, v in sorted(outcomes.items()):
         print(f"  {k}: {v}")
     print(f"runs checked {runs}, violations {sum(rules.values())}")
@@ -127,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k}: {v}")
     for e in examples:
         print(f"  e.g. {e}")
-    return 0
+    return 1 if rules or any(k.startswith("internal") for k in outcomes) else 0
 
 
 if __name__ == "__main__":

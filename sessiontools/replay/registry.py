@@ -111,7 +111,8 @@ def reply_text(request: Any) -> Callable[[list[Any]], str]:
 def registry_gaps() -> list[str]:
     """What each agent and each policy lacks, one line each (empty: every registry is complete).
 
-    An agent needs a reader (`read.sources`), a transcript adapter (`transcript.load.ADAPTERS`), its
+    An agent needs a label (`read.agents.AGENT_LABELS`, its name in tables and messages), a reader
+    (`read.sources`), a transcript adapter (`transcript.load.ADAPTERS`), its
     default policy
     (`DEFAULT_POLICY`), at least one own rule (`OWN_AGENT`: its window rule, `Policy.recorded_window`
     and `Policy.default_window`, with the catalogue after them) whose version the file records
@@ -121,6 +122,7 @@ def registry_gaps() -> list[str]:
     reason it has none (`NO_SUMMARIZER`), not both. A policy needs a maker (`POLICIES`) giving a `Policy` of that name, axes starting with the
     window, a finite count and an own agent."""
     from sessiontools.policies.base import CountView
+    from sessiontools.read.agents import AGENT_LABELS
     from sessiontools.read.sources import FALLBACK, READERS
     from sessiontools.transcript.load import ADAPTERS
 
@@ -130,6 +132,8 @@ def registry_gaps() -> list[str]:
         def gap(what: str, where: str, a: Agent = a) -> None:
             out.append(f"agent {a.value}: no {what} ({where})")
 
+        if a not in AGENT_LABELS:
+            gap("label", "read.agents.AGENT_LABELS")
         if a not in readers:
             gap("reader", "read.sources.READERS")
         if a not in ADAPTERS:

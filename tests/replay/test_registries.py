@@ -1,4 +1,4 @@
-"""Registry completeness (issue 24): every agent has a reader, a transcript adapter,
+"""Registry completeness (issue 24): every agent has a label, a reader, a transcript adapter,
 a default policy (whose `Policy.checkpoint` is its own estimate), an own rule (its window rule) and a policy replaying its files; every policy has a
 maker, axes starting with the window, a count and an own agent. Removing any one entry makes
 `registry_gaps` name exactly what is missing, so adding a fourth agent without one fails here."""
@@ -10,7 +10,7 @@ import pytest
 from sessiontools.policies import registry as policies
 from sessiontools.policies.base import PolicyName
 from sessiontools.read import sources
-from sessiontools.read.agents import Agent
+from sessiontools.read.agents import AGENT_LABELS, Agent
 from sessiontools.replay import registry
 from sessiontools.replay.registry import registry_gaps
 from sessiontools.transcript.load import ADAPTERS
@@ -21,6 +21,7 @@ def test_every_registry_is_complete() -> None:
 
 
 @pytest.mark.parametrize(("table", "key", "message"), [
+    (AGENT_LABELS, Agent.CLAUDE_CODE, "agent claude-code: no label (read.agents.AGENT_LABELS)"),
     (ADAPTERS, Agent.CODEX, "agent codex: no transcript adapter (transcript.load.ADAPTERS)"),
     (policies.DEFAULT_POLICY, Agent.PI, "agent pi: no default policy (policies.registry.DEFAULT_POLICY)"),
     (policies.VERSION_SETTING, Agent.CODEX, "agent codex: no version setting"),
