@@ -40,7 +40,8 @@ The rules (docs: ARCHITECTURE.md section 2):
    (late ones over the threshold).
 10. **priced totals**: a total of a cost over runs says how many of them were priced and never draws an
    unknown cost as 0 (`PricedTotal`, `priced_total`: the one sum every table, headline and heatmap
-   cell uses; `priced_total_violations` checks one against the costs it sums).
+   cell uses; `priced_total_aggs` the same as polars aggregations, for the frames' totals;
+   `priced_total_violations` checks one against the costs it sums).
 """
 
 from __future__ import annotations
@@ -194,6 +195,18 @@ def priced_total(costs: Iterable[float | None]) -> PricedTotal:
     every = list(costs)
     priced = [c for c in every if c is not None]
     return PricedTotal(sum(priced) if priced else None, len(priced), len(every))
+
+
+def priced_total_aggs(cost: str = "cost") -> tuple[Any, Any, Any]:
+    """`priced_total` as polars aggregations over a group of runs (one row a run, `cost` its column):
+    the group's `runs`, `priced` and `cost` (`PricedTotal`'s runs, priced and total: null when no run
+    was priced), for the frames' totals (`report.replay_totals.totals_frame`). Rule 10 is written here
+    twice, for rows and for frames; tests/replay/test_priced_totals.py holds the two to one answer."""
+    import polars as pl
+
+    c = pl.col(cost)
+    return (pl.len().alias("runs"), c.is_not_null().sum().alias("priced"),
+            pl.when(c.is_not_null().any()).then(c.sum()).alias(cost))
 
 
 def priced_total_violations(total: PricedTotal, costs: Sequence[float | None]) -> list[str]:

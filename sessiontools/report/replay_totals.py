@@ -57,16 +57,16 @@ def _cost_cell(cost: float | None, priced: int, runs: int) -> str:
 
 
 def totals_frame(runs: Any, groups: Mapping[str, str] | None = None) -> Any:
-    """One row per (group, setting): sessions, runs, priced runs and the sums of `_SUMMED` and cost."""
+    """One row per (group, setting): sessions, runs, priced runs and the cost over them (rule 10 of
+    `replay.invariants`, `priced_total_aggs`: no price known is no cost, not $0), the sums of `_SUMMED`."""
     import polars as pl
+
+    from sessiontools.replay.invariants import priced_total_aggs
 
     frame = runs.with_columns(pl.col("session").replace_strict(dict(groups or {}), default="all",
                                                                return_dtype=pl.Utf8).alias("_group"))
     return (frame.group_by(["_group", *_SETTING_KEYS], maintain_order=True)
-            .agg(pl.col("session").n_unique().alias("sessions"), pl.len().alias("runs"),
-                 pl.col("cost").is_not_null().sum().alias("priced"),
-                 # rule 10 of `replay.invariants`: no price known is no cost (null), not $0
-                 pl.when(pl.col("cost").is_not_null().any()).then(pl.col("cost").sum()).alias("cost"),
+            .agg(pl.col("session").n_unique().alias("sessions"), *priced_total_aggs("cost"),
                  *[pl.col(c).fill_null(0).sum().alias(c) for c in _SUMMED])
             .sort(["_group", *_SETTING_KEYS], nulls_last=False))
 

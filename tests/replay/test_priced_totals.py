@@ -53,6 +53,20 @@ def test_the_golden_runs_totals_keep_the_rule() -> None:
         assert (row["cost"] is None) == (row["priced"] == 0), row
 
 
+def test_the_frame_totals_are_the_rows_totals() -> None:
+    """Rule 10 is written for rows (`priced_total`) and for frames (`priced_total_aggs`, the folder
+    totals): over settings whose runs are all priced, none, or some (a price of $0 included), every
+    totals row is the `priced_total` of its runs' costs."""
+    per_setting = {8000: [0.5, None, 0.25], 12000: [None, None], 16000: [0.0, 0.125], 20000: [None, 0.0, None]}
+    runs = [run_record(ReplaySettings(64000, reserve, 20000, "pi-0"), agent="pi", session=f"s{k}.jsonl", cost=c)
+            for reserve, costs in per_setting.items() for k, c in enumerate(costs)]
+    rows = {r["reserve_tokens"]: r for r in totals_frame(runs_frame(runs)).iter_rows(named=True)}
+    assert sorted(rows) == sorted(per_setting)
+    for reserve, costs in per_setting.items():
+        row = rows[reserve]
+        assert PricedTotal(row["cost"], row["priced"], row["runs"]) == priced_total(costs), (reserve, row)
+
+
 def test_an_unpriced_setting_is_not_the_cheapest() -> None:
     """The headline's best setting: with as many overflows, a setting whose runs are priced is not beaten
     by one whose unknown costs would sum to $0."""

@@ -57,22 +57,6 @@ class Record:
     def content(self) -> Any:
         return self.message.get("content")
 
-    @property
-    def is_boundary(self) -> bool:
-        return self.type == "system" and self.subtype == "compact_boundary"
-
-    @property
-    def is_compact_summary(self) -> bool:
-        if self.type != "user":
-            return False
-        if self.raw.get("isCompactSummary"):
-            return True
-        return content_text(self.content).lstrip().startswith(CONTINUATION_PREFIX)
-
-    @property
-    def is_synthetic(self) -> bool:
-        return self.type == "assistant" and self.message.get("model") == "<synthetic>"
-
 
 def content_text(content: Any) -> str:
     """The text blocks of a message content (a string or a list of blocks)."""
