@@ -12,8 +12,11 @@ prior its model's other sessions in the run teach (`replay.priors`), else chars/
 
 A warm run repeats none of the comparison: under `cached_choices(key)` (the CLI's key of the file's
 content and the package's code) each path's `CounterChoice` is kept in the token store's results,
-and the next run of the same bytes takes it and counts only with the counter it chose
-(`_stored_choice`; the records are byte-identical to a fresh choice's).
+keyed before anything is counted (`path_key`: the file's key, the policy's rule, the candidates and
+the path's shape), with the chosen tokenizer's count of each of the path's messages (`keep_counts`).
+The next run of the same bytes takes both (`_stored_choice`, `kept_counts`): it builds only the
+chosen counter's fit input and counts nothing with a tokenizer (its records are byte-identical to a
+fresh choice's: tests/replay/test_counter_choice_cache.py).
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ MIN_CHOICE_REQUESTS = 3
 #: in-session errors are lower beyond noise: the mean of the paired differences at least this many
 #: standard errors above zero (`better_beyond_noise`).
 CHOICE_Z = 2.0
-#: Bump when what a stored `CounterChoice` means changes (the key holds the code's fingerprint too).
-CHOICE_VERSION = 1
+#: Bump when what a stored `CounterChoice` or its kept counts mean changes (the key holds the code's
+#: fingerprint too). 2: keyed by `path_key` (before counting), the chosen tokenizer's counts kept.
+CHOICE_VERSION = 2
 #: The content key of the file being replayed (`cached_choices`); None: every choice is computed.
 _FILE_KEY: ContextVar[str | None] = ContextVar("counter_choice_file_key", default=None)
 
@@ -125,18 +129,19 @@ def better_beyond_noise(first: Sequence[float], other: Sequence[float]) -> tuple
 
 
 def choose_counter(candidates: Sequence[str], fit_input: Callable[[str], FitInput], prior: TruthPrior | None = None,
-                   ) -> tuple[str, FitInput, CounterChoice | None]:
+                   key: str | None = None) -> tuple[str, FitInput, CounterChoice | None]:
     """The counter a path's truth is fitted with, and its fit input (`fit_input(counter)`, asked once
     per counter): the one candidate, or (`auto`: chars/4, then the model's tokenizer) the second when
     its fit on the session's earlier requests predicts the later ones better beyond noise
     (`in_session_errors`, `better_beyond_noise`), else the first. With fewer than
     MIN_CHOICE_REQUESTS requests the session cannot tell: the counter of the prior learnt from the
     run's other sessions of its model (`replay.priors`) when it is the second, else the first
-    (chars/4: nothing is loaded or counted for it)."""
+    (chars/4: nothing is loaded or counted for it). `key` (`path_key`): where the path's choice is
+    kept; a choice kept there is taken, and only its counter's fit input is built."""
     from sessiontools.tokens.registry import flush_truth_counts
 
     try:
-        return _choose(candidates, fit_input, prior)
+        return _choose(candidates, fit_input, prior, key)
     finally:
         flush_truth_counts()  # the counts made for this session, to the token store in one go
 
@@ -145,7 +150,7 @@ def choose_counter(candidates: Sequence[str], fit_input: Callable[[str], FitInpu
 def cached_choices(file_key: str | None) -> Iterator[None]:
     """Within: the choices made are stored and reused under `file_key` (the file's content hash and
     the code's fingerprint, which the caller vouches for: the same key, the same bytes and code),
-    per path and candidates (`_choice_key`), in the token store (`tokens.registry.truth_result_store`;
+    per path and candidates (`path_key`), in the token store (`tokens.registry.truth_result_store`;
     none: nothing is kept). `file_key` None or empty: every choice is computed."""
     token = _FILE_KEY.set(file_key or None)
     try:
@@ -154,21 +159,60 @@ def cached_choices(file_key: str | None) -> Iterator[None]:
         _FILE_KEY.reset(token)
 
 
-def _choice_key(candidates: Sequence[str], first: FitInput) -> str | None:
-    """The store key of a path's choice: the file's key, the candidates (with their tokenizers'
-    versions) and a digest of the path's chars/4 fit input (which requests, their contexts' sizes and
-    recorded prompts: a path of the file apart from another). None outside `cached_choices`."""
+def path_key(path: Any, rule: str, candidates: Sequence[str]) -> str | None:
+    """The store key of a path's choice, made before anything is counted: the file's key (its content
+    hash and the code's fingerprint, `cached_choices`), the rule whose own count is the chars/4
+    candidate (`rule`: the policy's name, Pi's naming its reading version), the candidates with their
+    tokenizers' versions, and a digest of the path's shape (leaf, sidechain, message count, each
+    request's context ranges and recorded prompt: one path of the file apart from another). None
+    outside `cached_choices`, with one candidate, or without a token store (nothing would be kept)."""
     file_key = _FILE_KEY.get()
-    if file_key is None:
+    if file_key is None or len(candidates) < 2:
+        return None
+    from sessiontools.tokens.registry import store_name, truth_result_store
+
+    if truth_result_store() is None:
         return None
     import hashlib
 
-    from sessiontools.tokens.registry import store_name
-
-    h = hashlib.blake2b(repr([(at, n, x) for at, _, n, x in first.contexts]).encode(), digest_size=16)
-    h.update(repr(list(first.wanted.items())).encode())
-    return (f"counter-choice:{CHOICE_VERSION}:{file_key}:{','.join(store_name(c) for c in candidates)}:"
+    h = hashlib.blake2b(repr((path.leaf_id, path.sidechain, len(path.messages))).encode(), digest_size=16)
+    h.update(repr([(r.context, r.usage.prompt) for r in path.requests]).encode())
+    return (f"counter-choice:{CHOICE_VERSION}:{file_key}:{rule}:{','.join(store_name(c) for c in candidates)}:"
             f"{h.hexdigest()}")
+
+
+def kept_counts(key: str | None, n: int) -> tuple[list[int], float] | None:
+    """The chosen tokenizer's count of each of a path's `n` messages (in path order) and the path's
+    chars/4 total, as `keep_counts` kept them under `key`; None when none are kept or they do not fit
+    (another length, a value not an int)."""
+    from sessiontools.tokens.registry import truth_result_store
+
+    store = truth_result_store() if key is not None else None
+    raw = store.get_result(f"{key}:counts") if store is not None else None
+    if raw is None:
+        return None
+    import orjson
+
+    try:
+        d = orjson.loads(raw)
+        counts, total = d["counts"], d["chars4_total"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    if (type(counts) is not list or len(counts) != n or not all(type(c) is int and c >= 0 for c in counts)
+            or type(total) not in (int, float)):
+        return None
+    return counts, float(total)
+
+
+def keep_counts(key: str | None, counts: Sequence[int], chars4_total: float) -> None:
+    """Keep the chosen tokenizer's per-message counts of a path beside its choice (`kept_counts`)."""
+    from sessiontools.tokens.registry import truth_result_store
+
+    store = truth_result_store() if key is not None else None
+    if store is not None:
+        import orjson
+
+        store.put_result(f"{key}:counts", orjson.dumps({"counts": list(counts), "chars4_total": chars4_total}))
 
 
 def _stored_choice(key: str | None, candidates: Sequence[str]) -> CounterChoice | None:
@@ -202,17 +246,16 @@ def _keep_choice(key: str | None, choice: CounterChoice) -> CounterChoice:
 
 
 def _choose(candidates: Sequence[str], fit_input: Callable[[str], FitInput], prior: TruthPrior | None,
-            ) -> tuple[str, FitInput, CounterChoice | None]:
-    first = fit_input(candidates[0])
+            key: str | None) -> tuple[str, FitInput, CounterChoice | None]:
     if len(candidates) == 1:
-        return candidates[0], first, None
+        return candidates[0], fit_input(candidates[0]), None
+    hit = _stored_choice(key, candidates)  # (kept only for a path with enough requests to compare)
+    if hit is not None:
+        return hit.counter, fit_input(hit.counter), hit
+    first = fit_input(candidates[0])
     c0, c1 = candidates[0], candidates[1]
     n = len(first.contexts)
     if n >= MIN_CHOICE_REQUESTS:
-        key = _choice_key(candidates, first)
-        hit = _stored_choice(key, candidates)
-        if hit is not None:
-            return hit.counter, first if hit.counter == c0 else fit_input(c1), hit
         counter, inp, choice = _compare(c0, c1, first, fit_input)
         return counter, inp, _keep_choice(key, choice)
     too_few = f"{n} request(s) with usable usage, too few to compare counters (under {MIN_CHOICE_REQUESTS})"

@@ -17,7 +17,7 @@ from itertools import chain, starmap
 from operator import attrgetter
 
 from sessiontools.policies.base import Policy, text_counter
-from sessiontools.replay.counter_choice import choose_counter
+from sessiontools.replay.counter_choice import choose_counter, keep_counts, kept_counts, path_key
 from sessiontools.replay.priors import TruthPrior
 from sessiontools.replay.truth_model import (
     CHARS4,
@@ -152,31 +152,69 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
             got = chars4_counts[id(m)] = chars4_of(m)
         return got
 
+    chars4_total: float | None = None
     if counter is None:
         req = next((r for r in reversed(path.requests) if r.model), None)
+        names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
+                                                       req.model if req else None)]
+        # Where the path's choice and its tokenizer's counts are kept (a warm run of the same bytes),
+        # keyed before anything is counted; None: nothing is kept.
+        key = path_key(path, own.name if own is not None else CHARS4, names)
         counters: dict[str, MessageCount] = {}
         shape = path_contexts(path)  # the candidates' fit inputs share the contexts
+        kept: list[bool] = []
 
         def fit_input(name: str) -> FitInput:
+            nonlocal chars4_total
             tok = None if name == CHARS4 else name
             if tok is None:
                 c = counters[name] = chars4_of
                 # (a counter that measured the path already: its counts; else each message once, by id)
                 return path_fit_input(path, chars4_of if hasattr(chars4_of, "path_counts") else chars4_memo,
                                       priced, shape)
-            c = counters[name] = own.path_counter(path, tok) if own is not None else text_counter(tok)
+            got = kept_counts(key, len(path.messages))
+            if got is not None:  # the counts a run of these bytes kept: no tokenizer is loaded or asked
+                c = counters[name] = _tokenizer_counter(path, got[0], own, tok)
+                chars4_total = got[1]
+                kept.append(True)
+            else:
+                c = counters[name] = own.path_counter(path, tok) if own is not None else text_counter(tok)
             return path_fit_input(path, c, priced, shape)
 
-        names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
-                                                       req.model if req else None)]
-        counter_name, inp, choice = choose_counter(names, fit_input, prior)
+        counter_name, inp, choice = choose_counter(names, fit_input, prior, key)
         counter = counters[counter_name]
+        if counter_name != CHARS4:
+            if chars4_total is None:
+                chars4_total = float(sum(map(chars4_memo, path.messages)))
+            if key is not None and not kept and choice is not None and choice.predictions:
+                keep_counts(key, [int(inp.counted[m.index]) for m in path.messages], chars4_total)
     else:
         inp = path_fit_input(path, counter, priced)
     notes, prior = counter_notes(counter_name, prior)
     if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
-        inp.chars4_total = float(sum(map(chars4_memo, path.messages)))
+        inp.chars4_total = chars4_total if chars4_total is not None else float(sum(map(chars4_memo, path.messages)))
     m = fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
                   unit_key=_index, notes=notes, choice=choice)
     m.anchored = own is None or not own.records_context_edits
     return m
+
+
+def _tokenizer_counter(path: TranscriptPath, counts: list[int], own: Policy | None, tokenizer: str) -> MessageCount:
+    """A tokenizer's counter of `path` from counts kept by a run of the same bytes
+    (`counter_choice.kept_counts`, one per message in path order): each of the path's messages its
+    kept count (`path_counts`, as a counter that measured the path gives them), any other message
+    counted by the tokenizer, loaded only if one is asked."""
+    messages = path.messages
+    n = len(counts)
+    other: list[MessageCount] = []
+
+    def count(m: Message) -> int:
+        i = m.index
+        if 0 <= i < n and messages[i] is m:
+            return counts[i]
+        if not other:
+            other.append(own.truth_counter(tokenizer) if own is not None else text_counter(tokenizer))
+        return other[0](m)
+
+    count.path_counts = (messages, counts)  # type: ignore[attr-defined]
+    return count
