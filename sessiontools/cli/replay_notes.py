@@ -3,7 +3,7 @@
 Each setting option sets one key of a run's settings (Pi's reserve and keep, Claude Code's
 auto-compact percentage and max output, Codex's auto-compact limit). Which policies read it is the
 policies' own data: the key is one of the policy's settings axes (`Policy.axes`) or one of the
-options its grid takes (`Policy.grid_extras`). When no replayed file ran under such a policy, a note
+options its grid takes (`Policy.grid_extras`, where it sets the key to the value given). When no replayed file ran under such a policy, a note
 says the option was ignored; a `--keep-recent` not below a Pi run's window (Pi would keep the whole
 context) is said too. Files of a model the catalogue lacks that their agent's rule gave a window
 anyway (Claude Code: 200k, 1M for `[1m]`, whatever the model) are said as well: replayed, not refused,
@@ -39,7 +39,7 @@ def option_policies(option: str) -> tuple[str, ...]:
         policy = make_policy(name)
         keys = {a.key for a in policy.axes}
         if extra is not None:
-            keys |= {k for setting in policy.grid_extras(**{extra[0]: extra[1]}) for k, _ in setting}
+            keys |= {k for setting in policy.grid_extras(**{extra[0]: extra[1]}) for k, v in setting if v is not None}
         if key in keys:
             out.append(str(name))
     return tuple(out)

@@ -193,6 +193,8 @@ class ClaudeCodePolicy(Policy):
     axes = (Axis("context_window", "W"), Axis("autocompact_pct", "auto-compact at", "percent"))
 
     def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
+        if self.reactive_only:  # its threshold is W: no percentage or max output is read (the key stays, unset)
+            return [(("autocompact_pct", None),)]
         out = options.get("max_output_tokens")
         return [(("autocompact_pct", p), *((("max_output_tokens", out),) if out else ()))
                 for p in options.get("autocompact_pcts") or (None,)]
@@ -209,6 +211,10 @@ class ClaudeCodePolicy(Policy):
         # Checked before every request; a reactive-only Claude Code never reaches a threshold.
         self.check_points = (frozenset() if reactive_only
                              else frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS}))
+        # The settings it reads: a reactive-only Claude Code compacts at the window W alone (`threshold`,
+        # `keep_for`'s budget), never at a percentage of it.
+        if reactive_only:
+            self.axes = (Axis("context_window", "W"),)
 
     def threshold_off_from(self, path: Any) -> int | None:
         """Where the recording shows auto-compact switched off (module `threshold_off_from`), judged on

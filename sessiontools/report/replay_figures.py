@@ -62,23 +62,23 @@ _REASON_COLORS = {"threshold": "#2ca02c", "overflow": "#9467bd", "user": "#8c564
 def heatmap_cells(records: Sequence[RunRecord], metric: str) -> dict[str, Any]:
     """The grid of one policy's runs over its own axes (`Policy.axes`): rows the first axis that
     varies after the window (Pi: reserve x keep; Codex: window x limit; Claude Code: window x
-    percentage), each cell the metric summed over sessions (and windows, for Pi), with how many of
-    its runs had the metric (`replay.invariants.priced_total`: None where no run had it; an unknown
-    cost is not drawn as 0)."""
+    percentage; a policy of one axis, Claude Code's reactive rule: its window, one column, `x` None),
+    each cell the metric summed over sessions (and windows, for Pi), with how many of its runs had the
+    metric (`replay.invariants.priced_total`: None where no run had it; an unknown cost is not drawn as 0)."""
     from sessiontools.replay.invariants import priced_total
     from sessiontools.replay.registry import policy_axes
 
     axes = policy_axes(records[0].settings.policy)
     y_axis, x_axis = _heatmap_axes(axes, records)
     ys = sorted({r.settings.value(y_axis.key) for r in records}, key=_none_first)
-    xs = sorted({r.settings.value(x_axis.key) for r in records}, key=_none_first)
+    xs = [None] if x_axis is None else sorted({r.settings.value(x_axis.key) for r in records}, key=_none_first)
     cells: list[list[list[float | None]]] = [[[] for _ in xs] for _ in ys]
     for r in records:
-        i, j = ys.index(r.settings.value(y_axis.key)), xs.index(r.settings.value(x_axis.key))
+        i, j = ys.index(r.settings.value(y_axis.key)), 0 if x_axis is None else xs.index(r.settings.value(x_axis.key))
         v = r.metrics.value(metric)
         cells[i][j].append(None if v is None else float(v))
     totals = [[priced_total(cell) for cell in row] for row in cells]
-    summed = [a for a in axes if a.key not in (y_axis.key, x_axis.key)]  # axes a cell also sums over
+    summed = [a for a in axes if a not in (y_axis, x_axis)]  # axes a cell also sums over
     over = {a.label: len({r.settings.value(a.key) for r in records}) for a in summed}
     return {"policy": records[0].settings.policy.value, "y": y_axis, "x": x_axis, "ys": ys, "xs": xs,
             "values": [[t.total for t in row] for row in totals], "known": [[t.priced for t in row] for row in totals],
@@ -89,7 +89,10 @@ def heatmap_cells(records: Sequence[RunRecord], metric: str) -> dict[str, Any]:
 def _heatmap_axes(axes: Sequence[Any], records: Sequence[RunRecord]) -> tuple[Any, Any]:
     """The heatmap's rows and columns: the first two axes that vary, the window last (with every axis
     varying, Pi's cells are reserve x keep summed over the windows), so a grid over one axis (only
-    windows, say) is a row of cells, not one cell summing them; in the policy's order."""
+    windows, say) is a row of cells, not one cell summing them; in the policy's order. A policy of one
+    axis has its rows only (columns None)."""
+    if len(axes) == 1:
+        return axes[0], None
     preferred = [*axes[1:], axes[0]]
     varying = [a for a in preferred if len({r.settings.value(a.key) for r in records}) > 1]
     chosen = (varying + [a for a in preferred if a not in varying])[:2]
@@ -104,7 +107,8 @@ def heatmap_title(p: Mapping[str, Any], metric: str) -> str:
     for label, k in p.get("summed_axes", {}).items():
         if k > 1:
             what += f" and {k} values of {label}"
-    return f"{p['policy']}: {metric}, {what}\nrows {p['y'].label}, columns {p['x'].label}"
+    columns = "" if p["x"] is None else f", columns {p['x'].label}"
+    return f"{p['policy']}: {metric}, {what}\nrows {p['y'].label}{columns}"
 
 
 def _none_first(v: Any) -> tuple[int, Any]:
@@ -112,6 +116,8 @@ def _none_first(v: Any) -> tuple[int, Any]:
 
 
 def _tick(a: Any, v: Any) -> str:
+    if a is None:  # the one column of a policy of one axis
+        return ""
     if v is None:
         return "default"
     return f"{v}%" if a.unit == "percent" else f"{v:,}"
@@ -141,7 +147,7 @@ def heatmap_figure(records: Sequence[RunRecord], metric: str):  # type: ignore[n
         im = ax.imshow(grid, cmap="viridis", aspect="auto")
         ax.set_xticks(range(len(p["xs"])), [_tick(p["x"], v) for v in p["xs"]])
         ax.set_yticks(range(len(p["ys"])), [_tick(p["y"], v) for v in p["ys"]])
-        ax.set_xlabel(p["x"].label)
+        ax.set_xlabel("" if p["x"] is None else p["x"].label)
         ax.set_ylabel(p["y"].label)
         for i, row in enumerate(p["values"]):
             for j, v in enumerate(row):

@@ -4,21 +4,26 @@ the grid heatmap over the policy's own axes, `export --replay-*` rows, the repor
 `--fail-if` message), each from the one run the others show.
 
 One parametrised test per output over `CASES` (Pi, Codex and Claude Code samples x their own policy
-and each other agent's policy: nine cases). The Codex sample's lab model has no price anywhere (catalogue, models.json,
-recorded usage.cost): its cost must read as unknown ("-", "no price known", a blank cell), never $0.
+and each other agent's policy, and every other registered policy on a file of its own agent: Pi 1.x's
+rule on a 1.x file, Claude Code's reactive-only rule: eleven cases). The Codex sample's lab model has no
+price anywhere (catalogue, models.json, recorded usage.cost): its cost must read as unknown ("-", "no
+price known", a blank cell), never $0. What a policy does not do by design (a reactive-only policy has
+no check point) is read from the policy's declared data (`Policy.check_points`, `Policy.axes`), never
+from a case's name.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sessiontools.cli import main
-from sessiontools.policies.base import PolicyName
-from sessiontools.policies.registry import OWN_AGENT, POLICIES
+from sessiontools.policies.base import Policy, PolicyName
+from sessiontools.policies.registry import OWN_AGENT, POLICIES, make_policy
 from sessiontools.read.agents import Agent
 from sessiontools.replay.invariants import violations
 from sessiontools.replay.metrics import METRICS
@@ -27,11 +32,19 @@ from sessiontools.replay.run_document import RunRecord, settings_from_dict
 from sessiontools.report.replay import settings_cell
 from tests.conftest import SAMPLES
 
-#: name -> (sample, --policy or None, the options of one setting that compacts, a 2 x 2 grid over the
-#: policy's own axes after the window: (first axis option, its values), (second axis option, its values))
-CASES: dict[str, tuple[str, str | None, list[str], tuple[tuple[str, str], tuple[str, str]]]] = {
+#: name -> (sample, --policy or None, the options of one setting that compacts, a grid over the policy's
+#: own axes: (first axis option, its values), (second axis option, its values), a 2 x 2 grid; a policy of
+#: one axis (`Policy.axes`) has a grid over that one: ((its option, two values),))
+CASES: dict[str, tuple[str, str | None, list[str], tuple[tuple[str, str], ...]]] = {
     "pi": ("pi0-pair-a.jsonl", None, ["--context-window", "24000", "--reserve", "4000", "--keep-recent", "6000"],
            (("--reserve", "3000,4000"), ("--keep-recent", "2000,6000"))),
+    # Pi 1.x's own rule on a 1.x file, at the setting it was recorded with (sample_sessions/MANIFEST.md)
+    "pi-1": ("pi1-pair-a.jsonl", None, ["--context-window", "24000", "--reserve", "4000", "--keep-recent", "6000"],
+             (("--reserve", "3000,4000"), ("--keep-recent", "2000,6000"))),
+    # the reactive-only rule on the file Claude Code compacted reactively (the lab server's limit, 13000, as
+    # W: sample_sessions/claude-code/MANIFEST.md); its one axis is the window
+    "claude-code-reactive": ("claude-code/claude-reactive.jsonl", "claude-code-reactive", ["--context-window", "13000"],
+                             (("--context-window", "13000,16000"),)),
     "pi-under-codex": ("pi0-pair-a.jsonl", "codex", ["--context-window", "24000", "--auto-compact-limit", "15000"],
                        (("--context-window", "24000,32000"), ("--auto-compact-limit", "15000,18000"))),
     "codex": ("codex/codex-pair-a.jsonl", None, ["--auto-compact-limit", "17000"],
@@ -74,11 +87,22 @@ def _one(name: str) -> list[str]:
 
 
 def _grid(name: str) -> list[str]:
-    """argv after `replay` of the case's 2 x 2 grid (the one setting's options, the grid's axes varied)."""
+    """argv after `replay` of the case's grid (the one setting's options, the grid's axes varied)."""
     opts = dict(zip(CASES[name][2][::2], CASES[name][2][1::2], strict=True))
     for option, values in CASES[name][3]:
         opts[option] = values
     return [str(_file(name)), *_policy_args(name), *(x for kv in opts.items() for x in kv)]
+
+
+def _grid_runs(name: str) -> int:
+    """How many settings the case's grid has (2 x 2, or 2 for a policy of one axis)."""
+    return math.prod(len(values.split(",")) for _, values in CASES[name][3])
+
+
+def _policy_of(rec: dict[str, Any]) -> Policy:
+    """The Policy object of a run's rule, whose declared data (`check_points`, `axes`) says what the
+    run shows."""
+    return make_policy(rec["settings"]["policy"])
 
 
 @pytest.fixture(scope="module")
@@ -110,16 +134,29 @@ def _priced(rec: dict[str, Any]) -> bool:
 
 
 def test_the_cases_cover_every_agent_own_and_crossed(one_run: dict[str, dict[str, Any]]) -> None:
-    """Every agent's file is replayed under its own rule and under each other agent's; priced and
-    unpriced runs both occur (else the cost assertions below would prove half). The agents are the
-    registry's (`read.agents.Agent`), so a fourth agent fails this test until its file has a case."""
-    own = {r["agent"] for n, r in one_run.items() if CASES[n][1] is None}
-    crossed = {(r["agent"], r["settings"]["policy"]) for n, r in one_run.items() if CASES[n][1] is not None}
+    """Every agent's file is replayed under a rule of its own agent (one or several: Pi 0.x and 1.x,
+    Claude Code's threshold and reactive rules) and under each other agent's; priced and unpriced runs
+    both occur (else the cost assertions below would prove half). The agents are the registry's
+    (`read.agents.Agent`), so a fourth agent fails this test until its file has a case."""
+    def family(rec: dict[str, Any]) -> str:  # a rule's family is its own agent's (`OWN_AGENT`)
+        return OWN_AGENT[PolicyName(rec["settings"]["policy"])].value
+
+    own = {r["agent"] for r in one_run.values() if family(r) == r["agent"]}
+    crossed = {(r["agent"], family(r)) for r in one_run.values() if family(r) != r["agent"]}
     every = {a.value for a in Agent}  # the registry's agents: a fourth one fails here until it has its cases
     assert own == every
-    # each agent's file under each other agent's rule (a rule's family is its own agent's)
-    assert {(a, OWN_AGENT[PolicyName(p)].value) for a, p in crossed} == {(a, b) for a in every for b in every if a != b}
+    # each agent's file under each other agent's rule
+    assert crossed == {(a, b) for a in every for b in every if a != b}
+    # a case without --policy is its file's own rule
+    assert all(family(one_run[n]) == one_run[n]["agent"] for n in NAMES if CASES[n][1] is None)
     assert {_priced(r) for r in one_run.values()} == {True, False}
+
+
+def test_every_registered_policy_is_the_rule_of_a_case(one_run: dict[str, dict[str, Any]]) -> None:
+    """Each registered policy (`policies.registry.POLICIES`) replays at least one case, its own file's
+    rule or via --policy, so a new policy fails here until every output above is proven for it."""
+    ruled = {r["settings"]["policy"] for r in one_run.values()}
+    assert {str(n) for n in POLICIES} <= ruled, {str(n) for n in POLICIES} - ruled
 
 
 def test_every_policys_axes_have_an_option_here() -> None:
@@ -137,7 +174,9 @@ def test_json_run_has_every_metric(name: str, one_run: dict[str, dict[str, Any]]
     assert set(m) == set(METRICS), set(m) ^ set(METRICS)  # every metric, whoever's file and rule
     assert all(m[k] is not None for k in METRICS if not k.startswith("cost")), name
     assert m["compactions"] >= 1 and rec["compactions"], name  # each case's setting compacts
-    assert m["peak_truth_tokens"] > 0 and m["billed_input_tokens"] > 0 and m["check_points"] > 0
+    assert m["peak_truth_tokens"] > 0 and m["billed_input_tokens"] > 0
+    # check points where the policy declares some (a reactive-only rule has none: it compacts after a rejection)
+    assert (m["check_points"] > 0) == bool(_policy_of(rec).check_points), (m["check_points"], name)
     for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "thrash", "mid_run_crossings"):
         assert isinstance(m[k], int), k
     for k in ("cost", "cost_agent", "cost_summarization"):
@@ -181,13 +220,14 @@ def test_csv_and_parquet_rows(name: str, fmt: str, one_run: dict[str, dict[str, 
     out = tmp_path / f"r.{fmt}"
     assert main(["replay", *_grid(name), "-f", fmt, "-o", str(out), "--jobs", "1"]) == 0
     df = pl.read_csv(out) if fmt == "csv" else pl.read_parquet(out)
-    assert df.height == 4
+    n = _grid_runs(name)
+    assert df.height == n
     assert set(df["policy"]) == {one_run[name]["settings"]["policy"]}
     for option, _ in CASES[name][3]:
         key = OPTION_KEY[option]
         assert df[key].n_unique() == 2 and df[key].null_count() == 0, key
     assert df["threshold"].null_count() == 0 and (df["threshold"] > 0).all()
-    assert (df["cost"].null_count() == 0) if _priced(one_run[name]) else (df["cost"].null_count() == 4)
+    assert (df["cost"].null_count() == 0) if _priced(one_run[name]) else (df["cost"].null_count() == n)
     assert (df["billed_input_tokens"] > 0).all() and (df["compactions"] >= 0).all()
 
 
@@ -218,7 +258,10 @@ def test_timeline_is_of_the_run_the_table_shows(name: str, one_run: dict[str, di
     assert [r for _, r in tl["compactions"]] == [c["reason"] for c in rec["compactions"]]
     assert max(y for _, y in tl["truth"]) <= rec["metrics"]["peak_truth_tokens"] + 0.5
     assert tl["threshold"] == _threshold(rec)
-    assert tl["window"] == rec["settings"]["context_window"] and tl["policy_count"]
+    assert tl["window"] == rec["settings"]["context_window"]
+    # the policy's count at its check points, where it declares some (a reactive-only rule counts none)
+    assert bool(tl["policy_count"]) == bool(_policy_of(rec).check_points), (len(tl["policy_count"]), name)
+    assert len(tl["policy_count"]) == rec["metrics"]["check_points"], name
     fig = real(shown)
     assert rec["settings"]["policy"] in fig.axes[0].get_title()
     assert png.stat().st_size > 10_000
@@ -230,7 +273,8 @@ def test_grid_heatmap_is_over_the_policys_own_axes(name: str, metric: str, one_r
                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`--plot` of a 2 x 2 grid: one panel with the policy's two varied axes as its labelled axes, 2 x 2
-    ticks and four filled cells; an unpriced model's cost cells read "n/a", not 0."""
+    ticks and four filled cells (a policy of one axis: that axis's two rows, one unlabelled column); an
+    unpriced model's cost cells read "n/a", not 0."""
     import sessiontools.report.replay_figures as rr
 
     figs: list[Any] = []
@@ -246,15 +290,17 @@ def test_grid_heatmap_is_over_the_policys_own_axes(name: str, metric: str, one_r
                  "--plot-metric", metric, "--jobs", "1"]) == 0
     (fig,) = figs
     ax = fig.axes[0]
-    labels = {a.key: a.label for a in policy_axes(one_run[name]["settings"]["policy"])}
-    keys = OPTION_KEY
-    (y_opt, _), (x_opt, _) = CASES[name][3]
-    assert (ax.get_ylabel(), ax.get_xlabel()) == (labels[keys[y_opt]], labels[keys[x_opt]])
-    assert len(ax.get_xticks()) == 2 and len(ax.get_yticks()) == 2
+    axes = policy_axes(one_run[name]["settings"]["policy"])
+    labels = {a.key: a.label for a in axes}
+    grid = [OPTION_KEY[o] for o, _ in CASES[name][3]]
+    # the case's grid is over the policy's own axes: two of them, or its one
+    assert set(grid) <= set(labels) and len(grid) == min(2, len(axes)), (grid, axes)
+    assert (ax.get_ylabel(), ax.get_xlabel()) == (labels[grid[0]], labels[grid[1]] if len(grid) == 2 else "")
+    assert len(ax.get_yticks()) == 2 and len(ax.get_xticks()) == (2 if len(grid) == 2 else 1)
     cells = [t.get_text() for t in ax.texts]
-    assert len(cells) == 4
+    assert len(cells) == _grid_runs(name)
     if metric == "cost" and not _priced(one_run[name]):
-        assert cells == ["n/a"] * 4
+        assert cells == ["n/a"] * len(cells)
     else:
         assert all(c not in ("n/a", "0") for c in cells), cells
     assert svg.stat().st_size > 5_000
@@ -264,12 +310,12 @@ def test_grid_heatmap_is_over_the_policys_own_axes(name: str, metric: str, one_r
 def test_fail_if_names_the_run_along_the_policys_axes(name: str, one_run: dict[str, dict[str, Any]],
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """A tripped gate exits 1 and names each run by its window and its policy's own axes (the limit,
-    the percentage, reserve and keep), so the four runs of a grid read apart."""
+    the percentage, reserve and keep), so the runs of a grid read apart."""
     assert main(["replay", *_grid(name), "--fail-if", "billed_input_tokens>0", "-f", "json", "-o", "/dev/null",
                  "--jobs", "1"]) == 1
     err = capsys.readouterr().err
     gates = [line for line in err.splitlines() if line.startswith("gate ")]
-    assert len(gates) == 4 and len(set(gates)) == 4
+    assert len(gates) == _grid_runs(name) and len(set(gates)) == len(gates)
     labels = [a.label for a in policy_axes(one_run[name]["settings"]["policy"])[1:]]
     for line in gates:
         assert f"policy {one_run[name]['settings']['policy']}" in line and "None" not in line
@@ -392,7 +438,7 @@ def test_totals_say_how_many_runs_were_priced(one_run: dict[str, dict[str, Any]]
     assert "over the 1 of 2 runs with a price" in html and "1/2" in html
 
 
-@pytest.mark.parametrize("name", ["pi", "codex", "claude-code"])
+@pytest.mark.parametrize("name", ["pi", "codex", "claude-code", "claude-code-reactive"])
 def test_a_grid_over_the_window_alone_is_not_one_cell(name: str, one_run: dict[str, dict[str, Any]]) -> None:
     """Three windows and nothing else varied: the heatmap has a cell per window (it summed Pi's three
     windows into one "reserve x keep" cell); with every axis varied, Pi's cells still sum the windows."""
@@ -421,3 +467,43 @@ def test_the_reserve_check_is_the_policys_in_every_command(tmp_path: Path, capsy
         assert main(["export", f, "-o", str(tmp_path / f"ds-{policy}"), "--replay-policy", policy,
                      "--replay-window", "12000", "--jobs", "1"]) == code
     assert "not below --replay-window 12,000" in capsys.readouterr().err
+
+
+#: policy -> (a sample, the options of one setting, two values of each of the policy's axes): values where
+#: each axis the policy declares (`Policy.axes`) makes a difference on that sample, the others fixed
+AXIS_PROBES: dict[str, tuple[str, list[str], dict[str, tuple[str, str]]]] = {
+    "pi-0": ("pi0-pair-a.jsonl", ["--context-window", "24000", "--reserve", "4000", "--keep-recent", "6000"],
+             {"--context-window": ("24000", "32000"), "--reserve": ("3000", "4000"), "--keep-recent": ("2000", "6000")}),
+    "pi-1": ("pi1-pair-a.jsonl", ["--context-window", "24000", "--reserve", "4000", "--keep-recent", "6000"],
+             {"--context-window": ("24000", "32000"), "--reserve": ("3000", "4000"), "--keep-recent": ("2000", "6000")}),
+    # the window caps the limit at 90% of it: 18000 -> 16200 below the limit 17000
+    "codex": ("codex/codex-pair-a.jsonl", ["--context-window", "24000", "--auto-compact-limit", "17000"],
+              {"--context-window": ("18000", "24000"), "--auto-compact-limit": ("17000", "19500")}),
+    "claude-code": ("claude-code/claude-threshold-15.jsonl", ["--context-window", "100000", "--autocompact-pct", "15"],
+                    {"--context-window": ("100000", "120000"), "--autocompact-pct": ("14", "15")}),
+    "claude-code-reactive": ("claude-code/claude-reactive.jsonl", ["--context-window", "13000"],
+                             {"--context-window": ("13000", "16000")}),
+}
+_OPTION_OF = {key: option for option, key in OPTION_KEY.items()}
+
+
+@pytest.mark.parametrize(("policy", "key"), [(str(n), a.key) for n in POLICIES for a in policy_axes(n)])
+def test_no_declared_axis_is_ignored(policy: str, key: str, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Each axis a registered policy declares (`Policy.axes`, what grids, tables, heatmaps and gates vary)
+    is one its rule reads: two values of it, the others fixed, give two runs whose numbers (metrics or
+    compactions) differ. A declared axis the rule ignores (Claude Code's percentage on its reactive-only
+    rule, whose threshold is W) would draw a grid of identical cells."""
+    assert policy in AXIS_PROBES, f"{policy}: no sample and values in AXIS_PROBES"
+    sample, base, values = AXIS_PROBES[policy]
+    option = _OPTION_OF[key]
+    assert option in values, f"{policy}: no two values of {option} in AXIS_PROBES"
+    opts = dict(zip(base[::2], base[1::2], strict=True))
+    opts[option] = ",".join(values[option])
+    out = tmp_path / "r.json"
+    argv = [str(SAMPLES / sample), "--policy", policy, *(x for kv in opts.items() for x in kv)]
+    assert main(["replay", *argv, "-f", "json", "-o", str(out), "--jobs", "1"]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [str(r["settings"][key]) for r in runs] == list(values[option]), [r["settings"] for r in runs]
+    first, second = ((r["metrics"], r["compactions"]) for r in runs)
+    assert first != second, f"{policy}: {option} {' and '.join(values[option])} give the same run: the axis is ignored"

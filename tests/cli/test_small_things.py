@@ -51,6 +51,25 @@ def test_options_no_file_reads_are_said_to_be_ignored(capsys: pytest.CaptureFixt
     assert "ignored" not in capsys.readouterr().err
 
 
+def test_the_reactive_rule_reads_no_percentage(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`claude-code-reactive` compacts at W alone (its one axis, `Policy.axes`): --autocompact-pct and
+    --max-output-tokens give it one run (not one per percentage, all alike) and a note that they were
+    ignored, as for any policy that reads neither."""
+    import json
+
+    out = tmp_path / "r.json"
+    assert main(["replay", str(SAMPLES / "claude-code" / "claude-reactive.jsonl"), "--policy", "claude-code-reactive",
+                 "--context-window", "13000", "--autocompact-pct", "14,15", "--max-output-tokens", "32000",
+                 "--format", "json", "-o", str(out), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["settings"]["autocompact_pct"] is None and "max_output_tokens" not in run["settings"]
+    assert run["settings"]["threshold"] == 13000
+    for option in ("--autocompact-pct", "--max-output-tokens"):
+        assert (f"note: {option} was ignored: it applies to claude-code, and the files were replayed under "
+                "claude-code-reactive") in err, err
+
+
 def test_a_claude_code_file_of_a_model_the_catalogue_lacks_is_replayed_with_a_note(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Claude Code's own rule gives the window whatever the model (200k; 1M for `[1m]`): a file of a
