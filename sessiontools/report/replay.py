@@ -221,11 +221,22 @@ COMPACTION_COLUMNS = (
 )
 
 
-def _setting_key(s: ReplaySettings, window: bool = True) -> tuple[Any, ...]:
-    """What a user varies: the window and the policy's own axes (`Policy.axes`). Not the policy or what
-    follows from it and the file (Pi's version, Claude Code's recorded auto-compact switch, the threshold)."""
+def _setting_key(s: ReplaySettings, keys: Sequence[str], window: bool = True) -> tuple[Any, ...]:
+    """What a user varies: the window and the settings axes `keys` (the policies' own, `Policy.axes`),
+    `_ANY` for an axis the run's policy does not read (Claude Code's reactive rule reads no percentage:
+    its run is the same at every one). Not the policy or what follows from it and the file (Pi's
+    version, Claude Code's recorded auto-compact switch, the threshold)."""
+    own = {a.key for a in _axes(s.policy)}
     w = (s.context_window,) if window else ()
-    return (*w, *(s.value(a.key) for a in _axes(s.policy)))
+    return (*w, *(s.value(k) if k in own else _ANY for k in keys))
+
+
+#: An axis a run's policy does not read, in `_setting_key`: the run belongs to every value of it.
+_ANY = object()
+
+
+def _matches(key: tuple[Any, ...], other: tuple[Any, ...]) -> bool:
+    return all(a is _ANY or b is _ANY or a == b for a, b in zip(key, other, strict=True))
 
 
 def setting_words(s: ReplaySettings, window: bool = True) -> str:
@@ -273,15 +284,22 @@ def _agent_headline(records: Sequence[RunRecord]) -> str:
     with the window if every session shares it, else each model's own; the one setting's result; or,
     when no setting is common to every session, the totals of every run."""
     sessions = {r.session for r in records}
+    keys = list(dict.fromkeys(a.key for p in dict.fromkeys(r.settings.policy for r in records) for a in _axes(p)))
     for window in (True, False):
         by: dict[tuple[Any, ...], list[RunRecord]] = {}
         for r in records:
-            by.setdefault(_setting_key(r.settings, window), []).append(r)
-        shared = [rs for rs in by.values() if {r.session for r in rs} == sessions]
+            by.setdefault(_setting_key(r.settings, keys, window), []).append(r)
+        # A setting is a key with every axis given (when no run has them all: each key); a run of a policy
+        # that does not read an axis is in each setting that matches it on the axes it reads. Each
+        # group's own runs come first (its words are the first run's setting).
+        named = [k for k in by if _ANY not in k] or list(by)
+        groups = [[*by[k], *(r for other, rs in by.items() if other != k and _matches(k, other) for r in rs)]
+                  for k in named]
+        shared = [rs for rs in groups if {r.session for r in rs} == sessions]
         if shared:
             best = min(shared, key=_score)
             what = f"{setting_words(best[0].settings, window)}: {_totals(best)}"
-            if len(by) == 1:
+            if len(named) == 1:
                 return f"{len(records)} run(s) at {what}"
             return f"best setting in this grid (fewest overflows, then cost): {what}"
     return f"{len(records)} run(s) of {len(sessions)} session(s), each at its own settings (none common to all): {_totals(records)}"

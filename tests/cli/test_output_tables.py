@@ -208,3 +208,25 @@ def test_replay_headline_per_agent_over_settings_every_session_shares() -> None:
     one = replay_headline([_run("a", "pi", "pi-0", 64_000, 16384, 20000, 47616, 0, 0.1)])
     assert one == ("replay: 1 run(s) at W 64,000, reserve 16,384, keep 20,000: 0 overflow(s), "
                    "1,000 billed input tokens, $0.10; 0/1 recorded compactions reproduced")
+
+
+def test_a_run_whose_policy_reads_no_percentage_is_in_every_percentage() -> None:
+    """Claude Code sessions under the threshold rule at 14% and 15% beside sessions under the reactive
+    rule (which reads no percentage: one run a window): each percentage is a setting every session was
+    replayed under, so the headline names the best one, not "none common to all"."""
+    import dataclasses
+
+    from sessiontools.replay.registry import policy_axes
+
+    runs = [r for r in _runs("replay-samples-demo") if r.agent == "claude-code" and r.settings.context_window == 16000]
+    reads = {r.settings.policy: {a.key for a in policy_axes(r.settings.policy)} for r in runs}
+    assert {("autocompact_pct" in k) for k in reads.values()} == {True, False}  # both kinds of rule
+    def at(r: RunRecord, pct: int) -> RunRecord:
+        extra = (*((k, v) for k, v in r.settings.extra if k != "autocompact_pct"), ("autocompact_pct", pct))
+        return dataclasses.replace(r, settings=dataclasses.replace(r.settings, extra=extra))
+
+    grid = [at(r, p) if "autocompact_pct" in reads[r.settings.policy] else r for r in runs for p in (14, 15)]
+    grid = [r for i, r in enumerate(grid) if "autocompact_pct" in reads[r.settings.policy] or i % 2 == 0]
+    head = replay_headline(grid)
+    assert head.startswith("replay: best setting in this grid"), head
+    assert "auto-compact at 14%" in head or "auto-compact at 15%" in head
