@@ -51,11 +51,11 @@ class RunMetrics:
         return getattr(self, name)
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in METRICS}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunMetrics:
-        return cls(**{name: d[name] for name in METRICS})
+        return cls(**{f.name: d[f.name] for f in fields(cls)})
 
 
 #: The metrics' names, in the JSON contract's order (`runs[].metrics`, the runs frame's columns).

@@ -6,11 +6,36 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import Field, dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sessiontools.policies.base import PolicyName
+
+
+def json_field(key: str | None = None, write: Callable[[Any], Any] | None = None,
+               read: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """A record field's metadata for its JSON form: `key` where the contract's key is not the field's
+    name, `write` what the JSON shows of its value (rounded, an enum's value), `read` its value back."""
+    return {k: v for k, v in (("json_key", key), ("json_write", write), ("json_read", read)) if v is not None}
+
+
+def json_key(f: Field[Any]) -> str:
+    """A record field's key in the replay JSON contract: its name, unless its metadata renames it."""
+    return f.metadata.get("json_key", f.name)
+
+
+def json_write(f: Field[Any], value: Any) -> Any:
+    """What the replay JSON shows of a record field's `value` (itself, unless its metadata says)."""
+    write = f.metadata.get("json_write")
+    return value if write is None else write(value)
+
+
+def json_read(f: Field[Any], value: Any) -> Any:
+    """A record field's value read back from its JSON (itself, unless its metadata says)."""
+    read = f.metadata.get("json_read")
+    return value if read is None else read(value)
 
 
 class CompactionReason(StrEnum):

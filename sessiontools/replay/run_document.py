@@ -16,10 +16,10 @@ written, and `RunRecord.from_dict` the one place a JSON record is read back into
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from sessiontools.replay.cost import CacheModel, CacheStyle
+from sessiontools.replay.cost import CacheModel
 from sessiontools.replay.counter_choice import CounterChoice
 from sessiontools.replay.metrics import RunMetrics, round_dollars, run_metrics
 from sessiontools.replay.records import RecordedMatch, ReplayRun, ReplaySettings, SimCompaction, TruthSource
@@ -56,27 +56,13 @@ class CompactionRecord:
                    c.summary_source.value, c.matches_recorded, round(c.summarization_input_tokens), round_dollars(bust))
 
     def to_dict(self, bust: bool = True) -> dict[str, Any]:
-        """Its JSON; `bust`: with `cache_bust_cost` (a run's compactions have it, its failed ones not)."""
-        out = {
-            "reason": self.reason, "parent_entry_id": self.parent_entry_id,
-            "first_kept_entry_id": self.first_kept_entry_id, "tokens_before": self.tokens_before,
-            "truth_at_trigger": self.truth_at_trigger, "policy_count_at_trigger": self.policy_count_at_trigger,
-            "early": self.early, "thrash": self.thrash, "is_split_turn": self.is_split_turn,
-            "messages_summarized": self.messages_summarized, "turn_prefix_messages": self.turn_prefix_messages,
-            "kept_tokens": self.kept_tokens, "summary_tokens": self.summary_tokens,
-            "summary_source": self.summary_source, "matches_recorded": self.matches_recorded,
-            "summarization_input_tokens": self.summarization_input_tokens,
-        }
-        if bust:
-            out["cache_bust_cost"] = self.cache_bust_cost
-        return out
+        """Its JSON, its fields in order; `bust`: with `cache_bust_cost` (a run's compactions have it,
+        its failed ones not)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if bust or f.name != "cache_bust_cost"}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CompactionRecord:
-        return cls(**{k: d[k] for k in _COMPACTION_KEYS if k in d})
-
-
-_COMPACTION_KEYS = tuple(CompactionRecord.__dataclass_fields__)
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,13 +202,12 @@ class RunRecord:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunRecord:
         """A `runs[]` element of the replay JSON read back (its `timeline` too, when it has one)."""
-        cm, rm, pr = d["cache_model"], d["recorded_match"], d["prices"]
+        rm, pr = d["recorded_match"], d["prices"]
         return cls(
             d["session"], d["agent"], d["leaf_id"], d["model"], settings_from_dict(d["settings"]),
             tuple(CompactionRecord.from_dict(c) for c in d["compactions"]), RunMetrics.from_dict(d["metrics"]),
             RecordedMatch(rm["recorded"], rm["matched"], rm["extra"]), TruthRecord.from_dict(d["truth_model"]),
-            CacheModel(CacheStyle(cm["style"]), cm["hit"], cm["ttl_s"], cm["after_bust_tokens"],
-                       cm["input_floor_tokens"], cm["pairs"]),
+            CacheModel.from_dict(d["cache_model"]),
             PriceRecord(pr["source"], pr["per_million"]), d["recorded_cost_agent"],
             d["requests_from_recorded_usage"], d["requests_from_model"], d["requests_from_provider_error"],
             d["unmetered_replies"], tuple(d["no_compaction"]),
