@@ -8,9 +8,10 @@ written, and `RunRecord.from_dict` the one place a JSON record is read back into
 `replay --format json`, the tests' golden documents). The values are held as the JSON shows them
 (tokens rounded to integers, dollars to 6 decimals), so `from_dict(d).to_dict() == d`.
 
-`Timeline` is a run's request-by-request context (`replay --plot`, the report's figures);
-`DeferredRecord` stands for a prior-dominated session that the first pass only fitted
-(`replay.priors.refit_with_priors` replays it).
+`Timeline` is a run's request-by-request context (`replay --plot`, the report's figures).
+`InsteadOfRun` is what a file's replay returned instead of its runs: a `DeferredRecord` for a
+prior-dominated session that the first pass only fitted (`replay.priors.refit_with_priors` replays
+it), a `MissingModel` or a `NoReplay` for a file left out (`replay.session.replay_or_left_out`).
 """
 
 from __future__ import annotations
@@ -231,14 +232,37 @@ def settings_from_dict(d: Mapping[str, Any]) -> ReplaySettings:
 
 
 @dataclass(frozen=True, slots=True)
-class DeferredRecord:
+class InsteadOfRun:
+    """What a file's replay returned instead of its runs, one per file (picklable, what `--jobs`
+    workers return): a `DeferredRecord` (replayed later, `replay.priors.refit_with_priors`), a
+    `MissingModel` or a `NoReplay` (left out: the CLI says why, `cli.windows`). `replay.session.
+    replay_or_left_out` makes the two left-out ones from the typed errors the replay raises."""
+
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredRecord(InsteadOfRun):
     """What the first pass knows of a prior-dominated session: its fit, to learn nothing from and to be
     replayed with the learnt priors (`replay.priors.refit_with_priors`)."""
 
-    session: str
     agent: str
     model: str
     truth_model: TruthRecord
+
+
+@dataclass(frozen=True, slots=True)
+class MissingModel(InsteadOfRun):
+    """A file left out: its model has no known window (`errors.ModelNotInCatalogue`)."""
+
+    model: str  # provider/model
+
+
+@dataclass(frozen=True, slots=True)
+class NoReplay(InsteadOfRun):
+    """A file left out: no model request (`errors.NothingToReplay`), or no message at all (why, in words)."""
+
+    reason: str
 
 
 def record_of(pr: Any, run: ReplayRun, timeline: bool = False) -> RunRecord:
