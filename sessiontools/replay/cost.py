@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
@@ -44,9 +44,8 @@ from sessiontools.replay.records import (
     RequestPoint,
     TruthSource,
     json_field,
-    json_key,
-    json_read,
-    json_write,
+    read_json,
+    write_json,
 )
 
 FIVE_MINUTES, ONE_HOUR = 300.0, 3600.0
@@ -89,11 +88,11 @@ class CacheModel:
     pairs: int = 0  # recorded request pairs it was learnt from
 
     def to_dict(self) -> dict[str, Any]:
-        return {json_key(f): json_write(f, getattr(self, f.name)) for f in fields(self)}
+        return write_json(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CacheModel:
-        return cls(**{f.name: json_read(f, d[json_key(f)]) for f in fields(cls)})
+        return read_json(cls, d)
 
 
 class RecordedCall(NamedTuple):

@@ -17,13 +17,21 @@ it), a `MissingModel` or a `NoReplay` for a file left out (`replay.session.repla
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from sessiontools.replay.cost import CacheModel
 from sessiontools.replay.counter_choice import CounterChoice
 from sessiontools.replay.metrics import RunMetrics, round_dollars, run_metrics
-from sessiontools.replay.records import RecordedMatch, ReplayRun, ReplaySettings, SimCompaction, TruthSource
+from sessiontools.replay.records import (
+    RecordedMatch,
+    ReplayRun,
+    ReplaySettings,
+    SimCompaction,
+    TruthSource,
+    read_json,
+    write_json,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +67,11 @@ class CompactionRecord:
     def to_dict(self, bust: bool = True) -> dict[str, Any]:
         """Its JSON, its fields in order; `bust`: with `cache_bust_cost` (a run's compactions have it,
         its failed ones not)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if bust or f.name != "cache_bust_cost"}
+        return write_json(self, None if bust else "cache_bust_cost")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CompactionRecord:
-        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
+        return read_json(cls, d)
 
 
 @dataclass(frozen=True, slots=True)
