@@ -243,8 +243,9 @@ def settings_from_dict(d: Mapping[str, Any]) -> ReplaySettings:
 class InsteadOfRun:
     """What a file's replay returned instead of its runs, one per file (picklable, what `--jobs`
     workers return): a `DeferredRecord` (replayed later, `replay.priors.refit_with_priors`), a
-    `MissingModel` or a `NoReplay` (left out: the CLI says why, `cli.windows`). `replay.session.
-    replay_or_left_out` makes the two left-out ones from the typed errors the replay raises."""
+    `MissingModel` or a `NoReplay` (left out: the CLI says why, `cli.windows`).
+    `replay.session.replay_or_left_out` makes the two left-out ones from the typed errors the replay
+    raises."""
 
     session: str
 
