@@ -50,10 +50,13 @@ def _tally(recs: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def _kind(e: Exception, path: str) -> str:
-    """A refusal's kind: its type and its message without the file's name and with numbers as N."""
-    msg = str(e).replace(path, "").replace(Path(path).name, "").lstrip(": ")
-    if "catalogue" in msg:
+    """A refusal's kind: its type and its message without the file's name and with numbers as N; one
+    kind for every model without a window (`ModelNotInCatalogue`, whichever the model)."""
+    from sessiontools.errors import ModelNotInCatalogue
+
+    if isinstance(e, ModelNotInCatalogue):
         return "not in the catalogue"
+    msg = str(e).replace(path, "").replace(Path(path).name, "").lstrip(": ")
     return f"{type(e).__name__}: {re.sub(r'[0-9][0-9,.]*', 'N', msg)[:70]}"
 
 

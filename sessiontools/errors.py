@@ -20,6 +20,19 @@ class NothingToReplay(InputError):
     nothing to replay. `replay` leaves the file out with a one-line note; it is not an unreadable input."""
 
 
+class ModelNotInCatalogue(InputError):
+    """A session whose model has no known context window (the catalogue, models.json files and
+    --models lack it) and none is given: `model` is its `provider/model`. `replay` leaves the file out
+    (`replay.run_document.MissingModel`) and says once per model which files."""
+
+    def __init__(self, message: str, model: str) -> None:
+        super().__init__(message)
+        self.model = model
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:  # picklable (a --jobs worker's error)
+        return type(self), (str(self), self.model)
+
+
 class OutputError(SessionToolsError):
     """An output file could not be written; the previous file, if any, is left as it was (exit 3)."""
 

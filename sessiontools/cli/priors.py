@@ -36,7 +36,7 @@ def replay_keeping(replay: Callable[..., list[Any]], source: Any, **options: Any
     prior-dominated."""
     records = replay(source, **options)
     first = records[0] if records else None  # (a file with no message gives no record)
-    tm = getattr(first, "truth_model", None)  # (a marker of `cli.windows` has none)
+    tm = getattr(first, "truth_model", None)  # (a file left out, `MissingModel` / `NoReplay`, has none)
     return kept(records, source) if tm is not None and tm.prior_dominated else Replayed(records)
 
 

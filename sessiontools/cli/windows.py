@@ -20,14 +20,11 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessiontools.errors import InputError, NothingToReplay, UsageError
-
-#: The engine's message for a model without a window (replay/session.py); matched, not re-worded.
-_MISSING = re.compile(r"model (\S+) is not in the catalogue")
+from sessiontools.errors import UsageError
+from sessiontools.replay.run_document import MissingModel, NoReplay
 
 
 def split_windows(values: Sequence[str] | None) -> tuple[str | None, dict[str, str]]:
@@ -48,44 +45,18 @@ def split_windows(values: Sequence[str] | None) -> tuple[str | None, dict[str, s
     return (",".join(plain) if plain else None), per_model
 
 
-@dataclass(frozen=True, slots=True)
-class MissingModel:
-    """A file left out of a replay: its model has no known window (picklable, for --jobs workers)."""
-
-    session: str
-    model: str  # provider/model
-
-
-@dataclass(frozen=True, slots=True)
-class NoReplay:
-    """A file left out of a replay: no model request, or no message at all (why, in words)."""
-
-    session: str
-    reason: str
-
-
 def replay_or_miss(source: Any, *, replay: Any, keep_missing: bool = False, **options: Any) -> list[Any]:
-    """`replay(source, **options)`, or for a file whose model has no window one `MissingModel` marker,
-    for a file with no model request or no message at all one `NoReplay`.
-    `keep_missing`: the marker keeps the source (`cli.priors.kept`), to be replayed again from memory
-    once a window is known for its model (`replay_files`' second pass)."""
-    try:
-        out = replay(source, **options)
-    except NothingToReplay as exc:
-        return [NoReplay(str(getattr(source, "path", "")), str(exc))]
-    except InputError as exc:
-        m = _MISSING.search(str(exc))
-        if m is None:
-            raise
-        marker = [MissingModel(str(getattr(source, "path", "")), m.group(1))]
-        if keep_missing:
-            from sessiontools.cli.priors import kept
+    """`replay.session.replay_or_left_out`: the file's run records, or the one record a file left out
+    gets (`MissingModel`: its model has no window, `NoReplay`: nothing to replay).
+    `keep_missing`: a `MissingModel` keeps the source (`cli.priors.kept`), to be replayed again from
+    memory once a window is known for its model (`replay_files`' second pass)."""
+    from sessiontools.replay.session import replay_or_left_out
 
-            return kept(marker, source)
-        return marker
-    if not out:  # a transcript with no message at all (a Claude Code file of progress and system lines)
-        path = str(getattr(source, "path", ""))
-        return [NoReplay(path, f"{path}: no message in the file: nothing to replay")]
+    out = replay_or_left_out(source, replay=replay, **options)
+    if keep_missing and len(out) == 1 and isinstance(out[0], MissingModel):
+        from sessiontools.cli.priors import kept
+
+        return kept(out, source)
     return out
 
 

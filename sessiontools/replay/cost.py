@@ -39,7 +39,14 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from sessiontools.read.values import iso_seconds
-from sessiontools.replay.records import ReplayRun, RequestPoint, TruthSource
+from sessiontools.replay.records import (
+    ReplayRun,
+    RequestPoint,
+    TruthSource,
+    json_field,
+    read_json,
+    write_json,
+)
 
 FIVE_MINUTES, ONE_HOUR = 300.0, 3600.0
 
@@ -63,19 +70,29 @@ class Classes(NamedTuple):
                 + self.cache_write * prices.get("cache_write", 0.0) + self.output * prices.get("output", 0.0))
 
 
+def _round4(v: float) -> float:
+    return round(v, 4)
+
+
 @dataclass(frozen=True, slots=True)
 class CacheModel:
-    style: CacheStyle
-    hit: float = 0.0
+    """A session's cache model (the module's docstring says what each field means). Its JSON form
+    (`cache_model` of a run record) is its fields in order, `after_bust` and `input_floor` as whole
+    `..._tokens`, `hit` to 4 decimals."""
+
+    style: CacheStyle = field(metadata=json_field(write=str, read=CacheStyle))
+    hit: float = field(default=0.0, metadata=json_field(write=_round4))
     ttl_s: float = FIVE_MINUTES
-    after_bust: float = 0.0
-    input_floor: float = 0.0
+    after_bust: float = field(default=0.0, metadata=json_field("after_bust_tokens", round))
+    input_floor: float = field(default=0.0, metadata=json_field("input_floor_tokens", round))
     pairs: int = 0  # recorded request pairs it was learnt from
 
     def to_dict(self) -> dict[str, Any]:
-        return {"style": self.style.value, "hit": round(self.hit, 4), "ttl_s": self.ttl_s,
-                "after_bust_tokens": round(self.after_bust), "input_floor_tokens": round(self.input_floor),
-                "pairs": self.pairs}
+        return write_json(self)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CacheModel:
+        return read_json(cls, d)
 
 
 class RecordedCall(NamedTuple):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from sessiontools.replay.cost import RunCost
-from sessiontools.replay.records import CompactionReason, ReplayRun
+from sessiontools.replay.records import CompactionReason, ReplayRun, read_json, write_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,11 +51,11 @@ class RunMetrics:
         return getattr(self, name)
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in METRICS}
+        return write_json(self)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunMetrics:
-        return cls(**{name: d[name] for name in METRICS})
+        return read_json(cls, d)
 
 
 #: The metrics' names, in the JSON contract's order (`runs[].metrics`, the runs frame's columns).

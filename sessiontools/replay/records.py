@@ -6,11 +6,78 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import Field, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, NamedTuple
+from operator import attrgetter
+from typing import Any, NamedTuple, TypeVar
 
 from sessiontools.policies.base import PolicyName
+
+T = TypeVar("T")
+
+
+def json_field(key: str | None = None, write: Callable[[Any], Any] | None = None,
+               read: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """A record field's metadata for its JSON form: `key` where the contract's key is not the field's
+    name, `write` what the JSON shows of its value (rounded, an enum's value), `read` its value back."""
+    return {k: v for k, v in (("json_key", key), ("json_write", write), ("json_read", read)) if v is not None}
+
+
+def json_key(f: Field[Any]) -> str:
+    """A record field's key in the replay JSON contract: its name, unless its metadata renames it."""
+    return f.metadata.get("json_key", f.name)
+
+
+class JsonField(NamedTuple):
+    """One field of a record as its JSON form has it (`json_field`: None, the value as it is)."""
+
+    name: str
+    key: str
+    write: Callable[[Any], Any] | None
+    read: Callable[[Any], Any] | None
+
+
+@functools.cache
+def json_fields(cls: type) -> tuple[JsonField, ...]:
+    """The fields of the record type `cls` in its JSON form, in order (once per type)."""
+    return tuple(JsonField(f.name, json_key(f), f.metadata.get("json_write"), f.metadata.get("json_read"))
+                 for f in fields(cls))
+
+
+def _writer(cls: type, leave_out: str | None) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]],
+                                                       tuple[tuple[int, Callable[[Any], Any]], ...]]:
+    """`write_json`'s keys, a getter of the values and the values' writers by position."""
+    fs = [f for f in json_fields(cls) if f.name != leave_out]
+    get = attrgetter(*(f.name for f in fs))
+    return (tuple(f.key for f in fs), (get if len(fs) > 1 else lambda r: (get(r),)),
+            tuple((k, f.write) for k, f in enumerate(fs) if f.write is not None))
+
+
+#: `_writer` by (record type, field left out), made once: a comprehension over `fields()` for every
+#: record written doubled the cost of writing a run's JSON.
+_WRITERS: dict[tuple[type, str | None], Any] = {}
+
+
+def write_json(record: Any, leave_out: str | None = None) -> dict[str, Any]:
+    """A record's JSON: its fields in order, under their keys (`leave_out`: a field's name not written)."""
+    how = (type(record), leave_out)
+    writer = _WRITERS.get(how)
+    if writer is None:
+        writer = _WRITERS[how] = _writer(*how)
+    keys, get, writes = writer
+    values = get(record)
+    if writes:
+        values = list(values)
+        for k, write in writes:
+            values[k] = write(values[k])
+    return dict(zip(keys, values))  # noqa: B905 (one length: both made from the same fields)
+
+
+def read_json(cls: type[T], d: Mapping[str, Any]) -> T:
+    """A record of type `cls` read back from its JSON (`write_json`); a key it lacks, its field's default."""
+    return cls(**{f.name: d[f.key] if f.read is None else f.read(d[f.key]) for f in json_fields(cls) if f.key in d})
 
 
 class CompactionReason(StrEnum):

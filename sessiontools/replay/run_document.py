@@ -8,9 +8,10 @@ written, and `RunRecord.from_dict` the one place a JSON record is read back into
 `replay --format json`, the tests' golden documents). The values are held as the JSON shows them
 (tokens rounded to integers, dollars to 6 decimals), so `from_dict(d).to_dict() == d`.
 
-`Timeline` is a run's request-by-request context (`replay --plot`, the report's figures);
-`DeferredRecord` stands for a prior-dominated session that the first pass only fitted
-(`replay.priors.refit_with_priors` replays it).
+`Timeline` is a run's request-by-request context (`replay --plot`, the report's figures).
+`InsteadOfRun` is what a file's replay returned instead of its runs: a `DeferredRecord` for a
+prior-dominated session that the first pass only fitted (`replay.priors.refit_with_priors` replays
+it), a `MissingModel` or a `NoReplay` for a file left out (`replay.session.replay_or_left_out`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.replay.cost import CacheModel, CacheStyle
+from sessiontools.replay.cost import CacheModel
 from sessiontools.replay.counter_choice import CounterChoice
 from sessiontools.replay.metrics import RunMetrics, round_dollars, run_metrics
-from sessiontools.replay.records import RecordedMatch, ReplayRun, ReplaySettings, SimCompaction, TruthSource
+from sessiontools.replay.records import (
+    RecordedMatch,
+    ReplayRun,
+    ReplaySettings,
+    SimCompaction,
+    TruthSource,
+    read_json,
+    write_json,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,27 +65,13 @@ class CompactionRecord:
                    c.summary_source.value, c.matches_recorded, round(c.summarization_input_tokens), round_dollars(bust))
 
     def to_dict(self, bust: bool = True) -> dict[str, Any]:
-        """Its JSON; `bust`: with `cache_bust_cost` (a run's compactions have it, its failed ones not)."""
-        out = {
-            "reason": self.reason, "parent_entry_id": self.parent_entry_id,
-            "first_kept_entry_id": self.first_kept_entry_id, "tokens_before": self.tokens_before,
-            "truth_at_trigger": self.truth_at_trigger, "policy_count_at_trigger": self.policy_count_at_trigger,
-            "early": self.early, "thrash": self.thrash, "is_split_turn": self.is_split_turn,
-            "messages_summarized": self.messages_summarized, "turn_prefix_messages": self.turn_prefix_messages,
-            "kept_tokens": self.kept_tokens, "summary_tokens": self.summary_tokens,
-            "summary_source": self.summary_source, "matches_recorded": self.matches_recorded,
-            "summarization_input_tokens": self.summarization_input_tokens,
-        }
-        if bust:
-            out["cache_bust_cost"] = self.cache_bust_cost
-        return out
+        """Its JSON, its fields in order; `bust`: with `cache_bust_cost` (a run's compactions have it,
+        its failed ones not)."""
+        return write_json(self, None if bust else "cache_bust_cost")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CompactionRecord:
-        return cls(**{k: d[k] for k in _COMPACTION_KEYS if k in d})
-
-
-_COMPACTION_KEYS = tuple(CompactionRecord.__dataclass_fields__)
+        return read_json(cls, d)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,13 +211,12 @@ class RunRecord:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> RunRecord:
         """A `runs[]` element of the replay JSON read back (its `timeline` too, when it has one)."""
-        cm, rm, pr = d["cache_model"], d["recorded_match"], d["prices"]
+        rm, pr = d["recorded_match"], d["prices"]
         return cls(
             d["session"], d["agent"], d["leaf_id"], d["model"], settings_from_dict(d["settings"]),
             tuple(CompactionRecord.from_dict(c) for c in d["compactions"]), RunMetrics.from_dict(d["metrics"]),
             RecordedMatch(rm["recorded"], rm["matched"], rm["extra"]), TruthRecord.from_dict(d["truth_model"]),
-            CacheModel(CacheStyle(cm["style"]), cm["hit"], cm["ttl_s"], cm["after_bust_tokens"],
-                       cm["input_floor_tokens"], cm["pairs"]),
+            CacheModel.from_dict(d["cache_model"]),
             PriceRecord(pr["source"], pr["per_million"]), d["recorded_cost_agent"],
             d["requests_from_recorded_usage"], d["requests_from_model"], d["requests_from_provider_error"],
             d["unmetered_replies"], tuple(d["no_compaction"]),
@@ -246,14 +240,38 @@ def settings_from_dict(d: Mapping[str, Any]) -> ReplaySettings:
 
 
 @dataclass(frozen=True, slots=True)
-class DeferredRecord:
+class InsteadOfRun:
+    """What a file's replay returned instead of its runs, one per file (picklable, what `--jobs`
+    workers return): a `DeferredRecord` (replayed later, `replay.priors.refit_with_priors`), a
+    `MissingModel` or a `NoReplay` (left out: the CLI says why, `cli.windows`).
+    `replay.session.replay_or_left_out` makes the two left-out ones from the typed errors the replay
+    raises."""
+
+    session: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredRecord(InsteadOfRun):
     """What the first pass knows of a prior-dominated session: its fit, to learn nothing from and to be
     replayed with the learnt priors (`replay.priors.refit_with_priors`)."""
 
-    session: str
     agent: str
     model: str
     truth_model: TruthRecord
+
+
+@dataclass(frozen=True, slots=True)
+class MissingModel(InsteadOfRun):
+    """A file left out: its model has no known window (`errors.ModelNotInCatalogue`)."""
+
+    model: str  # provider/model
+
+
+@dataclass(frozen=True, slots=True)
+class NoReplay(InsteadOfRun):
+    """A file left out: no model request (`errors.NothingToReplay`), or no message at all (why, in words)."""
+
+    reason: str
 
 
 def record_of(pr: Any, run: ReplayRun, timeline: bool = False) -> RunRecord:

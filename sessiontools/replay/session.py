@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessiontools.errors import InputError
+from sessiontools.errors import InputError, ModelNotInCatalogue, NothingToReplay
 from sessiontools.policies.base import PolicyName
 from sessiontools.policies.registry import VERSIONED_POLICY, make_policy
 from sessiontools.replay.records import ReplayRun
-from sessiontools.replay.run_document import DeferredRecord, RunRecord, record_of
+from sessiontools.replay.run_document import DeferredRecord, MissingModel, NoReplay, RunRecord, record_of
 
 
 def replay_source(session: Any, **options: Any) -> list[Any]:
@@ -69,6 +69,22 @@ def replay_records(session: Any, *, timeline: bool = False, defer_prior_dominate
         pr = prs[0]
         return [DeferredRecord(pr.source, pr.agent, pr.model_name, pr.truth.record())]
     return [record_of(pr, run, timeline=timeline and k == 0) for pr in prs for k, run in enumerate(pr.runs)]
+
+
+def replay_or_left_out(source: Any, *, replay: Any, **options: Any) -> list[Any]:
+    """`replay(source, **options)` (`replay_records`), or the one record a file left out gets: a
+    `MissingModel` when its model has no window (`errors.ModelNotInCatalogue`), a `NoReplay` when it has
+    no model request (`errors.NothingToReplay`) or no message at all (the replay returned nothing)."""
+    path = str(getattr(source, "path", ""))
+    try:
+        out = replay(source, **options)
+    except NothingToReplay as exc:
+        return [NoReplay(path, str(exc))]
+    except ModelNotInCatalogue as exc:
+        return [MissingModel(path, exc.model)]
+    if not out:  # a transcript with no message at all (a Claude Code file of progress and system lines)
+        return [NoReplay(path, f"{path}: no message in the file: nothing to replay")]
+    return out
 
 
 def run_record(pr: Any, run: ReplayRun) -> dict[str, Any]:

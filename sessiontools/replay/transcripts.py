@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from sessiontools.errors import InputError, NothingToReplay
+from sessiontools.errors import InputError, ModelNotInCatalogue, NothingToReplay
 from sessiontools.policies.base import Policy, PolicyName
 from sessiontools.policies.registry import DEFAULT_POLICY, cli_version, make_policy, own_policy
 from sessiontools.replay.catalog import ModelInfo, load_model_files, lookup
@@ -45,10 +45,12 @@ def default_window(t: Transcript, path: TranscriptPath, policy: Policy | None = 
     _require_requests(t, path)
     req = next((r for r in reversed(path.requests) if r.model), None)
     info = lookup(req.provider, req.model, extra) if req else None
+    if req is None:
+        raise InputError(f"{t.source}: no request records a model; give its context window with --context-window N")
     if info is None:
-        what = (f"model {req.provider}/{req.model} is not in the catalogue (bundled, models.json files or --models)"
-                if req else "no request records a model")
-        raise InputError(f"{t.source}: {what}; give its context window with --context-window N")
+        model = f"{req.provider}/{req.model}"
+        raise ModelNotInCatalogue(f"{t.source}: model {model} is not in the catalogue (bundled, models.json files or "
+                                  "--models); give its context window with --context-window N", model)
     return info.context_window
 
 

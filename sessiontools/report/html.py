@@ -41,6 +41,15 @@ dl.terms dt{font-weight:600;margin-top:6px}dl.terms dd{margin:0 0 0 18px}
 
 _e = html_text  # (an ESC byte in a file name is no markup, but it is no text either)
 
+#: Sessions each section of the page shows open (worst first); the rest are in a closed <details>
+#: (`report.html_folder`, `report.html_replay`).
+SHOWN = 10
+
+
+def collapsed(summary: str, body: str) -> str:
+    """A closed `<details>`: `summary` (text) over `body` (HTML)."""
+    return f"<details><summary>{_e(summary)}</summary>{body}</details>"
+
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], *, left: int = 1,
            total: Sequence[Any] | None = None, styles: Sequence[Sequence[str]] | None = None) -> str:
@@ -78,7 +87,7 @@ def _session_details(s: Mapping[str, Any], name: str) -> str:
             f"branch points: {_e(s.get('branch_points', 0))}; skipped or recovered lines: {problems}</p>")
     if rows:
         body += _table(["entry", "line", "kind", "tokens before", "first kept", "where"], rows, left=1)
-    return f"<details><summary>{_e(name)}: {len(comps)} compaction(s)</summary>{body}</details>"
+    return collapsed(f"{name}: {len(comps)} compaction(s)", body)
 
 
 TERMS = (

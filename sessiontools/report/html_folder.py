@@ -5,7 +5,7 @@ A report of 136 sessions used to be ~51,000 px tall: one table row, one collapsi
 timeline per session, all open. Here each section shows a screenful at most: the totals (per agent,
 per estimator, per section), the ten worst sessions, and one closed `<details>` holding every
 session's row (worst first) for whoever wants them. Names are relative to the common folder and
-cut in the middle so the tables fit 1280 px. The replay section is built in `report/html.py`.
+cut in the middle so the tables fit 1280 px. The replay section is built in `report/html_replay.py`.
 """
 
 from __future__ import annotations
@@ -14,22 +14,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.read.agents import read_as
+from sessiontools.report import html as h
 from sessiontools.report.folder import agent_of, folder_names, middle
+from sessiontools.report.html import SHOWN, collapsed
 from sessiontools.report.layout import tokens
 from sessiontools.report.svg import PALETTE, bars_svg, heat_color, legend_html, lines_svg
-
-#: Sessions shown open in each section (worst first); the rest are in a closed <details>.
-SHOWN = 10
-
-
-def _h() -> Any:
-    from sessiontools.report import html
-
-    return html
-
-
-def _collapsed(summary: str, body: str) -> str:
-    return f"<details><summary>{_h()._e(summary)}</summary>{body}</details>"
 
 
 def _prompt(s: Mapping[str, Any]) -> int:
@@ -51,7 +40,6 @@ def _cost_sum(ss: Sequence[Mapping[str, Any]]) -> str:
 
 def inspect_section(doc: Mapping[str, Any]) -> str:
     """Totals per agent, the largest sessions, then every session (largest first) collapsed."""
-    h = _h()
     sessions = doc["sessions"]
     if not sessions:
         return '<p class="empty">No readable session.</p>'
@@ -81,11 +69,11 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
     out.append(f"<h3>Largest sessions (prompt tokens), {min(SHOWN, len(order))} of {len(order):,}</h3>")
     out.append(h._table(cols, [row(s) for s in order[:SHOWN]]))
     if len(order) > SHOWN:
-        out.append(_collapsed(f"every session ({len(order):,}, largest first)", h._table(cols, [row(s) for s in order])))
+        out.append(collapsed(f"every session ({len(order):,}, largest first)", h._table(cols, [row(s) for s in order])))
     with_comps = [s for s in order if _comps(s)]
     if with_comps:
         inner = "".join(h._session_details(s, names[s["path"]]) for s in with_comps)
-        out.append(_collapsed(f"compactions of the {len(with_comps):,} session(s) that have any", inner))
+        out.append(collapsed(f"compactions of the {len(with_comps):,} session(s) that have any", inner))
     out.append('<p class="note">Names are relative to the folder the sessions share. Compactions count every branch '
                "of a file. Prompt tokens = input + cache read + cache write, as recorded.</p>")
     return "".join(out)
@@ -93,7 +81,6 @@ def inspect_section(doc: Mapping[str, Any]) -> str:
 
 def estimate_section(doc: Mapping[str, Any]) -> str:
     """Per estimator (the totals), the bars, per group, the sessions worst first (ten open, all collapsed)."""
-    h = _h()
     ests = doc["estimators"]
     if not doc["requests"]:
         return '<p class="empty">No request with usable usage.</p>'
@@ -133,13 +120,13 @@ def estimate_section(doc: Mapping[str, Any]) -> str:
         out.append(f"<h3>Worst sessions by MAPE of {h._e(rank)}, {min(SHOWN, len(order))} of {len(order):,}</h3>")
         out.append(table(order[:SHOWN]))
         if len(order) > SHOWN:
-            out.append(_collapsed(f"every session ({len(order):,}, worst first)", table(order)))
+            out.append(collapsed(f"every session ({len(order):,}, worst first)", table(order)))
     cal = doc.get("calibration") or {}
     cal = cal.get("linear") or cal  # estimate-error keeps the linear fit under calibration.linear
     if cal.get("models"):
         rows = [[k, f"{m['a']:,.0f}", f"{m['b']:.3f}", f"{m['n']:,}", m["sessions"], h._pct(m["mape_in_sample"]),
                  h._pct(m["mape_out_of_sample"]), m["method"]] for k, m in cal["models"].items()]
-        out.append(_collapsed(f"calibration: A ~ a + b x {cal['x']} ({len(rows)} model(s))", h._table(
+        out.append(collapsed(f"calibration: A ~ a + b x {cal['x']} ({len(rows)} model(s))", h._table(
             ["model (* = all pooled)", "a (tokens)", "b", "requests", "sessions", "MAPE in sample",
              "MAPE out of sample", "judged by"], rows)))
     return "".join(out)
@@ -176,7 +163,6 @@ def _section_rows(chains: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
 def drift_section(doc: Mapping[str, Any]) -> str:
     """Retention per section, the paths that lost most (ten open, all collapsed), the decay curves,
     the dropped items behind one <details>; paths without summaries counted in one line."""
-    h = _h()
     chains = [c for c in doc["chains"] if c["summaries"]]
     if not chains:
         return '<p class="empty">No compaction summaries in these sessions.</p>'
@@ -201,8 +187,8 @@ def drift_section(doc: Mapping[str, Any]) -> str:
     out.append(f"<h3>Paths that lost most, {min(SHOWN, len(order))} of {len(order):,}</h3>"
                + h._table(cols, [row(c) for c in order[:SHOWN]]))
     if len(order) > SHOWN:
-        out.append(_collapsed(f"every path with summaries ({len(order):,}, most dropped first)",
-                              h._table(cols, [row(c) for c in order])))
+        out.append(collapsed(f"every path with summaries ({len(order):,}, most dropped first)",
+                             h._table(cols, [row(c) for c in order])))
     if without:
         out.append(f'<p class="note">{without:,} path(s) have no summaries (not listed).</p>')
     series = []
@@ -224,8 +210,7 @@ def drift_section(doc: Mapping[str, Any]) -> str:
         if dropped:
             items = "".join(f"<li>pair {k}, {h._e(i['section'])}: {h._e(i['text'])}</li>" for k, i in dropped[:12])
             more = f"<li>... and {len(dropped) - 12} more (JSON has them)</li>" if len(dropped) > 12 else ""
-            lists.append(f"<details><summary>{h._e(names[c['session']])}: {len(dropped)} items dropped</summary>"
-                         f"<ul>{items}{more}</ul></details>")
+            lists.append(collapsed(f"{names[c['session']]}: {len(dropped)} items dropped", f"<ul>{items}{more}</ul>"))
     if lists:
-        out.append(_collapsed(f"dropped items of {len(lists):,} path(s), most dropped first", "".join(lists)))
+        out.append(collapsed(f"dropped items of {len(lists):,} path(s), most dropped first", "".join(lists)))
     return "".join(out)

@@ -18,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sessiontools.report import html as h
 from sessiontools.report.folder import UNKNOWN_AGENT, folder_names
+from sessiontools.report.html import SHOWN, collapsed
 from sessiontools.report.layout import dollars, tokens
 from sessiontools.report.replay import match_cell, priced_words, runs_cost, setting_legend, settings_cell
 from sessiontools.report.svg import TIMELINE_LEGEND, heat_color, legend_html, timeline_svg
@@ -26,23 +28,11 @@ from sessiontools.report.svg import TIMELINE_LEGEND, heat_color, legend_html, ti
 if TYPE_CHECKING:
     from sessiontools.replay.run_document import RunRecord, Timeline
 
-#: Sessions shown open (worst first); the rest are in closed <details>.
-SHOWN = 10
 
 #: Per run (the policy and mid-run crossings are in the totals and the JSON: a policy name such as
 #: claude-code-reactive made the table wider than 1280 px).
 _RUN_COLUMNS = ["session", "setting", "compactions", "early", "late", "overflows", "thrash", "peak tokens",
                 "billed input tokens", "cost", "rec. match"]
-
-
-def _h() -> Any:
-    from sessiontools.report import html
-
-    return html
-
-
-def _collapsed(summary: str, body: str) -> str:
-    return f"<details><summary>{_h()._e(summary)}</summary>{body}</details>"
 
 
 def _run_row(r: RunRecord, name: str) -> list[Any]:
@@ -67,7 +57,7 @@ def _totals(runs: Sequence[RunRecord]) -> str:
                      f"{t['thrash']:,}", tokens(t["billed_input_tokens"]), cost, f"{t['priced']}/{t['runs']}"])
     heads = [*(["agent"] if several else []), "setting", "policy", "sessions", "compactions", "early", "late",
              "overflows", "thrash", "billed input tokens", "cost", "priced runs"]
-    return _h()._table(heads, rows, left=3 if several else 2)
+    return h._table(heads, rows, left=3 if several else 2)
 
 
 def _worst_first(runs: Sequence[RunRecord]) -> list[str]:
@@ -99,13 +89,13 @@ def _heatmaps(runs: Sequence[RunRecord], order: Sequence[str], names: Mapping[st
                 sty.append("" if v is None else f"background:{heat_color(v, min(row_vals), max(row_vals))}")
             rows.append(row)
             styles.append(sty)
-        table = _h()._table
-        title = (f"<h3>Heatmap, {_h()._e(policy)}: billed input tokens per setting, each session's row coloured "
+        table = h._table
+        title = (f"<h3>Heatmap, {h._e(policy)}: billed input tokens per setting, each session's row coloured "
                  f"from its cheapest (light) to its dearest setting (dark); {len(sessions):,} session(s)</h3>")
         out.append(title + table(["session", *settings], rows[:SHOWN], styles=styles[:SHOWN]))
         if len(rows) > SHOWN:
-            out.append(_collapsed(f"every session's row ({len(rows):,}, worst first)",
-                                  table(["session", *settings], rows, styles=styles)))
+            out.append(collapsed(f"every session's row ({len(rows):,}, worst first)",
+                                 table(["session", *settings], rows, styles=styles)))
     return "".join(out)
 
 
@@ -115,16 +105,15 @@ def _timelines(timelines: Sequence[Timeline], order: Sequence[str], names: Mappi
     figs = []
     for tl in tls:
         title = f"{names.get(tl.session, tl.session)}: threshold {tl.threshold:,}, window {tl.window:,}"
-        figs.append(f"<figure><figcaption>{_h()._e(title)}</figcaption>{timeline_svg(tl, title)}</figure>")
+        figs.append(f"<figure><figcaption>{h._e(title)}</figcaption>{timeline_svg(tl, title)}</figure>")
     body = legend_html(TIMELINE_LEGEND) + '<div class="grid">' + "".join(figs) + "</div>"
-    return "<h3>Timelines (first setting of the grid)</h3>" + _collapsed(
+    return "<h3>Timelines (first setting of the grid)</h3>" + collapsed(
         f"the timeline of each of {len(figs):,} session(s), worst first", body)
 
 
 def replay_section(doc: Mapping[str, Any], timelines: Sequence[Timeline]) -> str:
     """Totals per setting, the worst sessions, the heatmaps, then every run and timeline collapsed.
     `doc`: the replay document of `cli.documents.report_documents`, its `runs` typed (`RunRecord`)."""
-    h = _h()
     runs: Sequence[RunRecord] = doc["runs"]
     if not runs:
         return '<p class="empty">No session could be replayed.</p>'
@@ -143,8 +132,8 @@ def replay_section(doc: Mapping[str, Any], timelines: Sequence[Timeline]) -> str
     out.append(h._table(_RUN_COLUMNS, worst, left=2))
     if len(order) > SHOWN:
         every = [_run_row(r, names[s]) for s in order for r in by_session[s]]
-        out.append(_collapsed(f"every run ({len(every):,} of {len(order):,} sessions, worst first)",
-                              h._table(_RUN_COLUMNS, every, left=2)))
+        out.append(collapsed(f"every run ({len(every):,} of {len(order):,} sessions, worst first)",
+                             h._table(_RUN_COLUMNS, every, left=2)))
     out.append('<p class="note">rec. match = recorded compactions reproduced / recorded, +extra simulated ones '
                "(a setting far from the recorded one rarely matches). Names are relative to the folder the "
                "sessions share.</p>")

@@ -82,7 +82,8 @@ class Builder:
                 return  # an attachment not rendered (`claude_attachments`): no message
             m = Message(index, r.uuid, r.line, Role.OTHER, (Unit(UnitKind.OTHER, text),), r.timestamp, r.raw)
         elif t != "user":
-            if t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
+            # a boundary (rule: transcript.claude_code, "Compactions")
+            if t == "system" and r.subtype == "compact_boundary":
                 if self.pending is not None:
                     self._compaction(self.pending, None)
                 self.pending = r
@@ -99,7 +100,7 @@ class Builder:
                 self._legacy(m)
 
     def _assistant(self, r: Record, m: Message, msg: dict[str, Any]) -> None:
-        if msg.get("model") == "<synthetic>":  # Record.is_synthetic
+        if msg.get("model") == "<synthetic>":  # no API response (rule: transcript.claude_code, "Requests")
             self.unsent.add(m.index)
             self.skipped["synthetic"] += 1
             text = content_text(r.content)

@@ -119,7 +119,7 @@ def _settings(f: ClaudeFile) -> dict[str, Any]:
         elif t == "summary":
             if isinstance(title := r.raw.get("summary"), str):
                 titles.append(title)
-        elif t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
+        elif t == "system" and r.subtype == "compact_boundary":  # a boundary (docstring: "Compactions")
             boundaries += 1
     first = {} if first is None else first
     return {
@@ -142,7 +142,8 @@ def _rejected(f: ClaudeFile) -> frozenset[str]:
     last = None
     for r in f.records:
         t = r.type
-        if t == "system" and r.subtype == "compact_boundary":  # Record.is_boundary
+        # a boundary (rule: the module docstring, "Compactions")
+        if t == "system" and r.subtype == "compact_boundary":
             if last == "api-request" and r.uuid:
                 out.add(r.uuid)
             last = t
@@ -158,7 +159,8 @@ def _off_path(f: ClaudeFile, paths: list[TranscriptPath], rejected: frozenset[st
     on = {c.line for p in paths for c in p.compactions}
     out = []
     for r in f.records:
-        if r.type == "system" and r.subtype == "compact_boundary" and r.line not in on:  # Record.is_boundary
+        # a boundary (rule: the module docstring, "Compactions")
+        if r.type == "system" and r.subtype == "compact_boundary" and r.line not in on:
             meta = r.raw.get("compactMetadata")
             meta = meta if isinstance(meta, dict) else {}
             pre, post = meta.get("preTokens"), meta.get("postTokens")
@@ -190,8 +192,9 @@ def _file_transcript(f: ClaudeFile, provider_limit: int | None, final: dict[int,
             for r in chain:
                 b.add(r)
             paths.append(b.path(chain[-1].uuid if chain else None, side))
+    # legacy: a summary first and no boundary line (rule: the module docstring, "Compactions")
     legacy = bool(paths) and bool(paths[0].compactions) and not any(
-        r.type == "system" and r.subtype == "compact_boundary" for r in f.records)  # Record.is_boundary
+        r.type == "system" and r.subtype == "compact_boundary" for r in f.records)
     fmt = format_of(f.version, legacy)
     settings = _settings(f)
     # the largest prompt a request of the resumed path or a sidechain was answered with: the window

@@ -52,7 +52,8 @@ def user_message(r: Record, index: int, content: Any, texts: bool = True) -> Mes
     the summary's, its role decided as with them."""
     full = content_text(content)
     text = full.lstrip()
-    if r.raw.get("isCompactSummary") or text.startswith(CONTINUATION_PREFIX):  # Record.is_compact_summary
+    # the summary (rule: transcript.claude_code, "Messages")
+    if r.raw.get("isCompactSummary") or text.startswith(CONTINUATION_PREFIX):
         return Message(index, r.uuid, r.line, Role.SUMMARY, (Unit(UnitKind.SUMMARY, full),), r.timestamp, r.raw)
     if texts:
         units = tuple(block_units(content, False))

@@ -32,7 +32,8 @@ def _walk(leaf: Record, nodes: dict[str, Record], talk: Sequence[Record] = ()) -
     while cur is not None and cur.uuid not in seen and cur.sidechain == leaf.sidechain:
         seen.add(cur.uuid or "")
         chain.append(cur)
-        boundary = cur.subtype == "compact_boundary" and cur.type == "system"  # Record.is_boundary
+        # a boundary (rule: transcript.claude_code, "Compactions")
+        boundary = cur.subtype == "compact_boundary" and cur.type == "system"
         nxt = cur.parent or (cur.logical_parent if boundary else None)
         prev = cur
         cur = nodes.get(nxt) if nxt else None

@@ -87,7 +87,7 @@ def billed_responses(files: Iterable[ClaudeFile]) -> tuple[list[Request], dict[i
                 continue
             msg = r.raw.get("message")
             get = msg.get if isinstance(msg, dict) else {}.get  # (Record.message)
-            if get("model") == "<synthetic>":  # Record.is_synthetic
+            if get("model") == "<synthetic>":  # no API response (rule: transcript.claude_code, "Requests")
                 continue
             usage = usage_of(get("usage"))
             mid = get("id")

@@ -59,3 +59,15 @@ def test_a_bug_is_an_internal_error_not_a_pass(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(session, "replay_source", broken)
     _, outcome, n, _, _ = sweep.check_file((str(FILES[0]), None, GRID, 60))
     assert outcome.startswith("internal error: KeyError") and n == 0
+
+
+def test_a_model_without_a_window_is_one_kind_by_its_type() -> None:
+    """`_kind` knows a missing model by its error's type (`ModelNotInCatalogue`), not by a word of its
+    message: another refusal that names the catalogue is a kind of its own."""
+    from sessiontools.errors import InputError, ModelNotInCatalogue
+
+    for model in ("minimax/MiniMax-M2.5", "lab/lab-model"):
+        e = ModelNotInCatalogue(f"/x/s.jsonl: model {model} is not in the catalogue (bundled, ...)", model)
+        assert sweep._kind(e, "/x/s.jsonl") == "not in the catalogue"
+    other = InputError("/x/models.json: cannot read the catalogue file (Permission denied)")
+    assert sweep._kind(other, "/x/s.jsonl") == "InputError: /x/models.json: cannot read the catalogue file (Permission denied)"

@@ -15,8 +15,8 @@ from pathlib import Path
 
 REPORT = Path(__file__).resolve().parents[2] / "sessiontools" / "report"
 #: The typed records a report function takes (`replay.run_document`, `replay.records`, `replay.metrics`).
-RECORD_TYPES = frozenset({"RunRecord", "DeferredRecord", "CompactionRecord", "TruthRecord", "PriceRecord", "Timeline",
-                          "RunMetrics", "ReplaySettings", "RecordedMatch"})
+RECORD_TYPES = frozenset({"RunRecord", "DeferredRecord", "MissingModel", "NoReplay", "InsteadOfRun", "CompactionRecord",
+                          "TruthRecord", "PriceRecord", "Timeline", "RunMetrics", "ReplaySettings", "RecordedMatch"})
 #: Calls whose result holds what their arguments hold (`enumerate(r.compactions)`).
 _PASS_THROUGH = frozenset({"enumerate", "zip", "sorted", "reversed", "list", "tuple", "iter", "next", "min", "max"})
 
