@@ -41,7 +41,9 @@ typedef struct {
     unsigned types, numbers;
     double low, high;
 } Mark;
-static Mark marks[64];
+/* (room for every agent's marks: Pi's checks alone have 64, Codex's and Claude Code's ten more;
+ * a mark past it is asked of `fast_ok`, slower, with the same answer) */
+static Mark marks[256];
 static int n_marks;
 static const double EXACT = 9007199254740992.0; /* 2**53: every int up to it is a double exactly */
 
@@ -96,11 +98,11 @@ static unsigned type_bits(PyObject *set, int *exact) {
     return bits;
 }
 
-static Mark *mark_slot[128]; /* the marks by their address (open addressing: twice as many slots as marks) */
+static Mark *mark_slot[512]; /* the marks by their address (open addressing: twice as many slots as marks) */
 
 static Mark *mark_of(PyObject *fast) {
-    size_t h = ((size_t)fast >> 4) & 127;
-    for (; mark_slot[h] != NULL; h = (h + 1) & 127)
+    size_t h = ((size_t)fast >> 4) & 511;
+    for (; mark_slot[h] != NULL; h = (h + 1) & 511)
         if (mark_slot[h]->fast == fast)
             return mark_slot[h];
     if (n_marks == (int)(sizeof marks / sizeof marks[0]) || !PyTuple_Check(fast) || PyTuple_GET_SIZE(fast) != 4)

@@ -1,4 +1,4 @@
-/* sessiontools.read._native.pi_entries: the Pi reader's entries made in C for a selective reading
+/* sessiontools.read._native.pi_entries: the Pi reader's entries made in C for every reading
  * (issue 28; `read.pi.load`), each `Entry`'s slots set directly instead of through its `__init__`. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

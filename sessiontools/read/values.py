@@ -59,6 +59,9 @@ def integer(v: Any, default: Any = 0) -> Any:
 def real(v: Any, default: Any = 0.0) -> Any:
     """`float(v)` when `v` is a JSON number (`number`), else `default` (None: "not given", told
     apart from 0)."""
+    t = type(v)
+    if t is float or t is int:  # what JSON gives, without a call to `number` (a Pi transcript reads five a request)
+        return float(v)
     n = number(v, None)
     return default if n is None else float(n)
 

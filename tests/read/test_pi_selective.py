@@ -173,6 +173,27 @@ def test_entries_made_in_c_are_make_entries() -> None:
         _native().pi_entries(Entry, [1], [2])
 
 
+def test_an_ordinary_reading_makes_its_entries_in_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only a selective reading: every reading's entries are `pi_entries`' (where the C is
+    built), the same as `make_entries`' (the reading without the C), over every Pi sample."""
+    _native()
+    made = []
+    def spy(cls: type, objects: list[Any], lines: list[int]) -> tuple[Entry, ...]:
+        made.append(len(objects))
+        return _native().pi_entries(cls, objects, lines)
+    for f in sorted(SAMPLES.glob("*.jsonl")):
+        data = f.read_bytes()
+        monkeypatch.setattr(pi_load, "pi_entries", spy)
+        got = read_data(data, str(f)).entries
+        assert made and made[-1] == len(got), f
+        monkeypatch.setattr(pi_load, "pi_entries", None)
+        want = read_data(data, str(f)).entries
+        assert len(got) == len(want) > 0
+        for g, w in zip(got, want, strict=True):
+            for slot in Entry.__slots__:
+                assert getattr(g, slot) == getattr(w, slot), (f, slot)
+
+
 _HEAD = b'{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}\n'
 _OK = (b'{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user",'
        b'"content":[{"type":"text","text":"\xe4\xbd\xa0\xe5\xa5\xbd \\n\\"hi\\""}],"timestamp":1767225601000}}\n')

@@ -172,8 +172,9 @@ def _read(data: bytes, path: str, *, content_hash: bool = False,
         version = header_version(header.data if header else None, objects)  # type: ignore[arg-type]
         for k, reason in migrate_objects(objects, version):
             diags.append(Diagnostic(path, lines[k], reason))
-        native = selective and pi_entries is not None  # (the same entries: tests/read/test_pi_selective.py)
-        entries = pi_entries(Entry, objects, lines) if native else make_entries(objects, lines)
+        # Made in C where it is built, for every reading (its slots set directly: ~4x faster than
+        # `make_entries`' `Entry.__init__` per entry; the same entries: tests/read/test_pi_selective.py).
+        entries = pi_entries(Entry, objects, lines) if pi_entries is not None else make_entries(objects, lines)
     diags.extend(check_structure(entries, path))
     diags.sort(key=lambda d: d.line)
     digest = _content_hash(data) if content_hash else ""
