@@ -11,9 +11,10 @@ recording per setting.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-from collections.abc import Container, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from functools import reduce
+from itertools import accumulate
 from operator import add
 from typing import Any
 
@@ -57,21 +58,21 @@ class PathGrid:
         self.events: list[Request | Overflow | UnusableReply] = sorted(
             [*path.requests, *path.overflows, *path.unusable], key=lambda e: e.index)
         self.starts = {e.index for e in self.events}
-        self.run_starts = _run_starts(path, self.events, self.pos_of)
+        self.run_starts = _run_starts(path, self.events, self.work)
         self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
         msgs = path.messages
-        # Each message's truth and policy size: every check point of every setting sums a context of them.
-        self._tokens: list[float | None] = [None] * len(msgs)
-        self._sizes: list[tuple[int, int] | None] = [None] * len(msgs)
         self._candidates: list[Candidate | None] = [None] * len(msgs)
         self._sizer = policy.sizer(path)  # the policy's (chars, bytes) of a message on this path
         #: By work position: the truth and the (chars, bytes) of each workload message.
-        self.work_tokens = [self.tokens_of(i) for i in self.work]
-        self.work_sizes = [self.size_of(i) for i in self.work]
+        self.work_tokens = [truth.message_tokens(msgs[i]) for i in self.work]
+        self.work_sizes = [self._sizer(msgs[i]) for i in self.work]
+        # Each message's truth and policy size by message index (`tokens_of`, `size_of`): every check
+        # point of every setting sums a context of them. The workload's are measured above; another
+        # (a recorded summary) when first asked.
+        self._tokens: dict[int, float] = dict(zip(self.work, self.work_tokens, strict=True))
+        self._sizes: dict[int, tuple[int, int]] = dict(zip(self.work, self.work_sizes, strict=True))
         #: history[k]: the truth of work positions [0, k), added in order (as `sum` adds them).
-        self.history: list[float] = [0.0]
-        for t in self.work_tokens:
-            self.history.append(self.history[-1] + t)
+        self.history: list[float] = list(accumulate(self.work_tokens, initial=0.0))
         self._summary_points: list[tuple[float, float]] | None = None
         #: What the grid's walks compute once for all its settings (`replay.walk_bulk`).
         self.shared: dict[str, Any] = {}
@@ -81,13 +82,13 @@ class PathGrid:
         return self.path is path and self.policy is policy and self.truth is truth
 
     def tokens_of(self, i: int) -> float:
-        got = self._tokens[i]
+        got = self._tokens.get(i)
         if got is None:
             got = self._tokens[i] = self.truth.message_tokens(self.path.messages[i])
         return got
 
     def size_of(self, i: int) -> tuple[int, int]:
-        got = self._sizes[i]
+        got = self._sizes.get(i)
         if got is None:
             got = self._sizes[i] = self._sizer(self.path.messages[i])
         return got
@@ -120,12 +121,15 @@ class PathGrid:
         return self._summary_points
 
 
-def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow | UnusableReply], work: Container[int]) -> list[bool]:
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow | UnusableReply], work: Sequence[int]) -> list[bool]:
     """Whether each request starts a run (a user message of the workload since the previous request;
-    a compaction's own messages, such as the user messages Codex copies into its new history, are not)."""
+    a compaction's own messages, such as the user messages Codex copies into its new history, are not).
+    `work`: the workload's message indices, ascending."""
+    msgs, user = path.messages, Role.USER
+    users = [i for i in work if msgs[i].role == user]  # ascending: one lies in (prev, r) iff two bisects differ
     out = []
     prev = -1
     for r in reqs:
-        out.append(prev < 0 or any(path.messages[i].role == Role.USER and i in work for i in range(prev + 1, r.index)))
+        out.append(prev < 0 or bisect_right(users, prev) < bisect_left(users, r.index))
         prev = r.index
     return out

@@ -71,6 +71,10 @@ from sessiontools.replay.records import (
 from sessiontools.replay.walk_compact import CompactionStep
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, UnusableReply
 
+#: A module constant: in Python 3.11 each `Role.ASSISTANT` is a class attribute lookup through the enum
+#: machinery, and `reply_end` asks it for every event of every walk.
+_ASSISTANT = Role.ASSISTANT
+
 
 class _Walk(CompactionStep):
     def __init__(self, path: TranscriptPath, policy: Policy, settings: ReplaySettings, truth: NeutralTruth,
@@ -304,8 +308,8 @@ class _Walk(CompactionStep):
     def reply_end(self, index: int) -> int:
         """The last message of the reply that starts at `index` (Codex writes one response as several
         items: reasoning, text, tool calls; the count's trailing items are those after all of them)."""
-        msgs = self.path.messages
-        while index + 1 < len(msgs) and msgs[index + 1].role == Role.ASSISTANT and index + 1 not in self.starts:
+        msgs, starts = self.path.messages, self.starts
+        while index + 1 < len(msgs) and msgs[index + 1].role == _ASSISTANT and index + 1 not in starts:
             index += 1
         return index
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from functools import reduce
+from itertools import accumulate
 from operator import add
 from typing import TYPE_CHECKING, Any
 
@@ -86,11 +87,7 @@ class Plain:
         self.combine: Any = None
         if cols is not None:
             term, self.combine = cols
-            acc = 0
-            self.terms = [0]
-            for size in g.work_sizes:
-                acc += term(size)
-                self.terms.append(acc)
+            self.terms = list(accumulate(map(term, g.work_sizes), initial=0))
         else:  # a request with a check point before or after it is never plain
             self.ok = [ok and not ((self.between and not starts[j]) or (self.run_end and self.last[j]))
                        for j, ok in enumerate(self.ok[:n])] + [False]
