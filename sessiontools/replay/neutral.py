@@ -152,7 +152,8 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
             got = chars4_counts[id(m)] = chars4_of(m)
         return got
 
-    chars4_total: float | None = None
+    chars4_total: float | None = None  # (a run of these bytes kept it: `kept_counts`)
+    key: str | None = None
     if counter is None:
         req = next((r for r in reversed(path.requests) if r.model), None)
         names = [n or CHARS4 for n in truth_candidates(tokenizer, req.provider if req else None,
@@ -162,7 +163,6 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
         key = path_key(path, own.name if own is not None else CHARS4, names)
         counters: dict[str, MessageCount] = {}
         shape = path_contexts(path)  # the candidates' fit inputs share the contexts
-        kept: list[bool] = []
 
         def fit_input(name: str) -> FitInput:
             nonlocal chars4_total
@@ -176,23 +176,22 @@ def fit_neutral_truth(path: TranscriptPath, summary_tokens: float | None = None,
             if got is not None:  # the counts a run of these bytes kept: no tokenizer is loaded or asked
                 c = counters[name] = _tokenizer_counter(path, got[0], own, tok)
                 chars4_total = got[1]
-                kept.append(True)
             else:
                 c = counters[name] = own.path_counter(path, tok) if own is not None else text_counter(tok)
             return path_fit_input(path, c, priced, shape)
 
         counter_name, inp, choice = choose_counter(names, fit_input, prior, key)
         counter = counters[counter_name]
-        if counter_name != CHARS4:
-            if chars4_total is None:
-                chars4_total = float(sum(map(chars4_memo, path.messages)))
-            if key is not None and not kept and choice is not None and choice.predictions:
-                keep_counts(key, [int(inp.counted[m.index]) for m in path.messages], chars4_total)
     else:
         inp = path_fit_input(path, counter, priced)
     notes, prior = counter_notes(counter_name, prior)
     if counter_name != CHARS4:  # a text known by its length only is scaled from chars/4 (`TruthModel.text_tokens`)
-        inp.chars4_total = chars4_total if chars4_total is not None else float(sum(map(chars4_memo, path.messages)))
+        if chars4_total is not None:
+            inp.chars4_total = chars4_total
+        else:
+            inp.chars4_total = float(sum(map(chars4_memo, path.messages)))
+            if key is not None and choice is not None and choice.predictions:  # kept for a warm run
+                keep_counts(key, [int(inp.counted[m.index]) for m in path.messages], inp.chars4_total)
     m = fit_model(inp, summary_tokens=summary_tokens, prior=prior, counter=counter_name, count=counter,
                   unit_key=_index, notes=notes, choice=choice)
     m.anchored = own is None or not own.records_context_edits
