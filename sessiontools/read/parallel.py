@@ -60,7 +60,14 @@ CONTAIN_ERRORS = True
 
 
 def internal_error(path: str, exc: BaseException) -> str:
-    """The one-line error of a file whose reading or analysis raised an unexpected exception."""
+    """The one-line error of a file whose reading or analysis raised an unexpected exception. A Ctrl-C
+    that Python wrapped (a KeyboardInterrupt while a class is made, as a lazy import does, comes back
+    as RuntimeError "Error calling __set_name__") is the interrupt again, not the file's error."""
+    seen = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            raise seen
+        seen = seen.__cause__ or seen.__context__
     what = "out of memory" if isinstance(exc, MemoryError) else f"{type(exc).__name__}: {exc}"
     return (f"{path}: internal error while reading or analysing this file ({what}); the file is left out "
             "(a bug in sessiontools: please report it with SESSIONTOOLS_DEBUG=1's traceback)")
