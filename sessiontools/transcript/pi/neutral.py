@@ -17,7 +17,7 @@ an omitted message is left out, as Pi leaves it out).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sessiontools.jsvalues import json_stringify
@@ -30,6 +30,7 @@ from sessiontools.transcript.model import (
     Cost,
     Message,
     Overflow,
+    Ranges,
     Request,
     Role,
     Transcript,
@@ -42,11 +43,12 @@ from sessiontools.transcript.model import (
     Usage,
 )
 from sessiontools.transcript.pi.context import (
+    ProjectedEntry,
     compaction_summary_message,
     entry_messages_v0,
     entry_messages_v1,
 )
-from sessiontools.transcript.pi.incremental import iter_request_projections
+from sessiontools.transcript.pi.incremental import iter_request_generations
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import skip_reason
@@ -253,34 +255,46 @@ class _PathBuilder:
                     unmetered.append(UnmeteredReply(self.slot(e, 0), e.line, _UNMETERED[reason],
                                                     _usage(raw) if isinstance(raw, Mapping) else None))
         out = []
-        ranges: list[tuple[int, int]] = []  # the context so far, kept as ranges (extended, not rebuilt)
-        seen_projected = 0
+        first_slot = self.first_slot
+        base: Ranges = ()
         last_gen = None
-        span = self.span
-        # The projections only (the builder's own list, read before the next step): the contexts'
-        # message tuples, which `iter_request_contexts_gen` copies per request, are not needed here.
-        for i, projected, _, gen in iter_request_projections(entries, usable, self.version):
+        # Where each request's context is (`iter_request_generations`): the ranges of the messages of
+        # the generation's rebuilt projection (read once per generation), then entries[start:i], each
+        # with its own messages, which are the consecutive indices first_slot[start]:first_slot[i].
+        for i, rebuilt, start, _, gen in iter_request_generations(entries, usable, self.version):
             if gen != last_gen:
-                ranges, seen_projected, last_gen = [], 0, gen
-            for pe in projected[seen_projected:]:
-                # The projected entry's messages that are its own messages (consecutive indices).
-                got = span.get(id(pe.source))
-                n = min(len(pe.messages), got[1]) if got is not None else 0
-                if n:
-                    a = got[0]  # type: ignore[index]
-                    if ranges and ranges[-1][1] == a:
-                        ranges[-1] = (ranges[-1][0], a + n)
-                    else:
-                        ranges.append((a, a + n))
-            seen_projected = len(projected)
+                base, last_gen = self._ranges(rebuilt), gen
+            a, b = first_slot[start], first_slot[i]
+            if a == b:
+                ranges = base
+            elif base and base[-1][1] == a:
+                ranges = (*base[:-1], (base[-1][0], b))
+            else:
+                ranges = (*base, (a, b))
             e = entries[i]
             msg = e.message
             assert msg is not None
             g = msg.get
             # (positional: index, line, usage, context, provider, model, timestamp, id, stop_reason)
-            out.append(Request(self.slot(e, 0), e.line, _usage(msg["usage"]), tuple(ranges), _str(g("provider")),
+            out.append(Request(self.slot(e, 0), e.line, _usage(msg["usage"]), ranges, _str(g("provider")),
                                _str(g("model")), _timestamp(e), e.id, _str(g("stopReason"))))
         return tuple(out), skipped, tuple(unusable), tuple(unmetered)
+
+    def _ranges(self, projected: Sequence[ProjectedEntry]) -> Ranges:
+        """The ranges of the messages of projected entries: each entry's projected messages are its
+        first own messages (consecutive indices; a 1.x edit that omits them leaves none)."""
+        ranges: list[tuple[int, int]] = []
+        span = self.span
+        for pe in projected:
+            got = span.get(id(pe.source))
+            n = min(len(pe.messages), got[1]) if got is not None else 0
+            if n:
+                a = got[0]  # type: ignore[index]
+                if ranges and ranges[-1][1] == a:
+                    ranges[-1] = (ranges[-1][0], a + n)
+                else:
+                    ranges.append((a, a + n))
+        return tuple(ranges)
 
     def _unusable(self, e: Entry, stop: str) -> UnusableReply:
         """An aborted or failed call (not an overflow): its recorded usage and Pi's total of it, as Pi's
