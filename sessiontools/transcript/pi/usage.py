@@ -22,6 +22,10 @@ def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
 
 def prompt_tokens(usage: Mapping[str, Any]) -> int:
     """Actual prompt tokens A = input + cacheRead + cacheWrite, as the provider counted them."""
+    g = usage.get
+    i, r, w = g("input"), g("cacheRead"), g("cacheWrite")
+    if type(i) is int and type(r) is int and type(w) is int:  # what JSON gives: `number` is each as is
+        return i + r + w
     return int(number(usage.get("input")) + number(usage.get("cacheRead")) + number(usage.get("cacheWrite")))
 
 
