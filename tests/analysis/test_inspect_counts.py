@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sessiontools.read import session_from_records
 from sessiontools.transcript.pi import inspect as inspect_mod
-from sessiontools.transcript.pi.inspect import _plain_request
+from sessiontools.transcript.pi.requests import plain_request as _plain_request
 from sessiontools.transcript.pi.requests import skip_reason
 from tests.conftest import BAD, SAMPLES, shared_sessions
 

@@ -1,5 +1,5 @@
 """The neutral Pi transcript's fast paths give what the rules they shortcut give: a usage's counts and
-costs (`_usage`: `integer` and `real` of each field), the prompt tokens (`prompt_tokens`: `number` of
+costs (`usage_record`: `integer` and `real` of each field), the prompt tokens (`prompt_tokens`: `number` of
 each class), and a 0.x message entry's messages (`_PathBuilder`: `own_messages` of each entry)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from sessiontools.read import session_from_records
 from sessiontools.read.values import integer, number, real
 from sessiontools.transcript.model import Cost, Role, Usage
 from sessiontools.transcript.pi import SessionTree
-from sessiontools.transcript.pi.neutral import ROLES, _usage, own_messages, path_transcript
-from sessiontools.transcript.pi.usage import prompt_tokens
+from sessiontools.transcript.pi.neutral import ROLES, own_messages, path_transcript
+from sessiontools.transcript.pi.usage import prompt_tokens, usage_record
 from tests.parity.strategies import session_files
 
 #: JSON numbers and what is not one (a bool, a string, null, NaN, infinity, a float past an int's range).
@@ -30,12 +30,12 @@ def test_usage_is_integer_and_real_of_each_field() -> None:
             raw = dict(zip(("input", "cacheRead", "cacheWrite", "output"), counts, strict=True))
             raw["cost"] = dict(zip(("input", "cacheRead", "cacheWrite", "output", "total"), costs, strict=True))
             want = Usage(*map(integer, counts), Cost(*map(real, costs)))
-            got = _usage(raw)
+            got = usage_record(raw)
             # (NaN != NaN: compare the text of each value, types included)
             assert repr(got) == repr(want), raw
             assert [type(x) for x in (got.input, got.cache_read, got.cache_write, got.output)] == [int] * 4
             checked += 1
-    assert _usage({"input": 3}) == Usage(3, 0, 0, 0, None)
+    assert usage_record({"input": 3}) == Usage(3, 0, 0, 0, None)
     assert checked == len(ODD) ** 2 * 4
 
 

@@ -13,7 +13,7 @@ from sessiontools.read.pi.entries import Session
 from sessiontools.read.values import cleaned_for, number
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
-from sessiontools.transcript.pi.requests import HARNESS_MODEL_IDS, skip_reason
+from sessiontools.transcript.pi.requests import HARNESS_MODEL_IDS, plain_request, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
 
 try:
@@ -83,29 +83,6 @@ class _Counts:
     overflow_errors: int = 0
 
 
-def _plain_request(msg: dict[str, Any], u: Any, stop: Any) -> bool:
-    """True when `skip_reason(msg, ...)` is certainly None, decided from plain int fields alone.
-
-    The common case (a completed call, integer usage with a positive prompt, a named model) is
-    answered here without the general rules; anything else (floats, missing fields, zero prompts,
-    harness ids, aborted or failed calls) returns False and goes to `skip_reason`."""
-    if type(u) is not dict or stop == "aborted" or stop == "error":
-        return False
-    model = msg.get("model")
-    if model is not None and (type(model) is not str or model in HARNESS_MODEL_IDS):
-        return False
-    i, cr, cw = u.get("input"), u.get("cacheRead"), u.get("cacheWrite")
-    if type(i) is not int or type(cr) is not int or type(cw) is not int or i + cr + cw <= 0:
-        return False  # a zero prompt may be a pseudo-reply or zero usage: the general rules say
-    total = u.get("totalTokens")
-    if type(total) is int and total > 0:
-        return True  # calculateContextTokens = totalTokens > 0
-    if total is not None and not (type(total) is int and total == 0):
-        return False
-    out = u.get("output")  # totalTokens absent or 0: the sum of the four, >= the positive prompt
-    return out is None or (type(out) is int and out >= 0)
-
-
 #: Recorded usage classes, in the order of `_Counts.totals`.
 _USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 
@@ -116,7 +93,7 @@ def _count(session: Session, pi_version: str) -> _Counts:
     A request is what the transcript calls one (`transcript.pi.requests.skip_reason`): harness
     pseudo-replies, aborted and failed calls are counted apart, by reason. Where the C is built,
     `read._native.pi_reply_sums` sums the usage and cost of every reply and counts the plain ones
-    (`_plain_request`); the others go through `_replies`' rules (tests/analysis/test_inspect_counts.py)."""
+    (`plain_request`); the others go through `_replies`' rules (tests/analysis/test_inspect_counts.py)."""
     c = _Counts()
     entries = session.entries
     c.by_type.update([e.type for e in entries])
@@ -146,7 +123,7 @@ def _replies(c: _Counts, replies: list[Any], pi_version: str, sums: bool) -> Non
         assert msg is not None
         u = msg.get("usage")
         stop = msg.get("stopReason")
-        reason = None if _plain_request(msg, u, stop) else skip_reason(msg, pi_version)
+        reason = None if plain_request(msg, u, stop) else skip_reason(msg, pi_version)
         if reason != "pseudo_reply":  # a harness's message names no model that was called
             models.append(_model_key(msg))
         if sums and type(u) is dict:  # (the common replies are summed in C: `_reply_sums`)

@@ -22,12 +22,11 @@ from typing import Any, NamedTuple
 
 from sessiontools.jsvalues import json_stringify
 from sessiontools.read.pi.entries import Entry, Session
-from sessiontools.read.values import cleaned_for, integer, real
+from sessiontools.read.values import cleaned_for, integer
 from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
     Compaction,
-    Cost,
     Message,
     Overflow,
     Ranges,
@@ -40,7 +39,6 @@ from sessiontools.transcript.model import (
     UnitKind,
     UnmeteredReply,
     UnusableReply,
-    Usage,
 )
 from sessiontools.transcript.pi.context import (
     ProjectedEntry,
@@ -51,9 +49,9 @@ from sessiontools.transcript.pi.context import (
 from sessiontools.transcript.pi.incremental import iter_request_generations
 from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
-from sessiontools.transcript.pi.requests import skip_reason
+from sessiontools.transcript.pi.requests import plain_request, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
-from sessiontools.transcript.pi.usage import calculate_context_tokens
+from sessiontools.transcript.pi.usage import calculate_context_tokens, usage_record
 
 RawMessage = Mapping[str, Any]
 
@@ -171,31 +169,6 @@ def own_messages(entry: Entry, pi_version: str) -> tuple[RawMessage, ...]:
     return entry_messages_v0(entry)
 
 
-#: The types a JSON number reads as (a bool is none).
-_JSON_NUMBERS = frozenset({int, float})
-
-
-def _usage(raw: Mapping[str, Any]) -> Usage:
-    """A recorded usage by class (`integer` of each count, `real` of each cost item)."""
-    g = raw.get
-    i, r, w, o = g("input"), g("cacheRead"), g("cacheWrite"), g("output")
-    # Fast path: counts that are ints, as JSON gives them, are what `integer` returns for them; any
-    # other value goes through `integer` (one of these per request of every file: four calls saved).
-    if not (type(i) is int and type(r) is int and type(w) is int and type(o) is int):
-        i, r, w, o = integer(i), integer(r), integer(w), integer(o)
-    cost = g("cost")
-    c = None
-    if isinstance(cost, dict):
-        f = cost.get
-        ci, cr, cw, co, ct = f("input"), f("cacheRead"), f("cacheWrite"), f("output"), f("total")
-        # (the same: an int or a float is what `real` turns into a float; anything else goes through it)
-        if {type(ci), type(cr), type(cw), type(co), type(ct)} <= _JSON_NUMBERS:
-            c = Cost(float(ci), float(cr), float(cw), float(co), float(ct))
-        else:
-            c = Cost(real(ci), real(cr), real(cw), real(co), real(ct))
-    return Usage(i, r, w, o, c)
-
-
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
@@ -268,7 +241,10 @@ class _PathBuilder:
         for i, e in enumerate(entries):
             if e.role != "assistant" or e.message is None:
                 continue
-            reason = skip_reason(e.message, self.version)
+            msg = e.message
+            # (`plain_request` first: the common reply, decided without the general rules)
+            plain = plain_request(msg, msg.get("usage"), msg.get("stopReason"))
+            reason = None if plain else skip_reason(msg, self.version)
             if reason is None:
                 usable.append(i)
             else:
@@ -278,7 +254,7 @@ class _PathBuilder:
                 elif reason in _UNMETERED:
                     raw = e.message.get("usage")
                     unmetered.append(UnmeteredReply(self.slot(e, 0), e.line, _UNMETERED[reason],
-                                                    _usage(raw) if isinstance(raw, Mapping) else None))
+                                                    usage_record(raw) if isinstance(raw, Mapping) else None))
         out = []
         first_slot = self.first_slot
         base: Ranges = ()
@@ -300,10 +276,12 @@ class _PathBuilder:
             msg = e.message
             assert msg is not None
             g = msg.get
-            # (positional: index, line, usage, context, provider, model, timestamp, id, stop_reason)
-            # (b: the reply is its entry's first own message, `slot(e, 0)`)
-            out.append(Request(b, e.line, _usage(msg["usage"]), ranges, _str(g("provider")),
-                               _str(g("model")), _timestamp(e), e.id, _str(g("stopReason"))))
+            p, m, s, ts = g("provider"), g("model"), g("stopReason"), e.data.get("timestamp")
+            # (positional: index, line, usage, context, provider, model, timestamp, id, stop_reason;
+            # b: the reply is its entry's first own message, `slot(e, 0)`; `_str` of each, inline)
+            out.append(Request(b, e.line, usage_record(msg["usage"]), ranges, p if isinstance(p, str) else None,
+                               m if isinstance(m, str) else None, ts if isinstance(ts, str) else None, e.id,
+                               s if isinstance(s, str) else None))
         return tuple(out), skipped, tuple(unusable), tuple(unmetered)
 
     def _ranges(self, projected: Sequence[ProjectedEntry]) -> Ranges:
@@ -328,7 +306,7 @@ class _PathBuilder:
         msg = e.message or {}
         raw = msg.get("usage")
         usage = raw if isinstance(raw, Mapping) else None
-        return UnusableReply(self.slot(e, 0), e.line, stop, _usage(usage) if usage is not None else None,
+        return UnusableReply(self.slot(e, 0), e.line, stop, usage_record(usage) if usage is not None else None,
                              calculate_context_tokens(usage) if usage is not None else 0, e.id, _timestamp(e),
                              _str(msg.get("provider")), _str(msg.get("model")))
 

@@ -48,3 +48,29 @@ def skip_reason(message: Message, pi_version: str) -> str | None:
     if prompt_tokens(message["usage"]) <= 0:
         return "zero_prompt"
     return None
+
+
+def plain_request(msg: Message, u: Any, stop: Any) -> bool:
+    """True when `skip_reason(msg, ...)` is certainly None (either rule set), decided from plain int
+    fields alone: `u` is the assistant message's usage, `stop` its stop reason (as read by the caller).
+
+    The common case (a completed call, integer usage with a positive prompt, a named model) is
+    answered here without the general rules; anything else (floats, missing fields, zero prompts,
+    harness ids, aborted or failed calls) returns False and goes to `skip_reason`. The is-a-request
+    check of every reply, by the neutral transcript and `inspect`; tests/analysis/test_inspect_counts.py
+    holds it to `skip_reason`."""
+    if type(u) is not dict or stop == "aborted" or stop == "error":
+        return False
+    model = msg.get("model")
+    if model is not None and (type(model) is not str or model in HARNESS_MODEL_IDS):
+        return False
+    i, cr, cw = u.get("input"), u.get("cacheRead"), u.get("cacheWrite")
+    if type(i) is not int or type(cr) is not int or type(cw) is not int or i + cr + cw <= 0:
+        return False  # a zero prompt may be a pseudo-reply or zero usage: the general rules say
+    total = u.get("totalTokens")
+    if type(total) is int and total > 0:
+        return True  # calculateContextTokens = totalTokens > 0
+    if total is not None and not (type(total) is int and total == 0):
+        return False
+    out = u.get("output")  # totalTokens absent or 0: the sum of the four, >= the positive prompt
+    return out is None or (type(out) is int and out >= 0)
