@@ -216,6 +216,7 @@ PyObject *codex_records(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 PyObject *codex_feed(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _codex_path.c */
 PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
+PyObject *pi_usage(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
@@ -240,6 +241,8 @@ static PyMethodDef methods[] = {
      "pi_entries(cls, objects, lines) -> tuple of entries: read.pi.migrate.make_entries (see _pi.c)"},
     {"pi_reply_sums", (PyCFunction)(void (*)(void))pi_reply_sums, METH_FASTCALL,
      "pi_reply_sums(messages, harness) -> analysis.inspect._count's sums (see _pi_entries.c)"},
+    {"pi_usage", (PyCFunction)(void (*)(void))pi_usage, METH_FASTCALL,
+     "pi_usage(usage_cls, cost_cls, raw) -> transcript.pi.usage.usage_record(raw) or None (see _pi_entries.c)"},
     {"claude_summary", (PyCFunction)(void (*)(void))claude_summary, METH_FASTCALL,
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,

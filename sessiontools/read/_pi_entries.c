@@ -267,3 +267,110 @@ done:
         Py_XDECREF(last[i]);
     return out;
 }
+
+static const char *USAGE_SLOTS[] = {"input", "cache_read", "cache_write", "output", "cost", "cache_write_1h"};
+static const char *COST_SLOTS[] = {"input", "cache_read", "cache_write", "output", "total"};
+static const char *COUNT_KEYS[] = {"input", "cacheRead", "cacheWrite", "output"};
+static const char *COST_KEYS[] = {"input", "cacheRead", "cacheWrite", "output", "total"};
+
+/* pi_usage(usage_cls, cost_cls, raw) -> a `usage_cls` or None: `transcript.pi.usage.usage_record(raw)`
+ * for the usage JSON gives (an exact dict whose four counts are exact ints; its cost, when it is a
+ * dict, an exact dict whose five items are exact ints or floats), made with the slots of each object
+ * set directly instead of through the dataclasses' `__init__`. None for anything else (`usage_record` then
+ * reads it). One per request of every Pi file. tests/transcript/test_pi_neutral_fast_paths.py holds
+ * the two equal. */
+PyObject *pi_usage(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyType_Check(args[0]) || !PyType_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "pi_usage(usage_cls, cost_cls, raw)");
+        return NULL;
+    }
+    static PyObject *count_key[4], *cost_key[5], *k_cost, *zero;
+    static PyTypeObject *usage_cls, *cost_cls;
+    static Py_ssize_t usage_at[6], cost_at[5];
+    if (zero == NULL) {
+        for (int i = 0; i < 4; i++)
+            if ((count_key[i] = PyUnicode_InternFromString(COUNT_KEYS[i])) == NULL)
+                return NULL;
+        for (int i = 0; i < 5; i++)
+            if ((cost_key[i] = PyUnicode_InternFromString(COST_KEYS[i])) == NULL)
+                return NULL;
+        if ((k_cost = PyUnicode_InternFromString("cost")) == NULL || (zero = PyLong_FromLong(0)) == NULL)
+            return NULL;
+    }
+    if ((PyTypeObject *)args[0] != usage_cls || (PyTypeObject *)args[1] != cost_cls) {
+        /* (the offsets of the classes' slots, found once per pair of classes) */
+        for (int i = 0; i < 6; i++)
+            if ((usage_at[i] = slot_offset((PyTypeObject *)args[0], USAGE_SLOTS[i])) < 0)
+                return NULL;
+        for (int i = 0; i < 5; i++)
+            if ((cost_at[i] = slot_offset((PyTypeObject *)args[1], COST_SLOTS[i])) < 0)
+                return NULL;
+        usage_cls = (PyTypeObject *)args[0];
+        cost_cls = (PyTypeObject *)args[1];
+    }
+    PyObject *raw = args[2], *counts[4], *items[5], *cost;
+    if (!PyDict_CheckExact(raw))
+        Py_RETURN_NONE;
+    for (int i = 0; i < 4; i++) {
+        counts[i] = PyDict_GetItemWithError(raw, count_key[i]);
+        if (counts[i] == NULL || !PyLong_CheckExact(counts[i])) {
+            if (PyErr_Occurred())
+                return NULL;
+            Py_RETURN_NONE;
+        }
+    }
+    cost = PyDict_GetItemWithError(raw, k_cost);
+    if (cost == NULL && PyErr_Occurred())
+        return NULL;
+    double v[5];
+    int has_cost = cost != NULL && PyDict_Check(cost);
+    if (has_cost) {
+        if (!PyDict_CheckExact(cost))
+            Py_RETURN_NONE;
+        for (int i = 0; i < 5; i++) {
+            items[i] = PyDict_GetItemWithError(cost, cost_key[i]);
+            if (items[i] == NULL) {
+                if (PyErr_Occurred())
+                    return NULL;
+                Py_RETURN_NONE;
+            }
+            if (PyFloat_CheckExact(items[i])) {
+                v[i] = PyFloat_AS_DOUBLE(items[i]);
+            } else if (PyLong_CheckExact(items[i])) {
+                v[i] = PyLong_AsDouble(items[i]);
+                if (v[i] == -1.0 && PyErr_Occurred()) { /* (past a float's range: `usage_record` raises it) */
+                    PyErr_Clear();
+                    Py_RETURN_NONE;
+                }
+            } else {
+                Py_RETURN_NONE;
+            }
+        }
+    }
+    PyObject *c = Py_None, *u;
+    if (has_cost) {
+        if ((c = cost_cls->tp_alloc(cost_cls, 0)) == NULL)
+            return NULL;
+        for (int i = 0; i < 5; i++) {
+            PyObject *f = PyFloat_FromDouble(v[i]);
+            if (f == NULL) {
+                Py_DECREF(c);
+                return NULL;
+            }
+            put(c, cost_at[i], f);
+            Py_DECREF(f);
+        }
+    } else {
+        Py_INCREF(c);
+    }
+    if ((u = usage_cls->tp_alloc(usage_cls, 0)) == NULL) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    for (int i = 0; i < 4; i++)
+        put(u, usage_at[i], counts[i]);
+    put(u, usage_at[4], c);
+    put(u, usage_at[5], zero);
+    Py_DECREF(c);
+    return u;
+}

@@ -5,17 +5,28 @@ each class), and a 0.x message entry's messages (`_PathBuilder`: `own_messages` 
 from __future__ import annotations
 
 import itertools
+import random
+from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessiontools.read import session_from_records
+from sessiontools.read.pi import Session, read_bytes
 from sessiontools.read.values import integer, number, real
 from sessiontools.transcript.model import Cost, Role, Usage
-from sessiontools.transcript.pi import SessionTree
+from sessiontools.transcript.pi import SessionTree, neutral
 from sessiontools.transcript.pi.neutral import ROLES, own_messages, path_transcript
 from sessiontools.transcript.pi.usage import prompt_tokens, usage_record
 from tests.parity.strategies import session_files
+
+
+def bench_session() -> Session:
+    """A session of the bench corpus's generator (`bench.corpus`: ~300 requests of plain JSON usage)."""
+    from bench.corpus import session
+
+    return read_bytes(session(random.Random(49), 49, 2_000_000))
 
 #: JSON numbers and what is not one (a bool, a string, null, NaN, infinity, a float past an int's range).
 ODD = [0, 7, 2.5, -3, True, False, None, "12", float("nan"), float("inf"), 1e300, [1]]
@@ -76,3 +87,55 @@ def test_a_timestamp_that_is_no_string_is_none() -> None:
     for version in ("0", "1"):
         t = path_transcript(SessionTree(session_from_records(records)).path(), version)
         assert [m.timestamp for m in t.messages] == [None, "2025-01-01T00:00:01Z"]
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    """A dict subclass: left to `usage_record` by the C."""
+
+
+def _usages() -> list[Any]:
+    out: list[Any] = []
+    for a, b in itertools.product([*ODD, 10**30], repeat=2):
+        counts = {"input": a, "cacheRead": 3, "cacheWrite": b, "output": 9}
+        cost = {"input": b, "cacheRead": 0.25, "cacheWrite": a, "output": 1, "total": 2.5}
+        out += [counts, {**counts, "cost": cost}, {**counts, "cost": None}, {**counts, "cost": [1]}]
+    plain = {"input": 5, "cacheRead": 3, "cacheWrite": 0, "output": 9}
+    full = {"input": 0.5, "cacheRead": 0, "cacheWrite": 1, "output": 2, "total": 3.5}
+    out += [_Dict(plain), {**plain, "cost": _Dict(full)}, {"input": 5}, {**plain, "cost": {"input": 1}},
+            {**plain, "cost": {**full, "total": 10**400}}, {**plain, "cost": full}]
+    return out
+
+
+def test_the_c_usage_is_usage() -> None:
+    """`read._native.pi_usage` gives `usage_record` of every usage it takes, and takes the plain ones."""
+    if neutral.c_usage_record is None:
+        pytest.skip("the C extension is not built")
+    took = 0
+    for raw in _usages():
+        got = neutral.c_usage_record(Usage, Cost, raw)
+        if got is None:
+            continue
+        took += 1
+        want = usage_record(raw)
+        assert repr(got) == repr(want) and hash(got) == hash(want), raw
+        assert [type(getattr(got, f)) for f in got.__slots__] == [type(getattr(want, f)) for f in want.__slots__]
+        if want.cost is not None:
+            assert [type(getattr(got.cost, f)) for f in got.cost.__slots__] == [float] * 5
+    assert took >= 30
+    assert neutral.c_usage_record(Usage, Cost, {"input": 5, "cacheRead": 3, "cacheWrite": 0, "output": 9}) is not None
+
+
+def test_requests_with_and_without_the_c() -> None:
+    """A bench session's requests are the same with the C usage and without it (`usage_record` alone)."""
+    if neutral.c_usage_record is None:
+        pytest.skip("the C extension is not built")
+    p = SessionTree(bench_session()).path()
+    with_c = path_transcript(p, "0").requests
+    c_usage, neutral.c_usage_record = neutral.c_usage_record, None
+    try:
+        without = path_transcript(p, "0").requests
+    finally:
+        neutral.c_usage_record = c_usage
+    assert with_c == without and len(with_c) > 200
+    assert all(neutral.c_usage_record(Usage, Cost, e.message["usage"]) is not None
+               for e in p.entries if e.role == "assistant" and e.message.get("stopReason") == "stop")

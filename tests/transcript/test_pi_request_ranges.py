@@ -2,18 +2,17 @@
 rebuilt projection once and the entries after it as one run of messages (`iter_request_generations`).
 They must be what walking every projected entry of `iter_request_projections` gives, the way the
 transcript built them before (the reference below), on generated sessions of every format, both
-rule sets, and on the bundled samples and the bench file."""
+rule sets, and on the bundled samples and a bench session."""
 
 from __future__ import annotations
 
-from pathlib import Path as FsPath
+import random
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessiontools.read import session_from_records
-from sessiontools.read.pi import load_session
+from sessiontools.read.pi import Session, load_session, read_bytes
 from sessiontools.transcript.model import merge_ranges
 from sessiontools.transcript.pi import SessionTree
 from sessiontools.transcript.pi.incremental import iter_request_projections
@@ -22,7 +21,12 @@ from sessiontools.transcript.pi.tree import Path
 from tests.conftest import SAMPLES
 from tests.parity.strategies import session_files
 
-BENCH = FsPath(__file__).resolve().parents[2] / "bench" / "corpus" / "s0049.jsonl"
+
+def bench_session() -> Session:
+    """A session of the bench corpus's generator (`bench.corpus`: ~300 requests of plain JSON usage)."""
+    from bench.corpus import session
+
+    return read_bytes(session(random.Random(49), 49, 2_000_000))
 
 
 def reference_contexts(path: Path, version: str) -> list[tuple[tuple[int, int], ...]]:
@@ -61,13 +65,11 @@ def test_request_contexts_equal_the_projection_walk(records, version) -> None:  
         assert_same_contexts(p, version)
 
 
-def test_request_contexts_on_samples_and_bench() -> None:
-    files = sorted(SAMPLES.glob("*.jsonl")) + ([BENCH] if BENCH.exists() else [])
-    if not files:
-        pytest.skip("no Pi samples")
+def test_request_contexts_on_samples_and_a_bench_session() -> None:
+    sessions = [load_session(f) for f in sorted(SAMPLES.glob("*.jsonl"))] + [bench_session()]
     checked = 0
-    for f in files:
-        tree = SessionTree(load_session(f))
+    for s in sessions:
+        tree = SessionTree(s)
         for p in tree.all_paths():
             for version in ("0", "1"):
                 checked += assert_same_contexts(p, version)

@@ -27,6 +27,7 @@ from sessiontools.transcript.limits import provider_counts
 from sessiontools.transcript.model import (
     Agent,
     Compaction,
+    Cost,
     Message,
     Overflow,
     Ranges,
@@ -39,6 +40,7 @@ from sessiontools.transcript.model import (
     UnitKind,
     UnmeteredReply,
     UnusableReply,
+    Usage,
 )
 from sessiontools.transcript.pi.context import (
     ProjectedEntry,
@@ -51,7 +53,7 @@ from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import plain_request, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
-from sessiontools.transcript.pi.usage import calculate_context_tokens, usage_record
+from sessiontools.transcript.pi.usage import c_usage_record, calculate_context_tokens, usage_record
 
 RawMessage = Mapping[str, Any]
 
@@ -279,7 +281,10 @@ class _PathBuilder:
             p, m, s, ts = g("provider"), g("model"), g("stopReason"), e.data.get("timestamp")
             # (positional: index, line, usage, context, provider, model, timestamp, id, stop_reason;
             # b: the reply is its entry's first own message, `slot(e, 0)`; `_str` of each, inline)
-            out.append(Request(b, e.line, usage_record(msg["usage"]), ranges, p if isinstance(p, str) else None,
+            raw = msg["usage"]
+            # (the C first, where built: `usage_record` of the usage JSON gives, None for anything else)
+            usage = None if c_usage_record is None else c_usage_record(Usage, Cost, raw)
+            out.append(Request(b, e.line, usage_record(raw) if usage is None else usage, ranges, p if isinstance(p, str) else None,
                                m if isinstance(m, str) else None, ts if isinstance(ts, str) else None, e.id,
                                s if isinstance(s, str) else None))
         return tuple(out), skipped, tuple(unusable), tuple(unmetered)
