@@ -153,9 +153,12 @@ class SessionTree:
             return Path(None, ())
         out: list[Entry] = []
         by_id, cur = self.by_id, start
-        while cur is not None and len(out) <= len(by_id):  # no cycle: at most one step per id
-            out.append(cur)
-            cur = by_id.get(cur.parent_id) if cur.parent_id else None
+        step, add, steps = by_id.get, out.append, len(by_id) + 1  # (bound once: a step per entry of the path)
+        while cur is not None and steps:  # no cycle: at most one step per id
+            add(cur)
+            steps -= 1
+            parent = cur.parent_id
+            cur = step(parent) if parent else None
         if cur is None:
             out.reverse()
             return Path(start.id, tuple(out), False)
