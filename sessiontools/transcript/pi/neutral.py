@@ -214,7 +214,8 @@ class _PathBuilder:
             msg = e.message
             if v0 and msg is not None:
                 # Fast path, most entries: a 0.x message entry's own messages are its message dict
-                # (`entry_messages_v0`), without the calls (bench s0049: ~2/3 of what this loop cost).
+                # (`entry_messages_v0`), without the calls (bench s0049: with the timestamp read inline,
+                # this loop 11.9M -> 6.9M instructions).
                 messages.append(PiMessage(first, eid, line, ROLES.get(msg.get("role"), other), None, ts, msg))
                 of_message.append(pos)
                 span[id(e)] = (first, 1)
