@@ -4,7 +4,7 @@ A replay counts every message of a path two or three times over Pi's own message
 (`Message.raw`): the truth fit's chars/4 candidate (`estimateTokens`), its tokenizer candidate (the
 same text units, `tokens.units`) and the walk's (chars, bytes) of each message (`PiPolicy.sizer`).
 Each pass walked the message again (a tool call's arguments through `JSON.stringify` each time).
-`path_measures` walks each message once (`tokens.units.iter_units`: the strings Pi's chars/4
+`path_measures` walks each message once (`tokens.units.units_of`: the strings Pi's chars/4
 counts, and its images) and keeps the result as long as the path lives: the characters are the
 units' UTF-16 length plus 4800 per image, `chars4.message_chars` exactly (tests/tokens/test_tiktoken_counter.py checks it).
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from sessiontools.jsvalues import utf16_len
 from sessiontools.tokens.chars4 import IMAGE_CHARS, CountRules
-from sessiontools.tokens.units import iter_units
+from sessiontools.tokens.units import units_of
 
 #: By id of a live path and rules: (its weak reference, its `PathMeasures`).
 _MEMO: dict[tuple[int, CountRules], tuple[weakref.ref[Any], PathMeasures]] = {}
@@ -49,7 +49,7 @@ class PathMeasures:
                 continue
             ts = []
             n = c = b = 0
-            for u in iter_units(raw, rules):
+            for u in units_of(raw, rules):
                 if u is None:
                     n += 1
                 elif u:
