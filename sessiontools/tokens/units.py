@@ -37,9 +37,10 @@ def _content_units(content: Any, images: bool, out: list[str | None]) -> None:
         return
     for block in _blocks(content):
         t = block.get("type")
-        if t == "text" and js_truthy(block.get("text")):
-            if isinstance(block.get("text"), str):
-                out.append(block["text"])
+        if t == "text":
+            text = block.get("text")
+            if isinstance(text, str) and text:  # a truthy string (`js_truthy`)
+                out.append(text)
         elif images and t == "image":
             out.append(None)
 

@@ -41,26 +41,22 @@ class PathMeasures:
         nbytes: list[int] = []
         for m in messages:
             raw = m.raw
-            if not isinstance(raw, Mapping):
+            if type(raw) is not dict and not isinstance(raw, Mapping):
                 texts.append(None)
                 images.append(0)
                 chars.append(-1)
                 nbytes.append(-1)
                 continue
-            ts = []
-            n = c = b = 0
-            for u in units_of(raw, rules):
-                if u is None:
-                    n += 1
-                elif u:
-                    ts.append(u)
-                    if u.isascii():
-                        c += len(u)
-                        b += len(u)
-                    else:
-                        c += utf16_len(u)
-                        b += len(u.encode("utf-8", "surrogatepass"))
-            texts.append(tuple(ts))
+            units = units_of(raw, rules)
+            ts = tuple(filter(None, units))  # the texts: no image (None), no empty string
+            n = units.count(None)
+            # Lengths of the texts joined: the sum of theirs (UTF-16 units and UTF-8 bytes both add up).
+            joined = "".join(ts)
+            if joined.isascii():
+                c = b = len(joined)
+            else:
+                c, b = utf16_len(joined), len(joined.encode("utf-8", "surrogatepass"))
+            texts.append(ts)
             images.append(n)
             chars.append(c + IMAGE_CHARS * n)
             nbytes.append(b + len(ts) - 1 if ts else 0)
