@@ -112,6 +112,11 @@ _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # fullmatch: "$" would accept a tra
 
 def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """Own property order of a JavaScript object: array-index keys ascending, then insertion order."""
+    for k in obj:  # most objects have no key that can be an array index: their order is insertion order
+        if k and "0" <= k[0] <= "9":
+            break
+    else:
+        return list(obj.items())
     index_keys = []
     other = []
     for k, v in obj.items():
@@ -128,6 +133,11 @@ def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 def json_stringify(value: Any) -> str | None:
     """`JSON.stringify(value)` for JSON-shaped Python values; None where JavaScript gives undefined."""
+    t = type(value)  # the commonest types first, by exact type (the chain below decides every value)
+    if t is str:
+        return js_string(value)
+    if t is dict:
+        return _js_object(value)
     if value is None:
         return "null"
     if value is True:
@@ -139,12 +149,17 @@ def json_stringify(value: Any) -> str | None:
     if isinstance(value, int | float):
         return js_number(value)
     if isinstance(value, dict):
-        parts = []
-        for k, v in js_entries(value):
-            sv = json_stringify(v)
-            if sv is not None:
-                parts.append(js_string(str(k)) + ":" + sv)
-        return "{" + ",".join(parts) + "}"
+        return _js_object(value)
     if isinstance(value, list | tuple):
         return "[" + ",".join(json_stringify(v) or "null" for v in value) + "]"
     return None
+
+
+def _js_object(value: dict[str, Any]) -> str:
+    """`JSON.stringify` of an object: its members in JavaScript's order, undefined ones left out."""
+    parts = []
+    for k, v in js_entries(value):
+        sv = json_stringify(v)
+        if sv is not None:
+            parts.append(js_string(str(k)) + ":" + sv)
+    return "{" + ",".join(parts) + "}"
