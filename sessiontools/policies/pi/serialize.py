@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.jsvalues import _NEEDS_ESCAPE, js_entries, js_truthy, json_stringify, utf16_len
+from sessiontools.jsvalues import _NEEDS_ESCAPE, UNDEFINED, js_entries, js_truthy, json_stringify, utf16_len
 
 Message = Mapping[str, Any]
 
@@ -179,10 +179,10 @@ def _js_str_length(v: Any) -> int:
 
 def _tool_call_length(block: Mapping[str, Any]) -> int:
     """len(_tool_call_text(block)): the order of the arguments does not change the length."""
-    name = _js_str(block["name"]) if "name" in block else "undefined"
+    name = block.get("name", UNDEFINED)
+    n = 2 + (len(name) if type(name) is str else 9 if name is UNDEFINED else len(_js_str(name)))  # `${undefined}`
     args = block.get("arguments")
-    n = len(name) + 2
-    if isinstance(args, Mapping) and args:
+    if (type(args) is dict or isinstance(args, Mapping)) and args:
         for k, v in args.items():
             if type(v) is str and _NEEDS_ESCAPE.search(v) is None:
                 n += (len(k) if type(k) is str else len(f"{k}")) + 3 + len(v)  # JSON.stringify adds the quotes only
@@ -205,7 +205,8 @@ def _assistant_length(content: Any, pi_version: str) -> int:
         t = b.get("type")
         if t == "text":
             texts += 1
-            text_len += _js_str_length(b.get("text"))
+            v = b.get("text")
+            text_len += len(v) if type(v) is str else _js_str_length(v)
         elif t == "toolCall":
             calls += 1
             calls_len += _tool_call_length(b)

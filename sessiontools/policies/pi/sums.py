@@ -51,7 +51,9 @@ class EntrySums:
         chars, parts, msgs, entries, v = self.chars, self.parts, self.msgs, self.entries, self.version
         c, n, t = chars[-1], parts[-1], msgs[-1]
         for q in range(len(chars) - 1, upto):
-            m = message_for_compaction_v0(entries[q])
+            e = entries[q]
+            # the common case (a message entry holding a dict) without the call
+            m = e.message if e.type == "message" and e.message is not None else message_for_compaction_v0(e)
             if m is not None:
                 t += 1
                 if not isinstance(m, Mapping):
