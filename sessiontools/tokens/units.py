@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.jsvalues import js_truthy, json_stringify
-from sessiontools.tokens.chars4 import ALL, CountRules, _blocks
+from sessiontools.tokens.chars4 import ALL, CountRules
 
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200
@@ -35,7 +35,11 @@ def _content_units(content: Any, images: bool, out: list[str | None]) -> None:
     if isinstance(content, str):
         out.append(content)
         return
-    for block in _blocks(content):
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):  # `chars4._blocks`, without its list
+            continue
         t = block.get("type")
         if t == "text":
             text = block.get("text")
@@ -46,7 +50,11 @@ def _content_units(content: Any, images: bool, out: list[str | None]) -> None:
 
 
 def _assistant_units(content: Any, out: list[str | None]) -> None:
-    for block in _blocks(content):
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):  # `chars4._blocks`, without its list
+            continue
         t = block.get("type")
         if t == "text":
             if isinstance(block.get("text"), str):

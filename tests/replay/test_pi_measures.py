@@ -82,6 +82,9 @@ EDGE = [
     {"role": "bashExecution", "command": "ls", "output": "\u3000"},
     {"role": "system", "content": "s😀", "sections": {"a": "b", "c": ""}, "toolsAdded": [{"name": "ç"}]},
     {"role": "assistant", "content": []},
+    {"role": "toolResult", "content": ["not a block", {"type": "text", "text": "x"}, None, [{"type": "text", "text": "y"}]]},
+    {"role": "assistant", "content": [3, {"type": "text", "text": "z"}, "not a block"]},
+    {"role": "user", "content": {"type": "text", "text": "a content that is no list"}},
 ]
 
 
