@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from json.encoder import encode_basestring
 from typing import Any
 
 #: JavaScript's `undefined` where a missing key and a key holding null must be told apart
@@ -89,8 +90,20 @@ def _escape_char(m: re.Match[str]) -> str:
     return f"\\u{ord(c):04x}"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def js_string(s: str) -> str:
     """JSON.stringify of a string (well-formed: lone surrogates escaped, U+2028 kept)."""
+    if s.isascii() or _SURROGATE.search(s) is None:
+        # Fast path (json's C encoder, non-ASCII kept): without a surrogate it escapes exactly what V8
+        # does, as `_escape_char` would (tests/tokens/test_jsvalues.py compares the two).
+        return encode_basestring(s)
+    return js_string_escaped(s)
+
+
+def js_string_escaped(s: str) -> str:
+    """`js_string` by its rule, character by character (the reference for its fast path)."""
     return '"' + _NEEDS_ESCAPE.sub(_escape_char, s) + '"'
 
 
@@ -99,6 +112,11 @@ _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")  # fullmatch: "$" would accept a tra
 
 def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """Own property order of a JavaScript object: array-index keys ascending, then insertion order."""
+    for k in obj:  # most objects have no key that can be an array index: their order is insertion order
+        if k and "0" <= k[0] <= "9":
+            break
+    else:
+        return list(obj.items())
     index_keys = []
     other = []
     for k, v in obj.items():
@@ -115,6 +133,11 @@ def js_entries(obj: Mapping[str, Any]) -> list[tuple[str, Any]]:
 
 def json_stringify(value: Any) -> str | None:
     """`JSON.stringify(value)` for JSON-shaped Python values; None where JavaScript gives undefined."""
+    t = type(value)  # the commonest types first, by exact type (the chain below decides every value)
+    if t is str:
+        return js_string(value)
+    if t is dict:
+        return _js_object(value)
     if value is None:
         return "null"
     if value is True:
@@ -126,12 +149,17 @@ def json_stringify(value: Any) -> str | None:
     if isinstance(value, int | float):
         return js_number(value)
     if isinstance(value, dict):
-        parts = []
-        for k, v in js_entries(value):
-            sv = json_stringify(v)
-            if sv is not None:
-                parts.append(js_string(str(k)) + ":" + sv)
-        return "{" + ",".join(parts) + "}"
+        return _js_object(value)
     if isinstance(value, list | tuple):
         return "[" + ",".join(json_stringify(v) or "null" for v in value) + "]"
     return None
+
+
+def _js_object(value: dict[str, Any]) -> str:
+    """`JSON.stringify` of an object: its members in JavaScript's order, undefined ones left out."""
+    parts = []
+    for k, v in js_entries(value):
+        sv = json_stringify(v)
+        if sv is not None:
+            parts.append(js_string(str(k)) + ":" + sv)
+    return "{" + ",".join(parts) + "}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sessiontools.jsvalues import js_truthy, json_stringify
-from sessiontools.tokens.chars4 import ALL, CountRules, _blocks
+from sessiontools.tokens.chars4 import ALL, CountRules
 
 #: Tokens counted for one image (Pi's 4800 characters / 4).
 IMAGE_TOKENS = 1200
@@ -30,71 +30,88 @@ class MessageUnits:
     key: bytes  # hash of texts and images: equal keys mean equal token counts for any encoding
 
 
-def _content_units(content: Any, *, images: bool) -> Iterator[str | None]:
+def _content_units(content: Any, images: bool, out: list[str | None]) -> None:
     """Text (and None for each image) of a string or of the text/image blocks of a content list."""
     if isinstance(content, str):
-        yield content
+        out.append(content)
         return
-    for block in _blocks(content):
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):  # `chars4._blocks`, without its list
+            continue
         t = block.get("type")
-        if t == "text" and js_truthy(block.get("text")):
-            if isinstance(block.get("text"), str):
-                yield block["text"]
+        if t == "text":
+            text = block.get("text")
+            if isinstance(text, str) and text:  # a truthy string (`js_truthy`)
+                out.append(text)
         elif images and t == "image":
-            yield None
+            out.append(None)
 
 
-def _assistant_units(content: Any) -> Iterator[str]:
-    for block in _blocks(content):
+def _assistant_units(content: Any, out: list[str | None]) -> None:
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):  # `chars4._blocks`, without its list
+            continue
         t = block.get("type")
         if t == "text":
             if isinstance(block.get("text"), str):
-                yield block["text"]
+                out.append(block["text"])
         elif t == "thinking":
             if isinstance(block.get("thinking"), str):
-                yield block["thinking"]
+                out.append(block["thinking"])
         elif t == "toolCall":
             name = block.get("name")
             if isinstance(name, str):
-                yield name
+                out.append(name)
             args = json_stringify(block.get("arguments"))
             if args is not None:
-                yield args
+                out.append(args)
 
 
-def iter_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> Iterator[str | None]:
+def units_of(message: Mapping[str, Any], rules: CountRules | str = ALL) -> list[str | None]:
     """The text units of a message in the order Pi counts them; None stands for an image.
 
     Mirrors `chars4.message_chars` branch for branch: sum(utf16_len(text)) + 4800 * images over
-    these units equals `message_chars(message, rules)`.
+    these units equals `message_chars(message, rules)`. (A list, not a generator: a path's every
+    message is read through here, `policies.pi.measures`.)
     """
     rules = CountRules.of(rules)
+    out: list[str | None] = []
     role = message.get("role")
     if role == "user":
-        yield from _content_units(message.get("content"), images=rules.images)
+        _content_units(message.get("content"), rules.images, out)
     elif role == "assistant":
-        yield from _assistant_units(message.get("content"))
+        _assistant_units(message.get("content"), out)
     elif role in ("custom", "toolResult"):
-        yield from _content_units(message.get("content"), images=True)
+        _content_units(message.get("content"), True, out)
     elif role == "bashExecution":
         for k in ("command", "output"):
             if isinstance(message.get(k), str):
-                yield message[k]
+                out.append(message[k])
     elif role in ("branchSummary", "compactionSummary"):
         if isinstance(message.get("summary"), str):
-            yield message["summary"]
+            out.append(message["summary"])
     elif role == "system" and rules.system:
-        yield from _content_units(message.get("content"), images=True)
+        _content_units(message.get("content"), True, out)
         sections = message.get("sections")
         if isinstance(sections, Mapping):
             for section in sections.values():
                 if js_truthy(section) and isinstance(section, str):
-                    yield section
+                    out.append(section)
         tools = message.get("toolsAdded")
         if js_truthy(tools):
             s = json_stringify(tools)
             if s is not None:
-                yield s
+                out.append(s)
+    return out
+
+
+def iter_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> Iterator[str | None]:
+    """`units_of` as an iterator."""
+    return iter(units_of(message, rules))
 
 
 def units_key(texts: Sequence[str], images: int) -> bytes:
@@ -113,7 +130,7 @@ def message_units(message: Mapping[str, Any], rules: CountRules | str = ALL) -> 
     """The text units and images of a message (see `iter_units`), with their content key."""
     texts: list[str] = []
     images = 0
-    for u in iter_units(message, rules):
+    for u in units_of(message, rules):
         if u is None:
             images += 1
         elif u:

@@ -10,7 +10,7 @@ import pytest
 from sessiontools.policies.pi.measures import path_measures
 from sessiontools.policies.pi.policy import pi_policy
 from sessiontools.read.sources import load_source
-from sessiontools.tokens.chars4 import estimate_tokens, message_chars
+from sessiontools.tokens.chars4 import CountRules, estimate_tokens, message_chars
 from sessiontools.tokens.units import message_units
 from sessiontools.transcript.pi.neutral import pi_transcript
 from tests.conftest import SAMPLES
@@ -70,3 +70,38 @@ def test_a_replay_under_pis_rule_leaves_the_neutral_units_unbuilt_and_they_are_b
         copy = pickle.loads(pickle.dumps(msg))
         assert copy == msg and hash(copy) == hash(msg) and copy.units == msg.units
         assert dataclasses.replace(msg, line=0).units == msg.units
+
+
+EDGE = [
+    {"role": "user", "content": [{"type": "text", "text": "中😀\ud800"}, {"type": "image"}, {"type": "text", "text": ""}]},
+    {"role": "user", "content": "plain 😀"},
+    {"role": "toolResult", "content": [{"type": "image"}, {"type": "text", "text": "é\udfff"}, {"type": "image"}]},
+    {"role": "toolResult", "content": [{"type": "image"}]},
+    {"role": "assistant", "content": [{"type": "thinking", "thinking": "🙂"}, {"type": "text", "text": ""},
+                                      {"type": "toolCall", "name": "read", "arguments": {"path": "ü😀", "1": [1.5]}}]},
+    {"role": "bashExecution", "command": "ls", "output": "\u3000"},
+    {"role": "system", "content": "s😀", "sections": {"a": "b", "c": ""}, "toolsAdded": [{"name": "ç"}]},
+    {"role": "assistant", "content": []},
+    {"role": "toolResult", "content": ["not a block", {"type": "text", "text": "x"}, None, [{"type": "text", "text": "y"}]]},
+    {"role": "assistant", "content": [3, {"type": "text", "text": "z"}, "not a block"]},
+    {"role": "user", "content": {"type": "text", "text": "a content that is no list"}},
+]
+
+
+@pytest.mark.parametrize("version", ["0", "1"])
+def test_edge_messages_measured_as_pi_counts_them(version: str) -> None:
+    """Non-ASCII, astral and lone-surrogate text, images, empty texts, a message that is no object
+    (the samples hold few of these)."""
+    from types import SimpleNamespace
+
+    from sessiontools.policies.pi.measures import PathMeasures
+
+    msgs = tuple(SimpleNamespace(raw=raw, index=i) for i, raw in enumerate([*EDGE, "not an object"]))
+    m = PathMeasures(msgs, CountRules.of(version))
+    for msg in msgs[:-1]:
+        i, units = msg.index, message_units(msg.raw, version)
+        assert m.chars[i] == message_chars(msg.raw, version), i
+        assert (m.texts[i], m.images[i]) == (units.texts, units.images), i
+        assert m.bytes[i] == len("\n".join(units.texts).encode("utf-8", "surrogatepass")), i
+    assert (m.texts[-1], m.chars[-1], m.bytes[-1]) == (None, -1, -1) and not m.owns(msgs[-1])
+    assert sum(m.images) >= 3

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 
-from sessiontools.jsvalues import js_entries, json_stringify
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessiontools.jsvalues import js_entries, js_string, js_string_escaped, json_stringify
 
 #: Keys that look like array indices but are not ("1\n": a regex "$" would accept it), and real ones.
 TRICKY_KEYS = {"b": 1, "1\n": 2, "10": 3, "2": 4, "01": 5, "\n1": 6, "4294967294": 7, "4294967295": 8,
@@ -42,3 +45,20 @@ def test_utf16_len_counts_astral_code_points_twice_and_lone_surrogates_once() ->
         s = "".join(rng.choice(pool) for _ in range(rng.randint(0, 40)))
         assert utf16_len(s) == len(s) + len(astral.findall(s)), repr(s)
     assert utf16_len("中😀") == 3  # "中😀".length in JavaScript
+
+
+#: Characters where JSON.stringify's escaping decides: quotes, backslash, every C0 control, DEL,
+#: U+2028/9 (kept), lone and paired surrogates, astral and other non-ASCII.
+_SPECIAL = ['"', "\\", "/", "\x7f", "\u2028", "\u2029", "\ud800", "\udbff", "\udc00", "\udfff", "😀", "é", "\ufeff",
+            *map(chr, range(0x20))]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.one_of(st.characters(), st.sampled_from(_SPECIAL)), max_size=40))
+def test_js_string_fast_path_is_the_escaping_rule(s: str) -> None:
+    """`js_string`'s fast path (json's C encoder where no surrogate occurs) gives what the character
+    rule gives (`js_string_escaped`), and a whole value's JSON.stringify with it."""
+    assert js_string(s) == js_string_escaped(s)
+    assert js_string(s + "\udc00") == js_string_escaped(s)[:-1] + '\\udc00"'  # a lone surrogate, escaped
+    assert json_stringify({s: [s, {"k": s}]}) == (
+        "{" + js_string_escaped(s) + ":[" + js_string_escaped(s) + ',{"k":' + js_string_escaped(s) + "}]}")

@@ -22,8 +22,9 @@ from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_
 from sessiontools.policies.pi.serialize import (
     FileOps,
     compute_file_lists,
-    extract_file_ops,
     format_file_operations,
+    own_file_ops,
+    serialized_length,
 )
 from sessiontools.policies.pi.settings import CompactionSettings
 from sessiontools.policies.pi.sums import EntrySums
@@ -111,9 +112,7 @@ def _file_ops(messages: Sequence[Any], ops: FileOps, version: str, memo: dict[in
 
 def _own_ops(m: Any, version: str, memo: dict[int, tuple[Any, FileOps | None]]) -> FileOps | None:
     """One message's own file operations (None: none), kept in `memo` (`_file_ops`)."""
-    one = FileOps()
-    extract_file_ops(m, one, version)
-    got = memo[id(m)] = (m, one if one.read or one.written or one.edited else None)
+    got = memo[id(m)] = (m, own_file_ops(m, version))
     return got[1]
 
 
@@ -125,8 +124,6 @@ def _own_ops_of(m: Any, version: str, memo: dict[int, tuple[Any, FileOps | None]
 
 def _serialized_one(m: Any, version: str, memo: dict[int, tuple[Any, int]]) -> int:
     """One message's `serialized_length`, kept in `memo` (`_serialized_chars`)."""
-    from sessiontools.policies.pi.serialize import serialized_length
-
     got = memo.get(id(m))
     if got is None or got[0] is not m:
         got = memo[id(m)] = (m, serialized_length(m, version))
@@ -167,10 +164,8 @@ class PiCompactor(Compactor):
         memo = truth.shared.setdefault(("pi compactor layout", version), {})
         got = memo.get(id(path))
         if got is None or got[0] is not path:
-            lengths = truth.shared.setdefault(("pi serialized lengths", version), {})
-            ops = truth.shared.setdefault(("pi file ops", version), {})
-            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version), EntrySums(
-                table.entries, lambda m: _serialized_one(m, version, lengths), lambda m: _own_ops_of(m, version, ops)))
+            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version),
+                                    EntrySums(table.entries, version))
         self.position, self.with_message, self.skip, self.group_end, self.system = got[1]
         self.sums: EntrySums = got[2]
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path

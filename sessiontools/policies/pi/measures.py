@@ -4,7 +4,7 @@ A replay counts every message of a path two or three times over Pi's own message
 (`Message.raw`): the truth fit's chars/4 candidate (`estimateTokens`), its tokenizer candidate (the
 same text units, `tokens.units`) and the walk's (chars, bytes) of each message (`PiPolicy.sizer`).
 Each pass walked the message again (a tool call's arguments through `JSON.stringify` each time).
-`path_measures` walks each message once (`tokens.units.iter_units`: the strings Pi's chars/4
+`path_measures` walks each message once (`tokens.units.units_of`: the strings Pi's chars/4
 counts, and its images) and keeps the result as long as the path lives: the characters are the
 units' UTF-16 length plus 4800 per image, `chars4.message_chars` exactly (tests/tokens/test_tiktoken_counter.py checks it).
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from sessiontools.jsvalues import utf16_len
 from sessiontools.tokens.chars4 import IMAGE_CHARS, CountRules
-from sessiontools.tokens.units import iter_units
+from sessiontools.tokens.units import units_of
 
 #: By id of a live path and rules: (its weak reference, its `PathMeasures`).
 _MEMO: dict[tuple[int, CountRules], tuple[weakref.ref[Any], PathMeasures]] = {}
@@ -41,26 +41,22 @@ class PathMeasures:
         nbytes: list[int] = []
         for m in messages:
             raw = m.raw
-            if not isinstance(raw, Mapping):
+            if type(raw) is not dict and not isinstance(raw, Mapping):
                 texts.append(None)
                 images.append(0)
                 chars.append(-1)
                 nbytes.append(-1)
                 continue
-            ts = []
-            n = c = b = 0
-            for u in iter_units(raw, rules):
-                if u is None:
-                    n += 1
-                elif u:
-                    ts.append(u)
-                    if u.isascii():
-                        c += len(u)
-                        b += len(u)
-                    else:
-                        c += utf16_len(u)
-                        b += len(u.encode("utf-8", "surrogatepass"))
-            texts.append(tuple(ts))
+            units = units_of(raw, rules)
+            ts = tuple(filter(None, units))  # the texts: no image (None), no empty string
+            n = units.count(None)
+            # Lengths of the texts joined: the sum of theirs (UTF-16 units and UTF-8 bytes both add up).
+            joined = "".join(ts)
+            if joined.isascii():
+                c = b = len(joined)
+            else:
+                c, b = utf16_len(joined), len(joined.encode("utf-8", "surrogatepass"))
+            texts.append(ts)
             images.append(n)
             chars.append(c + IMAGE_CHARS * n)
             nbytes.append(b + len(ts) - 1 if ts else 0)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessiontools.jsvalues import _NEEDS_ESCAPE, js_entries, js_truthy, json_stringify, utf16_len
+from sessiontools.jsvalues import _NEEDS_ESCAPE, UNDEFINED, js_entries, js_truthy, json_stringify, utf16_len
 
 Message = Mapping[str, Any]
 
@@ -179,10 +179,10 @@ def _js_str_length(v: Any) -> int:
 
 def _tool_call_length(block: Mapping[str, Any]) -> int:
     """len(_tool_call_text(block)): the order of the arguments does not change the length."""
-    name = _js_str(block["name"]) if "name" in block else "undefined"
+    name = block.get("name", UNDEFINED)
+    n = 2 + (len(name) if type(name) is str else 9 if name is UNDEFINED else len(_js_str(name)))  # `${undefined}`
     args = block.get("arguments")
-    n = len(name) + 2
-    if isinstance(args, Mapping) and args:
+    if (type(args) is dict or isinstance(args, Mapping)) and args:
         for k, v in args.items():
             if type(v) is str and _NEEDS_ESCAPE.search(v) is None:
                 n += (len(k) if type(k) is str else len(f"{k}")) + 3 + len(v)  # JSON.stringify adds the quotes only
@@ -205,7 +205,8 @@ def _assistant_length(content: Any, pi_version: str) -> int:
         t = b.get("type")
         if t == "text":
             texts += 1
-            text_len += _js_str_length(b.get("text"))
+            v = b.get("text")
+            text_len += len(v) if type(v) is str else _js_str_length(v)
         elif t == "toolCall":
             calls += 1
             calls_len += _tool_call_length(b)
@@ -275,25 +276,29 @@ class FileOps:
     edited: dict[str, None] = field(default_factory=dict)
 
 
-def _add_file_op(name: Any, args: Any, ops: FileOps) -> None:
+def _file_op(name: Any, args: Any) -> tuple[int, str] | None:
+    """What one tool call does to a file: (0 read, 1 written, 2 edited; its path), None when nothing."""
     path = args.get("path") if isinstance(args, Mapping) else None
     if not isinstance(path, str) or not path:
-        return
+        return None
     if name == "read":
-        ops.read[path] = None
-    elif name == "write":
-        ops.written[path] = None
-    elif name == "edit":
-        ops.edited[path] = None
+        return 0, path
+    if name == "write":
+        return 1, path
+    if name == "edit":
+        return 2, path
+    return None
 
 
-def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
-    """Pi's `extractFileOpsFromMessage` (1.x also reads codemode `nestedCalls` on tool results)."""
+def _file_ops_of(message: Message, pi_version: str) -> list[tuple[int, str]]:
+    """Pi's `extractFileOpsFromMessage` as a list: the `_file_op` of each call of `message` it reads, in
+    order (1.x also reads codemode `nestedCalls` on tool results)."""
+    out: list[tuple[int, str]] = []
     role = message.get("role")
     if role == "assistant":
         content = message.get("content")
         if type(content) is not list:
-            return
+            return out
         for block in content:
             if type(block) is not dict or block.get("type") != "toolCall":
                 continue
@@ -302,13 +307,33 @@ def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
             args = block.get("arguments")
             if pi_version == "0" and not js_truthy(args):
                 continue
-            _add_file_op(block.get("name"), args, ops)
+            if (op := _file_op(block.get("name"), args)) is not None:
+                out.append(op)
     elif role == "toolResult" and pi_version != "0":
         nested = message.get("nestedCalls")
         calls = nested.get("calls") if isinstance(nested, Mapping) else None
         for call in calls or ():
-            if isinstance(call, Mapping):
-                _add_file_op(call.get("name"), call.get("arguments"), ops)
+            if isinstance(call, Mapping) and (op := _file_op(call.get("name"), call.get("arguments"))) is not None:
+                out.append(op)
+    return out
+
+
+def extract_file_ops(message: Message, ops: FileOps, pi_version: str) -> None:
+    """Pi's `extractFileOpsFromMessage`: the files of `message`'s tool calls added to `ops`, in order."""
+    for kind, path in _file_ops_of(message, pi_version):
+        (ops.read, ops.written, ops.edited)[kind][path] = None
+
+
+def own_file_ops(message: Message, pi_version: str) -> FileOps | None:
+    """`extract_file_ops` of `message` alone, None when it touches no file (no FileOps made for it: most
+    messages touch none)."""
+    found = _file_ops_of(message, pi_version)
+    if not found:
+        return None
+    one = FileOps()
+    for kind, path in found:
+        (one.read, one.written, one.edited)[kind][path] = None
+    return one
 
 
 def _js_sort(items: Iterable[str]) -> list[str]:

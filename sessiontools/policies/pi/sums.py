@@ -13,11 +13,11 @@ entries that have any, merged in order: the entries between are skipped, not loo
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.pi.prepare import message_for_compaction_v0
-from sessiontools.policies.pi.serialize import FileOps
+from sessiontools.policies.pi.serialize import FileOps, own_file_ops, serialized_length
 from sessiontools.read.pi.entries import Entry
 
 
@@ -26,11 +26,11 @@ class EntrySums:
     are not empty and of how many entries have a message, and the entries with file operations (see
     the module docstring)."""
 
-    __slots__ = ("entries", "length", "own_ops", "chars", "parts", "msgs", "odd", "ops_at", "ops", "where")
+    __slots__ = ("entries", "version", "chars", "parts", "msgs", "odd", "ops_at", "ops", "where")
 
-    def __init__(self, entries: Sequence[Entry], length: Callable[[Any], int],
-                 own_ops: Callable[[Any], FileOps | None]) -> None:
-        self.entries, self.length, self.own_ops = entries, length, own_ops
+    def __init__(self, entries: Sequence[Entry], version: str) -> None:
+        # Each entry's message is measured here once (made once per path per grid): no memo by message.
+        self.entries, self.version = entries, version
         self.chars, self.parts, self.msgs = [0], [0], [0]
         self.odd: list[int] = []  # positions whose message is no object (a malformed line): not measured
         self.ops_at: list[int] = []  # positions whose message has file operations, ascending
@@ -48,20 +48,22 @@ class EntrySums:
         self.where = where
 
     def _extend(self, upto: int) -> None:
-        chars, parts, msgs, entries = self.chars, self.parts, self.msgs, self.entries
+        chars, parts, msgs, entries, v = self.chars, self.parts, self.msgs, self.entries, self.version
         c, n, t = chars[-1], parts[-1], msgs[-1]
         for q in range(len(chars) - 1, upto):
-            m = message_for_compaction_v0(entries[q])
+            e = entries[q]
+            # the common case (a message entry holding a dict) without the call
+            m = e.message if e.type == "message" and e.message is not None else message_for_compaction_v0(e)
             if m is not None:
                 t += 1
                 if not isinstance(m, Mapping):
                     self.odd.append(q)
                 else:
-                    k = self.length(m)
+                    k = serialized_length(m, v)
                     if k:
                         c += k
                         n += 1
-                    found = self.own_ops(m)
+                    found = own_file_ops(m, v)
                     if found is not None:
                         self.ops_at.append(q)
                         self.ops.append(found)
