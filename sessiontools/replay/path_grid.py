@@ -41,9 +41,10 @@ class PathGrid:
         # its line, but never a model call's own message.
         ids = {c.id for c in path.compactions if c.id is not None}
         lines = {c.line for c in path.compactions if c.id is None}
-        calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
-        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids or (
-            m.line in lines and m.index not in calls)}
+        summaries = {c.index for c in path.compactions}
+        if ids or lines:  # (a path without compactions owns no such message: no pass over its messages)
+            calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
+            summaries |= {m.index for m in path.messages if m.id in ids or (m.line in lines and m.index not in calls)}
         self.work = [m.index for m in path.messages if m.index not in summaries]
         self.pos_of = {ix: k for k, ix in enumerate(self.work)}
         #: The last workload message before each recorded compaction.
