@@ -118,3 +118,35 @@ def test_with_a_process_pool_the_parent_takes_the_batches_no_worker_started(monk
     two = list(parallel.map_sessions(files, fn, jobs=2))
     assert [(r.path, r.value, r.readable, r.error) for r in two] == [(r.path, r.value, r.readable, r.error) for r in one]
     assert taken  # (asked: whether it got a batch depends on the worker's pace)
+
+
+class _Cycle:
+    """An object that only the cyclic collector can free (it refers to itself), with some weight."""
+
+    def __init__(self) -> None:
+        self.me = self
+        self.weight = [[k] for k in range(50)]
+
+
+def test_a_files_cyclic_garbage_is_collected_after_its_pause() -> None:
+    """Each file's work runs with the cyclic collector paused (`parallel._one`), so a collection does
+    not walk the file's objects while they live; the pause ends with the file, and the cyclic garbage
+    each file's work left is freed by the collections that follow: a run over many files does not
+    grow without bound."""
+    import gc
+    import weakref
+
+    left: list[weakref.ref[_Cycle]] = []
+
+    def leaves_a_cycle(source: object) -> int:
+        c = _Cycle()
+        left.append(weakref.ref(c))
+        return len(c.weight)
+
+    assert gc.isenabled()
+    files = [str(SAMPLES / "pi0-pair-a.jsonl")] * 300
+    results = list(parallel.map_sessions(files, leaves_a_cycle, jobs=1))
+    assert gc.isenabled()
+    assert [r.value for r in results] == [50] * 300
+    freed = sum(r() is None for r in left)
+    assert freed >= 250, freed  # (all but the garbage of the last files, made since the last collection)

@@ -169,7 +169,9 @@ def gc_paused() -> Iterator[None]:
     """The cyclic garbage collector paused while a file's objects are built: parsed JSON holds no
     reference cycles, and a collection every few hundred new dicts would traverse every object built
     so far (a quarter of the reading time on a large session). The replay pauses it too
-    (`replay.transcripts.replay_transcript`)."""
+    (`replay.session.replay_source`, `replay.transcripts.replay_transcript`), and so does each file's
+    whole work in a run over files (`read.parallel._one`). Pauses nest: only the outermost resumes it,
+    and the collection that follows frees whatever cyclic garbage the paused work left."""
     enabled = gc.isenabled()
     gc.disable()
     try:

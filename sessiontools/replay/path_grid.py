@@ -22,6 +22,10 @@ from sessiontools.policies.base import Candidate, Policy
 from sessiontools.replay.neutral import TURN_START_ROLES, NeutralTruth
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, Trigger, UnusableReply
 
+#: A module constant: in Python 3.11 each `Role.ASSISTANT` is a class attribute lookup through the enum
+#: machinery, and `reply_end` asks it for every event.
+_ASSISTANT = Role.ASSISTANT
+
 
 class PathGrid:
     """One path's setting-independent facts for the walks of a grid (see the module docstring)."""
@@ -37,9 +41,10 @@ class PathGrid:
         # its line, but never a model call's own message.
         ids = {c.id for c in path.compactions if c.id is not None}
         lines = {c.line for c in path.compactions if c.id is None}
-        calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
-        summaries = {c.index for c in path.compactions} | {m.index for m in path.messages if m.id in ids or (
-            m.line in lines and m.index not in calls)}
+        summaries = {c.index for c in path.compactions}
+        if ids or lines:  # (a path without compactions owns no such message: no pass over its messages)
+            calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
+            summaries |= {m.index for m in path.messages if m.id in ids or (m.line in lines and m.index not in calls)}
         self.work = [m.index for m in path.messages if m.index not in summaries]
         self.pos_of = {ix: k for k, ix in enumerate(self.work)}
         #: The last workload message before each recorded compaction.
@@ -59,6 +64,13 @@ class PathGrid:
             [*path.requests, *path.overflows, *path.unusable], key=lambda e: e.index)
         self.starts = {e.index for e in self.events}
         self.run_starts = _run_starts(path, self.events, self.work)
+        #: ends[j]: the last message of event j (a request's whole reply, `reply_end`; a rejection's own).
+        self.ends = [self.reply_end(e.index) if isinstance(e, Request) else e.index for e in self.events]
+        #: ends_run[j]: event j ends its run: the next event starts one, or the agent's loop ends after
+        #: its reply (`Policy.reply_ends_run`, whose run-end check comes after it).
+        n, starts = len(self.events), self.run_starts
+        self.ends_run = [j + 1 == n or starts[j + 1] or policy.reply_ends_run(
+            None if isinstance(e, Overflow) else e.stop_reason, isinstance(e, Overflow)) for j, e in enumerate(self.events)]
         self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
         msgs = path.messages
         self._candidates: list[Candidate | None] = [None] * len(msgs)
@@ -80,6 +92,14 @@ class PathGrid:
     def fits(self, path: TranscriptPath, policy: Policy, truth: NeutralTruth) -> bool:
         """Whether this grid is the one of (`path`, `policy`, `truth`)."""
         return self.path is path and self.policy is policy and self.truth is truth
+
+    def reply_end(self, index: int) -> int:
+        """The last message of the reply that starts at `index` (Codex writes one response as several
+        items: reasoning, text, tool calls; the count's trailing items are those after all of them)."""
+        msgs, starts = self.path.messages, self.starts
+        while index + 1 < len(msgs) and msgs[index + 1].role == _ASSISTANT and index + 1 not in starts:
+            index += 1
+        return index
 
     def tokens_of(self, i: int) -> float:
         got = self._tokens.get(i)

@@ -25,6 +25,7 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
 
     `limits` (Codex's --auto-compact-limit values) and `claude` (Claude Code's options) only apply
     to the policies that have them (`Policy.grid_extras`)."""
+    from sessiontools.read.parse import gc_paused
     from sessiontools.replay.transcripts import replay_transcript
     from sessiontools.transcript.load import transcript_of
 
@@ -44,14 +45,18 @@ def replay_source(session: Any, **options: Any) -> list[Any]:
                              "the threshold W - reserve would be zero or negative; give --reserve")
     rule = next((v for v, n in VERSIONED_POLICY.get(session.agent, {}).items() if policy is not None
                  and n == PolicyName(policy)), None)
-    t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False),
-                      rule_version=rule)
-    return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"], keeps=options["keeps"],
-                             policy=policy, limits=limits, summary_tokens=options.get("summary_tokens"),
-                             all_leaves=options.get("all_leaves", False), claude=claude,
-                             priors=options.get("priors"), version=version,
-                             defer_prior_dominated=options.get("defer_prior_dominated", False),
-                             truth_tokenizer=tokenizer, models=options.get("models") or ())
+    # The transcript and its replay in one pause of the cyclic collector (`read.parse.gc_paused`): the
+    # transcript's objects are not walked by collections between the two (4 a Pi run) and again after.
+    with gc_paused():
+        t = transcript_of(session, leaf=options.get("leaf"), all_leaves=options.get("all_leaves", False),
+                          rule_version=rule)
+        return replay_transcript(t, windows=options.get("windows"), reserves=options["reserves"],
+                                 keeps=options["keeps"], policy=policy, limits=limits,
+                                 summary_tokens=options.get("summary_tokens"),
+                                 all_leaves=options.get("all_leaves", False), claude=claude,
+                                 priors=options.get("priors"), version=version,
+                                 defer_prior_dominated=options.get("defer_prior_dominated", False),
+                                 truth_tokenizer=tokenizer, models=options.get("models") or ())
 
 
 def replay_records(session: Any, *, timeline: bool = False, defer_prior_dominated: bool = False,

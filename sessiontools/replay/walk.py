@@ -71,10 +71,6 @@ from sessiontools.replay.records import (
 from sessiontools.replay.walk_compact import CompactionStep
 from sessiontools.transcript.model import Overflow, Request, Role, TranscriptPath, UnusableReply
 
-#: A module constant: in Python 3.11 each `Role.ASSISTANT` is a class attribute lookup through the enum
-#: machinery, and `reply_end` asks it for every event of every walk.
-_ASSISTANT = Role.ASSISTANT
-
 
 class _Walk(CompactionStep):
     def __init__(self, path: TranscriptPath, policy: Policy, settings: ReplaySettings, truth: NeutralTruth,
@@ -301,21 +297,9 @@ class _Walk(CompactionStep):
         if source == TruthSource.RECORDED:
             self.anchor = (k, u)
         self.reply = (index, u, output, same)
-        self.last_usage = (index if self.policy.counts_own_reply else self.reply_end(index), u + output)
+        self.last_usage = (index if self.policy.counts_own_reply else self.grid.reply_end(index), u + output)
         if last and CheckPoint.RUN_END in self.policy.check_points:
             self.check(k + 1)
-
-    def reply_end(self, index: int) -> int:
-        """The last message of the reply that starts at `index` (Codex writes one response as several
-        items: reasoning, text, tool calls; the count's trailing items are those after all of them)."""
-        msgs, starts = self.path.messages, self.starts
-        while index + 1 < len(msgs) and msgs[index + 1].role == _ASSISTANT and index + 1 not in starts:
-            index += 1
-        return index
-
-    def event_end(self, ev: Request | Overflow) -> int:
-        """The last message of an event (a request's whole reply)."""
-        return self.reply_end(ev.index) if isinstance(ev, Request) else ev.index
 
     def overflow(self, ovf: Overflow, first: bool, last: bool) -> None:
         """A request the provider rejected in the recording. In a changed context its truth decides (it
@@ -378,7 +362,8 @@ class _Walk(CompactionStep):
         self._before(bisect_right(self.work, rec), first)
 
     def walk(self) -> ReplayRun:
-        events, starts = self.grid.events, self.grid.run_starts
+        g = self.grid
+        events, starts, ends, ends_run = g.events, g.run_starts, g.ends, g.ends_run
         from sessiontools.replay.walk_bulk import fast_forward  # (its trace is a `_Walk`)
         from sessiontools.replay.walk_plain import plain_run
 
@@ -386,11 +371,11 @@ class _Walk(CompactionStep):
         # requests in bulk (`replay.walk_plain`); neither under window changes, whose threshold moves
         # with the model.
         n = 0 if self.changes else fast_forward(self)
-        prev = self.event_end(events[n - 1]) if n else -1
+        prev = ends[n - 1] if n else -1
         while n < len(events):
             m = n if self.changes else plain_run(self, n)
             if m > n:
-                n, prev = m, self.event_end(events[m - 1])
+                n, prev = m, ends[m - 1]
                 continue
             ev = events[n]
             self.user_compactions(ev.index)
@@ -404,13 +389,11 @@ class _Walk(CompactionStep):
                     # the next recorded one (`truth_at`).
                     self.set_prefix((), self.resume)
                     self.prefix_until_prompt, self.anchor = False, None
-            prev = self.event_end(ev)
-            last = n + 1 == len(events) or starts[n + 1] or self.policy.reply_ends_run(
-                None if isinstance(ev, Overflow) else ev.stop_reason, isinstance(ev, Overflow))
+            prev = ends[n]
             if isinstance(ev, Overflow):
-                self.overflow(ev, starts[n], last)
+                self.overflow(ev, starts[n], ends_run[n])
             else:
-                self.request(ev, starts[n], last)
+                self.request(ev, starts[n], ends_run[n])
             n += 1
         self._trailing_check(prev)
         self.user_compactions(len(self.path.messages) + 1)  # a /compact after the last request

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from sessiontools.policies.base import CheckPoint
 from sessiontools.replay.records import CheckAt, RequestPoint, TruthSource
-from sessiontools.transcript.model import Overflow, Request
+from sessiontools.transcript.model import Request
 
 if TYPE_CHECKING:
     from sessiontools.replay.walk import _Walk
@@ -61,24 +61,17 @@ class Plain:
         #: ok[j]: event j may be a plain request (whether it is depends on the setting's state).
         self.ok = [isinstance(ev, Request) and ev.usage is not None and ev.index in pos and not (starts[j] and before)
                    for j, ev in enumerate(events)] + [False]
-        #: last[j]: event j ends its run (the walk's rule, `_Walk.walk`).
-        self.last = [j + 1 == n or starts[j + 1] or policy.reply_ends_run(
-            None if isinstance(ev, Overflow) else ev.stop_reason, isinstance(ev, Overflow)) for j, ev in enumerate(events)]
+        #: last[j]: event j ends its run; end[j]: its last message (the grid's, as the step reads them).
+        self.last, self.end = g.ends_run, g.ends
         msgs = walk.path.messages
-        own = policy.counts_own_reply
-        self.k, self.prompt, self.output, self.stop, self.ids, self.stamps, self.usage_at, self.end = (
-            [], [], [], [], [], [], [], [])
-        for ev, ok in zip(events, self.ok, strict=False):
-            req: Any = ev if ok else None
-            self.k.append(pos[ev.index] if req is not None else 0)
-            self.prompt.append(float(req.usage.prompt) if req is not None else 0.0)
-            self.output.append(req.usage.output if req is not None else 0)
-            self.stop.append(ev.stop_reason if req is not None else None)  # type: ignore[union-attr]
-            self.ids.append(msgs[ev.index].id if req is not None else None)
-            self.stamps.append(msgs[ev.index].timestamp if req is not None else None)
-            end = walk.event_end(ev)  # type: ignore[arg-type]
-            self.end.append(end)
-            self.usage_at.append(ev.index if own else end)
+        reqs: list[Any] = [ev if ok else None for ev, ok in zip(events, self.ok, strict=False)]
+        self.k = [pos[r.index] if r is not None else 0 for r in reqs]
+        self.prompt = [float(r.usage.prompt) if r is not None else 0.0 for r in reqs]
+        self.output = [r.usage.output if r is not None else 0 for r in reqs]
+        self.stop = [r.stop_reason if r is not None else None for r in reqs]
+        self.ids = [msgs[r.index].id if r is not None else None for r in reqs]
+        self.stamps = [msgs[r.index].timestamp if r is not None else None for r in reqs]
+        self.usage_at = [ev.index for ev in events] if policy.counts_own_reply else self.end
         #: lo_at[j]: the work positions up to the message of event j's usage (`bisect_right`).
         self.lo_at = [bisect_right(g.work, at) for at in self.usage_at]
         cols = None if policy.count_reads_messages else policy.count_columns()
