@@ -18,7 +18,8 @@ from sessiontools.read.values import integer, number, real
 from sessiontools.transcript.model import Cost, Role, Usage
 from sessiontools.transcript.pi import SessionTree, neutral
 from sessiontools.transcript.pi.neutral import ROLES, own_messages, path_transcript
-from sessiontools.transcript.pi.usage import prompt_tokens, usage_record
+from sessiontools.transcript.pi.usage import prompt_tokens
+from sessiontools.transcript.pi.usage_record import usage_record
 from tests.parity.strategies import session_files
 
 

@@ -53,7 +53,8 @@ from sessiontools.transcript.pi.kinds import compaction_kind
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import plain_request, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
-from sessiontools.transcript.pi.usage import c_usage_record, calculate_context_tokens, usage_record
+from sessiontools.transcript.pi.usage import calculate_context_tokens
+from sessiontools.transcript.pi.usage_record import c_usage_record, usage_record
 
 RawMessage = Mapping[str, Any]
 

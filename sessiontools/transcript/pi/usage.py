@@ -1,6 +1,7 @@
 """How Pi reads an assistant message's usage: `calculateContextTokens`, which usage Pi trusts
-(`getLastAssistantUsage`'s filter), the actual prompt tokens A of a request, and a usage as the
-neutral transcript's record (`usage_record`)."""
+(`getLastAssistantUsage`'s filter), and the actual prompt tokens A of a request. (A usage as the
+neutral transcript's record is `usage_record`'s: that module loads the neutral model, which the
+one-file `inspect` never needs.)"""
 
 from __future__ import annotations
 
@@ -8,8 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sessiontools.jsvalues import js_truthy
-from sessiontools.read.values import integer, number, real
-from sessiontools.transcript.model import Cost, Usage
+from sessiontools.read.values import number
 
 Message = Mapping[str, Any]
 
@@ -43,39 +43,3 @@ def assistant_usage(message: Message, pi_version: str) -> Mapping[str, Any] | No
     if pi_version != "0" and calculate_context_tokens(usage) <= 0:
         return None
     return usage
-
-
-#: The types a JSON number reads as (a bool is none).
-_JSON_NUMBERS = frozenset({int, float})
-
-
-def usage_record(raw: Mapping[str, Any]) -> Usage:
-    """A recorded usage as the neutral record: `integer` of each count, `real` of each cost item
-    (a cost only when it is a dict)."""
-    g = raw.get
-    i, r, w, o = g("input"), g("cacheRead"), g("cacheWrite"), g("output")
-    # Fast path: counts that are ints, as JSON gives them, are what `integer` returns for them; any
-    # other value goes through `integer` (one of these per request of every file: four calls saved).
-    if not (type(i) is int and type(r) is int and type(w) is int and type(o) is int):
-        i, r, w, o = integer(i), integer(r), integer(w), integer(o)
-    cost = g("cost")
-    c = None
-    if isinstance(cost, dict):
-        f = cost.get
-        ci, cr, cw, co, ct = f("input"), f("cacheRead"), f("cacheWrite"), f("output"), f("total")
-        # (the same: an int or a float is what `real` turns into a float; anything else goes through it)
-        if {type(ci), type(cr), type(cw), type(co), type(ct)} <= _JSON_NUMBERS:
-            c = Cost(float(ci), float(cr), float(cw), float(co), float(ct))
-        else:
-            c = Cost(real(ci), real(cr), real(cw), real(co), real(ct))
-    return Usage(i, r, w, o, c)
-
-
-try:
-    # `usage_record(raw)` of the usage JSON gives (exact ints; a cost of exact ints and floats), made in
-    # C, its objects' slots set directly: `c_usage_record(Usage, Cost, raw)`, None for anything else.
-    # One per request of every file, most of what building a request cost (bench s0049: the neutral
-    # transcript's requests 14.6M -> 9.8M instructions).
-    from sessiontools.read._native import pi_usage as c_usage_record
-except ImportError:  # not built on this machine: `usage_record` of each, with the same results
-    c_usage_record = None
