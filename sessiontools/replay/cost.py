@@ -178,12 +178,16 @@ def _miss_price(cache: CacheModel, prices: Mapping[str, float]) -> float:
 def price_run(
     run: ReplayRun, recorded: Mapping[int, Classes], cache: CacheModel, prices: Mapping[str, float] | None,
     overhead: float = 0.0, recorded_cost: Mapping[int, float] | None = None,
+    seconds: dict[str | None, float | None] | None = None,
 ) -> RunCost:
     """Token classes and costs of `run` (see the module docstring). `recorded`: the recorded classes
     of each answered request, by base index, and `recorded_cost` its itemised recorded cost (the
     truth for a request whose context is the recorded one, whatever model answered it);
-    `overhead`: the fixed prefix (system prompt, tools)."""
+    `overhead`: the fixed prefix (system prompt, tools); `seconds`: `iso_seconds` of the timestamps
+    already read, filled as it goes (the runs of one path share it: every run's requests carry the
+    same timestamps, and a grid prices each run)."""
     rec_cost = recorded_cost or {}
+    memo: dict[str | None, float | None] = {} if seconds is None else seconds
     out = RunCost()
     agent = 0.0
     prev: RequestPoint | None = None
@@ -193,7 +197,7 @@ def price_run(
             out.rejected_input_tokens += p.truth
             continue
         rec = recorded.get(p.base_index) if p.recorded_context or p.truth_source == TruthSource.RECORDED else None
-        c = rec if rec is not None else modelled_classes(cache, p.truth, float(p.output), _hit_read(cache, prev, p))
+        c = rec if rec is not None else modelled_classes(cache, p.truth, float(p.output), _hit_read(cache, prev, p, memo))
         out.add(c)
         if prices is not None:
             agent += rec_cost[p.base_index] if rec is not None and p.base_index in rec_cost else c.cost(prices)
@@ -215,13 +219,23 @@ def price_run(
     return out
 
 
-def _hit_read(cache: CacheModel, prev: RequestPoint | None, p: RequestPoint) -> float:
+def _hit_read(cache: CacheModel, prev: RequestPoint | None, p: RequestPoint,
+              memo: dict[str | None, float | None]) -> float:
     """Tokens the cache model reads for request `p` after the answered request `prev`."""
     if cache.style == CacheStyle.NONE or prev is None:
         return 0.0
-    t0, t1 = iso_seconds(prev.timestamp), iso_seconds(p.timestamp)
+    t0, t1 = _seconds(memo, prev.timestamp), _seconds(memo, p.timestamp)
     if t0 is not None and t1 is not None and t1 - t0 > cache.ttl_s:
         return 0.0
     if p.epoch != prev.epoch:
         return cache.after_bust
     return cache.hit * prev.truth
+
+
+def _seconds(memo: dict[str | None, float | None], ts: str | None) -> float | None:
+    """`iso_seconds(ts)`, read once per `memo` (the one reading of a timestamp stays `iso_seconds`)."""
+    try:
+        return memo[ts]
+    except KeyError:
+        memo[ts] = s = iso_seconds(ts)
+        return s

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from sessiontools.read.values import iso_seconds
@@ -137,6 +137,8 @@ class SessionReplay:
     #: What the runs' walks shared (`replay.path_grid.PathGrid`: the path, the policy, the truth and the
     #: settings); None when the path was fitted only (`deferred`). `resummarize` walks again on it.
     walk_grid: Any = None
+    #: `iso_seconds` of the path's request timestamps, read once for all its runs' pricing (`cost_of`).
+    seconds: dict[str | None, float | None] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def recorded_costs(self) -> dict[int, float]:
@@ -147,7 +149,7 @@ class SessionReplay:
 
     def cost_of(self, run: ReplayRun) -> RunCost:
         return price_run(run, self.recorded.classes, self.cache, self.price.per_token, self.truth.overhead,
-                         self.recorded.costs)
+                         self.recorded.costs, self.seconds)
 
     def recorded_points(self, run: ReplayRun) -> list[tuple[int, float]]:
         """(the last message before it, the truth there) of every recorded compaction, one point each:

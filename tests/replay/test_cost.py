@@ -86,3 +86,25 @@ def test_no_prices_says_so() -> None:
     rec = run_record(pr, pr.runs[0])
     assert rec["prices"]["source"] == "none" and rec["metrics"]["cost"] is None
     assert rec["metrics"]["input_tokens"] == 900
+
+
+def test_a_grid_prices_each_run_as_alone_with_the_timestamps_read_once() -> None:
+    """The runs of one path share `SessionReplay.seconds` (each request timestamp read once for the
+    whole grid): every run's cost is the one a fresh reading gives, and the memo holds `iso_seconds`
+    of the runs' own timestamps (the modelled requests': a request in the recorded context keeps its
+    recorded classes and reads none)."""
+    from sessiontools.read.values import iso_seconds
+    from sessiontools.replay.cost import price_run
+
+    st = _manifest()["pi0-pair-a"]
+    (pr,) = replay_source(load_source(SAMPLES / "pi0-pair-a.jsonl"), windows=[st["window"]],
+                          reserves=[st["reserve"] // 2, st["reserve"], st["reserve"] * 2],
+                          keeps=[st["keep"] // 2, st["keep"]], policy=None)
+    assert len(pr.runs) == 6 and pr.cache.style != CacheStyle.NONE
+    shared = [pr.cost_of(run) for run in pr.runs]
+    alone = [price_run(run, pr.recorded.classes, pr.cache, pr.price.per_token, pr.truth.overhead,
+                       pr.recorded.costs) for run in pr.runs]
+    assert shared == alone and len({c.cache_read_tokens for c in shared}) > 1
+    stamps = {p.timestamp for run in pr.runs for p in run.requests if not p.overflow}
+    assert pr.seconds and set(pr.seconds) <= stamps
+    assert all(v == iso_seconds(k) for k, v in pr.seconds.items())
