@@ -164,12 +164,6 @@ class RunCost:
             return None
         return self.cost_agent + self.cost_summarization
 
-    def add(self, c: Classes) -> None:
-        self.input_tokens += c.input
-        self.cache_read_tokens += c.cache_read
-        self.cache_write_tokens += c.cache_write
-        self.output_tokens += c.output
-
 
 def _miss_price(cache: CacheModel, prices: Mapping[str, float]) -> float:
     return prices.get("cache_write", 0.0) if cache.style == CacheStyle.WRITE else prices.get("input", 0.0)
@@ -188,48 +182,76 @@ def price_run(
     same timestamps, and a grid prices each run)."""
     rec_cost = recorded_cost or {}
     memo: dict[str | None, float | None] = {} if seconds is None else seconds
-    out = RunCost()
-    agent = 0.0
+    # One loop over the run's requests with the per-request rules inlined (the cache read below,
+    # `modelled_classes`, `Classes.cost`, the sums: each term in the same order, so the same floats): a
+    # grid prices every run, and those calls were most of a run record's cost (s0049's 25-setting grid:
+    # 28.5 -> 7.2 ms). tests/replay/test_cost.py holds it to the per-call form, run by run.
+    caching, write = cache.style != CacheStyle.NONE, cache.style == CacheStyle.WRITE
+    ttl, hit_share, after_bust, input_floor = cache.ttl_s, cache.hit, cache.after_bust, cache.input_floor
+    priced = prices is not None
+    p_in = p_read = p_write = p_out = miss = 0.0
+    if prices is not None:
+        p_in, p_read = prices.get("input", 0.0), prices.get("cache_read", 0.0)
+        p_write, p_out = prices.get("cache_write", 0.0), prices.get("output", 0.0)
+        miss = _miss_price(cache, prices)
+    recorded_get, recorded_source = recorded.get, TruthSource.RECORDED
+    t_in = t_read = t_write = t_out = rejected = agent = 0.0
     prev: RequestPoint | None = None
+    prev_seconds: float | None = None
+    prev_seconds_of: RequestPoint | None = None  # whose timestamp `prev_seconds` is
     bust: list[float | None] = [None] * len(run.compactions)
     for p in run.requests:
         if p.overflow:
-            out.rejected_input_tokens += p.truth
+            rejected += p.truth
             continue
-        rec = recorded.get(p.base_index) if p.recorded_context or p.truth_source == TruthSource.RECORDED else None
-        c = rec if rec is not None else modelled_classes(cache, p.truth, float(p.output), _hit_read(cache, prev, p, memo))
-        out.add(c)
-        if prices is not None:
-            agent += rec_cost[p.base_index] if rec is not None and p.base_index in rec_cost else c.cost(prices)
+        rec = recorded_get(p.base_index) if p.recorded_context or p.truth_source == recorded_source else None
+        if rec is not None:
+            c_in, c_read, c_write, c_out = rec
+        else:
+            truth = p.truth
+            # The cache reads back `hit` of the previous answered request's prompt; nothing after a TTL
+            # gap or with no caching; the fixed prefix (`after_bust`) across a compaction.
+            read = 0.0
+            if caching and prev is not None:
+                if prev_seconds_of is not prev:
+                    prev_seconds, prev_seconds_of = _seconds(memo, prev.timestamp), prev
+                t1 = _seconds(memo, p.timestamp)
+                prev_seconds_of, t0, prev_seconds = p, prev_seconds, t1
+                if t0 is not None and t1 is not None and t1 - t0 > ttl:
+                    read = 0.0
+                elif p.epoch != prev.epoch:
+                    read = after_bust
+                else:
+                    read = hit_share * prev.truth
+            read = max(0.0, min(read, truth))  # `modelled_classes(cache, truth, output, read)`
+            rest = truth - read
+            if write:
+                c_in = min(rest, input_floor)
+                c_read, c_write = read, rest - c_in
+            else:
+                c_in, c_read, c_write = rest, read, 0.0
+            c_out = float(p.output)
+        t_in += c_in
+        t_read += c_read
+        t_write += c_write
+        t_out += c_out
+        if priced:
+            agent += (rec_cost[p.base_index] if rec is not None and p.base_index in rec_cost
+                      else c_in * p_in + c_read * p_read + c_write * p_write + c_out * p_out)
             last_epoch = prev.epoch if prev is not None else 0
             if p.epoch > last_epoch:  # compactions [last_epoch, p.epoch) came before this request
                 for k in range(last_epoch, p.epoch - 1):
                     bust[k] = 0.0
                 comp = run.compactions[p.epoch - 1]
-                hit = min(p.truth, overhead + comp.summary_tokens + comp.kept_tokens)
-                lost = max(0.0, hit - c.cache_read)
-                bust[p.epoch - 1] = lost * (_miss_price(cache, prices) - prices.get("cache_read", 0.0))
+                kept = min(p.truth, overhead + comp.summary_tokens + comp.kept_tokens)
+                bust[p.epoch - 1] = max(0.0, kept - c_read) * (miss - p_read)
         prev = p
-    out.cache_bust_costs = bust
+    out = RunCost(t_in, t_read, t_write, t_out, rejected, cache_bust_costs=bust)
     if prices is not None:
         out.cost_agent = agent
-        out.cost_summarization = sum(c.summarization_input_tokens * prices.get("input", 0.0)
-                                     + c.summarization_output_tokens * prices.get("output", 0.0)
+        out.cost_summarization = sum(c.summarization_input_tokens * p_in + c.summarization_output_tokens * p_out
                                      for c in run.compactions)
     return out
-
-
-def _hit_read(cache: CacheModel, prev: RequestPoint | None, p: RequestPoint,
-              memo: dict[str | None, float | None]) -> float:
-    """Tokens the cache model reads for request `p` after the answered request `prev`."""
-    if cache.style == CacheStyle.NONE or prev is None:
-        return 0.0
-    t0, t1 = _seconds(memo, prev.timestamp), _seconds(memo, p.timestamp)
-    if t0 is not None and t1 is not None and t1 - t0 > cache.ttl_s:
-        return 0.0
-    if p.epoch != prev.epoch:
-        return cache.after_bust
-    return cache.hit * prev.truth
 
 
 def _seconds(memo: dict[str | None, float | None], ts: str | None) -> float | None:

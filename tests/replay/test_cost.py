@@ -108,3 +108,85 @@ def test_a_grid_prices_each_run_as_alone_with_the_timestamps_read_once() -> None
     stamps = {p.timestamp for run in pr.runs for p in run.requests if not p.overflow}
     assert pr.seconds and set(pr.seconds) <= stamps
     assert all(v == iso_seconds(k) for k, v in pr.seconds.items())
+
+
+def _priced_per_call(run, recorded, cache, prices, overhead, recorded_cost):  # type: ignore[no-untyped-def]
+    """`price_run` in its per-call form (the reference its inlined loop is held to): the cache read
+    after the previous answered request, `modelled_classes`, `Classes.cost`, summed in order."""
+    from sessiontools.read.values import iso_seconds
+    from sessiontools.replay.cost import RunCost, _miss_price
+    from sessiontools.replay.records import TruthSource
+
+    def read_of(prev, p):  # type: ignore[no-untyped-def]
+        if cache.style == CacheStyle.NONE or prev is None:
+            return 0.0
+        t0, t1 = iso_seconds(prev.timestamp), iso_seconds(p.timestamp)
+        if t0 is not None and t1 is not None and t1 - t0 > cache.ttl_s:
+            return 0.0
+        return cache.after_bust if p.epoch != prev.epoch else cache.hit * prev.truth
+
+    out, agent, prev = RunCost(), 0.0, None
+    bust: list = [None] * len(run.compactions)
+    for p in run.requests:
+        if p.overflow:
+            out.rejected_input_tokens += p.truth
+            continue
+        rec = recorded.get(p.base_index) if p.recorded_context or p.truth_source == TruthSource.RECORDED else None
+        c = rec if rec is not None else modelled_classes(cache, p.truth, float(p.output), read_of(prev, p))
+        out.input_tokens += c.input
+        out.cache_read_tokens += c.cache_read
+        out.cache_write_tokens += c.cache_write
+        out.output_tokens += c.output
+        if prices is not None:
+            agent += recorded_cost[p.base_index] if rec is not None and p.base_index in recorded_cost else c.cost(prices)
+            last = prev.epoch if prev is not None else 0
+            if p.epoch > last:
+                for k in range(last, p.epoch - 1):
+                    bust[k] = 0.0
+                comp = run.compactions[p.epoch - 1]
+                hit = min(p.truth, overhead + comp.summary_tokens + comp.kept_tokens)
+                bust[p.epoch - 1] = max(0.0, hit - c.cache_read) * (_miss_price(cache, prices) - prices.get("cache_read", 0.0))
+        prev = p
+    out.cache_bust_costs = bust
+    if prices is not None:
+        out.cost_agent = agent
+        out.cost_summarization = sum(c.summarization_input_tokens * prices.get("input", 0.0)
+                                     + c.summarization_output_tokens * prices.get("output", 0.0) for c in run.compactions)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_manifest()))
+def test_the_inlined_pricing_loop_is_the_per_call_rule(name: str) -> None:
+    """Every run of every sample under a grid (and under each other cache style, with and without
+    prices) prices to the same floats as the per-call form: the loop inlines it, it does not change it."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    from sessiontools.replay.cost import price_run
+
+    st = _manifest()[name]
+    prs = replay_source(load_source(SAMPLES / f"{name}.jsonl"), windows=[st["window"], st["window"] // 2],
+                        reserves=[st["reserve"] // 2, st["reserve"]], keeps=[st["keep"] // 2, st["keep"]],
+                        policy=None, all_leaves=True)
+    def with_gaps(run):  # type: ignore[no-untyped-def]
+        """The run with its requests 40 s apart, every fifth 400 s after the one before (past a 60 s
+        TTL), one timestamp unreadable and one absent."""
+        t, reqs = 1.8e9, []
+        for i, p in enumerate(run.requests):
+            t += 400 if i % 5 == 4 else 40
+            ts = "not a time" if i == 7 else None if i == 11 else datetime.fromtimestamp(t, UTC).isoformat()
+            reqs.append(p._replace(timestamp=ts))
+        return replace(run, requests=reqs)
+
+    checked = 0
+    for pr in prs:
+        prices = pr.price.per_token or {"input": 3e-6, "cache_read": 3e-7, "cache_write": 3.75e-6, "output": 1.5e-5}
+        caches = [pr.cache] + [replace(pr.cache, style=s, hit=0.9, after_bust=100.0, input_floor=3.0, ttl_s=60)
+                               for s in CacheStyle]
+        for run in [r for run in pr.runs for r in (run, with_gaps(run))]:
+            for cache in caches:
+                for per_token in (prices, None):
+                    args = (run, pr.recorded.classes, cache, per_token, pr.truth.overhead, pr.recorded.costs)
+                    assert price_run(*args, seconds={}) == _priced_per_call(*args), (name, run.settings, cache)
+                    checked += 1
+    assert checked >= 2 * 8 * 8
