@@ -17,9 +17,11 @@ printed beside the ratio (`replay_grid25_node_parse_share`), so a reader sees ho
 grid is work we share and it repeats.
 
 The Python side is what users run, `sessiontools replay FILE` with its defaults (`--truth-tokenizer
-auto`), through the CLI's path (`_replay`): the file read with its content hash, the truth counter
-choice kept by that hash (`cli.priors.choices_kept`), the tokenizer's counts through a token store
-(the CLI's token cache; here one in a temporary directory the bench makes). Warm on this side means
+auto`), through the CLI's per-file work (`_replay`): `read.parallel.map_sessions` runs it as the CLI's
+`run_files` does (the file read with its content hash, the cyclic collector paused over the file's whole
+work), the truth counter choice kept by that hash (`cli.priors.choices_kept`), the cleaned view, and
+`replay_records`' run records; the tokenizer's counts go through a token store (the CLI's token cache;
+here one in a temporary directory the bench makes). Warm on this side means
 what a user's second run of the same file has: the page cache, the imports, and the token store's
 choice and counts of the file (made by the untimed runs before the rounds); the reading, the
 transcript, the truth fit and the walk are done again on every timed run. Warm on the Node side: its
@@ -49,14 +51,24 @@ clock = time.process_time
 
 
 def _replay(session_file: Path, **options: Any) -> list[Any]:
-    """`replay_source` of the file as the CLI runs it (see the module's docstring): read with its
-    content hash, the counter choice kept by it, under the token store `replay_ratios` opens."""
-    from sessiontools.cli.priors import choices_kept
-    from sessiontools.read.sources import load_source
-    from sessiontools.replay import replay_source
+    """The file's run records as `sessiontools replay FILE` makes them (see the module's docstring):
+    the CLI's per-file work (`cli.cmd_replay._replay_all`'s first pass: the counter choice kept by the
+    file's content hash, the cleaned view, `replay_records`) run by `read.parallel.map_sessions` as
+    `cli.inputs.run_files` runs it (the file read with its content hash, the cyclic collector paused
+    over the file's whole work), under the token store `replay_ratios` opens."""
+    from functools import partial
 
-    return choices_kept(replay_source, load_source(session_file, content_hash=True), policy="pi-0",
-                        token_store=_TOKEN_STORE[0], **options)
+    from sessiontools.cli.priors import choices_kept
+    from sessiontools.read.parallel import map_sessions
+    from sessiontools.read.values import cleaned_call
+    from sessiontools.replay import replay_records
+
+    fn = partial(choices_kept, partial(cleaned_call, partial(replay_records, policy="pi-0", defer_prior_dominated=True,
+                                                             token_store=_TOKEN_STORE[0], **options)))
+    (done,) = map_sessions([session_file], fn, content_hash=True)
+    if done.value is None or not all(hasattr(r, "compactions") for r in done.value):
+        raise RuntimeError(f"{session_file}: not replayed ({done.error or done.value})")
+    return done.value
 
 
 #: The token store of the runs of `replay_ratios` (a temporary directory of its own).
@@ -66,8 +78,8 @@ _TOKEN_STORE: list[str | None] = [None]
 def _python_run(session_file: Path, window: int, tokenizer: str | None = None) -> tuple[float, Any]:
     """One setting as users run it (`--truth-tokenizer auto` unless `tokenizer` is given)."""
     t = clock()
-    (pr,) = _replay(session_file, windows=[window], reserves=[RESERVE], keeps=[KEEP], truth_tokenizer=tokenizer)
-    return clock() - t, pr
+    (record,) = _replay(session_file, windows=[window], reserves=[RESERVE], keeps=[KEEP], truth_tokenizer=tokenizer)
+    return clock() - t, record
 
 
 def _parse_only(session_file: Path) -> float:
@@ -85,11 +97,10 @@ def _parse_only(session_file: Path) -> float:
 def _grid_run(session_file: Path, window: int) -> tuple[float, dict[tuple[int, int], list[list[Any]]]]:
     """CPU seconds of one 25-setting replay, and each setting's compaction positions."""
     t = clock()
-    prs = _replay(session_file, windows=[window], reserves=list(GRID_RESERVES), keeps=list(GRID_KEEPS))
+    records = _replay(session_file, windows=[window], reserves=list(GRID_RESERVES), keeps=list(GRID_KEEPS))
     elapsed = clock() - t
-    positions = {(run.settings.reserve_tokens, run.settings.keep_recent_tokens): _run_positions(run)
-                 for pr in prs for run in pr.runs}
-    del prs  # freed after the clock stops, as `_python_run`'s result is (by its caller)
+    positions = {(r.settings.reserve_tokens, r.settings.keep_recent_tokens): _run_positions(r) for r in records}
+    del records  # freed after the clock stops, as `_python_run`'s result is (by its caller)
     return elapsed, positions
 
 
@@ -97,8 +108,8 @@ def _run_positions(run: Any) -> list[list[Any]]:
     return [[c.parent_entry_id, c.first_kept_entry_id, c.tokens_before] for c in run.compactions]
 
 
-def _positions(pr: Any) -> list[list[Any]]:
-    return _run_positions(pr.runs[0])
+def _positions(record: Any) -> list[list[Any]]:
+    return _run_positions(record)
 
 
 def _truth_json(session_file: Path) -> dict[str, Any]:
@@ -135,8 +146,8 @@ def choose_window(session_file: Path) -> int:
     """200k when the session crosses it several times, else a window it crosses (>= 2 compactions)."""
     window = 200_000
     for _ in range(6):
-        _, pr = _python_run(session_file, window)
-        if len(pr.runs[0].compactions) >= 2:
+        _, record = _python_run(session_file, window)
+        if len(record.compactions) >= 2:
             return window
         window = int(window * 0.6) // 1000 * 1000
     return window
@@ -220,7 +231,7 @@ def _ratios(session_file: Path) -> dict[str, Any]:
           f"{med['js'] * 1000:.0f} ms; grid 5x5 {med['grid'] * 1000:.0f} ms vs Node {med['js_grid'] * 1000:.0f} ms "
           f"(its reading + JSON.parse {med['js_grid_parse_share']:.0%}); the floor, reading + orjson alone, "
           f"{med['parse'] * 1000:.1f} ms; one setting under --truth-tokenizer chars4 (Node's counter: the fitted "
-          f"ratio x ceil(chars / 4)) {med['chars4'] * 1000:.0f} ms (auto chose {pr.truth.counter})\n"
+          f"ratio x ceil(chars / 4)) {med['chars4'] * 1000:.0f} ms (auto chose {pr.truth_model.counter})\n"
           f"  wall-clock bests (load {os.getloadavg()[0]:.1f}): one {best['one_wall'] * 1000:.0f} ms vs Node "
           f"{best['js_wall'] * 1000:.0f} ms, grid {best['grid_wall'] * 1000:.0f} ms vs Node {best['js_grid_wall'] * 1000:.0f} ms")
     if not same:
@@ -246,7 +257,7 @@ def _ratios(session_file: Path) -> dict[str, Any]:
         # Reported: the one setting under chars4, the counter the Node side is given, / Node's run;
         # the rest of replay_vs_pi_js is `--truth-tokenizer auto`'s choice and its tokenizer's counts.
         "replay_chars4_vs_pi_js": round(statistics.median(r["chars4"] / r["js"] for r in rounds), 3),
-        "replay_truth_counter": pr.truth.counter,
+        "replay_truth_counter": pr.truth_model.counter,
         "replay_same_compactions": same,
         "replay_compactions": len(ours),
         "replay_window": window,
