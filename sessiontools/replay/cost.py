@@ -169,6 +169,14 @@ def _miss_price(cache: CacheModel, prices: Mapping[str, float]) -> float:
     return prices.get("cache_write", 0.0) if cache.style == CacheStyle.WRITE else prices.get("input", 0.0)
 
 
+def _unit_prices(cache: CacheModel, prices: Mapping[str, float] | None) -> tuple[float, float, float, float, float]:
+    """Dollars per token of (input, cache read, cache write, output, a cache miss); zeros without prices."""
+    if prices is None:
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    return (prices.get("input", 0.0), prices.get("cache_read", 0.0), prices.get("cache_write", 0.0),
+            prices.get("output", 0.0), _miss_price(cache, prices))
+
+
 def price_run(
     run: ReplayRun, recorded: Mapping[int, Classes], cache: CacheModel, prices: Mapping[str, float] | None,
     overhead: float = 0.0, recorded_cost: Mapping[int, float] | None = None,
@@ -189,11 +197,7 @@ def price_run(
     caching, write = cache.style != CacheStyle.NONE, cache.style == CacheStyle.WRITE
     ttl, hit_share, after_bust, input_floor = cache.ttl_s, cache.hit, cache.after_bust, cache.input_floor
     priced = prices is not None
-    p_in = p_read = p_write = p_out = miss = 0.0
-    if prices is not None:
-        p_in, p_read = prices.get("input", 0.0), prices.get("cache_read", 0.0)
-        p_write, p_out = prices.get("cache_write", 0.0), prices.get("output", 0.0)
-        miss = _miss_price(cache, prices)
+    p_in, p_read, p_write, p_out, miss = _unit_prices(cache, prices)
     recorded_get, recorded_source = recorded.get, TruthSource.RECORDED
     t_in = t_read = t_write = t_out = rejected = agent = 0.0
     prev: RequestPoint | None = None
