@@ -217,6 +217,8 @@ PyObject *codex_feed(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /
 PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_usage(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
+PyObject *pi_units(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_units.c */
+PyObject *pi_json(PyObject *self, PyObject *const *args, Py_ssize_t nargs);  /* _pi_units.c */
 void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
@@ -243,6 +245,10 @@ static PyMethodDef methods[] = {
      "pi_reply_sums(messages, harness) -> analysis.inspect._count's sums (see _pi_entries.c)"},
     {"pi_usage", (PyCFunction)(void (*)(void))pi_usage, METH_FASTCALL,
      "pi_usage(usage_cls, cost_cls, raw) -> transcript.pi.usage.usage_record(raw) or None (see _pi_entries.c)"},
+    {"pi_units", (PyCFunction)(void (*)(void))pi_units, METH_FASTCALL,
+     "pi_units(raw, images, system) -> (texts, images, utf16, utf8) of tokens.units.units_of or None (see _pi_units.c)"},
+    {"pi_json", (PyCFunction)(void (*)(void))pi_json, METH_FASTCALL,
+     "pi_json(value) -> jsvalues.json_stringify(value) or None (see _pi_units.c)"},
     {"claude_summary", (PyCFunction)(void (*)(void))claude_summary, METH_FASTCALL,
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,
