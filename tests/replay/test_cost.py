@@ -183,7 +183,7 @@ def test_the_inlined_pricing_loop_is_the_per_call_rule(name: str) -> None:
         prices = pr.price.per_token or {"input": 3e-6, "cache_read": 3e-7, "cache_write": 3.75e-6, "output": 1.5e-5}
         caches = [pr.cache] + [replace(pr.cache, style=s, hit=0.9, after_bust=100.0, input_floor=3.0, ttl_s=60)
                                for s in CacheStyle]
-        for run in [r for run in pr.runs for r in (run, with_gaps(run))]:
+        for run in [r for original in pr.runs for r in (original, with_gaps(original))]:
             for cache in caches:
                 for per_token in (prices, None):
                     args = (run, pr.recorded.classes, cache, per_token, pr.truth.overhead, pr.recorded.costs)
