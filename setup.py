@@ -12,7 +12,8 @@ SOURCES = ["sessiontools/read/_native.c", "sessiontools/read/_project.c", "sessi
            "sessiontools/read/_codex_path.c", "sessiontools/read/_claude.c",
            "sessiontools/read/_claude_line.c", "sessiontools/read/_claude_tree.c", "sessiontools/read/_claude_bill.c",
            "sessiontools/read/_claude_paths.c", "sessiontools/read/_codex_json.c",
-           "sessiontools/read/_codex_summary.c", "sessiontools/read/_pi_units.c"]
+           "sessiontools/read/_codex_summary.c", "sessiontools/read/_pi_units.c",
+           "sessiontools/read/_pi_path.c"]
 setup(ext_modules=[Extension("sessiontools.read._native", SOURCES, optional=True,
                              depends=["sessiontools/read/_claude.h", "sessiontools/read/_codex_json.h"],
                              extra_compile_args=["-O2", "-Wall"])])

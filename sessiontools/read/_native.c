@@ -219,6 +219,7 @@ PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 PyObject *pi_usage(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_units(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_units.c */
 PyObject *pi_json(PyObject *self, PyObject *const *args, Py_ssize_t nargs);  /* _pi_units.c */
+PyObject *pi_path_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_path.c */
 void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
@@ -249,6 +250,8 @@ static PyMethodDef methods[] = {
      "pi_units(raw, images, system) -> (texts, images, utf16, utf8) of tokens.units.units_of or None (see _pi_units.c)"},
     {"pi_json", (PyCFunction)(void (*)(void))pi_json, METH_FASTCALL,
      "pi_json(value) -> jsvalues.json_stringify(value) or None (see _pi_units.c)"},
+    {"pi_path_messages", (PyCFunction)(void (*)(void))pi_path_messages, METH_FASTCALL,
+     "pi_path_messages(...) -> the first entry position it did not take (see _pi_path.c)"},
     {"claude_summary", (PyCFunction)(void (*)(void))claude_summary, METH_FASTCALL,
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,

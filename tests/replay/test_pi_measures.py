@@ -57,7 +57,7 @@ def test_a_replay_under_pis_rule_leaves_the_neutral_units_unbuilt_and_they_are_b
     import pickle
 
     from sessiontools.transcript.model import Message
-    from sessiontools.transcript.pi.neutral import message_units as neutral_units
+    from sessiontools.transcript.pi.message_units import message_units as neutral_units
 
     path = pi_transcript(load_source(SAMPLES / "pi1-overflow.jsonl"), pi_version="1").paths[0]
     size = pi_policy("pi-1").sizer(path)

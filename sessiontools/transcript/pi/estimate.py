@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from sessiontools.transcript.model import Message, Ranges, Request, Role, TranscriptPath, Usage, ranges_of
-from sessiontools.transcript.pi.neutral import message_units
+from sessiontools.transcript.pi.message_units import message_units
 from sessiontools.transcript.source import Source
 
 

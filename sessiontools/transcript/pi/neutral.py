@@ -20,7 +20,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from sessiontools.jsvalues import json_stringify
 from sessiontools.read.pi.entries import Entry, Session
 from sessiontools.read.values import cleaned_for, integer
 from sessiontools.transcript.limits import provider_counts
@@ -37,7 +36,6 @@ from sessiontools.transcript.model import (
     TranscriptPath,
     Trigger,
     Unit,
-    UnitKind,
     UnmeteredReply,
     UnusableReply,
     Usage,
@@ -50,6 +48,7 @@ from sessiontools.transcript.pi.context import (
 )
 from sessiontools.transcript.pi.incremental import iter_request_generations
 from sessiontools.transcript.pi.kinds import compaction_kind
+from sessiontools.transcript.pi.message_units import message_units
 from sessiontools.transcript.pi.overflow import is_context_overflow
 from sessiontools.transcript.pi.requests import plain_request, skip_reason
 from sessiontools.transcript.pi.tree import Path, SessionTree
@@ -75,58 +74,10 @@ TRIGGERS = {"threshold": Trigger.THRESHOLD, "manual": Trigger.MANUAL, "overflow"
 _UNMETERED = {"no_usage": "no usage", "zero_usage": "zero usage", "zero_prompt": "zero prompt"}
 
 
-def _content_units(content: Any, kind: UnitKind) -> list[Unit]:
-    if isinstance(content, str):
-        return [Unit(kind, content)]
-    out = []
-    for b in content if isinstance(content, list) else ():
-        if not isinstance(b, dict):
-            continue
-        if b.get("type") == "text" and isinstance(b.get("text"), str):
-            out.append(Unit(kind, b["text"]))
-        elif b.get("type") == "image":
-            out.append(Unit(UnitKind.IMAGE, ""))
-    return out
-
-
-def _assistant_units(content: Any) -> list[Unit]:
-    out = []
-    for b in content if isinstance(content, list) else ():
-        if not isinstance(b, dict):
-            continue
-        t = b.get("type")
-        if t == "text" and isinstance(b.get("text"), str):
-            out.append(Unit(UnitKind.TEXT, b["text"]))
-        elif t == "thinking" and isinstance(b.get("thinking"), str):
-            out.append(Unit(UnitKind.THINKING, b["thinking"]))
-        elif t == "toolCall":
-            name = b.get("name") if isinstance(b.get("name"), str) else ""
-            out.append(Unit(UnitKind.TOOL_CALL, name + (json_stringify(b.get("arguments")) or "")))
-    return out
-
-
-def message_units(msg: RawMessage) -> tuple[Unit, ...]:
-    """The text units of one Pi message, as Pi's `estimateTokens` sees them (by kind)."""
-    role = msg.get("role")
-    if role == "assistant":
-        return tuple(_assistant_units(msg.get("content")))
-    if role == "toolResult":
-        return tuple(_content_units(msg.get("content"), UnitKind.TOOL_RESULT))
-    if role == "bashExecution":
-        text = "\n".join(v for v in (msg.get("command"), msg.get("output")) if isinstance(v, str))
-        return (Unit(UnitKind.TOOL_RESULT, text),)
-    if role in ("branchSummary", "compactionSummary"):
-        summary = msg.get("summary")
-        return (Unit(UnitKind.SUMMARY, summary),) if isinstance(summary, str) else ()
-    if role == "system":
-        units = _content_units(msg.get("content"), UnitKind.SYSTEM)
-        sections = msg.get("sections")
-        if isinstance(sections, dict):
-            units += [Unit(UnitKind.SYSTEM, v) for v in sections.values() if isinstance(v, str) and v]
-        return tuple(units)
-    kind = UnitKind.USER if role in ("user", "custom") else UnitKind.OTHER
-    return tuple(_content_units(msg.get("content"), kind))
-
+try:
+    from sessiontools.read._native import pi_path_messages as _c_messages
+except ImportError:  # not built on this machine: the loop does every entry, with the same results
+    _c_messages = None
 
 #: The slot `Message.units` is stored in (a `PiMessage` fills it on first read).
 _UNITS_SLOT = Message.units  # type: ignore[attr-defined]
@@ -206,7 +157,19 @@ class _PathBuilder:
         messages, of_message, span, first_slot = self.messages, self.of_message, self.span, self.first_slot
         v0 = pi_version != "1"
         other = Role.OTHER
-        for pos, e in enumerate(path.entries):
+        entries = path.entries
+        # (in C where built, from `pos` on while the entries take the 0.x fast path below; then the
+        # loop does the next entry itself and hands the rest back: `read/_pi_path.c`)
+        fast = _c_messages if v0 and type(entries) is tuple else None
+        pos, n = 0, len(entries)
+        while pos < n:
+            if fast is not None:
+                pos = fast(Entry, PiMessage, Message, entries, pos, ROLES, other, messages, of_message, span,
+                           first_slot)
+                if pos >= n:
+                    break
+            at, e = pos, entries[pos]
+            pos += 1
             first = len(messages)
             first_slot.append(first)
             eid, line, ts = e.id, e.line, e.data.get("timestamp")  # (`_timestamp`, inline: once per entry)
@@ -218,14 +181,14 @@ class _PathBuilder:
                 # (`entry_messages_v0`), without the calls (bench s0049: with the timestamp read inline,
                 # this loop 11.9M -> 6.9M instructions).
                 messages.append(PiMessage(first, eid, line, ROLES.get(msg.get("role"), other), None, ts, msg))
-                of_message.append(pos)
+                of_message.append(at)
                 span[id(e)] = (first, 1)
                 continue
             for m in own_messages(e, pi_version):
                 # (the exact type first: an ABC test is slow)
                 role = ROLES.get(m.get("role"), other) if type(m) is dict or isinstance(m, Mapping) else other
                 messages.append(PiMessage(len(messages), eid, line, role, None, ts, m))
-                of_message.append(pos)
+                of_message.append(at)
             span[id(e)] = (first, len(messages) - first)
 
     def slot(self, e: Entry, k: int) -> int:
