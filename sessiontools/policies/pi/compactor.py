@@ -142,7 +142,8 @@ def _layout(all_: Sequence[Entry], of_message: Sequence[int], version: str) -> t
     # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
     base = [p for p, e in enumerate(all_) if e.type != "compaction"]
     entries = [all_[p] for p in base]
-    failed = {j for j, e in enumerate(entries) if is_overflow_error(e, version)}
+    # (an entry's role is its message's, resolved when read: the call only for the assistant replies)
+    failed = {j for j, e in enumerate(entries) if e.role == "assistant" and is_overflow_error(e, version)}
     artefacts, ends = recovery_groups(entries, failed)
     skip = frozenset(p for p, e in enumerate(all_) if e.type == "compaction") | {base[j] for j in artefacts}
     group_end = {base[j]: base[k] for j, k in ends.items()}
