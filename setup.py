@@ -8,7 +8,8 @@ the ordinary way, the Pi reader's ordinary reading), with the same results."""
 from setuptools import Extension, setup
 
 SOURCES = ["sessiontools/read/_native.c", "sessiontools/read/_project.c", "sessiontools/read/_pi.c",
-           "sessiontools/read/_pi_entries.c", "sessiontools/read/_codex.c",
+           "sessiontools/read/_pi_entries.c", "sessiontools/read/_pi_measure.c",
+           "sessiontools/read/_codex.c",
            "sessiontools/read/_codex_path.c", "sessiontools/read/_claude.c",
            "sessiontools/read/_claude_line.c", "sessiontools/read/_claude_tree.c", "sessiontools/read/_claude_bill.c",
            "sessiontools/read/_claude_paths.c", "sessiontools/read/_codex_json.c",

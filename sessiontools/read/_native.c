@@ -217,6 +217,7 @@ PyObject *codex_feed(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /
 PyObject *pi_entries(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_reply_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
 PyObject *pi_usage(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_entries.c */
+PyObject *pi_message_measure(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_measure.c */
 void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
@@ -243,6 +244,8 @@ static PyMethodDef methods[] = {
      "pi_reply_sums(messages, harness) -> analysis.inspect._count's sums (see _pi_entries.c)"},
     {"pi_usage", (PyCFunction)(void (*)(void))pi_usage, METH_FASTCALL,
      "pi_usage(usage_cls, cost_cls, raw) -> transcript.pi.usage.usage_record(raw) or None (see _pi_entries.c)"},
+    {"pi_message_measure", (PyCFunction)(void (*)(void))pi_message_measure, METH_FASTCALL,
+     "pi_message_measure(message, version) -> (serialized_length, may_have_file_ops) or None (see _pi_measure.c)"},
     {"claude_summary", (PyCFunction)(void (*)(void))claude_summary, METH_FASTCALL,
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,
