@@ -29,6 +29,13 @@ except ImportError:  # not built on this machine: `serialized_length` and `own_f
     c_measure = None
 
 
+
+def message_length(m: Any, version: str) -> int:
+    """`serialized_length(m, version)`, in C where it takes `m` (`c_measure`)."""
+    got = c_measure(m, version) if c_measure is not None else None
+    return got[0] if got is not None else serialized_length(m, version)
+
+
 class EntrySums:
     """By entry position of a path: prefix sums of each entry's message's serialized length, of how many
     are not empty and of how many entries have a message, and the entries with file operations (see
