@@ -1,8 +1,8 @@
 /* sessiontools.read._native.pi_message_measure: one Pi message's part of the summariser's input
  * measured in C (`policies.pi.sums.EntrySums`, the prefix sums a Pi replay's grid extends over a
  * path). The rules are `policies.pi.serialize.serialized_length` (Pi's serializeConversation of
- * convertToLlm([message]), its Python length) and, for file operations, only whether the message
- * may have any (`own_file_ops` then finds them in Python). Only the plain shapes JSON gives are
+ * convertToLlm([message]), its Python length) and `own_file_ops` (the read, write and edit calls'
+ * paths). Only the plain shapes JSON gives are
  * measured here: exact dicts, lists and strs; anything else (other roles, subclasses, floats,
  * non-str text, lone surrogates in a tool result past its cut...) says None and Python measures it.
  * tests/policies/test_pi_message_measure.py holds the two equal. */
@@ -15,14 +15,14 @@
 #define TOOL_RESULT_MAX 2000 /* serialize.TOOL_RESULT_MAX_CHARS, UTF-16 units */
 #define DEPTH_MAX 32         /* nested tool-call argument values deeper than this: Python's */
 
-static PyObject *k_role, *k_content, *k_type, *k_text, *k_thinking, *k_name, *k_arguments, *k_nested;
+static PyObject *k_role, *k_content, *k_type, *k_text, *k_thinking, *k_name, *k_arguments, *k_nested, *k_calls, *k_path;
 static PyObject *s_user, *s_tool_result, *s_assistant, *s_tool_call, *s_read, *s_write, *s_edit;
 
 static int init_strings(void) {
     struct { PyObject **at; const char *s; } all[] = {
         {&k_role, "role"}, {&k_content, "content"}, {&k_type, "type"}, {&k_text, "text"},
         {&k_thinking, "thinking"}, {&k_name, "name"}, {&k_arguments, "arguments"},
-        {&k_nested, "nestedCalls"}, {&s_user, "user"}, {&s_tool_result, "toolResult"},
+        {&k_nested, "nestedCalls"}, {&k_calls, "calls"}, {&k_path, "path"}, {&s_user, "user"}, {&s_tool_result, "toolResult"},
         {&s_assistant, "assistant"}, {&s_tool_call, "toolCall"}, {&s_read, "read"},
         {&s_write, "write"}, {&s_edit, "edit"}};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -338,10 +338,81 @@ static Py_ssize_t truncated_note_len(Py_ssize_t over) {
     return snprintf(buf, sizeof buf, "\n\n[... %zd more characters truncated]", over);
 }
 
-/* pi_message_measure(message, version) -> (length, may_have_file_ops) or None: length is
- * `serialize.serialized_length(message, version)`; may_have_file_ops False says `own_file_ops` is
- * None (True: ask it). None for anything but an exact dict of role user, toolResult or assistant in
- * the plain shapes above (and for version neither "0" nor "1"). */
+/* One call's `serialize._file_op(name, args)` added to `acc` (read, written, edited: dicts of paths
+ * in first-seen order, made at the first): 0, FALLBACK or FAILED. */
+static int file_op(PyObject *name, PyObject *args, PyObject *acc[3]) {
+    if (args == NULL || !PyDict_CheckExact(args))
+        return args == NULL || plain(args) ? 0 : FALLBACK;
+    int err = 0, kind;
+    PyObject *path = get(args, k_path, &err);
+    if (err)
+        return FAILED;
+    if (path == NULL || !PyUnicode_CheckExact(path))
+        return path == NULL || !PyUnicode_Check(path) ? 0 : FALLBACK; /* (a str subclass: Python's) */
+    if (PyUnicode_GET_LENGTH(path) == 0 || name == NULL)
+        return 0;
+    if (!PyUnicode_CheckExact(name))
+        return plain(name) ? 0 : FALLBACK;
+    if (str_is(name, s_read))
+        kind = 0;
+    else if (str_is(name, s_write))
+        kind = 1;
+    else if (str_is(name, s_edit))
+        kind = 2;
+    else
+        return 0;
+    if (acc[0] == NULL)
+        for (int i = 0; i < 3; i++)
+            if ((acc[i] = PyDict_New()) == NULL)
+                return FAILED;
+    return PyDict_SetItem(acc[kind], path, Py_None) < 0 ? FAILED : 0; /* (a path seen keeps its place) */
+}
+
+/* `serialize._file_ops_of(m, version)` into `acc`: an assistant message's tool calls, in order (a
+ * block that is no exact dict is skipped, as there), or 1.x codemode `nestedCalls` of a tool result. */
+static int file_ops(PyObject *m, PyObject *content, int tool, PyObject *acc[3]) {
+    int err = 0, r = 0;
+    if (!tool) {
+        if (content == NULL || !PyList_CheckExact(content))
+            return 0;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content) && r == 0; i++) {
+            PyObject *b = PyList_GET_ITEM(content, i);
+            if (!PyDict_CheckExact(b) || (r = field_is(b, k_type, s_tool_call)) != 1) {
+                r = r < 0 ? r : 0;
+                continue;
+            }
+            /* (0.x asks the arguments to be truthy: every dict is, and only a dict has a path) */
+            PyObject *name = get(b, k_name, &err), *args = err ? NULL : get(b, k_arguments, &err);
+            r = err ? FAILED : name == NULL || args == NULL ? 0 : file_op(name, args, acc);
+        }
+        return r;
+    }
+    PyObject *nested = get(m, k_nested, &err), *calls;
+    if (err)
+        return FAILED;
+    if (nested == NULL || !PyDict_CheckExact(nested))
+        return nested == NULL || plain(nested) ? 0 : FALLBACK;
+    if ((calls = get(nested, k_calls, &err)) == NULL)
+        return err ? FAILED : 0;
+    if (!PyList_CheckExact(calls)) /* (`calls or ()`: None and a str hold no call; the rest Python's) */
+        return calls == Py_None || PyUnicode_CheckExact(calls) ? 0 : FALLBACK;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(calls) && r == 0; i++) {
+        PyObject *c = PyList_GET_ITEM(calls, i), *name, *args;
+        if (!PyDict_CheckExact(c)) {
+            r = plain(c) ? 0 : FALLBACK;
+            continue;
+        }
+        name = get(c, k_name, &err);
+        args = err ? NULL : get(c, k_arguments, &err);
+        r = err ? FAILED : file_op(name, args, acc);
+    }
+    return r;
+}
+
+/* pi_message_measure(message, version) -> (length, file_ops) or None: length is
+ * `serialize.serialized_length(message, version)`, file_ops None where `own_file_ops` is None, else
+ * its (read, written, edited) dicts. None for anything but an exact dict of role user, toolResult or
+ * assistant in the plain shapes above (and for version neither "0" nor "1"). */
 PyObject *pi_message_measure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "pi_message_measure(message, version)");
@@ -395,15 +466,29 @@ PyObject *pi_message_measure(PyObject *self, PyObject *const *args, Py_ssize_t n
         }
     } else
         len = assistant_len(content, v0, &ops);
+    PyObject *acc[3] = {NULL, NULL, NULL}, *found = Py_None, *n = NULL, *out = NULL;
+    if (len >= 0 && ops) { /* (only a call named read, write or edit, or codemode calls, may have some) */
+        int r = file_ops(m, content, tool, acc);
+        if (r < 0)
+            len = r;
+    }
     Py_XDECREF(content);
-    if (len == FAILED)
+    if (len >= 0 && acc[0] != NULL)
+        found = PyTuple_Pack(3, acc[0], acc[1], acc[2]);
+    else
+        Py_INCREF(found);
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(acc[i]);
+    if (len == FAILED || found == NULL || (len >= 0 && (n = PyLong_FromSsize_t(len)) == NULL)) {
+        Py_XDECREF(found);
         return NULL;
-    if (len == FALLBACK)
+    }
+    if (len == FALLBACK) {
+        Py_DECREF(found);
         Py_RETURN_NONE;
-    PyObject *n = PyLong_FromSsize_t(len);
-    if (n == NULL)
-        return NULL;
-    PyObject *out = PyTuple_Pack(2, n, ops ? Py_True : Py_False);
+    }
+    out = PyTuple_Pack(2, n, found);
     Py_DECREF(n);
+    Py_DECREF(found);
     return out;
 }
