@@ -338,3 +338,22 @@ def test_random_plain_shapes(version: str) -> None:
                         for b in m["content"]) if isinstance(m["content"], list) else 0
     assert took >= 3000 and args >= 1000, (took, args)
     assert ops >= 100, ops
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_message_length_with_and_without_the_c(version: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sums.message_length` (the compactor's memo of lengths) is `serialized_length`, C or not."""
+    def measurable(m: Any) -> bool:  # (int keys deep in arguments, which JSON never gives, raise in Python)
+        try:
+            serialized_length(m, version)
+        except TypeError:
+            return False
+        return True
+
+    msgs = [m for m in EDGE if isinstance(m, dict) and measurable(m)]
+    msgs += [e.message for f in _files()[:4] for e in load_session(f).entries if e.message is not None]
+    for m in msgs:
+        assert sums.message_length(m, version) == serialized_length(m, version), m
+    monkeypatch.setattr(sums, "c_measure", None)
+    for m in msgs:
+        assert sums.message_length(m, version) == serialized_length(m, version), m
