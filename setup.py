@@ -1,14 +1,16 @@
 """The optional C extension of the reader (`sessiontools.read._native`, issue 28): the checks' common
 case (`scan_fields`, `check_tree(s)`), the Codex reader's one-pass JSON scanner (`project_lines`,
 _project.c) and the Pi reader's selective one (`pi_project_lines`, _pi.c), every Pi reading's entries
-(`pi_entries`, _pi_entries.c). Built by every install (`make`); when a machine cannot build it the package runs its
+(`pi_entries`, _pi_entries.c), a Pi message's measures for the replay's compactor (`pi_message_measure`,
+_pi_measure.c). Built by every install (`make`); when a machine cannot build it the package runs its
 pure-Python paths (`read.values.scan_fields_reference`, the checks in Python, every Codex line read
 the ordinary way, the Pi reader's ordinary reading), with the same results."""
 
 from setuptools import Extension, setup
 
 SOURCES = ["sessiontools/read/_native.c", "sessiontools/read/_project.c", "sessiontools/read/_pi.c",
-           "sessiontools/read/_pi_entries.c", "sessiontools/read/_codex.c",
+           "sessiontools/read/_pi_entries.c", "sessiontools/read/_pi_measure.c",
+           "sessiontools/read/_codex.c",
            "sessiontools/read/_codex_path.c", "sessiontools/read/_claude.c",
            "sessiontools/read/_claude_line.c", "sessiontools/read/_claude_tree.c", "sessiontools/read/_claude_bill.c",
            "sessiontools/read/_claude_paths.c", "sessiontools/read/_codex_json.c",

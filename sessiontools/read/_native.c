@@ -220,6 +220,7 @@ PyObject *pi_usage(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* 
 PyObject *pi_units(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_units.c */
 PyObject *pi_json(PyObject *self, PyObject *const *args, Py_ssize_t nargs);  /* _pi_units.c */
 PyObject *pi_path_messages(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_path.c */
+PyObject *pi_message_measure(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _pi_measure.c */
 void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
@@ -252,6 +253,8 @@ static PyMethodDef methods[] = {
      "pi_json(value) -> jsvalues.json_stringify(value) or None (see _pi_units.c)"},
     {"pi_path_messages", (PyCFunction)(void (*)(void))pi_path_messages, METH_FASTCALL,
      "pi_path_messages(...) -> the first entry position it did not take (see _pi_path.c)"},
+    {"pi_message_measure", (PyCFunction)(void (*)(void))pi_message_measure, METH_FASTCALL,
+     "pi_message_measure(message, version) -> (serialized_length, file_ops dicts or None) or None (see _pi_measure.c)"},
     {"claude_summary", (PyCFunction)(void (*)(void))claude_summary, METH_FASTCALL,
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,

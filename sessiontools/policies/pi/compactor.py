@@ -24,10 +24,9 @@ from sessiontools.policies.pi.serialize import (
     compute_file_lists,
     format_file_operations,
     own_file_ops,
-    serialized_length,
 )
 from sessiontools.policies.pi.settings import CompactionSettings
-from sessiontools.policies.pi.sums import EntrySums
+from sessiontools.policies.pi.sums import EntrySums, message_length
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
@@ -126,7 +125,7 @@ def _serialized_one(m: Any, version: str, memo: dict[int, tuple[Any, int]]) -> i
     """One message's `serialized_length`, kept in `memo` (`_serialized_chars`)."""
     got = memo.get(id(m))
     if got is None or got[0] is not m:
-        got = memo[id(m)] = (m, serialized_length(m, version))
+        got = memo[id(m)] = (m, message_length(m, version))
     return got[1]
 
 
