@@ -2,7 +2,8 @@
 case (`scan_fields`, `check_tree(s)`), the Codex reader's one-pass JSON scanner (`project_lines`,
 _project.c) and the Pi reader's selective one (`pi_project_lines`, _pi.c), every Pi reading's entries
 (`pi_entries`, _pi_entries.c), a Pi message's measures for the replay's compactor (`pi_message_measure`,
-_pi_measure.c). Built by every install (`make`); when a machine cannot build it the package runs its
+_pi_measure.c) and for Pi's own count (`pi_units`, `pi_json`, _pi_units.c), a 0.x path's messages
+(`pi_path_messages`, _pi_path.c). Built by every install (`make`); when a machine cannot build it the package runs its
 pure-Python paths (`read.values.scan_fields_reference`, the checks in Python, every Codex line read
 the ordinary way, the Pi reader's ordinary reading), with the same results."""
 

@@ -30,7 +30,6 @@ except ImportError:  # not built on this machine: `serialized_length` and `own_f
     c_measure = None
 
 
-
 def message_length(m: Any, version: str) -> int:
     """`serialized_length(m, version)`, in C where it takes `m` (`c_measure`)."""
     got = c_measure(m, version) if c_measure is not None else None
