@@ -19,7 +19,7 @@ walk back summing Pi's own estimate of each message (chars/4 of what `size` coun
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
@@ -187,6 +187,18 @@ class PiPolicy(Policy):
 
             return message_chars(raw, v), len(message.text.encode("utf-8"))
 
+        own = measures.messages
+
+        def many(messages: Iterable[Any]) -> list[tuple[int, int]]:
+            """`size` of each message, in one call (a grid's workload), `owns` inlined (one loop: the
+            same by `map` over `operator` callables measured 2.5x the instructions)."""
+            n, out = len(own), []
+            for m in messages:
+                i = m.index
+                out.append((chars[i], nbytes[i]) if 0 <= i < n and own[i] is m and chars[i] >= 0 else size(m))
+            return out
+
+        size.many = many  # type: ignore[attr-defined]  # (`replay.path_grid` reads it when present)
         return size
 
     def compactor(self, path: Any, truth: Any, settings: PolicySettings) -> Any:
