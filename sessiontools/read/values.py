@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from datetime import datetime
 from typing import Any
 
 #: The largest token count one request can carry: 100M, ten times the largest context window any
@@ -143,8 +144,9 @@ def iso_seconds(ts: Any) -> float | None:
     None when absent, not a string or unreadable. The one reading of the timestamps files record."""
     if not isinstance(ts, str) or not ts:
         return None
-    from datetime import datetime
-
+    # `datetime` imported with the module (already loaded by then): the import statement in here cost
+    # 0.9 of the 1.2 us a reading took, and a replay reads each request's timestamp. (Reading
+    # `YYYY-MM-DDTHH:MM:SS.mmmZ` by slices and `int` measured 4x slower than `fromisoformat`.)
     try:
         return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
     except ValueError:

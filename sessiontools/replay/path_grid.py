@@ -15,7 +15,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from functools import reduce
 from itertools import accumulate
-from operator import add
+from operator import add, le, lt
 from typing import Any
 
 from sessiontools.policies.base import Candidate, Policy
@@ -45,10 +45,10 @@ class PathGrid:
         if ids or lines:  # (a path without compactions owns no such message: no pass over its messages)
             calls = {e.index for e in (*path.requests, *path.overflows, *path.unusable)}
             summaries |= {m.index for m in path.messages if m.id in ids or (m.line in lines and m.index not in calls)}
-        self.work = [m.index for m in path.messages if m.index not in summaries]
-        self.pos_of = {ix: k for k, ix in enumerate(self.work)}
+        self.work = work = [m.index for m in path.messages if m.index not in summaries]
+        self.pos_of = dict(zip(work, range(len(work)), strict=True))  # {ix: k for k, ix in enumerate(work)}
         #: The last workload message before each recorded compaction.
-        self.recorded = [max((i for i in self.work if i < c.index), default=-1) for c in path.compactions]
+        self.recorded = _last_before(work, [c.index for c in path.compactions])
         # A compaction before the workload's first message (a file that starts with the summary of an
         # earlier file's compaction, Claude Code 1.x) happened before the recording: nothing to match.
         self.before_start = frozenset(k for k, r in enumerate(self.recorded)
@@ -62,27 +62,33 @@ class PathGrid:
         # The model calls in path order: answered, rejected, and those without a usage the agent trusts.
         self.events: list[Request | Overflow | UnusableReply] = sorted(
             [*path.requests, *path.overflows, *path.unusable], key=lambda e: e.index)
-        self.starts = {e.index for e in self.events}
-        self.run_starts = _run_starts(path, self.events, self.work)
+        at = [e.index for e in self.events]
+        self.starts = set(at)
+        self.run_starts = _run_starts(path, self.events, self.work, at)
         #: ends[j]: the last message of event j (a request's whole reply, `reply_end`; a rejection's own).
-        self.ends = [self.reply_end(e.index) if isinstance(e, Request) else e.index for e in self.events]
+        self.ends = _ends(path.messages, self.events, self.starts)
         #: ends_run[j]: event j ends its run: the next event starts one, or the agent's loop ends after
         #: its reply (`Policy.reply_ends_run`, whose run-end check comes after it).
-        n, starts = len(self.events), self.run_starts
-        self.ends_run = [j + 1 == n or starts[j + 1] or policy.reply_ends_run(
-            None if isinstance(e, Overflow) else e.stop_reason, isinstance(e, Overflow)) for j, e in enumerate(self.events)]
+        self.ends_run = _ends_run(policy, self.events, self.run_starts)
         self.off_from = policy.threshold_off_from(path)  # message index where auto-compact was off
         msgs = path.messages
         self._candidates: list[Candidate | None] = [None] * len(msgs)
         self._sizer = policy.sizer(path)  # the policy's (chars, bytes) of a message on this path
         #: By work position: the truth and the (chars, bytes) of each workload message.
-        self.work_tokens = [truth.message_tokens(msgs[i]) for i in self.work]
-        self.work_sizes = [self._sizer(msgs[i]) for i in self.work]
+        work_msgs = list(map(msgs.__getitem__, work))
+        # One call for all of them where the truth and the sizer have one (`TruthModel.units_tokens`,
+        # `PiPolicy.sizer`'s `many`): the same values as one call a message, without a call each.
+        many_tokens = getattr(truth, "units_tokens", None)
+        self.work_tokens = many_tokens(work_msgs) if many_tokens is not None else list(map(truth.message_tokens, work_msgs))
+        many_sizes = getattr(self._sizer, "many", None)
+        self.work_sizes = many_sizes(work_msgs) if many_sizes is not None else list(map(self._sizer, work_msgs))
         # Each message's truth and policy size by message index (`tokens_of`, `size_of`): every check
         # point of every setting sums a context of them. The workload's are measured above; another
         # (a recorded summary) when first asked.
-        self._tokens: dict[int, float] = dict(zip(self.work, self.work_tokens, strict=True))
-        self._sizes: dict[int, tuple[int, int]] = dict(zip(self.work, self.work_sizes, strict=True))
+        # Made on first use: a walk without a compaction asks for none (1.7M instructions of s0049's
+        # grid, with `pos_of` and `history`, were these two dicts).
+        self._tokens: dict[int, float] | None = None
+        self._sizes: dict[int, tuple[int, int]] | None = None
         #: history[k]: the truth of work positions [0, k), added in order (as `sum` adds them).
         self.history: list[float] = list(accumulate(self.work_tokens, initial=0.0))
         self._summary_points: list[tuple[float, float]] | None = None
@@ -102,15 +108,21 @@ class PathGrid:
         return index
 
     def tokens_of(self, i: int) -> float:
-        got = self._tokens.get(i)
+        known = self._tokens
+        if known is None:
+            known = self._tokens = dict(zip(self.work, self.work_tokens, strict=True))
+        got = known.get(i)
         if got is None:
-            got = self._tokens[i] = self.truth.message_tokens(self.path.messages[i])
+            got = known[i] = self.truth.message_tokens(self.path.messages[i])
         return got
 
     def size_of(self, i: int) -> tuple[int, int]:
-        got = self._sizes.get(i)
+        known = self._sizes
+        if known is None:
+            known = self._sizes = dict(zip(self.work, self.work_sizes, strict=True))
+        got = known.get(i)
         if got is None:
-            got = self._sizes[i] = self._sizer(self.path.messages[i])
+            got = known[i] = self._sizer(self.path.messages[i])
         return got
 
     def candidates(self, ctx: Sequence[int]) -> list[Candidate]:
@@ -141,15 +153,61 @@ class PathGrid:
         return self._summary_points
 
 
-def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow | UnusableReply], work: Sequence[int]) -> list[bool]:
+def _last_before(work: Sequence[int], places: Sequence[int]) -> list[int]:
+    """The largest of `work` below each of `places` (-1: none): a bisect each where `work` ascends (a
+    path's message indices do), else a pass over it each."""
+    if not places:
+        return []
+    if all(map(lt, work, work[1:])):
+        return [work[k - 1] if (k := bisect_left(work, c)) else -1 for c in places]
+    return [max((i for i in work if i < c), default=-1) for c in places]
+
+
+def _ends(msgs: Sequence[Any], events: Sequence[Request | Overflow | UnusableReply], starts: set[int]) -> list[int]:
+    """The last message of each event (`PathGrid.reply_end` of a request; a rejection's own), inlined:
+    one a request, and the loop rarely moves (Pi: never)."""
+    n, out = len(msgs), []
+    for e in events:
+        i = e.index
+        if isinstance(e, Request):
+            while i + 1 < n and msgs[i + 1].role == _ASSISTANT and i + 1 not in starts:
+                i += 1
+        out.append(i)
+    return out
+
+
+def _ends_run(policy: Policy, events: Sequence[Request | Overflow | UnusableReply], starts: Sequence[bool]) -> list[bool]:
+    """Whether each event ends its run: the last, or the next starts one, else `Policy.reply_ends_run`."""
+    ends, out = policy.reply_ends_run, []
+    for e, nxt in zip(events, [*starts[1:], True] if events else [], strict=True):
+        if nxt:
+            out.append(nxt)
+        else:
+            rejected = isinstance(e, Overflow)
+            out.append(ends(None if rejected else e.stop_reason, rejected))
+    return out
+
+
+def _run_starts(path: TranscriptPath, reqs: Sequence[Request | Overflow | UnusableReply], work: Sequence[int],
+                at: Sequence[int] | None = None) -> list[bool]:
     """Whether each request starts a run (a user message of the workload since the previous request;
     a compaction's own messages, such as the user messages Codex copies into its new history, are not).
-    `work`: the workload's message indices, ascending."""
+    `work`: the workload's message indices, ascending; `reqs` in path order (`at`: their indices)."""
     msgs, user = path.messages, Role.USER
     users = [i for i in work if msgs[i].role == user]  # ascending: one lies in (prev, r) iff two bisects differ
-    out = []
-    prev = -1
-    for r in reqs:
-        out.append(prev < 0 or bisect_right(users, prev) < bisect_left(users, r.index))
-        prev = r.index
+    at = [r.index for r in reqs] if at is None else at
+    prev, out = -1, []
+    if all(map(lt, users, users[1:])) and all(map(le, at, at[1:])):
+        # One merge of the two ascending lists (a `bisect` call cost ~2k instructions, two a request):
+        # users[k] is the first user after `prev`, so one lies in (prev, r) iff it comes before r.
+        k, n = 0, len(users)
+        for r in at:
+            while k < n and users[k] <= prev:
+                k += 1
+            out.append(prev < 0 or (k < n and users[k] < r))
+            prev = r
+        return out
+    for r in at:
+        out.append(prev < 0 or bisect_right(users, prev) < bisect_left(users, r))
+        prev = r
     return out

@@ -15,7 +15,7 @@ model (bundled, Pi's models.json files, --models), each model's from its first r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -128,24 +128,47 @@ def _recorded(path: TranscriptPath) -> list[tuple[int, Usage, str | None, bool]]
 
 def _recorded_replies(path: TranscriptPath) -> list[RecordedReply]:
     """Each call's recorded usage, by message index (the cache model learns from the requests only)."""
-    return [RecordedReply(i, Classes(float(u.input), float(u.cache_read), float(u.cache_write), float(u.output)),
-                          None if u.cost is None else float(u.cost.total), ts, learn)
+    # `tuple.__new__` makes the same named tuples as their generated `__new__` (neither class has its
+    # own), in half the time: two per recorded call.
+    new, reply, classes = tuple.__new__, RecordedReply, Classes
+    return [new(reply, (i, new(classes, (float(u.input), float(u.cache_read), float(u.cache_write), float(u.output))),
+                        None if u.cost is None else float(u.cost.total), ts, learn))
             for i, u, ts, learn in _recorded(path)]
 
 
-def _price_pairs(path: TranscriptPath) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    return [({"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write},
-             {"input": u.cost.input, "output": u.cost.output, "cacheRead": u.cost.cache_read,
-              "cacheWrite": u.cost.cache_write})
-            for _, u, _, _ in _recorded(path) if u.cost is not None]
+def _price_pairs(path: TranscriptPath) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(usage, usage.cost) of each call that records a cost, in Pi's keys (`catalog.recorded_prices`).
+    Made as they are read: `prices_of` reads them only when the catalogue has no prices for the model."""
+    for _, u, _, _ in _recorded(path):
+        c = u.cost
+        if c is not None:
+            yield ({"input": u.input, "output": u.output, "cacheRead": u.cache_read, "cacheWrite": u.cache_write},
+                   {"input": c.input, "output": c.output, "cacheRead": c.cache_read, "cacheWrite": c.cache_write})
 
 
 def _recorded_after(path: TranscriptPath) -> list[int]:
-    """The last message before each recorded compaction (its summary messages aside)."""
+    """The last message before each recorded compaction (its summary messages aside): the largest
+    index of a message of `messages[:c.index]` that is not a summary, -1 when there is none."""
     from sessiontools.transcript.model import Role
 
-    msgs = path.messages
-    return [max((m.index for m in msgs[:c.index] if m.role != Role.SUMMARY), default=-1) for c in path.compactions]
+    msgs, comps, summary = path.messages, path.compactions, Role.SUMMARY
+    if not comps:
+        return []
+    # One pass over the messages, the compactions by place (a max over the prefix of each was
+    # quadratic); a compaction at a negative place (a slice from the end) the slow way.
+    out = [max((m.index for m in msgs[:c.index] if m.role != summary), default=-1) if c.index < 0 else -1
+           for c in comps]
+    best: int | None = None  # the largest so far (None: no message yet, as `max`'s default)
+    j = 0
+    for k in sorted((k for k, c in enumerate(comps) if c.index >= 0), key=lambda k: comps[k].index):
+        stop = min(comps[k].index, len(msgs))
+        while j < stop:
+            m = msgs[j]
+            if m.role != summary and (best is None or m.index > best):
+                best = m.index
+            j += 1
+        out[k] = -1 if best is None else best
+    return out
 
 
 def replay_transcript(

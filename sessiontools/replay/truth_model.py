@@ -28,7 +28,7 @@ One class, `TruthModel`, holds the result; `to_dict` is the run record's `truth_
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -211,6 +211,22 @@ class TruthModel:
         return self.ratio * c
 
     message_tokens = unit_tokens
+
+    def units_tokens(self, units: Iterable[Any]) -> list[float]:
+        """`unit_tokens` of each unit, in one call (a grid's workload: a method call a message was a
+        sixth of measuring it); tests/replay/test_path_bulk.py holds it to `unit_tokens`."""
+        key, tokens, counted, count = self.key, self.tokens.get, self.counted.get, self.count
+        out = []
+        for u in units:
+            k = key(u)
+            t = tokens(k)
+            if t is None:
+                c = counted(k)
+                if c is None:
+                    c = count(u) if count is not None else 0
+                t = self.ratio * c
+            out.append(t)
+        return out
 
     def text_tokens(self, chars: int) -> float:
         """Truth of a text of `chars` characters: chars/4 scaled by the fitted ratio (and, when another

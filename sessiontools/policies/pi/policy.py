@@ -19,7 +19,7 @@ walk back summing Pi's own estimate of each message (chars/4 of what `size` coun
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import (
@@ -176,10 +176,7 @@ class PiPolicy(Policy):
         measures = path_measures(path, self.version)
         chars, nbytes, owns, v = measures.chars, measures.bytes, measures.owns, self.version
 
-        def size(message: Any) -> tuple[int, int]:
-            if owns(message):
-                i = message.index
-                return chars[i], nbytes[i]
+        def other(message: Any) -> tuple[int, int]:  # a message the measures do not own
             raw = message.raw
             if not isinstance(raw, Mapping):
                 return self.size(message)
@@ -187,6 +184,26 @@ class PiPolicy(Policy):
 
             return message_chars(raw, v), len(message.text.encode("utf-8"))
 
+        def size(message: Any) -> tuple[int, int]:
+            if owns(message):
+                i = message.index
+                return chars[i], nbytes[i]
+            return other(message)
+
+        own = measures.messages
+
+        def many(messages: Iterable[Any]) -> list[tuple[int, int]]:
+            """`size` of each message, in one call (a grid's workload), `owns` inlined (one loop: the
+            same by `map` over `operator` callables measured 2.5x the instructions). It calls `other`,
+            not `size`: `size.many` referring to `size` would be a cycle holding the path's messages
+            until a collection (with the collector paused, a leak of every replayed path)."""
+            n, out = len(own), []
+            for m in messages:
+                i = m.index
+                out.append((chars[i], nbytes[i]) if 0 <= i < n and own[i] is m and chars[i] >= 0 else other(m))
+            return out
+
+        size.many = many  # type: ignore[attr-defined]  # (`replay.path_grid` reads it when present)
         return size
 
     def compactor(self, path: Any, truth: Any, settings: PolicySettings) -> Any:
