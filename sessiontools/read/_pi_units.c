@@ -211,12 +211,21 @@ static int add_str_of(Units *u, PyObject *d, int key) {
     return PyUnicode_CheckExact(v) ? add_text(u, v) : BAIL;
 }
 
-/* The block's "type" when an exact str (NULL: none, or `*bail` for a str subclass). */
-static PyObject *block_type(PyObject *block, int *bail) {
-    PyObject *t = get(block, K_TYPE);
-    if (t != NULL && PyUnicode_Check(t) && !PyUnicode_CheckExact(t))
-        *bail = 1;
-    return t != NULL && PyUnicode_CheckExact(t) ? t : NULL;
+/* A content list's item as `units_of` reads it: OK with *type its exact str "type" (NULL: the item is
+ * no block, or has no str type, and is skipped), BAIL for a dict or str subclass. */
+static int typed_block(PyObject *item, PyObject **type) {
+    *type = NULL;
+    if (!PyDict_Check(item))
+        return OK; /* no block: skipped */
+    if (!PyDict_CheckExact(item))
+        return BAIL;
+    PyObject *t = get(item, K_TYPE);
+    if (t != NULL && PyUnicode_Check(t)) {
+        if (!PyUnicode_CheckExact(t))
+            return BAIL;
+        *type = t;
+    }
+    return OK;
 }
 
 /* `_content_units(content, images, ...)`. */
@@ -230,14 +239,8 @@ static int content_units(Units *u, PyObject *content, int images) {
     if (!PyList_CheckExact(content))
         return BAIL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
-        PyObject *b = PyList_GET_ITEM(content, i);
-        if (!PyDict_Check(b))
-            continue;
-        if (!PyDict_CheckExact(b))
-            return BAIL;
-        int bail = 0;
-        PyObject *t = block_type(b, &bail);
-        if (bail)
+        PyObject *b = PyList_GET_ITEM(content, i), *t;
+        if (typed_block(b, &t) != OK)
             return BAIL;
         if (t == NULL)
             continue;
@@ -259,14 +262,9 @@ static int assistant_units(Units *u, PyObject *content) {
     if (!PyList_CheckExact(content))
         return BAIL;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
-        PyObject *b = PyList_GET_ITEM(content, i);
-        if (!PyDict_Check(b))
-            continue;
-        if (!PyDict_CheckExact(b))
-            return BAIL;
+        PyObject *b = PyList_GET_ITEM(content, i), *t;
         int bail = 0, r = OK;
-        PyObject *t = block_type(b, &bail);
-        if (bail)
+        if (typed_block(b, &t) != OK)
             return BAIL;
         if (t == NULL)
             continue;
