@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sessiontools.policies.base import CompactionAsk, Compactor, Plan, PolicySettings
-from sessiontools.policies.pi.prepare import NoCompaction, Preparation, prepare_compaction
+from sessiontools.policies.pi.path_layout import PathLayout
+from sessiontools.policies.pi.prepare import NoCompaction, PathHints, Preparation, prepare_compaction
 from sessiontools.policies.pi.serialize import (
     FileOps,
     compute_file_lists,
@@ -29,7 +30,6 @@ from sessiontools.policies.pi.settings import CompactionSettings
 from sessiontools.policies.pi.sums import EntrySums, message_length
 from sessiontools.read.pi.entries import Entry
 from sessiontools.tokens.chars4 import estimate_tokens
-from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
 
 #: Characters of Pi's summarisation prompt around the serialized conversation, and of the split
 #: turn's prefix prompt (what a summarisation request sends besides the conversation).
@@ -129,28 +129,6 @@ def _serialized_one(m: Any, version: str, memo: dict[int, tuple[Any, int]]) -> i
     return got[1]
 
 
-def _layout(all_: Sequence[Entry], of_message: Sequence[int], version: str) -> tuple[Any, ...]:
-    """`PiCompactor`'s view of a path's entries (see its attributes), the same for every setting."""
-    # Each entry's position by id (compactions aside): Pi may keep from an entry that sends no
-    # message (a model change), the workload's messages from there on.
-    position: dict[str, int] = {}
-    for p, e in enumerate(all_):
-        if e.id is not None and e.type != "compaction":
-            position.setdefault(e.id, p)
-    # Pi's base path (no compaction entries) and the 1.x omission edits of each failed attempt
-    # (`transcript.pi.workload`): on the path only with their failure, as the workload has them.
-    base = [p for p, e in enumerate(all_) if e.type != "compaction"]
-    entries = [all_[p] for p in base]
-    # (an entry's role is its message's, resolved when read: the call only for the assistant replies)
-    failed = {j for j, e in enumerate(entries) if e.role == "assistant" and is_overflow_error(e, version)}
-    artefacts, ends = recovery_groups(entries, failed)
-    skip = frozenset(p for p, e in enumerate(all_) if e.type == "compaction") | {base[j] for j in artefacts}
-    group_end = {base[j]: base[k] for j, k in ends.items()}
-    # Positions of the system entries (1.x: their messages merge into the one Pi sends).
-    system = tuple(p for p, e in enumerate(all_) if e.role == "system" and e.type != "compaction")
-    return position, frozenset(of_message), skip, group_end, system
-
-
 class PiCompactor(Compactor):
     """One run's Pi compactions on the entries of a Pi transcript path (see the module docstring)."""
 
@@ -164,10 +142,13 @@ class PiCompactor(Compactor):
         memo = truth.shared.setdefault(("pi compactor layout", version), {})
         got = memo.get(id(path))
         if got is None or got[0] is not path:
-            got = memo[id(path)] = (path, _layout(table.entries, table.of_message, version),
+            got = memo[id(path)] = (path, PathLayout(table.entries, table.of_message, version),
                                     EntrySums(table.entries, version))
-        self.position, self.with_message, self.skip, self.group_end, self.system = got[1]
+        self.layout: PathLayout = got[1]
+        self.position, self.with_message, self.skip = self.layout.position, self.layout.with_message, self.layout.skip
+        self.group_end, self.system = self.layout.group_end, self.layout.system
         self.sums: EntrySums = got[2]
+        self.ordered = False  # the newest `positions` came from the layout's slices (its context one ascending run)
         self.comp: Entry | None = None  # the newest compaction's entry on the simulated path
         self.comp_after = -1  # the entry position after which it was made
         self.made_count = 0
@@ -177,33 +158,28 @@ class PiCompactor(Compactor):
         #: (original message, its copy) of the newest reply `entries` gave the simulated usage (`with_usage`).
         self.copied: tuple[Any, Any] | None = None
         self.path_pos: list[int] = []  # the entry position of each entry `entries` gave (-1: the compaction's)
+        self.path_messages: list[Any] = []  # (0.x) the message it summarises of each (None: none)
+        #: The newest `entries`' index of the compaction's entry (-1: none), and of the path's newest
+        #: compaction entry (`prepare.PathHints`; None: unknown).
+        self.comp_at, self.newest = -1, None
+        self.unskipped = False  # a rejection put a compaction entry back on the path (`rejected`)
 
     def positions(self, ask: CompactionAsk) -> list[int]:
         """The entry positions on Pi's path for the context of `ask`, before the failed attempt's group:
         the context's entries and those that send no message (model and thinking changes, an
         extension's custom entries) from the first kept entry on; before a model call (a retry, 1.x's
-        check between turns), also those up to that call."""
-        skip, with_message, of = self.skip, self.with_message, self.of_message
-        out: list[int] = []
-        prev = -1
-        for i in ask.context:
-            p = of[i]
-            if p == prev or p in skip:
-                continue
-            lo = prev + 1 if prev >= 0 else self.kept_from
-            if p > lo:  # entries between two messages (most messages follow the previous one's entry)
-                out += [q for q in range(lo, p) if q not in with_message and q not in skip]
-            out.append(p)
-            prev = p
-        if ask.before_call and ask.context and ask.context[-1] + 1 < len(of) and prev not in self.group_end:
-            out += [q for q in range(prev + 1, of[ask.context[-1] + 1]) if q not in with_message and q not in skip]
-        return out
+        check between turns), also those up to that call (`PathLayout.positions`)."""
+        return self.layout.positions(ask.context, self.kept_from, ask.before_call, self.skip).at
 
     def entries(self, ask: CompactionAsk) -> list[Entry]:
-        """The entry path Pi holds for the context of `ask` (see the module docstring)."""
-        all_, qs = self.all, self.positions(ask)
-        out = [all_[q] for q in qs]
+        """The entry path Pi holds for the context of `ask` (see the module docstring); `path_pos` and
+        `path_messages` (0.x: the message it summarises of each, `prepare.PathHints`) beside it."""
+        all_, layout = self.all, self.layout
+        got = layout.positions(ask.context, self.kept_from, ask.before_call, self.skip)
+        qs, self.ordered = got.at, got.ordered
+        out = got.entries if got.entries is not None else [all_[q] for q in qs]
         at = list(qs)
+        msgs = got.messages if got.messages is not None else [layout.message_of[q] for q in qs]
         self.copied = None
         if ask.reply is not None and not ask.reply[3]:  # the newest reply with the simulated usage
             q = self.of_message[ask.reply[0]]
@@ -211,20 +187,33 @@ class PiCompactor(Compactor):
             if k < len(qs) and qs[k] == q:
                 e = out[k] = with_usage(all_[q], int(ask.reply[1] + 0.5), ask.reply[2])
                 self.copied = (all_[q].message, e.message)
+                msgs[k] = e.message
         prev = qs[-1] if qs else -1
+        newest: int | None = None if self.unskipped else -1  # the path's newest compaction entry (None: the port finds it)
         if ask.reason == "overflow" and prev in self.group_end:
             # Pi's path holds the failed attempt and its omission edits when it compacts to retry.
             group = range(prev + 1, self.group_end[prev] + 1)
             out.extend(all_[q] for q in group)
             at.extend(group)
+            msgs.extend(layout.message_of[q] for q in group)
             prev = self.group_end[prev]
+            if any(all_[q].type == "compaction" for q in group):
+                newest = None
+        self.comp_at = -1
         if self.comp is not None:  # after the entry it was made after, before the context's next one
             k = bisect_right(qs, self.comp_after)
-            k = k if k < len(qs) else len(out)
+            self.comp_at = k = k if k < len(qs) else len(out)
             out.insert(k, self.comp)
             at.insert(k, -1)
-        self.last_pos, self.path_pos = prev, at
+            msgs.insert(k, None)  # (0.x summarises no compaction entry's message)
+            if newest is not None:
+                newest = k
+        self.last_pos, self.path_pos, self.path_messages, self.newest = prev, at, msgs, newest
         return out
+
+    def _messages(self, lo: int, hi: int) -> tuple[Any, ...]:
+        """The messages of path[lo:hi] that 0.x summarises (`prepare.PathHints.messages`)."""
+        return tuple([m for m in self.path_messages[lo:hi] if m is not None])
 
     def plan(self, ask: CompactionAsk) -> Plan | str:
         shared, v = self.truth.shared, self.v
@@ -249,9 +238,10 @@ class PiCompactor(Compactor):
     def _plan(self, ask: CompactionAsk, path: list[Entry], estimates: dict[int, Any], ops: dict[int, Any],
               memo: dict[int, Any]) -> Plan | str:
         sums = self.sums if self.v == "0" else None  # 0.x's measures by entry (`EntrySums`)
+        hints = PathHints(self.newest, self._messages) if sums is not None and self.newest is not None else None
         prep = prepare_compaction(path, self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
                                   file_ops=lambda ms, into, v: (sums is not None and sums.add_ops(ms, into))
-                                  or _file_ops(ms, into, v, ops))
+                                  or _file_ops(ms, into, v, ops), hints=hints)
         if isinstance(prep, NoCompaction):
             return prep.reason
         assert isinstance(prep, Preparation)
@@ -259,7 +249,9 @@ class PiCompactor(Compactor):
         if fk is None:
             return "first kept entry not in the workload"
         of = self.of_message
-        kept = tuple(i for i in ask.context if of[i] >= fk)
+        c = ask.context
+        # (one ascending run of messages whose entries keep their order: the kept ones are its tail)
+        kept = c[bisect_left(c, fk, key=of.__getitem__):] if self.ordered else tuple(i for i in c if of[i] >= fk)
         sum_in = summarization_input(self.truth, prep, lambda ms: self._serialized(prep, ms, memo))
         common: dict[str, Any] = dict(is_split_turn=prep.is_split_turn, messages_summarized=len(prep.messages_to_summarize),
                                       turn_prefix_messages=len(prep.turn_prefix_messages),
@@ -285,13 +277,19 @@ class PiCompactor(Compactor):
             got = None
             if ms is prep.messages_to_summarize:
                 end = prep.turn_start_index if prep.is_split_turn else prep.first_kept_index
-                got = self.sums.serialized([q for q in self.path_pos[prep.boundary_start:end or 0] if q >= 0])
+                got = self.sums.serialized(self._entry_positions(prep.boundary_start, end or 0))
             elif ms is prep.turn_prefix_messages:
-                lo = prep.turn_start_index or 0
-                got = self.sums.serialized([q for q in self.path_pos[lo:prep.first_kept_index] if q >= 0])
+                got = self.sums.serialized(self._entry_positions(prep.turn_start_index or 0, prep.first_kept_index))
             if got is not None:
                 return got
         return _serialized_chars(ms, self.v, memo)
+
+    def _entry_positions(self, lo: int, hi: int) -> list[int]:
+        """The entry positions of path[lo:hi] but the compaction's (`path_pos`)."""
+        got = self.path_pos[lo:hi]
+        if lo <= self.comp_at < hi:
+            del got[self.comp_at - lo]
+        return got
 
     def asked_after(self) -> str | None:
         return self.all[self.last_pos].id if self.last_pos >= 0 else None
@@ -324,7 +322,10 @@ class PiCompactor(Compactor):
         at = self.of_message[index]
         end = self.group_end.get(at)
         if end is not None and end > at:
-            self.skip = self.skip - set(range(at + 1, end + 1))
+            group = range(at + 1, end + 1)
+            self.skip = self.skip - set(group)
+            if any(self.all[q].type == "compaction" for q in group):
+                self.unskipped = True  # a compaction entry may now be on the context's path: the port finds the newest
 
     def recorded_summary(self, k: int) -> float | None:
         """The truth of every message of recorded compaction k's entry (1.x: its summary and the system

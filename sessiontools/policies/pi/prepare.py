@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 from sessiontools.jsvalues import UNDEFINED, js_truthy, utf16_len
 from sessiontools.policies.pi.cut import CutPoint, find_cut_point_v0, find_projected_cut_point
@@ -141,6 +142,15 @@ def message_for_compaction_v0(e: Entry) -> Message | None:
     return None
 
 
+class PathHints(NamedTuple):
+    """What a caller that built a 0.x path knows of it (the replay's compactor, `policies.pi.compactor`),
+    given so that the port need not find it again: each is the port's own answer exactly
+    (`tests/policies/test_pi_path_layout.py` holds them to it)."""
+
+    newest_compaction: int  # the index of the path's newest compaction entry (-1: none)
+    messages: Callable[[int, int], tuple[Message, ...]]  # `_messages_for_compaction_v0(path, lo, hi)`
+
+
 def _messages_for_compaction_v0(path: Sequence[Entry], lo: int, hi: int) -> tuple[Message, ...]:
     """The messages of path[lo:hi] that 0.x summarises (`message_for_compaction_v0`)."""
     return tuple([
@@ -179,13 +189,16 @@ def _context_estimate_v0(path: Sequence[Entry], comp_idx: int, estimate: Callabl
 
 def _prepare_v0(
     path: Sequence[Entry], settings: CompactionSettings, estimate: Callable[[Message], int] | None = None,
-    add_ops: AddOps = extract_file_ops_all,
+    add_ops: AddOps = extract_file_ops_all, hints: PathHints | None = None,
 ) -> CompactionResult:
     prev_idx = -1
-    for i in range(len(path) - 1, -1, -1):
-        if path[i].type == "compaction":
-            prev_idx = i
-            break
+    if hints is not None:
+        prev_idx = hints.newest_compaction
+    else:
+        for i in range(len(path) - 1, -1, -1):
+            if path[i].type == "compaction":
+                prev_idx = i
+                break
     previous_summary = None
     boundary_start = 0
     if prev_idx >= 0:
@@ -200,10 +213,11 @@ def _prepare_v0(
     if first_kept is None or not js_truthy(first_kept.data.get("id")):
         return NoCompaction("the first kept entry has no id (the session needs migration)", tokens_before)
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
-    to_summarize = _messages_for_compaction_v0(path, boundary_start, history_end or 0)
+    messages = hints.messages if hints is not None else partial(_messages_for_compaction_v0, path)
+    to_summarize = messages(boundary_start, history_end or 0)
     prefix: tuple[Message, ...] = ()
     if cut.is_split_turn:
-        prefix = _messages_for_compaction_v0(path, cut.turn_start_index or 0, cut.first_kept_index)
+        prefix = messages(cut.turn_start_index or 0, cut.first_kept_index)
     ops = _file_ops(path[prev_idx] if prev_idx >= 0 else None, to_summarize, prefix, add_ops, "0")
     return Preparation(
         "0",
@@ -280,7 +294,7 @@ def _prepare_v1(
 def prepare_compaction(
     path: Sequence[Entry], settings: CompactionSettings, pi_version: str, *, context: Context | None = None,
     estimate: Callable[[Message], int] | None = None,
-    file_ops: AddOps | None = None,
+    file_ops: AddOps | None = None, hints: PathHints | None = None,
 ) -> CompactionResult:
     """What Pi `pi_version` would summarise and keep if it compacted at the end of `path`.
 
@@ -288,17 +302,17 @@ def prepare_compaction(
     `Preparation`, or a `NoCompaction` with the reason where Pi returns undefined. `estimate`
     may replace `estimateTokens` of that version with a memoised equivalent, and `file_ops`
     `extract_file_ops_all` (the replay shares both across a settings grid); they must give the same
-    answers.
+    answers. `hints` (0.x): what the caller knows of `path` (`PathHints`), the port's answers too.
     """
     if not path:
         return NoCompaction("the path is empty")
     if path[-1].type == "compaction":
         return NoCompaction("the path already ends in a compaction")
     if pi_version == "0":
-        return _prepare_v0(path, settings, estimate, file_ops or extract_file_ops_all)
+        return _prepare_v0(path, settings, estimate, file_ops or extract_file_ops_all, hints)
     if pi_version == "1":
         return _prepare_v1(path, settings, context, estimate, file_ops or extract_file_ops_all)
     raise ValueError(f"unknown Pi version {pi_version!r}")
 
 
-__all__ = ["CompactionResult", "CutPoint", "NoCompaction", "Preparation", "prepare_compaction"]
+__all__ = ["CompactionResult", "CutPoint", "NoCompaction", "PathHints", "Preparation", "prepare_compaction"]

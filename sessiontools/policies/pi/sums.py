@@ -41,7 +41,7 @@ class EntrySums:
     are not empty and of how many entries have a message, and the entries with file operations (see
     the module docstring)."""
 
-    __slots__ = ("entries", "version", "chars", "parts", "msgs", "odd", "ops_at", "ops", "where")
+    __slots__ = ("entries", "version", "chars", "parts", "msgs", "odd", "ops_at", "ops", "where", "flat", "flat_at")
 
     def __init__(self, entries: Sequence[Entry], version: str) -> None:
         # Each entry's message is measured here once (made once per path per grid): no memo by message.
@@ -50,6 +50,10 @@ class EntrySums:
         self.odd: list[int] = []  # positions whose message is no object (a malformed line): not measured
         self.ops_at: list[int] = []  # positions whose message has file operations, ascending
         self.ops: list[FileOps] = []  # their operations
+        #: The same operations flat, by kind (read, written, edited): each kind's files of the entries
+        #: with operations in order, and where each entry's start (`add_ops` merges a range in one call).
+        self.flat: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self.flat_at: tuple[list[int], list[int], list[int]] = ([0], [0], [0])
         #: The position of each entry's own message object (a message two entries share: none).
         where: dict[int, int] = {}
         shared: set[int] = set()
@@ -88,6 +92,10 @@ class EntrySums:
                 if found is not None:
                     self.ops_at.append(q)
                     self.ops.append(found)
+                    for files, flat, at in zip((found.read, found.written, found.edited), self.flat, self.flat_at,
+                                               strict=True):
+                        flat.extend(files)
+                        at.append(len(flat))
             chars.append(c)
             parts.append(n)
             msgs.append(t)
@@ -129,10 +137,11 @@ class EntrySums:
             return False
         if self.msgs[hi + 1] - self.msgs[lo] != len(messages):
             return False
-        at, found = self.ops_at, self.ops
-        for k in range(bisect_left(at, lo), bisect_right(at, hi)):
-            one = found[k]
-            ops.read.update(one.read)
-            ops.written.update(one.written)
-            ops.edited.update(one.edited)
+        at = self.ops_at
+        k0, k1 = bisect_left(at, lo), bisect_right(at, hi)
+        if k1 > k0:  # each kind's files of those entries in order, merged as one `update` each merges them
+            for into, flat, starts in zip((ops.read, ops.written, ops.edited), self.flat, self.flat_at, strict=True):
+                a, b = starts[k0], starts[k1]
+                if b > a:
+                    into.update(dict.fromkeys(flat[a:b]))
         return True
