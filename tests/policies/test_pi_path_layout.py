@@ -22,6 +22,7 @@ from sessiontools.policies.pi.sums import EntrySums
 from sessiontools.read.pi.entries import Entry
 from sessiontools.read.sources import load_source
 from sessiontools.replay.transcripts import replay_transcript
+from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.load import transcript_of
 from tests.conftest import SAMPLES, shared_sessions
 
@@ -56,6 +57,8 @@ class _Checks:
                 if comp.v == "0":  # the message 0.x summarises of it (a custom message's is rebuilt at each call)
                     m, rule = comp.path_messages[i], P.message_for_compaction_v0(e)
                     assert m is rule or (e.type != "message" and m == rule), (i, e)
+                    t = comp.path_tokens[i]
+                    assert t == (estimate_tokens(e.message or {}, "0") if e.type == "message" else None), (i, e)
             want = _loop(lay, ask.context, comp.kept_from, ask.before_call, comp.skip)
             assert comp.positions(ask) == want
             self.n["ordered"] += comp.ordered
@@ -158,4 +161,5 @@ def test_generated_layouts_slice_as_the_loop_walks(seed: int) -> None:
         if got.ordered:
             assert got.entries == [entries[q] for q in got.at]
             assert got.messages == [lay.message_of[q] for q in got.at]
+            assert got.tokens == [lay.entry_tokens[q] for q in got.at]
         assert lay.positions(list(context), kept_from, before, skip).ordered is False  # (only a tuple is sliced)

@@ -142,7 +142,7 @@ class PiCompactor(Compactor):
         memo = truth.shared.setdefault(("pi compactor layout", version), {})
         got = memo.get(id(path))
         if got is None or got[0] is not path:
-            got = memo[id(path)] = (path, PathLayout(table.entries, table.of_message, version),
+            got = memo[id(path)] = (path, PathLayout(table.entries, table.of_message, version, path),
                                     EntrySums(table.entries, version))
         self.layout: PathLayout = got[1]
         self.position, self.with_message, self.skip = self.layout.position, self.layout.with_message, self.layout.skip
@@ -159,6 +159,7 @@ class PiCompactor(Compactor):
         self.copied: tuple[Any, Any] | None = None
         self.path_pos: list[int] = []  # the entry position of each entry `entries` gave (-1: the compaction's)
         self.path_messages: list[Any] = []  # (0.x) the message it summarises of each (None: none)
+        self.path_tokens: list[int | None] = []  # (0.x) the estimate of each message entry's (None: no message)
         #: The newest `entries`' index of the compaction's entry (-1: none), and of the path's newest
         #: compaction entry (`prepare.PathHints`; None: unknown).
         self.comp_at, self.newest = -1, None
@@ -180,6 +181,8 @@ class PiCompactor(Compactor):
         out = got.entries if got.entries is not None else [all_[q] for q in qs]
         at = list(qs)
         msgs = got.messages if got.messages is not None else [layout.message_of[q] for q in qs]
+        # (the reply's copy has its original's content, so its estimate)
+        toks = got.tokens if got.tokens is not None else [layout.entry_tokens[q] for q in qs]
         self.copied = None
         if ask.reply is not None and not ask.reply[3]:  # the newest reply with the simulated usage
             q = self.of_message[ask.reply[0]]
@@ -196,6 +199,7 @@ class PiCompactor(Compactor):
             out.extend(all_[q] for q in group)
             at.extend(group)
             msgs.extend(layout.message_of[q] for q in group)
+            toks.extend(layout.entry_tokens[q] for q in group)
             prev = self.group_end[prev]
             if any(all_[q].type == "compaction" for q in group):
                 newest = None
@@ -206,9 +210,10 @@ class PiCompactor(Compactor):
             out.insert(k, self.comp)
             at.insert(k, -1)
             msgs.insert(k, None)  # (0.x summarises no compaction entry's message)
+            toks.insert(k, None)
             if newest is not None:
                 newest = k
-        self.last_pos, self.path_pos, self.path_messages, self.newest = prev, at, msgs, newest
+        self.last_pos, self.path_pos, self.path_messages, self.path_tokens, self.newest = prev, at, msgs, toks, newest
         return out
 
     def _messages(self, lo: int, hi: int) -> tuple[Any, ...]:
@@ -238,7 +243,7 @@ class PiCompactor(Compactor):
     def _plan(self, ask: CompactionAsk, path: list[Entry], estimates: dict[int, Any], ops: dict[int, Any],
               memo: dict[int, Any]) -> Plan | str:
         sums = self.sums if self.v == "0" else None  # 0.x's measures by entry (`EntrySums`)
-        hints = PathHints(self.newest, self._messages) if sums is not None and self.newest is not None else None
+        hints = PathHints(self.newest, self._messages, self.path_tokens) if sums is not None and self.newest is not None else None
         prep = prepare_compaction(path, self.cs, self.v, estimate=lambda m: _estimate(m, self.v, estimates),
                                   file_ops=lambda ms, into, v: (sums is not None and sums.add_ops(ms, into))
                                   or _file_ops(ms, into, v, ops), hints=hints)

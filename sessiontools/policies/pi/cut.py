@@ -63,8 +63,11 @@ def find_cut_point_v0(
     end: int,
     keep_recent_tokens: int,
     tokens: Callable[[Mapping[str, Any]], int] | None = None,
+    entry_tokens: Sequence[int | None] | None = None,
 ) -> CutPoint:
-    """Pi 0.x `findCutPoint`: walk back from the newest message until `keep_recent_tokens` are kept."""
+    """Pi 0.x `findCutPoint`: walk back from the newest message until `keep_recent_tokens` are kept.
+    `entry_tokens`: each entry's `tokens(e.message or {})`, None for an entry that is no message, when
+    the caller has them (`prepare.PathHints`)."""
     est = tokens or (lambda m: estimate_tokens(m, "0"))
     # Pi lists every valid cut point; only the first one and the first one at or after the entry
     # where keepRecentTokens is reached matter, so those two are found by a scan forward.
@@ -74,10 +77,16 @@ def find_cut_point_v0(
     acc = 0
     cut = first
     for i in range(end - 1, start - 1, -1):
-        e = entries[i]
-        if e.type != "message":
-            continue
-        acc += est(e.message or {})
+        if entry_tokens is not None:
+            t = entry_tokens[i]
+            if t is None:
+                continue
+            acc += t
+        else:
+            e = entries[i]
+            if e.type != "message":
+                continue
+            acc += est(e.message or {})
         if acc >= keep_recent_tokens:
             c = _next_cut_point_v0(entries, i, end)
             if c is not None:

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 from sessiontools.policies.pi.prepare import message_for_compaction_v0
 from sessiontools.read.pi.entries import Entry
+from sessiontools.tokens.chars4 import estimate_tokens
 from sessiontools.transcript.pi.workload import is_overflow_error, recovery_groups
 
 #: At most this many runs of consecutive messages in a context taken by slices (`PathLayout._runs`):
@@ -42,6 +43,8 @@ class Columns(NamedTuple):
     silent_entries: list[Entry]
     kept_messages: list[Any]
     silent_messages: list[Any]
+    kept_tokens: list[int | None]
+    silent_tokens: list[int | None]
 
 
 class Positions(NamedTuple):
@@ -52,6 +55,7 @@ class Positions(NamedTuple):
     ordered: bool
     entries: list[Entry] | None
     messages: list[Any] | None
+    tokens: list[int | None] | None
 
 
 class PathLayout:
@@ -63,9 +67,9 @@ class PathLayout:
     `monotone` (each message's entry is at or after the previous message's)."""
 
     __slots__ = ("all", "of", "position", "with_message", "skip", "group_end", "system", "monotone", "message_of",
-                 "_columns", "_other", "_run")
+                 "entry_tokens", "_columns", "_other", "_run")
 
-    def __init__(self, all_: Sequence[Entry], of_message: Sequence[int], version: str) -> None:
+    def __init__(self, all_: Sequence[Entry], of_message: Sequence[int], version: str, path: Any = None) -> None:
         self.all, self.of = all_, of_message
         position: dict[str, int] = {}
         for p, e in enumerate(all_):
@@ -88,6 +92,7 @@ class PathLayout:
             # the common case (a message entry holding a dict) without the call
             e.message if e.type == "message" and e.message is not None else message_for_compaction_v0(e) for e in all_
         ] if version == "0" else [None] * len(all_)
+        self.entry_tokens = _entry_tokens(all_, of_message, path) if version == "0" else [None] * len(all_)
         self._run = tuple(range(len(of_message)))  # a context that is one run of messages is a slice of it
         self._columns: Columns | None = None
         self._other: tuple[frozenset[int], Columns] | None = None  # the newest other skip's (a walk's after a rejection)
@@ -103,8 +108,10 @@ class PathLayout:
         wm = self.with_message
         silent = [q for q in kept if q not in wm]
         all_, msgs = self.all, self.message_of
+        toks = self.entry_tokens
         got = Columns(kept, silent, [i for i, p in enumerate(self.of) if p in skip], [all_[q] for q in kept],
-                      [all_[q] for q in silent], [msgs[q] for q in kept], [msgs[q] for q in silent])
+                      [all_[q] for q in silent], [msgs[q] for q in kept], [msgs[q] for q in silent],
+                      [toks[q] for q in kept], [toks[q] for q in silent])
         if skip is self.skip:
             self._columns = got
         else:
@@ -123,7 +130,7 @@ class PathLayout:
         if before_call and context and context[-1] + 1 < len(of) and prev not in self.group_end:
             wm = self.with_message
             out += [q for q in range(prev + 1, of[context[-1] + 1]) if q not in wm and q not in skip]
-        return Positions(out, False, None, None)
+        return Positions(out, False, None, None, None)
 
     def loop_positions(self, context: Sequence[int], kept_from: int, skip: frozenset[int]) -> tuple[list[int], int]:
         """The rule, one message at a time: the positions and the last message's entry (-1: none)."""
@@ -191,9 +198,34 @@ class PathLayout:
         at: list[int] = []
         entries: list[Entry] = []
         messages: list[Any] = []
+        tokens: list[int | None] = []
         for k, lo, hi in cuts:
             if hi > lo:
                 at += (kept if k else silent)[lo:hi]
                 entries += (cols.kept_entries if k else cols.silent_entries)[lo:hi]
                 messages += (cols.kept_messages if k else cols.silent_messages)[lo:hi]
-        return Positions(at, True, entries, messages)
+                tokens += (cols.kept_tokens if k else cols.silent_tokens)[lo:hi]
+        return Positions(at, True, entries, messages, tokens)
+
+
+def _entry_tokens(all_: Sequence[Entry], of_message: Sequence[int], path: Any) -> list[int | None]:
+    """0.x's estimateTokens of each message entry's message (`e.message or {}`, as `find_cut_point_v0`
+    estimates it), None for an entry that is no message: by the characters Pi's chars/4 counts of a
+    message of `path` (the transcript path, if given) whose raw object is the entry's own
+    (`policies.pi.measures`, measured once per path: `chars4.message_chars` exactly), else by
+    `estimate_tokens`."""
+    out: list[int | None] = [None] * len(all_)
+    messages = getattr(path, "messages", None)
+    if messages is not None and len(messages) == len(of_message):
+        from sessiontools.policies.pi.measures import path_measures
+
+        chars = path_measures(path, "0").chars
+        for i, q in enumerate(of_message):
+            e = all_[q]
+            if e.type == "message" and e.message is not None and messages[i].raw is e.message and chars[i] >= 0:
+                out[q] = -(-chars[i] // 4)
+    for q, e in enumerate(all_):
+        if e.type == "message" and out[q] is None:
+            out[q] = estimate_tokens(e.message or {}, "0")
+    return out
+

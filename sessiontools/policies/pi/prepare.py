@@ -149,6 +149,8 @@ class PathHints(NamedTuple):
 
     newest_compaction: int  # the index of the path's newest compaction entry (-1: none)
     messages: Callable[[int, int], tuple[Message, ...]]  # `_messages_for_compaction_v0(path, lo, hi)`
+    #: Each entry's estimate, None for one that is no message (`find_cut_point_v0`'s `entry_tokens`).
+    entry_tokens: Sequence[int | None]
 
 
 def _messages_for_compaction_v0(path: Sequence[Entry], lo: int, hi: int) -> tuple[Message, ...]:
@@ -208,7 +210,8 @@ def _prepare_v0(
         fk = next((i for i, e in enumerate(path) if e.data.get("id", UNDEFINED) == target), -1)
         boundary_start = fk if fk >= 0 else prev_idx + 1
     tokens_before = _context_estimate_v0(path, prev_idx, estimate)
-    cut = find_cut_point_v0(path, boundary_start, len(path), settings.keep_recent_tokens, estimate)
+    cut = find_cut_point_v0(path, boundary_start, len(path), settings.keep_recent_tokens, estimate,
+                            hints.entry_tokens if hints is not None else None)
     first_kept = path[cut.first_kept_index] if 0 <= cut.first_kept_index < len(path) else None
     if first_kept is None or not js_truthy(first_kept.data.get("id")):
         return NoCompaction("the first kept entry has no id (the session needs migration)", tokens_before)
