@@ -155,11 +155,24 @@ def test_the_c_prices_generated_runs_as_python() -> None:
 
 
 class _Float(float):
-    pass
+    """A float whose arithmetic and order are not a float's (Python's loop runs them)."""
+
+    def __add__(self, o: object) -> float:
+        return 1.0
+
+    __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __add__
+
+    def __lt__(self, o: object) -> bool:
+        return True
+
+    __gt__ = __lt__
 
 
 class _Int(int):
-    pass
+    """An int whose float is not its value."""
+
+    def __float__(self) -> float:
+        return 2.5
 
 
 class _Point(RequestPoint):
@@ -169,7 +182,10 @@ class _Point(RequestPoint):
 
 
 class _Classes(Classes):
-    pass
+    """Classes that unpack to other values."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter((1.0, 2.0, 3.0, 4.0))
 
 
 #: Values a reader or a caller could hand in where a float, an int, a bool or a str is expected.
