@@ -3,7 +3,7 @@ case (`scan_fields`, `check_tree(s)`), the Codex reader's one-pass JSON scanner 
 _project.c) and the Pi reader's selective one (`pi_project_lines`, _pi.c), every Pi reading's entries
 (`pi_entries`, _pi_entries.c), a Pi message's measures for the replay's compactor (`pi_message_measure`,
 _pi_measure.c) and for Pi's own count (`pi_units`, `pi_json`, _pi_units.c), a 0.x path's messages
-(`pi_path_messages`, _pi_path.c), a replayed run's pricing loop (`price_sums`, _price.c). Built by every install (`make`); when a machine cannot build it the package runs its
+(`pi_path_messages`, _pi_path.c), a replayed run's pricing loop and its record's count of truth sources (`price_sums`, `point_sources`, _price.c). Built by every install (`make`); when a machine cannot build it the package runs its
 pure-Python paths (`read.values.scan_fields_reference`, the checks in Python, every Codex line read
 the ordinary way, the Pi reader's ordinary reading), with the same results."""
 

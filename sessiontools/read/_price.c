@@ -20,7 +20,9 @@
  * not have changed at that point: the timestamp memo (`seconds`, shared by a path's runs) is read and
  * filled in the Python loop's order (a miss calls `iso_seconds` and stores what it gives, as
  * `cost._seconds` does), so after a None the Python loop finds the memo as it would have left it
- * itself, and ends with the same contents. */
+ * itself, and ends with the same contents.
+ *
+ * point_sources (at the end): a run record's count of its requests' truth sources. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -177,6 +179,12 @@ static int kept_prefix(PyObject *compactions, Py_ssize_t i, PyObject *comp_type,
     return r;
 }
 
+/* `bust[i] = v`: 1, or FAILED. */
+static int set_float(PyObject *list, Py_ssize_t i, double v) {
+    PyObject *f = PyFloat_FromDouble(v);
+    return f != NULL && PyList_SetItem(list, i, f) == 0 ? 1 : FAILED;
+}
+
 typedef struct {
     int caching, write, priced;
     double ttl, hit, after_bust, input_floor, overhead, p_in, p_read, p_write, p_out, miss;
@@ -291,22 +299,14 @@ static int price_loop(PyObject *requests, PyObject *compactions, PyObject *recor
                     goto next;
                 }
                 for (long j = last_epoch; j < epoch - 1; j++) {
-                    PyObject *zero = PyFloat_FromDouble(0.0);
-                    if (zero == NULL) {
-                        r = FAILED;
+                    if ((r = set_float(bust, j, 0.0)) != 1)
                         goto next;
-                    }
-                    PyList_SetItem(bust, j, zero);
                 }
                 double kept = prefix < truth ? prefix : truth; /* min(p.truth, ...) */
                 double d = kept - c_read;
                 b = (d > 0.0 ? d : 0.0) * (t->miss - t->p_read);
-                PyObject *v = PyFloat_FromDouble(b);
-                if (v == NULL) {
-                    r = FAILED;
+                if ((r = set_float(bust, epoch - 1, b)) != 1)
                     goto next;
-                }
-                PyList_SetItem(bust, epoch - 1, v);
             }
         }
         Py_INCREF(p);
@@ -342,7 +342,6 @@ PyObject *price_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (!PyList_CheckExact(requests) || !PyList_CheckExact(compactions) || !PyDict_CheckExact(recorded) ||
         !PyDict_CheckExact(rec_cost) || !PyDict_CheckExact(k.memo) || !PyType_Check(k.point_type) ||
         !PyType_Check(k.classes_type) || !PyType_Check(k.comp_type) || !PyUnicode_Check(k.recorded_source) ||
-        !PyType_IsSubtype(Py_TYPE(k.recorded_source), &PyUnicode_Type) ||
         !PyType_IsSubtype((PyTypeObject *)k.point_type, &PyTuple_Type) ||
         !PyType_IsSubtype((PyTypeObject *)k.classes_type, &PyTuple_Type))
         Py_RETURN_NONE;
@@ -367,4 +366,42 @@ PyObject *price_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         Py_RETURN_NONE;
     }
     return Py_BuildValue("(ddddddN)", s.t_in, s.t_read, s.t_write, s.t_out, s.rejected, s.agent, bust);
+}
+
+/* point_sources(requests, RequestPoint, members) -> `tuple(points.count(m) for m in members)` of
+ * `points = [r.truth_source for r in requests]` (`replay.run_document.source_counts`, a run record's
+ * requests_from_...), or None. Counted by identity, which is the count where every point is an exact
+ * RequestPoint whose truth source is one of `members` (distinct TruthSource members: str equality,
+ * so a member equals itself only); anything else (an equal str, another object) says None. */
+PyObject *point_sources(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_CheckExact(args[2]) || PyTuple_GET_SIZE(args[2]) > 8) {
+        PyErr_SetString(PyExc_TypeError, "point_sources(requests, point_type, members: tuple of at most 8)");
+        return NULL;
+    }
+    PyObject *requests = args[0], *members = args[2];
+    Py_ssize_t n = PyTuple_GET_SIZE(members), counts[8] = {0};
+    if (!PyList_CheckExact(requests) || !PyType_Check(args[1]) ||
+        !PyType_IsSubtype((PyTypeObject *)args[1], &PyTuple_Type))
+        Py_RETURN_NONE;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(requests); i++) {
+        PyObject *p = PyList_GET_ITEM(requests, i);
+        if (Py_TYPE(p) != (PyTypeObject *)args[1] || PyTuple_GET_SIZE(p) != N_FIELDS)
+            Py_RETURN_NONE;
+        PyObject *source = PyTuple_GET_ITEM(p, F_SOURCE);
+        Py_ssize_t m = 0;
+        while (m < n && PyTuple_GET_ITEM(members, m) != source)
+            m++;
+        if (m == n)
+            Py_RETURN_NONE;
+        counts[m]++;
+    }
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t m = 0; out != NULL && m < n; m++) {
+        PyObject *c = PyLong_FromSsize_t(counts[m]);
+        if (c == NULL)
+            Py_CLEAR(out);
+        else
+            PyTuple_SET_ITEM(out, m, c);
+    }
+    return out;
 }
