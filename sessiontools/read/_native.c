@@ -225,6 +225,8 @@ void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
 PyObject *codex_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _codex_summary.c */
+PyObject *price_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs);    /* _price.c */
+PyObject *point_sources(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _price.c */
 
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
@@ -259,6 +261,10 @@ static PyMethodDef methods[] = {
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,
      "codex_summary(data, limit, high, total_high) -> what inspect reads of a Codex rollout or None (see _codex_summary.c)"},
+    {"price_sums", (PyCFunction)(void (*)(void))price_sums, METH_FASTCALL,
+     "price_sums(requests, compactions, ...) -> replay.cost._price_loop's sums or None (see _price.c)"},
+    {"point_sources", (PyCFunction)(void (*)(void))point_sources, METH_FASTCALL,
+     "point_sources(requests, point_type, members) -> each member's count of the truth sources or None (see _price.c)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -42,6 +42,7 @@ from sessiontools.read.values import iso_seconds
 from sessiontools.replay.records import (
     ReplayRun,
     RequestPoint,
+    SimCompaction,
     TruthSource,
     json_field,
     read_json,
@@ -177,6 +178,16 @@ def _unit_prices(cache: CacheModel, prices: Mapping[str, float] | None) -> tuple
             prices.get("output", 0.0), _miss_price(cache, prices))
 
 
+try:
+    # `_price_loop`'s sums in C (sessiontools/read/_price.c), None for a run it does not take (odd
+    # types: Python prices it). Bench s0049, one run of its 25-setting grid (460 requests), min of 7:
+    # `price_run` 260-310 -> 17 us (the C's loop 15 us); the grid's instructions (cgdiff.sh grid r)
+    # 616M -> 535M.
+    from sessiontools.read._native import price_sums as c_price_sums
+except ImportError:  # not built on this machine: `_price_loop` prices every run, with the same floats
+    c_price_sums = None
+
+
 def price_run(
     run: ReplayRun, recorded: Mapping[int, Classes], cache: CacheModel, prices: Mapping[str, float] | None,
     overhead: float = 0.0, recorded_cost: Mapping[int, float] | None = None,
@@ -190,14 +201,52 @@ def price_run(
     same timestamps, and a grid prices each run)."""
     rec_cost = recorded_cost or {}
     memo: dict[str | None, float | None] = {} if seconds is None else seconds
-    # One loop over the run's requests with the per-request rules inlined (the cache read below,
-    # `modelled_classes`, `Classes.cost`, the sums: each term in the same order, so the same floats): a
-    # grid prices every run, and those calls were most of a run record's cost (s0049's 25-setting grid:
-    # 28.5 -> 7.2 ms). tests/replay/test_cost.py holds it to the per-call form, run by run.
+    units = _unit_prices(cache, prices)
+    args = (run, recorded, cache, prices is not None, overhead, rec_cost, memo, units)
+    sums = _c_sums(*args) if c_price_sums is not None else None
+    if sums is None:
+        sums = _price_loop(*args)
+    t_in, t_read, t_write, t_out, rejected, agent, bust = sums
+    out = RunCost(t_in, t_read, t_write, t_out, rejected, cache_bust_costs=bust)
+    if prices is not None:
+        p_in, _, _, p_out, _ = units
+        out.cost_agent = agent
+        out.cost_summarization = sum(c.summarization_input_tokens * p_in + c.summarization_output_tokens * p_out
+                                     for c in run.compactions)
+    return out
+
+
+#: What `_price_loop` gives: the four classes' totals, the rejected input, the agent cost, the
+#: cache-bust costs (per compaction).
+Sums = tuple[float, float, float, float, float, float, list[float | None]]
+
+
+def _c_sums(run: ReplayRun, recorded: Mapping[int, Classes], cache: CacheModel, priced: bool, overhead: float,
+            rec_cost: Mapping[int, float], memo: dict[str | None, float | None],
+            units: tuple[float, float, float, float, float]) -> Sums | None:
+    """`_price_loop(...)` by `c_price_sums`, or None where the C does not take the run (it has then
+    read and filled `memo` only as the Python loop does up to that point)."""
+    assert c_price_sums is not None
+    flags = (cache.style != CacheStyle.NONE) | (cache.style == CacheStyle.WRITE) << 1 | priced << 2
+    sums: Sums | None = c_price_sums(run.requests, run.compactions, recorded, rec_cost, memo,
+                                     (RequestPoint, Classes, SimCompaction, TruthSource.RECORDED, iso_seconds),
+                                     flags, cache.ttl_s, cache.hit, cache.after_bust, cache.input_floor, overhead,
+                                     *units)
+    return sums
+
+
+def _price_loop(run: ReplayRun, recorded: Mapping[int, Classes], cache: CacheModel, priced: bool, overhead: float,
+                rec_cost: Mapping[int, float], memo: dict[str | None, float | None],
+                units: tuple[float, float, float, float, float]) -> Sums:
+    """`price_run`'s loop over the run's requests: the rule (`c_price_sums` does it in C, where it
+    takes the run, with the same floats; tests/replay/test_cost_native.py holds the two equal)."""
+    # One loop with the per-request rules inlined (the cache read below, `modelled_classes`,
+    # `Classes.cost`, the sums: each term in the same order, so the same floats): a grid prices every
+    # run, and those calls were most of a run record's cost (s0049's 25-setting grid: 28.5 -> 7.2 ms).
+    # tests/replay/test_cost.py holds it to the per-call form, run by run.
     caching, write = cache.style != CacheStyle.NONE, cache.style == CacheStyle.WRITE
     ttl, hit_share, after_bust, input_floor = cache.ttl_s, cache.hit, cache.after_bust, cache.input_floor
-    priced = prices is not None
-    p_in, p_read, p_write, p_out, miss = _unit_prices(cache, prices)
+    p_in, p_read, p_write, p_out, miss = units
     recorded_get, recorded_source = recorded.get, TruthSource.RECORDED
     t_in = t_read = t_write = t_out = rejected = agent = 0.0
     prev: RequestPoint | None = None
@@ -250,12 +299,7 @@ def price_run(
                 kept = min(p.truth, overhead + comp.summary_tokens + comp.kept_tokens)
                 bust[p.epoch - 1] = max(0.0, kept - c_read) * (miss - p_read)
         prev = p
-    out = RunCost(t_in, t_read, t_write, t_out, rejected, cache_bust_costs=bust)
-    if prices is not None:
-        out.cost_agent = agent
-        out.cost_summarization = sum(c.summarization_input_tokens * p_in + c.summarization_output_tokens * p_out
-                                     for c in run.compactions)
-    return out
+    return t_in, t_read, t_write, t_out, rejected, agent, bust
 
 
 def _seconds(memo: dict[str | None, float | None], ts: str | None) -> float | None:

@@ -155,14 +155,23 @@ def _priced_per_call(run, recorded, cache, prices, overhead, recorded_cost):  # 
     return out
 
 
+@pytest.mark.parametrize("c_loop", [False, True], ids=["python", "c"])
 @pytest.mark.parametrize("name", sorted(_manifest()))
-def test_the_inlined_pricing_loop_is_the_per_call_rule(name: str) -> None:
+def test_the_inlined_pricing_loop_is_the_per_call_rule(name: str, c_loop: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every run of every sample under a grid (and under each other cache style, with and without
-    prices) prices to the same floats as the per-call form: the loop inlines it, it does not change it."""
+    prices) prices to the same floats as the per-call form: the loop inlines it, it does not change it;
+    by the Python loop (`_price_loop`, the C left out) and by the C where it is built (`c_price_sums`;
+    test_cost_native.py holds the two equal bit for bit)."""
     from dataclasses import replace
     from datetime import UTC, datetime
 
+    from sessiontools.replay import cost
     from sessiontools.replay.cost import price_run
+
+    if c_loop and cost.c_price_sums is None:
+        pytest.skip("the C extension is not built here")
+    if not c_loop:
+        monkeypatch.setattr(cost, "c_price_sums", None)
 
     st = _manifest()[name]
     prs = replay_source(load_source(SAMPLES / f"{name}.jsonl"), windows=[st["window"], st["window"] // 2],
@@ -181,7 +190,7 @@ def test_the_inlined_pricing_loop_is_the_per_call_rule(name: str) -> None:
     checked = 0
     for pr in prs:
         prices = pr.price.per_token or {"input": 3e-6, "cache_read": 3e-7, "cache_write": 3.75e-6, "output": 1.5e-5}
-        caches = [pr.cache] + [replace(pr.cache, style=s, hit=0.9, after_bust=100.0, input_floor=3.0, ttl_s=60)
+        caches = [pr.cache] + [replace(pr.cache, style=s, hit=0.9, after_bust=100.0, input_floor=3.0, ttl_s=60.0)
                                for s in CacheStyle]
         for run in [r for original in pr.runs for r in (original, with_gaps(original))]:
             for cache in caches:
