@@ -225,6 +225,7 @@ void pi_init(void);
 PyObject *claude_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _claude.c */
 void claude_init(void);
 PyObject *codex_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _codex_summary.c */
+PyObject *walk_span(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _walk_span.c */
 
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
@@ -259,6 +260,8 @@ static PyMethodDef methods[] = {
      "claude_summary(files, limit, high, total_high) -> what inspect reads of a Claude Code session or None (see _claude.c)"},
     {"codex_summary", (PyCFunction)(void (*)(void))codex_summary, METH_FASTCALL,
      "codex_summary(data, limit, high, total_high) -> what inspect reads of a Codex rollout or None (see _codex_summary.c)"},
+    {"walk_span", (PyCFunction)(void (*)(void))walk_span, METH_FASTCALL,
+     "walk_span(cols, n, ...) -> a span of plain requests walked, or None (see _walk_span.c, replay.walk_span)"},
     {NULL, NULL, 0, NULL},
 };
 

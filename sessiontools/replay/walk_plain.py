@@ -84,6 +84,10 @@ class Plain:
         else:  # a request with a check point before or after it is never plain
             self.ok = [ok and not ((self.between and not starts[j]) or (self.run_end and self.last[j]))
                        for j, ok in enumerate(self.ok[:n])] + [False]
+        from sessiontools.replay import walk_span  # (it reads these columns)
+
+        #: The columns packed for the C's span loop (`replay.walk_span`); None: `_span` walks every span.
+        self.native = walk_span.columns(walk, self)
 
 
 def plain_run(walk: _Walk, n: int) -> int:
@@ -100,6 +104,10 @@ def plain_run(walk: _Walk, n: int) -> int:
         p = walk.plain = walk.grid.shared.get("plain") or walk.grid.shared.setdefault("plain", Plain(walk))
     if p is False or not p.ok[n]:
         return n
+    if p.native is not None:
+        m = p.native.span(walk, p, n)
+        if m is not None:
+            return m
     return _span(walk, p, n)
 
 
