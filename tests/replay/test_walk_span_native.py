@@ -136,11 +136,11 @@ def test_the_comparisons_see_every_kind_of_span() -> None:
     (late), mid-run crossings and thrash, in grids with overflows, under each kind of rule."""
     seen = {"compactions": 0, "overflows": 0, "late": 0, "mid": 0, "thrash": 0, "events": 0}
     for sample, policy, version in (("pi0-threshold-5x.jsonl", "pi-0", None), ("pi1-two-overflows.jsonl", "pi-1", None),
-                                    ("pi0-threshold-5x.jsonl", "claude-code", "2.1.20"),
+                                    ("claude-code/claude-manual.jsonl", "claude-code", "2.1.20"),
                                     ("claude-code/claude-manual.jsonl", "claude-code", "1.0.0"),
                                     ("codex/codex-0.63-limit.jsonl", "codex", "0.63.0")):
         runs, _, took = _walked(True, lambda s=sample, p=policy, v=version: _grid(SAMPLES / s, p, v))
-        assert took["spans"] > 0 and took["left"] == 0, (sample, policy, took)
+        assert took["events"] > 0 and took["left"] == 0, (sample, policy, took)
         seen["events"] += took["events"]
         for r in runs:
             seen["compactions"] += len(r.compactions)
@@ -151,12 +151,14 @@ def test_the_comparisons_see_every_kind_of_span() -> None:
     assert all(v > 0 for v in seen.values()), seen
 
 
-def _odd_values(seed: int) -> Callable[[Any, int], None]:
+def _odd_values(seed: int, sticky: bool = True) -> Callable[[Any, int], None]:
     """Before some spans, a value of the walk's state of another type or an odd value (the same on
-    both sides: the runs stay comparable)."""
+    both sides: the runs stay comparable); not `sticky`: none that stays for the rest of the walk."""
     def odd(walk: Any, call: int) -> None:
         rng = random.Random(seed * 1000 + call)
-        r, pick = walk.run, rng.randrange(14)
+        r, pick = walk.run, rng.randrange(16)
+        if not sticky and (pick in (2, 3, 4, 5, 14) or rng.random() < 0.5):
+            return
         if pick == 0:
             r.peak_truth = int(r.peak_truth)
         elif pick == 1:
@@ -179,6 +181,16 @@ def _odd_values(seed: int) -> Callable[[Any, int], None]:
             walk.prefix_truth = F(walk.prefix_truth) if rng.random() < 0.5 else int(walk.prefix_truth)
         elif pick == 10 and walk.last_usage is not None:
             walk.last_usage = (float(walk.last_usage[0]), walk.last_usage[1])
+        elif pick == 11:  # a running sum ahead of the span (as the step may leave it): the span sums afresh
+            work = walk.work
+            walk._ctx_sum = (walk.resume, walk.prefix_truth, len(work),
+                             walk.grid.work_sum(walk.resume, len(work), walk.prefix_truth))
+        elif pick in (12, 13):  # a recovery tried: only the replies that clear it (or a run's start) do
+            walk.recovery.tried = True
+        elif pick == 14 and walk.work:  # the threshold switched off from a workload message on
+            walk.off_from = walk.work[rng.randrange(len(walk.work))]
+        elif pick == 15:  # kept messages that leave at the next prompt: a run's first request is the step's
+            walk.prefix_until_prompt = True
     return odd
 
 
@@ -196,6 +208,8 @@ def _odd_columns(seed: int) -> Callable[[Any, Any], Any]:
                 p.prompt[j] = rng.choice([math.inf, -0.0, 1e300, 2.0 ** 60 + 0.5])
             elif pick == 2:
                 p.output[j] = rng.choice([True, False, 1 << 70, 3.0, -7])
+            elif pick in (3, 4, 5):  # replies that keep a recovery's `tried` (Pi's: an error, 1.x's length too)
+                p.stop[j] = rng.choice(["error", "length"])
         if seed % 3 == 0 and walk.grid.work_tokens:  # (no infinity: the step's differences of sums would be NaN)
             wt = walk.grid.work_tokens = list(walk.grid.work_tokens)
             k = rng.randrange(len(wt))
@@ -232,7 +246,7 @@ def test_odd_values_take_both_paths() -> None:
             with pytest.MonkeyPatch.context() as m:
                 m.setattr(walk_span, "columns", _odd_columns(seed))
                 return _grid(SAMPLES / "pi0-threshold-5x.jsonl", "pi-0")
-        for k, v in _walked(True, run, _odd_values(seed))[2].items():
+        for k, v in _walked(True, run, _odd_values(seed, sticky=False))[2].items():
             took[k] = took.get(k, 0) + v
     assert took["left"] > 0 and took["spans"] > 0 and took["handoffs"] > 0, took
 
@@ -322,3 +336,38 @@ def test_unknown_callables_leave_the_grid_to_python(monkeypatch: pytest.MonkeyPa
         monkeypatch.setattr(walk_span, "_c_span", None)
     got, _, took = _walked(True, lambda: _grid(sample, "pi-0"))
     assert took["spans"] == took["left"] == 0 and list(_typed_differences(want, got)) == []
+
+
+@pytest.mark.parametrize(("sample", "policy", "version"), [
+    ("pi0-threshold-5x.jsonl", "pi-0", None), ("pi1-threshold-5x.jsonl", "pi-1", None),
+    ("codex/codex-0.63-limit.jsonl", "codex", "0.63.0"), ("claude-code/claude-manual.jsonl", "claude-code", "2.1.20")])
+def test_a_count_at_the_threshold(sample: str, policy: str, version: str | None) -> None:
+    """Span by span, from copies of the walk's state where the threshold is exactly a count the span
+    meets (its first, or its last check point's): `fires` there as the policy's (`count > T` stays in the
+    span, `count >= T` ends it), the C's span is `_span`'s."""
+    import copy
+
+    plain, compared = walk_plain.plain_run, [0, 0]
+
+    def at_threshold(walk: Any, n: int) -> int:
+        p = walk.plain if walk.plain not in (None, False) else None
+        if p is not None and p.native is not None and p.ok[n] and compared[0] < 12:
+            probe = copy.deepcopy(walk)
+            start = len(probe.run.check_counts)
+            walk_plain._span(probe, probe.plain, n)
+            counts = [c.count for c in probe.run.check_counts[start:]]
+            for count in {*counts[:1], *counts[-1:]}:
+                py, c = copy.deepcopy(walk), copy.deepcopy(walk)
+                py.T = c.T = count
+                got = (walk_plain._span(py, py.plain, n), c.plain.native.span(c, c.plain, n))
+                assert got[0] == got[1] and _state(py) == _state(c), (n, count)
+                assert _typed(py.run.requests) == _typed(c.run.requests)
+                assert _typed(py.run.check_counts) == _typed(c.run.check_counts)
+                compared[0] += 1
+                compared[1] += got[0] > n
+        return plain(walk, n)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(walk_plain, "plain_run", at_threshold)
+        _grid(SAMPLES / sample, policy, version)
+    assert compared[0] > 0 and compared[1] > 0, compared
