@@ -338,36 +338,66 @@ def test_unknown_callables_leave_the_grid_to_python(monkeypatch: pytest.MonkeyPa
     assert took["spans"] == took["left"] == 0 and list(_typed_differences(want, got)) == []
 
 
+def _error_replies(walk: Any, n: int) -> None:
+    """A recovery tried and every reply an error (Pi's keep `tried`: only a run's start clears it)."""
+    walk.recovery.tried = True
+    walk.plain.stop[:] = ["error"] * len(walk.plain.stop)
+    walk.plain.native._by_recovery.clear()
+
+
+def _switched_off_at(after: int) -> Callable[[Any, int], None]:
+    """A threshold every count passes, switched off from the workload message of the span's first
+    check point on (`after`: 0 before its first request, 1 after it)."""
+    def change(walk: Any, n: int) -> None:
+        walk.T = 0.0
+        walk.off_from = walk.work[min(walk.plain.k[n] + after, len(walk.work) - 1)]
+    return change
+
+
 @pytest.mark.parametrize(("sample", "policy", "version"), [
     ("pi0-threshold-5x.jsonl", "pi-0", None), ("pi1-threshold-5x.jsonl", "pi-1", None),
     ("codex/codex-0.63-limit.jsonl", "codex", "0.63.0"), ("claude-code/claude-manual.jsonl", "claude-code", "2.1.20")])
-def test_a_count_at_the_threshold(sample: str, policy: str, version: str | None) -> None:
-    """Span by span, from copies of the walk's state where the threshold is exactly a count the span
-    meets (its first, or its last check point's): `fires` there as the policy's (`count > T` stays in the
-    span, `count >= T` ends it), the C's span is `_span`'s."""
+def test_spans_from_changed_states(sample: str, policy: str, version: str | None) -> None:
+    """Span by span, from copies of the walk's state changed where the C decides something the samples
+    rarely show, the C's span is `_span`'s: the threshold exactly a count the span meets (its first, or
+    its last check point's: `count > T` stays in the span, `count >= T` ends it), a recovery tried with
+    replies that keep it, a threshold switched off right at a check point."""
     import copy
 
-    plain, compared = walk_plain.plain_run, [0, 0]
+    plain, compared, errors = walk_plain.plain_run, [0, 0], [0, 0]
 
-    def at_threshold(walk: Any, n: int) -> int:
+    def threshold_at(count: float) -> Callable[[Any, int], None]:
+        return lambda walk, n: setattr(walk, "T", count)
+
+    def same(walk: Any, n: int, change: Callable[[Any, int], None]) -> bool:
+        py, c = copy.deepcopy(walk), copy.deepcopy(walk)
+        change(py, n)
+        change(c, n)
+        got = (walk_plain._span(py, py.plain, n), c.plain.native.span(c, c.plain, n))
+        assert got[0] == got[1] and _state(py) == _state(c), (n, change)
+        assert _typed(py.run.requests) == _typed(c.run.requests)
+        assert _typed(py.run.check_counts) == _typed(c.run.check_counts)
+        return got[0] > n
+
+    def changed(walk: Any, n: int) -> int:
         p = walk.plain if walk.plain not in (None, False) else None
-        if p is not None and p.native is not None and p.ok[n] and compared[0] < 12:
+        if p is not None and p.native is not None and p.ok[n] and compared[0] < 24:
             probe = copy.deepcopy(walk)
             start = len(probe.run.check_counts)
-            walk_plain._span(probe, probe.plain, n)
+            walked = walk_plain._span(probe, probe.plain, n) > n
             counts = [c.count for c in probe.run.check_counts[start:]]
-            for count in {*counts[:1], *counts[-1:]}:
-                py, c = copy.deepcopy(walk), copy.deepcopy(walk)
-                py.T = c.T = count
-                got = (walk_plain._span(py, py.plain, n), c.plain.native.span(c, c.plain, n))
-                assert got[0] == got[1] and _state(py) == _state(c), (n, count)
-                assert _typed(py.run.requests) == _typed(c.run.requests)
-                assert _typed(py.run.check_counts) == _typed(c.run.check_counts)
+            changes = [threshold_at(c) for c in {*counts[:1], *counts[-1:]}]
+            for change in [*changes, _switched_off_at(0), _switched_off_at(1)] if walked else []:
                 compared[0] += 1
-                compared[1] += got[0] > n
+                compared[1] += same(walk, n, change)
+        if (p is not None and p.native is not None and p.ok[n] and not walk.grid.run_starts[n] and errors[0] < 6
+                and errors[1] < 150):
+            errors[1] += 1
+            errors[0] += same(walk, n, _error_replies)  # (a span without a run's start: nothing clears it)
         return plain(walk, n)
 
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(walk_plain, "plain_run", at_threshold)
+        m.setattr(walk_plain, "plain_run", changed)
         _grid(SAMPLES / sample, policy, version)
     assert compared[0] > 0 and compared[1] > 0, compared
+    assert errors[0] > 0 or "pi" not in policy
