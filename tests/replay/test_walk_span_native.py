@@ -354,6 +354,11 @@ def _switched_off_at(after: int) -> Callable[[Any, int], None]:
     return change
 
 
+def _kept_after(walk: Any, n: int) -> None:
+    """A kept message after every usage (no reachable state has one: the span's check points are the step's)."""
+    walk.prefix = (*walk.prefix, len(walk.path.messages) + 5)
+
+
 @pytest.mark.parametrize(("sample", "policy", "version"), [
     ("pi0-threshold-5x.jsonl", "pi-0", None), ("pi1-threshold-5x.jsonl", "pi-1", None),
     ("codex/codex-0.63-limit.jsonl", "codex", "0.63.0"), ("claude-code/claude-manual.jsonl", "claude-code", "2.1.20")])
@@ -361,7 +366,8 @@ def test_spans_from_changed_states(sample: str, policy: str, version: str | None
     """Span by span, from copies of the walk's state changed where the C decides something the samples
     rarely show, the C's span is `_span`'s: the threshold exactly a count the span meets (its first, or
     its last check point's: `count > T` stays in the span, `count >= T` ends it), a recovery tried with
-    replies that keep it, a threshold switched off right at a check point."""
+    replies that keep it, a threshold switched off right at a check point, a kept message after the
+    newest usage."""
     import copy
 
     plain, compared, errors = walk_plain.plain_run, [0, 0], [0, 0]
@@ -387,7 +393,7 @@ def test_spans_from_changed_states(sample: str, policy: str, version: str | None
             walked = walk_plain._span(probe, probe.plain, n) > n
             counts = [c.count for c in probe.run.check_counts[start:]]
             changes = [threshold_at(c) for c in {*counts[:1], *counts[-1:]}]
-            for change in [*changes, _switched_off_at(0), _switched_off_at(1)] if walked else []:
+            for change in [*changes, _switched_off_at(0), _switched_off_at(1), _kept_after] if walked else []:
                 compared[0] += 1
                 compared[1] += same(walk, n, change)
         if (p is not None and p.native is not None and p.ok[n] and not walk.grid.run_starts[n] and errors[0] < 6
