@@ -49,6 +49,11 @@ def _int(v: Any, lo: int = -_EXACT, hi: int = _EXACT) -> bool:
     return type(v) is int and lo <= v < hi
 
 
+def _ints(col: list[Any], lo: int = -_EXACT, hi: int = _EXACT) -> bool:
+    """Every value of `col` an exact int in [lo, hi) (a column at once: the common case)."""
+    return not col or (set(map(type, col)) == {int} and lo <= min(col) and max(col) < hi)
+
+
 def _num(v: Any) -> float | None:
     """`v` as the double the C compares, when that is exact (an exact float, a small exact int)."""
     if type(v) is float:
@@ -64,9 +69,8 @@ def columns(walk: Any, p: walk_plain.Plain) -> Columns | None:
     fires_ge = _FIRES.get(getattr(fires, "__func__", None)) if getattr(fires, "__self__", None) is walk.policy else None
     op = -1 if p.terms is None else _COMBINE.get(p.combine)
     g = walk.grid
-    if (fires_ge is None or op is None or not all(type(w) is float for w in g.work_tokens)
-            or not all(_int(i) for i in g.work)
-            or (p.terms is not None and not all(_int(t, -(1 << 52), 1 << 52) for t in p.terms))):
+    if (fires_ge is None or op is None or not set(map(type, g.work_tokens)) <= {float} or not _ints(g.work)
+            or (p.terms is not None and not _ints(p.terms, -(1 << 52), 1 << 52))):
         return None
     return Columns(walk, p, fires_ge, op)
 
@@ -78,6 +82,17 @@ class Columns:
         g = walk.grid
         starts, nw, n = g.run_starts, len(g.work), len(g.events)
         self.fires_ge, self.op, self.stop, self.policy = fires_ge, op, p.stop, walk.policy
+        self.idx_obj = [ev.index for ev in g.events]
+        cols = (self.idx_obj, p.k, p.usage_at, p.lo_at, p.output)
+        if (_ints(cols[0]) and _ints(p.k, 0, max(nw, 1)) and _ints(p.usage_at) and _ints(p.lo_at, 0, nw + 1)
+                and _ints(p.output) and set(map(type, p.prompt)) <= {float}):
+            # Every event safe, checked a column at once (measured on s0049's grid: the packing 0.35 ms
+            # a grid, by the loop below 0.6).
+            flags = bytes([(9 | (2 if s else 0) | (4 if e else 0)) if o else 0
+                           for o, s, e in zip(p.ok, starts, p.last, strict=False)] + [0])
+            q = [array("q", [*c, 0]).tobytes() for c in cols]
+            self._pack(walk, p, q, array("d", [*p.prompt, 0.0]).tobytes(), flags)
+            return
         flags = bytearray(n + 1)
         idx, k, uat, lo, out, prompt = ([0] * n for _ in range(6))
         for j in range(n):
@@ -92,8 +107,11 @@ class Columns:
                 idx[j], k[j], uat[j], lo[j], out[j] = vals
                 prompt[j] = p.prompt[j]
         q = [array("q", c + [0]).tobytes() for c in (idx, k, uat, lo, out)]
-        self.idx_obj = [ev.index for ev in g.events]
-        self.head = (*q, array("d", prompt + [0.0]).tobytes(), bytes(flags))
+        self._pack(walk, p, q, array("d", prompt + [0.0]).tobytes(), bytes(flags))
+
+    def _pack(self, walk: Any, p: walk_plain.Plain, q: list[bytes], prompt: bytes, flags: bytes) -> None:
+        g = walk.grid
+        self.head = (*q, prompt, flags)
         self.tail = (array("q", g.work).tobytes(), array("d", g.work_tokens).tobytes(),
                      None if p.terms is None else array("q", p.terms).tobytes(),
                      self.idx_obj, p.k, p.ids, p.stamps, p.output, p.usage_at, p.prompt, g.work,
