@@ -6,7 +6,7 @@ a request point is made of), each event marked safe only when its values are exa
 enough for a double, exact floats; the workload's truths must be exact floats and the count's prefix
 sums exact small ints, else the grid has no columns and `_span` walks every span. Per span, `span`
 passes the walk's state; the C takes it only when the policy's `fires` and `combine` are ones it
-does exactly (`_FIRES`, `_COMBINE`: the functions themselves, checked by identity) and the agent's
+does exactly (`_tables`: the functions themselves, checked by identity) and the agent's
 recovery is one whose calls in a span are a column (`Columns.clears`: whether each reply clears
 `Recovery.tried`, found by calling `replied` itself; a run's start always clears it; nothing asks
 `may_retry` in a span). Otherwise, or when the state holds a value of another type, `span` returns
@@ -16,13 +16,12 @@ on from there. tests/replay/test_walk_span_native.py holds the runs equal to `_s
 
 from __future__ import annotations
 
+import sys
 from array import array
 from bisect import bisect_right
 from typing import Any
 
-from sessiontools.policies import claude_code, codex
 from sessiontools.policies.base import Policy
-from sessiontools.policies.pi import policy as pi
 from sessiontools.policies.recovery import Recovery
 from sessiontools.replay import walk_plain
 from sessiontools.replay.records import CheckAt, RequestPoint, TruthSource
@@ -34,12 +33,29 @@ except ImportError:  # the extension is optional: `_span` walks every span
 
 #: Set False to walk every span by `walk_plain._span` (the tests' other side).
 ENABLED = True
-#: The policies' `fires` the C does: 0 `count > T`, 1 `count >= T`.
-_FIRES = {Policy.fires: 0, codex.CodexPolicy.fires: 1, claude_code.ClaudeCodePolicy.fires: 1}
-#: Their `combine`: 0 last + terms, 1 last + terms / 4, 2 float(last) (last is a float here).
-_COMBINE = {pi._plus: 0, codex._plus: 0, claude_code._plus_quarter: 1, claude_code._usage_alone: 2}
-#: The recoveries whose calls in a span are `Columns.clears` (their only state is `tried`).
-_RECOVERIES = {Recovery: Recovery.replied, pi.PiRecovery: pi.PiRecovery.replied}
+
+
+def _tables() -> tuple[dict[Any, int], dict[Any, int], dict[type, Any]]:
+    """The policies' `fires` the C does (0 `count > T`, 1 `count >= T`), their `combine` (0 last + terms,
+    1 last + terms / 4, 2 float(last): last is a float here) and the recoveries whose calls in a span are
+    `Columns.clears` (their only state is `tried`), of the policy modules loaded (a policy of another
+    is not in use; importing Codex's and Claude Code's modules measured +7.7M instructions in each
+    later one-setting Pi walk of s0049, /work/briefs/ph.py, call counts unchanged: not imported here)."""
+    fires: dict[Any, int] = {Policy.fires: 0}
+    combine: dict[Any, int] = {}
+    recoveries: dict[type, Any] = {Recovery: Recovery.replied}
+    if (pi := sys.modules.get("sessiontools.policies.pi.policy")) is not None:
+        combine[pi._plus] = 0
+        recoveries[pi.PiRecovery] = pi.PiRecovery.replied
+    if (codex := sys.modules.get("sessiontools.policies.codex")) is not None:
+        fires[codex.CodexPolicy.fires] = 1
+        combine[codex._plus] = 0
+    if (cc := sys.modules.get("sessiontools.policies.claude_code")) is not None:
+        fires[cc.ClaudeCodePolicy.fires] = 1
+        combine[cc._plus_quarter], combine[cc._usage_alone] = 1, 2
+    return fires, combine, recoveries
+
+
 _RUN_STARTED = Recovery.run_started
 _EXACT = 1 << 53  # every int below it is a double exactly
 _INF = float("inf")
@@ -65,21 +81,22 @@ def columns(walk: Any, p: walk_plain.Plain) -> Columns | None:
     """The grid's packed columns, or None where the C takes no span of it."""
     if _c_span is None:
         return None
-    fires = walk.policy.fires
-    fires_ge = _FIRES.get(getattr(fires, "__func__", None)) if getattr(fires, "__self__", None) is walk.policy else None
-    op = -1 if p.terms is None else _COMBINE.get(p.combine)
+    fires, (by_fires, by_combine, recoveries) = walk.policy.fires, _tables()
+    fires_ge = by_fires.get(getattr(fires, "__func__", None)) if getattr(fires, "__self__", None) is walk.policy else None
+    op = -1 if p.terms is None else by_combine.get(p.combine)
     g = walk.grid
     if (fires_ge is None or op is None or not set(map(type, g.work_tokens)) <= {float} or not _ints(g.work)
             or (p.terms is not None and not _ints(p.terms, -(1 << 52), 1 << 52))):
         return None
-    return Columns(walk, p, fires_ge, op)
+    return Columns(walk, p, fires_ge, op, recoveries)
 
 
 class Columns:
     """A grid's `Plain` columns as the C reads them (module docstring)."""
 
-    def __init__(self, walk: Any, p: walk_plain.Plain, fires_ge: int, op: int) -> None:
+    def __init__(self, walk: Any, p: walk_plain.Plain, fires_ge: int, op: int, recoveries: dict[type, Any]) -> None:
         g = walk.grid
+        self.recoveries = recoveries
         starts, nw, n = g.run_starts, len(g.work), len(g.events)
         self.fires_ge, self.op, self.stop, self.policy = fires_ge, op, p.stop, walk.policy
         self.idx_obj = [ev.index for ev in g.events]
@@ -132,10 +149,10 @@ class Columns:
         """Per event, whether the agent's recovery (of `rec`'s kind) is clear after `replied` of its
         stop reason, whatever it was before: a fresh recovery of the policy's, asked event by event."""
         t = type(rec)
-        if _RECOVERIES.get(t) is not t.replied or t.run_started is not _RUN_STARTED:
+        if self.recoveries.get(t) is not t.replied or t.run_started is not _RUN_STARTED:
             return None
         probe = self.policy.recovery()
-        if type(probe) is not t or (t is pi.PiRecovery and rec.policy is not self.policy):
+        if type(probe) is not t or getattr(rec, "policy", self.policy) is not self.policy:
             return None
         out = bytearray(len(self.stop) + 1)
         for j, stop in enumerate(self.stop):

@@ -271,9 +271,9 @@ def test_the_recovery_column_is_its_calls(policy: Any) -> None:
     """Per reply, the column says what the recovery's own `replied` does to `tried` (clears it, else
     leaves it), for every stop reason and either state before; a run's start always clears it."""
     rec = policy.recovery()
-    cols = type("C", (), {"stop": list(STOPS), "policy": policy})()
+    cols = type("C", (), {"stop": list(STOPS), "policy": policy, "recoveries": walk_span._tables()[2]})()
     clears = walk_span.Columns.clears(cols, rec)  # type: ignore[arg-type]
-    assert type(rec) in walk_span._RECOVERIES and clears is not None
+    assert type(rec) in walk_span._tables()[2] and clears is not None
     for j, stop in enumerate(STOPS):
         for before in (True, False):
             rec.tried = before
@@ -287,35 +287,36 @@ def test_the_recovery_column_is_its_calls(policy: Any) -> None:
 def test_every_recovery_class_is_known() -> None:
     """Each recovery class of the package is one whose calls the column is, or one the C leaves to
     `_span` (a class it does not know: `clears` gives None)."""
-    known = set(walk_span._RECOVERIES)
+    known = set(walk_span._tables()[2])
     for t in _recoveries():
-        assert t in known, f"{t.__name__}: add it to replay.walk_span._RECOVERIES if its only state is `tried`"
+        assert t in known, f"{t.__name__}: add it to replay.walk_span._tables if its only state is `tried`"
         assert t.run_started is walk_span._RUN_STARTED and t.__slots__ in (("reactive", "tried"), ("policy",))
 
     class Other(_recoveries()[0]):  # type: ignore[misc,valid-type]
         __slots__ = ()
-    cols = type("C", (), {"stop": list(STOPS), "policy": None})()
+    cols = type("C", (), {"stop": list(STOPS), "policy": None, "recoveries": walk_span._tables()[2]})()
     assert walk_span.Columns.clears(cols, Other(True)) is None  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("policy", _policies(), ids=lambda p: f"{p.name}-{getattr(getattr(p, 'rule', None), 'version', '')}")
 def test_the_tables_are_the_functions(policy: Any) -> None:
-    """`fires` and `combine` as the C does them (`_FIRES`, `_COMBINE`) are the policy's, on floats that
+    """`fires` and `combine` as the C does them (`walk_span._tables`) are the policy's, on floats that
     include NaN, infinities, -0.0 and big values; a combine it does not know leaves the grid to `_span`."""
     cols = policy.count_columns()
     if cols is None:
         pytest.skip("no count in column form")
     _, combine = cols
     ops = {0: lambda last, t: last + float(t), 1: lambda last, t: last + float(t) / 4.0, 2: lambda last, t: last}
-    ge = walk_span._FIRES[type(policy).fires]
+    by_fires, by_combine, _ = walk_span._tables()
+    ge = by_fires[type(policy).fires]
     rng = random.Random(3)
     lasts = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e300, 2.0 ** 53 + 1, 123456.5]
     for _ in range(400):
         last = rng.choice([*lasts, rng.randrange(0, 1 << 40) + rng.random()])
         t = rng.choice([0, 1, 3, rng.randrange(0, 1 << 52)])
         T = float(rng.choice([0, 1, 100000, 1 << 40]))
-        if combine in walk_span._COMBINE:
-            got, want = ops[walk_span._COMBINE[combine]](last, t), combine(last, t)
+        if combine in by_combine:
+            got, want = ops[by_combine[combine]](last, t), combine(last, t)
             assert repr(got) == repr(want), (last, t)
         assert policy.fires(last, int(T)) == (last >= T if ge else last > T)
 
