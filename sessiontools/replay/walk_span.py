@@ -39,8 +39,7 @@ def _tables() -> tuple[dict[Any, int], dict[Any, int], dict[type, Any]]:
     """The policies' `fires` the C does (0 `count > T`, 1 `count >= T`), their `combine` (0 last + terms,
     1 last + terms / 4, 2 float(last): last is a float here) and the recoveries whose calls in a span are
     `Columns.clears` (their only state is `tried`), of the policy modules loaded (a policy of another
-    is not in use; importing Codex's and Claude Code's modules measured +7.7M instructions in each
-    later one-setting Pi walk of s0049, /work/briefs/ph.py, call counts unchanged: not imported here)."""
+    is not in use: a Pi replay does not import Codex's and Claude Code's for this)."""
     fires: dict[Any, int] = {Policy.fires: 0}
     combine: dict[Any, int] = {}
     recoveries: dict[type, Any] = {Recovery: Recovery.replied}
