@@ -227,6 +227,7 @@ void claude_init(void);
 PyObject *codex_summary(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _codex_summary.c */
 PyObject *price_sums(PyObject *self, PyObject *const *args, Py_ssize_t nargs);    /* _price.c */
 PyObject *point_sources(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _price.c */
+PyObject *walk_span(PyObject *self, PyObject *const *args, Py_ssize_t nargs); /* _walk_span.c */
 
 static PyMethodDef methods[] = {
     {"scan_fields", (PyCFunction)(void (*)(void))scan_fields, METH_FASTCALL,
@@ -265,6 +266,8 @@ static PyMethodDef methods[] = {
      "price_sums(requests, compactions, ...) -> replay.cost._price_loop's sums or None (see _price.c)"},
     {"point_sources", (PyCFunction)(void (*)(void))point_sources, METH_FASTCALL,
      "point_sources(requests, point_type, members) -> each member's count of the truth sources or None (see _price.c)"},
+    {"walk_span", (PyCFunction)(void (*)(void))walk_span, METH_FASTCALL,
+     "walk_span(cols, n, ...) -> a span of plain requests walked, or None (see _walk_span.c, replay.walk_span)"},
     {NULL, NULL, 0, NULL},
 };
 

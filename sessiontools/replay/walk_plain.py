@@ -22,7 +22,10 @@ additions in the same order), whether the context is the recorded one two compar
 does not change in a span), and the check points are counted as `CheckStep.checked` and `settled`
 count them, the run's counters added to once the span ends (`_Counters`). Each request is decided
 before anything of it is applied; the first that is not plain ends the span and the step takes it. A policy without `count_columns` gets spans without check points only.
-`tests/replay/test_walk_bulk.py` compares the walk with the step alone on every field. Nothing here
+`tests/replay/test_walk_bulk.py` compares the walk with the step alone on every field. Where the C
+extension is built, the loop runs in C (`replay.walk_span`, read/_walk_span.c; measured on the 25-setting
+Pi grid of bench/corpus/s0049.jsonl: 617M -> 500M instructions, the spans ~21% of its CPU -> ~3%):
+`_span` is its rule, its fallback for what it does not take exactly, and its tests' oracle. Nothing here
 names a policy: it reads `Policy.check_points`, `count_columns`, `fires`, `reply_ends_run`,
 `counts_own_reply` and the agent's `Policy.recovery`.
 """
@@ -84,6 +87,10 @@ class Plain:
         else:  # a request with a check point before or after it is never plain
             self.ok = [ok and not ((self.between and not starts[j]) or (self.run_end and self.last[j]))
                        for j, ok in enumerate(self.ok[:n])] + [False]
+        from sessiontools.replay import walk_span  # (it reads these columns)
+
+        #: The columns packed for the C's span loop (`replay.walk_span`); None: `_span` walks every span.
+        self.native = walk_span.columns(walk, self)
 
 
 def plain_run(walk: _Walk, n: int) -> int:
@@ -100,6 +107,10 @@ def plain_run(walk: _Walk, n: int) -> int:
         p = walk.plain = walk.grid.shared.get("plain") or walk.grid.shared.setdefault("plain", Plain(walk))
     if p is False or not p.ok[n]:
         return n
+    if p.native is not None:
+        m = p.native.span(walk, p, n)
+        if m is not None:
+            return m
     return _span(walk, p, n)
 
 

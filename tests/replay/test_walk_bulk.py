@@ -142,14 +142,15 @@ def _spans(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
     from sessiontools.replay import walk_plain
 
     spans: list[tuple[int, int]] = []
-    span = walk_plain._span
+    run = walk_plain.plain_run  # (by `_span` or the C's loop, `replay.walk_span`)
 
-    def counted(walk: Any, p: Any, n: int) -> int:
-        m = span(walk, p, n)
-        spans.append((m - n, len(walk.run.compactions)))
+    def counted(walk: Any, n: int) -> int:
+        m = run(walk, n)
+        if m > n:
+            spans.append((m - n, len(walk.run.compactions)))
         return m
 
-    monkeypatch.setattr(walk_plain, "_span", counted)
+    monkeypatch.setattr(walk_plain, "plain_run", counted)
     return spans
 
 
