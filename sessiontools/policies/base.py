@@ -58,7 +58,8 @@ from sessiontools.read.agents import Agent
 
 __all__ = ["Agent", "Axis", "Candidate", "CheckPoint", "CompactionAsk", "Compactor", "CountView", "GivenSummary", "Kept",
            "Plan",
-           "Policy", "PolicyName", "PolicySettings", "Recovery", "chars4", "text_counter"]
+           "Policy", "PolicyName", "PolicySettings", "Recovery", "chars4", "count_plus", "count_plus_quarter",
+           "count_usage_alone", "text_counter"]
 
 
 class Compactor(ABC):
@@ -126,6 +127,9 @@ class Policy(ABC):
     #: The summarisation request sends the whole context, kept messages included (Codex, Claude Code);
     #: Pi's sends only the messages it summarises (and the previous summary).
     summary_request_sends_kept: bool = True
+    #: The agent compacts when its count reaches the threshold (Codex, Claude Code), not only above it
+    #: (Pi): `fires`.
+    fires_at_threshold: bool = False
 
     #: A request the provider rejects with the recovery spent stays on the agent's path as an error
     #: reply carrying the usage of its rejected prompt: the newest usage the count sees, and the run's
@@ -203,13 +207,16 @@ class Policy(ABC):
         """The agent's own count of its context at a check point."""
 
     def fires(self, count: float, threshold: int) -> bool:
-        """Whether the agent compacts at `count` (Pi: strictly above T)."""
-        return count > threshold
+        """Whether the agent compacts at `count`: at or above T with `fires_at_threshold`, else strictly
+        above it (Pi). The walk's C span loop does this rule when a policy does not override it."""
+        return count >= threshold if self.fires_at_threshold else count > threshold
 
     def count_columns(self) -> tuple[Callable[[tuple[int, int]], int], Callable[[float, int], float]] | None:
         """(term, combine) when `count` of a view with a usage is `combine(last usage total, the sum of
         term(size) over the trailing messages)` with integer terms, exactly: the walk's bulk path sums
-        the terms by prefix sums (`replay.walk_plain`). None (default): only `count` gives it."""
+        the terms by prefix sums (`replay.walk_plain`). None (default): only `count` gives it. A combine
+        of this module's (`count_plus`, `count_plus_quarter`, `count_usage_alone`) the walk's C span
+        loop does too; any other callable leaves those spans to Python."""
         return None
 
     @abstractmethod
@@ -289,3 +296,19 @@ class Policy(ABC):
         """A fresh state of the agent's recovery from rejected requests, for one replayed run (default:
         a reactive policy compacts and retries after every rejection, any other never)."""
         return Recovery(self.reactive)
+
+
+def count_plus(last: float, terms: int) -> float:
+    """A `count_columns` combine: the newest usage total plus the trailing messages' terms."""
+    return last + terms
+
+
+def count_plus_quarter(last: float, chars: int) -> float:
+    """A `count_columns` combine: the newest usage total plus a quarter of the trailing characters."""
+    return last + chars / 4
+
+
+def count_usage_alone(last: float, terms: int) -> float:
+    """A `count_columns` combine: the newest usage total alone (the trailing messages do not count)."""
+    return float(last)
+

@@ -63,6 +63,8 @@ from sessiontools.policies.base import (
     Policy,
     PolicyName,
     PolicySettings,
+    count_plus_quarter,
+    count_usage_alone,
 )
 from sessiontools.policies.claude_code_js import js_tokens, print_mode_prompt, restored_files
 from sessiontools.policies.claude_code_rules import (
@@ -190,6 +192,7 @@ class ClaudeCodePolicy(Policy):
 
     reactive = True
     trims_summary_request = True  # its reactive compaction runs when the context no longer fits
+    fires_at_threshold = True  # the binary's check: at or above the threshold
     axes = (Axis("context_window", "W"), Axis("autocompact_pct", "auto-compact at", "percent"))
 
     def grid_extras(self, **options: Any) -> list[tuple[tuple[str, Any], ...]]:
@@ -259,14 +262,11 @@ class ClaudeCodePolicy(Policy):
     def count_columns(self) -> tuple[Any, Any]:
         """`count` with a usage, as (term of a message, combine(usage total, the terms' sum))."""
         if self.rule.count is Count.USAGE:
-            return _no_term, _usage_alone
+            return _no_term, count_usage_alone
         if self.rule.count in _JS_COUNTS:
-            return _chars_term, _plus_quarter
+            return _chars_term, count_plus_quarter
         model = self.model
         return _chars_term, lambda last, chars: last + estimate_chars(chars, model)
-
-    def fires(self, count: float, threshold: int) -> bool:
-        return count >= threshold
 
     def tokens_before(self, view: CountView) -> int:
         if self.rule.count is not Count.USAGE_CEIL4_X4_3:  # the JS releases record their count
@@ -326,13 +326,7 @@ def _no_term(size: tuple[int, int]) -> int:
     return 0
 
 
-def _usage_alone(last: float, terms: int) -> float:
-    return float(last)
-
 
 def _chars_term(size: tuple[int, int]) -> int:
     return size[0]
 
-
-def _plus_quarter(last: float, chars: int) -> float:
-    return last + chars / 4

@@ -56,6 +56,7 @@ from sessiontools.policies.base import (
     Policy,
     PolicyName,
     PolicySettings,
+    count_plus,
 )
 from sessiontools.policies.codex_rules import FALLBACK_WINDOW, NEWEST, CodexRule, rule_for
 from sessiontools.policies.codex_rules import context_window as codex_context_window
@@ -198,6 +199,7 @@ class CodexPolicy(Policy):
     check_points = frozenset({CheckPoint.BEFORE_SAMPLING, CheckPoint.BETWEEN_TURNS})
     reactive = False
     pre_turn_excludes_input = True
+    fires_at_threshold = True  # compact.rs: at or above the limit
     model: str | None = None
     version: str | None = None
     rule: CodexRule = NEWEST
@@ -317,11 +319,8 @@ class CodexPolicy(Policy):
         if self.rule.counts_past_reasoning:
             return None
         if not self.rule.count_trailing:
-            return _no_term, _plus
-        return _bytes_term, _plus
-
-    def fires(self, count: float, threshold: int) -> bool:
-        return count >= threshold
+            return _no_term, count_plus
+        return _bytes_term, count_plus
 
     def tokens_before(self, view: CountView) -> int:
         return round(view.last_usage_total) if view.last_usage_total is not None else round(self.count(view))
@@ -370,6 +369,3 @@ def _no_term(size: tuple[int, int]) -> int:
 def _bytes_term(size: tuple[int, int]) -> int:
     return approx_tokens(size[1])
 
-
-def _plus(last: float, terms: int) -> float:
-    return last + terms

@@ -3,6 +3,8 @@ Re-exported by `policies.base`."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class Recovery:
     """An agent's recovery rule after the provider rejects a request as too long, as state along a
@@ -10,6 +12,10 @@ class Recovery:
     retry. Default: retry whenever the policy is reactive."""
 
     __slots__ = ("reactive", "tried")
+    #: Its only state is `tried`, which `run_started` clears and `replied` clears or leaves by the stop
+    #: reason alone, so a span of replies is a column of which clear it (`replay.walk_span`). Each
+    #: class vouches for itself: a subclass that does not set it in its own body is not taken.
+    clears_only: ClassVar[bool] = True
 
     def __init__(self, reactive: bool) -> None:
         self.reactive = reactive

@@ -6,8 +6,9 @@ a request point is made of), each event marked safe only when its values are exa
 enough for a double, exact floats; the workload's truths must be exact floats and the count's prefix
 sums exact small ints, else the grid has no columns and `_span` walks every span. Per span, `span`
 passes the walk's state; the C takes it only when the policy's `fires` and `combine` are ones it
-does exactly (`_tables`: the functions themselves, checked by identity) and the agent's
-recovery is one whose calls in a span are a column (`Columns.clears`: whether each reply clears
+does exactly (the base `Policy.fires` under either `fires_at_threshold`, and `_COMBINE`: the base's
+combines, checked by identity; nothing here names an agent) and the agent's recovery is one whose
+calls in a span are a column (`Recovery.clears_only`, `Columns.clears`: whether each reply clears
 `Recovery.tried`, found by calling `replied` itself; a run's start always clears it; nothing asks
 `may_retry` in a span). Otherwise, or when the state holds a value of another type, `span` returns
 None and `_span` walks the span; an event the C cannot take exactly, it leaves to `_span`, which goes
@@ -16,12 +17,11 @@ on from there. tests/replay/test_walk_span_native.py holds the runs equal to `_s
 
 from __future__ import annotations
 
-import sys
 from array import array
 from bisect import bisect_right
 from typing import Any
 
-from sessiontools.policies.base import Policy
+from sessiontools.policies.base import Policy, count_plus, count_plus_quarter, count_usage_alone
 from sessiontools.policies.recovery import Recovery
 from sessiontools.replay import walk_plain
 from sessiontools.replay.records import CheckAt, RequestPoint, TruthSource
@@ -35,24 +35,23 @@ except ImportError:  # the extension is optional: `_span` walks every span
 ENABLED = True
 
 
-def _tables() -> tuple[dict[Any, int], dict[Any, int], dict[type, Any]]:
-    """The policies' `fires` the C does (0 `count > T`, 1 `count >= T`), their `combine` (0 last + terms,
-    1 last + terms / 4, 2 float(last): last is a float here) and the recoveries whose calls in a span are
-    `Columns.clears` (their only state is `tried`), of the policy modules loaded (a policy of another
-    is not in use: a Pi replay does not import Codex's and Claude Code's for this)."""
-    fires: dict[Any, int] = {Policy.fires: 0}
-    combine: dict[Any, int] = {}
-    recoveries: dict[type, Any] = {Recovery: Recovery.replied}
-    if (pi := sys.modules.get("sessiontools.policies.pi.policy")) is not None:
-        combine[pi._plus] = 0
-        recoveries[pi.PiRecovery] = pi.PiRecovery.replied
-    if (codex := sys.modules.get("sessiontools.policies.codex")) is not None:
-        fires[codex.CodexPolicy.fires] = 1
-        combine[codex._plus] = 0
-    if (cc := sys.modules.get("sessiontools.policies.claude_code")) is not None:
-        fires[cc.ClaudeCodePolicy.fires] = 1
-        combine[cc._plus_quarter], combine[cc._usage_alone] = 1, 2
-    return fires, combine, recoveries
+#: The `count_columns` combines the C does: 0 last + terms, 1 last + terms / 4, 2 float(last) (last is
+#: a float here).
+_COMBINE: dict[Any, int] = {count_plus: 0, count_plus_quarter: 1, count_usage_alone: 2}
+
+
+def fires_op(policy: Any) -> int | None:
+    """How the C does the policy's `fires`: 0 `count > T`, 1 `count >= T` (`Policy.fires_at_threshold`);
+    None when the policy has its own `fires`."""
+    if type(policy).fires is not Policy.fires:
+        return None
+    return 1 if policy.fires_at_threshold is True else 0 if policy.fires_at_threshold is False else None
+
+
+def span_recovery(t: type) -> bool:
+    """Whether the C takes recovery class `t`: one that says so itself (`Recovery.clears_only`), its
+    `run_started` the base's (clears `tried`)."""
+    return vars(t).get("clears_only") is True and t.run_started is _RUN_STARTED
 
 
 _RUN_STARTED = Recovery.run_started
@@ -80,22 +79,20 @@ def columns(walk: Any, p: walk_plain.Plain) -> Columns | None:
     """The grid's packed columns, or None where the C takes no span of it."""
     if _c_span is None:
         return None
-    fires, (by_fires, by_combine, recoveries) = walk.policy.fires, _tables()
-    fires_ge = by_fires.get(getattr(fires, "__func__", None)) if getattr(fires, "__self__", None) is walk.policy else None
-    op = -1 if p.terms is None else by_combine.get(p.combine)
+    fires_ge = fires_op(walk.policy)
+    op = -1 if p.terms is None else _COMBINE.get(p.combine)
     g = walk.grid
     if (fires_ge is None or op is None or not set(map(type, g.work_tokens)) <= {float} or not _ints(g.work)
             or (p.terms is not None and not _ints(p.terms, -(1 << 52), 1 << 52))):
         return None
-    return Columns(walk, p, fires_ge, op, recoveries)
+    return Columns(walk, p, fires_ge, op)
 
 
 class Columns:
     """A grid's `Plain` columns as the C reads them (module docstring)."""
 
-    def __init__(self, walk: Any, p: walk_plain.Plain, fires_ge: int, op: int, recoveries: dict[type, Any]) -> None:
+    def __init__(self, walk: Any, p: walk_plain.Plain, fires_ge: int, op: int) -> None:
         g = walk.grid
-        self.recoveries = recoveries
         starts, nw, n = g.run_starts, len(g.work), len(g.events)
         self.fires_ge, self.op, self.stop, self.policy = fires_ge, op, p.stop, walk.policy
         self.idx_obj = [ev.index for ev in g.events]
@@ -148,9 +145,9 @@ class Columns:
         """Per event, whether the agent's recovery (of `rec`'s kind) is clear after `replied` of its
         stop reason, whatever it was before: a fresh recovery of the policy's, asked event by event."""
         t = type(rec)
-        if self.recoveries.get(t) is not t.replied or t.run_started is not _RUN_STARTED:
+        if not span_recovery(t):
             return None
-        probe = self.policy.recovery()
+        probe = self.policy.recovery()  # (the walk's recovery is its policy's too: `_Walk`)
         if type(probe) is not t or getattr(rec, "policy", self.policy) is not self.policy:
             return None
         out = bytearray(len(self.stop) + 1)

@@ -271,9 +271,9 @@ def test_the_recovery_column_is_its_calls(policy: Any) -> None:
     """Per reply, the column says what the recovery's own `replied` does to `tried` (clears it, else
     leaves it), for every stop reason and either state before; a run's start always clears it."""
     rec = policy.recovery()
-    cols = type("C", (), {"stop": list(STOPS), "policy": policy, "recoveries": walk_span._tables()[2]})()
+    cols = type("C", (), {"stop": list(STOPS), "policy": policy})()
     clears = walk_span.Columns.clears(cols, rec)  # type: ignore[arg-type]
-    assert type(rec) in walk_span._tables()[2] and clears is not None
+    assert walk_span.span_recovery(type(rec)) and clears is not None
     for j, stop in enumerate(STOPS):
         for before in (True, False):
             rec.tried = before
@@ -287,28 +287,28 @@ def test_the_recovery_column_is_its_calls(policy: Any) -> None:
 def test_every_recovery_class_is_known() -> None:
     """Each recovery class of the package is one whose calls the column is, or one the C leaves to
     `_span` (a class it does not know: `clears` gives None)."""
-    known = set(walk_span._tables()[2])
     for t in _recoveries():
-        assert t in known, f"{t.__name__}: add it to replay.walk_span._tables if its only state is `tried`"
+        assert walk_span.span_recovery(t), f"{t.__name__}: set `clears_only` in its body if its only state is `tried`"
         assert t.run_started is walk_span._RUN_STARTED and t.__slots__ in (("reactive", "tried"), ("policy",))
 
-    class Other(_recoveries()[0]):  # type: ignore[misc,valid-type]
+    class Other(_recoveries()[0]):  # type: ignore[misc,valid-type]  (a subclass that does not vouch for itself)
         __slots__ = ()
-    cols = type("C", (), {"stop": list(STOPS), "policy": None, "recoveries": walk_span._tables()[2]})()
-    assert walk_span.Columns.clears(cols, Other(True)) is None  # type: ignore[arg-type]
+    cols = type("C", (), {"stop": list(STOPS), "policy": None})()
+    assert not walk_span.span_recovery(Other) and walk_span.Columns.clears(cols, Other(True)) is None  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("policy", _policies(), ids=lambda p: f"{p.name}-{getattr(getattr(p, 'rule', None), 'version', '')}")
 def test_the_tables_are_the_functions(policy: Any) -> None:
-    """`fires` and `combine` as the C does them (`walk_span._tables`) are the policy's, on floats that
+    """`fires` and `combine` as the C does them (`walk_span.fires_op`, `_COMBINE`) are the policy's, on floats that
     include NaN, infinities, -0.0 and big values; a combine it does not know leaves the grid to `_span`."""
     cols = policy.count_columns()
     if cols is None:
         pytest.skip("no count in column form")
     _, combine = cols
     ops = {0: lambda last, t: last + float(t), 1: lambda last, t: last + float(t) / 4.0, 2: lambda last, t: last}
-    by_fires, by_combine, _ = walk_span._tables()
-    ge = by_fires[type(policy).fires]
+    by_combine = walk_span._COMBINE
+    ge = walk_span.fires_op(policy)
+    assert ge is not None
     rng = random.Random(3)
     lasts = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e300, 2.0 ** 53 + 1, 123456.5]
     for _ in range(400):

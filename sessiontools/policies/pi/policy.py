@@ -32,6 +32,7 @@ from sessiontools.policies.base import (
     PolicySettings,
     Recovery,
     chars4,
+    count_plus,
 )
 
 
@@ -120,7 +121,7 @@ class PiPolicy(Policy):
 
     def count_columns(self) -> tuple[Any, Any]:
         """`count` with a usage: the newest usage total plus chars/4 of each trailing message."""
-        return _chars4_term, _plus
+        return _chars4_term, count_plus
 
     def checkpoint(self, path: Any, request: Any, context: Sequence[Any], resets: Sequence[int] = ()) -> Any:
         """Pi's own estimate before `request`, exactly: `estimateContextTokens` over Pi's own message
@@ -232,6 +233,7 @@ class PiRecovery(Recovery):
     flag was last cleared (a user message, or a reply `PiPolicy.clears_recovery` accepts)."""
 
     __slots__ = ("policy",)
+    clears_only = True  # `replied` clears `tried` by `PiPolicy.clears_recovery(stop_reason)` alone
 
     def __init__(self, policy: PiPolicy) -> None:
         super().__init__(True)
@@ -276,6 +278,3 @@ def pi_policy(name: str | PolicyName) -> PiPolicy:
 def _chars4_term(size: tuple[int, int]) -> int:
     return chars4(size[0])
 
-
-def _plus(last: float, terms: int) -> float:
-    return last + terms
