@@ -145,7 +145,7 @@ class PiCompactor(Compactor):
             got = memo[id(path)] = (path, PathLayout(table.entries, table.of_message, version, path),
                                     EntrySums(table.entries, version))
         self.layout: PathLayout = got[1]
-        self.position, self.with_message, self.skip = self.layout.position, self.layout.with_message, self.layout.skip
+        self.position, self.skip = self.layout.position, self.layout.skip
         self.group_end, self.system = self.layout.group_end, self.layout.system
         self.sums: EntrySums = got[2]
         self.ordered = False  # the newest `positions` came from the layout's slices (its context one ascending run)

@@ -88,10 +88,8 @@ class PathLayout:
         self.system = tuple(p for p, e in enumerate(all_) if e.role == "system" and e.type != "compaction")
         self.monotone = all(a <= b for a, b in zip(of_message, of_message[1:], strict=False))
         #: (0.x) the message 0.x summarises of each entry (`message_for_compaction_v0`; None: none).
-        self.message_of: list[Any] = [
-            # the common case (a message entry holding a dict) without the call
-            e.message if e.type == "message" and e.message is not None else message_for_compaction_v0(e) for e in all_
-        ] if version == "0" else [None] * len(all_)
+        self.message_of: list[Any] = (list(map(message_for_compaction_v0, all_)) if version == "0"
+                                      else [None] * len(all_))
         self.entry_tokens = _entry_tokens(all_, of_message, path) if version == "0" else [None] * len(all_)
         self._run = tuple(range(len(of_message)))  # a context that is one run of messages is a slice of it
         self._columns: Columns | None = None
